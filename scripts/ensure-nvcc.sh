@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Prints the directory holding an nvcc to put on PATH.
+# Uses nvcc from PATH when there is one; otherwise installs NVIDIA's nvcc, runtime and headers
+# from PyPI into .tools/cuda (ignored by git) once, and reuses them afterwards.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+if command -v nvcc >/dev/null 2>&1; then
+  dirname "$(command -v nvcc)"
+  exit 0
+fi
+prefix="$root/.tools/cuda"
+bin="$prefix/nvidia/cu13/bin"
+if [ ! -x "$bin/nvcc" ]; then
+  echo "nvcc not on PATH: installing it from PyPI into $prefix" >&2
+  python3 -m pip install --quiet --disable-pip-version-check --target "$prefix" \
+    nvidia-cuda-nvcc nvidia-cuda-runtime nvidia-cuda-crt nvidia-cuda-cccl >&2
+fi
+[ -x "$bin/nvcc" ] || { echo "error: nvcc was not found at $bin/nvcc after installing from PyPI" >&2; exit 1; }
+echo "$bin"

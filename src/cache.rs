@@ -1,0 +1,117 @@
+//! The build cache: binaries addressed by everything that makes them (rendered headers, the bench's
+//! sources and `cuda/common/`, compiler, its version, target arch and flags). A point built in any
+//! earlier run is not rebuilt, and identical renders across points share one binary.
+
+use crate::compile::Toolchain;
+use crate::render::{Bench, Rendered};
+use sha2::{Digest, Sha256};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+pub const BINARY: &str = "bench";
+pub const LOG: &str = "build.log";
+
+#[derive(Clone, Debug)]
+pub struct Cache {
+    pub dir: PathBuf,
+}
+
+#[derive(Debug, Default, PartialEq)]
+pub struct Stats {
+    pub entries: usize,
+    pub bytes: u64,
+}
+
+impl Cache {
+    pub fn new(dir: impl Into<PathBuf>) -> Cache {
+        Cache { dir: dir.into() }
+    }
+
+    /// The key of one build. The bench's input files are hashed by content, not by name alone.
+    pub fn key(tc: &Toolchain, bench: &Bench, rendered: &[Rendered], flags: &[String]) -> std::io::Result<String> {
+        let mut h = Sha256::new();
+        let mut field = |tag: &str, bytes: &[u8]| {
+            h.update(tag.as_bytes());
+            h.update((bytes.len() as u64).to_le_bytes());
+            h.update(bytes);
+        };
+        field("compiler", tc.compiler.as_bytes());
+        field("version", tc.version.as_bytes());
+        field("arch", tc.arch.as_deref().unwrap_or("").as_bytes());
+        for f in flags {
+            field("flag", f.as_bytes());
+        }
+        for r in rendered {
+            field("header", r.file.as_bytes());
+            field("text", r.text.as_bytes());
+        }
+        for file in bench.input_files() {
+            let rel = file.strip_prefix(bench.dir.parent().unwrap_or(&bench.dir)).unwrap_or(&file);
+            field("file", rel.to_string_lossy().as_bytes());
+            field("content", &std::fs::read(&file)?);
+        }
+        Ok(crate::spec::hex(&h.finalize()[..16]))
+    }
+
+    pub fn entry(&self, key: &str) -> PathBuf {
+        self.dir.join(key)
+    }
+
+    /// The binary of `key` when it was built before.
+    pub fn lookup(&self, key: &str) -> Option<PathBuf> {
+        let bin = self.entry(key).join(BINARY);
+        bin.is_file().then_some(bin)
+    }
+
+    /// A fresh private folder to build into; [`Cache::commit`] moves it into place.
+    pub fn scratch(&self, key: &str) -> std::io::Result<PathBuf> {
+        static NEXT: AtomicUsize = AtomicUsize::new(0);
+        let n = NEXT.fetch_add(1, Ordering::Relaxed);
+        let dir = self.dir.join(format!(".tmp-{key}-{}-{n}", std::process::id()));
+        if dir.exists() {
+            std::fs::remove_dir_all(&dir)?;
+        }
+        std::fs::create_dir_all(&dir)?;
+        Ok(dir)
+    }
+
+    /// Publishes a finished build atomically. When another build of the same key won the race,
+    /// that one stays and this one is dropped; either way the returned binary is complete.
+    pub fn commit(&self, key: &str, scratch: &Path) -> std::io::Result<PathBuf> {
+        let entry = self.entry(key);
+        if std::fs::rename(scratch, &entry).is_err() {
+            let _ = std::fs::remove_dir_all(scratch);
+        }
+        self.lookup(key)
+            .ok_or_else(|| std::io::Error::other(format!("cache entry `{}` has no binary", entry.display())))
+    }
+
+    pub fn stats(&self) -> Stats {
+        let mut s = Stats::default();
+        let Ok(read) = std::fs::read_dir(&self.dir) else {
+            return s;
+        };
+        for e in read.filter_map(Result::ok) {
+            if e.file_name().to_string_lossy().starts_with('.') {
+                continue;
+            }
+            s.entries += 1;
+            s.bytes += walkdir::WalkDir::new(e.path())
+                .into_iter()
+                .filter_map(Result::ok)
+                .filter_map(|f| f.metadata().ok())
+                .filter(|m| m.is_file())
+                .map(|m| m.len())
+                .sum::<u64>();
+        }
+        s
+    }
+
+    pub fn clean(&self) -> std::io::Result<Stats> {
+        let s = self.stats();
+        if self.dir.exists() {
+            std::fs::remove_dir_all(&self.dir)?;
+        }
+        Ok(s)
+    }
+}

@@ -1,0 +1,90 @@
+//! Stage `compile`: the build command of a point, and the toolchain it is built with.
+
+use crate::exec::{self, Cmd, Sink};
+use crate::points::Point;
+use crate::render::Bench;
+use crate::spec::{Spec, Value};
+use std::path::Path;
+use std::time::Duration;
+
+/// The compiler, its version and the target, found once per sweep.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct Toolchain {
+    pub compiler: String,
+    /// First line(s) of `--version` that name the release; part of the cache key.
+    pub version: String,
+    /// `sm_90`, or None for a host compiler.
+    pub arch: Option<String>,
+    /// Where the arch came from: `spec`, `gpu` or `default`.
+    pub arch_from: String,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum CompileError {
+    #[error("compiler `{compiler}` not found (hint: put nvcc on PATH, e.g. `export PATH=/usr/local/cuda/bin:$PATH`, or set `compiler` in the spec)")]
+    NoCompiler { compiler: String },
+}
+
+/// Arch used when the spec names none and no GPU is visible (`sweep build` on a login node).
+pub const DEFAULT_ARCH: &str = "sm_90";
+
+impl Toolchain {
+    pub fn find(spec: &Spec, gpu_arch: Option<String>) -> Result<Toolchain, CompileError> {
+        let out = exec::query(&spec.compiler, &["--version"]).ok_or_else(|| CompileError::NoCompiler {
+            compiler: spec.compiler.clone(),
+        })?;
+        let version = out
+            .lines()
+            .filter(|l| !l.trim().is_empty())
+            .filter(|l| l.contains("release") || l.contains("ersion") || l.contains("Build"))
+            .collect::<Vec<_>>()
+            .join(" | ");
+        let (arch, arch_from) = if !spec.is_nvcc() {
+            (None, "none")
+        } else if let Some(a) = &spec.arch {
+            (Some(a.clone()), "spec")
+        } else if let Some(a) = gpu_arch {
+            (Some(a), "gpu")
+        } else {
+            (Some(DEFAULT_ARCH.to_string()), "default")
+        };
+        Ok(Toolchain {
+            compiler: spec.compiler.clone(),
+            version: if version.is_empty() { out.trim().to_string() } else { version },
+            arch,
+            arch_from: arch_from.to_string(),
+        })
+    }
+}
+
+/// Flags of the point: the spec's `flags`, then the values of its `compiler_flags` axes.
+pub fn point_flags(spec: &Spec, point: &Point) -> Vec<String> {
+    let mut flags = spec.flags.clone();
+    for axis in spec.axes.iter().filter(|a| a.compiler_flags) {
+        if let Some(Value::Str(s)) = point.get(&axis.name) {
+            flags.extend(s.split_whitespace().map(String::from));
+        }
+    }
+    flags
+}
+
+/// `nvcc -arch=sm_90 -I<point dir> -I<common> -o <out> <source> <flags...>`
+pub fn command(tc: &Toolchain, bench: &Bench, flags: &[String], header_dir: &Path, out: &Path) -> Cmd {
+    let mut cmd = Cmd::new(&tc.compiler);
+    if let Some(arch) = &tc.arch {
+        cmd = cmd.arg(format!("-arch={arch}"));
+    }
+    cmd = cmd.arg(format!("-I{}", header_dir.display()));
+    if let Some(common) = &bench.common {
+        cmd = cmd.arg(format!("-I{}", common.display()));
+    }
+    cmd.arg("-o")
+        .arg(out.display().to_string())
+        .arg(bench.source.display().to_string())
+        .args(flags.iter().cloned())
+}
+
+/// Builds; the log (command line first) goes to `log`.
+pub fn build(cmd: &Cmd, timeout: Duration, log: &Path) -> Result<exec::Outcome, exec::ExecError> {
+    exec::run(cmd, timeout, Sink::Merged(log))
+}

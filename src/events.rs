@@ -1,0 +1,239 @@
+//! Events the driver emits, and the reporters that listen (progress bar or plain lines, summary).
+//! Reporters never drive.
+
+use crate::points::Point;
+use crate::store::{Row, Status};
+use indicatif::{ProgressBar, ProgressStyle};
+use std::collections::BTreeMap;
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+#[derive(Debug)]
+pub enum Event<'a> {
+    Started {
+        run_dir: &'a std::path::Path,
+        total: usize,
+        todo: usize,
+        resumed: bool,
+        jobs: usize,
+        gpus: &'a [String],
+    },
+    Built {
+        point: &'a Point,
+        cached: bool,
+        failed: bool,
+    },
+    Running {
+        point: &'a Point,
+    },
+    Finished {
+        row: &'a Row,
+    },
+    Stopping,
+}
+
+pub trait Reporter: Send {
+    fn on(&mut self, event: &Event);
+}
+
+/// A progress bar on a terminal, else one plain line per point (on stderr).
+pub struct Progress {
+    bar: Option<ProgressBar>,
+    total: usize,
+    done: usize,
+    failed: usize,
+    quiet: bool,
+}
+
+impl Progress {
+    pub fn new(quiet: bool) -> Progress {
+        Progress {
+            bar: None,
+            total: 0,
+            done: 0,
+            failed: 0,
+            quiet,
+        }
+    }
+}
+
+impl Reporter for Progress {
+    fn on(&mut self, event: &Event) {
+        match event {
+            Event::Started {
+                run_dir,
+                total,
+                todo,
+                resumed,
+                jobs,
+                gpus,
+            } => {
+                self.total = *todo;
+                if !self.quiet {
+                    let what = if *resumed { "resuming" } else { "running" };
+                    let on = if gpus.is_empty() { "the host".to_string() } else { gpus.join(", ") };
+                    eprintln!(
+                        "{what} {todo} of {total} points into {} ({jobs} build jobs, runs on {on})",
+                        run_dir.display()
+                    );
+                }
+                if std::io::stderr().is_terminal() && !self.quiet {
+                    let bar = ProgressBar::new(*todo as u64);
+                    bar.set_style(
+                        ProgressStyle::with_template(
+                            "{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} {prefix} eta {eta} {wide_msg}",
+                        )
+                        .unwrap_or_else(|_| ProgressStyle::default_bar()),
+                    );
+                    bar.enable_steady_tick(Duration::from_millis(200));
+                    self.bar = Some(bar);
+                }
+            }
+            Event::Built { .. } => {}
+            Event::Running { point } => {
+                if let Some(bar) = &self.bar {
+                    bar.set_message(point.label());
+                }
+            }
+            Event::Finished { row } => {
+                self.done += 1;
+                if !row.status.measured() {
+                    self.failed += 1;
+                }
+                match &self.bar {
+                    Some(bar) => {
+                        bar.set_prefix(format!("{} failed", self.failed));
+                        bar.inc(1);
+                        if !row.status.measured() {
+                            bar.println(format!("{}: {}", row.status.as_str(), row.error));
+                        }
+                    }
+                    None if !self.quiet => eprintln!("{}", plain_line(row, self.done, self.total)),
+                    None => {}
+                }
+            }
+            Event::Stopping => {
+                let msg = "interrupted: stopping after the current point (Ctrl-C again to kill it now)";
+                match &self.bar {
+                    Some(bar) => bar.println(msg),
+                    None => eprintln!("{msg}"),
+                }
+            }
+        }
+    }
+}
+
+impl Drop for Progress {
+    fn drop(&mut self) {
+        if let Some(bar) = &self.bar {
+            bar.finish_and_clear();
+        }
+    }
+}
+
+fn plain_line(row: &Row, done: usize, total: usize) -> String {
+    let first = row
+        .values
+        .iter()
+        .next()
+        .map(|(k, v)| format!(" {k}={v}"))
+        .unwrap_or_default();
+    let build = if row.cached {
+        "cached".to_string()
+    } else {
+        format!("build {:.2} s", row.build_s)
+    };
+    let mut line = format!(
+        "[{done}/{total}] {} {}{first} ({build}, run {:.2} s)",
+        row.status.as_str(),
+        row.point.label(),
+        row.run_s
+    );
+    if !row.error.is_empty() {
+        line.push_str(": ");
+        line.push_str(&row.error);
+    }
+    line
+}
+
+/// What a run did, for the summary at its end.
+#[derive(Debug, Default)]
+pub struct Summary {
+    pub run_dir: PathBuf,
+    pub csv: PathBuf,
+    pub total: usize,
+    pub skipped: usize,
+    pub counts: BTreeMap<Status, usize>,
+    pub built: usize,
+    pub cached: usize,
+    pub slowest: Vec<(String, f64)>,
+    pub wall: Duration,
+    pub interrupted: bool,
+}
+
+impl Summary {
+    pub fn failed(&self) -> usize {
+        self.counts
+            .iter()
+            .filter(|(s, _)| !s.measured())
+            .map(|(_, n)| n)
+            .sum()
+    }
+
+    pub fn record(&mut self, row: &Row) {
+        *self.counts.entry(row.status).or_default() += 1;
+        if row.cached {
+            self.cached += 1;
+        } else if row.build_s > 0.0 {
+            self.built += 1;
+        }
+        self.slowest.push((row.point.label(), row.run_s));
+        self.slowest.sort_by(|a, b| b.1.total_cmp(&a.1));
+        self.slowest.truncate(3);
+    }
+
+    pub fn text(&self) -> String {
+        let counts: Vec<String> = self
+            .counts
+            .iter()
+            .map(|(s, n)| format!("{n} {}", s.as_str()))
+            .collect();
+        let mut out = format!(
+            "{} {} points in {:.1} s: {}{}\n",
+            if self.interrupted { "interrupted after" } else { "finished" },
+            self.counts.values().sum::<usize>(),
+            self.wall.as_secs_f64(),
+            if counts.is_empty() { "nothing to do".into() } else { counts.join(", ") },
+            if self.skipped > 0 {
+                format!(" ({} already done before)", self.skipped)
+            } else {
+                String::new()
+            }
+        );
+        out += &format!("builds: {} compiled, {} from cache\n", self.built, self.cached);
+        if !self.slowest.is_empty() {
+            let s: Vec<String> = self
+                .slowest
+                .iter()
+                .map(|(l, t)| format!("{l} ({t:.2} s)"))
+                .collect();
+            out += &format!("slowest runs: {}\n", s.join("; "));
+        }
+        out += &format!("results: {}\n", self.csv.display());
+        if self.interrupted {
+            out += "run the same command again to resume\n";
+        }
+        out
+    }
+}
+
+/// Times since the start of a run, in seconds.
+#[derive(Clone, Copy)]
+pub struct Clock(pub Instant);
+
+impl Clock {
+    pub fn now(&self) -> f64 {
+        self.0.elapsed().as_secs_f64()
+    }
+}

@@ -1,0 +1,277 @@
+//! The one module that starts processes (through duct).
+//!
+//! Commands are values ([`Cmd`]): built elsewhere, run here, logged with their exact command line.
+//! Every child leads its own process group, and the whole group is killed when it times out,
+//! when it exits (no orphaned grandchildren), and on the second Ctrl-C.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::io::Write;
+use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::path::{Path, PathBuf};
+use std::sync::{mpsc, Arc, Mutex};
+use std::time::{Duration, Instant};
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Cmd {
+    pub program: String,
+    pub args: Vec<String>,
+    pub env: BTreeMap<String, String>,
+    pub cwd: Option<PathBuf>,
+}
+
+impl Cmd {
+    pub fn new(program: impl Into<String>) -> Cmd {
+        Cmd {
+            program: program.into(),
+            args: Vec::new(),
+            env: BTreeMap::new(),
+            cwd: None,
+        }
+    }
+
+    pub fn arg(mut self, a: impl Into<String>) -> Cmd {
+        self.args.push(a.into());
+        self
+    }
+
+    pub fn args<I: IntoIterator<Item = S>, S: Into<String>>(mut self, a: I) -> Cmd {
+        self.args.extend(a.into_iter().map(Into::into));
+        self
+    }
+
+    /// The command line as a shell would read it (for logs and messages).
+    pub fn line(&self) -> String {
+        let env = self.env.iter().map(|(k, v)| format!("{k}={}", quote(v)));
+        let words = std::iter::once(quote(&self.program)).chain(self.args.iter().map(|a| quote(a)));
+        env.chain(words).collect::<Vec<_>>().join(" ")
+    }
+}
+
+fn quote(s: &str) -> String {
+    if !s.is_empty()
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_./=:,+@%".contains(c))
+    {
+        s.to_string()
+    } else {
+        format!("'{}'", s.replace('\'', "'\\''"))
+    }
+}
+
+/// How a process ended.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Exit {
+    Code(i32),
+    Signal(i32),
+    TimedOut,
+}
+
+#[derive(Clone, Debug)]
+pub struct Outcome {
+    pub exit: Exit,
+    pub elapsed: Duration,
+}
+
+impl Outcome {
+    pub fn success(&self) -> bool {
+        self.exit == Exit::Code(0)
+    }
+
+    pub fn describe(&self) -> String {
+        match self.exit {
+            Exit::Code(c) => format!("exit code {c}"),
+            Exit::Signal(s) => format!("killed by signal {s} ({})", signal_name(s)),
+            Exit::TimedOut => format!("timed out after {:.1} s", self.elapsed.as_secs_f64()),
+        }
+    }
+}
+
+fn signal_name(s: i32) -> &'static str {
+    match s {
+        libc::SIGSEGV => "SIGSEGV",
+        libc::SIGABRT => "SIGABRT",
+        libc::SIGKILL => "SIGKILL",
+        libc::SIGBUS => "SIGBUS",
+        libc::SIGFPE => "SIGFPE",
+        libc::SIGTERM => "SIGTERM",
+        libc::SIGINT => "SIGINT",
+        _ => "signal",
+    }
+}
+
+/// Where a command's output goes.
+pub enum Sink<'a> {
+    /// stdout and stderr to two files.
+    Split { stdout: &'a Path, stderr: &'a Path },
+    /// both into one log file, after a first line `$ <command line>`.
+    Merged(&'a Path),
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ExecError {
+    #[error("`{program}` not found (hint: put it on PATH or name it with a full path)")]
+    NotFound { program: String },
+    #[error("cannot start `{line}`: {reason}")]
+    Spawn { line: String, reason: String },
+}
+
+static GROUPS: Mutex<BTreeSet<i32>> = Mutex::new(BTreeSet::new());
+
+/// Kills every process group this process started and has not reaped (second Ctrl-C).
+pub fn kill_all() {
+    let groups = GROUPS.lock().map(|g| g.clone()).unwrap_or_default();
+    for pgid in groups {
+        kill_group(pgid);
+    }
+}
+
+fn kill_group(pgid: i32) {
+    if pgid > 1 {
+        // SAFETY: killpg only sends a signal; a stale group id at worst returns ESRCH.
+        unsafe {
+            libc::killpg(pgid, libc::SIGKILL);
+        }
+    }
+}
+
+/// Runs `cmd` to its end or until `timeout`, with its output in `sink`.
+pub fn run(cmd: &Cmd, timeout: Duration, sink: Sink) -> Result<Outcome, ExecError> {
+    let mut expr = duct::cmd(&cmd.program, &cmd.args).unchecked().stdin_null();
+    for (k, v) in &cmd.env {
+        expr = expr.env(k, v);
+    }
+    if let Some(dir) = &cmd.cwd {
+        expr = expr.dir(dir);
+    }
+    expr = match sink {
+        Sink::Split { stdout, stderr } => expr.stdout_path(stdout).stderr_path(stderr),
+        Sink::Merged(log) => {
+            let mut file = std::fs::File::create(log).map_err(|e| ExecError::Spawn {
+                line: cmd.line(),
+                reason: format!("cannot write log `{}`: {e}", log.display()),
+            })?;
+            let _ = writeln!(file, "$ {}", cmd.line());
+            expr.stderr_to_stdout().stdout_file(file)
+        }
+    };
+    let expr = expr.before_spawn(|c| {
+        c.process_group(0);
+        Ok(())
+    });
+    let start = Instant::now();
+    let handle = Arc::new(expr.start().map_err(|e| {
+        if e.kind() == std::io::ErrorKind::NotFound {
+            ExecError::NotFound {
+                program: cmd.program.clone(),
+            }
+        } else {
+            ExecError::Spawn {
+                line: cmd.line(),
+                reason: e.to_string(),
+            }
+        }
+    })?);
+    let pgid = handle.pids().first().map(|p| *p as i32).unwrap_or(0);
+    if let Ok(mut g) = GROUPS.lock() {
+        g.insert(pgid);
+    }
+    let (tx, rx) = mpsc::channel();
+    let waiter = {
+        let handle = Arc::clone(&handle);
+        std::thread::spawn(move || {
+            let status = handle.wait().map(|o| o.status);
+            let _ = tx.send(());
+            status
+        })
+    };
+    let timed_out = match rx.recv_timeout(timeout) {
+        Ok(()) => false,
+        Err(_) => {
+            kill_group(pgid);
+            true
+        }
+    };
+    let status = waiter.join().ok().and_then(|r| r.ok());
+    let elapsed = start.elapsed();
+    // The leader is gone; whatever it left behind in its group goes too.
+    kill_group(pgid);
+    if let Ok(mut g) = GROUPS.lock() {
+        g.remove(&pgid);
+    }
+    let exit = if timed_out {
+        Exit::TimedOut
+    } else {
+        match status {
+            Some(s) => match (s.code(), s.signal()) {
+                (Some(c), _) => Exit::Code(c),
+                (None, Some(sig)) => Exit::Signal(sig),
+                _ => Exit::Code(-1),
+            },
+            None => Exit::Code(-1),
+        }
+    };
+    Ok(Outcome { exit, elapsed })
+}
+
+/// Runs a short query (like `nvcc --version`) and returns its stdout, or None when it fails.
+pub fn query(program: &str, args: &[&str]) -> Option<String> {
+    let out = duct::cmd(program, args)
+        .stdin_null()
+        .stderr_null()
+        .stdout_capture()
+        .unchecked()
+        .run()
+        .ok()?;
+    if out.status.success() {
+        Some(String::from_utf8_lossy(&out.stdout).into_owned())
+    } else {
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn command_line_quotes_what_needs_it() {
+        let mut c = Cmd::new("nvcc").args(["-O3", "-Xptxas -dlcm=ca", "it's"]);
+        c.env.insert("A".into(), "1 2".into());
+        assert_eq!(c.line(), "A='1 2' nvcc -O3 '-Xptxas -dlcm=ca' 'it'\\''s'");
+    }
+
+    #[test]
+    fn timeout_kills_the_whole_group() {
+        let tmp = tempfile::tempdir().unwrap();
+        let pidfile = tmp.path().join("child.pid");
+        // The shell starts a grandchild that would outlive a plain kill of the shell.
+        let script = format!("sleep 30 & echo $! > {}; wait", pidfile.display());
+        let log = tmp.path().join("log");
+        let out = run(
+            &Cmd::new("sh").args(["-c", &script]),
+            Duration::from_millis(300),
+            Sink::Merged(&log),
+        )
+        .unwrap();
+        assert_eq!(out.exit, Exit::TimedOut);
+        let pid: i32 = std::fs::read_to_string(&pidfile).unwrap().trim().parse().unwrap();
+        std::thread::sleep(Duration::from_millis(100));
+        // Gone, or a zombie waiting for its new parent to reap it: either way not running.
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        let state = stat.rsplit(')').next().unwrap_or("").split_whitespace().next().unwrap_or("");
+        let alive = !stat.is_empty() && state != "Z" && state != "X";
+        assert!(!alive, "grandchild {pid} survived the timeout");
+    }
+
+    #[test]
+    fn exit_codes_and_signals_are_told_apart() {
+        let tmp = tempfile::tempdir().unwrap();
+        let log = tmp.path().join("log");
+        let code = run(&Cmd::new("sh").args(["-c", "exit 3"]), Duration::from_secs(5), Sink::Merged(&log)).unwrap();
+        assert_eq!(code.exit, Exit::Code(3));
+        let sig = run(&Cmd::new("sh").args(["-c", "kill -SEGV $$"]), Duration::from_secs(5), Sink::Merged(&log)).unwrap();
+        assert_eq!(sig.exit, Exit::Signal(libc::SIGSEGV));
+        let missing = run(&Cmd::new("no-such-program-xyz"), Duration::from_secs(5), Sink::Merged(&log)).unwrap_err();
+        assert_eq!(missing.to_string(), "`no-such-program-xyz` not found (hint: put it on PATH or name it with a full path)");
+    }
+}

@@ -1,0 +1,23 @@
+//! Exit codes, in one place. `sweep --help` and the README list them.
+
+/// Every point finished with status `ok` or `noisy`.
+pub const OK: i32 = 0;
+/// Some points failed (build, run, timeout, wrong result or no metric); the CSV has every row.
+pub const POINTS_FAILED: i32 = 1;
+/// The command line is wrong (clap's own exit code).
+pub const USAGE: i32 = 2;
+/// The spec, a template, a bench folder or a results file is wrong.
+pub const BAD_INPUT: i32 = 3;
+/// The environment cannot run the sweep: no nvcc, no GPU visible, the GPU is locked by another sweep.
+pub const ENVIRONMENT: i32 = 4;
+/// Interrupted by Ctrl-C (the finished rows are kept; `sweep run` again resumes).
+pub const INTERRUPTED: i32 = 130;
+
+pub const HELP: &str = "\
+Exit codes:
+  0    every point ok (or noisy)
+  1    some points failed; the CSV holds every row and the reason
+  2    usage error
+  3    bad input: spec, template, bench folder or results file
+  4    environment: nvcc missing, no GPU visible, GPU locked by another sweep
+  130  interrupted (Ctrl-C); run again to resume";

@@ -1,0 +1,155 @@
+//! The GPUs of this host (through `nvidia-smi`) and the per-GPU lock that keeps two sweeps
+//! from measuring on one GPU at once.
+
+use crate::exec;
+use crate::store::GpuState;
+use std::io::{Read, Seek, Write};
+use std::os::unix::io::AsRawFd;
+use std::path::{Path, PathBuf};
+
+const FIELDS: &str = "index,name,uuid,driver_version,compute_cap,clocks.sm,clocks.mem,temperature.gpu";
+
+/// Every GPU `nvidia-smi` sees, or an empty list when there is none (or no nvidia-smi).
+pub fn list() -> Vec<GpuState> {
+    exec::query(
+        "nvidia-smi",
+        &[&format!("--query-gpu={FIELDS}"), "--format=csv,noheader,nounits"],
+    )
+    .map(|out| parse_smi(&out))
+    .unwrap_or_default()
+}
+
+pub fn parse_smi(out: &str) -> Vec<GpuState> {
+    out.lines()
+        .filter(|l| !l.trim().is_empty())
+        .filter_map(|l| {
+            let f: Vec<String> = l.split(',').map(|s| s.trim().to_string()).collect();
+            (f.len() == 8).then(|| GpuState {
+                index: f[0].clone(),
+                name: f[1].clone(),
+                uuid: f[2].clone(),
+                driver: f[3].clone(),
+                compute_cap: f[4].clone(),
+                sm_clock_mhz: f[5].clone(),
+                mem_clock_mhz: f[6].clone(),
+                temperature_c: f[7].clone(),
+            })
+        })
+        .collect()
+}
+
+/// `9.0` -> `sm_90`.
+pub fn arch_of(gpu: &GpuState) -> Option<String> {
+    let (major, minor) = gpu.compute_cap.split_once('.')?;
+    Some(format!("sm_{}{}", major.trim(), minor.trim()))
+}
+
+/// The GPUs a run may use: `--gpus all`, `--gpus 0,2`, or (None) the first one this process may
+/// see (the first entry of `CUDA_VISIBLE_DEVICES` when it is set, as under Slurm).
+pub fn select(all: &[GpuState], wanted: Option<&str>) -> Result<Vec<GpuState>, String> {
+    let visible: Vec<String> = std::env::var("CUDA_VISIBLE_DEVICES")
+        .ok()
+        .filter(|v| !v.trim().is_empty())
+        .map(|v| v.split(',').map(|s| s.trim().to_string()).collect())
+        .unwrap_or_default();
+    let allowed: Vec<GpuState> = if visible.is_empty() {
+        all.to_vec()
+    } else {
+        visible
+            .iter()
+            .filter_map(|v| all.iter().find(|g| &g.index == v || &g.uuid == v).cloned())
+            .collect()
+    };
+    match wanted.map(str::trim) {
+        None => Ok(allowed.into_iter().take(1).collect()),
+        Some("all") => Ok(allowed),
+        Some(list) => list
+            .split(',')
+            .map(|w| {
+                let w = w.trim();
+                allowed
+                    .iter()
+                    .find(|g| g.index == w || g.uuid == w)
+                    .cloned()
+                    .ok_or_else(|| {
+                        let have: Vec<&str> = allowed.iter().map(|g| g.index.as_str()).collect();
+                        format!("gpu `{w}` is not visible (hint: visible GPUs: {})", have.join(", "))
+                    })
+            })
+            .collect(),
+    }
+}
+
+/// An exclusive lock on one GPU, held until dropped (or the process dies: the kernel frees it).
+#[derive(Debug)]
+pub struct GpuLock {
+    _file: std::fs::File,
+    pub path: PathBuf,
+}
+
+pub fn lock_dir() -> PathBuf {
+    std::env::var_os("SWEEP_LOCK_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| std::env::temp_dir().join("sweep-locks"))
+}
+
+/// Takes the lock of GPU `key`. When another sweep holds it: wait (`wait`) or return who holds it.
+pub fn lock(dir: &Path, key: &str, holder: &str, wait: bool) -> Result<GpuLock, String> {
+    std::fs::create_dir_all(dir).map_err(|e| format!("cannot create lock folder `{}`: {e}", dir.display()))?;
+    let path = dir.join(format!("gpu-{}.lock", key.replace(['/', ' '], "_")));
+    let mut file = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(&path)
+        .map_err(|e| format!("cannot open lock `{}`: {e}", path.display()))?;
+    let flags = if wait { libc::LOCK_EX } else { libc::LOCK_EX | libc::LOCK_NB };
+    // SAFETY: flock on a file descriptor we own.
+    if unsafe { libc::flock(file.as_raw_fd(), flags) } != 0 {
+        let mut who = String::new();
+        let _ = file.read_to_string(&mut who);
+        return Err(who.trim().to_string());
+    }
+    let _ = file.set_len(0);
+    let _ = file.rewind();
+    let _ = write!(file, "{holder}");
+    Ok(GpuLock { _file: file, path })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_nvidia_smi() {
+        let gpus = parse_smi("0, NVIDIA H100 80GB HBM3, GPU-abc, 580.159.04, 9.0, 1980, 2619, 34\n");
+        assert_eq!(gpus[0].name, "NVIDIA H100 80GB HBM3");
+        assert_eq!(arch_of(&gpus[0]).as_deref(), Some("sm_90"));
+    }
+
+    #[test]
+    fn second_lock_is_refused_and_names_the_holder() {
+        let tmp = tempfile::tempdir().unwrap();
+        let first = lock(tmp.path(), "GPU-abc", "pid 1 run output/x", false).unwrap();
+        let second = lock(tmp.path(), "GPU-abc", "pid 2", false).unwrap_err();
+        assert_eq!(second, "pid 1 run output/x");
+        drop(first);
+        assert!(lock(tmp.path(), "GPU-abc", "pid 2", false).is_ok());
+    }
+
+    #[test]
+    fn select_by_index_and_all() {
+        let gpus = parse_smi("0, A, GPU-a, 1, 9.0, 1, 1, 1\n1, B, GPU-b, 1, 9.0, 1, 1, 1\n");
+        if std::env::var("CUDA_VISIBLE_DEVICES").is_ok() {
+            return; // the host's own setting decides; the parsing is tested above
+        }
+        assert_eq!(select(&gpus, None).unwrap().len(), 1);
+        assert_eq!(select(&gpus, Some("all")).unwrap().len(), 2);
+        assert_eq!(select(&gpus, Some("1")).unwrap()[0].uuid, "GPU-b");
+        assert_eq!(
+            select(&gpus, Some("3")).unwrap_err(),
+            "gpu `3` is not visible (hint: visible GPUs: 0, 1)"
+        );
+    }
+}

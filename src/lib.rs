@@ -1,0 +1,23 @@
+//! `sweep`: parameter sweeps of CUDA microbenchmarks, and what the curves mean.
+//!
+//! The data flows one way:
+//! spec -> points -> render -> compile -> run -> parse -> store -> analyze -> report.
+//! `driver` is the only module that knows that order.
+
+pub mod analyze;
+pub mod cache;
+pub mod compile;
+pub mod driver;
+pub mod events;
+pub mod exec;
+pub mod exit;
+pub mod gpu;
+pub mod merge;
+pub mod parse;
+pub mod points;
+pub mod render;
+pub mod report;
+pub mod run;
+pub mod slurm;
+pub mod spec;
+pub mod store;

@@ -1,0 +1,400 @@
+//! The `sweep` command line: parses arguments and calls the library.
+
+use clap::{Args, Parser, Subcommand};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use sweep::driver::{self, Order, STOP};
+use sweep::events::Progress;
+use sweep::exit;
+use sweep::points::{Shard, Split};
+use sweep::spec::Spec;
+use sweep::store::Dialect;
+
+#[derive(Parser)]
+#[command(name = "sweep", version, about = "Parameter sweeps of CUDA microbenchmarks, and what the curves mean", after_help = exit::HELP)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Args, Clone)]
+struct Where {
+    /// Folder that holds the runs (`<output>/<sweep>/<timestamp>/`)
+    #[arg(long, default_value = "output")]
+    output: PathBuf,
+    /// Build cache folder [default: <output>/.cache, or $SWEEP_CACHE]
+    #[arg(long)]
+    cache: Option<PathBuf>,
+    /// Parallel builds [default: the number of cores]
+    #[arg(long, short)]
+    jobs: Option<usize>,
+}
+
+#[derive(Args, Clone)]
+struct Sharding {
+    /// Run only shard i of N (deterministic partition of the points), e.g. 0/4
+    #[arg(long)]
+    shard: Option<Shard>,
+    /// How points are dealt to shards and GPUs
+    #[arg(long, value_enum, default_value = "series")]
+    split: Split,
+}
+
+#[derive(Args, Clone)]
+struct RunArgs {
+    #[command(flatten)]
+    place: Where,
+    #[command(flatten)]
+    sharding: Sharding,
+    /// CSV dialect: `semicolon` writes `;` and decimal commas for uk/ru/pt/es spreadsheets
+    #[arg(long, value_enum, default_value = "comma")]
+    csv_dialect: Dialect,
+    /// Order of the runs
+    #[arg(long, value_enum, default_value = "sweep")]
+    order: Order,
+    /// Seed of `--order shuffled`
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// GPUs to use: `all`, or indices/UUIDs like `0,2` [default: the first visible GPU]
+    #[arg(long)]
+    gpus: Option<String>,
+    /// Wait for a GPU another sweep holds, instead of refusing
+    #[arg(long)]
+    wait_lock: bool,
+    /// Start a new run even when an unfinished run of a changed spec exists
+    #[arg(long)]
+    force: bool,
+    /// No progress output (the summary is still printed)
+    #[arg(long, short)]
+    quiet: bool,
+    /// Skip the analysis and charts that the spec's [analyze] asks for
+    #[arg(long)]
+    no_analyze: bool,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Build and run every point of a sweep; resumes the latest unfinished run of the same spec
+    Run {
+        spec: PathBuf,
+        #[command(flatten)]
+        args: RunArgs,
+    },
+    /// Finish an unfinished run folder
+    Resume {
+        run_dir: PathBuf,
+        #[command(flatten)]
+        args: RunArgs,
+    },
+    /// List the points of a sweep and their count, without building
+    Plan {
+        spec: PathBuf,
+        #[command(flatten)]
+        sharding: Sharding,
+    },
+    /// Print the rendered headers of one point
+    Render {
+        spec: PathBuf,
+        /// Point index (from `sweep plan`)
+        #[arg(long)]
+        point: usize,
+    },
+    /// Compile every point into the build cache (needs nvcc, not a GPU)
+    Build {
+        spec: PathBuf,
+        #[command(flatten)]
+        place: Where,
+        #[command(flatten)]
+        sharding: Sharding,
+    },
+    /// List the benches and sweeps found
+    List {
+        /// Project folder holding cuda/ and sweeps/
+        #[arg(default_value = ".")]
+        dir: PathBuf,
+    },
+    /// Build cache: `stats` or `clean`
+    Cache {
+        #[arg(value_parser = ["stats", "clean"])]
+        action: String,
+        #[command(flatten)]
+        place: Where,
+    },
+    /// Period, phase, knee, drop and best x of every series of a results CSV
+    Analyze {
+        results: PathBuf,
+        #[command(flatten)]
+        select: Select,
+    },
+    /// Charts (SVG and PNG) of every series of a results CSV
+    Plot {
+        results: PathBuf,
+        #[command(flatten)]
+        select: Select,
+    },
+}
+
+#[derive(Args, Clone)]
+struct Select {
+    /// The swept axis (x) [default: the numeric axis with the most values]
+    #[arg(long)]
+    x: Option<String>,
+    /// Metric columns to analyse [default: every metric]
+    #[arg(long, value_delimiter = ',')]
+    y: Vec<String>,
+    /// Axes that tell series apart [default: every axis but x]
+    #[arg(long, value_delimiter = ',')]
+    by: Option<Vec<String>>,
+    /// Where analysis.json, analysis.csv and charts/ go [default: beside the CSV]
+    #[arg(long)]
+    out: Option<PathBuf>,
+}
+
+/// A failure with its exit code; printed as one line.
+struct Fail(i32, String);
+
+impl<E: std::fmt::Display> From<(i32, E)> for Fail {
+    fn from((code, e): (i32, E)) -> Fail {
+        Fail(code, e.to_string())
+    }
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match dispatch(cli) {
+        Ok(code) => ExitCode::from(code as u8),
+        Err(Fail(code, msg)) => {
+            eprintln!("error: {msg}");
+            ExitCode::from(code as u8)
+        }
+    }
+}
+
+fn load(spec: &Path) -> Result<Spec, Fail> {
+    Spec::load(spec).map_err(|e| Fail(exit::BAD_INPUT, e.to_string()))
+}
+
+fn cache_dir(place: &Where) -> PathBuf {
+    place
+        .cache
+        .clone()
+        .or_else(|| std::env::var_os("SWEEP_CACHE").map(PathBuf::from))
+        .unwrap_or_else(|| place.output.join(".cache"))
+}
+
+fn options(args: &RunArgs, resume: Option<PathBuf>) -> driver::Options {
+    driver::Options {
+        output: args.place.output.clone(),
+        cache: cache_dir(&args.place),
+        jobs: args.place.jobs.unwrap_or_else(cores),
+        dialect: args.csv_dialect,
+        order: args.order,
+        seed: args.seed,
+        shard: args.sharding.shard,
+        split: args.sharding.split,
+        gpus: args.gpus.clone(),
+        wait_lock: args.wait_lock,
+        force: args.force,
+        resume,
+        command: std::env::args().collect(),
+    }
+}
+
+fn cores() -> usize {
+    std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)
+}
+
+fn install_ctrl_c() {
+    let _ = ctrlc::set_handler(|| {
+        if STOP.swap(true, std::sync::atomic::Ordering::SeqCst) {
+            sweep::exec::kill_all();
+            eprintln!("\ninterrupted twice: children killed; finished rows are in the CSV");
+            std::process::exit(exit::INTERRUPTED);
+        }
+        eprintln!("\ninterrupted: finishing the current point (Ctrl-C again to kill it)");
+    });
+}
+
+fn run_sweep(spec: &Spec, args: &RunArgs, resume: Option<PathBuf>) -> Result<i32, Fail> {
+    install_ctrl_c();
+    let opts = options(args, resume);
+    let summary = driver::run(spec, &opts, Box::new(Progress::new(args.quiet))).map_err(|e| Fail(e.exit_code(), e.to_string()))?;
+    print!("{}", summary.text());
+    if summary.interrupted {
+        return Ok(exit::INTERRUPTED);
+    }
+    if let Some(cfg) = spec.analyze.clone().filter(|_| !args.no_analyze) {
+        let select = Select {
+            x: cfg.x,
+            y: cfg.y,
+            by: cfg.by,
+            out: None,
+        };
+        if let Err(Fail(_, msg)) = analyze(&summary.csv, &select, cfg.plot) {
+            eprintln!("warning: the analysis at the end of the run failed: {msg}");
+        }
+    }
+    Ok(if summary.failed() > 0 { exit::POINTS_FAILED } else { exit::OK })
+}
+
+fn analyze(results: &Path, select: &Select, plot: bool) -> Result<(), Fail> {
+    let opts = sweep::analyze::AnalyzeOptions {
+        x: select.x.clone(),
+        y: select.y.clone(),
+        by: select.by.clone(),
+    };
+    let analysis = sweep::analyze::analyze_csv(results, &opts).map_err(|e| Fail(exit::BAD_INPUT, e.to_string()))?;
+    let out = select
+        .out
+        .clone()
+        .unwrap_or_else(|| results.parent().map(Path::to_path_buf).unwrap_or_default());
+    print!("{}", analysis.to_markdown());
+    let mut files = analysis.write_files(&out).map_err(|e| Fail(exit::BAD_INPUT, e.to_string()))?;
+    if plot {
+        files.extend(sweep::report::plot(&analysis, &out).map_err(|e| Fail(exit::BAD_INPUT, e.to_string()))?);
+    }
+    for f in files {
+        eprintln!("wrote {}", f.display());
+    }
+    Ok(())
+}
+
+fn dispatch(cli: Cli) -> Result<i32, Fail> {
+    match cli.command {
+        Command::Run { spec, args } => {
+            let spec = load(&spec)?;
+            run_sweep(&spec, &args, None)
+        }
+        Command::Resume { run_dir, args } => {
+            let m = sweep::store::Manifest::load(&run_dir).map_err(|e| Fail(exit::BAD_INPUT, e.to_string()))?;
+            let spec = load(Path::new(&m.spec_path))?;
+            run_sweep(&spec, &args, Some(run_dir))
+        }
+        Command::Plan { spec, sharding } => {
+            let spec = load(&spec)?;
+            let points = driver::plan(&spec, sharding.shard, sharding.split).map_err(|e| Fail(e.exit_code(), e.to_string()))?;
+            println!("{:>6}  {:<12}  point", "index", "id");
+            for p in &points {
+                println!("{:>6}  {:<12}  {}", p.index, p.id, p.label());
+            }
+            println!("{} points", points.len());
+            Ok(exit::OK)
+        }
+        Command::Render { spec, point } => {
+            let spec = load(&spec)?;
+            let points = driver::plan(&spec, None, Split::Series).map_err(|e| Fail(e.exit_code(), e.to_string()))?;
+            let p = points.get(point).ok_or_else(|| {
+                Fail(exit::BAD_INPUT, format!("point {point} does not exist (hint: the sweep has points 0..{})", points.len() - 1))
+            })?;
+            let bench = sweep::render::Bench::locate(&spec).map_err(|e| (exit::BAD_INPUT, e))?;
+            for r in sweep::render::render(&bench, &spec, p).map_err(|e| (exit::BAD_INPUT, e))? {
+                println!("// ---- {} ({}) ----", r.file, p.label());
+                print!("{}", r.text);
+            }
+            Ok(exit::OK)
+        }
+        Command::Build { spec, place, sharding } => {
+            install_ctrl_c();
+            let spec = load(&spec)?;
+            let opts = driver::Options {
+                output: place.output.clone(),
+                cache: cache_dir(&place),
+                jobs: place.jobs.unwrap_or_else(cores),
+                dialect: Dialect::Comma,
+                order: Order::Sweep,
+                seed: 0,
+                shard: sharding.shard,
+                split: sharding.split,
+                gpus: None,
+                wait_lock: false,
+                force: false,
+                resume: None,
+                command: std::env::args().collect(),
+            };
+            let r = driver::build_only(&spec, &opts).map_err(|e| Fail(e.exit_code(), e.to_string()))?;
+            for f in &r.failed {
+                eprintln!("build failed: {f}");
+            }
+            println!(
+                "built {} points, {} from cache, {} failed, in {:.1} s (arch {} from {}; logs in {})",
+                r.built,
+                r.cached,
+                r.failed.len(),
+                r.wall.as_secs_f64(),
+                r.arch.as_deref().unwrap_or("host"),
+                r.arch_from,
+                r.dir.display()
+            );
+            Ok(if r.failed.is_empty() { exit::OK } else { exit::POINTS_FAILED })
+        }
+        Command::List { dir } => {
+            list(&dir);
+            Ok(exit::OK)
+        }
+        Command::Cache { action, place } => {
+            let cache = sweep::cache::Cache::new(cache_dir(&place));
+            let s = if action == "clean" {
+                cache.clean().map_err(|e| (exit::ENVIRONMENT, e))?
+            } else {
+                cache.stats()
+            };
+            let verb = if action == "clean" { "removed" } else { "holds" };
+            println!(
+                "cache {} {verb} {} builds, {:.1} MiB",
+                cache.dir.display(),
+                s.entries,
+                s.bytes as f64 / 1048576.0
+            );
+            Ok(exit::OK)
+        }
+        Command::Analyze { results, select } => analyze(&results, &select, false).map(|_| exit::OK),
+        Command::Plot { results, select } => {
+            let opts = sweep::analyze::AnalyzeOptions {
+                x: select.x.clone(),
+                y: select.y.clone(),
+                by: select.by.clone(),
+            };
+            let a = sweep::analyze::analyze_csv(&results, &opts).map_err(|e| (exit::BAD_INPUT, e))?;
+            let out = select.out.unwrap_or_else(|| results.parent().map(Path::to_path_buf).unwrap_or_default());
+            for f in sweep::report::plot(&a, &out).map_err(|e| (exit::BAD_INPUT, e))? {
+                println!("wrote {}", f.display());
+            }
+            Ok(exit::OK)
+        }
+    }
+}
+
+fn list(dir: &Path) {
+    let benches: Vec<_> = walkdir::WalkDir::new(dir.join("cuda"))
+        .min_depth(1)
+        .max_depth(1)
+        .sort_by_file_name()
+        .into_iter()
+        .filter_map(Result::ok)
+        .filter(|e| e.file_type().is_dir() && e.file_name() != "common")
+        .filter_map(|e| sweep::render::Bench::open(e.path()).ok())
+        .collect();
+    println!("benches ({}):", benches.len());
+    for b in &benches {
+        let templates: Vec<String> = b
+            .templates
+            .iter()
+            .filter_map(|t| t.file_name().map(|f| f.to_string_lossy().into_owned()))
+            .collect();
+        println!("  {:<16} {}  [{}]", b.name, b.source.display(), templates.join(", "));
+    }
+    let specs: Vec<_> = walkdir::WalkDir::new(dir.join("sweeps"))
+        .sort_by_file_name()
+        .into_iter()
+        .filter_map(Result::ok)
+        .filter(|e| e.path().extension().is_some_and(|x| x == "toml"))
+        .collect();
+    println!("sweeps ({}):", specs.len());
+    for e in specs {
+        match Spec::load(e.path()).and_then(|s| Ok((s.clone(), sweep::points::expand(&s).map(|p| p.len())))) {
+            Ok((s, Ok(n))) => println!("  {:<24} bench {:<14} {n} points", e.path().display(), s.bench),
+            Ok((_, Err(err))) => println!("  {:<24} error: {err}", e.path().display()),
+            Err(err) => println!("  {:<24} error: {err}", e.path().display()),
+        }
+    }
+}

@@ -1,0 +1,140 @@
+//! Stage `parse`: extracts metrics from a program's stdout.
+
+use crate::spec::{Metric, MetricSource, CORE_STATS};
+use regex::Regex;
+use std::collections::BTreeMap;
+use std::sync::OnceLock;
+
+#[derive(Debug, Default, PartialEq)]
+pub struct Parsed {
+    /// Column -> value.
+    pub values: BTreeMap<String, f64>,
+    /// Metrics the output lacks.
+    pub missing: Vec<String>,
+    /// Some timing-core metric hit its time cap before its confidence target.
+    pub noisy: bool,
+    /// The program reported a wrong result (`@sweep check=failed what="..."`).
+    pub check_failed: Option<String>,
+}
+
+fn token_re() -> &'static Regex {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    RE.get_or_init(|| Regex::new(r#"([A-Za-z_][A-Za-z0-9_]*)=("(?:[^"\\]|\\.)*"|\S+)"#).expect("valid regex"))
+}
+
+/// The `key=value` pairs of every `@sweep` line, in order.
+fn core_lines(stdout: &str) -> Vec<BTreeMap<String, String>> {
+    stdout
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("@sweep "))
+        .map(|rest| {
+            token_re()
+                .captures_iter(rest)
+                .map(|c| (c[1].to_string(), c[2].trim_matches('"').to_string()))
+                .collect()
+        })
+        .collect()
+}
+
+fn number(s: &str) -> Option<f64> {
+    s.parse::<f64>().ok().filter(|v| v.is_finite())
+}
+
+pub fn parse(stdout: &str, metrics: &[Metric]) -> Parsed {
+    let lines = core_lines(stdout);
+    let mut p = Parsed {
+        check_failed: lines
+            .iter()
+            .find(|l| l.get("check").is_some_and(|c| c == "failed"))
+            .map(|l| l.get("what").cloned().unwrap_or_else(|| "result check failed".into())),
+        ..Parsed::default()
+    };
+    for m in metrics {
+        match &m.source {
+            MetricSource::Regex(re) => {
+                let value = re
+                    .captures_iter(stdout)
+                    .last()
+                    .and_then(|c| c.name("value").or_else(|| c.get(1)))
+                    .and_then(|v| number(v.as_str()));
+                match value {
+                    Some(v) => {
+                        p.values.insert(m.column(), v);
+                    }
+                    None => p.missing.push(m.column()),
+                }
+            }
+            MetricSource::Core => {
+                let line = lines.iter().rev().find(|l| l.get("metric") == Some(&m.name));
+                let Some(value) = line.and_then(|l| l.get("value")).and_then(|v| number(v)) else {
+                    p.missing.push(m.column());
+                    continue;
+                };
+                let line = line.expect("found above");
+                let cols = m.columns();
+                p.values.insert(cols[0].clone(), value);
+                let keys = CORE_STATS.iter().copied().chain(["rel_ci", "samples", "throttled"]);
+                for (col, key) in cols[1..].iter().zip(keys) {
+                    if let Some(v) = line.get(key).and_then(|v| number(v)) {
+                        p.values.insert(col.clone(), v);
+                    }
+                }
+                if line.get("noisy").is_some_and(|n| n == "1") {
+                    p.noisy = true;
+                }
+            }
+        }
+    }
+    p
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::spec::Spec;
+    use std::path::Path;
+
+    fn metrics(extra: &str) -> Vec<Metric> {
+        let text = format!("bench=\"b\"\n[[axis]]\nname=\"t\"\nrange=[1,2]\n{extra}");
+        Spec::parse(Path::new("t.toml"), &text).unwrap().metrics
+    }
+
+    #[test]
+    fn builtin_patterns_take_the_last_match() {
+        let m = metrics("[[metric]]\npattern=\"mflops\"\n[[metric]]\npattern=\"gb_per_s\"\n");
+        let p = parse("warming up\nMFlops: 12.5\nMFlops: 1250.75\nGB/s = 3.0e2\n", &m);
+        assert_eq!(p.values["mflops"], 1250.75);
+        assert_eq!(p.values["gb_per_s"], 300.0);
+        assert!(p.missing.is_empty());
+    }
+
+    #[test]
+    fn custom_regex_and_missing_metric() {
+        let m = metrics("[[metric]]\nname=\"lat\"\nunit=\"us\"\nregex='latency: (?P<value>[0-9.]+) us'\n[[metric]]\npattern=\"gflops\"\n");
+        let p = parse("latency: 4.5 us\nGFlops: n/a\n", &m);
+        assert_eq!(p.values["lat_us"], 4.5);
+        assert_eq!(p.missing, ["gflops"]);
+    }
+
+    #[test]
+    fn core_lines_fill_every_statistic() {
+        let m = metrics("[[metric]]\nname=\"copy\"\nunit=\"GB/s\"\n[[metric]]\nname=\"ref\"\nunit=\"GB/s\"\n");
+        let out = "GB/s: 2713.4\n@sweep metric=copy unit=GB/s value=2713.4 median=2714 stddev=3.1 min=2705.2 max=2718.9 rel_ci=0.0021 samples=24 noisy=0 throttled=0\n@sweep metric=ref unit=GB/s value=3000 median=3000 stddev=1 min=2990 max=3010 rel_ci=0.03 samples=100 noisy=1 throttled=1\n";
+        let p = parse(out, &m);
+        assert_eq!(p.values["copy_gb_per_s"], 2713.4);
+        assert_eq!(p.values["copy_median_gb_per_s"], 2714.0);
+        assert_eq!(p.values["copy_rel_ci"], 0.0021);
+        assert_eq!(p.values["copy_samples"], 24.0);
+        assert_eq!(p.values["ref_throttled"], 1.0);
+        assert!(p.noisy);
+        assert_eq!(p.check_failed, None);
+    }
+
+    #[test]
+    fn failed_check_is_reported() {
+        let m = metrics("[[metric]]\nname=\"copy\"\nunit=\"GB/s\"\n");
+        let p = parse("@sweep check=failed what=\"copy differs at 7: 1 vs 2\"\n", &m);
+        assert_eq!(p.check_failed.as_deref(), Some("copy differs at 7: 1 vs 2"));
+        assert_eq!(p.missing, ["copy_gb_per_s"]);
+    }
+}

@@ -1,0 +1,400 @@
+//! Stage `points`: expands a spec's axes into the sweep's points (product, zip groups, filter),
+//! gives each a stable id, and splits them into shards, series and orders.
+//!
+//! `sweep plan` and `sweep run` both call [`expand`]: what `plan` prints is what `run` does.
+
+use crate::spec::{Spec, Value};
+use sha2::{Digest, Sha256};
+use std::collections::BTreeMap;
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Point {
+    /// Position in sweep order (0-based), before any shard or shuffle.
+    pub index: usize,
+    /// Stable id: a hash of the bench and the axis values.
+    pub id: String,
+    /// Axis values in spec order.
+    pub values: Vec<(String, Value)>,
+}
+
+impl Point {
+    pub fn get(&self, axis: &str) -> Option<&Value> {
+        self.values.iter().find(|(n, _)| n == axis).map(|(_, v)| v)
+    }
+
+    /// `threads=32 variant=naive`
+    pub fn label(&self) -> String {
+        self.values
+            .iter()
+            .map(|(n, v)| format!("{n}={v}"))
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum PointsError {
+    #[error("{path}: zip group {group} joins axes of different lengths ({lengths}) (hint: zipped axes need as many values each)")]
+    ZipLengths {
+        path: String,
+        group: String,
+        lengths: String,
+    },
+    #[error("{path}: filter `{filter}` failed at point {label}: {reason}")]
+    Filter {
+        path: String,
+        filter: String,
+        label: String,
+        reason: String,
+    },
+    #[error("{path}: filter `{filter}` drops every one of the {total} points (hint: check the comparison against the axis ranges)")]
+    FilterDropsAll {
+        path: String,
+        filter: String,
+        total: usize,
+    },
+    #[error("{path}: the sweep has {count} points (hint: at most {max}; narrow an axis)")]
+    TooMany {
+        path: String,
+        count: usize,
+        max: usize,
+    },
+}
+
+pub const MAX_POINTS: usize = 5_000_000;
+
+pub fn point_id(bench: &str, values: &[(String, Value)]) -> String {
+    let mut h = Sha256::new();
+    h.update(bench.as_bytes());
+    for (n, v) in values {
+        h.update(b"\0");
+        h.update(n.as_bytes());
+        h.update(b"=");
+        // The type matters: "1" and 1 are different points.
+        h.update(match v {
+            Value::Int(_) => b"i",
+            Value::Float(_) => b"f",
+            Value::Str(_) => b"s",
+        });
+        h.update(v.to_string().as_bytes());
+    }
+    crate::spec::hex(&h.finalize()[..6])
+}
+
+/// Every point of the spec, in sweep order (the last axis varies fastest), filtered.
+pub fn expand(spec: &Spec) -> Result<Vec<Point>, PointsError> {
+    let path = spec.path.display().to_string();
+    // Dimensions: a zip group is one dimension; every other axis is its own.
+    let mut dims: Vec<Vec<usize>> = Vec::new();
+    for (i, axis) in spec.axes.iter().enumerate() {
+        if let Some(group) = spec.zip.iter().find(|g| g.contains(&axis.name)) {
+            let members: Vec<usize> = spec
+                .axes
+                .iter()
+                .enumerate()
+                .filter(|(_, a)| group.contains(&a.name))
+                .map(|(j, _)| j)
+                .collect();
+            if members[0] != i {
+                continue;
+            }
+            let lengths: Vec<usize> = members.iter().map(|&j| spec.axes[j].values.len()).collect();
+            if lengths.iter().any(|&l| l != lengths[0]) {
+                return Err(PointsError::ZipLengths {
+                    path,
+                    group: format!("[{}]", group.join(", ")),
+                    lengths: lengths.iter().map(|l| l.to_string()).collect::<Vec<_>>().join(" vs "),
+                });
+            }
+            dims.push(members);
+        } else {
+            dims.push(vec![i]);
+        }
+    }
+    let sizes: Vec<usize> = dims.iter().map(|d| spec.axes[d[0]].values.len()).collect();
+    let total = sizes
+        .iter()
+        .try_fold(1usize, |acc, &s| acc.checked_mul(s))
+        .filter(|&t| t <= MAX_POINTS)
+        .ok_or_else(|| PointsError::TooMany {
+            path: path.clone(),
+            count: sizes.iter().map(|&s| s as f64).product::<f64>() as usize,
+            max: MAX_POINTS,
+        })?;
+
+    let filter = match &spec.filter {
+        Some(f) => Some(evalexpr::build_operator_tree(f).map_err(|e| PointsError::Filter {
+            path: path.clone(),
+            filter: f.clone(),
+            label: "(parse)".into(),
+            reason: e.to_string(),
+        })?),
+        None => None,
+    };
+
+    let mut points = Vec::new();
+    let mut digits = vec![0usize; dims.len()];
+    for _ in 0..total {
+        let mut values: Vec<(String, Value)> = Vec::with_capacity(spec.axes.len());
+        for (axis_index, axis) in spec.axes.iter().enumerate() {
+            let dim = dims.iter().position(|d| d.contains(&axis_index)).unwrap_or(0);
+            values.push((axis.name.clone(), axis.values[digits[dim]].clone()));
+        }
+        let keep = match &filter {
+            Some(tree) => eval_filter(tree, spec, &values).map_err(|reason| PointsError::Filter {
+                path: path.clone(),
+                filter: spec.filter.clone().unwrap_or_default(),
+                label: values.iter().map(|(n, v)| format!("{n}={v}")).collect::<Vec<_>>().join(" "),
+                reason,
+            })?,
+            None => true,
+        };
+        if keep {
+            points.push(Point {
+                index: points.len(),
+                id: point_id(&spec.bench, &values),
+                values,
+            });
+        }
+        // Odometer: the last dimension turns fastest.
+        for d in (0..digits.len()).rev() {
+            digits[d] += 1;
+            if digits[d] < sizes[d] {
+                break;
+            }
+            digits[d] = 0;
+        }
+    }
+    if points.is_empty() {
+        return Err(PointsError::FilterDropsAll {
+            path,
+            filter: spec.filter.clone().unwrap_or_default(),
+            total,
+        });
+    }
+    Ok(points)
+}
+
+fn eval_filter(tree: &evalexpr::Node, spec: &Spec, values: &[(String, Value)]) -> Result<bool, String> {
+    use evalexpr::{ContextWithMutableVariables, HashMapContext, Value as E};
+    let mut ctx = HashMapContext::new();
+    let as_e = |v: &Value| match v {
+        Value::Int(i) => E::Int(*i),
+        Value::Float(f) => E::Float(*f),
+        Value::Str(s) => E::String(s.clone()),
+    };
+    for (n, v) in spec.vars.iter().map(|(n, v)| (n, v)).chain(values.iter().map(|(n, v)| (n, v))) {
+        ctx.set_value(n.clone(), as_e(v)).map_err(|e| e.to_string())?;
+    }
+    tree.eval_boolean_with_context(&ctx).map_err(|e| e.to_string())
+}
+
+/// `--shard i/N`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Shard {
+    pub index: usize,
+    pub count: usize,
+}
+
+impl std::str::FromStr for Shard {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        let (i, n) = s
+            .split_once('/')
+            .ok_or_else(|| format!("shard `{s}` is not of the form i/N (hint: --shard 0/4)"))?;
+        let index: usize = i.trim().parse().map_err(|_| format!("shard `{s}`: `{i}` is not a number"))?;
+        let count: usize = n.trim().parse().map_err(|_| format!("shard `{s}`: `{n}` is not a number"))?;
+        if count == 0 || index >= count {
+            return Err(format!("shard `{s}`: need 0 <= i < N"));
+        }
+        Ok(Shard { index, count })
+    }
+}
+
+/// How points are spread over shards and GPUs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Split {
+    /// Every point of a series to the same place, so no curve is stitched from two devices.
+    Series,
+    /// Points dealt round-robin, whatever their series.
+    Points,
+}
+
+/// The axis a series runs along: `[analyze] x`, else the axis with the most values.
+pub fn x_axis(spec: &Spec) -> String {
+    if let Some(x) = spec.analyze.as_ref().and_then(|a| a.x.clone()) {
+        return x;
+    }
+    let mut best = &spec.axes[0];
+    for a in &spec.axes {
+        if a.values.len() > best.values.len() {
+            best = a;
+        }
+    }
+    best.name.clone()
+}
+
+/// The series of a point: its values on every axis but `x`.
+pub fn series_key(point: &Point, x: &str) -> String {
+    point
+        .values
+        .iter()
+        .filter(|(n, _)| n != x)
+        .map(|(n, v)| format!("{n}={v}"))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// Deals points into `count` groups; group `g` holds the points for which this returns `g`.
+pub fn assign(points: &[Point], count: usize, split: Split, x: &str) -> Vec<usize> {
+    match split {
+        Split::Points => points.iter().map(|p| p.index % count).collect(),
+        Split::Series => {
+            let mut order: BTreeMap<String, usize> = BTreeMap::new();
+            let mut next = 0;
+            points
+                .iter()
+                .map(|p| {
+                    let key = series_key(p, x);
+                    let n = *order.entry(key).or_insert_with(|| {
+                        next += 1;
+                        next - 1
+                    });
+                    n % count
+                })
+                .collect()
+        }
+    }
+}
+
+/// The points of one shard (deterministic: same spec, same shard, same points).
+pub fn shard(points: Vec<Point>, shard: Shard, split: Split, x: &str) -> Vec<Point> {
+    let owner = assign(&points, shard.count, split, x);
+    points
+        .into_iter()
+        .zip(owner)
+        .filter(|(_, o)| *o == shard.index)
+        .map(|(p, _)| p)
+        .collect()
+}
+
+/// A seeded shuffle (splitmix64 + Fisher-Yates), so drift of the GPU cannot pose as structure.
+pub fn shuffle<T>(items: &mut [T], seed: u64) {
+    let mut state = seed;
+    let mut next = || {
+        state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = state;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    };
+    for i in (1..items.len()).rev() {
+        let j = (next() % (i as u64 + 1)) as usize;
+        items.swap(i, j);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::Path;
+
+    fn spec(extra: &str) -> Spec {
+        let text = format!("bench = \"b\"\n{extra}\n[[metric]]\npattern = \"mflops\"\n");
+        Spec::parse(Path::new("t.toml"), &text).unwrap()
+    }
+
+    fn labels(points: &[Point]) -> Vec<String> {
+        points.iter().map(|p| p.label()).collect()
+    }
+
+    #[test]
+    fn product_turns_the_last_axis_fastest() {
+        let s = spec("[[axis]]\nname=\"a\"\nrange=[1,2]\n[[axis]]\nname=\"b\"\nvalues=[\"x\",\"y\"]");
+        assert_eq!(labels(&expand(&s).unwrap()), ["a=1 b=x", "a=1 b=y", "a=2 b=x", "a=2 b=y"]);
+    }
+
+    #[test]
+    fn zip_groups_advance_together() {
+        let s = spec(
+            "zip=[[\"n\",\"tile\"]]\n[[axis]]\nname=\"n\"\nvalues=[64,128]\n[[axis]]\nname=\"v\"\nvalues=[\"p\",\"q\"]\n[[axis]]\nname=\"tile\"\nvalues=[8,16]",
+        );
+        assert_eq!(
+            labels(&expand(&s).unwrap()),
+            ["n=64 v=p tile=8", "n=64 v=q tile=8", "n=128 v=p tile=16", "n=128 v=q tile=16"]
+        );
+        let bad = spec("zip=[[\"n\",\"tile\"]]\n[[axis]]\nname=\"n\"\nvalues=[64,128]\n[[axis]]\nname=\"tile\"\nvalues=[8]");
+        let err = expand(&bad).unwrap_err().to_string();
+        assert!(err.contains("zip group [n, tile] joins axes of different lengths (2 vs 1)"), "{err}");
+    }
+
+    #[test]
+    fn filter_drops_points_and_sees_vars() {
+        let s = spec(
+            "filter = \"threads * stride <= limit && v != \\\"skip\\\"\"\n[vars]\nlimit = 8\n[[axis]]\nname=\"threads\"\npow2=[1,8]\n[[axis]]\nname=\"stride\"\nvalues=[1,2]\n[[axis]]\nname=\"v\"\nvalues=[\"go\",\"skip\"]",
+        );
+        let pts = expand(&s).unwrap();
+        assert_eq!(pts.len(), 7);
+        assert!(pts.iter().all(|p| p.get("v") == Some(&Value::Str("go".into()))));
+        assert_eq!(pts.iter().map(|p| p.index).collect::<Vec<_>>(), (0..7).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn filter_errors_are_named() {
+        let all = spec("filter = \"threads > 100\"\n[[axis]]\nname=\"threads\"\nrange=[1,4]");
+        let err = expand(&all).unwrap_err().to_string();
+        assert_eq!(err, "t.toml: filter `threads > 100` drops every one of the 4 points (hint: check the comparison against the axis ranges)");
+        let unknown = spec("filter = \"thread > 1\"\n[[axis]]\nname=\"threads\"\nrange=[1,4]");
+        let err = expand(&unknown).unwrap_err().to_string();
+        assert!(err.starts_with("t.toml: filter `thread > 1` failed at point threads=1:"), "{err}");
+    }
+
+    #[test]
+    fn ids_are_stable_and_distinct() {
+        let s = spec("[[axis]]\nname=\"a\"\nvalues=[1,\"1\",2]");
+        let pts = expand(&s).unwrap();
+        assert_ne!(pts[0].id, pts[1].id, "an int and a string differ");
+        assert_eq!(pts[0].id, point_id("b", &[("a".into(), Value::Int(1))]));
+        assert_eq!(pts[0].id.len(), 12);
+    }
+
+    #[test]
+    fn shards_partition_and_keep_series_whole() {
+        let s = spec("[[axis]]\nname=\"threads\"\nrange=[1,10]\n[[axis]]\nname=\"v\"\nvalues=[\"a\",\"b\",\"c\"]");
+        let pts = expand(&s).unwrap();
+        let x = x_axis(&s);
+        assert_eq!(x, "threads");
+        for split in [Split::Series, Split::Points] {
+            let mut seen: Vec<usize> = Vec::new();
+            for i in 0..2 {
+                let part = shard(pts.clone(), Shard { index: i, count: 2 }, split, &x);
+                if split == Split::Series {
+                    let series: std::collections::BTreeSet<String> =
+                        part.iter().map(|p| series_key(p, &x)).collect();
+                    for key in &series {
+                        let whole = pts.iter().filter(|p| &series_key(p, &x) == key).count();
+                        assert_eq!(part.iter().filter(|p| &series_key(p, &x) == key).count(), whole);
+                    }
+                }
+                seen.extend(part.iter().map(|p| p.index));
+            }
+            seen.sort();
+            assert_eq!(seen, (0..30).collect::<Vec<_>>(), "{split:?}: every point exactly once");
+        }
+        assert!("2/2".parse::<Shard>().is_err());
+        assert_eq!("1/4".parse::<Shard>(), Ok(Shard { index: 1, count: 4 }));
+    }
+
+    #[test]
+    fn shuffle_is_seeded() {
+        let mut a: Vec<u32> = (0..50).collect();
+        let mut b = a.clone();
+        shuffle(&mut a, 7);
+        shuffle(&mut b, 7);
+        assert_eq!(a, b);
+        assert_ne!(a, (0..50).collect::<Vec<_>>());
+        let mut c = a.clone();
+        c.sort();
+        assert_eq!(c, (0..50).collect::<Vec<_>>());
+    }
+}

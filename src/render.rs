@@ -1,0 +1,256 @@
+//! Stage `render`: finds a bench folder and renders its Tera templates for one point.
+
+use crate::points::Point;
+use crate::spec::{Spec, Value};
+use std::path::{Path, PathBuf};
+
+/// A bench: `cuda/<name>/` with one program and its `*.tera` templates.
+#[derive(Clone, Debug)]
+pub struct Bench {
+    pub name: String,
+    pub dir: PathBuf,
+    /// The program: `<name>.cu`, `.c` or `.cpp`.
+    pub source: PathBuf,
+    pub templates: Vec<PathBuf>,
+    /// `cuda/common/` beside the bench, when there is one (on the include path).
+    pub common: Option<PathBuf>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum RenderError {
+    #[error("bench `{bench}` not found: no folder `cuda/{bench}` beside or above `{spec}` (hint: `sweep list` shows the benches)")]
+    NoBench { bench: String, spec: String },
+    #[error("bench `{bench}` has no program: expected `{dir}/{bench}.cu` (or .c / .cpp)")]
+    NoSource { bench: String, dir: String },
+    #[error("cannot read `{path}`: {reason}")]
+    Io { path: String, reason: String },
+    #[error("template `{template}` line {line}: variable `{variable}` is not defined for point {point} (hint: add an axis or a [vars] entry named `{variable}`)")]
+    Undefined {
+        template: String,
+        line: usize,
+        variable: String,
+        point: String,
+    },
+    #[error("template `{template}`: {reason}")]
+    Template { template: String, reason: String },
+}
+
+const SOURCE_EXTS: [&str; 3] = ["cu", "c", "cpp"];
+
+impl Bench {
+    /// `bench = "name"` is looked up as `cuda/name` in the spec's folder and each folder above it;
+    /// a value with a `/` is a path relative to the spec's folder.
+    pub fn locate(spec: &Spec) -> Result<Bench, RenderError> {
+        let spec_dir = spec
+            .path
+            .parent()
+            .map(Path::to_path_buf)
+            .unwrap_or_else(|| PathBuf::from("."));
+        let spec_dir = if spec_dir.as_os_str().is_empty() {
+            PathBuf::from(".")
+        } else {
+            spec_dir
+        };
+        let dir = if spec.bench.contains('/') {
+            Some(spec_dir.join(&spec.bench)).filter(|d| d.is_dir())
+        } else {
+            spec_dir
+                .canonicalize()
+                .ok()
+                .and_then(|abs| {
+                    abs.ancestors()
+                        .map(|a| a.join("cuda").join(&spec.bench))
+                        .find(|d| d.is_dir())
+                })
+        };
+        let dir = dir.ok_or_else(|| RenderError::NoBench {
+            bench: spec.bench.clone(),
+            spec: spec.path.display().to_string(),
+        })?;
+        Bench::open(&dir)
+    }
+
+    pub fn open(dir: &Path) -> Result<Bench, RenderError> {
+        let name = dir
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let source = SOURCE_EXTS
+            .iter()
+            .map(|ext| dir.join(format!("{name}.{ext}")))
+            .find(|p| p.is_file())
+            .ok_or_else(|| RenderError::NoSource {
+                bench: name.clone(),
+                dir: dir.display().to_string(),
+            })?;
+        let mut templates: Vec<PathBuf> = walkdir::WalkDir::new(dir)
+            .max_depth(1)
+            .into_iter()
+            .filter_map(Result::ok)
+            .map(|e| e.into_path())
+            .filter(|p| p.extension().is_some_and(|e| e == "tera"))
+            .collect();
+        templates.sort();
+        let common = dir.parent().map(|p| p.join("common")).filter(|c| c.is_dir());
+        Ok(Bench {
+            name,
+            dir: dir.to_path_buf(),
+            source,
+            templates,
+            common,
+        })
+    }
+
+    /// Every file that goes into the binary but the rendered headers: the bench's own files
+    /// (templates included) and `cuda/common/`, sorted by path.
+    pub fn input_files(&self) -> Vec<PathBuf> {
+        let mut files: Vec<PathBuf> = [Some(&self.dir), self.common.as_ref()]
+            .into_iter()
+            .flatten()
+            .flat_map(|d| walkdir::WalkDir::new(d).into_iter().filter_map(Result::ok))
+            .filter(|e| e.file_type().is_file())
+            .map(|e| e.into_path())
+            .collect();
+        files.sort();
+        files
+    }
+}
+
+/// One rendered header: its file name and text.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Rendered {
+    pub file: String,
+    pub text: String,
+}
+
+/// Renders every template of `bench` for `point`.
+pub fn render(bench: &Bench, spec: &Spec, point: &Point) -> Result<Vec<Rendered>, RenderError> {
+    let mut ctx = tera::Context::new();
+    let mut put = |name: &str, v: &Value| match v {
+        Value::Int(i) => ctx.insert(name, i),
+        Value::Float(f) => ctx.insert(name, f),
+        Value::Str(s) => ctx.insert(name, s),
+    };
+    for (n, v) in &spec.vars {
+        put(n, v);
+    }
+    for (n, v) in &point.values {
+        put(n, v);
+    }
+    ctx.insert("point_id", &point.id);
+    ctx.insert("bench", &bench.name);
+
+    let mut out = Vec::new();
+    for path in &bench.templates {
+        let template = path.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default();
+        let text = std::fs::read_to_string(path).map_err(|e| RenderError::Io {
+            path: path.display().to_string(),
+            reason: e.to_string(),
+        })?;
+        let rendered = tera::Tera::one_off(&text, &ctx, false)
+            .map_err(|e| render_error(&template, &text, point, &e))?;
+        out.push(Rendered {
+            file: template.trim_end_matches(".tera").to_string(),
+            text: rendered,
+        });
+    }
+    Ok(out)
+}
+
+fn render_error(template: &str, text: &str, point: &Point, e: &tera::Error) -> RenderError {
+    let mut chain = vec![e.to_string()];
+    let mut source = std::error::Error::source(e);
+    while let Some(s) = source {
+        chain.push(s.to_string());
+        source = s.source();
+    }
+    let all = chain.join(": ");
+    let undefined = regex::Regex::new(r"Variable `([A-Za-z_][A-Za-z0-9_.]*)` not found")
+        .ok()
+        .and_then(|re| re.captures(&all).map(|c| c[1].to_string()));
+    match undefined {
+        Some(variable) => {
+            let root = variable.split('.').next().unwrap_or(&variable).to_string();
+            let word = regex::Regex::new(&format!(r"\{{[{{%][^}}]*\b{}\b", regex::escape(&root))).ok();
+            let line = text
+                .lines()
+                .position(|l| word.as_ref().is_some_and(|w| w.is_match(l)))
+                .map(|i| i + 1)
+                .unwrap_or(1);
+            RenderError::Undefined {
+                template: template.to_string(),
+                line,
+                variable: root,
+                point: point.label(),
+            }
+        }
+        None => RenderError::Template {
+            template: template.to_string(),
+            reason: chain.last().cloned().unwrap_or_default().replace('\n', " "),
+        },
+    }
+}
+
+/// Writes the rendered headers into `dir`.
+pub fn write(rendered: &[Rendered], dir: &Path) -> std::io::Result<()> {
+    std::fs::create_dir_all(dir)?;
+    for r in rendered {
+        std::fs::write(dir.join(&r.file), &r.text)?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn setup(template: &str) -> (tempfile::TempDir, Spec, Bench) {
+        let tmp = tempfile::tempdir().unwrap();
+        let bench = tmp.path().join("cuda/b");
+        std::fs::create_dir_all(&bench).unwrap();
+        std::fs::create_dir_all(tmp.path().join("sweeps")).unwrap();
+        std::fs::write(bench.join("b.c"), "int main(){return 0;}").unwrap();
+        std::fs::write(bench.join("params.h.tera"), template).unwrap();
+        let spec_path = tmp.path().join("sweeps/s.toml");
+        let text = "bench = \"b\"\ncompiler = \"cc\"\n[vars]\niters = 100\n[[axis]]\nname=\"threads\"\nrange=[1,2]\n[[axis]]\nname=\"v\"\nvalues=[\"naive\"]\n[[metric]]\npattern=\"mflops\"\n";
+        std::fs::write(&spec_path, text).unwrap();
+        let spec = Spec::load(&spec_path).unwrap();
+        let bench = Bench::locate(&spec).unwrap();
+        (tmp, spec, bench)
+    }
+
+    #[test]
+    fn renders_axes_vars_and_id() {
+        let (_tmp, spec, bench) = setup(
+            "#define THREADS {{ threads }}\n#define ITERS {{ iters }}\n#define VARIANT_{{ v | upper }} 1\n// {{ point_id }}\n",
+        );
+        let pts = crate::points::expand(&spec).unwrap();
+        let r = render(&bench, &spec, &pts[1]).unwrap();
+        assert_eq!(r[0].file, "params.h");
+        assert_eq!(
+            r[0].text,
+            format!("#define THREADS 2\n#define ITERS 100\n#define VARIANT_NAIVE 1\n// {}\n", pts[1].id)
+        );
+    }
+
+    #[test]
+    fn undefined_variable_names_template_line_and_variable() {
+        let (_tmp, spec, bench) = setup("#define A {{ threads }}\n\n#define B {{ blocks }}\n");
+        let pts = crate::points::expand(&spec).unwrap();
+        let err = render(&bench, &spec, &pts[0]).unwrap_err().to_string();
+        assert_eq!(
+            err,
+            "template `params.h.tera` line 3: variable `blocks` is not defined for point threads=1 v=naive (hint: add an axis or a [vars] entry named `blocks`)"
+        );
+    }
+
+    #[test]
+    fn missing_bench_is_named() {
+        let tmp = tempfile::tempdir().unwrap();
+        let p = tmp.path().join("s.toml");
+        std::fs::write(&p, "bench = \"nope\"\n[[axis]]\nname=\"t\"\nrange=[1,2]\n[[metric]]\npattern=\"mflops\"\n").unwrap();
+        let spec = Spec::load(&p).unwrap();
+        let err = Bench::locate(&spec).unwrap_err().to_string();
+        assert!(err.starts_with("bench `nope` not found: no folder `cuda/nope`"), "{err}");
+    }
+}

@@ -1,0 +1,601 @@
+//! Stage `spec`: reads a sweep spec (TOML) into a checked [`Spec`].
+//!
+//! Every error names the file, the line and the key at fault.
+
+use regex::Regex;
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+use toml::Spanned;
+
+/// One value of an axis or a template constant.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum Value {
+    Int(i64),
+    Float(f64),
+    Str(String),
+}
+
+impl fmt::Display for Value {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Value::Int(i) => write!(f, "{i}"),
+            Value::Float(x) => write!(f, "{x}"),
+            Value::Str(s) => f.write_str(s),
+        }
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum SpecError {
+    #[error("cannot read spec `{path}`: {reason}")]
+    Read { path: PathBuf, reason: String },
+    #[error("{path}:{line}: {message}")]
+    Syntax {
+        path: PathBuf,
+        line: usize,
+        message: String,
+    },
+    #[error("{path}:{line}: {message}")]
+    Invalid {
+        path: PathBuf,
+        line: usize,
+        message: String,
+    },
+    #[error("{path}: {message}")]
+    Whole { path: PathBuf, message: String },
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SpecFile {
+    name: Option<String>,
+    description: Option<String>,
+    bench: Spanned<String>,
+    compiler: Option<String>,
+    #[serde(default)]
+    flags: Vec<String>,
+    arch: Option<String>,
+    gpu: Option<bool>,
+    filter: Option<Spanned<String>>,
+    zip: Option<Spanned<Vec<Vec<String>>>>,
+    build_timeout_s: Option<f64>,
+    run_timeout_s: Option<f64>,
+    #[serde(default)]
+    args: Vec<String>,
+    #[serde(default)]
+    vars: BTreeMap<String, Value>,
+    #[serde(default)]
+    env: BTreeMap<String, String>,
+    timing: Option<TimingFile>,
+    #[serde(default, rename = "axis")]
+    axes: Vec<Spanned<AxisFile>>,
+    #[serde(default, rename = "metric")]
+    metrics: Vec<Spanned<MetricFile>>,
+    analyze: Option<AnalyzeCfg>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct AxisFile {
+    name: String,
+    range: Option<[i64; 2]>,
+    step: Option<i64>,
+    pow2: Option<[i64; 2]>,
+    values: Option<Vec<Value>>,
+    #[serde(default)]
+    compiler_flags: bool,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct MetricFile {
+    name: Option<String>,
+    unit: Option<String>,
+    pattern: Option<String>,
+    regex: Option<String>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct TimingFile {
+    warmup: Option<u32>,
+    min_samples: Option<u32>,
+    min_time_ms: Option<f64>,
+    max_time_ms: Option<f64>,
+    target_rel_ci: Option<f64>,
+    flush_l2: Option<bool>,
+    rated_sm_mhz: Option<f64>,
+}
+
+/// What `sweep run` analyses and plots when it ends.
+#[derive(Deserialize, Serialize, Clone, Debug, Default)]
+#[serde(deny_unknown_fields)]
+pub struct AnalyzeCfg {
+    pub x: Option<String>,
+    pub by: Option<Vec<String>>,
+    #[serde(default)]
+    pub y: Vec<String>,
+    #[serde(default = "yes")]
+    pub plot: bool,
+}
+
+fn yes() -> bool {
+    true
+}
+
+#[derive(Clone, Debug)]
+pub struct Axis {
+    pub name: String,
+    pub values: Vec<Value>,
+    /// The value is split on spaces and added to the build command.
+    pub compiler_flags: bool,
+}
+
+#[derive(Clone, Debug)]
+pub enum MetricSource {
+    /// The timing core's `@sweep metric=NAME ...` line.
+    Core,
+    /// A regex whose group `value` (or first group) is the number.
+    Regex(Regex),
+}
+
+#[derive(Clone, Debug)]
+pub struct Metric {
+    pub name: String,
+    pub unit: String,
+    pub source: MetricSource,
+}
+
+/// Extra statistics the timing core reports for each metric, in column order.
+pub const CORE_STATS: [&str; 4] = ["median", "stddev", "min", "max"];
+
+impl Metric {
+    /// Column of the metric's value: `<name>_<unit slug>`, or the slug alone when they agree.
+    pub fn column(&self) -> String {
+        let slug = unit_slug(&self.unit);
+        if slug == self.name {
+            slug
+        } else {
+            format!("{}_{}", self.name, slug)
+        }
+    }
+
+    /// Every column this metric fills, the value first.
+    pub fn columns(&self) -> Vec<String> {
+        let mut cols = vec![self.column()];
+        if let MetricSource::Core = self.source {
+            let slug = unit_slug(&self.unit);
+            for stat in CORE_STATS {
+                cols.push(format!("{}_{stat}_{slug}", self.name));
+            }
+            for extra in ["rel_ci", "samples", "throttled"] {
+                cols.push(format!("{}_{extra}", self.name));
+            }
+        }
+        cols
+    }
+}
+
+/// `GB/s` -> `gb_per_s`, `MFlops` -> `mflops`.
+pub fn unit_slug(unit: &str) -> String {
+    let mut out = String::new();
+    for c in unit.replace('/', "_per_").chars() {
+        if c.is_ascii_alphanumeric() {
+            out.push(c.to_ascii_lowercase());
+        } else if !out.ends_with('_') {
+            out.push('_');
+        }
+    }
+    out.trim_matches('_').to_string()
+}
+
+fn builtin(pattern: &str) -> Option<(&'static str, &'static str, &'static str)> {
+    // (name, unit, regex)
+    match pattern {
+        "mflops" => Some(("mflops", "MFlops", r"(?mi)^\s*MFlops\s*[:=]\s*(?P<value>[-+0-9.eE]+)")),
+        "gflops" => Some(("gflops", "GFlops", r"(?mi)^\s*GFlops\s*[:=]\s*(?P<value>[-+0-9.eE]+)")),
+        "gb_per_s" => Some(("gb_per_s", "GB/s", r"(?mi)^\s*GB/s\s*[:=]\s*(?P<value>[-+0-9.eE]+)")),
+        _ => None,
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct Spec {
+    pub path: PathBuf,
+    pub name: String,
+    pub text: String,
+    /// sha256 of the spec text.
+    pub hash: String,
+    pub description: Option<String>,
+    pub bench: String,
+    pub compiler: String,
+    pub flags: Vec<String>,
+    pub arch: Option<String>,
+    /// Running it needs a GPU (default: the compiler is nvcc).
+    pub gpu: bool,
+    pub filter: Option<String>,
+    pub zip: Vec<Vec<String>>,
+    pub build_timeout: Duration,
+    pub run_timeout: Duration,
+    pub args: Vec<String>,
+    pub vars: BTreeMap<String, Value>,
+    pub env: BTreeMap<String, String>,
+    pub axes: Vec<Axis>,
+    pub metrics: Vec<Metric>,
+    pub analyze: Option<AnalyzeCfg>,
+}
+
+impl Spec {
+    pub fn load(path: &Path) -> Result<Spec, SpecError> {
+        let text = std::fs::read_to_string(path).map_err(|e| SpecError::Read {
+            path: path.to_path_buf(),
+            reason: e.to_string(),
+        })?;
+        Spec::parse(path, &text)
+    }
+
+    pub fn parse(path: &Path, text: &str) -> Result<Spec, SpecError> {
+        let line_of = |offset: usize| text[..offset.min(text.len())].matches('\n').count() + 1;
+        let file: SpecFile = toml::from_str(text).map_err(|e| {
+            let line = e.span().map(|s| line_of(s.start)).unwrap_or(1);
+            SpecError::Syntax {
+                path: path.to_path_buf(),
+                line,
+                message: tidy_toml_message(e.message()),
+            }
+        })?;
+        let invalid = |offset: usize, message: String| SpecError::Invalid {
+            path: path.to_path_buf(),
+            line: line_of(offset),
+            message,
+        };
+
+        let mut axes: Vec<Axis> = Vec::new();
+        for spanned in &file.axes {
+            let at = spanned.span().start;
+            let axis = expand_axis(spanned.get_ref()).map_err(|m| invalid(at, m))?;
+            if axes.iter().any(|a| a.name == axis.name) {
+                return Err(invalid(at, format!("axis `{}` is defined twice", axis.name)));
+            }
+            if file.vars.contains_key(&axis.name) {
+                return Err(invalid(
+                    at,
+                    format!("axis `{}` has the name of a [vars] constant (hint: rename one of them)", axis.name),
+                ));
+            }
+            axes.push(axis);
+        }
+        if axes.is_empty() {
+            return Err(SpecError::Whole {
+                path: path.to_path_buf(),
+                message: "no axis defined (hint: add an [[axis]] table with a name and range, pow2 or values)".into(),
+            });
+        }
+        if let Some(zip) = &file.zip {
+            for name in zip.get_ref().iter().flatten() {
+                if !axes.iter().any(|a| &a.name == name) {
+                    return Err(invalid(
+                        zip.span().start,
+                        format!("zip names axis `{name}`, which is not defined"),
+                    ));
+                }
+            }
+        }
+
+        let mut metrics = Vec::new();
+        for spanned in &file.metrics {
+            let at = spanned.span().start;
+            let metric = read_metric(spanned.get_ref()).map_err(|m| invalid(at, m))?;
+            if metrics.iter().any(|m: &Metric| m.column() == metric.column()) {
+                return Err(invalid(at, format!("metric column `{}` is defined twice", metric.column())));
+            }
+            metrics.push(metric);
+        }
+        if metrics.is_empty() {
+            return Err(SpecError::Whole {
+                path: path.to_path_buf(),
+                message: "no metric defined (hint: add [[metric]] with pattern = \"mflops\", or a name and unit)".into(),
+            });
+        }
+
+        let name = file.name.clone().unwrap_or_else(|| {
+            path.file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_else(|| "sweep".into())
+        });
+        let compiler = file.compiler.clone().unwrap_or_else(|| "nvcc".into());
+        let is_nvcc = Path::new(&compiler)
+            .file_name()
+            .map(|f| f.to_string_lossy().contains("nvcc"))
+            .unwrap_or(false);
+        let mut env = file.env.clone();
+        env.extend(timing_env(&file.timing.unwrap_or_default()));
+        let timeout = |secs: Option<f64>, default: f64, key: &str| -> Result<Duration, SpecError> {
+            let s = secs.unwrap_or(default);
+            if !(s.is_finite() && s > 0.0) {
+                return Err(SpecError::Whole {
+                    path: path.to_path_buf(),
+                    message: format!("`{key}` must be a positive number of seconds, not {s}"),
+                });
+            }
+            Ok(Duration::from_secs_f64(s))
+        };
+        if let Some(f) = &file.filter {
+            if f.get_ref().trim().is_empty() {
+                return Err(invalid(f.span().start, "`filter` is empty".into()));
+            }
+        }
+        Ok(Spec {
+            path: path.to_path_buf(),
+            name,
+            hash: hex(&Sha256::digest(text.as_bytes())),
+            text: text.to_string(),
+            description: file.description,
+            bench: file.bench.into_inner(),
+            gpu: file.gpu.unwrap_or(is_nvcc),
+            compiler,
+            flags: file.flags,
+            arch: file.arch,
+            filter: file.filter.map(|f| f.into_inner()),
+            zip: file.zip.map(|z| z.into_inner()).unwrap_or_default(),
+            build_timeout: timeout(file.build_timeout_s, 300.0, "build_timeout_s")?,
+            run_timeout: timeout(file.run_timeout_s, 120.0, "run_timeout_s")?,
+            args: file.args,
+            vars: file.vars,
+            env,
+            axes,
+            metrics,
+            analyze: file.analyze,
+        })
+    }
+
+    /// Compiler is nvcc (gets `-arch`).
+    pub fn is_nvcc(&self) -> bool {
+        Path::new(&self.compiler)
+            .file_name()
+            .map(|f| f.to_string_lossy().contains("nvcc"))
+            .unwrap_or(false)
+    }
+
+    pub fn axis_names(&self) -> Vec<String> {
+        self.axes.iter().map(|a| a.name.clone()).collect()
+    }
+}
+
+fn tidy_toml_message(m: &str) -> String {
+    let m = m
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect::<Vec<_>>()
+        .join(": ")
+        .replace("unknown field", "unknown key");
+    match m.split_once(", expected") {
+        Some((head, rest)) => format!("{head} (hint: expected{rest})"),
+        None => m,
+    }
+}
+
+fn timing_env(t: &TimingFile) -> BTreeMap<String, String> {
+    let mut env = BTreeMap::new();
+    let mut put = |k: &str, v: Option<String>| {
+        if let Some(v) = v {
+            env.insert(format!("SWEEP_{k}"), v);
+        }
+    };
+    put("WARMUP", t.warmup.map(|v| v.to_string()));
+    put("MIN_SAMPLES", t.min_samples.map(|v| v.to_string()));
+    put("MIN_TIME_MS", t.min_time_ms.map(|v| v.to_string()));
+    put("MAX_TIME_MS", t.max_time_ms.map(|v| v.to_string()));
+    put("TARGET_REL_CI", t.target_rel_ci.map(|v| v.to_string()));
+    put("FLUSH_L2", t.flush_l2.map(|v| if v { "1" } else { "0" }.to_string()));
+    put("RATED_SM_MHZ", t.rated_sm_mhz.map(|v| v.to_string()));
+    env
+}
+
+fn valid_ident(name: &str) -> bool {
+    let mut chars = name.chars();
+    matches!(chars.next(), Some(c) if c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+fn expand_axis(a: &AxisFile) -> Result<Axis, String> {
+    let name = &a.name;
+    if !valid_ident(name) {
+        return Err(format!(
+            "axis name `{name}` is not an identifier (hint: letters, digits and `_`, not starting with a digit)"
+        ));
+    }
+    let given = [a.range.is_some(), a.pow2.is_some(), a.values.is_some()];
+    if given.iter().filter(|g| **g).count() != 1 {
+        return Err(format!("axis `{name}` needs exactly one of `range`, `pow2`, `values`"));
+    }
+    if a.step.is_some() && a.range.is_none() {
+        return Err(format!("axis `{name}`: `step` only goes with `range`"));
+    }
+    let values = if let Some([from, to]) = a.range {
+        let step = a.step.unwrap_or(1);
+        if step <= 0 {
+            return Err(format!("axis `{name}` has step {step} (hint: step must be > 0)"));
+        }
+        if from > to {
+            return Err(format!(
+                "axis `{name}` is empty: {from}..{to} step {step} (hint: start must be <= end)"
+            ));
+        }
+        let count = (to - from) / step + 1;
+        if count > 1_000_000 {
+            return Err(format!("axis `{name}` has {count} values (hint: at most 1000000)"));
+        }
+        (0..count).map(|i| Value::Int(from + i * step)).collect()
+    } else if let Some([from, to]) = a.pow2 {
+        let pow = |v: i64| v > 0 && (v & (v - 1)) == 0;
+        if !pow(from) || !pow(to) {
+            return Err(format!("axis `{name}`: pow2 bounds {from} and {to} must be powers of two"));
+        }
+        if from > to {
+            return Err(format!("axis `{name}` is empty: pow2 {from}..{to} (hint: start must be <= end)"));
+        }
+        let mut v = Vec::new();
+        let mut x = from;
+        while x <= to {
+            v.push(Value::Int(x));
+            x *= 2;
+        }
+        v
+    } else {
+        let values = a.values.clone().unwrap_or_default();
+        if values.is_empty() {
+            return Err(format!("axis `{name}` is empty: values = [] (hint: list at least one value)"));
+        }
+        values
+    };
+    if a.compiler_flags && values.iter().any(|v| !matches!(v, Value::Str(_))) {
+        return Err(format!("axis `{name}` has compiler_flags = true, so its values must be strings"));
+    }
+    Ok(Axis {
+        name: name.clone(),
+        values,
+        compiler_flags: a.compiler_flags,
+    })
+}
+
+fn read_metric(m: &MetricFile) -> Result<Metric, String> {
+    if let Some(p) = &m.pattern {
+        if m.regex.is_some() {
+            return Err("a metric takes `pattern` or `regex`, not both".into());
+        }
+        let (name, unit, re) = builtin(p).ok_or_else(|| {
+            format!("unknown metric pattern `{p}` (hint: one of `mflops`, `gflops`, `gb_per_s`)")
+        })?;
+        return Ok(Metric {
+            name: m.name.clone().unwrap_or_else(|| name.into()),
+            unit: m.unit.clone().unwrap_or_else(|| unit.into()),
+            source: MetricSource::Regex(Regex::new(re).map_err(|e| e.to_string())?),
+        });
+    }
+    let name = m
+        .name
+        .clone()
+        .ok_or("a metric needs a `name` (or a built-in `pattern`)")?;
+    if !valid_ident(&name) {
+        return Err(format!("metric name `{name}` is not an identifier"));
+    }
+    let unit = m
+        .unit
+        .clone()
+        .ok_or_else(|| format!("metric `{name}` needs a `unit` (it goes into the column name)"))?;
+    let source = match &m.regex {
+        Some(r) => {
+            let re = Regex::new(r).map_err(|e| {
+                format!("metric `{name}`: bad regex: {}", e.to_string().lines().last().unwrap_or(""))
+            })?;
+            if re.captures_len() < 2 {
+                return Err(format!("metric `{name}`: the regex needs a group `(?P<value>...)`"));
+            }
+            MetricSource::Regex(re)
+        }
+        None => MetricSource::Core,
+    };
+    Ok(Metric { name, unit, source })
+}
+
+pub fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str) -> Result<Spec, String> {
+        Spec::parse(Path::new("sweeps/t.toml"), text).map_err(|e| e.to_string())
+    }
+
+    const OK: &str = "bench = \"b\"\n[[axis]]\nname = \"threads\"\nrange = [1, 8]\n[[metric]]\npattern = \"mflops\"\n";
+
+    #[test]
+    fn range_pow2_and_values_expand() {
+        let s = parse(&format!(
+            "{OK}[[axis]]\nname = \"n\"\npow2 = [4, 32]\n[[axis]]\nname = \"v\"\nvalues = [\"a\", 3]\n[[axis]]\nname=\"r\"\nrange=[0,10]\nstep=5\n"
+        ))
+        .unwrap();
+        let vals: Vec<String> = s.axes[1].values.iter().map(|v| v.to_string()).collect();
+        assert_eq!(vals, ["4", "8", "16", "32"]);
+        assert_eq!(s.axes[0].values.len(), 8);
+        assert_eq!(s.axes[2].values, vec![Value::Str("a".into()), Value::Int(3)]);
+        assert_eq!(s.axes[3].values, vec![Value::Int(0), Value::Int(5), Value::Int(10)]);
+    }
+
+    #[test]
+    fn errors_name_file_line_and_culprit() {
+        let cases = [
+            (
+                format!("{OK}colour = 1\n"),
+                "sweeps/t.toml:7: unknown key `colour`",
+            ),
+            (
+                "bench = \"b\"\n[[axis]]\nname = \"threads\"\nrange = [10, 1]\n[[metric]]\npattern=\"mflops\"\n".into(),
+                "sweeps/t.toml:2: axis `threads` is empty: 10..1 step 1 (hint: start must be <= end)",
+            ),
+            (
+                "bench = \"b\"\n[[axis]]\nname = \"v\"\nvalues = []\n[[metric]]\npattern=\"mflops\"\n".into(),
+                "axis `v` is empty: values = []",
+            ),
+            ("bench = \"b\"\n[[axis]\n".into(), "sweeps/t.toml:2:"),
+            (
+                "bench = \"b\"\n[[axis]]\nname = \"t\"\nrange=[1,2]\n[[metric]]\npattern=\"tflops\"\n".into(),
+                "unknown metric pattern `tflops`",
+            ),
+            (
+                "bench = \"b\"\n[[axis]]\nname = \"t\"\nrange=[1,2]\n".into(),
+                "no metric defined",
+            ),
+            (
+                format!("{OK}[[axis]]\nname = \"threads\"\nvalues = [1]\n"),
+                "sweeps/t.toml:7: axis `threads` is defined twice",
+            ),
+            (
+                "bench = \"b\"\n[[axis]]\nname = \"t\"\nrange=[1,2]\n[[metric]]\nname=\"x\"\n".into(),
+                "metric `x` needs a `unit`",
+            ),
+        ];
+        for (text, want) in cases {
+            let err = parse(&text).unwrap_err();
+            assert!(err.contains(want), "got {err:?}, want {want:?}");
+            assert!(!err.contains('\n'), "one line: {err:?}");
+        }
+    }
+
+    #[test]
+    fn columns_carry_units() {
+        let s = parse(&format!("{OK}[[metric]]\nname = \"copy\"\nunit = \"GB/s\"\n")).unwrap();
+        assert_eq!(s.metrics[0].columns(), ["mflops"]);
+        assert_eq!(
+            s.metrics[1].columns(),
+            [
+                "copy_gb_per_s",
+                "copy_median_gb_per_s",
+                "copy_stddev_gb_per_s",
+                "copy_min_gb_per_s",
+                "copy_max_gb_per_s",
+                "copy_rel_ci",
+                "copy_samples",
+                "copy_throttled"
+            ]
+        );
+        assert!(s.gpu, "nvcc is the default compiler, so a GPU is needed");
+    }
+
+    #[test]
+    fn timing_table_becomes_environment() {
+        let s = parse(&format!("{OK}[timing]\nmin_samples = 20\nflush_l2 = true\n")).unwrap();
+        assert_eq!(s.env["SWEEP_MIN_SAMPLES"], "20");
+        assert_eq!(s.env["SWEEP_FLUSH_L2"], "1");
+    }
+}
