@@ -100,6 +100,8 @@ struct BuildCtx {
     toolchain: Toolchain,
     cache: Cache,
     clock: Clock,
+    /// One lock per cache key, so two points with the same render build once.
+    inflight: Mutex<BTreeMap<String, Arc<Mutex<()>>>>,
 }
 
 impl BuildCtx {
@@ -130,6 +132,12 @@ impl BuildCtx {
         let key = Cache::key(&self.toolchain, &self.bench, &rendered, &flags)
             .map_err(|e| failed(format!("cannot read the bench's files: {e}")))?;
         let log = dir.join(cache::LOG);
+        let key_lock = self
+            .inflight
+            .lock()
+            .map(|mut m| Arc::clone(m.entry(key.clone()).or_default()))
+            .unwrap_or_default();
+        let _building = key_lock.lock();
         if let Some(bin) = self.cache.lookup(&key) {
             let _ = std::fs::copy(self.cache.entry(&key).join(cache::LOG), &log);
             return Ok((bin, true));
@@ -146,7 +154,7 @@ impl BuildCtx {
             let first = first_error_line(&log);
             return Err((
                 status,
-                format!("build {}{first} (log: {})", outcome.describe(), log.display()),
+                format!("build failed with {}{first} (log: {})", outcome.describe(), log.display()),
             ));
         }
         let _ = std::fs::copy(&log, scratch.join(cache::LOG));
@@ -203,7 +211,7 @@ fn run_point(spec: &Spec, b: &Built, gpu: Option<&GpuState>) -> (Status, BTreeMa
         (
             Status::NoMetric,
             format!(
-                "no value for {} in the output (log: {})",
+                "no metric {} in the output (log: {})",
                 parsed.missing.iter().map(|m| format!("`{m}`")).collect::<Vec<_>>().join(", "),
                 stdout_path.display()
             ),
@@ -412,6 +420,7 @@ pub fn run(spec: &Spec, opts: &Options, reporter: Box<dyn Reporter>) -> Result<S
         toolchain,
         cache: Cache::new(&opts.cache),
         clock,
+        inflight: Mutex::default(),
     });
     let summary = Mutex::new(Summary {
         run_dir: run_dir.clone(),
@@ -607,6 +616,7 @@ pub fn build_only(spec: &Spec, opts: &Options) -> Result<BuildReport, DriverErro
         toolchain,
         cache: Cache::new(&opts.cache),
         clock: Clock(Instant::now()),
+        inflight: Mutex::default(),
     };
     let next = AtomicUsize::new(0);
     let report = Mutex::new(BuildReport {

@@ -2,6 +2,12 @@
 //! (Owned by the analysis work; placeholder API until it lands.)
 use std::path::{Path, PathBuf};
 
+pub mod curve;
+mod fit;
+mod fold;
+mod staircase;
+
+
 #[derive(Debug, Clone, Default)]
 pub struct AnalyzeOptions {
     pub x: Option<String>,

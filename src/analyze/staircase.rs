@@ -230,6 +230,39 @@ pub(crate) fn fit(points: &Points, start_knee: usize) -> Option<Staircase> {
     })
 }
 
+/// Index of the last point of the flat part: the point before the knee, or, when the first steps
+/// after the knee stay within half a step of the flat level (the knee fell inside a step that
+/// carries on at that level), the last point of those steps. `None` when the staircase rises from
+/// the first point.
+pub(crate) fn flat_end(points: &Points, knee: usize, period: i64, residue: i64) -> Option<usize> {
+    let p = Prepared::new(points);
+    let n = p.len();
+    let mut post = Normal::<4>::default();
+    for i in knee..n {
+        post.add(p.w[i], &[1.0, p.t[i], p.step(i, period, residue), p.c[i]]);
+    }
+    let (_, b) = post.solve();
+    let model = |i: usize| b[0] + b[1] * p.t[i] + b[2] * p.step(i, period, residue);
+    let rise = b[2] * period as f64 / p.span + b[1] * period as f64 / p.span;
+    let level = if knee > 0 {
+        let mut pre = Normal::<2>::default();
+        for i in 0..knee {
+            pre.add(p.w[i], &[1.0, p.c[i]]);
+        }
+        pre.solve().1[0]
+    } else {
+        model(0)
+    };
+    let mut last = knee.checked_sub(1);
+    for i in knee..n {
+        if rise <= 0.0 || model(i) - level >= 0.5 * rise {
+            break;
+        }
+        last = Some(i);
+    }
+    last
+}
+
 /// Relative residual of every point under a staircase (or, with `period` 0, under the hinge),
 /// for spotting outliers.
 pub(crate) fn residuals(points: &Points, knee: usize, period: i64, residue: i64) -> Vec<f64> {
@@ -288,8 +321,8 @@ mod tests {
         let h = hinge(&points).unwrap();
         let s = fit(&points, h.knee).unwrap();
         assert_eq!((s.period, s.residue), (16, 4));
-        // Flat through x = 5 + 2·16 = 37 (g = 36); the first point after the knee is g = 37.
-        assert!(s.knee <= 37, "knee index {}", s.knee);
+        // Flat through x = 5 + 3·16 = 53, that is g = 52.
+        assert_eq!(flat_end(&points, s.knee, s.period, s.residue), Some(52));
         assert!(s.rss <= rss_floor(256) * 1.0001);
     }
 

@@ -1,0 +1,572 @@
+//! One series, one curve: period and phase, knee, drop after the peaks, best x.
+//!
+//! Two models compete. The staircase (`staircase.rs`) is the physical one for thread counts: the
+//! cost of a launch stays flat up to a knee, then grows by one step per started group of P.
+//! The fold (`fold.rs`) takes over for periodic curves of another shape. A period is reported
+//! only when the model beats the same model without a period by a BIC margin that also pays for
+//! every (period, phase) pair tried; the confidence is the smallest of that margin and the margins
+//! over the harmonics (P/2, P/3, P/4, 2P, 3P, 4P), so a "high" answer is one that no harmonic
+//! comes close to.
+
+use super::fit::{median, robust_sigma};
+use super::{fold, staircase};
+use serde::Serialize;
+
+/// Whether a larger value of the metric is better (throughput) or worse (time).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Sense {
+    HigherIsBetter,
+    LowerIsBetter,
+}
+
+impl Sense {
+    /// Times (`s`, `ms`, `us`, `ns`, `cycles`) are lower-is-better; everything else higher-is-better.
+    pub fn from_unit(unit: &str) -> Sense {
+        let u = unit.trim().to_ascii_lowercase();
+        let time = ["s", "sec", "ms", "us", "µs", "μs", "ns", "cycles", "clocks", "ticks"];
+        if time.contains(&u.as_str()) {
+            Sense::LowerIsBetter
+        } else {
+            Sense::HigherIsBetter
+        }
+    }
+
+    /// `a` is better than `b`.
+    fn better(self, a: f64, b: f64) -> bool {
+        match self {
+            Sense::HigherIsBetter => a > b,
+            Sense::LowerIsBetter => a < b,
+        }
+    }
+
+    /// How much worse `after` is than `peak` (positive: a loss).
+    fn loss(self, peak: f64, after: f64) -> f64 {
+        match self {
+            Sense::HigherIsBetter => peak - after,
+            Sense::LowerIsBetter => after - peak,
+        }
+    }
+}
+
+/// Which model found the period.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Method {
+    /// Flat, then a staircase in the cost of a launch.
+    Staircase,
+    /// Trend removed, then folded modulo the period.
+    Fold,
+}
+
+/// How sure the period is: the smallest BIC margin over "no period" and over the harmonics.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Confidence {
+    Low,
+    Medium,
+    High,
+}
+
+impl Confidence {
+    /// Margins of 10 and more are "very strong" evidence on the usual BIC scale; 4 is "positive".
+    pub const HIGH: f64 = 10.0;
+    pub const MEDIUM: f64 = 4.0;
+
+    fn from_margin(margin: f64) -> Confidence {
+        if margin >= Self::HIGH {
+            Confidence::High
+        } else if margin >= Self::MEDIUM {
+            Confidence::Medium
+        } else {
+            Confidence::Low
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Confidence::Low => "low",
+            Confidence::Medium => "medium",
+            Confidence::High => "high",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Period {
+    /// Period in units of the swept axis.
+    pub period: f64,
+    /// Peaks sit at `x ≡ phase (mod period)`, `0 <= phase < period`.
+    pub phase: f64,
+    pub method: Method,
+    /// The smallest of the margins below (BIC units).
+    pub confidence: f64,
+    pub level: Confidence,
+    /// BIC margin over the same model without a period, after paying for the search.
+    pub margin_none: f64,
+    /// BIC margin over P/2 and 2P, when those were tried.
+    pub margin_half: Option<f64>,
+    pub margin_double: Option<f64>,
+}
+
+/// The average loss right after each peak.
+#[derive(Debug, Clone, Serialize)]
+pub struct Drop {
+    /// In the metric's unit (positive: worse after the peak).
+    pub absolute: f64,
+    /// Relative to the peak (0.09: 9 %).
+    pub relative: f64,
+    /// Typical distance from a peak to the point after it, in units of x.
+    pub after: f64,
+    /// Number of peaks averaged.
+    pub peaks: usize,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Best {
+    /// Where the best value is.
+    pub x: f64,
+    pub value: f64,
+    /// The smallest x whose value is within 1 % of the best.
+    pub x_within_1pct: f64,
+    pub value_within_1pct: f64,
+}
+
+/// Everything found about one curve.
+#[derive(Debug, Clone, Serialize)]
+pub struct Curve {
+    /// `None`: no periodic structure.
+    pub period: Option<Period>,
+    /// The last x of the ramp; `None` when the curve has no ramp.
+    pub knee: Option<f64>,
+    pub drop: Option<Drop>,
+    pub best: Option<Best>,
+    /// x of the peaks from the knee on.
+    pub peaks: Vec<f64>,
+    /// x of points left out of the fits as outliers.
+    pub outliers: Vec<f64>,
+    /// Points with a value, and gaps (failed points).
+    pub points: usize,
+    pub gaps: usize,
+}
+
+/// The sorted, de-duplicated curve on its x grid.
+struct Grid {
+    /// Observed points: x, value, grid index.
+    x: Vec<f64>,
+    y: Vec<f64>,
+    g: Vec<i64>,
+    x0: f64,
+    unit: f64,
+    gaps: usize,
+}
+
+impl Grid {
+    fn new(points: &[(f64, Option<f64>)]) -> Grid {
+        let mut pts: Vec<(f64, Option<f64>)> =
+            points.iter().copied().filter(|(x, _)| x.is_finite()).collect();
+        pts.sort_by(|a, b| a.0.total_cmp(&b.0));
+        // Several rows at one x (series grouped by fewer axes): their median; a gap if none is ok.
+        let mut merged: Vec<(f64, Option<f64>)> = Vec::new();
+        let mut i = 0;
+        while i < pts.len() {
+            let mut j = i;
+            while j < pts.len() && pts[j].0 == pts[i].0 {
+                j += 1;
+            }
+            let vals: Vec<f64> = pts[i..j].iter().filter_map(|p| p.1).filter(|v| v.is_finite()).collect();
+            merged.push((pts[i].0, median(&vals)));
+            i = j;
+        }
+        let xs: Vec<f64> = merged.iter().map(|p| p.0).collect();
+        let (x0, unit) = grid_unit(&xs);
+        let mut grid = Grid { x: vec![], y: vec![], g: vec![], x0, unit, gaps: 0 };
+        for (x, y) in merged {
+            match y {
+                Some(v) => {
+                    grid.x.push(x);
+                    grid.y.push(v);
+                    grid.g.push(((x - x0) / unit).round() as i64);
+                }
+                None => grid.gaps += 1,
+            }
+        }
+        grid
+    }
+
+    fn to_x(&self, g: i64) -> f64 {
+        self.x0 + g as f64 * self.unit
+    }
+}
+
+/// The first x and the step of the grid all x lie on (the gcd of the differences).
+fn grid_unit(xs: &[f64]) -> (f64, f64) {
+    let Some(&x0) = xs.first() else { return (0.0, 1.0) };
+    for digits in 0..=6 {
+        let scale = 10f64.powi(digits);
+        let ints: Option<Vec<i64>> = xs
+            .iter()
+            .map(|x| {
+                let v = (x - x0) * scale;
+                ((v - v.round()).abs() < 1e-6 * scale.max(1.0) && v.abs() < 9e15).then(|| v.round() as i64)
+            })
+            .collect();
+        if let Some(ints) = ints {
+            let g = ints.iter().fold(0i64, |acc, &v| gcd(acc, v));
+            return (x0, if g == 0 { 1.0 } else { g as f64 / scale });
+        }
+    }
+    let step = xs.windows(2).map(|w| w[1] - w[0]).filter(|d| *d > 0.0).fold(f64::INFINITY, f64::min);
+    (x0, if step.is_finite() { step } else { 1.0 })
+}
+
+fn gcd(a: i64, b: i64) -> i64 {
+    let (mut a, mut b) = (a.abs(), b.abs());
+    while b != 0 {
+        (a, b) = (b, a % b);
+    }
+    a
+}
+
+/// Points whose relative residual is far out (more than 5 robust standard deviations and 1 %),
+/// at most 2 % of the points, the worst first.
+fn outliers(residuals: &[f64]) -> Vec<usize> {
+    let sigma = robust_sigma(residuals);
+    let limit = (5.0 * sigma).max(0.01);
+    let mut far: Vec<usize> = (0..residuals.len()).filter(|&i| residuals[i].abs() > limit).collect();
+    far.sort_by(|&a, &b| residuals[b].abs().total_cmp(&residuals[a].abs()));
+    far.truncate(residuals.len() / 50);
+    far
+}
+
+/// The cost of one launch at point `i`: work over throughput (work taken as proportional to x),
+/// or the time itself.
+fn cost(grid: &Grid, sense: Sense, i: usize) -> Option<f64> {
+    let (x, y) = (grid.x[i], grid.y[i]);
+    let c = match sense {
+        Sense::HigherIsBetter if x > 0.0 && y > 0.0 => x / y,
+        Sense::LowerIsBetter if y > 0.0 => y,
+        _ => return None,
+    };
+    c.is_finite().then_some(c)
+}
+
+struct StairResult {
+    /// Indices into the grid's observed points that were used.
+    used: Vec<usize>,
+    hinge: staircase::Hinge,
+    stair: Option<staircase::Staircase>,
+    margin_none: f64,
+}
+
+/// The staircase model with one round of outlier removal. `None` when the cost cannot be formed.
+fn fit_staircase(grid: &Grid, sense: Sense) -> Option<StairResult> {
+    let cost_of = |i: usize| cost(grid, sense, i);
+    let mut used: Vec<usize> = (0..grid.x.len()).filter(|&i| cost_of(i).is_some()).collect();
+    let mut result = None;
+    for round in 0..2 {
+        let g: Vec<i64> = used.iter().map(|&i| grid.g[i]).collect();
+        let cost: Vec<f64> = used.iter().filter_map(|&i| cost_of(i)).collect();
+        let points = staircase::Points { g: &g, cost: &cost };
+        let hinge = staircase::hinge(&points)?;
+        let stair = staircase::fit(&points, hinge.knee);
+        let m = g.len() as f64;
+        let margin_none = stair.as_ref().map_or(f64::NEG_INFINITY, |s| {
+            m * (hinge.rss / s.rss).ln() - m.ln() - 2.0 * (s.candidates as f64).ln()
+        });
+        let residuals = match &stair {
+            Some(s) if margin_none > 0.0 => staircase::residuals(&points, s.knee, s.period, s.residue),
+            _ => staircase::residuals(&points, hinge.knee, 0, 0),
+        };
+        result = Some(StairResult { used: used.clone(), hinge, stair, margin_none });
+        let far = outliers(&residuals);
+        if far.is_empty() || round == 1 {
+            break;
+        }
+        let drop: Vec<usize> = far.iter().map(|&k| used[k]).collect();
+        used.retain(|i| !drop.contains(i));
+    }
+    result
+}
+
+struct FoldResult {
+    used: Vec<usize>,
+    fold: fold::Fold,
+    margin_none: f64,
+}
+
+fn fit_fold(grid: &Grid, sense: Sense) -> Option<FoldResult> {
+    let value = |i: usize| -> Option<f64> {
+        let y = grid.y[i];
+        (y > 0.0).then(|| match sense {
+            Sense::HigherIsBetter => y.ln(),
+            Sense::LowerIsBetter => -y.ln(),
+        })
+    };
+    let mut used: Vec<usize> = (0..grid.x.len()).filter(|&i| value(i).is_some()).collect();
+    let mut result = None;
+    for round in 0..2 {
+        let g: Vec<i64> = used.iter().map(|&i| grid.g[i]).collect();
+        let v: Vec<f64> = used.iter().filter_map(|&i| value(i)).collect();
+        let f = fold::fit(&g, &v)?;
+        let margin_none = f.bic_trend - f.bic - 2.0 * (f.candidates as f64).ln();
+        let far = outliers(&f.residuals);
+        result = Some(FoldResult { used: used.clone(), fold: f, margin_none });
+        if far.is_empty() || round == 1 {
+            break;
+        }
+        let drop: Vec<usize> = far.iter().map(|&k| used[k]).collect();
+        used.retain(|i| !drop.contains(i));
+    }
+    result
+}
+
+/// Margins of the chosen period over its harmonics: `score(q) - score(p)` for each harmonic `q`
+/// that was tried, where a lower score is better.
+fn harmonic_margins(period: i64, scores: &[(i64, f64)]) -> (Vec<f64>, Option<f64>, Option<f64>) {
+    let score = |q: i64| scores.iter().find(|(p, _)| *p == q).map(|(_, s)| *s);
+    let Some(own) = score(period) else { return (vec![], None, None) };
+    let mut all = Vec::new();
+    let mut half = None;
+    let mut double = None;
+    for k in 2..=4 {
+        if period % k == 0 {
+            if let Some(s) = score(period / k) {
+                all.push(s - own);
+                if k == 2 {
+                    half = Some(s - own);
+                }
+            }
+        }
+        if let Some(s) = score(period * k) {
+            all.push(s - own);
+            if k == 2 {
+                double = Some(s - own);
+            }
+        }
+    }
+    (all, half, double)
+}
+
+/// Analyses one curve: `points` are (x, value) with `None` for failed points.
+pub fn analyze_curve(points: &[(f64, Option<f64>)], sense: Sense) -> Curve {
+    let grid = Grid::new(points);
+    let mut curve = Curve {
+        period: None,
+        knee: None,
+        drop: None,
+        best: best(&grid, sense),
+        peaks: vec![],
+        outliers: vec![],
+        points: grid.x.len(),
+        gaps: grid.gaps,
+    };
+    let stair = fit_staircase(&grid, sense);
+    let folded = fit_fold(&grid, sense);
+
+    // Which model speaks: a significant one; of two, the one with the smaller residual variance.
+    let stair_ok = stair.as_ref().filter(|s| s.margin_none > 0.0 && s.stair.is_some());
+    let fold_ok = folded.as_ref().filter(|f| f.margin_none > 0.0);
+    let use_stair = match (stair_ok, fold_ok) {
+        (Some(s), Some(f)) => {
+            let st = s.stair.as_ref().map_or(f64::INFINITY, |st| st.rss);
+            let var_s = st / (s.used.len() as f64 - 7.0).max(1.0);
+            let params = 4 + f.fold.period as usize;
+            let var_f = f.fold.rss / (f.used.len() as f64 - params as f64).max(1.0);
+            var_s <= var_f
+        }
+        (Some(_), None) => true,
+        _ => false,
+    };
+
+    let mut residue_period: Option<(i64, i64)> = None;
+    if let (true, Some(s)) = (use_stair, stair_ok) {
+        if let Some(st) = &s.stair {
+            let m = s.used.len() as f64;
+            let scores: Vec<(i64, f64)> = st.rss_by_period.iter().map(|(p, r)| (*p, m * r.ln())).collect();
+            curve.period = Some(period_of(&grid, st.period, st.residue, Method::Staircase, s.margin_none, &scores));
+            residue_period = Some((st.period, st.residue));
+            curve.knee = stair_knee(&grid, sense, &s.used, st);
+            curve.outliers = left_out(&grid, &s.used);
+        }
+    } else if let Some(f) = fold_ok {
+        let fd = &f.fold;
+        curve.period = Some(period_of(&grid, fd.period, fd.residue, Method::Fold, f.margin_none, &fd.bic_by_period));
+        residue_period = Some((fd.period, fd.residue));
+        curve.outliers = left_out(&grid, &f.used);
+    }
+    if curve.period.is_none() {
+        if let Some(s) = &stair {
+            curve.knee = hinge_knee(&grid, &s.used, &s.hinge);
+            curve.outliers = left_out(&grid, &s.used);
+        }
+    }
+    if let Some((period, residue)) = residue_period {
+        let from = curve.knee.unwrap_or(f64::NEG_INFINITY);
+        let peaks: Vec<usize> = (0..grid.x.len())
+            .filter(|&i| (grid.g[i] - residue).rem_euclid(period) == 0 && grid.x[i] >= from)
+            .filter(|i| !curve.outliers.contains(&grid.x[*i]))
+            .collect();
+        curve.peaks = peaks.iter().map(|&i| grid.x[i]).collect();
+        curve.drop = drop_after(&grid, &peaks, period, sense);
+    }
+    curve
+}
+
+fn period_of(grid: &Grid, period: i64, residue: i64, method: Method, margin_none: f64, scores: &[(i64, f64)]) -> Period {
+    let (harmonics, half, double) = harmonic_margins(period, scores);
+    let confidence = harmonics.iter().copied().fold(margin_none, f64::min);
+    let p = period as f64 * grid.unit;
+    Period {
+        period: p,
+        phase: clean((grid.to_x(residue)).rem_euclid(p)),
+        method,
+        confidence,
+        level: Confidence::from_margin(confidence),
+        margin_none,
+        margin_half: half,
+        margin_double: double,
+    }
+}
+
+/// Rounds away float dust such as 31.999999999.
+fn clean(v: f64) -> f64 {
+    let r = (v * 1e9).round() / 1e9;
+    if r == -0.0 {
+        0.0
+    } else {
+        r
+    }
+}
+
+fn left_out(grid: &Grid, used: &[usize]) -> Vec<f64> {
+    (0..grid.x.len()).filter(|i| !used.contains(i)).map(|i| grid.x[i]).collect()
+}
+
+/// The knee of a staircase: the last point of the flat part.
+fn stair_knee(grid: &Grid, sense: Sense, used: &[usize], st: &staircase::Staircase) -> Option<f64> {
+    let g: Vec<i64> = used.iter().map(|&i| grid.g[i]).collect();
+    let cost: Vec<f64> = used.iter().filter_map(|&i| cost(grid, sense, i)).collect();
+    let points = staircase::Points { g: &g, cost: &cost };
+    let last = staircase::flat_end(&points, st.knee, st.period, st.residue)?;
+    Some(grid.x[used[last]])
+}
+
+/// The knee of a flat-then-line curve, when the flat part is there beyond doubt.
+fn hinge_knee(grid: &Grid, used: &[usize], h: &staircase::Hinge) -> Option<f64> {
+    let m = used.len() as f64;
+    let gain = m * (h.rss_line / h.rss).ln() - 2.0 * m.ln();
+    (h.knee > 1 && gain > Confidence::HIGH).then(|| grid.x[used[h.knee - 1]])
+}
+
+fn best(grid: &Grid, sense: Sense) -> Option<Best> {
+    let mut i_best = None::<usize>;
+    for i in 0..grid.y.len() {
+        if i_best.is_none_or(|b| sense.better(grid.y[i], grid.y[b])) {
+            i_best = Some(i);
+        }
+    }
+    let b = i_best?;
+    let top = grid.y[b];
+    let slack = 0.01 * top.abs();
+    let within = (0..grid.y.len()).find(|&i| sense.loss(top, grid.y[i]) <= slack)?;
+    Some(Best { x: grid.x[b], value: top, x_within_1pct: grid.x[within], value_within_1pct: grid.y[within] })
+}
+
+/// The average loss from each peak to the next point, when that point lies early in the next step.
+fn drop_after(grid: &Grid, peaks: &[usize], period: i64, sense: Sense) -> Option<Drop> {
+    let reach = (period / 4).max(1);
+    let mut abs = Vec::new();
+    let mut rel = Vec::new();
+    let mut after = Vec::new();
+    for &i in peaks {
+        let j = i + 1;
+        if j >= grid.x.len() || grid.g[j] - grid.g[i] > reach {
+            continue;
+        }
+        let loss = sense.loss(grid.y[i], grid.y[j]);
+        abs.push(loss);
+        if grid.y[i] != 0.0 {
+            rel.push(loss / grid.y[i].abs());
+        }
+        after.push(grid.x[j] - grid.x[i]);
+    }
+    if abs.is_empty() {
+        return None;
+    }
+    let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len().max(1) as f64;
+    Some(Drop { absolute: mean(&abs), relative: mean(&rel), after: median(&after)?, peaks: abs.len() })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sawtooth(n: i64, period: i64, phase: i64, knee_steps: i64) -> Vec<(f64, Option<f64>)> {
+        (1..=n)
+            .map(|x| {
+                let steps = super::super::fit::ceil_div(x - phase, period).max(knee_steps);
+                (x as f64, Some(1000.0 * x as f64 / steps as f64))
+            })
+            .collect()
+    }
+
+    #[test]
+    fn exact_warp_sawtooth() {
+        let c = analyze_curve(&sawtooth(512, 32, 0, 3), Sense::HigherIsBetter);
+        let p = c.period.expect("a period");
+        assert_eq!((p.period, p.phase, p.method), (32.0, 0.0, Method::Staircase));
+        assert_eq!(p.level, Confidence::High);
+        assert_eq!(c.knee, Some(96.0));
+        let best = c.best.unwrap();
+        assert_eq!(best.x_within_1pct, 96.0);
+        let drop = c.drop.unwrap();
+        // One thread past 32k costs 1 - (32k+1)/(32(k+1)): 25 % at k = 3, falling after.
+        assert!(drop.relative > 0.05 && drop.relative < 0.25, "{drop:?}");
+        assert_eq!(drop.after, 1.0);
+    }
+
+    #[test]
+    fn gaps_are_skipped_and_phase_is_kept() {
+        let mut pts = sawtooth(256, 16, 5, 1);
+        for k in [10usize, 40, 41, 100, 180] {
+            pts[k].1 = None;
+        }
+        let c = analyze_curve(&pts, Sense::HigherIsBetter);
+        let p = c.period.expect("a period");
+        assert_eq!((p.period, p.phase), (16.0, 5.0));
+        assert_eq!(c.gaps, 5);
+        assert!(c.peaks.iter().all(|x| (x - 5.0).rem_euclid(16.0) == 0.0));
+    }
+
+    #[test]
+    fn flat_line_has_no_period_and_no_knee() {
+        let pts: Vec<(f64, Option<f64>)> = (1..=200).map(|x| (x as f64, Some(7.0))).collect();
+        let c = analyze_curve(&pts, Sense::HigherIsBetter);
+        assert!(c.period.is_none());
+        assert!(c.knee.is_none());
+        assert_eq!(c.best.unwrap().x_within_1pct, 1.0);
+    }
+
+    #[test]
+    fn time_metric_best_is_the_smallest() {
+        let pts: Vec<(f64, Option<f64>)> = (1..=50).map(|x| (x as f64, Some((x as f64 - 20.0).abs() + 5.0))).collect();
+        let c = analyze_curve(&pts, Sense::LowerIsBetter);
+        assert_eq!(c.best.unwrap().x, 20.0);
+    }
+
+    #[test]
+    fn grid_unit_is_the_gcd_of_steps() {
+        assert_eq!(grid_unit(&[128.0, 256.0, 640.0]), (128.0, 128.0));
+        assert_eq!(grid_unit(&[1.0, 3.0, 7.0]), (1.0, 2.0));
+        assert_eq!(grid_unit(&[0.5, 1.0, 2.5]), (0.5, 0.5));
+    }
+
+    #[test]
+    fn units_that_are_times_are_lower_is_better() {
+        assert_eq!(Sense::from_unit("us"), Sense::LowerIsBetter);
+        assert_eq!(Sense::from_unit("ms"), Sense::LowerIsBetter);
+        assert_eq!(Sense::from_unit("GB/s"), Sense::HigherIsBetter);
+        assert_eq!(Sense::from_unit("MFlops"), Sense::HigherIsBetter);
+    }
+}

@@ -1,0 +1,317 @@
+//! The fallback for curves that are periodic but not staircases (bank conflicts along a stride,
+//! alignment along an offset): remove a smooth trend, fold the rest modulo each period, and keep
+//! the period whose class means explain the most, by nested F-tests.
+
+use super::fit::Normal;
+use super::staircase::rss_floor;
+
+#[derive(Debug, Clone)]
+pub(crate) struct Fold {
+    /// Period, in grid steps.
+    pub period: i64,
+    /// Residue of the best class (the peaks).
+    pub residue: i64,
+    pub rss: f64,
+    /// Residual sum of squares of the trend alone.
+    pub rss_trend: f64,
+    /// p-value of the period against the trend alone.
+    pub p_value: f64,
+    /// BIC of every period tried, and of the trend alone (period 0 is not in the list).
+    pub bic_by_period: Vec<(i64, f64)>,
+    pub bic_trend: f64,
+    pub bic: f64,
+    /// How many periods were tried.
+    pub candidates: usize,
+    /// Relative residual of each point (for spotting outliers).
+    pub residuals: Vec<f64>,
+}
+
+/// Parameters of the cubic trend.
+const TREND_PARAMS: usize = 4;
+/// Level of the test of a period against the trend, before dividing by the number of periods.
+const ALPHA: f64 = 0.001;
+/// Level of the nested test of a period against one of its divisors.
+const ALPHA_NESTED: f64 = 0.01;
+const MAX_PERIOD: i64 = 256;
+
+struct Folded {
+    rss: f64,
+    classes: usize,
+    means: Vec<Option<f64>>,
+}
+
+fn fold(g: &[i64], e: &[f64], period: i64) -> Folded {
+    let p = period as usize;
+    let mut sum = vec![0.0; p];
+    let mut count = vec![0usize; p];
+    for (gi, ei) in g.iter().zip(e) {
+        let c = gi.rem_euclid(period) as usize;
+        sum[c] += ei;
+        count[c] += 1;
+    }
+    let mut rss: f64 = e.iter().map(|v| v * v).sum();
+    let mut classes = 0;
+    let mut means = vec![None; p];
+    for c in 0..p {
+        if count[c] > 0 {
+            rss -= sum[c] * sum[c] / count[c] as f64;
+            classes += 1;
+            means[c] = Some(sum[c] / count[c] as f64);
+        }
+    }
+    Folded { rss: rss.max(0.0), classes, means }
+}
+
+/// `v` is the log of the metric, oriented so that higher is better; `g` the grid index, sorted.
+pub(crate) fn fit(g: &[i64], v: &[f64]) -> Option<Fold> {
+    let m = g.len();
+    if m < 12 {
+        return None;
+    }
+    // Cubic trend in the rank of the point, which copes with uneven x steps.
+    let mut trend = Normal::<5>::default();
+    let u = |i: usize| 2.0 * i as f64 / (m - 1) as f64 - 1.0;
+    for (i, vi) in v.iter().enumerate() {
+        let ui = u(i);
+        trend.add(1.0, &[1.0, ui, ui * ui, ui * ui * ui, *vi]);
+    }
+    let (_, b) = trend.solve();
+    let e: Vec<f64> = v
+        .iter()
+        .enumerate()
+        .map(|(i, vi)| {
+            let ui = u(i);
+            vi - (b[0] + b[1] * ui + b[2] * ui * ui + b[3] * ui * ui * ui)
+        })
+        .collect();
+    let floor = rss_floor(m);
+    let rss_trend = e.iter().map(|x| x * x).sum::<f64>().max(floor);
+    let ln_m = (m as f64).ln();
+    let bic = |rss: f64, params: usize| m as f64 * (rss / m as f64).ln() + params as f64 * ln_m;
+    let bic_trend = bic(rss_trend, TREND_PARAMS);
+
+    let span = g[m - 1] - g[0];
+    let max_period = (span / 2).min(m as i64 / 2).min(MAX_PERIOD);
+    struct Tried {
+        period: i64,
+        folded: Folded,
+        p_value: f64,
+        bic: f64,
+    }
+    let mut tried: Vec<Tried> = Vec::new();
+    for period in 2..=max_period {
+        let mut folded = fold(g, &e, period);
+        folded.rss = folded.rss.max(floor);
+        let df = folded.classes.saturating_sub(1);
+        let dof = m.saturating_sub(TREND_PARAMS + df);
+        if df == 0 || dof < 3 {
+            continue;
+        }
+        let f = ((rss_trend - folded.rss) / df as f64) / (folded.rss / dof as f64);
+        let p_value = f_survival(f, df as f64, dof as f64);
+        let b = bic(folded.rss, TREND_PARAMS + df);
+        tried.push(Tried { period, folded, p_value, bic: b });
+    }
+    let candidates = tried.len();
+    if candidates == 0 {
+        return None;
+    }
+    let level = ALPHA / candidates as f64;
+    let significant = |t: &Tried| t.p_value < level;
+    let mut pick = tried
+        .iter()
+        .filter(|t| significant(t))
+        .min_by(|a, b| a.bic.total_cmp(&b.bic))
+        .or_else(|| tried.iter().min_by(|a, b| a.bic.total_cmp(&b.bic)))?;
+    // Occam: go down to a divisor whenever the longer period does not explain significantly more.
+    'reduce: loop {
+        for q in tried.iter().filter(|q| pick.period % q.period == 0 && q.period < pick.period) {
+            if !significant(q) {
+                continue;
+            }
+            let df = pick.folded.classes.saturating_sub(q.folded.classes);
+            let dof = m.saturating_sub(TREND_PARAMS + pick.folded.classes - 1);
+            if df == 0 || dof == 0 {
+                continue;
+            }
+            let f = ((q.folded.rss - pick.folded.rss) / df as f64) / (pick.folded.rss / dof as f64);
+            if f_survival(f, df as f64, dof as f64) >= ALPHA_NESTED {
+                pick = q;
+                continue 'reduce;
+            }
+        }
+        break;
+    }
+    let residue = pick
+        .folded
+        .means
+        .iter()
+        .enumerate()
+        .filter_map(|(c, mean)| mean.map(|v| (c, v)))
+        .max_by(|a, b| a.1.total_cmp(&b.1))
+        .map(|(c, _)| c as i64)?;
+    let period = pick.period;
+    let residuals = g
+        .iter()
+        .zip(&e)
+        .map(|(gi, ei)| ei - pick.folded.means[gi.rem_euclid(period) as usize].unwrap_or(0.0))
+        .collect();
+    Some(Fold {
+        period,
+        residue,
+        rss: pick.folded.rss,
+        rss_trend,
+        p_value: pick.p_value,
+        bic_by_period: tried.iter().map(|t| (t.period, t.bic)).collect(),
+        bic_trend,
+        bic: pick.bic,
+        candidates,
+        residuals,
+    })
+}
+
+/// Survival function of the F distribution: P(F(d1, d2) > f).
+pub(crate) fn f_survival(f: f64, d1: f64, d2: f64) -> f64 {
+    if !f.is_finite() {
+        return if f > 0.0 { 0.0 } else { 1.0 };
+    }
+    if f <= 0.0 {
+        return 1.0;
+    }
+    incomplete_beta(d2 / 2.0, d1 / 2.0, d2 / (d2 + d1 * f))
+}
+
+/// Regularized incomplete beta function I_x(a, b) (Numerical Recipes' continued fraction).
+fn incomplete_beta(a: f64, b: f64, x: f64) -> f64 {
+    if x <= 0.0 {
+        return 0.0;
+    }
+    if x >= 1.0 {
+        return 1.0;
+    }
+    let ln_front = ln_gamma(a + b) - ln_gamma(a) - ln_gamma(b) + a * x.ln() + b * (1.0 - x).ln();
+    if x < (a + 1.0) / (a + b + 2.0) {
+        (ln_front.exp() * beta_fraction(a, b, x) / a).clamp(0.0, 1.0)
+    } else {
+        (1.0 - ln_front.exp() * beta_fraction(b, a, 1.0 - x) / b).clamp(0.0, 1.0)
+    }
+}
+
+fn beta_fraction(a: f64, b: f64, x: f64) -> f64 {
+    const TINY: f64 = 1e-300;
+    let (qab, qap, qam) = (a + b, a + 1.0, a - 1.0);
+    let mut c = 1.0;
+    let mut d = 1.0 - qab * x / qap;
+    if d.abs() < TINY {
+        d = TINY;
+    }
+    d = 1.0 / d;
+    let mut h = d;
+    for m in 1..=300 {
+        let m = m as f64;
+        let m2 = 2.0 * m;
+        let aa = m * (b - m) * x / ((qam + m2) * (a + m2));
+        d = 1.0 + aa * d;
+        d = if d.abs() < TINY { TINY } else { d };
+        c = 1.0 + aa / c;
+        c = if c.abs() < TINY { TINY } else { c };
+        d = 1.0 / d;
+        h *= d * c;
+        let aa = -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2));
+        d = 1.0 + aa * d;
+        d = if d.abs() < TINY { TINY } else { d };
+        c = 1.0 + aa / c;
+        c = if c.abs() < TINY { TINY } else { c };
+        d = 1.0 / d;
+        let del = d * c;
+        h *= del;
+        if (del - 1.0).abs() < 1e-14 {
+            break;
+        }
+    }
+    h
+}
+
+/// ln Γ(x) for x > 0 (Lanczos approximation, g = 7).
+fn ln_gamma(x: f64) -> f64 {
+    const C: [f64; 9] = [
+        0.999_999_999_999_809_9,
+        676.520_368_121_885_1,
+        -1_259.139_216_722_402_8,
+        771.323_428_777_653_1,
+        -176.615_029_162_140_6,
+        12.507_343_278_686_905,
+        -0.138_571_095_265_720_12,
+        9.984_369_578_019_572e-6,
+        1.505_632_735_149_311_6e-7,
+    ];
+    if x < 0.5 {
+        let pi = std::f64::consts::PI;
+        return (pi / (pi * x).sin()).ln() - ln_gamma(1.0 - x);
+    }
+    let x = x - 1.0;
+    let mut a = C[0];
+    let t = x + 7.5;
+    for (i, c) in C.iter().enumerate().skip(1) {
+        a += c / (x + i as f64);
+    }
+    0.5 * (2.0 * std::f64::consts::PI).ln() + (x + 0.5) * t.ln() - t + a.ln()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ln_gamma_matches_factorials() {
+        for (n, fact) in [(1.0, 1.0), (2.0, 1.0), (5.0, 24.0), (10.0, 362_880.0_f64)] {
+            assert!((ln_gamma(n) - fact.ln()).abs() < 1e-10, "Γ({n})");
+        }
+        assert!((ln_gamma(0.5) - std::f64::consts::PI.sqrt().ln()).abs() < 1e-10);
+    }
+
+    #[test]
+    fn f_survival_matches_tables() {
+        // Upper 5 % points: F(1, 10) = 4.965, F(5, 20) = 2.711, F(10, 100) = 1.927.
+        for (f, d1, d2) in [(4.965, 1.0, 10.0), (2.711, 5.0, 20.0), (1.927, 10.0, 100.0)] {
+            let p = f_survival(f, d1, d2);
+            assert!((p - 0.05).abs() < 1e-3, "F({d1},{d2}) at {f}: {p}");
+        }
+        assert_eq!(f_survival(0.0, 3.0, 7.0), 1.0);
+    }
+
+    #[test]
+    fn bank_conflict_pattern_folds_to_its_period() {
+        // Throughput over stride: halves when the stride is even, quarters when it is a multiple of 4,
+        // on a slow trend; the pattern repeats every 4.
+        let g: Vec<i64> = (0..64).collect();
+        let v: Vec<f64> = g
+            .iter()
+            .map(|&s| {
+                let x = s + 1;
+                let degree = if x % 4 == 0 { 4.0 } else if x % 2 == 0 { 2.0 } else { 1.0 };
+                -(degree as f64).ln() - 0.002 * s as f64 + 0.01 * ((s * 7919 % 13) as f64 / 13.0 - 0.5)
+            })
+            .collect();
+        let fold = fit(&g, &v).unwrap();
+        assert_eq!(fold.period, 4);
+        // Peaks at odd strides: x = g + 1 odd, so g even; the best class is 0 or 2.
+        assert!(fold.residue % 2 == 0, "residue {}", fold.residue);
+        assert!(fold.p_value < 1e-6);
+    }
+
+    #[test]
+    fn noise_alone_is_not_significant() {
+        let g: Vec<i64> = (0..200).collect();
+        let mut state = 12345u64;
+        let v: Vec<f64> = g
+            .iter()
+            .map(|_| {
+                state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                ((state >> 11) as f64 / (1u64 << 53) as f64 - 0.5) * 0.05
+            })
+            .collect();
+        let fold = fit(&g, &v).unwrap();
+        assert!(fold.p_value > ALPHA / fold.candidates as f64, "p {}", fold.p_value);
+    }
+}

@@ -1,0 +1,52 @@
+/* A host program that behaves like a thread-sweep bench, for the harness's tests.
+ *
+ * Its "MFlops" is a sawtooth in THREADS with period PERIOD: work / ceil(THREADS / PERIOD), so
+ * the value is the same on every run. MODE picks a behaviour, so that the tests exercise real
+ * faulty programs: ok, crash (SIGSEGV), hang, garbage (no metric), wrong (wrong result), fail
+ * (exit 1), compile_error (does not build), noisy (timing core says it hit its cap), slow
+ * (sleeps SLOW_MS first), spawn (starts a grandchild and hangs).
+ * Build one point by hand: cc -I<dir with params.h> -o p hostsaw.c
+ */
+#include "params.h"
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#ifndef PERIOD
+#define PERIOD 16
+#endif
+#ifndef SLOW_MS
+#define SLOW_MS 0
+#endif
+#define STR2(x) #x
+#define STR(x) STR2(x)
+
+#if defined(MODE_COMPILE_ERROR)
+#error "this point does not build (MODE compile_error)"
+#endif
+
+int main(void) {
+    const char *mode = STR(MODE);
+    double v = 1000.0 * THREADS / (double)((THREADS + PERIOD - 1) / PERIOD);
+    if (SLOW_MS > 0) usleep(SLOW_MS * 1000);
+    printf("threads %d mode %s\n", THREADS, mode);
+    fflush(stdout);
+    if (!strcmp(mode, "crash")) { raise(SIGSEGV); }
+    if (!strcmp(mode, "hang")) { for (;;) pause(); }
+    if (!strcmp(mode, "spawn")) {
+        if (fork() == 0) { execlp("sleep", "sleep", "4242", (char *)0); _exit(1); }
+        for (;;) pause();
+    }
+    if (!strcmp(mode, "garbage")) { printf("MFlops: lots\n"); return 0; }
+    if (!strcmp(mode, "fail")) { fprintf(stderr, "cudaMalloc failed: out of memory\n"); return 1; }
+    if (!strcmp(mode, "wrong")) {
+        printf("@sweep check=failed what=\"sum is 41, expected 42\"\n");
+        return 3;
+    }
+    printf("MFlops: %.3f\n", v);
+    printf("@sweep metric=saw unit=MFlops value=%.3f median=%.3f stddev=0 min=%.3f max=%.3f rel_ci=0.001 samples=10 noisy=%d throttled=0\n",
+           v, v, v, v, !strcmp(mode, "noisy"));
+    return 0;
+}
