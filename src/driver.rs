@@ -248,9 +248,9 @@ fn claim_gpus(spec: &Spec, opts: &Options, holder: &str) -> Result<(Vec<GpuState
     Ok((chosen, locks))
 }
 
-/// The run folder: the one named by `--resume`, else the latest unfinished run of this sweep
-/// (and shard), else a new one. Returns the folder and whether it is resumed.
-fn pick_run_dir(spec: &Spec, opts: &Options) -> Result<(PathBuf, bool), DriverError> {
+/// The run folder to resume: the one named by `--resume`, else the latest unfinished run of this
+/// sweep (and shard); None when a new run starts.
+fn pick_run_dir(spec: &Spec, opts: &Options) -> Result<Option<PathBuf>, DriverError> {
     let shard = opts.shard.map(|s| format!("{}/{}", s.index, s.count));
     if let Some(dir) = &opts.resume {
         let m = Manifest::load(dir).map_err(|e| DriverError::BadResume {
@@ -263,7 +263,7 @@ fn pick_run_dir(spec: &Spec, opts: &Options) -> Result<(PathBuf, bool), DriverEr
                 changes: store::spec_changes(&m.spec, &spec.text).join(", "),
             });
         }
-        return Ok((dir.clone(), true));
+        return Ok(Some(dir.clone()));
     }
     let unfinished = store::runs_of(&opts.output, &spec.name)
         .into_iter()
@@ -272,7 +272,7 @@ fn pick_run_dir(spec: &Spec, opts: &Options) -> Result<(PathBuf, bool), DriverEr
         .filter(|(_, m)| m.state != "finished");
     if let Some((dir, m)) = unfinished {
         if m.spec_hash == spec.hash {
-            return Ok((dir, true));
+            return Ok(Some(dir));
         }
         if !opts.force {
             return Err(DriverError::SpecChanged {
@@ -281,11 +281,7 @@ fn pick_run_dir(spec: &Spec, opts: &Options) -> Result<(PathBuf, bool), DriverEr
             });
         }
     }
-    let suffix = opts
-        .shard
-        .map(|s| format!("-shard-{}-of-{}", s.index, s.count))
-        .unwrap_or_default();
-    Ok((store::new_run_dir(&opts.output, &spec.name, &suffix)?, false))
+    Ok(None)
 }
 
 pub fn host() -> String {
@@ -326,28 +322,13 @@ pub fn run(spec: &Spec, opts: &Options, reporter: Box<dyn Reporter>) -> Result<S
     let holder = format!("pid {} on {}", std::process::id(), host());
     let (gpus, _locks) = claim_gpus(spec, opts, &holder)?;
     let toolchain = Toolchain::find(spec, gpus.first().and_then(gpu::arch_of))?;
-    let (run_dir, resumed) = pick_run_dir(spec, opts)?;
-    let csv_path = run_dir.join(store::RESULTS);
+    let resume_dir = pick_run_dir(spec, opts)?;
+    let resumed = resume_dir.is_some();
     let header = store::header(spec);
-    let dialect = if resumed && csv_path.exists() {
-        let first = std::fs::read_to_string(&csv_path).unwrap_or_default();
-        Dialect::detect(first.lines().next().unwrap_or(""))
-    } else {
-        opts.dialect
-    };
-    let sink = CsvSink::open(&csv_path, header.clone(), dialect)?;
-    let done = store::read_done(&csv_path, &header)?;
-
     let now = || chrono::Utc::now().to_rfc3339();
-    let mut manifest = if resumed {
-        Manifest::load(&run_dir).unwrap_or_default()
-    } else {
-        Manifest::default()
-    };
-    if resumed {
-        manifest.resumed.push(now());
-    } else {
-        manifest = Manifest {
+    let mut manifest = match &resume_dir {
+        Some(dir) => Manifest::load(dir)?,
+        None => Manifest {
             sweep: spec.name.clone(),
             spec_path: spec.path.display().to_string(),
             spec_hash: spec.hash.clone(),
@@ -364,7 +345,6 @@ pub fn run(spec: &Spec, opts: &Options, reporter: Box<dyn Reporter>) -> Result<S
                 })
                 .collect(),
             columns: header.clone(),
-            dialect,
             points_total: points.len(),
             point_ids: points.iter().map(|p| p.id.clone()).collect(),
             shard: opts.shard.map(|s| format!("{}/{}", s.index, s.count)),
@@ -374,9 +354,27 @@ pub fn run(spec: &Spec, opts: &Options, reporter: Box<dyn Reporter>) -> Result<S
             host: host(),
             git_commit: git_commit(&bench.dir),
             started: now(),
+            state: "running".into(),
+            dialect: opts.dialect,
             ..Manifest::default()
-        };
-    }
+        },
+    };
+    let run_dir = match resume_dir {
+        Some(dir) => {
+            manifest.resumed.push(now());
+            dir
+        }
+        None => {
+            let suffix = opts
+                .shard
+                .map(|s| format!("-shard-{}-of-{}", s.index, s.count))
+                .unwrap_or_default();
+            store::new_run_dir(&opts.output, &spec.name, &suffix, &manifest)?
+        }
+    };
+    let csv_path = run_dir.join(store::RESULTS);
+    let done = store::read_done(&csv_path, &header)?;
+    let sink = CsvSink::open(&csv_path, header.clone(), manifest.dialect)?;
     manifest.state = "running".into();
     manifest.finished = None;
     manifest.jobs = opts.jobs;
@@ -609,7 +607,7 @@ pub fn build_only(spec: &Spec, opts: &Options) -> Result<BuildReport, DriverErro
     preflight(spec, &bench, &points)?;
     let gpu_arch = if spec.gpu { gpu::list().first().and_then(gpu::arch_of) } else { None };
     let toolchain = Toolchain::find(spec, gpu_arch)?;
-    let dir = store::new_run_dir(&opts.output, &spec.name, "-build")?;
+    let dir = store::new_run_dir(&opts.output, &spec.name, "-build", &Manifest::default())?;
     let ctx = BuildCtx {
         spec: spec.clone(),
         bench,

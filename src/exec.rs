@@ -156,6 +156,14 @@ pub fn run(cmd: &Cmd, timeout: Duration, sink: Sink) -> Result<Outcome, ExecErro
     };
     let expr = expr.before_spawn(|c| {
         c.process_group(0);
+        // SAFETY: prctl is async-signal-safe. If sweep itself is killed (SIGKILL included),
+        // the kernel kills the child too instead of leaving it orphaned.
+        unsafe {
+            c.pre_exec(|| {
+                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+                Ok(())
+            });
+        }
         Ok(())
     });
     let start = Instant::now();

@@ -242,13 +242,21 @@ impl CsvSink {
     }
 }
 
-/// The rows already in a CSV: point id -> (status, fields). A torn last row is cut off first.
+/// The rows already in a CSV: point id -> fields. A torn last row is cut off first; a CSV torn
+/// inside its header is removed (it held no row). A missing CSV holds no row.
 pub fn read_done(path: &Path, header: &[String]) -> Result<BTreeMap<String, Vec<String>>, StoreError> {
     let read_err = |e: String| StoreError::Read {
         path: path.to_path_buf(),
         reason: e,
     };
+    if !path.exists() {
+        return Ok(BTreeMap::new());
+    }
     let bytes = std::fs::read(path).map_err(|e| read_err(e.to_string()))?;
+    if !bytes.contains(&b'\n') {
+        std::fs::remove_file(path).map_err(|e| read_err(e.to_string()))?;
+        return Ok(BTreeMap::new());
+    }
     // Keep whole lines only: a crash can leave a partial last record.
     let whole = bytes.iter().rposition(|&b| b == b'\n').map(|i| i + 1).unwrap_or(0);
     if whole < bytes.len() {
@@ -388,6 +396,7 @@ pub fn runs_of(output: &Path, sweep: &str) -> Vec<PathBuf> {
     let mut runs: Vec<PathBuf> = std::fs::read_dir(output.join(sweep))
         .map(|rd| {
             rd.filter_map(Result::ok)
+                .filter(|e| !e.file_name().to_string_lossy().starts_with('.'))
                 .map(|e| e.path())
                 .filter(|p| p.join(MANIFEST).is_file())
                 .collect()
@@ -397,18 +406,34 @@ pub fn runs_of(output: &Path, sweep: &str) -> Vec<PathBuf> {
     runs
 }
 
-/// A new run folder `output/<sweep>/<UTC timestamp>[-shard-i-of-N]`.
-pub fn new_run_dir(output: &Path, sweep: &str, suffix: &str) -> Result<PathBuf, StoreError> {
+/// A new run folder `output/<sweep>/<UTC timestamp>[suffix]`, created with its manifest in
+/// place (built under a hidden name, then renamed), so every run folder has a manifest.
+pub fn new_run_dir(output: &Path, sweep: &str, suffix: &str, manifest: &Manifest) -> Result<PathBuf, StoreError> {
     let stamp = chrono::Utc::now().format("%Y%m%dT%H%M%SZ").to_string();
     let base = output.join(sweep);
-    let mut dir = base.join(format!("{stamp}{suffix}"));
-    let mut n = 2;
-    while dir.exists() {
-        dir = base.join(format!("{stamp}{suffix}-{n}"));
-        n += 1;
+    let tmp = base.join(format!(".new-{}", std::process::id()));
+    if tmp.exists() {
+        std::fs::remove_dir_all(&tmp).map_err(write_err(&tmp))?;
     }
-    std::fs::create_dir_all(dir.join(POINTS)).map_err(write_err(&dir))?;
-    Ok(dir)
+    std::fs::create_dir_all(tmp.join(POINTS)).map_err(write_err(&tmp))?;
+    manifest.save(&tmp)?;
+    let mut n = 1;
+    loop {
+        let dir = match n {
+            1 => base.join(format!("{stamp}{suffix}")),
+            _ => base.join(format!("{stamp}{suffix}-{n}")),
+        };
+        if !dir.exists() && std::fs::rename(&tmp, &dir).is_ok() {
+            return Ok(dir);
+        }
+        n += 1;
+        if n > 1000 {
+            return Err(StoreError::Write {
+                path: dir,
+                reason: "cannot find a free run folder name".into(),
+            });
+        }
+    }
 }
 
 /// Which top-level parts of two spec texts differ (`axis`, `timing`, `flags`, ...).

@@ -570,3 +570,14 @@ mod tests {
         assert_eq!(Sense::from_unit("MFlops"), Sense::HigherIsBetter);
     }
 }
+
+#[cfg(test)]
+pub(crate) fn debug_fit(points: &[(f64, Option<f64>)], sense: Sense) {
+    let grid = Grid::new(points);
+    let s = fit_staircase(&grid, sense).unwrap();
+    println!("hinge {:?} margin {}", s.hinge, s.margin_none);
+    if let Some(st) = &s.stair {
+        println!("stair P {} r {} knee {} rss {} cand {} used {}", st.period, st.residue, st.knee, st.rss, st.candidates, s.used.len());
+        println!("{:?}", &st.rss_by_period[..10.min(st.rss_by_period.len())]);
+    }
+}

@@ -2,10 +2,14 @@
 //! (Owned by the analysis work; placeholder API until it lands.)
 use std::path::{Path, PathBuf};
 
+#[cfg(test)]
+mod accuracy;
 pub mod curve;
 mod fit;
 mod fold;
 mod staircase;
+#[cfg(test)]
+mod synth;
 
 
 #[derive(Debug, Clone, Default)]
