@@ -150,7 +150,7 @@ impl BuildCtx {
         let outcome = compile::build(&cmd, self.spec.build_timeout, &log).map_err(|e| failed(e.to_string()))?;
         if !outcome.success() {
             let _ = std::fs::remove_dir_all(&scratch);
-            let status = if outcome.exit == Exit::TimedOut { Status::Timeout } else { Status::BuildFailed };
+            let status = if matches!(outcome.exit, Exit::TimedOut(_)) { Status::Timeout } else { Status::BuildFailed };
             let first = first_error_line(&log);
             return Err((
                 status,
@@ -194,7 +194,7 @@ fn run_point(spec: &Spec, b: &Built, gpu: Option<&GpuState>) -> (Status, BTreeMa
     let stdout = std::fs::read_to_string(&stdout_path).unwrap_or_default();
     let parsed = parse::parse(&stdout, &spec.metrics);
     let why = || run::last_error_line(&b.dir).map(|l| format!(": {l}")).unwrap_or_default();
-    let (status, error) = if outcome.exit == Exit::TimedOut {
+    let (status, error) = if matches!(outcome.exit, Exit::TimedOut(_)) {
         (
             Status::Timeout,
             format!("run {} (log: {})", outcome.describe(), stderr_path.display()),
@@ -599,10 +599,25 @@ pub struct BuildReport {
     pub wall: Duration,
 }
 
-/// `sweep build`: compiles every point into the cache (no GPU needed).
-pub fn build_only(spec: &Spec, opts: &Options) -> Result<BuildReport, DriverError> {
+/// `n` points spread evenly over `points`, the first and the last included.
+pub fn sample(points: Vec<Point>, n: usize) -> Vec<Point> {
+    if n >= points.len() || n == 0 {
+        return points;
+    }
+    let last = points.len() - 1;
+    let mut picks: Vec<usize> = (0..n).map(|k| if n == 1 { 0 } else { k * last / (n - 1) }).collect();
+    picks.dedup();
+    picks.into_iter().map(|i| points[i].clone()).collect()
+}
+
+/// `sweep build`: compiles every point (or a `sample` of them) into the cache (no GPU needed).
+pub fn build_only(spec: &Spec, opts: &Options, sample_n: Option<usize>) -> Result<BuildReport, DriverError> {
     let wall = Instant::now();
     let points = plan(spec, opts.shard, opts.split)?;
+    let points = match sample_n {
+        Some(n) => sample(points, n),
+        None => points,
+    };
     let bench = Bench::locate(spec)?;
     preflight(spec, &bench, &points)?;
     let gpu_arch = if spec.gpu { gpu::list().first().and_then(gpu::arch_of) } else { None };

@@ -63,7 +63,8 @@ fn quote(s: &str) -> String {
 pub enum Exit {
     Code(i32),
     Signal(i32),
-    TimedOut,
+    /// Killed after this limit.
+    TimedOut(Duration),
 }
 
 #[derive(Clone, Debug)]
@@ -81,7 +82,7 @@ impl Outcome {
         match self.exit {
             Exit::Code(c) => format!("exit code {c}"),
             Exit::Signal(s) => format!("killed by signal {s} ({})", signal_name(s)),
-            Exit::TimedOut => format!("timed out after {:.1} s", self.elapsed.as_secs_f64()),
+            Exit::TimedOut(limit) => format!("timed out after {} s", limit.as_secs_f64()),
         }
     }
 }
@@ -207,7 +208,7 @@ pub fn run(cmd: &Cmd, timeout: Duration, sink: Sink) -> Result<Outcome, ExecErro
         g.remove(&pgid);
     }
     let exit = if timed_out {
-        Exit::TimedOut
+        Exit::TimedOut(timeout)
     } else {
         match status {
             Some(s) => match (s.code(), s.signal()) {
@@ -261,7 +262,7 @@ mod tests {
             Sink::Merged(&log),
         )
         .unwrap();
-        assert_eq!(out.exit, Exit::TimedOut);
+        assert_eq!(out.exit, Exit::TimedOut(Duration::from_millis(300)));
         let pid: i32 = std::fs::read_to_string(&pidfile).unwrap().trim().parse().unwrap();
         std::thread::sleep(Duration::from_millis(100));
         // Gone, or a zombie waiting for its new parent to reap it: either way not running.

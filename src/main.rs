@@ -106,6 +106,10 @@ enum Command {
         place: Where,
         #[command(flatten)]
         sharding: Sharding,
+        /// Build only N points spread evenly over the sweep, the first and the last included
+        /// (a compile check of the corners)
+        #[arg(long)]
+        sample: Option<usize>,
     },
     /// List the benches and sweeps found
     List {
@@ -293,7 +297,12 @@ fn dispatch(cli: Cli) -> Result<i32, Fail> {
             }
             Ok(exit::OK)
         }
-        Command::Build { spec, place, sharding } => {
+        Command::Build {
+            spec,
+            place,
+            sharding,
+            sample,
+        } => {
             install_ctrl_c();
             let spec = load(&spec)?;
             let opts = driver::Options {
@@ -311,7 +320,7 @@ fn dispatch(cli: Cli) -> Result<i32, Fail> {
                 resume: None,
                 command: std::env::args().collect(),
             };
-            let r = driver::build_only(&spec, &opts).map_err(|e| Fail(e.exit_code(), e.to_string()))?;
+            let r = driver::build_only(&spec, &opts, sample).map_err(|e| Fail(e.exit_code(), e.to_string()))?;
             for f in &r.failed {
                 eprintln!("build failed: {f}");
             }

@@ -33,6 +33,11 @@ const ALPHA: f64 = 0.001;
 /// Level of the nested test of a period against one of its divisors.
 const ALPHA_NESTED: f64 = 0.01;
 const MAX_PERIOD: i64 = 256;
+/// A period is tried only where its classes hold this many points on average, so that one
+/// outlier cannot make a class of its own.
+const MIN_CLASS: usize = 4;
+/// A period is tried only where the curve spans at least this many of them.
+const MIN_CYCLES: i64 = 4;
 
 struct Folded {
     rss: f64,
@@ -91,7 +96,7 @@ pub(crate) fn fit(g: &[i64], v: &[f64]) -> Option<Fold> {
     let bic_trend = bic(rss_trend, TREND_PARAMS);
 
     let span = g[m - 1] - g[0];
-    let max_period = (span / 2).min(m as i64 / 2).min(MAX_PERIOD);
+    let max_period = (span / MIN_CYCLES).min((m / MIN_CLASS) as i64).min(MAX_PERIOD);
     struct Tried {
         period: i64,
         folded: Folded,

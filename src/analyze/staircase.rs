@@ -1,29 +1,31 @@
 //! The staircase model: the cost of one launch (time, or work over throughput) is flat up to a knee,
-//! then climbs in steps `τ·⌈(x − φ)/P⌉` (plus a straight-line part for a bandwidth-bound tail).
+//! then climbs in steps `τ·⌈(x − φ)/P⌉` on top of a smooth (quadratic) trend, and may end in a
+//! straight line where the curve becomes bandwidth-bound and the steps drown.
 //!
 //! Every period `P` and phase `φ` on the x grid is tried; for each, the fit is a weighted least
 //! squares with weights `1/cost²`, so residuals are relative and a 1 % wobble counts the same at
 //! every height. Moving the phase by one grid step changes the step count of one residue class
-//! only, so all phases of one period cost one pass over the points.
+//! only, so all phases of one period cost one pass over the points. The knee and the start of the
+//! straight tail are found by prefix sums, alternating with the period search.
 
-use super::fit::{ceil_div, Normal};
+use super::fit::{ceil_div, median, Normal};
 
-/// Points prepared for the model, sorted by grid index.
-pub(crate) struct Points<'a> {
-    /// Grid index of each point: `x = x0 + g·unit`.
-    pub g: &'a [i64],
-    /// Cost of each point (time per launch), positive.
-    pub cost: &'a [f64],
+/// Where the parts of the curve begin: flat `0..knee`, steps (or trend) `knee..end`, tail `end..`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Bounds {
+    pub knee: usize,
+    pub end: usize,
 }
 
-/// The best flat-then-line fit (no period): the baseline the staircase has to beat.
+/// The best fit without a period: flat, then a quadratic trend, then a straight tail.
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct Hinge {
-    /// Index of the first point after the knee (0: no flat part).
-    pub knee: usize,
+pub(crate) struct Baseline {
+    /// Flat, then the trend to the last point: where the staircase search starts.
+    pub start: Bounds,
+    pub bounds: Bounds,
     pub rss: f64,
-    /// Residual sum of squares of the straight line alone (no knee).
-    pub rss_line: f64,
+    /// The trend alone, from the first point to the last.
+    pub rss_no_knee: f64,
 }
 
 /// The best staircase.
@@ -31,44 +33,79 @@ pub(crate) struct Hinge {
 pub(crate) struct Staircase {
     /// Period, in grid steps.
     pub period: i64,
-    /// Residue of the peaks: peaks sit at `g ≡ residue (mod period)`.
+    /// Peaks sit at `g ≡ residue (mod period)`: the last point of each step.
     pub residue: i64,
-    /// Index of the first point after the knee.
-    pub knee: usize,
+    pub bounds: Bounds,
     pub rss: f64,
-    /// Best residual sum of squares for each period tried (all at the final knee).
+    /// Best residual sum of squares for each period tried (all with the final bounds).
     pub rss_by_period: Vec<(i64, f64)>,
     /// How many (period, phase) pairs were tried.
     pub candidates: usize,
 }
 
-/// The largest period tried, in grid steps: more than 256 steps would make the search slow
-/// and such long periods are not what these sweeps look for.
+/// The largest period tried, in grid steps: longer periods would make the search slow, and these
+/// sweeps do not look for them.
 const MAX_PERIOD: i64 = 256;
+/// A period is tried only where at least this many of its steps lie between the knee and the
+/// tail: fewer steps cannot be told from a bent line.
+const MIN_STEPS: i64 = 4;
+/// Staircases with fewer steps than this must also beat a sinusoid of their period.
+const SHAPE_TEST_STEPS: i64 = 12;
+/// What a straight tail costs, in units of ln(points) of BIC (its line and its start).
+const TAIL_COST: f64 = 3.0;
+/// The fewest points of a straight tail (none at all is allowed too).
+const MIN_TAIL: usize = 4;
+/// The fewest points between the knee and the tail.
+const MIN_MIDDLE: usize = 6;
 
-struct Prepared {
+/// Residual sums of squares below this (relative to the point count) are treated as this: a 0.1 %
+/// noise floor, so that wobbles smaller than 0.1 % are not told apart and exact curves still
+/// compare by something finite.
+pub(crate) fn rss_floor(n: usize) -> f64 {
+    n as f64 * 1e-6
+}
+
+/// The points, prepared once: grid index, scaled position, cost over its median, weights, and
+/// prefix sums of the flat part and of the straight tail.
+pub(crate) struct Cost {
     g: Vec<i64>,
     /// Grid index scaled to [0, 1].
     t: Vec<f64>,
-    /// Cost divided by its median.
     c: Vec<f64>,
     w: Vec<f64>,
     span: f64,
+    /// `flat[k]`: sums of points `0..k` for a constant.
+    flat: Vec<Normal<2>>,
+    /// `tail[e]`: residual sum of squares of a straight line through points `e..`
+    /// (0 when empty, infinite when shorter than `MIN_TAIL`).
+    tail: Vec<f64>,
 }
 
-impl Prepared {
-    fn new(points: &Points) -> Prepared {
-        let g = points.g.to_vec();
+impl Cost {
+    /// `g`: sorted grid indices; `cost`: positive costs.
+    pub(crate) fn new(g: &[i64], cost: &[f64]) -> Cost {
+        let n = g.len();
         let g0 = g.first().copied().unwrap_or(0);
         let span = (g.last().copied().unwrap_or(0) - g0).max(1) as f64;
-        let t = g.iter().map(|&gi| (gi - g0) as f64 / span).collect();
-        let mid = super::fit::median(points.cost).unwrap_or(1.0).max(f64::MIN_POSITIVE);
-        let c: Vec<f64> = points.cost.iter().map(|v| v / mid).collect();
-        let w = c.iter().map(|v| 1.0 / (v * v)).collect();
-        Prepared { g, t, c, w, span }
+        let t: Vec<f64> = g.iter().map(|&gi| (gi - g0) as f64 / span).collect();
+        let mid = median(cost).unwrap_or(1.0).max(f64::MIN_POSITIVE);
+        let c: Vec<f64> = cost.iter().map(|v| v / mid).collect();
+        let w: Vec<f64> = c.iter().map(|v| 1.0 / (v * v)).collect();
+        let mut flat = vec![Normal::<2>::default(); n + 1];
+        for i in 0..n {
+            flat[i + 1] = flat[i];
+            flat[i + 1].add(w[i], &[1.0, c[i]]);
+        }
+        let mut tail = vec![0.0; n + 1];
+        let mut acc = Normal::<3>::default();
+        for e in (0..n).rev() {
+            acc.add(w[e], &[1.0, t[e], c[e]]);
+            tail[e] = if n - e < MIN_TAIL { f64::INFINITY } else { acc.rss() };
+        }
+        Cost { g: g.to_vec(), t, c, w, span, flat, tail }
     }
 
-    fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.g.len()
     }
 
@@ -77,227 +114,309 @@ impl Prepared {
         ceil_div(self.g[i] - residue, period) as f64 * period as f64 / self.span
     }
 
-    /// Prefix sums of the flat part: `pre[k]` covers points `0..k`.
-    fn flat_prefix(&self) -> Vec<Normal<2>> {
-        let mut out = Vec::with_capacity(self.len() + 1);
-        let mut acc = Normal::<2>::default();
-        out.push(acc);
+    fn trend_row(&self, i: usize) -> [f64; 4] {
+        let t = self.t[i];
+        [1.0, t, t * t, self.c[i]]
+    }
+
+    fn stair_row(&self, i: usize, period: i64, residue: i64) -> [f64; 5] {
+        let t = self.t[i];
+        [1.0, t, t * t, self.step(i, period, residue), self.c[i]]
+    }
+
+    fn sine_row(&self, i: usize, period: i64) -> [f64; 6] {
+        let t = self.t[i];
+        let angle = std::f64::consts::TAU * self.g[i] as f64 / period as f64;
+        [1.0, t, t * t, angle.sin(), angle.cos(), self.c[i]]
+    }
+
+    fn prefix<const N: usize>(&self, row: impl Fn(usize) -> [f64; N]) -> Vec<Normal<N>> {
+        let mut out = vec![Normal::<N>::default(); self.len() + 1];
         for i in 0..self.len() {
-            acc.add(self.w[i], &[1.0, self.c[i]]);
-            out.push(acc);
+            out[i + 1] = out[i];
+            out[i + 1].add(self.w[i], &row(i));
         }
         out
     }
-}
 
-/// Residual sums of squares below this (relative to the point count) are treated as this: a 0.01 %
-/// noise floor, so that exact curves still compare by something finite.
-pub(crate) fn rss_floor(n: usize) -> f64 {
-    n as f64 * 1e-8
-}
+    /// Bounds that leave enough points between knee and tail (and at least half of those after
+    /// the knee), spanning `min_span` grid steps, and a tail that is empty or long enough.
+    fn valid(&self, b: Bounds, min_span: i64) -> bool {
+        b.end <= self.len()
+            && b.end >= b.knee + MIN_MIDDLE
+            && 2 * (b.end - b.knee) >= self.len() - b.knee
+            && self.g[b.end - 1] - self.g[b.knee] >= min_span
+            && self.tail[b.end].is_finite()
+    }
 
-/// Flat up to a knee, then a straight line: the best knee by least squares.
-pub(crate) fn hinge(points: &Points) -> Option<Hinge> {
-    let p = Prepared::new(points);
-    let n = p.len();
-    if n < 6 {
-        return None;
+    /// Residual sum of squares of the three parts, the middle one given by its prefix sums.
+    fn total<const N: usize>(&self, mid: &[Normal<N>], b: Bounds, fit: impl Fn(&Normal<N>) -> f64) -> f64 {
+        self.flat[b.knee].rss() + fit(&mid[b.end].minus(&mid[b.knee])) + self.tail[b.end]
     }
-    let pre = p.flat_prefix();
-    let mut line = vec![Normal::<3>::default(); n + 1];
-    for i in 0..n {
-        line[i + 1] = line[i];
-        line[i + 1].add(p.w[i], &[1.0, p.t[i], p.c[i]]);
-    }
-    let total = line[n];
-    let mut best = Hinge { knee: 0, rss: f64::INFINITY, rss_line: total.rss() };
-    for k in 0..=(n - 4) {
-        let rss = pre[k].rss() + total.minus(&line[k]).rss();
-        if rss < best.rss {
-            best.knee = k;
-            best.rss = rss;
-        }
-    }
-    let floor = rss_floor(n);
-    best.rss = best.rss.max(floor);
-    best.rss_line = best.rss_line.max(floor);
-    Some(best)
-}
 
-/// Best phase for each period with the knee fixed at point `knee`.
-/// Returns (best period, best residue, best rss, rss by period, candidates).
-fn search(p: &Prepared, knee: usize) -> Option<(i64, i64, f64, Vec<(i64, f64)>, usize)> {
-    let n = p.len();
-    let pre_rss = p.flat_prefix()[knee].rss();
-    let post = knee..n;
-    if post.len() < 6 {
-        return None;
-    }
-    let span = p.g[n - 1] - p.g[knee];
-    let max_period = (span / 2).min(MAX_PERIOD);
-    let mut best: Option<(i64, i64, f64)> = None;
-    let mut by_period = Vec::new();
-    let mut candidates = 0;
-    let mut order: Vec<usize> = Vec::with_capacity(post.len());
-    for period in 2..=max_period {
-        // Post-knee points grouped by residue class, so that each phase step visits one class.
-        order.clear();
-        order.extend(post.clone());
-        order.sort_by_key(|&i| p.g[i].rem_euclid(period));
-        let mut sums = Normal::<4>::default();
-        for i in post.clone() {
-            sums.add(p.w[i], &[1.0, p.t[i], p.step(i, period, 0), p.c[i]]);
-        }
-        let mut best_here = (0, pre_rss + sums.rss());
-        let drop = period as f64 / p.span;
-        let mut cursor = 0;
-        for residue in 1..period {
-            // Skip the classes below `residue`, then move this class's step count down by one.
-            while cursor < order.len() && p.g[order[cursor]].rem_euclid(period) < residue {
-                cursor += 1;
+    /// Best knee, then (with `tail`) best tail start, then best knee again, for a fixed middle
+    /// model. `min_span`: the least extent (grid steps) of the middle part.
+    fn best_bounds<const N: usize>(
+        &self,
+        mid: &[Normal<N>],
+        start: Bounds,
+        min_span: i64,
+        tail: bool,
+        fit: impl Fn(&Normal<N>) -> f64,
+    ) -> (Bounds, f64) {
+        let n = self.len();
+        let ok = |b: Bounds| self.valid(b, min_span);
+        let mut best = (start, if ok(start) { self.total(mid, start, &fit) } else { f64::INFINITY });
+        for round in 0..3 {
+            let before = best.0;
+            let candidates: Vec<Bounds> = if round % 2 == 0 {
+                (0..n).map(|knee| Bounds { knee, end: best.0.end }).collect()
+            } else {
+                (0..=n).map(|end| Bounds { knee: best.0.knee, end }).collect()
+            };
+            for b in candidates {
+                if !ok(b) {
+                    continue;
+                }
+                let rss = self.total(mid, b, &fit);
+                if rss < best.1 {
+                    best = (b, rss);
+                }
             }
-            while cursor < order.len() && p.g[order[cursor]].rem_euclid(period) == residue {
-                let i = order[cursor];
-                let old = p.step(i, period, residue - 1);
-                sums.remove(p.w[i], &[1.0, p.t[i], old, p.c[i]]);
-                sums.add(p.w[i], &[1.0, p.t[i], old - drop, p.c[i]]);
-                cursor += 1;
-            }
-            let rss = pre_rss + sums.rss();
-            if rss < best_here.1 {
-                best_here = (residue, rss);
+            if !tail || (round > 0 && best.0 == before) {
+                break;
             }
         }
-        candidates += period as usize;
-        by_period.push((period, best_here.1));
-        if best.is_none_or(|b| best_here.1 < b.2) {
-            best = Some((period, best_here.0, best_here.1));
+        best
+    }
+
+    /// Flat, then a quadratic trend, then a straight tail: the fit a staircase has to beat.
+    pub(crate) fn baseline(&self) -> Option<Baseline> {
+        let n = self.len();
+        if n < MIN_MIDDLE + 2 {
+            return None;
+        }
+        let mid = self.prefix(|i| self.trend_row(i));
+        let fit = |s: &Normal<4>| s.rss();
+        let (start, rss_start) = self.best_bounds(&mid, Bounds { knee: 0, end: n }, 0, false, fit);
+        let (with_tail, rss_tail) = self.best_bounds(&mid, start, 0, true, fit);
+        let (bounds, rss) =
+            if self.tail_pays(rss_start, rss_tail) { (with_tail, rss_tail) } else { (start, rss_start) };
+        let rss_no_knee = self.total(&mid, Bounds { knee: 0, end: n }, fit);
+        let floor = rss_floor(n);
+        rss.is_finite().then_some(Baseline { start, bounds, rss: rss.max(floor), rss_no_knee: rss_no_knee.max(floor) })
+    }
+
+    /// Best phase for each period with fixed bounds.
+    /// Returns (best period, best residue, best rss, rss by period, candidates).
+    fn search(&self, b: Bounds) -> Option<(i64, i64, f64, Vec<(i64, f64)>, usize)> {
+        let outside = self.flat[b.knee].rss() + self.tail[b.end];
+        let mid = b.knee..b.end;
+        if mid.len() < MIN_MIDDLE {
+            return None;
+        }
+        let max_period = ((self.g[b.end - 1] - self.g[b.knee]) / MIN_STEPS).min(MAX_PERIOD);
+        let mut best: Option<(i64, i64, f64)> = None;
+        let mut by_period = Vec::new();
+        let mut candidates = 0;
+        let mut order: Vec<usize> = Vec::with_capacity(mid.len());
+        for period in 2..=max_period {
+            // Points grouped by residue class, so that each phase step visits one class.
+            order.clear();
+            order.extend(mid.clone());
+            order.sort_by_key(|&i| self.g[i].rem_euclid(period));
+            let mut sums = Normal::<5>::default();
+            for i in mid.clone() {
+                sums.add(self.w[i], &self.stair_row(i, period, 0));
+            }
+            let mut best_here = (0, outside + rising_rss(&sums));
+            let down = period as f64 / self.span;
+            let mut cursor = 0;
+            for residue in 1..period {
+                // Skip the classes below `residue`, then move this class's step count down by one.
+                while cursor < order.len() && self.g[order[cursor]].rem_euclid(period) < residue {
+                    cursor += 1;
+                }
+                while cursor < order.len() && self.g[order[cursor]].rem_euclid(period) == residue {
+                    let i = order[cursor];
+                    let mut row = self.stair_row(i, period, residue - 1);
+                    sums.remove(self.w[i], &row);
+                    row[3] -= down;
+                    sums.add(self.w[i], &row);
+                    cursor += 1;
+                }
+                let rss = outside + rising_rss(&sums);
+                if rss < best_here.1 {
+                    best_here = (residue, rss);
+                }
+            }
+            candidates += period as usize;
+            by_period.push((period, best_here.1));
+            if best.is_none_or(|b| best_here.1 < b.2) {
+                best = Some((period, best_here.0, best_here.1));
+            }
+        }
+        let (period, residue, rss) = best?;
+        Some((period, residue, rss, by_period, candidates))
+    }
+
+    /// A straight tail is kept only when it improves the fit by more than its cost in BIC terms.
+    fn tail_pays(&self, without: f64, with: f64) -> bool {
+        let floor = rss_floor(self.len());
+        let m = self.len() as f64;
+        with.is_finite() && m * (without.max(floor) / with.max(floor)).ln() > TAIL_COST * m.ln()
+    }
+
+    /// Fits the staircase: period and phase with the baseline's bounds (no tail), then the knee
+    /// for that period and phase, and the period again while the knee moves. Then the same with a
+    /// straight tail, kept when it pays for itself.
+    pub(crate) fn staircase(&self, start: Bounds) -> Option<Staircase> {
+        let plain = self.settle(start, false)?;
+        let mid = self.prefix(|i| self.stair_row(i, plain.period, plain.residue));
+        let (b, rss) = self.best_bounds(&mid, plain.bounds, MIN_STEPS * plain.period, true, rising_rss);
+        if b.end < self.len() && self.tail_pays(plain.rss, rss) {
+            if let Some(tailed) = self.settle(b, true) {
+                if self.tail_pays(plain.rss, tailed.rss) {
+                    return Some(tailed);
+                }
+            }
+        }
+        Some(plain)
+    }
+
+    fn settle(&self, start: Bounds, tail: bool) -> Option<Staircase> {
+        let mut bounds = start;
+        let mut found = self.search(bounds)?;
+        for _ in 0..3 {
+            let mid = self.prefix(|i| self.stair_row(i, found.0, found.1));
+            let (b, rss) = self.best_bounds(&mid, bounds, MIN_STEPS * found.0, tail, rising_rss);
+            if b == bounds || !rss.is_finite() {
+                break;
+            }
+            bounds = b;
+            match self.search(bounds) {
+                Some(again) => found = again,
+                None => break,
+            }
+        }
+        let floor = rss_floor(self.len());
+        let (period, residue, rss, by_period, candidates) = found;
+        Some(Staircase {
+            period,
+            residue,
+            bounds,
+            rss: rss.max(floor),
+            rss_by_period: by_period.into_iter().map(|(q, r)| (q, r.max(floor))).collect(),
+            candidates,
+        })
+    }
+
+    /// Whether the staircase must also beat a sinusoid: only with few steps (a bend of the curve
+    /// can pass for a handful of steps, not for a dozen) and a period of 4 grid steps or more
+    /// (a sinusoid fits any pattern of period 2 or 3 exactly).
+    pub(crate) fn needs_shape_test(&self, st: &Staircase) -> bool {
+        let b = st.bounds;
+        let steps = (self.g[b.end - 1] - self.g[b.knee]) / st.period;
+        st.period >= 4 && steps < SHAPE_TEST_STEPS
+    }
+
+    /// Residual sum of squares with a sinusoid of the staircase's period in place of the steps:
+    /// a smooth wiggle fits a sinusoid as well as a staircase; real steps fit a staircase better.
+    pub(crate) fn sine_rss(&self, st: &Staircase) -> f64 {
+        let mid = self.prefix(|i| self.sine_row(i, st.period));
+        self.total(&mid, st.bounds, |s: &Normal<6>| s.rss()).max(rss_floor(self.len()))
+    }
+
+    /// Relative residual of every point under a staircase, or under the baseline when `st` is `None`.
+    pub(crate) fn residuals(&self, bounds: Bounds, st: Option<(i64, i64)>) -> Vec<f64> {
+        let n = self.len();
+        let mut out = vec![0.0; n];
+        let (_, flat) = self.flat[bounds.knee].solve();
+        for i in 0..bounds.knee {
+            out[i] = (self.c[i] - flat[0]) / self.c[i];
+        }
+        let mut tail = Normal::<3>::default();
+        for i in bounds.end..n {
+            tail.add(self.w[i], &[1.0, self.t[i], self.c[i]]);
+        }
+        let (_, line) = tail.solve();
+        for i in bounds.end..n {
+            out[i] = (self.c[i] - line[0] - line[1] * self.t[i]) / self.c[i];
+        }
+        match st {
+            Some((period, residue)) => {
+                let model = self.middle_model(bounds, period, residue);
+                for i in bounds.knee..bounds.end {
+                    out[i] = (self.c[i] - model(i)) / self.c[i];
+                }
+            }
+            None => {
+                let mut sums = Normal::<4>::default();
+                for i in bounds.knee..bounds.end {
+                    sums.add(self.w[i], &self.trend_row(i));
+                }
+                let (_, b) = sums.solve();
+                for i in bounds.knee..bounds.end {
+                    let r = self.trend_row(i);
+                    out[i] = (self.c[i] - b[0] - b[1] * r[1] - b[2] * r[2]) / self.c[i];
+                }
+            }
+        }
+        out
+    }
+
+    /// The fitted cost of the middle part, as a function of the point index.
+    fn middle_model(&self, bounds: Bounds, period: i64, residue: i64) -> impl Fn(usize) -> f64 + '_ {
+        let mut sums = Normal::<5>::default();
+        for i in bounds.knee..bounds.end {
+            sums.add(self.w[i], &self.stair_row(i, period, residue));
+        }
+        let (_, b) = sums.solve();
+        move |i| {
+            let r = self.stair_row(i, period, residue);
+            b[0] + b[1] * r[1] + b[2] * r[2] + b[3] * r[3]
         }
     }
-    let (period, residue, rss) = best?;
-    Some((period, residue, rss, by_period, candidates))
+
+    /// Index of the last point of the flat part: the point before the knee, or, when the first
+    /// step after the knee stays within half a step of the flat level (the knee fell inside a step
+    /// that carries on at that level), the last point of that step. `None` when the staircase
+    /// rises from the first point.
+    pub(crate) fn flat_end(&self, st: &Staircase) -> Option<usize> {
+        let b = st.bounds;
+        let model = self.middle_model(b, st.period, st.residue);
+        let level = if b.knee > 0 { self.flat[b.knee].solve().1[0] } else { model(0) };
+        // The height of one step, from the coefficient of the step count.
+        let rise = model_step(self, b, st.period, st.residue);
+        let mut last = b.knee.checked_sub(1);
+        for i in b.knee..b.end {
+            if rise <= 0.0 || model(i) - level >= 0.5 * rise {
+                break;
+            }
+            last = Some(i);
+        }
+        last
+    }
 }
 
-/// Best knee for a given period and phase.
-fn best_knee(p: &Prepared, period: i64, residue: i64) -> (usize, f64) {
-    let n = p.len();
-    let pre = p.flat_prefix();
-    let mut stair = vec![Normal::<4>::default(); n + 1];
-    for i in 0..n {
-        stair[i + 1] = stair[i];
-        stair[i + 1].add(p.w[i], &[1.0, p.t[i], p.step(i, period, residue), p.c[i]]);
+fn model_step(cost: &Cost, b: Bounds, period: i64, residue: i64) -> f64 {
+    let mut sums = Normal::<5>::default();
+    for i in b.knee..b.end {
+        sums.add(cost.w[i], &cost.stair_row(i, period, residue));
     }
-    let total = stair[n];
-    let mut best = (0, f64::INFINITY);
-    for k in 0..n.saturating_sub(6) {
-        if p.g[n - 1] - p.g[k] < 2 * period {
-            break;
-        }
-        let rss = pre[k].rss() + total.minus(&stair[k]).rss();
-        if rss < best.1 {
-            best = (k, rss);
-        }
-    }
-    best
+    sums.solve().1[3] * period as f64 / cost.span
 }
 
-/// Fits the staircase: knee from the baseline, then period and phase, then the knee again for
-/// that period and phase, and the period once more if the knee moved.
-pub(crate) fn fit(points: &Points, start_knee: usize) -> Option<Staircase> {
-    let p = Prepared::new(points);
-    let mut knee = start_knee;
-    let mut found = search(&p, knee)?;
-    for _ in 0..2 {
-        let (k, _) = best_knee(&p, found.0, found.1);
-        if k == knee {
-            break;
-        }
-        knee = k;
-        match search(&p, knee) {
-            Some(again) => found = again,
-            None => break,
-        }
-    }
-    let floor = rss_floor(p.len());
-    let (period, residue, rss, by_period, candidates) = found;
-    Some(Staircase {
-        period,
-        residue,
-        knee,
-        rss: rss.max(floor),
-        rss_by_period: by_period.into_iter().map(|(q, r)| (q, r.max(floor))).collect(),
-        candidates,
-    })
-}
-
-/// Index of the last point of the flat part: the point before the knee, or, when the first steps
-/// after the knee stay within half a step of the flat level (the knee fell inside a step that
-/// carries on at that level), the last point of those steps. `None` when the staircase rises from
-/// the first point.
-pub(crate) fn flat_end(points: &Points, knee: usize, period: i64, residue: i64) -> Option<usize> {
-    let p = Prepared::new(points);
-    let n = p.len();
-    let mut post = Normal::<4>::default();
-    for i in knee..n {
-        post.add(p.w[i], &[1.0, p.t[i], p.step(i, period, residue), p.c[i]]);
-    }
-    let (_, b) = post.solve();
-    let model = |i: usize| b[0] + b[1] * p.t[i] + b[2] * p.step(i, period, residue);
-    let rise = b[2] * period as f64 / p.span + b[1] * period as f64 / p.span;
-    let level = if knee > 0 {
-        let mut pre = Normal::<2>::default();
-        for i in 0..knee {
-            pre.add(p.w[i], &[1.0, p.c[i]]);
-        }
-        pre.solve().1[0]
+/// Residual sum of squares of a staircase fit, or infinity when its steps go down: the cost of a
+/// launch can only grow with each started group. (With a period of two grid steps, a falling
+/// staircase of one phase plus the trend is exactly a rising one of the other phase.)
+fn rising_rss(sums: &Normal<5>) -> f64 {
+    let (rss, beta) = sums.solve();
+    if beta[3] > 0.0 {
+        rss
     } else {
-        model(0)
-    };
-    let mut last = knee.checked_sub(1);
-    for i in knee..n {
-        if rise <= 0.0 || model(i) - level >= 0.5 * rise {
-            break;
-        }
-        last = Some(i);
+        f64::INFINITY
     }
-    last
-}
-
-/// Relative residual of every point under a staircase (or, with `period` 0, under the hinge),
-/// for spotting outliers.
-pub(crate) fn residuals(points: &Points, knee: usize, period: i64, residue: i64) -> Vec<f64> {
-    let p = Prepared::new(points);
-    let n = p.len();
-    let mut pre = Normal::<2>::default();
-    for i in 0..knee {
-        pre.add(p.w[i], &[1.0, p.c[i]]);
-    }
-    let (_, flat) = pre.solve();
-    let mut out = Vec::with_capacity(n);
-    for i in 0..knee {
-        out.push((p.c[i] - flat[0]) / p.c[i]);
-    }
-    if period == 0 {
-        let mut post = Normal::<3>::default();
-        for i in knee..n {
-            post.add(p.w[i], &[1.0, p.t[i], p.c[i]]);
-        }
-        let (_, b) = post.solve();
-        for i in knee..n {
-            out.push((p.c[i] - b[0] - b[1] * p.t[i]) / p.c[i]);
-        }
-    } else {
-        let mut post = Normal::<4>::default();
-        for i in knee..n {
-            post.add(p.w[i], &[1.0, p.t[i], p.step(i, period, residue), p.c[i]]);
-        }
-        let (_, b) = post.solve();
-        for i in knee..n {
-            let model = b[0] + b[1] * p.t[i] + b[2] * p.step(i, period, residue);
-            out.push((p.c[i] - model) / p.c[i]);
-        }
-    }
-    out
 }
 
 #[cfg(test)]
@@ -306,10 +425,7 @@ mod tests {
 
     fn stair(n: i64, period: i64, phase: i64, floor_steps: i64) -> (Vec<i64>, Vec<f64>) {
         let g: Vec<i64> = (0..n).collect();
-        let cost = g
-            .iter()
-            .map(|&gi| (ceil_div(gi + 1 - phase, period).max(floor_steps)) as f64)
-            .collect();
+        let cost = g.iter().map(|&gi| (ceil_div(gi + 1 - phase, period).max(floor_steps)) as f64).collect();
         (g, cost)
     }
 
@@ -317,21 +433,34 @@ mod tests {
     fn exact_staircase_gives_its_period_phase_and_knee() {
         // x = g + 1; peaks at x ≡ 5 (mod 16), i.e. g ≡ 4; flat up to the third step.
         let (g, cost) = stair(256, 16, 5, 3);
-        let points = Points { g: &g, cost: &cost };
-        let h = hinge(&points).unwrap();
-        let s = fit(&points, h.knee).unwrap();
+        let c = Cost::new(&g, &cost);
+        let base = c.baseline().unwrap();
+        let s = c.staircase(base.start).unwrap();
         assert_eq!((s.period, s.residue), (16, 4));
         // Flat through x = 5 + 3·16 = 53, that is g = 52.
-        assert_eq!(flat_end(&points, s.knee, s.period, s.residue), Some(52));
+        assert_eq!(c.flat_end(&s), Some(52));
         assert!(s.rss <= rss_floor(256) * 1.0001);
+        assert!(c.sine_rss(&s) > 10.0 * s.rss);
     }
 
     #[test]
-    fn hinge_finds_the_end_of_a_flat_part() {
+    fn staircase_that_drowns_in_a_straight_tail_is_still_found() {
+        // Steps of 8 up to g = 160, then a straight line well above them.
+        let g: Vec<i64> = (0..240).collect();
+        let cost: Vec<f64> =
+            g.iter().map(|&gi| (ceil_div(gi + 1, 8) as f64).max(if gi > 160 { (gi as f64) / 7.0 } else { 0.0 })).collect();
+        let c = Cost::new(&g, &cost);
+        let s = c.staircase(c.baseline().unwrap().start).unwrap();
+        assert_eq!((s.period, s.residue), (8, 7));
+        assert!((150..=170).contains(&s.bounds.end), "tail from {}", s.bounds.end);
+    }
+
+    #[test]
+    fn baseline_finds_the_end_of_a_flat_part() {
         let g: Vec<i64> = (0..100).collect();
         let cost: Vec<f64> = g.iter().map(|&gi| (gi as f64).max(40.0)).collect();
-        let h = hinge(&Points { g: &g, cost: &cost }).unwrap();
-        assert!((39..=41).contains(&h.knee), "knee {}", h.knee);
-        assert!(h.rss < h.rss_line);
+        let b = Cost::new(&g, &cost).baseline().unwrap();
+        assert!((39..=41).contains(&b.start.knee), "knee {}", b.start.knee);
+        assert!(b.rss < b.rss_no_knee);
     }
 }

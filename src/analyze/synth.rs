@@ -58,6 +58,8 @@ pub(crate) struct Generated {
     pub period: Option<(f64, f64)>,
     /// Last x of the ramp, for sawtooths.
     pub knee: Option<f64>,
+    /// What the curve is, for failure messages.
+    pub kind: String,
 }
 
 /// Multiplicative noise with relative standard deviation `noise`, 1 % outliers (20–50 % off) and
@@ -91,12 +93,14 @@ pub(crate) fn sawtooth(rng: &mut Rng, period: i64, noise: f64) -> Generated {
     // On the grid of 2, keep the phase on the grid so that peaks are sampled.
     let even = x.len() > 1 && x.iter().all(|v| v % 2 == 0);
     let phase = if even { 2 * rng.int(0, period / 2 - 1) } else { rng.int(0, period - 1) };
-    let floor_steps = rng.int(1, 4);
+    // At least four whole periods after the knee, so that the staircase can be told apart.
+    let floor_steps = rng.int(1, (n / period - 5).clamp(1, 4));
     let overhead = if rng.chance(0.5) { 0.0 } else { rng.range(0.0, 3.0) };
     let tau = rng.range(0.5, 2.0);
     let stair = |v: i64| tau * (overhead + ceil_div(v - phase, period).max(floor_steps) as f64);
     // Sometimes a bandwidth-bound tail: the cost grows like x from 60–90 % of the range on.
-    let tail = rng.chance(0.2).then(|| {
+    // (The line must cross the staircase from below, which takes a fixed overhead.)
+    let tail = (period <= 32 && overhead >= 1.0 && rng.chance(0.4)).then(|| {
         let from = (n as f64 * rng.range(0.6, 0.9)) as i64;
         stair(from) / from as f64
     });
@@ -120,6 +124,11 @@ pub(crate) fn sawtooth(rng: &mut Rng, period: i64, noise: f64) -> Generated {
         sense,
         period: Some((period as f64, phase.rem_euclid(period) as f64)),
         knee: knee.map(|v| v as f64),
+        kind: format!(
+            "sawtooth P={period} phase={phase} knee={knee:?} overhead={overhead:.2} tail={} {sense:?} n={}",
+            tail.is_some(),
+            x.len()
+        ),
     }
 }
 
@@ -141,5 +150,6 @@ pub(crate) fn aperiodic(rng: &mut Rng, noise: f64) -> Generated {
     };
     let sense = if kind == 4 { Sense::LowerIsBetter } else { Sense::HigherIsBetter };
     let points = x.iter().map(|&v| (v as f64, disturb(rng, clean(v as f64), noise))).collect();
-    Generated { points, sense, period: None, knee: None }
+    let kind = ["ramp", "flat", "ramp then plateau", "saturation", "time line"][kind as usize];
+    Generated { points, sense, period: None, knee: None, kind: format!("{kind} n={}", x.len()) }
 }
