@@ -6,7 +6,7 @@
 use crate::cache::{self, Cache};
 use crate::compile::{self, Toolchain};
 use crate::events::{Clock, Event, Reporter, Summary};
-use crate::exec::Exit;
+use crate::exec::{Exit, Started};
 use crate::gpu::{self, GpuLock};
 use crate::parse;
 use crate::points::{self, Point, Shard, Split};
@@ -47,6 +47,9 @@ pub struct Options {
     pub force: bool,
     pub resume: Option<PathBuf>,
     pub command: Vec<String>,
+    /// Start each GPU program while the previous one measures; it waits at its start gate
+    /// (after creating its CUDA context) until the GPU is free.
+    pub prestart: bool,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -176,17 +179,20 @@ fn first_error_line(log: &Path) -> String {
         .unwrap_or_default()
 }
 
-/// Runs one built point on one GPU (or the host) and classifies what happened.
-fn run_point(spec: &Spec, b: &Built, gpu: Option<&GpuState>) -> (Status, BTreeMap<String, f64>, f64, String) {
-    let binary = match &b.binary {
-        Ok(bin) => bin,
-        Err((status, msg)) => return (*status, BTreeMap::new(), 0.0, msg.clone()),
-    };
+/// Starts the program of a built point (gated: it waits at its start gate), or says why not.
+fn launch(spec: &Spec, b: &Built, gpu: Option<&GpuState>, gated: bool) -> Result<Started, (Status, String)> {
+    let binary = b.binary.as_ref().map_err(|e| e.clone())?;
     let cmd = run::command(spec, binary, &b.dir, gpu.map(|g| g.uuid.as_str()));
     let _ = std::fs::write(b.dir.join("run.cmd"), format!("{}\n", cmd.line()));
-    let outcome = match run::run(&cmd, spec, &b.dir) {
-        Ok(o) => o,
-        Err(e) => return (Status::RunFailed, BTreeMap::new(), 0.0, e.to_string()),
+    run::start(&cmd, &b.dir, gated).map_err(|e| (Status::RunFailed, e.to_string()))
+}
+
+/// Lets a started point run to its end and classifies what happened.
+fn finish(spec: &Spec, b: &Built, started: Result<Started, (Status, String)>) -> (Status, BTreeMap<String, f64>, f64, String) {
+    let outcome = match started.map(|s| s.wait(spec.run_timeout)) {
+        Ok(Ok(o)) => o,
+        Ok(Err(e)) => return (Status::RunFailed, BTreeMap::new(), 0.0, e.to_string()),
+        Err((status, msg)) => return (status, BTreeMap::new(), 0.0, msg),
     };
     let run_s = outcome.elapsed.as_secs_f64();
     let stdout_path = b.dir.join(run::STDOUT);
@@ -454,6 +460,7 @@ pub fn run(spec: &Spec, opts: &Options, reporter: Box<dyn Reporter>) -> Result<S
         pos
     };
 
+    let prestart = opts.prestart && run::honours_gate(&ctx.bench.source);
     let next_build = AtomicUsize::new(0);
     let (senders, receivers): (Vec<_>, Vec<_>) = (0..runners).map(|_| mpsc::channel::<(usize, Built)>()).unzip();
     std::thread::scope(|s| {
@@ -484,11 +491,13 @@ pub fn run(spec: &Spec, opts: &Options, reporter: Box<dyn Reporter>) -> Result<S
         drop(senders);
         for (r, rx) in receivers.into_iter().enumerate() {
             let gpu = gpus.get(r).cloned();
-            let (queue, ctx, sink, summary, timeline, write_error) =
-                (&queues[r], &ctx, &sink, &summary, &timeline, &write_error);
+            let (queue, ctx, sink, summary, timeline, write_error, prestart) =
+                (&queues[r], &ctx, &sink, &summary, &timeline, &write_error, prestart);
             let emit = &emit;
             s.spawn(move || {
                 let mut pending: BTreeMap<usize, Built> = BTreeMap::new();
+                // The next point, already started and waiting at its gate.
+                let mut ahead: Option<(usize, Result<Started, (Status, String)>)> = None;
                 let mut next = 0;
                 while next < queue.len() && !STOP.load(Ordering::SeqCst) {
                     let Some(b) = pending.remove(&next) else {
@@ -501,10 +510,25 @@ pub fn run(spec: &Spec, opts: &Options, reporter: Box<dyn Reporter>) -> Result<S
                         }
                         continue;
                     };
-                    next += 1;
                     emit(Event::Running { point: &b.point });
                     let run_start = ctx.clock.now();
-                    let (status, values, run_s, error) = run_point(&ctx.spec, &b, gpu.as_ref());
+                    let mut started = match ahead.take() {
+                        Some((k, s)) if k == next => s,
+                        _ => launch(&ctx.spec, &b, gpu.as_ref(), prestart),
+                    };
+                    if let Ok(s) = started.as_mut() {
+                        s.go();
+                    }
+                    next += 1;
+                    if prestart {
+                        while let Ok((k, built)) = rx.try_recv() {
+                            pending.insert(k, built);
+                        }
+                        if let Some(nb) = pending.get(&next) {
+                            ahead = Some((next, launch(&ctx.spec, nb, gpu.as_ref(), true)));
+                        }
+                    }
+                    let (status, values, run_s, error) = finish(&ctx.spec, &b, started);
                     let run_end = ctx.clock.now();
                     let row = Row {
                         point: b.point.clone(),

@@ -8,7 +8,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::io::Write;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::{Path, PathBuf};
-use std::sync::{mpsc, Arc, Mutex};
+use std::sync::{mpsc, Mutex};
 use std::time::{Duration, Instant};
 
 #[derive(Clone, Debug, PartialEq)]
@@ -137,6 +137,29 @@ fn kill_group(pgid: i32) {
 
 /// Runs `cmd` to its end or until `timeout`, with its output in `sink`.
 pub fn run(cmd: &Cmd, timeout: Duration, sink: Sink) -> Result<Outcome, ExecError> {
+    start(cmd, sink, false)?.wait(timeout)
+}
+
+/// The file descriptor on which a gated child finds its start gate.
+pub const GATE_FD: i32 = 3;
+
+/// A started child. A gated child has `SWEEP_GATE_FD=3` in its environment: the timing core
+/// creates its CUDA context, then blocks reading fd 3 until [`Started::go`], so its start-up can
+/// overlap the previous point's measurement while no two measurements share the GPU.
+pub struct Started {
+    done: mpsc::Receiver<()>,
+    waiter: Option<std::thread::JoinHandle<std::io::Result<std::process::ExitStatus>>>,
+    pgid: i32,
+    gate: Option<std::fs::File>,
+    go_at: Instant,
+}
+
+/// Starts `cmd` without waiting for it.
+pub fn start(cmd: &Cmd, sink: Sink, gated: bool) -> Result<Started, ExecError> {
+    let spawn_err = |e: std::io::Error| ExecError::Spawn {
+        line: cmd.line(),
+        reason: e.to_string(),
+    };
     let mut expr = duct::cmd(&cmd.program, &cmd.args).unchecked().stdin_null();
     for (k, v) in &cmd.env {
         expr = expr.env(k, v);
@@ -155,71 +178,126 @@ pub fn run(cmd: &Cmd, timeout: Duration, sink: Sink) -> Result<Outcome, ExecErro
             expr.stderr_to_stdout().stdout_file(file)
         }
     };
-    let expr = expr.before_spawn(|c| {
+    // The gate: a pipe whose read end the child finds as fd 3.
+    let (gate_read, gate) = if gated {
+        let mut fds = [0i32; 2];
+        // SAFETY: pipe2 fills two new descriptors, both close-on-exec.
+        if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+            return Err(spawn_err(std::io::Error::last_os_error()));
+        }
+        expr = expr.env("SWEEP_GATE_FD", GATE_FD.to_string());
+        // SAFETY: fds[1] is a new descriptor that nothing else owns.
+        (fds[0], Some(unsafe { <std::fs::File as std::os::fd::FromRawFd>::from_raw_fd(fds[1]) }))
+    } else {
+        (-1, None)
+    };
+    let expr = expr.before_spawn(move |c| {
         c.process_group(0);
-        // SAFETY: prctl is async-signal-safe. If sweep itself is killed (SIGKILL included),
-        // the kernel kills the child too instead of leaving it orphaned.
+        // SAFETY: prctl, dup2 and fcntl are async-signal-safe. If sweep itself is killed
+        // (SIGKILL included), the kernel kills the child too instead of leaving it orphaned.
         unsafe {
-            c.pre_exec(|| {
+            c.pre_exec(move || {
                 libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+                if gate_read >= 0 {
+                    if gate_read == GATE_FD {
+                        libc::fcntl(GATE_FD, libc::F_SETFD, 0);
+                    } else if libc::dup2(gate_read, GATE_FD) < 0 {
+                        return Err(std::io::Error::last_os_error());
+                    }
+                }
                 Ok(())
             });
         }
         Ok(())
     });
-    let start = Instant::now();
-    let handle = Arc::new(expr.start().map_err(|e| {
+    let started = expr.start();
+    if gate_read >= 0 {
+        // SAFETY: the parent's copy of the read end is ours to close.
+        unsafe { libc::close(gate_read) };
+    }
+    let handle = started.map_err(|e| {
         if e.kind() == std::io::ErrorKind::NotFound {
             ExecError::NotFound {
                 program: cmd.program.clone(),
             }
         } else {
-            ExecError::Spawn {
-                line: cmd.line(),
-                reason: e.to_string(),
-            }
+            spawn_err(e)
         }
-    })?);
+    })?;
     let pgid = handle.pids().first().map(|p| *p as i32).unwrap_or(0);
     if let Ok(mut g) = GROUPS.lock() {
         g.insert(pgid);
     }
-    let (tx, rx) = mpsc::channel();
-    let waiter = {
-        let handle = Arc::clone(&handle);
-        std::thread::spawn(move || {
-            let status = handle.wait().map(|o| o.status);
-            let _ = tx.send(());
-            status
-        })
-    };
-    let timed_out = match rx.recv_timeout(timeout) {
-        Ok(()) => false,
-        Err(_) => {
-            kill_group(pgid);
-            true
+    let (tx, done) = mpsc::channel();
+    let waiter = std::thread::spawn(move || {
+        let status = handle.wait().map(|o| o.status);
+        let _ = tx.send(());
+        status
+    });
+    Ok(Started {
+        done,
+        waiter: Some(waiter),
+        pgid,
+        gate,
+        go_at: Instant::now(),
+    })
+}
+
+impl Started {
+    /// Opens the gate: the child may measure now. Its timeout counts from here.
+    pub fn go(&mut self) {
+        if let Some(mut gate) = self.gate.take() {
+            // A child that already died makes this fail; its exit tells what happened.
+            let _ = gate.write_all(b"g");
         }
-    };
-    let status = waiter.join().ok().and_then(|r| r.ok());
-    let elapsed = start.elapsed();
-    // The leader is gone; whatever it left behind in its group goes too.
-    kill_group(pgid);
-    if let Ok(mut g) = GROUPS.lock() {
-        g.remove(&pgid);
+        self.go_at = Instant::now();
     }
-    let exit = if timed_out {
-        Exit::TimedOut(timeout)
-    } else {
-        match status {
-            Some(s) => match (s.code(), s.signal()) {
-                (Some(c), _) => Exit::Code(c),
-                (None, Some(sig)) => Exit::Signal(sig),
-                _ => Exit::Code(-1),
-            },
-            None => Exit::Code(-1),
+
+    /// Waits for the child's end, at most `timeout` after [`Started::go`] (or the start); then
+    /// kills its whole process group, whatever it left behind included.
+    pub fn wait(mut self, timeout: Duration) -> Result<Outcome, ExecError> {
+        self.go();
+        let deadline = self.go_at + timeout;
+        let timed_out = self
+            .done
+            .recv_timeout(deadline.saturating_duration_since(Instant::now()))
+            .is_err();
+        if timed_out {
+            kill_group(self.pgid);
         }
-    };
-    Ok(Outcome { exit, elapsed })
+        let status = self
+            .waiter
+            .take()
+            .and_then(|w| w.join().ok())
+            .and_then(|r| r.ok());
+        let elapsed = self.go_at.elapsed();
+        let exit = if timed_out {
+            Exit::TimedOut(timeout)
+        } else {
+            match status {
+                Some(s) => match (s.code(), s.signal()) {
+                    (Some(c), _) => Exit::Code(c),
+                    (None, Some(sig)) => Exit::Signal(sig),
+                    _ => Exit::Code(-1),
+                },
+                None => Exit::Code(-1),
+            }
+        };
+        Ok(Outcome { exit, elapsed })
+    }
+}
+
+impl Drop for Started {
+    /// The leader is gone or abandoned; whatever is left in its group goes too.
+    fn drop(&mut self) {
+        kill_group(self.pgid);
+        if let Some(w) = self.waiter.take() {
+            let _ = w.join();
+        }
+        if let Ok(mut g) = GROUPS.lock() {
+            g.remove(&self.pgid);
+        }
+    }
 }
 
 /// Runs a short query (like `nvcc --version`) and returns its stdout, or None when it fails.
@@ -236,6 +314,44 @@ pub fn query(program: &str, args: &[&str]) -> Option<String> {
     } else {
         None
     }
+}
+
+/// What a short command printed, and its exit code (None: killed by a signal).
+#[derive(Clone, Debug)]
+pub struct Captured {
+    pub code: Option<i32>,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+/// Runs a short command (like `sbatch`) to its end, keeping stdout and stderr: unlike
+/// [`query`], the caller can say why it failed.
+pub fn capture(cmd: &Cmd) -> Result<Captured, ExecError> {
+    let mut expr = duct::cmd(&cmd.program, &cmd.args)
+        .stdin_null()
+        .stdout_capture()
+        .stderr_capture()
+        .unchecked();
+    for (k, v) in &cmd.env {
+        expr = expr.env(k, v);
+    }
+    if let Some(dir) = &cmd.cwd {
+        expr = expr.dir(dir);
+    }
+    let out = expr.run().map_err(|e| match e.kind() {
+        std::io::ErrorKind::NotFound => ExecError::NotFound {
+            program: cmd.program.clone(),
+        },
+        _ => ExecError::Spawn {
+            line: cmd.line(),
+            reason: e.to_string(),
+        },
+    })?;
+    Ok(Captured {
+        code: out.status.code(),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    })
 }
 
 #[cfg(test)]

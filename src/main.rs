@@ -70,6 +70,9 @@ struct RunArgs {
     /// Skip the analysis and charts that the spec's [analyze] asks for
     #[arg(long)]
     no_analyze: bool,
+    /// Don't start the next GPU program (up to its CUDA context) while the current one measures
+    #[arg(long)]
+    no_prestart: bool,
 }
 
 #[derive(Subcommand)]
@@ -201,6 +204,7 @@ fn options(args: &RunArgs, resume: Option<PathBuf>) -> driver::Options {
         force: args.force,
         resume,
         command: std::env::args().collect(),
+        prestart: !args.no_prestart,
     }
 }
 
@@ -319,6 +323,7 @@ fn dispatch(cli: Cli) -> Result<i32, Fail> {
                 force: false,
                 resume: None,
                 command: std::env::args().collect(),
+                prestart: false,
             };
             let r = driver::build_only(&spec, &opts, sample).map_err(|e| Fail(e.exit_code(), e.to_string()))?;
             for f in &r.failed {

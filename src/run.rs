@@ -19,15 +19,25 @@ pub fn command(spec: &Spec, binary: &Path, point_dir: &Path, gpu: Option<&str>) 
     cmd
 }
 
-pub fn run(cmd: &Cmd, spec: &Spec, point_dir: &Path) -> Result<exec::Outcome, exec::ExecError> {
-    exec::run(
+/// Starts the program; a `gated` one waits at its start gate until [`exec::Started::go`].
+pub fn start(cmd: &Cmd, point_dir: &Path, gated: bool) -> Result<exec::Started, exec::ExecError> {
+    exec::start(
         cmd,
-        spec.run_timeout,
         Sink::Split {
             stdout: &point_dir.join(STDOUT),
             stderr: &point_dir.join(STDERR),
         },
+        gated,
     )
+}
+
+/// The bench's program honours the start gate: it includes the timing core (whose
+/// `options_from_env()` waits at the gate after creating its CUDA context), or reads
+/// `SWEEP_GATE_FD` itself.
+pub fn honours_gate(source: &Path) -> bool {
+    std::fs::read_to_string(source)
+        .map(|t| t.contains("#include \"sweep.cuh\"") || t.contains("SWEEP_GATE_FD"))
+        .unwrap_or(false)
 }
 
 /// The last non-empty line of the program's stderr, for one-line messages.

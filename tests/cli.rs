@@ -364,3 +364,37 @@ fn first_ctrl_c_finishes_the_current_point_and_keeps_the_rows() {
     let all = rows(&run_dir(p.path(), "int").join("results.csv"));
     assert_eq!(all.len(), 20);
 }
+
+/// (start, go, end) wall-clock times the gated program printed, in run order.
+fn gate_times(dir: &Path) -> Vec<(f64, f64, f64)> {
+    let mut t: Vec<(f64, f64, f64)> = rows(&dir.join("results.csv"))
+        .iter()
+        .map(|r| {
+            let out = std::fs::read_to_string(dir.join("points").join(&r["point_id"]).join("stdout.txt")).unwrap();
+            let line = out.lines().find(|l| l.starts_with("times ")).unwrap();
+            let v: Vec<f64> = line.split(' ').skip(1).map(|kv| kv.split('=').nth(1).unwrap().parse().unwrap()).collect();
+            (v[0], v[1], v[2])
+        })
+        .collect();
+    t.sort_by(|a, b| a.1.total_cmp(&b.1));
+    t
+}
+
+#[test]
+fn prestart_overlaps_start_up_but_never_measurements() {
+    let p = project();
+    sweep(p.path()).args(["run", "sweeps/gated.toml", "-j", "2"]).assert().success();
+    let t = gate_times(&run_dir(p.path(), "gated"));
+    assert_eq!(t.len(), 8);
+    for w in t.windows(2) {
+        assert!(w[1].1 >= w[0].2, "a measurement began before the previous one ended: {w:?}");
+    }
+    let overlapped = t.windows(2).filter(|w| w[1].0 < w[0].2).count();
+    assert!(overlapped >= 5, "start-up overlapped the previous point in {overlapped} of 7 cases: {t:?}");
+
+    sweep(p.path()).args(["run", "sweeps/gated.toml", "--no-prestart"]).assert().success();
+    let mut runs: Vec<PathBuf> = std::fs::read_dir(p.path().join("output/gated")).unwrap().map(|e| e.unwrap().path()).collect();
+    runs.sort();
+    let t = gate_times(&runs[1]);
+    assert!(t.windows(2).all(|w| w[1].0 >= w[0].2), "--no-prestart starts each program after the previous ended");
+}

@@ -274,13 +274,23 @@ struct StairResult {
 fn fit_staircase(grid: &Grid, sense: Sense) -> Option<StairResult> {
     let cost_of = |i: usize| cost(grid, sense, i);
     let mut used: Vec<usize> = (0..grid.x.len()).filter(|&i| cost_of(i).is_some()).collect();
-    let mut result = None;
+    let mut result: Option<StairResult> = None;
     for round in 0..2 {
         let g: Vec<i64> = used.iter().map(|&i| grid.g[i]).collect();
         let values: Vec<f64> = used.iter().filter_map(|&i| cost_of(i)).collect();
         let cost = staircase::Cost::new(&g, &values);
         let baseline = cost.baseline()?;
-        let stair = cost.staircase(baseline.start);
+        // Starts for the search: the knee of a flat-then-line and of a flat-then-quadratic fit;
+        // after outliers are dropped, the knee found before (as an index among the points left).
+        let starts = match result.as_ref().and_then(|r| r.stair.as_ref().map(|s| (r, s))) {
+            Some((r, s)) => {
+                let knee = used.iter().filter(|&&i| r.used[..s.bounds.knee].contains(&i)).count();
+                vec![staircase::Bounds { knee, end: used.len() }]
+            }
+            None => vec![cost.hinge(), baseline.start],
+        };
+        let tailed = (baseline.bounds != baseline.start).then_some(baseline.bounds);
+        let stair = cost.staircase(&starts, tailed);
         let m = g.len() as f64;
         let (margin_none, margin_shape) = match &stair {
             Some(s) => (
@@ -588,6 +598,8 @@ pub(crate) fn debug_fit(points: &[(f64, Option<f64>)], sense: Sense) {
     if let Some(st) = &s.stair {
         println!("stair P {} r {} {:?} rss {} cand {} used {}", st.period, st.residue, st.bounds, st.rss, st.candidates, s.used.len());
     }
+    println!("hinge {:?}", s.cost.hinge());
+    s.cost.debug(&[s.cost.hinge(), s.baseline.start]);
 }
 
 #[cfg(test)]

@@ -130,6 +130,14 @@ impl Cost {
         [1.0, t, t * t, angle.sin(), angle.cos(), self.c[i]]
     }
 
+    /// Prefix sums of the staircase rows with the step count left at 0.
+    fn prefix_trend5(&self) -> Vec<Normal<5>> {
+        self.prefix(|i| {
+            let t = self.t[i];
+            [1.0, t, t * t, 0.0, self.c[i]]
+        })
+    }
+
     fn prefix<const N: usize>(&self, row: impl Fn(usize) -> [f64; N]) -> Vec<Normal<N>> {
         let mut out = vec![Normal::<N>::default(); self.len() + 1];
         for i in 0..self.len() {
@@ -219,31 +227,44 @@ impl Cost {
         let mut best: Option<(i64, i64, f64)> = None;
         let mut by_period = Vec::new();
         let mut candidates = 0;
-        let mut order: Vec<usize> = Vec::with_capacity(mid.len());
+        // Middle points without their step count (0): the trend part of the sums, shared by
+        // every period; the step count is then shifted in point by point.
+        let flat_steps = self.prefix_trend5();
+        let base = flat_steps[b.end].minus(&flat_steps[b.knee]);
+        let mut order: Vec<usize> = vec![0; mid.len()];
+        let mut starts: Vec<usize> = Vec::new();
         for period in 2..=max_period {
-            // Points grouped by residue class, so that each phase step visits one class.
-            order.clear();
-            order.extend(mid.clone());
-            order.sort_by_key(|&i| self.g[i].rem_euclid(period));
-            let mut sums = Normal::<5>::default();
+            // Points grouped by residue class (a counting sort), so that each phase step visits
+            // one class.
+            starts.clear();
+            starts.resize(period as usize + 1, 0);
             for i in mid.clone() {
-                sums.add(self.w[i], &self.stair_row(i, period, 0));
+                starts[self.g[i].rem_euclid(period) as usize + 1] += 1;
+            }
+            for q in 0..period as usize {
+                starts[q + 1] += starts[q];
+            }
+            let mut fill = starts.clone();
+            for i in mid.clone() {
+                let q = self.g[i].rem_euclid(period) as usize;
+                order[fill[q]] = i;
+                fill[q] += 1;
+            }
+            let mut sums = base;
+            for i in mid.clone() {
+                let mut row = self.stair_row(i, period, 0);
+                let step = row[3];
+                row[3] = 0.0;
+                sums.shift(self.w[i], &row, 3, step);
             }
             let mut best_here = (0, outside + rising_rss(&sums));
             let down = period as f64 / self.span;
-            let mut cursor = 0;
             for residue in 1..period {
-                // Skip the classes below `residue`, then move this class's step count down by one.
-                while cursor < order.len() && self.g[order[cursor]].rem_euclid(period) < residue {
-                    cursor += 1;
-                }
-                while cursor < order.len() && self.g[order[cursor]].rem_euclid(period) == residue {
-                    let i = order[cursor];
-                    let mut row = self.stair_row(i, period, residue - 1);
-                    sums.remove(self.w[i], &row);
-                    row[3] -= down;
-                    sums.add(self.w[i], &row);
-                    cursor += 1;
+                // The step count of this residue class goes down by one.
+                let class = starts[residue as usize]..starts[residue as usize + 1];
+                for &i in &order[class] {
+                    let row = self.stair_row(i, period, residue - 1);
+                    sums.shift(self.w[i], &row, 3, -down);
                 }
                 let rss = outside + rising_rss(&sums);
                 if rss < best_here.1 {
@@ -267,21 +288,48 @@ impl Cost {
         with.is_finite() && m * (without.max(floor) / with.max(floor)).ln() > TAIL_COST * m.ln()
     }
 
-    /// Fits the staircase: period and phase with the baseline's bounds (no tail), then the knee
-    /// for that period and phase, and the period again while the knee moves. Then the same with a
-    /// straight tail, kept when it pays for itself.
-    pub(crate) fn staircase(&self, start: Bounds) -> Option<Staircase> {
-        let plain = self.settle(start, false)?;
-        let mid = self.prefix(|i| self.stair_row(i, plain.period, plain.residue));
-        let (b, rss) = self.best_bounds(&mid, plain.bounds, MIN_STEPS * plain.period, true, rising_rss);
-        if b.end < self.len() && self.tail_pays(plain.rss, rss) {
-            if let Some(tailed) = self.settle(b, true) {
-                if self.tail_pays(plain.rss, tailed.rss) {
-                    return Some(tailed);
+    /// Fits the staircase from each start (bounds without a tail): period and phase for the
+    /// start's bounds, then the knee for that period and phase, and the period again while the
+    /// knee moves; the best of the starts wins. Then the same with a straight tail, from the
+    /// winner and from `tailed` (the baseline's bounds when they have a tail), kept when the tail
+    /// pays for itself. Several starts guard against a knee that fits one period and hides another.
+    pub(crate) fn staircase(&self, starts: &[Bounds], tailed: Option<Bounds>) -> Option<Staircase> {
+        let mut plain: Option<Staircase> = None;
+        for (k, &start) in starts.iter().enumerate() {
+            if starts[..k].contains(&start) {
+                continue;
+            }
+            if let Some(s) = self.settle(start, false) {
+                if plain.as_ref().is_none_or(|p| s.rss < p.rss) {
+                    plain = Some(s);
                 }
             }
         }
-        Some(plain)
+        let plain = plain?;
+        let mid = self.prefix(|i| self.stair_row(i, plain.period, plain.residue));
+        let (b, rss) = self.best_bounds(&mid, plain.bounds, MIN_STEPS * plain.period, true, rising_rss);
+        let mut tail_starts = Vec::new();
+        if b.end < self.len() && self.tail_pays(plain.rss, rss) {
+            tail_starts.push(b);
+        }
+        tail_starts.extend(tailed.filter(|t| t.end < self.len()));
+        let best_tailed = tail_starts
+            .into_iter()
+            .filter_map(|b| self.settle(b, true))
+            .min_by(|a, b| a.rss.total_cmp(&b.rss));
+        match best_tailed {
+            Some(t) if self.tail_pays(plain.rss, t.rss) => Some(t),
+            _ => Some(plain),
+        }
+    }
+
+    /// Flat up to a knee, then a straight line to the last point: a start for the staircase
+    /// search that a bend of the quadratic trend cannot pull early.
+    pub(crate) fn hinge(&self) -> Bounds {
+        let n = self.len();
+        let mid = self.prefix(|i| [1.0, self.t[i], self.c[i]]);
+        let (b, _) = self.best_bounds(&mid, Bounds { knee: 0, end: n }, 0, false, |s: &Normal<3>| s.rss());
+        b
     }
 
     fn settle(&self, start: Bounds, tail: bool) -> Option<Staircase> {
@@ -420,6 +468,26 @@ fn rising_rss(sums: &Normal<5>) -> f64 {
 }
 
 #[cfg(test)]
+impl Cost {
+    pub(crate) fn debug(&self, starts: &[Bounds]) {
+        for &st in starts {
+            let s = self.settle(st, false);
+            println!("start {st:?} -> {:?}", s.map(|s| (s.period, s.residue, s.bounds, s.rss)));
+            let f = self.search(st).unwrap();
+            let mut v = f.3.clone();
+            v.sort_by(|a, b| a.1.total_cmp(&b.1));
+            println!("   search at start: {:?}", &v[..5]);
+        }
+        let mid = self.prefix(|i| self.stair_row(i, 4, 1));
+        println!("P=4 r=1 bounds {:?}", self.best_bounds(&mid, starts[0], 16, false, rising_rss));
+        for r in 0..8 {
+        let mid = self.prefix(|i| self.stair_row(i, 8, r));
+        println!("P=8 r={r} bounds {:?}", self.best_bounds(&mid, starts[0], 32, false, rising_rss));
+        }
+    }
+}
+
+#[cfg(test)]
 mod tests {
     use super::*;
 
@@ -435,7 +503,7 @@ mod tests {
         let (g, cost) = stair(256, 16, 5, 3);
         let c = Cost::new(&g, &cost);
         let base = c.baseline().unwrap();
-        let s = c.staircase(base.start).unwrap();
+        let s = c.staircase(&[base.start], None).unwrap();
         assert_eq!((s.period, s.residue), (16, 4));
         // Flat through x = 5 + 3·16 = 53, that is g = 52.
         assert_eq!(c.flat_end(&s), Some(52));
@@ -450,7 +518,7 @@ mod tests {
         let cost: Vec<f64> =
             g.iter().map(|&gi| (ceil_div(gi + 1, 8) as f64).max(if gi > 160 { (gi as f64) / 7.0 } else { 0.0 })).collect();
         let c = Cost::new(&g, &cost);
-        let s = c.staircase(c.baseline().unwrap().start).unwrap();
+        let s = c.staircase(&[c.hinge()], None).unwrap();
         assert_eq!((s.period, s.residue), (8, 7));
         assert!((150..=170).contains(&s.bounds.end), "tail from {}", s.bounds.end);
     }
