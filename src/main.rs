@@ -139,6 +139,45 @@ enum Command {
         #[command(flatten)]
         select: Select,
     },
+    /// Join shard runs into one run folder: one CSV in sweep order, one manifest
+    #[command(after_help = sweep::merge::HELP)]
+    Merge {
+        /// Run folders (output/<sweep>/<stamp>-shard-i-of-N), or a sweep folder (output/<sweep>:
+        /// the latest run of each of its shards)
+        #[arg(required = true)]
+        runs: Vec<PathBuf>,
+        /// The merged run folder [default: <stamp>-merged beside the first run]
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
+    /// Write a Slurm job-array script that runs one shard per task; --submit submits it
+    #[command(after_help = sweep::slurm::HELP)]
+    Slurm {
+        spec: PathBuf,
+        /// Number of shards, one array task each
+        #[arg(long)]
+        shards: usize,
+        /// How points are dealt to shards
+        #[arg(long, value_enum, default_value = "series")]
+        split: Split,
+        /// Slurm partition
+        #[arg(long)]
+        partition: Option<String>,
+        /// Generic resources of each task, e.g. gpu:1
+        #[arg(long)]
+        gres: Option<String>,
+        /// Time limit of each task, e.g. 02:00:00
+        #[arg(long)]
+        time: Option<String>,
+        /// CPUs of each task (also its parallel builds)
+        #[arg(long)]
+        cpus_per_task: Option<usize>,
+        #[command(flatten)]
+        place: Where,
+        /// Run sbatch on the script: only the shards without a finished run
+        #[arg(long)]
+        submit: bool,
+    },
 }
 
 #[derive(Args, Clone)]
@@ -375,7 +414,78 @@ fn dispatch(cli: Cli) -> Result<i32, Fail> {
             }
             Ok(exit::OK)
         }
+        Command::Merge { runs, out } => merge(&runs, out),
+        Command::Slurm {
+            spec,
+            shards,
+            split,
+            partition,
+            gres,
+            time,
+            cpus_per_task,
+            place,
+            submit,
+        } => {
+            let binary = std::env::current_exe().map_err(|e| {
+                (
+                    exit::ENVIRONMENT,
+                    format!("cannot find this sweep binary: {e}"),
+                )
+            })?;
+            let req = sweep::slurm::Request {
+                shards,
+                split,
+                binary,
+                cache: cache_dir(&place),
+                output: place.output,
+                jobs: place.jobs,
+                partition,
+                gres,
+                time,
+                cpus_per_task,
+            };
+            slurm(&spec, req, submit)
+        }
     }
+}
+
+fn merge(runs: &[PathBuf], out: Option<PathBuf>) -> Result<i32, Fail> {
+    let fail = |e: sweep::merge::MergeError| Fail(e.exit_code(), e.to_string());
+    let dirs = sweep::merge::resolve(runs).map_err(fail)?;
+    let opts = sweep::merge::Options {
+        out,
+        command: std::env::args().collect(),
+    };
+    let merged = sweep::merge::merge(&dirs, &opts).map_err(fail)?;
+    println!("{}", merged.summary());
+    match merged.missing_error() {
+        Some(msg) => Err(Fail(exit::POINTS_FAILED, msg)),
+        None => Ok(exit::OK),
+    }
+}
+
+fn slurm(spec: &Path, req: sweep::slurm::Request, submit: bool) -> Result<i32, Fail> {
+    let fail = |e: sweep::slurm::SlurmError| Fail(e.exit_code(), e.to_string());
+    let spec = load(spec)?;
+    let job = sweep::slurm::Job::new(&spec, req).map_err(fail)?;
+    let prepared = sweep::slurm::prepare(&job).map_err(fail)?;
+    let (warnings, lines) = prepared.describe(&job);
+    for w in warnings {
+        eprintln!("warning: {w}");
+    }
+    for l in lines {
+        println!("{l}");
+    }
+    if submit && !prepared.todo.is_empty() {
+        let id = sweep::slurm::submit(&prepared.sbatch).map_err(fail)?;
+        let logs = job.sweep_dir().join(format!("slurm-{id}_<task>.out"));
+        println!(
+            "submitted job array {id} (shards {}); task logs: {}",
+            sweep::slurm::ranges(&prepared.todo),
+            logs.display()
+        );
+    }
+    Ok(exit::OK)
 }
 
 fn list(dir: &Path) {

@@ -2,14 +2,25 @@
 //!
 //! Task `i` runs `sweep run SPEC --shard i/N` into its own run folder; running a task again
 //! resumes the unfinished run of its shard. The script is written beside the runs
-//! (`<output>/<sweep>/slurm-<N>-shards.sh`) and submitted with `sbatch` through [`crate::exec`].
+//! (`<output>/<sweep>/slurm-array-<N>.sh`) and submitted with `sbatch` through [`crate::exec`].
 
 use crate::exec::{self, Cmd};
-use crate::points::{Shard, Split};
+use crate::points::{self, Shard, Split};
 use crate::spec::Spec;
 use crate::store::{self, Manifest};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+
+/// `sweep slurm --help`, after the options.
+pub const HELP: &str = "\
+Task i runs `sweep run SPEC --shard i/N --output OUT --cache CACHE -q` (absolute paths) into its
+own run folder; a task that runs again resumes its shard's unfinished run. --submit submits only
+the shards without a finished run of this spec (sbatch --array=...).
+
+Builds run on the compute nodes, or ahead of time on a login node with nvcc:
+  sweep build SPEC --cache /shared/cache
+  sweep slurm SPEC --shards 8 --gres gpu:1 --cache /shared/cache --submit
+When every task has ended: sweep merge OUT/<sweep>";
 
 /// One job array: what every task runs and what Slurm is asked for.
 #[derive(Clone, Debug)]
@@ -32,6 +43,8 @@ pub struct Job {
     pub gres: Option<String>,
     pub time: Option<String>,
     pub cpus_per_task: Option<usize>,
+    /// Points in each shard: with `--split series` a shard can get none.
+    pub shard_sizes: Vec<usize>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -44,16 +57,24 @@ pub enum SlurmError {
         value: String,
         reason: String,
     },
+    #[error(transparent)]
+    Points(#[from] points::PointsError),
     #[error("cannot use `{path}` in the job: {reason}")]
     Path { path: PathBuf, reason: String },
     #[error("cannot write `{path}`: {reason}")]
     Write { path: PathBuf, reason: String },
-    #[error("`sbatch` not found (hint: run on a Slurm login node, or submit the script there by hand)")]
+    #[error(
+        "`sbatch` not found (hint: run on a Slurm login node, or submit the script there by hand)"
+    )]
     NoSbatch,
     #[error(transparent)]
     Exec(exec::ExecError),
     #[error("`{line}` failed with {how}: {stderr}")]
-    Submit { line: String, how: String, stderr: String },
+    Submit {
+        line: String,
+        how: String,
+        stderr: String,
+    },
     #[error("`{line}` printed no job id: `{stdout}`")]
     NoJobId { line: String, stdout: String },
 }
@@ -61,17 +82,20 @@ pub enum SlurmError {
 impl SlurmError {
     pub fn exit_code(&self) -> i32 {
         match self {
-            SlurmError::Shards(_) | SlurmError::Option { .. } | SlurmError::Path { .. } => crate::exit::USAGE,
+            SlurmError::Shards(_) | SlurmError::Option { .. } | SlurmError::Path { .. } => {
+                crate::exit::USAGE
+            }
+            SlurmError::Points(_) => crate::exit::BAD_INPUT,
             _ => crate::exit::ENVIRONMENT,
         }
     }
 }
 
 /// What `sweep slurm` was asked, before the paths are made absolute.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct Request {
     pub shards: usize,
-    pub split: Option<Split>,
+    pub split: Split,
     pub binary: PathBuf,
     pub output: PathBuf,
     pub cache: PathBuf,
@@ -88,31 +112,45 @@ impl Job {
         if req.shards == 0 || req.shards > 10_000 {
             return Err(SlurmError::Shards(req.shards));
         }
-        let absolute = |p: &Path| {
-            std::path::absolute(p).map_err(|e| SlurmError::Path {
-                path: p.to_path_buf(),
-                reason: e.to_string(),
-            })
-        };
-        let spec_path = spec.path.canonicalize().map_err(|e| SlurmError::Path {
-            path: spec.path.clone(),
+        let path_err = |p: &Path, e: std::io::Error| SlurmError::Path {
+            path: p.to_path_buf(),
             reason: e.to_string(),
-        })?;
+        };
+        let here = Path::new(".");
+        let workdir = here.canonicalize().map_err(|e| path_err(here, e))?;
+        let absolute = |p: &Path| {
+            if p.is_absolute() {
+                p.to_path_buf()
+            } else {
+                workdir.join(p)
+            }
+        };
+        let spec_path = spec
+            .path
+            .canonicalize()
+            .map_err(|e| path_err(&spec.path, e))?;
+        let split = req.split;
+        let all = points::expand(spec)?;
+        let mut shard_sizes = vec![0; req.shards];
+        for owner in points::assign(&all, req.shards, split, &points::x_axis(spec)) {
+            shard_sizes[owner] += 1;
+        }
         let job = Job {
             sweep: spec.name.clone(),
             spec_hash: spec.hash.clone(),
             spec: spec_path,
-            binary: absolute(&req.binary)?,
-            output: absolute(&req.output)?,
-            cache: absolute(&req.cache)?,
-            workdir: absolute(Path::new("."))?,
+            binary: absolute(&req.binary),
+            output: absolute(&req.output),
+            cache: absolute(&req.cache),
+            workdir: workdir.clone(),
             shards: req.shards,
-            split: req.split.unwrap_or(Split::Series),
+            split,
             jobs: req.jobs,
             partition: req.partition,
             gres: req.gres,
             time: req.time,
             cpus_per_task: req.cpus_per_task,
+            shard_sizes,
         };
         job.check()?;
         Ok(job)
@@ -120,7 +158,11 @@ impl Job {
 
     fn check(&self) -> Result<(), SlurmError> {
         let plain = |option: &'static str, value: &Option<String>| match value {
-            Some(v) if v.is_empty() || v.chars().any(|c| c.is_whitespace() || c.is_control() || "'\"#\\".contains(c)) => {
+            Some(v)
+                if v.is_empty()
+                    || v.chars()
+                        .any(|c| c.is_whitespace() || c.is_control() || "'\"#\\".contains(c)) =>
+            {
                 Err(SlurmError::Option {
                     option,
                     value: v.clone(),
@@ -144,7 +186,10 @@ impl Job {
             }
         }
         for p in [&self.output, &self.workdir] {
-            if p.to_string_lossy().chars().any(|c| c.is_whitespace() || c == '"' || c == '\'') {
+            if p.to_string_lossy()
+                .chars()
+                .any(|c| c.is_whitespace() || c == '"' || c == '\'')
+            {
                 return Err(SlurmError::Path {
                     path: p.clone(),
                     reason: "#SBATCH lines cannot hold a path with spaces or quotes (hint: --output elsewhere, or run from another folder)".into(),
@@ -160,7 +205,8 @@ impl Job {
     }
 
     pub fn script_path(&self) -> PathBuf {
-        self.sweep_dir().join(format!("slurm-{}-shards.sh", self.shards))
+        self.sweep_dir()
+            .join(format!("slurm-array-{}.sh", self.shards))
     }
 
     /// The log of each task: `%A` is the array's job id, `%a` the task id.
@@ -171,14 +217,17 @@ impl Job {
     /// What every task runs, less its `--shard` (which the shell fills in from the task id).
     pub fn task_command(&self) -> Cmd {
         let path = |p: &Path| p.display().to_string();
-        let mut cmd = Cmd::new(path(&self.binary)).arg("run").arg(path(&self.spec)).args([
-            "--output".to_string(),
-            path(&self.output),
-            "--cache".into(),
-            path(&self.cache),
-            "--split".into(),
-            format!("{:?}", self.split).to_lowercase(),
-        ]);
+        let mut cmd = Cmd::new(path(&self.binary))
+            .arg("run")
+            .arg(path(&self.spec))
+            .args([
+                "--output".to_string(),
+                path(&self.output),
+                "--cache".into(),
+                path(&self.cache),
+                "--split".into(),
+                format!("{:?}", self.split).to_lowercase(),
+            ]);
         if let Some(j) = self.jobs.or(self.cpus_per_task) {
             cmd = cmd.args(["-j".to_string(), j.to_string()]);
         }
@@ -238,10 +287,18 @@ exec {command} --shard \"$shard\"
 pub fn finished_shards(job: &Job) -> BTreeMap<usize, PathBuf> {
     let mut done = BTreeMap::new();
     for dir in store::runs_of(&job.output, &job.sweep) {
-        let Ok(m) = Manifest::load(&dir) else { continue };
-        let Some(shard) = m.shard.as_deref().and_then(|s| s.parse::<Shard>().ok()) else { continue };
+        let Ok(m) = Manifest::load(&dir) else {
+            continue;
+        };
+        let Some(shard) = m.shard.as_deref().and_then(|s| s.parse::<Shard>().ok()) else {
+            continue;
+        };
         let split = format!("{:?}", job.split).to_lowercase();
-        if shard.count == job.shards && m.spec_hash == job.spec_hash && m.split == split && m.state == "finished" {
+        if shard.count == job.shards
+            && m.spec_hash == job.spec_hash
+            && m.split == split
+            && m.state == "finished"
+        {
             done.insert(shard.index, dir);
         }
     }
@@ -254,10 +311,60 @@ pub struct Prepared {
     pub script: PathBuf,
     /// Shards with a finished run of this spec (not submitted again).
     pub finished: BTreeMap<usize, PathBuf>,
-    /// Shards to submit.
+    /// Shards to submit: those with points and without a finished run.
     pub todo: Vec<usize>,
-    /// `sbatch --parsable [--array=...] SCRIPT`
+    /// Shards that hold no point (nothing to submit).
+    pub empty: Vec<usize>,
+    /// `sbatch [--array=<todo>] SCRIPT` (`--array` only when some shards are left out).
     pub sbatch: Cmd,
+}
+
+impl Prepared {
+    /// What to tell the user before submitting: warnings, then plain lines.
+    pub fn describe(&self, job: &Job) -> (Vec<String>, Vec<String>) {
+        let n = job.shards;
+        let list = |ids: &[usize]| {
+            ids.iter()
+                .map(|i| format!("{i}/{n}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let mut warnings = Vec::new();
+        if !self.empty.is_empty() {
+            warnings.push(format!(
+                "shard {} {} no point: with `--split series` a series never spans two shards (hint: `--split points`, or fewer shards)",
+                list(&self.empty),
+                if self.empty.len() == 1 { "holds" } else { "hold" }
+            ));
+        }
+        let total: usize = job.shard_sizes.iter().sum();
+        let mut lines = vec![format!(
+            "wrote {} ({n} array tasks, one per shard of the {total} points of `{}`)",
+            self.script.display(),
+            job.sweep
+        )];
+        if !self.finished.is_empty() {
+            let done: Vec<usize> = self.finished.keys().copied().collect();
+            lines.push(format!(
+                "shard {} already finished (runs in {}); not submitted again",
+                list(&done),
+                job.sweep_dir().display()
+            ));
+        }
+        if self.todo.is_empty() {
+            lines.push(format!(
+                "nothing to submit: every shard with points has a finished run (to run them all again: sbatch {})",
+                self.script.display()
+            ));
+        } else {
+            lines.push(format!("submit: {}", self.sbatch.line()));
+        }
+        lines.push(format!(
+            "merge when every task has ended: sweep merge {}",
+            job.sweep_dir().display()
+        ));
+        (warnings, lines)
+    }
 }
 
 /// Writes the script (creating `<output>/<sweep>/`, where Slurm writes the task logs) and works
@@ -272,11 +379,17 @@ pub fn prepare(job: &Job) -> Result<Prepared, SlurmError> {
     std::fs::create_dir_all(&dir).map_err(|e| write_err(&dir, e))?;
     std::fs::write(&script, job.script()).map_err(|e| write_err(&script, e))?;
     use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).map_err(|e| write_err(&script, e))?;
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755))
+        .map_err(|e| write_err(&script, e))?;
     let finished = finished_shards(job);
-    let todo: Vec<usize> = (0..job.shards).filter(|i| !finished.contains_key(i)).collect();
-    let mut sbatch = Cmd::new("sbatch").arg("--parsable");
-    if !finished.is_empty() && !todo.is_empty() {
+    let empty: Vec<usize> = (0..job.shards)
+        .filter(|&i| job.shard_sizes[i] == 0)
+        .collect();
+    let todo: Vec<usize> = (0..job.shards)
+        .filter(|&i| !finished.contains_key(&i) && job.shard_sizes[i] > 0)
+        .collect();
+    let mut sbatch = Cmd::new("sbatch");
+    if todo.len() < job.shards && !todo.is_empty() {
         sbatch = sbatch.arg(format!("--array={}", ranges(&todo)));
     }
     let sbatch = sbatch.arg(script.display().to_string());
@@ -284,6 +397,7 @@ pub fn prepare(job: &Job) -> Result<Prepared, SlurmError> {
         script,
         finished,
         todo,
+        empty,
         sbatch,
     })
 }
@@ -307,14 +421,20 @@ pub fn ranges(ids: &[usize]) -> String {
     parts.join(",")
 }
 
-/// Runs `sbatch` and returns the job id it printed.
+/// Runs `sbatch` (with `--parsable`) and returns the job id it printed.
 pub fn submit(sbatch: &Cmd) -> Result<String, SlurmError> {
+    let mut sbatch = sbatch.clone();
+    sbatch.args.insert(0, "--parsable".into());
+    let sbatch = &sbatch;
     let out = exec::capture(sbatch).map_err(|e| match e {
         exec::ExecError::NotFound { .. } => SlurmError::NoSbatch,
         e => SlurmError::Exec(e),
     })?;
     if out.code != Some(0) {
-        let how = out.code.map(|c| format!("exit code {c}")).unwrap_or_else(|| "a signal".into());
+        let how = out
+            .code
+            .map(|c| format!("exit code {c}"))
+            .unwrap_or_else(|| "a signal".into());
         return Err(SlurmError::Submit {
             line: sbatch.line(),
             how,
@@ -322,7 +442,13 @@ pub fn submit(sbatch: &Cmd) -> Result<String, SlurmError> {
         });
     }
     // `--parsable` prints `<job id>` or `<job id>;<cluster>`.
-    let id = out.stdout.trim().split(';').next().unwrap_or("").to_string();
+    let id = out
+        .stdout
+        .trim()
+        .split(';')
+        .next()
+        .unwrap_or("")
+        .to_string();
     if id.is_empty() || !id.chars().all(|c| c.is_ascii_digit()) {
         return Err(SlurmError::NoJobId {
             line: sbatch.line(),
@@ -357,6 +483,7 @@ mod tests {
             gres: Some("gpu:1".into()),
             time: Some("01:30:00".into()),
             cpus_per_task: Some(8),
+            shard_sizes: vec![16; 4],
         }
     }
 
@@ -380,7 +507,10 @@ mod tests {
         );
         // Slurm reads #SBATCH lines only before the first command.
         let first_command = s.lines().position(|l| !l.starts_with('#')).unwrap();
-        assert!(s.lines().skip(first_command).all(|l| !l.starts_with("#SBATCH")));
+        assert!(s
+            .lines()
+            .skip(first_command)
+            .all(|l| !l.starts_with("#SBATCH")));
         assert!(s.contains("shard=\"${SLURM_ARRAY_TASK_ID:?"), "{s}");
         assert!(s.ends_with(
             "exec /opt/sweep/bin/sweep run /p/sweeps/saw.toml --output /scratch/out --cache /shared/cache --split series -j 8 -q --shard \"$shard\"\n"
@@ -389,11 +519,24 @@ mod tests {
 
     #[test]
     fn options_that_would_break_the_script_are_refused() {
-        let cases: Vec<(fn(&mut Job), &str)> = vec![
-            (|j| j.time = Some("90 min".into()), "`--time 90 min` cannot go into an #SBATCH line: not a Slurm time"),
-            (|j| j.partition = Some("gpu\n#SBATCH --x".into()), "`--partition gpu\n#SBATCH --x` cannot go"),
-            (|j| j.gres = Some(String::new()), "`--gres ` cannot go into an #SBATCH line: it is empty"),
-            (|j| j.output = "/a b".into(), "cannot use `/a b` in the job: #SBATCH lines cannot hold a path with spaces"),
+        type Edit = fn(&mut Job);
+        let cases: Vec<(Edit, &str)> = vec![
+            (
+                |j| j.time = Some("90 min".into()),
+                "`--time 90 min` cannot go into an #SBATCH line: not a Slurm time",
+            ),
+            (
+                |j| j.partition = Some("gpu\n#SBATCH --x".into()),
+                "`--partition gpu\n#SBATCH --x` cannot go",
+            ),
+            (
+                |j| j.gres = Some(String::new()),
+                "`--gres ` cannot go into an #SBATCH line: it is empty",
+            ),
+            (
+                |j| j.output = "/a b".into(),
+                "cannot use `/a b` in the job: #SBATCH lines cannot hold a path with spaces",
+            ),
         ];
         for (edit, want) in cases {
             let mut j = job();

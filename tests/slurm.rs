@@ -1,0 +1,687 @@
+//! Sharded sweeps: `sweep merge` on real shard runs of tests/project/sweeps/saw.toml, the job
+//! script of `sweep slurm` run by hand, and a real job array on a private single-node Slurm
+//! (scripts/slurm-up.sh installs and starts it; skipped only where Slurm cannot be had).
+
+use assert_cmd::Command;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+/// A private copy of tests/project.
+fn project() -> tempfile::TempDir {
+    let tmp = tempfile::tempdir().unwrap();
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/project");
+    for e in walkdir::WalkDir::new(&src)
+        .into_iter()
+        .filter_map(Result::ok)
+    {
+        let dst = tmp.path().join(e.path().strip_prefix(&src).unwrap());
+        if e.file_type().is_dir() {
+            std::fs::create_dir_all(&dst).unwrap();
+        } else {
+            std::fs::copy(e.path(), &dst).unwrap();
+        }
+    }
+    tmp
+}
+
+fn sweep(dir: &Path) -> Command {
+    let mut c = Command::cargo_bin("sweep").unwrap();
+    c.current_dir(dir)
+        .env("SWEEP_LOCK_DIR", dir.join("locks"))
+        .env_remove("SWEEP_CACHE");
+    c
+}
+
+/// `sweep run sweeps/saw.toml --shard i/n --split points` (plus `extra`); returns its run folder.
+fn shard(dir: &Path, i: usize, n: usize, extra: &[&str]) -> PathBuf {
+    let out = sweep(dir)
+        .args([
+            "run",
+            "sweeps/saw.toml",
+            "--no-analyze",
+            "-q",
+            "--split",
+            "points",
+        ])
+        .args(["--shard", &format!("{i}/{n}")])
+        .args(extra)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "shard {i}/{n}: {}", stderr(&out));
+    latest(&dir.join("output/saw"), &format!("-shard-{i}-of-{n}"))
+}
+
+/// The latest run folder in `sweep_dir` whose name ends with `suffix`.
+fn latest(sweep_dir: &Path, suffix: &str) -> PathBuf {
+    let mut runs: Vec<PathBuf> = std::fs::read_dir(sweep_dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.is_dir() && p.file_name().unwrap().to_string_lossy().ends_with(suffix))
+        .collect();
+    runs.sort();
+    runs.pop()
+        .unwrap_or_else(|| panic!("no run `*{suffix}` in {}", sweep_dir.display()))
+}
+
+/// A single local run of saw.toml into `local/`: the reference.
+fn reference(dir: &Path) -> Rows {
+    sweep(dir)
+        .args([
+            "run",
+            "sweeps/saw.toml",
+            "--no-analyze",
+            "-q",
+            "--output",
+            "local",
+        ])
+        .assert()
+        .success();
+    rows(&latest(&dir.join("local/saw"), "Z").join("results.csv"))
+}
+
+fn stderr(out: &std::process::Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+fn stdout(out: &std::process::Output) -> String {
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// (point_id, index, threads, status, saw_mflops) of each row, in file order.
+type Rows = Vec<[String; 5]>;
+
+fn rows(csv: &Path) -> Rows {
+    let text = std::fs::read_to_string(csv).unwrap();
+    let delimiter = if text.lines().next().unwrap().contains(';') {
+        b';'
+    } else {
+        b','
+    };
+    let mut r = csv::ReaderBuilder::new()
+        .delimiter(delimiter)
+        .from_reader(text.as_bytes());
+    let h: Vec<String> = r.headers().unwrap().iter().map(String::from).collect();
+    let col = |name: &str| h.iter().position(|c| c == name).unwrap();
+    let cols = ["point_id", "index", "threads", "status", "saw_mflops"].map(col);
+    r.records()
+        .map(|rec| {
+            let rec = rec.unwrap();
+            assert_eq!(rec.len(), h.len(), "{}: a short row", csv.display());
+            // Numbers compared in one dialect.
+            cols.map(|c| {
+                if delimiter == b';' {
+                    rec[c].replace(',', ".")
+                } else {
+                    rec[c].to_string()
+                }
+            })
+        })
+        .collect()
+}
+
+fn manifest(dir: &Path) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(dir.join("manifest.json")).unwrap()).unwrap()
+}
+
+/// The merged run folders in `output/saw`.
+fn merged_runs(dir: &Path) -> Vec<PathBuf> {
+    std::fs::read_dir(dir.join("output/saw"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.to_string_lossy().ends_with("-merged"))
+        .collect()
+}
+
+#[test]
+fn merging_every_shard_gives_the_rows_of_a_single_run_in_sweep_order() {
+    let p = project();
+    let want = reference(p.path());
+    assert_eq!(want.len(), 64);
+    // Shards in another order than their index: the merge orders rows by point.
+    let runs: Vec<PathBuf> = [2, 0, 3, 1]
+        .iter()
+        .map(|&i| {
+            shard(p.path(), i, 4, &[])
+                .strip_prefix(p.path())
+                .unwrap()
+                .to_path_buf()
+        })
+        .collect();
+    let out = sweep(p.path()).arg("merge").args(&runs).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        stdout(&out).starts_with("merged 4 runs: 64 of 64 points (64 ok) into output/saw/"),
+        "{}",
+        stdout(&out)
+    );
+    let merged = merged_runs(p.path());
+    assert_eq!(merged.len(), 1);
+    assert_eq!(
+        rows(&merged[0].join("results.csv")),
+        want,
+        "same points, statuses and values, in sweep order"
+    );
+    let header = |d: &Path| {
+        std::fs::read_to_string(d.join("results.csv"))
+            .unwrap()
+            .lines()
+            .next()
+            .unwrap()
+            .to_string()
+    };
+    assert_eq!(header(&merged[0]), header(&p.path().join(&runs[0])));
+    let m = manifest(&merged[0]);
+    assert_eq!(m["state"], "finished");
+    assert_eq!(m["points_total"], 64);
+    assert_eq!(m["point_ids"].as_array().unwrap().len(), 64);
+    assert_eq!(m["counts"]["ok"], 64);
+    let shards: Vec<&str> = m["merged_from"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["shard"].as_str().unwrap())
+        .collect();
+    assert_eq!(shards, ["2/4", "0/4", "3/4", "1/4"]);
+    assert!(m["missing"].as_array().unwrap().is_empty());
+    assert!(
+        !merged[0].join("points").exists(),
+        "the logs stay in the shard runs"
+    );
+
+    // --out names the folder, and a folder that holds a merge is not overwritten.
+    let out = sweep(p.path())
+        .args(["merge", "output/saw", "--out", "joined"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(rows(&p.path().join("joined/results.csv")), want);
+    let out = sweep(p.path())
+        .args(["merge", "output/saw", "--out", "joined"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(3));
+    assert_eq!(
+        stderr(&out),
+        "error: `joined` already holds a merged run (hint: pick another --out, or remove it)\n"
+    );
+}
+
+#[test]
+fn missing_points_are_named_and_the_rest_is_merged() {
+    let p = project();
+    for i in 0..3 {
+        shard(p.path(), i, 4, &[]);
+    }
+    // The sweep folder stands for the latest run of each shard.
+    let out = sweep(p.path())
+        .args(["merge", "output/saw"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = stderr(&out);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.starts_with("error: 16 of 64 points missing: `")
+            && err.contains("` (threads=4), `")
+            && err.contains("and 11 more; the other 48 are merged into `output/saw/"),
+        "{err}"
+    );
+    assert!(
+        err.contains("(hint: they belong to shard 3/4 (no run given); `sweep run sweeps/saw.toml --shard 3/4 --split points`, or `sweep slurm sweeps/saw.toml --shards 4 --split points --submit`, runs them; then merge again)"),
+        "{err}"
+    );
+    let merged = merged_runs(p.path());
+    let got = rows(&merged[0].join("results.csv"));
+    assert_eq!(got.len(), 48);
+    assert!(
+        got.iter().all(|r| r[2].parse::<usize>().unwrap() % 4 != 0),
+        "shard 3/4 holds threads 4, 8, ..."
+    );
+    let idx: Vec<usize> = got.iter().map(|r| r[1].parse().unwrap()).collect();
+    assert!(idx.windows(2).all(|w| w[0] < w[1]), "rows in sweep order");
+    let m = manifest(&merged[0]);
+    assert_eq!(m["state"], "incomplete");
+    assert!(m["finished"].is_null());
+    let missing = m["missing"].as_array().unwrap();
+    assert_eq!(missing.len(), 16);
+    assert_eq!(missing[0]["point"], "threads=4");
+    assert_eq!(missing[0]["shard"], "3/4");
+
+    // Run the missing shard as the hint says; merging again is complete.
+    shard(p.path(), 3, 4, &[]);
+    let out = sweep(p.path())
+        .args(["merge", "output/saw"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        stdout(&out).starts_with("merged 4 runs: 64 of 64 points"),
+        "{}",
+        stdout(&out)
+    );
+}
+
+#[test]
+fn points_found_in_two_runs_stop_the_merge() {
+    let p = project();
+    let a = shard(p.path(), 0, 2, &[]);
+    let b = shard(p.path(), 1, 2, &[]);
+    let c = shard(p.path(), 1, 4, &[]);
+    let out = sweep(p.path())
+        .arg("merge")
+        .args([&a, &b, &c])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = stderr(&out);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    let (b, c) = (b.display(), c.display());
+    assert!(
+        err.starts_with("error: 16 points appear more than once: `"),
+        "{err}"
+    );
+    assert!(
+        err.contains(&format!("(threads=2; in `{}` and `{}`)", b, c)),
+        "{err}"
+    );
+    assert!(
+        err.ends_with("(hint: pass one run per shard; nothing was written)\n"),
+        "{err}"
+    );
+    assert!(merged_runs(p.path()).is_empty());
+    // A sweep folder with runs of two shardings does not guess.
+    let out = sweep(p.path())
+        .args(["merge", "output/saw"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(3));
+    assert_eq!(
+        stderr(&out),
+        "error: `output/saw` holds shard runs of several shardings: 2 shards split by points, 4 shards split by points (hint: pass the run folders to merge)\n"
+    );
+}
+
+#[test]
+fn runs_of_another_spec_or_header_are_refused_by_name() {
+    let p = project();
+    let a = shard(p.path(), 0, 2, &[]);
+    let spec = p.path().join("sweeps/saw.toml");
+    let text = std::fs::read_to_string(&spec).unwrap();
+    std::fs::write(&spec, text.replace("slow_ms = 0", "slow_ms = 1")).unwrap();
+    let b = shard(p.path(), 1, 2, &[]);
+    let out = sweep(p.path())
+        .arg("merge")
+        .args([&a, &b])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(3));
+    let err = stderr(&out);
+    assert_eq!(err.lines().count(), 1);
+    assert!(
+        err.starts_with(&format!(
+            "error: run `{}` is of another spec than `{}` (spec sha256 ",
+            b.display(),
+            a.display()
+        )),
+        "{err}"
+    );
+    assert!(merged_runs(p.path()).is_empty());
+
+    // Same spec, a CSV whose header was edited.
+    std::fs::write(&spec, &text).unwrap();
+    let c = shard(p.path(), 1, 2, &[]);
+    let csv = c.join("results.csv");
+    let edited = std::fs::read_to_string(&csv)
+        .unwrap()
+        .replacen("saw_mflops", "saw_gflops", 1);
+    std::fs::write(&csv, edited).unwrap();
+    let out = sweep(p.path())
+        .arg("merge")
+        .args([&a, &c])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(3));
+    assert_eq!(
+        stderr(&out),
+        format!(
+            "error: run `{}` has another CSV header than `{}`: column 5 is `saw_gflops` there and `saw_mflops` here\n",
+            c.display(),
+            a.display()
+        )
+    );
+}
+
+#[test]
+fn merge_keeps_the_semicolon_dialect() {
+    let p = project();
+    let want = reference(p.path());
+    for i in 0..2 {
+        shard(p.path(), i, 2, &["--csv-dialect", "semicolon"]);
+    }
+    let out = sweep(p.path())
+        .args(["merge", "output/saw"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let csv = merged_runs(p.path())[0].join("results.csv");
+    let text = std::fs::read_to_string(&csv).unwrap();
+    assert!(
+        text.starts_with("point_id;index;threads;status;saw_mflops;"),
+        "{text}"
+    );
+    assert!(
+        text.lines().nth(1).unwrap().contains(";0,001;10;"),
+        "decimal commas kept: {text}"
+    );
+    assert_eq!(rows(&csv), want);
+}
+
+#[test]
+fn slurm_writes_a_job_array_script_that_runs_each_shard() {
+    let p = project();
+    let out = sweep(p.path())
+        .args([
+            "slurm",
+            "sweeps/saw.toml",
+            "--shards",
+            "4",
+            "--split",
+            "points",
+        ])
+        .args([
+            "--partition",
+            "gpu",
+            "--gres",
+            "gpu:1",
+            "--time",
+            "00:10:00",
+            "--cache",
+            "shared-cache",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let root = p.path().canonicalize().unwrap();
+    let script = root.join("output/saw/slurm-array-4.sh");
+    let lines = stdout(&out);
+    assert!(
+        lines.starts_with(&format!(
+            "wrote {} (4 array tasks, one per shard of the 64 points of `saw`)\n",
+            script.display()
+        )),
+        "{lines}"
+    );
+    assert!(
+        lines.contains(&format!("submit: sbatch {}\n", script.display())),
+        "{lines}"
+    );
+    assert!(lines.ends_with(&format!(
+        "merge when every task has ended: sweep merge {}\n",
+        root.join("output/saw").display()
+    )));
+    let text = std::fs::read_to_string(&script).unwrap();
+    for want in [
+        "#SBATCH --array=0-3\n".to_string(),
+        "#SBATCH --job-name=sweep-saw\n".into(),
+        format!("#SBATCH --output={}/output/saw/slurm-%A_%a.out\n", root.display()),
+        "#SBATCH --partition=gpu\n#SBATCH --gres=gpu:1\n#SBATCH --time=00:10:00\n".into(),
+        format!(
+            "exec {} run {}/sweeps/saw.toml --output {}/output --cache {}/shared-cache --split points -q --shard \"$shard\"\n",
+            assert_cmd::cargo::cargo_bin("sweep").display(),
+            root.display(),
+            root.display(),
+            root.display()
+        ),
+    ] {
+        assert!(text.contains(&want), "{want:?} in\n{text}");
+    }
+
+    // What Slurm does, by hand: every task, from another working folder.
+    let elsewhere = tempfile::tempdir().unwrap();
+    for i in 0..4 {
+        let out = std::process::Command::new("bash")
+            .arg(&script)
+            .current_dir(elsewhere.path())
+            .env("SLURM_ARRAY_TASK_ID", i.to_string())
+            .env("SWEEP_LOCK_DIR", p.path().join("locks"))
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "task {i}: {}", stderr(&out));
+        assert!(
+            stdout(&out).starts_with(&format!("sweep: shard {i}/4 of saw on ")),
+            "{}",
+            stdout(&out)
+        );
+    }
+    assert!(
+        p.path().join("shared-cache").is_dir(),
+        "the tasks build into the cache named"
+    );
+    let out = sweep(p.path())
+        .args(["merge", "output/saw"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+
+    // Every shard finished: nothing is submitted again (no sbatch is needed to say so).
+    let out = sweep(p.path())
+        .args([
+            "slurm",
+            "sweeps/saw.toml",
+            "--shards",
+            "4",
+            "--split",
+            "points",
+            "--submit",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stdout(&out).contains("shard 0/4, 1/4, 2/4, 3/4 already finished"),
+        "{}",
+        stdout(&out)
+    );
+    assert!(
+        stdout(&out).contains("nothing to submit"),
+        "{}",
+        stdout(&out)
+    );
+
+    // A series never spans two shards: saw.toml is one series, so --split series fills shard 0.
+    let out = sweep(p.path())
+        .args(["slurm", "sweeps/saw.toml", "--shards", "2"])
+        .output()
+        .unwrap();
+    assert!(
+        stderr(&out).starts_with("warning: shard 1/2 holds no point"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(
+        stdout(&out).contains("submit: sbatch --array=0 "),
+        "{}",
+        stdout(&out)
+    );
+
+    let out = sweep(p.path())
+        .args([
+            "slurm",
+            "sweeps/saw.toml",
+            "--shards",
+            "4",
+            "--time",
+            "ten minutes",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        stderr(&out),
+        "error: `--time ten minutes` cannot go into an #SBATCH line: not a Slurm time (hint: HH:MM:SS, MM, or D-HH:MM:SS)\n"
+    );
+}
+
+/// Stops the daemons of scripts/slurm-up.sh when dropped, the test failing or not.
+struct SlurmGuard(PathBuf);
+
+impl Drop for SlurmGuard {
+    fn drop(&mut self) {
+        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/slurm-down.sh");
+        let _ = std::process::Command::new(script).arg(&self.0).status();
+    }
+}
+
+const DONE: [&str; 9] = [
+    "COMPLETED",
+    "FAILED",
+    "CANCELLED",
+    "TIMEOUT",
+    "NODE_FAIL",
+    "OUT_OF_MEMORY",
+    "BOOT_FAIL",
+    "DEADLINE",
+    "PREEMPTED",
+];
+
+#[test]
+fn a_real_slurm_job_array_gives_the_rows_of_a_single_run() {
+    let t0 = Instant::now();
+    let p = project();
+    let cluster = p.path().join("slurm");
+    let _guard = SlurmGuard(cluster.clone());
+    let up = std::process::Command::new(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/slurm-up.sh"),
+    )
+    .arg(&cluster)
+    .output()
+    .unwrap();
+    match up.status.code() {
+        Some(0) => {}
+        Some(77) => {
+            // Straight to stderr: the test harness would swallow eprintln! of a passing test.
+            let _ = writeln!(
+                std::io::stderr(),
+                "SKIPPED a_real_slurm_job_array_gives_the_rows_of_a_single_run: {}",
+                stderr(&up).trim()
+            );
+            return;
+        }
+        _ => panic!("scripts/slurm-up.sh failed:\n{}", stderr(&up)),
+    }
+    let conf = stdout(&up)
+        .lines()
+        .find_map(|l| l.strip_prefix("SLURM_CONF=").map(String::from))
+        .unwrap();
+    let slurm_up = t0.elapsed();
+    let want = reference(p.path());
+
+    let out = sweep(p.path())
+        .env("SLURM_CONF", &conf)
+        .args([
+            "slurm",
+            "sweeps/saw.toml",
+            "--shards",
+            "4",
+            "--split",
+            "points",
+            "--submit",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    let id = text
+        .lines()
+        .find_map(|l| l.strip_prefix("submitted job array "))
+        .and_then(|l| l.split_whitespace().next())
+        .unwrap_or_else(|| panic!("no job id in {text}"))
+        .to_string();
+
+    // Wait for the four tasks to end.
+    let deadline = Instant::now() + Duration::from_secs(90);
+    let states = loop {
+        let q = std::process::Command::new("squeue")
+            .env("SLURM_CONF", &conf)
+            .args(["--states=all", "-r", "-h", "-j", &id, "-o", "%i %T"])
+            .output()
+            .unwrap();
+        let states: Vec<(String, String)> = stdout(&q)
+            .lines()
+            .filter_map(|l| {
+                l.split_once(' ')
+                    .map(|(a, b)| (a.to_string(), b.trim().to_string()))
+            })
+            .collect();
+        if states.len() == 4 && states.iter().all(|(_, s)| DONE.contains(&s.as_str())) {
+            break states;
+        }
+        if Instant::now() > deadline {
+            let log = std::fs::read_to_string(cluster.join("slurmctld.log")).unwrap_or_default();
+            let tail: Vec<&str> = log.lines().rev().take(20).collect();
+            panic!("job array {id} did not end in 90 s: {states:?}\nslurmctld.log (last lines, newest first):\n{}", tail.join("\n"));
+        }
+        std::thread::sleep(Duration::from_millis(500));
+    };
+    let logs = |task: usize| {
+        let out = p.path().join(format!("output/saw/slurm-{id}_{task}.out"));
+        let err = p.path().join(format!("output/saw/slurm-{id}_{task}.err"));
+        format!(
+            "{}{}",
+            std::fs::read_to_string(out).unwrap_or_default(),
+            std::fs::read_to_string(err).unwrap_or_default()
+        )
+    };
+    for (task, state) in &states {
+        let i: usize = task.rsplit('_').next().unwrap().parse().unwrap();
+        assert_eq!(state, "COMPLETED", "task {task}: {}", logs(i));
+        assert!(
+            logs(i).starts_with(&format!("sweep: shard {i}/4 of saw on ")),
+            "{}",
+            logs(i)
+        );
+    }
+
+    let out = sweep(p.path())
+        .args(["merge", "output/saw"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let merged = merged_runs(p.path());
+    assert_eq!(
+        rows(&merged[0].join("results.csv")),
+        want,
+        "the array's rows are those of a single local run"
+    );
+    let m = manifest(&merged[0]);
+    assert_eq!(m["state"], "finished");
+    assert_eq!(m["merged_from"].as_array().unwrap().len(), 4);
+
+    // Submitting again submits nothing: every shard has a finished run.
+    let out = sweep(p.path())
+        .env("SLURM_CONF", &conf)
+        .args([
+            "slurm",
+            "sweeps/saw.toml",
+            "--shards",
+            "4",
+            "--split",
+            "points",
+            "--submit",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stdout(&out).contains("nothing to submit") && !stdout(&out).contains("submitted job array"),
+        "{}",
+        stdout(&out)
+    );
+    let _ = writeln!(
+        std::io::stderr(),
+        "real Slurm: up in {:.1} s, array of 4 shards run and merged in {:.1} s in all",
+        slurm_up.as_secs_f64(),
+        t0.elapsed().as_secs_f64()
+    );
+}
