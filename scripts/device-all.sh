@@ -14,6 +14,6 @@ rm -rf output-gpu
 } > "$out/all.txt" 2>&1
 for spec in "${specs[@]}"; do
   echo "== $spec"
-  /usr/bin/time -f "wall %e s" "$bin" run "$spec" --output output-gpu -q 2>&1 | grep -v '^wrote '
+  "$bin" run "$spec" --output output-gpu -q 2>&1 | grep -v '^wrote '
 done >> "$out/all.txt" 2>&1
 tar czf "$out/runs.tgz" --exclude='*/points' --exclude='.cache' output-gpu

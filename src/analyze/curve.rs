@@ -16,7 +16,7 @@ use serde::Serialize;
 /// phase tried) and for a staircase also over a sinusoid of the same period (below which the
 /// "steps" are more likely a smooth bend of the curve), for a period to be reported at all.
 /// Calibrated on the generated curves of `accuracy.rs`: pure noise rarely reaches 6.
-pub const DETECT: f64 = 6.0;
+pub const DETECT: f64 = 8.0;
 
 /// Whether a larger value of the metric is better (throughput) or worse (time).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -30,7 +30,9 @@ impl Sense {
     /// Times (`s`, `ms`, `us`, `ns`, `cycles`) are lower-is-better; everything else higher-is-better.
     pub fn from_unit(unit: &str) -> Sense {
         let u = unit.trim().to_ascii_lowercase();
-        let time = ["s", "sec", "ms", "us", "µs", "μs", "ns", "cycles", "clocks", "ticks"];
+        let time = [
+            "s", "sec", "ms", "us", "µs", "μs", "ns", "cycles", "clocks", "ticks",
+        ];
         if time.contains(&u.as_str()) {
             Sense::LowerIsBetter
         } else {
@@ -147,6 +149,8 @@ pub struct Curve {
     pub knee: Option<f64>,
     pub drop: Option<Drop>,
     pub best: Option<Best>,
+    /// The worst value observed.
+    pub worst: Option<f64>,
     /// x of the peaks from the knee on.
     pub peaks: Vec<f64>,
     /// x of points left out of the fits as outliers.
@@ -169,8 +173,11 @@ struct Grid {
 
 impl Grid {
     fn new(points: &[(f64, Option<f64>)]) -> Grid {
-        let mut pts: Vec<(f64, Option<f64>)> =
-            points.iter().copied().filter(|(x, _)| x.is_finite()).collect();
+        let mut pts: Vec<(f64, Option<f64>)> = points
+            .iter()
+            .copied()
+            .filter(|(x, _)| x.is_finite())
+            .collect();
         pts.sort_by(|a, b| a.0.total_cmp(&b.0));
         // Several rows at one x (series grouped by fewer axes): their median; a gap if none is ok.
         let mut merged: Vec<(f64, Option<f64>)> = Vec::new();
@@ -180,13 +187,24 @@ impl Grid {
             while j < pts.len() && pts[j].0 == pts[i].0 {
                 j += 1;
             }
-            let vals: Vec<f64> = pts[i..j].iter().filter_map(|p| p.1).filter(|v| v.is_finite()).collect();
+            let vals: Vec<f64> = pts[i..j]
+                .iter()
+                .filter_map(|p| p.1)
+                .filter(|v| v.is_finite())
+                .collect();
             merged.push((pts[i].0, median(&vals)));
             i = j;
         }
         let xs: Vec<f64> = merged.iter().map(|p| p.0).collect();
         let (x0, unit) = grid_unit(&xs);
-        let mut grid = Grid { x: vec![], y: vec![], g: vec![], x0, unit, gaps: 0 };
+        let mut grid = Grid {
+            x: vec![],
+            y: vec![],
+            g: vec![],
+            x0,
+            unit,
+            gaps: 0,
+        };
         for (x, y) in merged {
             match y {
                 Some(v) => {
@@ -207,14 +225,17 @@ impl Grid {
 
 /// The first x and the step of the grid all x lie on (the gcd of the differences).
 fn grid_unit(xs: &[f64]) -> (f64, f64) {
-    let Some(&x0) = xs.first() else { return (0.0, 1.0) };
+    let Some(&x0) = xs.first() else {
+        return (0.0, 1.0);
+    };
     for digits in 0..=6 {
         let scale = 10f64.powi(digits);
         let ints: Option<Vec<i64>> = xs
             .iter()
             .map(|x| {
                 let v = (x - x0) * scale;
-                ((v - v.round()).abs() < 1e-6 * scale.max(1.0) && v.abs() < 9e15).then(|| v.round() as i64)
+                ((v - v.round()).abs() < 1e-6 * scale.max(1.0) && v.abs() < 9e15)
+                    .then(|| v.round() as i64)
             })
             .collect();
         if let Some(ints) = ints {
@@ -222,7 +243,11 @@ fn grid_unit(xs: &[f64]) -> (f64, f64) {
             return (x0, if g == 0 { 1.0 } else { g as f64 / scale });
         }
     }
-    let step = xs.windows(2).map(|w| w[1] - w[0]).filter(|d| *d > 0.0).fold(f64::INFINITY, f64::min);
+    let step = xs
+        .windows(2)
+        .map(|w| w[1] - w[0])
+        .filter(|d| *d > 0.0)
+        .fold(f64::INFINITY, f64::min);
     (x0, if step.is_finite() { step } else { 1.0 })
 }
 
@@ -240,7 +265,9 @@ fn gcd(a: i64, b: i64) -> i64 {
 fn outliers(residuals: &[f64]) -> Vec<usize> {
     let sigma = robust_sigma(residuals);
     let limit = (5.0 * sigma).max(0.05);
-    let mut far: Vec<usize> = (0..residuals.len()).filter(|&i| residuals[i].abs() > limit).collect();
+    let mut far: Vec<usize> = (0..residuals.len())
+        .filter(|&i| residuals[i].abs() > limit)
+        .collect();
     far.sort_by(|&a, &b| residuals[b].abs().total_cmp(&residuals[a].abs()));
     far.truncate(residuals.len() / 20);
     far
@@ -258,9 +285,31 @@ fn cost(grid: &Grid, sense: Sense, i: usize) -> Option<f64> {
     c.is_finite().then_some(c)
 }
 
+/// Points that stand out from both neighbours in the same direction, by more than 5 % and more
+/// than 5 robust standard deviations of the point-to-point change.
+fn spikes(values: &[f64]) -> Vec<usize> {
+    if values.len() < 3 {
+        return vec![];
+    }
+    let change: Vec<f64> = values
+        .windows(2)
+        .map(|w| (w[1] - w[0]) / w[1].abs().max(f64::MIN_POSITIVE))
+        .collect();
+    let limit = (5.0 * robust_sigma(&change) / std::f64::consts::SQRT_2).max(0.05);
+    (1..values.len() - 1)
+        .filter(|&k| {
+            let (before, after) = (values[k] - values[k - 1], values[k] - values[k + 1]);
+            before.signum() == after.signum()
+                && before.abs().min(after.abs()) > limit * values[k].abs()
+        })
+        .collect()
+}
+
 struct StairResult {
     /// Indices into the grid's observed points that were used.
     used: Vec<usize>,
+    /// Those of them that got no weight in the end (grid indices).
+    outliers: Vec<usize>,
     cost: staircase::Cost,
     baseline: staircase::Baseline,
     stair: Option<staircase::Staircase>,
@@ -270,32 +319,45 @@ struct StairResult {
     margin_shape: f64,
 }
 
-/// The staircase model with one round of outlier removal. `None` when the cost cannot be formed.
+/// The staircase model, fitted once with weights `1/cost²` (relative residuals), and once more
+/// without the points that neither the baseline nor the staircase explains (outliers), when there
+/// are any. `None` when the cost cannot be formed.
 fn fit_staircase(grid: &Grid, sense: Sense) -> Option<StairResult> {
-    let cost_of = |i: usize| cost(grid, sense, i);
-    let mut used: Vec<usize> = (0..grid.x.len()).filter(|&i| cost_of(i).is_some()).collect();
-    let mut result: Option<StairResult> = None;
+    let used: Vec<usize> = (0..grid.x.len())
+        .filter(|&i| cost(grid, sense, i).is_some())
+        .collect();
+    let g: Vec<i64> = used.iter().map(|&i| grid.g[i]).collect();
+    let values: Vec<f64> = used.iter().filter_map(|&i| cost(grid, sense, i)).collect();
+    // Lone spikes go first: on a staircase every point shares its level with a neighbour.
+    let mut rejected = spikes(&values);
+    let weigh = |rejected: &[usize]| -> Vec<f64> {
+        values
+            .iter()
+            .enumerate()
+            .map(|(k, c)| {
+                if rejected.contains(&k) {
+                    0.0
+                } else {
+                    1.0 / (c * c)
+                }
+            })
+            .collect()
+    };
+    let mut weights = weigh(&rejected);
+    let mut result = None;
     for round in 0..2 {
-        let g: Vec<i64> = used.iter().map(|&i| grid.g[i]).collect();
-        let values: Vec<f64> = used.iter().filter_map(|&i| cost_of(i)).collect();
-        let cost = staircase::Cost::new(&g, &values);
+        let cost = staircase::Cost::new(&g, &values, Some(&weights));
         let baseline = cost.baseline()?;
-        // Starts for the search: the knee of a flat-then-line and of a flat-then-quadratic fit;
-        // after outliers are dropped, the knee found before (as an index among the points left).
-        let starts = match result.as_ref().and_then(|r| r.stair.as_ref().map(|s| (r, s))) {
-            Some((r, s)) => {
-                let knee = used.iter().filter(|&&i| r.used[..s.bounds.knee].contains(&i)).count();
-                vec![staircase::Bounds { knee, end: used.len() }]
-            }
-            None => vec![cost.hinge(), baseline.start],
-        };
-        let tailed = (baseline.bounds != baseline.start).then_some(baseline.bounds);
-        let stair = cost.staircase(&starts, tailed);
-        let m = g.len() as f64;
+        let stair = cost.staircase(baseline.start);
+        let m = (g.len() - rejected.len()) as f64;
         let (margin_none, margin_shape) = match &stair {
             Some(s) => (
                 m * (baseline.rss / s.rss).ln() - m.ln() - 2.0 * (s.candidates as f64).ln(),
-                if cost.needs_shape_test(s) { m * (cost.sine_rss(s) / s.rss).ln() } else { f64::INFINITY },
+                if cost.needs_shape_test(s) {
+                    m * (cost.sine_rss(s) / s.rss).ln()
+                } else {
+                    f64::INFINITY
+                },
             ),
             None => (f64::NEG_INFINITY, f64::NEG_INFINITY),
         };
@@ -306,14 +368,25 @@ fn fit_staircase(grid: &Grid, sense: Sense) -> Option<StairResult> {
             let by_stair = outliers(&cost.residuals(s.bounds, Some((s.period, s.residue))));
             far.retain(|k| by_stair.contains(k));
         }
-        result = Some(StairResult { used: used.clone(), cost, baseline, stair, margin_none, margin_shape });
-        if far.is_empty() || round == 1 {
+        result = Some(StairResult {
+            used: used.clone(),
+            outliers: vec![],
+            cost,
+            baseline,
+            stair,
+            margin_none,
+            margin_shape,
+        });
+        far.retain(|k| !rejected.contains(k));
+        if round == 1 || far.is_empty() {
             break;
         }
-        let drop: Vec<usize> = far.iter().map(|&k| used[k]).collect();
-        used.retain(|i| !drop.contains(i));
+        rejected.extend(far);
+        weights = weigh(&rejected);
     }
-    result
+    let mut result: StairResult = result?;
+    result.outliers = rejected.iter().map(|&k| used[k]).collect();
+    Some(result)
 }
 
 struct FoldResult {
@@ -338,7 +411,11 @@ fn fit_fold(grid: &Grid, sense: Sense) -> Option<FoldResult> {
         let f = fold::fit(&g, &v)?;
         let margin_none = f.bic_trend - f.bic - 2.0 * (f.candidates as f64).ln();
         let far = outliers(&f.residuals);
-        result = Some(FoldResult { used: used.clone(), fold: f, margin_none });
+        result = Some(FoldResult {
+            used: used.clone(),
+            fold: f,
+            margin_none,
+        });
         if far.is_empty() || round == 1 {
             break;
         }
@@ -348,14 +425,22 @@ fn fit_fold(grid: &Grid, sense: Sense) -> Option<FoldResult> {
     result
 }
 
-/// Margins of the chosen period over its harmonics: `score(q) - score(p)` for each harmonic `q`
-/// that was tried, where a lower score is better.
+/// Margins of the chosen period over its harmonics and its neighbours: `score(q) - score(p)` for
+/// each such `q` that was tried, where a lower score is better.
 fn harmonic_margins(period: i64, scores: &[(i64, f64)]) -> (Vec<f64>, Option<f64>, Option<f64>) {
     let score = |q: i64| scores.iter().find(|(p, _)| *p == q).map(|(_, s)| *s);
-    let Some(own) = score(period) else { return (vec![], None, None) };
+    let Some(own) = score(period) else {
+        return (vec![], None, None);
+    };
     let mut all = Vec::new();
     let mut half = None;
     let mut double = None;
+    // The neighbours: a period one grid step off is as wrong as a harmonic.
+    for q in [period - 1, period + 1] {
+        if let Some(s) = score(q) {
+            all.push(s - own);
+        }
+    }
     for k in 2..=4 {
         if period % k == 0 {
             if let Some(s) = score(period / k) {
@@ -383,6 +468,11 @@ pub fn analyze_curve(points: &[(f64, Option<f64>)], sense: Sense) -> Curve {
         knee: None,
         drop: None,
         best: best(&grid, sense),
+        worst: grid
+            .y
+            .iter()
+            .copied()
+            .reduce(|a, b| if sense.better(a, b) { b } else { a }),
         peaks: vec![],
         outliers: vec![],
         points: grid.x.len(),
@@ -392,7 +482,9 @@ pub fn analyze_curve(points: &[(f64, Option<f64>)], sense: Sense) -> Curve {
     let folded = fit_fold(&grid, sense);
 
     // Which model speaks: a significant one; of two, the one with the smaller residual variance.
-    let stair_ok = stair.as_ref().filter(|s| s.margin_none.min(s.margin_shape) > DETECT && s.stair.is_some());
+    let stair_ok = stair
+        .as_ref()
+        .filter(|s| s.margin_none.min(s.margin_shape) > DETECT && s.stair.is_some());
     let fold_ok = folded.as_ref().filter(|f| f.margin_none > DETECT);
     let use_stair = match (stair_ok, fold_ok) {
         (Some(s), Some(f)) => {
@@ -410,23 +502,41 @@ pub fn analyze_curve(points: &[(f64, Option<f64>)], sense: Sense) -> Curve {
     if let (true, Some(s)) = (use_stair, stair_ok) {
         if let Some(st) = &s.stair {
             let m = s.used.len() as f64;
-            let scores: Vec<(i64, f64)> = st.rss_by_period.iter().map(|(p, r)| (*p, m * r.ln())).collect();
+            let scores: Vec<(i64, f64)> = st
+                .rss_by_period
+                .iter()
+                .map(|(p, r)| (*p, m * r.ln()))
+                .collect();
             let margin = s.margin_none.min(s.margin_shape);
-            curve.period = Some(period_of(&grid, st.period, st.residue, Method::Staircase, margin, &scores));
+            curve.period = Some(period_of(
+                &grid,
+                st.period,
+                st.residue,
+                Method::Staircase,
+                margin,
+                &scores,
+            ));
             residue_period = Some((st.period, st.residue));
             curve.knee = s.cost.flat_end(st).map(|k| grid.x[s.used[k]]);
-            curve.outliers = left_out(&grid, &s.used);
+            curve.outliers = s.outliers.iter().map(|&i| grid.x[i]).collect();
         }
     } else if let Some(f) = fold_ok {
         let fd = &f.fold;
-        curve.period = Some(period_of(&grid, fd.period, fd.residue, Method::Fold, f.margin_none, &fd.bic_by_period));
+        curve.period = Some(period_of(
+            &grid,
+            fd.period,
+            fd.residue,
+            Method::Fold,
+            f.margin_none,
+            &fd.bic_by_period,
+        ));
         residue_period = Some((fd.period, fd.residue));
         curve.outliers = left_out(&grid, &f.used);
     }
     if curve.period.is_none() {
         if let Some(s) = &stair {
             curve.knee = baseline_knee(&grid, &s.used, &s.baseline);
-            curve.outliers = left_out(&grid, &s.used);
+            curve.outliers = s.outliers.iter().map(|&i| grid.x[i]).collect();
         }
     }
     if let Some((period, residue)) = residue_period {
@@ -441,7 +551,14 @@ pub fn analyze_curve(points: &[(f64, Option<f64>)], sense: Sense) -> Curve {
     curve
 }
 
-fn period_of(grid: &Grid, period: i64, residue: i64, method: Method, margin_none: f64, scores: &[(i64, f64)]) -> Period {
+fn period_of(
+    grid: &Grid,
+    period: i64,
+    residue: i64,
+    method: Method,
+    margin_none: f64,
+    scores: &[(i64, f64)],
+) -> Period {
     let (harmonics, half, double) = harmonic_margins(period, scores);
     let confidence = harmonics.iter().copied().fold(margin_none, f64::min);
     let p = period as f64 * grid.unit;
@@ -468,7 +585,10 @@ fn clean(v: f64) -> f64 {
 }
 
 fn left_out(grid: &Grid, used: &[usize]) -> Vec<f64> {
-    (0..grid.x.len()).filter(|i| !used.contains(i)).map(|i| grid.x[i]).collect()
+    (0..grid.x.len())
+        .filter(|i| !used.contains(i))
+        .map(|i| grid.x[i])
+        .collect()
 }
 
 /// The knee of a curve without a period, when the flat part is there beyond doubt.
@@ -489,7 +609,12 @@ fn best(grid: &Grid, sense: Sense) -> Option<Best> {
     let top = grid.y[b];
     let slack = 0.01 * top.abs();
     let within = (0..grid.y.len()).find(|&i| sense.loss(top, grid.y[i]) <= slack)?;
-    Some(Best { x: grid.x[b], value: top, x_within_1pct: grid.x[within], value_within_1pct: grid.y[within] })
+    Some(Best {
+        x: grid.x[b],
+        value: top,
+        x_within_1pct: grid.x[within],
+        value_within_1pct: grid.y[within],
+    })
 }
 
 /// The average loss from each peak to the next point, when that point lies early in the next step.
@@ -514,7 +639,12 @@ fn drop_after(grid: &Grid, peaks: &[usize], period: i64, sense: Sense) -> Option
         return None;
     }
     let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len().max(1) as f64;
-    Some(Drop { absolute: mean(&abs), relative: mean(&rel), after: median(&after)?, peaks: abs.len() })
+    Some(Drop {
+        absolute: mean(&abs),
+        relative: mean(&rel),
+        after: median(&after)?,
+        peaks: abs.len(),
+    })
 }
 
 #[cfg(test)]
@@ -534,7 +664,10 @@ mod tests {
     fn exact_warp_sawtooth() {
         let c = analyze_curve(&sawtooth(512, 32, 0, 3), Sense::HigherIsBetter);
         let p = c.period.expect("a period");
-        assert_eq!((p.period, p.phase, p.method), (32.0, 0.0, Method::Staircase));
+        assert_eq!(
+            (p.period, p.phase, p.method),
+            (32.0, 0.0, Method::Staircase)
+        );
         assert_eq!(p.level, Confidence::High);
         assert_eq!(c.knee, Some(96.0));
         let best = c.best.unwrap();
@@ -569,9 +702,32 @@ mod tests {
 
     #[test]
     fn time_metric_best_is_the_smallest() {
-        let pts: Vec<(f64, Option<f64>)> = (1..=50).map(|x| (x as f64, Some((x as f64 - 20.0).abs() + 5.0))).collect();
+        let pts: Vec<(f64, Option<f64>)> = (1..=50)
+            .map(|x| (x as f64, Some((x as f64 - 20.0).abs() + 5.0)))
+            .collect();
         let c = analyze_curve(&pts, Sense::LowerIsBetter);
         assert_eq!(c.best.unwrap().x, 20.0);
+    }
+
+    #[test]
+    fn bank_conflicts_along_a_stride_fold_to_peaks_at_odd_strides() {
+        // Stride 1..32 then 64..1024 in powers of two; throughput divided by the degree of the
+        // bank conflict, gcd(stride, 32), with a little deterministic wobble.
+        let strides: Vec<i64> = (1..=32).chain([64, 128, 256, 512, 1024]).collect();
+        let pts: Vec<(f64, Option<f64>)> = strides
+            .iter()
+            .map(|&s| {
+                let degree = gcd(s, 32) as f64;
+                let wobble = 1.0 + 0.004 * ((s * 7919 % 11) as f64 - 5.0) / 5.0;
+                (s as f64, Some(900.0 / degree * wobble))
+            })
+            .collect();
+        let c = analyze_curve(&pts, Sense::HigherIsBetter);
+        let p = c.period.expect("a period");
+        assert_eq!(p.method, Method::Fold);
+        assert!([2.0, 4.0, 8.0].contains(&p.period), "period {}", p.period);
+        assert_eq!(p.phase % 2.0, 1.0, "peaks at odd strides, not {}", p.phase);
+        assert!(c.drop.unwrap().relative > 0.4);
     }
 
     #[test]
@@ -588,32 +744,4 @@ mod tests {
         assert_eq!(Sense::from_unit("GB/s"), Sense::HigherIsBetter);
         assert_eq!(Sense::from_unit("MFlops"), Sense::HigherIsBetter);
     }
-}
-
-#[cfg(test)]
-pub(crate) fn debug_fit(points: &[(f64, Option<f64>)], sense: Sense) {
-    let grid = Grid::new(points);
-    let s = fit_staircase(&grid, sense).unwrap();
-    println!("baseline {:?} margin {} shape {}", s.baseline, s.margin_none, s.margin_shape);
-    if let Some(st) = &s.stair {
-        println!("stair P {} r {} {:?} rss {} cand {} used {}", st.period, st.residue, st.bounds, st.rss, st.candidates, s.used.len());
-    }
-    println!("hinge {:?}", s.cost.hinge());
-    s.cost.debug(&[s.cost.hinge(), s.baseline.start]);
-}
-
-#[cfg(test)]
-pub(crate) fn debug_margins(points: &[(f64, Option<f64>)], sense: Sense) -> (f64, f64, f64) {
-    let grid = Grid::new(points);
-    let s = fit_staircase(&grid, sense);
-    let f = fit_fold(&grid, sense);
-    if let Some(st) = s.as_ref().and_then(|s| s.stair.as_ref()) {
-        let steps = (grid.g[s.as_ref().unwrap().used[st.bounds.end - 1]] - grid.g[s.as_ref().unwrap().used[st.bounds.knee]]) / st.period;
-        print!("[P {} steps {steps}] ", st.period);
-    }
-    (
-        s.as_ref().map_or(f64::NAN, |s| s.margin_none),
-        s.as_ref().map_or(f64::NAN, |s| s.margin_shape),
-        f.as_ref().map_or(f64::NAN, |f| f.margin_none),
-    )
 }

@@ -1,5 +1,12 @@
 //! Stage `analyze`: turns a results CSV into period, phase, knee, drop and best x per series.
-//! (Owned by the analysis work; placeholder API until it lands.)
+//!
+//! `load` reads the CSV into series (one per combination of the non-swept axes and per metric),
+//! `curve` analyses each series (the staircase model in `staircase`, the folding fallback in
+//! `fold`), `reading` puts the answer in words. The outputs are a Markdown table
+//! (`Analysis::to_markdown`), `analysis.json` and `analysis.csv` (`Analysis::write_files`);
+//! `report::plot` draws the charts.
+
+use serde::{Serialize, Serializer};
 use std::path::{Path, PathBuf};
 
 #[cfg(test)]
@@ -7,11 +14,16 @@ mod accuracy;
 pub mod curve;
 mod fit;
 mod fold;
+mod load;
+pub mod reading;
 mod staircase;
 #[cfg(test)]
 mod synth;
 
+pub use curve::{analyze_curve, Confidence, Curve, Method, Sense};
 
+/// What to analyse: `x` the swept axis (default: the numeric axis with the most values), `y` the
+/// metric columns or names (default: all), `by` the axes that split series (default: all others).
 #[derive(Debug, Clone, Default)]
 pub struct AnalyzeOptions {
     pub x: Option<String>,
@@ -23,20 +35,359 @@ pub struct AnalyzeOptions {
 pub enum AnalyzeError {
     #[error("cannot read `{path}`: {reason}")]
     Read { path: PathBuf, reason: String },
+    #[error("cannot read manifest `{path}`: {reason}")]
+    Manifest { path: PathBuf, reason: String },
+    #[error(
+        "`{path}` has no `status` column (hint: analyse a results.csv written by `sweep run`)"
+    )]
+    NoStatus { path: PathBuf },
+    #[error("no axis `{name}` in `{path}` (hint: the axes are {axes})")]
+    UnknownAxis {
+        name: String,
+        path: PathBuf,
+        axes: String,
+    },
+    #[error("no metric `{name}` in `{path}` (hint: the metrics are {metrics})")]
+    UnknownMetric {
+        name: String,
+        path: PathBuf,
+        metrics: String,
+    },
+    #[error(
+        "no numeric axis to put on x in `{path}` (hint: the axes are {axes}; name one with --x)"
+    )]
+    NoNumericAxis { path: PathBuf, axes: String },
+    #[error("axis `{axis}` has a value that is not a number, `{value}`, in `{path}` line {line} (hint: choose another axis with --x)")]
+    NotNumeric {
+        axis: String,
+        value: String,
+        path: PathBuf,
+        line: usize,
+    },
+    #[error("no metric columns in `{path}`")]
+    NoMetrics { path: PathBuf },
+    #[error("cannot write `{path}`: {reason}")]
+    Write { path: PathBuf, reason: String },
 }
 
-#[derive(Debug, Clone, Default, serde::Serialize)]
-pub struct Analysis {}
+/// The analysis of every series of one results CSV.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Analysis {
+    /// The results CSV analysed.
+    pub source: PathBuf,
+    /// The swept axis.
+    pub x: String,
+    /// The axes that split the series.
+    pub by: Vec<String>,
+    pub series: Vec<SeriesAnalysis>,
+    /// The CSV used `;` between fields and `,` as the decimal mark; `analysis.csv` does the same.
+    #[serde(skip)]
+    pub semicolon: bool,
+}
+
+/// One series: one metric at one combination of the grouping axes, against x.
+#[derive(Debug, Clone, Serialize)]
+pub struct SeriesAnalysis {
+    /// For people: `mflops` or `mflops [variant=shared]`.
+    pub name: String,
+    /// For file names: letters, digits, `-`, `_` and `.` only; unique within the analysis.
+    pub file_stem: String,
+    pub metric: String,
+    pub unit: String,
+    pub column: String,
+    /// Values of the grouping axes.
+    #[serde(serialize_with = "ordered_map")]
+    pub group: Vec<(String, String)>,
+    pub sense: Sense,
+    #[serde(flatten)]
+    pub curve: Curve,
+    /// The answer in one line.
+    pub reading: String,
+    /// The data: (x, value), `None` for failed points.
+    #[serde(skip)]
+    pub data: Vec<(f64, Option<f64>)>,
+}
+
+fn ordered_map<S: Serializer>(pairs: &[(String, String)], s: S) -> Result<S::Ok, S::Error> {
+    s.collect_map(pairs.iter().map(|(k, v)| (k, v)))
+}
+
+/// Reads the results CSV (and `manifest.json` beside it) and analyses every series.
+pub fn analyze_csv(path: &Path, opts: &AnalyzeOptions) -> Result<Analysis, AnalyzeError> {
+    let table = load::Table::read(path)?;
+    let (x, by, metrics) = table.select(opts)?;
+    let raw = table.series(&x, &by, &metrics)?;
+    let mut stems: Vec<String> = Vec::new();
+    let series = raw
+        .into_iter()
+        .map(|r| {
+            let unit = if r.metric.unit.is_empty() {
+                load::unit_of_column(&r.metric.column).to_string()
+            } else {
+                r.metric.unit.clone()
+            };
+            let sense = Sense::from_unit(&unit);
+            let curve = analyze_curve(&r.points, sense);
+            let reading = reading::reading(&x, &unit, &curve, sense);
+            let groups: Vec<String> = r.group.iter().map(|(k, v)| format!("{k}={v}")).collect();
+            let name = if groups.is_empty() {
+                r.metric.column.clone()
+            } else {
+                format!("{} [{}]", r.metric.column, groups.join(", "))
+            };
+            let mut stem = sanitize(
+                &std::iter::once(r.metric.column.clone())
+                    .chain(groups)
+                    .collect::<Vec<_>>()
+                    .join("__"),
+            );
+            if stems.contains(&stem) {
+                stem = format!("{stem}_{}", stems.len());
+            }
+            stems.push(stem.clone());
+            SeriesAnalysis {
+                name,
+                file_stem: stem,
+                metric: r.metric.name,
+                unit,
+                column: r.metric.column,
+                group: r.group,
+                sense,
+                curve,
+                reading,
+                data: r.points,
+            }
+        })
+        .collect();
+    Ok(Analysis {
+        source: path.to_path_buf(),
+        x,
+        by,
+        series,
+        semicolon: table.semicolon,
+    })
+}
+
+/// Letters, digits, `-`, `_` and `.` kept; anything else becomes `-`.
+fn sanitize(s: &str) -> String {
+    let out: String = s
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || "-_.".contains(c) {
+                c
+            } else {
+                '-'
+            }
+        })
+        .collect();
+    if out.is_empty() {
+        "series".to_string()
+    } else {
+        out
+    }
+}
+
+/// The columns of `analysis.csv` after the grouping axes.
+const CSV_COLUMNS: [&str; 17] = [
+    "period",
+    "phase",
+    "confidence",
+    "confidence_level",
+    "method",
+    "knee",
+    "drop_abs",
+    "drop_rel",
+    "drop_after",
+    "best_x",
+    "best_value",
+    "best_x_within_1pct",
+    "best_value_within_1pct",
+    "points",
+    "gaps",
+    "outliers",
+    "reading",
+];
 
 impl Analysis {
+    /// A Markdown table, one row per series.
     pub fn to_markdown(&self) -> String {
-        String::new()
+        use reading::{human, percent};
+        let mut out = format!(
+            "## Analysis of `{}` against `{}`\n\n",
+            self.source.display(),
+            self.x
+        );
+        out += "| series | period | phase | confidence | knee | drop after a peak | best x | within 1 % from | reading |\n";
+        out += "|---|---|---|---|---|---|---|---|---|\n";
+        for s in &self.series {
+            let c = &s.curve;
+            let (period, phase, conf) = match &c.period {
+                Some(p) => (
+                    human(p.period),
+                    human(p.phase),
+                    format!("{} ({})", p.level.as_str(), human(p.confidence.round())),
+                ),
+                None => ("none".to_string(), "-".to_string(), "-".to_string()),
+            };
+            let drop = c.drop.as_ref().map_or("-".to_string(), |d| {
+                format!("{} ({} {})", percent(d.relative), human(d.absolute), s.unit)
+            });
+            let best = c.best.as_ref().map_or("-".to_string(), |b| {
+                format!("{} ({} {})", human(b.x), human(b.value), s.unit)
+            });
+            let within = c
+                .best
+                .as_ref()
+                .map_or("-".to_string(), |b| human(b.x_within_1pct));
+            let knee = c.knee.map_or("-".to_string(), human);
+            out += &format!(
+                "| {} | {period} | {phase} | {conf} | {knee} | {drop} | {best} | {within} | {} |\n",
+                s.name.replace('|', "\\|"),
+                s.reading.replace('|', "\\|")
+            );
+        }
+        out
     }
-    pub fn write_files(&self, _dir: &Path) -> Result<Vec<PathBuf>, AnalyzeError> {
-        Ok(vec![])
+
+    /// Writes `analysis.json` and `analysis.csv` into `dir` (created if missing).
+    pub fn write_files(&self, dir: &Path) -> Result<Vec<PathBuf>, AnalyzeError> {
+        let write_err = |path: &Path, e: &dyn std::fmt::Display| AnalyzeError::Write {
+            path: path.to_path_buf(),
+            reason: e.to_string(),
+        };
+        std::fs::create_dir_all(dir).map_err(|e| write_err(dir, &e))?;
+        let json_path = dir.join("analysis.json");
+        let json = serde_json::to_string_pretty(self).map_err(|e| write_err(&json_path, &e))?;
+        std::fs::write(&json_path, json + "\n").map_err(|e| write_err(&json_path, &e))?;
+        let csv_path = dir.join("analysis.csv");
+        std::fs::write(&csv_path, self.to_csv()).map_err(|e| write_err(&csv_path, &e))?;
+        Ok(vec![json_path, csv_path])
+    }
+
+    /// `analysis.csv`: one row per series, in the dialect of the results CSV.
+    pub fn to_csv(&self) -> String {
+        let delimiter = if self.semicolon { b';' } else { b',' };
+        let num = |v: Option<f64>| -> String {
+            match v.filter(|v| v.is_finite()) {
+                Some(v) if self.semicolon => format!("{v}").replace('.', ","),
+                Some(v) => format!("{v}"),
+                None => String::new(),
+            }
+        };
+        let mut w = csv::WriterBuilder::new()
+            .delimiter(delimiter)
+            .from_writer(Vec::new());
+        let mut header: Vec<String> = vec!["series".into(), "metric".into(), "unit".into()];
+        header.extend(self.by.iter().cloned());
+        header.extend(CSV_COLUMNS.iter().map(|c| c.to_string()));
+        // Writing to a Vec cannot fail; a failed record would only drop that line.
+        let _ = w.write_record(&header);
+        for s in &self.series {
+            let c = &s.curve;
+            let p = c.period.as_ref();
+            let mut row: Vec<String> = vec![s.name.clone(), s.column.clone(), s.unit.clone()];
+            for b in &self.by {
+                row.push(
+                    s.group
+                        .iter()
+                        .find(|(k, _)| k == b)
+                        .map(|(_, v)| v.clone())
+                        .unwrap_or_default(),
+                );
+            }
+            row.extend([
+                num(p.map(|p| p.period)),
+                num(p.map(|p| p.phase)),
+                num(p.map(|p| p.confidence)),
+                p.map_or(String::new(), |p| p.level.as_str().to_string()),
+                p.map_or(String::new(), |p| format!("{:?}", p.method).to_lowercase()),
+                num(c.knee),
+                num(c.drop.as_ref().map(|d| d.absolute)),
+                num(c.drop.as_ref().map(|d| d.relative)),
+                num(c.drop.as_ref().map(|d| d.after)),
+                num(c.best.as_ref().map(|b| b.x)),
+                num(c.best.as_ref().map(|b| b.value)),
+                num(c.best.as_ref().map(|b| b.x_within_1pct)),
+                num(c.best.as_ref().map(|b| b.value_within_1pct)),
+                c.points.to_string(),
+                c.gaps.to_string(),
+                c.outliers.len().to_string(),
+                s.reading.clone(),
+            ]);
+            let _ = w.write_record(&row);
+        }
+        String::from_utf8(w.into_inner().unwrap_or_default()).unwrap_or_default()
     }
 }
 
-pub fn analyze_csv(path: &Path, _opts: &AnalyzeOptions) -> Result<Analysis, AnalyzeError> {
-    Err(AnalyzeError::Read { path: path.to_path_buf(), reason: "analysis not implemented yet".into() })
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A results CSV of a warp sawtooth (two variants), with one failed point.
+    fn sawtooth_csv(dir: &Path) -> PathBuf {
+        let mut text = String::from("point_id,index,variant,threads,status,mflops,build_s,run_s,cached,gpu_index,gpu_name,gpu_uuid,error\n");
+        let mut i = 0;
+        for variant in ["plain", "conflict2"] {
+            let scale = if variant == "plain" { 1000.0 } else { 500.0 };
+            for x in 1..=256u32 {
+                let steps = x.div_ceil(32).max(2);
+                let (status, value) = if x == 100 {
+                    ("run_failed", String::new())
+                } else {
+                    ("ok", format!("{}", scale * x as f64 / steps as f64))
+                };
+                text +=
+                    &format!("p{i},{i},{variant},{x},{status},{value},0.5,0.1,false,0,H100,u,\n");
+                i += 1;
+            }
+        }
+        let p = dir.join("results.csv");
+        std::fs::write(&p, text).unwrap();
+        p
+    }
+
+    #[test]
+    fn analyses_every_series_and_writes_both_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let a = analyze_csv(&sawtooth_csv(dir.path()), &AnalyzeOptions::default()).unwrap();
+        assert_eq!(a.x, "threads");
+        assert_eq!(a.series.len(), 2);
+        for s in &a.series {
+            let p = s.curve.period.as_ref().expect("a period");
+            assert_eq!((p.period, p.phase), (32.0, 0.0), "{}", s.name);
+            assert_eq!(s.curve.knee, Some(64.0), "{}", s.name);
+            assert_eq!(s.curve.gaps, 1);
+            assert!(s.reading.starts_with("period 32 (warp"), "{}", s.reading);
+        }
+        assert_eq!(a.series[1].file_stem, "mflops__variant-conflict2");
+        let md = a.to_markdown();
+        assert!(
+            md.contains("| mflops [variant=plain] | 32 | 0 | high"),
+            "{md}"
+        );
+        let files = a.write_files(&dir.path().join("out")).unwrap();
+        let json: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&files[0]).unwrap()).unwrap();
+        assert_eq!(json["series"][0]["period"]["period"], 32.0);
+        assert_eq!(json["series"][1]["group"]["variant"], "conflict2");
+        let csv = std::fs::read_to_string(&files[1]).unwrap();
+        let mut lines = csv.lines();
+        assert!(lines
+            .next()
+            .unwrap()
+            .starts_with("series,metric,unit,variant,period,phase,confidence"));
+        assert!(lines
+            .next()
+            .unwrap()
+            .starts_with("mflops [variant=plain],mflops,MFlops,plain,32,0,"));
+    }
+
+    #[test]
+    fn sanitized_stems_keep_safe_characters_only() {
+        assert_eq!(
+            sanitize("copy_gb_per_s__caching=-Xptxas -dlcm=ca"),
+            "copy_gb_per_s__caching--Xptxas--dlcm-ca"
+        );
+    }
 }

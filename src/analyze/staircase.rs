@@ -43,6 +43,17 @@ pub(crate) struct Staircase {
     pub candidates: usize,
 }
 
+/// What one search over all periods and phases found, for fixed bounds.
+struct Found {
+    period: i64,
+    residue: i64,
+    rss: f64,
+    /// Best residual sum of squares of each period.
+    by_period: Vec<(i64, f64)>,
+    /// How many (period, phase) pairs were tried.
+    candidates: usize,
+}
+
 /// The largest period tried, in grid steps: longer periods would make the search slow, and these
 /// sweeps do not look for them.
 const MAX_PERIOD: i64 = 256;
@@ -82,15 +93,19 @@ pub(crate) struct Cost {
 }
 
 impl Cost {
-    /// `g`: sorted grid indices; `cost`: positive costs.
-    pub(crate) fn new(g: &[i64], cost: &[f64]) -> Cost {
+    /// `g`: sorted grid indices; `cost`: positive costs; `weights`: the weight of each point,
+    /// `1/cost²` (relative residuals) when `None`. Weights are relative to the cost as given.
+    pub(crate) fn new(g: &[i64], cost: &[f64], weights: Option<&[f64]>) -> Cost {
         let n = g.len();
         let g0 = g.first().copied().unwrap_or(0);
         let span = (g.last().copied().unwrap_or(0) - g0).max(1) as f64;
         let t: Vec<f64> = g.iter().map(|&gi| (gi - g0) as f64 / span).collect();
         let mid = median(cost).unwrap_or(1.0).max(f64::MIN_POSITIVE);
         let c: Vec<f64> = cost.iter().map(|v| v / mid).collect();
-        let w: Vec<f64> = c.iter().map(|v| 1.0 / (v * v)).collect();
+        let w: Vec<f64> = match weights {
+            Some(w) => w.iter().map(|v| v * mid * mid).collect(),
+            None => c.iter().map(|v| 1.0 / (v * v)).collect(),
+        };
         let mut flat = vec![Normal::<2>::default(); n + 1];
         for i in 0..n {
             flat[i + 1] = flat[i];
@@ -100,9 +115,21 @@ impl Cost {
         let mut acc = Normal::<3>::default();
         for e in (0..n).rev() {
             acc.add(w[e], &[1.0, t[e], c[e]]);
-            tail[e] = if n - e < MIN_TAIL { f64::INFINITY } else { acc.rss() };
+            tail[e] = if n - e < MIN_TAIL {
+                f64::INFINITY
+            } else {
+                acc.rss()
+            };
         }
-        Cost { g: g.to_vec(), t, c, w, span, flat, tail }
+        Cost {
+            g: g.to_vec(),
+            t,
+            c,
+            w,
+            span,
+            flat,
+            tail,
+        }
     }
 
     pub(crate) fn len(&self) -> usize {
@@ -158,7 +185,12 @@ impl Cost {
     }
 
     /// Residual sum of squares of the three parts, the middle one given by its prefix sums.
-    fn total<const N: usize>(&self, mid: &[Normal<N>], b: Bounds, fit: impl Fn(&Normal<N>) -> f64) -> f64 {
+    fn total<const N: usize>(
+        &self,
+        mid: &[Normal<N>],
+        b: Bounds,
+        fit: impl Fn(&Normal<N>) -> f64,
+    ) -> f64 {
         self.flat[b.knee].rss() + fit(&mid[b.end].minus(&mid[b.knee])) + self.tail[b.end]
     }
 
@@ -174,13 +206,30 @@ impl Cost {
     ) -> (Bounds, f64) {
         let n = self.len();
         let ok = |b: Bounds| self.valid(b, min_span);
-        let mut best = (start, if ok(start) { self.total(mid, start, &fit) } else { f64::INFINITY });
+        let mut best = (
+            start,
+            if ok(start) {
+                self.total(mid, start, &fit)
+            } else {
+                f64::INFINITY
+            },
+        );
         for round in 0..3 {
             let before = best.0;
             let candidates: Vec<Bounds> = if round % 2 == 0 {
-                (0..n).map(|knee| Bounds { knee, end: best.0.end }).collect()
+                (0..n)
+                    .map(|knee| Bounds {
+                        knee,
+                        end: best.0.end,
+                    })
+                    .collect()
             } else {
-                (0..=n).map(|end| Bounds { knee: best.0.knee, end }).collect()
+                (0..=n)
+                    .map(|end| Bounds {
+                        knee: best.0.knee,
+                        end,
+                    })
+                    .collect()
             };
             for b in candidates {
                 if !ok(b) {
@@ -208,16 +257,23 @@ impl Cost {
         let fit = |s: &Normal<4>| s.rss();
         let (start, rss_start) = self.best_bounds(&mid, Bounds { knee: 0, end: n }, 0, false, fit);
         let (with_tail, rss_tail) = self.best_bounds(&mid, start, 0, true, fit);
-        let (bounds, rss) =
-            if self.tail_pays(rss_start, rss_tail) { (with_tail, rss_tail) } else { (start, rss_start) };
+        let (bounds, rss) = if self.tail_pays(rss_start, rss_tail) {
+            (with_tail, rss_tail)
+        } else {
+            (start, rss_start)
+        };
         let rss_no_knee = self.total(&mid, Bounds { knee: 0, end: n }, fit);
         let floor = rss_floor(n);
-        rss.is_finite().then_some(Baseline { start, bounds, rss: rss.max(floor), rss_no_knee: rss_no_knee.max(floor) })
+        rss.is_finite().then_some(Baseline {
+            start,
+            bounds,
+            rss: rss.max(floor),
+            rss_no_knee: rss_no_knee.max(floor),
+        })
     }
 
     /// Best phase for each period with fixed bounds.
-    /// Returns (best period, best residue, best rss, rss by period, candidates).
-    fn search(&self, b: Bounds) -> Option<(i64, i64, f64, Vec<(i64, f64)>, usize)> {
+    fn search(&self, b: Bounds) -> Option<Found> {
         let outside = self.flat[b.knee].rss() + self.tail[b.end];
         let mid = b.knee..b.end;
         if mid.len() < MIN_MIDDLE {
@@ -278,7 +334,13 @@ impl Cost {
             }
         }
         let (period, residue, rss) = best?;
-        Some((period, residue, rss, by_period, candidates))
+        Some(Found {
+            period,
+            residue,
+            rss,
+            by_period,
+            candidates,
+        })
     }
 
     /// A straight tail is kept only when it improves the fit by more than its cost in BIC terms.
@@ -288,56 +350,36 @@ impl Cost {
         with.is_finite() && m * (without.max(floor) / with.max(floor)).ln() > TAIL_COST * m.ln()
     }
 
-    /// Fits the staircase from each start (bounds without a tail): period and phase for the
-    /// start's bounds, then the knee for that period and phase, and the period again while the
-    /// knee moves; the best of the starts wins. Then the same with a straight tail, from the
-    /// winner and from `tailed` (the baseline's bounds when they have a tail), kept when the tail
-    /// pays for itself. Several starts guard against a knee that fits one period and hides another.
-    pub(crate) fn staircase(&self, starts: &[Bounds], tailed: Option<Bounds>) -> Option<Staircase> {
-        let mut plain: Option<Staircase> = None;
-        for (k, &start) in starts.iter().enumerate() {
-            if starts[..k].contains(&start) {
-                continue;
-            }
-            if let Some(s) = self.settle(start, false) {
-                if plain.as_ref().is_none_or(|p| s.rss < p.rss) {
-                    plain = Some(s);
+    /// Fits the staircase: period and phase with the start's bounds (no tail), then the knee for
+    /// that period and phase, and the period again while the knee moves. Then the same with a
+    /// straight tail, kept when the tail pays for itself.
+    pub(crate) fn staircase(&self, start: Bounds) -> Option<Staircase> {
+        let plain = self.settle(start, false)?;
+        let mid = self.prefix(|i| self.stair_row(i, plain.period, plain.residue));
+        let (b, rss) = self.best_bounds(
+            &mid,
+            plain.bounds,
+            MIN_STEPS * plain.period,
+            true,
+            rising_rss,
+        );
+        if b.end < self.len() && self.tail_pays(plain.rss, rss) {
+            if let Some(tailed) = self.settle(b, true) {
+                if self.tail_pays(plain.rss, tailed.rss) {
+                    return Some(tailed);
                 }
             }
         }
-        let plain = plain?;
-        let mid = self.prefix(|i| self.stair_row(i, plain.period, plain.residue));
-        let (b, rss) = self.best_bounds(&mid, plain.bounds, MIN_STEPS * plain.period, true, rising_rss);
-        let mut tail_starts = Vec::new();
-        if b.end < self.len() && self.tail_pays(plain.rss, rss) {
-            tail_starts.push(b);
-        }
-        tail_starts.extend(tailed.filter(|t| t.end < self.len()));
-        let best_tailed = tail_starts
-            .into_iter()
-            .filter_map(|b| self.settle(b, true))
-            .min_by(|a, b| a.rss.total_cmp(&b.rss));
-        match best_tailed {
-            Some(t) if self.tail_pays(plain.rss, t.rss) => Some(t),
-            _ => Some(plain),
-        }
-    }
-
-    /// Flat up to a knee, then a straight line to the last point: a start for the staircase
-    /// search that a bend of the quadratic trend cannot pull early.
-    pub(crate) fn hinge(&self) -> Bounds {
-        let n = self.len();
-        let mid = self.prefix(|i| [1.0, self.t[i], self.c[i]]);
-        let (b, _) = self.best_bounds(&mid, Bounds { knee: 0, end: n }, 0, false, |s: &Normal<3>| s.rss());
-        b
+        Some(plain)
     }
 
     fn settle(&self, start: Bounds, tail: bool) -> Option<Staircase> {
         let mut bounds = start;
         let mut found = self.search(bounds)?;
         for _ in 0..3 {
-            let mid = self.prefix(|i| self.stair_row(i, found.0, found.1));
-            let (b, rss) = self.best_bounds(&mid, bounds, MIN_STEPS * found.0, tail, rising_rss);
+            let mid = self.prefix(|i| self.stair_row(i, found.period, found.residue));
+            let (b, rss) =
+                self.best_bounds(&mid, bounds, MIN_STEPS * found.period, tail, rising_rss);
             if b == bounds || !rss.is_finite() {
                 break;
             }
@@ -348,14 +390,17 @@ impl Cost {
             }
         }
         let floor = rss_floor(self.len());
-        let (period, residue, rss, by_period, candidates) = found;
         Some(Staircase {
-            period,
-            residue,
+            period: found.period,
+            residue: found.residue,
             bounds,
-            rss: rss.max(floor),
-            rss_by_period: by_period.into_iter().map(|(q, r)| (q, r.max(floor))).collect(),
-            candidates,
+            rss: found.rss.max(floor),
+            rss_by_period: found
+                .by_period
+                .into_iter()
+                .map(|(q, r)| (q, r.max(floor)))
+                .collect(),
+            candidates: found.candidates,
         })
     }
 
@@ -372,49 +417,53 @@ impl Cost {
     /// a smooth wiggle fits a sinusoid as well as a staircase; real steps fit a staircase better.
     pub(crate) fn sine_rss(&self, st: &Staircase) -> f64 {
         let mid = self.prefix(|i| self.sine_row(i, st.period));
-        self.total(&mid, st.bounds, |s: &Normal<6>| s.rss()).max(rss_floor(self.len()))
+        self.total(&mid, st.bounds, |s: &Normal<6>| s.rss())
+            .max(rss_floor(self.len()))
     }
 
     /// Relative residual of every point under a staircase, or under the baseline when `st` is `None`.
     pub(crate) fn residuals(&self, bounds: Bounds, st: Option<(i64, i64)>) -> Vec<f64> {
-        let n = self.len();
-        let mut out = vec![0.0; n];
         let (_, flat) = self.flat[bounds.knee].solve();
-        for i in 0..bounds.knee {
-            out[i] = (self.c[i] - flat[0]) / self.c[i];
-        }
         let mut tail = Normal::<3>::default();
-        for i in bounds.end..n {
+        for i in bounds.end..self.len() {
             tail.add(self.w[i], &[1.0, self.t[i], self.c[i]]);
         }
         let (_, line) = tail.solve();
-        for i in bounds.end..n {
-            out[i] = (self.c[i] - line[0] - line[1] * self.t[i]) / self.c[i];
-        }
-        match st {
-            Some((period, residue)) => {
-                let model = self.middle_model(bounds, period, residue);
-                for i in bounds.knee..bounds.end {
-                    out[i] = (self.c[i] - model(i)) / self.c[i];
-                }
-            }
+        let middle: Box<dyn Fn(usize) -> f64 + '_> = match st {
+            Some((period, residue)) => Box::new(self.middle_model(bounds, period, residue)),
             None => {
                 let mut sums = Normal::<4>::default();
                 for i in bounds.knee..bounds.end {
                     sums.add(self.w[i], &self.trend_row(i));
                 }
                 let (_, b) = sums.solve();
-                for i in bounds.knee..bounds.end {
+                Box::new(move |i| {
                     let r = self.trend_row(i);
-                    out[i] = (self.c[i] - b[0] - b[1] * r[1] - b[2] * r[2]) / self.c[i];
-                }
+                    b[0] + b[1] * r[1] + b[2] * r[2]
+                })
             }
-        }
-        out
+        };
+        (0..self.len())
+            .map(|i| {
+                let fitted = if i < bounds.knee {
+                    flat[0]
+                } else if i < bounds.end {
+                    middle(i)
+                } else {
+                    line[0] + line[1] * self.t[i]
+                };
+                (self.c[i] - fitted) / self.c[i]
+            })
+            .collect()
     }
 
     /// The fitted cost of the middle part, as a function of the point index.
-    fn middle_model(&self, bounds: Bounds, period: i64, residue: i64) -> impl Fn(usize) -> f64 + '_ {
+    fn middle_model(
+        &self,
+        bounds: Bounds,
+        period: i64,
+        residue: i64,
+    ) -> impl Fn(usize) -> f64 + '_ {
         let mut sums = Normal::<5>::default();
         for i in bounds.knee..bounds.end {
             sums.add(self.w[i], &self.stair_row(i, period, residue));
@@ -433,7 +482,11 @@ impl Cost {
     pub(crate) fn flat_end(&self, st: &Staircase) -> Option<usize> {
         let b = st.bounds;
         let model = self.middle_model(b, st.period, st.residue);
-        let level = if b.knee > 0 { self.flat[b.knee].solve().1[0] } else { model(0) };
+        let level = if b.knee > 0 {
+            self.flat[b.knee].solve().1[0]
+        } else {
+            model(0)
+        };
         // The height of one step, from the coefficient of the step count.
         let rise = model_step(self, b, st.period, st.residue);
         let mut last = b.knee.checked_sub(1);
@@ -468,32 +521,15 @@ fn rising_rss(sums: &Normal<5>) -> f64 {
 }
 
 #[cfg(test)]
-impl Cost {
-    pub(crate) fn debug(&self, starts: &[Bounds]) {
-        for &st in starts {
-            let s = self.settle(st, false);
-            println!("start {st:?} -> {:?}", s.map(|s| (s.period, s.residue, s.bounds, s.rss)));
-            let f = self.search(st).unwrap();
-            let mut v = f.3.clone();
-            v.sort_by(|a, b| a.1.total_cmp(&b.1));
-            println!("   search at start: {:?}", &v[..5]);
-        }
-        let mid = self.prefix(|i| self.stair_row(i, 4, 1));
-        println!("P=4 r=1 bounds {:?}", self.best_bounds(&mid, starts[0], 16, false, rising_rss));
-        for r in 0..8 {
-        let mid = self.prefix(|i| self.stair_row(i, 8, r));
-        println!("P=8 r={r} bounds {:?}", self.best_bounds(&mid, starts[0], 32, false, rising_rss));
-        }
-    }
-}
-
-#[cfg(test)]
 mod tests {
     use super::*;
 
     fn stair(n: i64, period: i64, phase: i64, floor_steps: i64) -> (Vec<i64>, Vec<f64>) {
         let g: Vec<i64> = (0..n).collect();
-        let cost = g.iter().map(|&gi| (ceil_div(gi + 1 - phase, period).max(floor_steps)) as f64).collect();
+        let cost = g
+            .iter()
+            .map(|&gi| (ceil_div(gi + 1 - phase, period).max(floor_steps)) as f64)
+            .collect();
         (g, cost)
     }
 
@@ -501,9 +537,9 @@ mod tests {
     fn exact_staircase_gives_its_period_phase_and_knee() {
         // x = g + 1; peaks at x ≡ 5 (mod 16), i.e. g ≡ 4; flat up to the third step.
         let (g, cost) = stair(256, 16, 5, 3);
-        let c = Cost::new(&g, &cost);
+        let c = Cost::new(&g, &cost, None);
         let base = c.baseline().unwrap();
-        let s = c.staircase(&[base.start], None).unwrap();
+        let s = c.staircase(base.start).unwrap();
         assert_eq!((s.period, s.residue), (16, 4));
         // Flat through x = 5 + 3·16 = 53, that is g = 52.
         assert_eq!(c.flat_end(&s), Some(52));
@@ -515,19 +551,27 @@ mod tests {
     fn staircase_that_drowns_in_a_straight_tail_is_still_found() {
         // Steps of 8 up to g = 160, then a straight line well above them.
         let g: Vec<i64> = (0..240).collect();
-        let cost: Vec<f64> =
-            g.iter().map(|&gi| (ceil_div(gi + 1, 8) as f64).max(if gi > 160 { (gi as f64) / 7.0 } else { 0.0 })).collect();
-        let c = Cost::new(&g, &cost);
-        let s = c.staircase(&[c.hinge()], None).unwrap();
+        let cost: Vec<f64> = g
+            .iter()
+            .map(|&gi| {
+                (ceil_div(gi + 1, 8) as f64).max(if gi > 160 { (gi as f64) / 7.0 } else { 0.0 })
+            })
+            .collect();
+        let c = Cost::new(&g, &cost, None);
+        let s = c.staircase(c.baseline().unwrap().start).unwrap();
         assert_eq!((s.period, s.residue), (8, 7));
-        assert!((150..=170).contains(&s.bounds.end), "tail from {}", s.bounds.end);
+        assert!(
+            (150..=170).contains(&s.bounds.end),
+            "tail from {}",
+            s.bounds.end
+        );
     }
 
     #[test]
     fn baseline_finds_the_end_of_a_flat_part() {
         let g: Vec<i64> = (0..100).collect();
         let cost: Vec<f64> = g.iter().map(|&gi| (gi as f64).max(40.0)).collect();
-        let b = Cost::new(&g, &cost).baseline().unwrap();
+        let b = Cost::new(&g, &cost, None).baseline().unwrap();
         assert!((39..=41).contains(&b.start.knee), "knee {}", b.start.knee);
         assert!(b.rss < b.rss_no_knee);
     }

@@ -71,7 +71,11 @@ fn disturb(rng: &mut Rng, clean: f64, noise: f64) -> Option<f64> {
     let mut v = clean * (1.0 + noise * rng.normal()).max(0.05);
     if rng.chance(0.01) {
         let off = rng.range(0.2, 0.5);
-        v *= if rng.chance(0.5) { 1.0 + off } else { 1.0 - off };
+        v *= if rng.chance(0.5) {
+            1.0 + off
+        } else {
+            1.0 - off
+        };
     }
     Some(v)
 }
@@ -92,10 +96,18 @@ pub(crate) fn sawtooth(rng: &mut Rng, period: i64, noise: f64) -> Generated {
     let x = xs(rng, n);
     // On the grid of 2, keep the phase on the grid so that peaks are sampled.
     let even = x.len() > 1 && x.iter().all(|v| v % 2 == 0);
-    let phase = if even { 2 * rng.int(0, period / 2 - 1) } else { rng.int(0, period - 1) };
+    let phase = if even {
+        2 * rng.int(0, period / 2 - 1)
+    } else {
+        rng.int(0, period - 1)
+    };
     // At least four whole periods after the knee, so that the staircase can be told apart.
     let floor_steps = rng.int(1, (n / period - 5).clamp(1, 4));
-    let overhead = if rng.chance(0.5) { 0.0 } else { rng.range(0.0, 3.0) };
+    let overhead = if rng.chance(0.5) {
+        0.0
+    } else {
+        rng.range(0.0, 3.0)
+    };
     let tau = rng.range(0.5, 2.0);
     let stair = |v: i64| tau * (overhead + ceil_div(v - phase, period).max(floor_steps) as f64);
     // Sometimes a bandwidth-bound tail: the cost grows like x from 60–90 % of the range on.
@@ -106,8 +118,16 @@ pub(crate) fn sawtooth(rng: &mut Rng, period: i64, noise: f64) -> Generated {
     });
     let cost = |v: i64| tail.map_or(stair(v), |beta| stair(v).max(beta * v as f64));
     let first = x[0];
-    let knee = x.iter().copied().take_while(|&v| cost(v) == cost(first)).last();
-    let sense = if rng.chance(0.15) { Sense::LowerIsBetter } else { Sense::HigherIsBetter };
+    let knee = x
+        .iter()
+        .copied()
+        .take_while(|&v| cost(v) == cost(first))
+        .last();
+    let sense = if rng.chance(0.15) {
+        Sense::LowerIsBetter
+    } else {
+        Sense::HigherIsBetter
+    };
     let scale = rng.range(10.0, 5000.0);
     let points = x
         .iter()
@@ -148,8 +168,27 @@ pub(crate) fn aperiodic(rng: &mut Rng, noise: f64) -> Generated {
         3 => scale * (1.0 - (-v / length).exp()),
         _ => scale * (1.0 + v / length),
     };
-    let sense = if kind == 4 { Sense::LowerIsBetter } else { Sense::HigherIsBetter };
-    let points = x.iter().map(|&v| (v as f64, disturb(rng, clean(v as f64), noise))).collect();
-    let kind = ["ramp", "flat", "ramp then plateau", "saturation", "time line"][kind as usize];
-    Generated { points, sense, period: None, knee: None, kind: format!("{kind} n={}", x.len()) }
+    let sense = if kind == 4 {
+        Sense::LowerIsBetter
+    } else {
+        Sense::HigherIsBetter
+    };
+    let points = x
+        .iter()
+        .map(|&v| (v as f64, disturb(rng, clean(v as f64), noise)))
+        .collect();
+    let kind = [
+        "ramp",
+        "flat",
+        "ramp then plateau",
+        "saturation",
+        "time line",
+    ][kind as usize];
+    Generated {
+        points,
+        sense,
+        period: None,
+        knee: None,
+        kind: format!("{kind} n={}", x.len()),
+    }
 }

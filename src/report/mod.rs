@@ -1,5 +1,16 @@
-//! Stage `report`: charts of each analysed series. (Placeholder API until it lands.)
-use crate::analyze::Analysis;
+//! Stage `report`: one chart per analysed series, SVG and PNG, in `charts/` under the given folder:
+//! the metric against the swept axis, with the detected peaks, the knee and the period marked.
+//!
+//! Text needs a font (plotters lays text out with ab_glyph): the first TrueType font found
+//! (`SWEEP_FONT`, then the usual system places) is used. Without one the charts are drawn without
+//! text, and the SVG gets its title and axis names as plain SVG text, which needs no font file.
+
+mod font;
+
+use crate::analyze::reading::human;
+use crate::analyze::{Analysis, SeriesAnalysis};
+use plotters::coord::Shift;
+use plotters::prelude::*;
 use std::path::{Path, PathBuf};
 
 #[derive(Debug, thiserror::Error)]
@@ -8,6 +19,380 @@ pub enum ReportError {
     Write { path: PathBuf, reason: String },
 }
 
-pub fn plot(_analysis: &Analysis, _dir: &Path) -> Result<Vec<PathBuf>, ReportError> {
-    Ok(vec![])
+/// Pixels of every chart.
+const SIZE: (u32, u32) = (1000, 600);
+const DATA: RGBColor = RGBColor(31, 119, 180);
+const PEAK: RGBColor = RGBColor(214, 39, 40);
+const KNEE: RGBColor = RGBColor(44, 160, 44);
+const PERIOD: RGBColor = RGBColor(255, 127, 14);
+const GAP: RGBColor = RGBColor(120, 120, 120);
+
+/// Writes `charts/<series>.svg` and `charts/<series>.png` for every series; returns the paths.
+pub fn plot(analysis: &Analysis, dir: &Path) -> Result<Vec<PathBuf>, ReportError> {
+    let charts = dir.join("charts");
+    std::fs::create_dir_all(&charts).map_err(|e| ReportError::Write {
+        path: charts.clone(),
+        reason: e.to_string(),
+    })?;
+    let text = font::ensure();
+    let mut out = Vec::new();
+    for s in &analysis.series {
+        let svg = charts.join(format!("{}.svg", s.file_stem));
+        let png = charts.join(format!("{}.png", s.file_stem));
+        {
+            let root = SVGBackend::new(&svg, SIZE).into_drawing_area();
+            draw(&root, s, &analysis.x, text).map_err(fail(&svg))?;
+            root.present().map_err(|e| fail(&svg)(e.to_string()))?;
+        }
+        if !text {
+            label_svg(&svg, s, &analysis.x).map_err(fail(&svg))?;
+        }
+        {
+            let root = BitMapBackend::new(&png, SIZE).into_drawing_area();
+            draw(&root, s, &analysis.x, text).map_err(fail(&png))?;
+            root.present().map_err(|e| fail(&png)(e.to_string()))?;
+        }
+        out.push(svg);
+        out.push(png);
+    }
+    Ok(out)
+}
+
+/// The chart's title: the series and what was found.
+fn fail(path: &Path) -> impl Fn(String) -> ReportError + '_ {
+    move |reason| ReportError::Write {
+        path: path.to_path_buf(),
+        reason,
+    }
+}
+
+fn title(s: &SeriesAnalysis) -> String {
+    let c = &s.curve;
+    let mut parts = vec![s.name.clone()];
+    match &c.period {
+        Some(p) => parts.push(format!(
+            "period {} (peaks at ≡ {}, {})",
+            human(p.period),
+            human(p.phase),
+            p.level.as_str()
+        )),
+        None => parts.push("no period".to_string()),
+    }
+    if let Some(k) = c.knee {
+        parts.push(format!("knee {}", human(k)));
+    }
+    if let Some(b) = &c.best {
+        parts.push(format!(
+            "best {} (within 1 % from {})",
+            human(b.x),
+            human(b.x_within_1pct)
+        ));
+    }
+    parts.join(" · ")
+}
+
+fn y_label(s: &SeriesAnalysis) -> String {
+    if s.unit.is_empty() {
+        s.column.clone()
+    } else {
+        format!("{} ({})", s.column, s.unit)
+    }
+}
+
+/// Draws one chart; `text` false draws no text at all (no font is needed then).
+fn draw<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    s: &SeriesAnalysis,
+    x_name: &str,
+    text: bool,
+) -> Result<(), String> {
+    let e = |e: &dyn std::fmt::Display| e.to_string();
+    root.fill(&WHITE).map_err(|x| e(&x))?;
+    let observed: Vec<(f64, f64)> = s
+        .data
+        .iter()
+        .filter_map(|&(x, y)| y.map(|v| (x, v)))
+        .filter(|p| p.1.is_finite())
+        .collect();
+    let xs: Vec<f64> = s
+        .data
+        .iter()
+        .map(|p| p.0)
+        .filter(|x| x.is_finite())
+        .collect();
+    let (Some(x_lo), Some(x_hi)) = (
+        xs.iter().copied().reduce(f64::min),
+        xs.iter().copied().reduce(f64::max),
+    ) else {
+        return Ok(());
+    };
+    let pad = ((x_hi - x_lo) * 0.02).max(0.5);
+    let (x0, x1) = (x_lo - pad, x_hi + pad);
+    let y_min = observed.iter().map(|p| p.1).fold(0.0, f64::min);
+    let y_max = observed
+        .iter()
+        .map(|p| p.1)
+        .fold(f64::NEG_INFINITY, f64::max);
+    let y_max = if y_max.is_finite() && y_max > y_min {
+        y_max
+    } else {
+        y_min + 1.0
+    };
+    let (y0, y1) = (y_min, y_max + 0.12 * (y_max - y_min));
+
+    let mut builder = ChartBuilder::on(root);
+    builder.margin(16);
+    if text {
+        builder
+            .caption(title(s), ("sans-serif", 17))
+            .x_label_area_size(48)
+            .y_label_area_size(80);
+    }
+    let mut chart = builder
+        .build_cartesian_2d(x0..x1, y0..y1)
+        .map_err(|x| e(&x))?;
+    let fmt = |v: &f64| human(*v);
+    {
+        let mut mesh = chart.configure_mesh();
+        mesh.light_line_style(WHITE.mix(0.0));
+        if text {
+            mesh.x_desc(x_name)
+                .y_desc(y_label(s))
+                .x_label_formatter(&fmt)
+                .y_label_formatter(&fmt)
+                .label_style(("sans-serif", 13));
+        } else {
+            mesh.disable_axes();
+        }
+        mesh.draw().map_err(|x| e(&x))?;
+    }
+
+    // The data: a line between neighbours, broken at failed points, and a dot per point.
+    let mut runs: Vec<Vec<(f64, f64)>> = vec![Vec::new()];
+    for &(x, y) in &s.data {
+        match y.filter(|v| v.is_finite()) {
+            Some(v) => runs.last_mut().map_or((), |r| r.push((x, v))),
+            None => runs.push(Vec::new()),
+        }
+    }
+    let mut first = true;
+    for run in runs.into_iter().filter(|r| !r.is_empty()) {
+        let drawn = chart
+            .draw_series(LineSeries::new(run, DATA.stroke_width(2)))
+            .map_err(|x| e(&x))?;
+        if text && first {
+            drawn
+                .label(&s.column)
+                .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], DATA.stroke_width(2)));
+            first = false;
+        }
+    }
+    chart
+        .draw_series(observed.iter().map(|&p| Circle::new(p, 2, DATA.filled())))
+        .map_err(|x| e(&x))?;
+
+    // Failed points: grey crosses on the floor of the chart.
+    let floor = y0 + 0.015 * (y1 - y0);
+    let gaps: Vec<f64> = s
+        .data
+        .iter()
+        .filter(|p| p.1.is_none())
+        .map(|p| p.0)
+        .collect();
+    if !gaps.is_empty() {
+        let drawn = chart
+            .draw_series(
+                gaps.iter()
+                    .map(|&x| Cross::new((x, floor), 4, GAP.stroke_width(2))),
+            )
+            .map_err(|x| e(&x))?;
+        if text {
+            drawn
+                .label("failed point")
+                .legend(|(x, y)| Cross::new((x + 10, y), 4, GAP.stroke_width(2)));
+        }
+    }
+    // Outliers left out of the fit: hollow grey circles.
+    let outliers: Vec<(f64, f64)> = observed
+        .iter()
+        .copied()
+        .filter(|p| s.curve.outliers.contains(&p.0))
+        .collect();
+    if !outliers.is_empty() {
+        let drawn = chart
+            .draw_series(
+                outliers
+                    .iter()
+                    .map(|&p| Circle::new(p, 6, GAP.stroke_width(2))),
+            )
+            .map_err(|x| e(&x))?;
+        if text {
+            drawn
+                .label("outlier (not fitted)")
+                .legend(|(x, y)| Circle::new((x + 10, y), 5, GAP.stroke_width(2)));
+        }
+    }
+    // The knee: a dashed vertical line.
+    if let Some(k) = s.curve.knee {
+        let drawn = chart
+            .draw_series(DashedLineSeries::new(
+                vec![(k, y0), (k, y_max)],
+                8,
+                5,
+                KNEE.stroke_width(2),
+            ))
+            .map_err(|x| e(&x))?;
+        if text {
+            drawn
+                .label(format!("knee {}", human(k)))
+                .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], KNEE.stroke_width(2)));
+        }
+    }
+    // The peaks: red dots.
+    let peaks: Vec<(f64, f64)> = observed
+        .iter()
+        .copied()
+        .filter(|p| s.curve.peaks.contains(&p.0))
+        .collect();
+    if !peaks.is_empty() {
+        let drawn = chart
+            .draw_series(peaks.iter().map(|&p| Circle::new(p, 4, PEAK.filled())))
+            .map_err(|x| e(&x))?;
+        if text {
+            drawn
+                .label("peak")
+                .legend(|(x, y)| Circle::new((x + 10, y), 4, PEAK.filled()));
+        }
+    }
+    // The period: a bracket from one peak to the next, above the curve.
+    if let (Some(p), [a, _, ..]) = (&s.curve.period, peaks.as_slice()) {
+        let y = y_max + 0.06 * (y_max - y_min);
+        let tick = 0.025 * (y1 - y0);
+        let (xa, xb) = (a.0, a.0 + p.period);
+        let bracket = vec![(xa, y - tick), (xa, y), (xb, y), (xb, y - tick)];
+        let drawn = chart
+            .draw_series(std::iter::once(PathElement::new(
+                bracket,
+                PERIOD.stroke_width(3),
+            )))
+            .map_err(|x| e(&x))?;
+        if text {
+            drawn
+                .label(format!("period {}", human(p.period)))
+                .legend(|(x, y)| {
+                    PathElement::new(
+                        vec![(x, y + 4), (x, y), (x + 20, y), (x + 20, y + 4)],
+                        PERIOD.stroke_width(3),
+                    )
+                });
+        }
+    }
+    if text {
+        chart
+            .configure_series_labels()
+            .position(SeriesLabelPosition::LowerRight)
+            .background_style(WHITE.mix(0.85))
+            .border_style(BLACK.mix(0.3))
+            .label_font(("sans-serif", 13))
+            .draw()
+            .map_err(|x| e(&x))?;
+    }
+    Ok(())
+}
+
+/// Adds the title and the axis names to a chart drawn without text, as SVG text elements.
+fn label_svg(path: &Path, s: &SeriesAnalysis, x_name: &str) -> Result<(), String> {
+    let svg = std::fs::read_to_string(path).map_err(|e| e.to_string())?;
+    let escape = |t: &str| {
+        t.replace('&', "&amp;")
+            .replace('<', "&lt;")
+            .replace('>', "&gt;")
+    };
+    let (w, h) = SIZE;
+    let labels = format!(
+        "<text x=\"{}\" y=\"14\" text-anchor=\"middle\" font-family=\"sans-serif\" font-size=\"15\">{}</text>\n\
+         <text x=\"{}\" y=\"{}\" text-anchor=\"middle\" font-family=\"sans-serif\" font-size=\"13\">{}</text>\n\
+         <text x=\"12\" y=\"{}\" text-anchor=\"middle\" font-family=\"sans-serif\" font-size=\"13\" transform=\"rotate(-90 12 {})\">{}</text>\n",
+        w / 2,
+        escape(&title(s)),
+        w / 2,
+        h - 2,
+        escape(x_name),
+        h / 2,
+        h / 2,
+        escape(&y_label(s))
+    );
+    let Some(end) = svg.rfind("</svg>") else {
+        return Err("no </svg> in the chart".to_string());
+    };
+    let patched = format!("{}{}{}", &svg[..end], labels, &svg[end..]);
+    std::fs::write(path, patched).map_err(|e| e.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analyze::{analyze_curve, Sense};
+
+    fn series() -> SeriesAnalysis {
+        let mut data: Vec<(f64, Option<f64>)> = (1..=256u32)
+            .map(|x| {
+                (
+                    x as f64,
+                    Some(100.0 * x as f64 / x.div_ceil(32).max(2) as f64),
+                )
+            })
+            .collect();
+        data[70].1 = None;
+        let curve = analyze_curve(&data, Sense::HigherIsBetter);
+        SeriesAnalysis {
+            name: "mflops [variant=a]".into(),
+            file_stem: "mflops__variant-a".into(),
+            metric: "mflops".into(),
+            unit: "MFlops".into(),
+            column: "mflops".into(),
+            group: vec![("variant".into(), "a".into())],
+            sense: Sense::HigherIsBetter,
+            curve,
+            reading: String::new(),
+            data,
+        }
+    }
+
+    #[test]
+    fn without_text_the_chart_has_no_text_element() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("c.svg");
+        let s = series();
+        {
+            let root = SVGBackend::new(&path, SIZE).into_drawing_area();
+            draw(&root, &s, "threads", false).unwrap();
+            root.present().unwrap();
+        }
+        let svg = std::fs::read_to_string(&path).unwrap();
+        assert!(!svg.contains("<text"), "text drawn without a font");
+        // The peaks (8 of them from the knee at 64 to 256) are drawn in their own colour.
+        assert!(svg.matches("#D62728").count() >= 6, "peaks missing");
+        label_svg(&path, &s, "threads").unwrap();
+        let svg = std::fs::read_to_string(&path).unwrap();
+        assert!(
+            svg.contains(">threads</text>") && svg.contains("period 32"),
+            "labels missing"
+        );
+    }
+
+    #[test]
+    fn plot_writes_an_svg_and_a_png_per_series() {
+        let dir = tempfile::tempdir().unwrap();
+        let analysis = Analysis {
+            x: "threads".into(),
+            series: vec![series()],
+            ..Default::default()
+        };
+        let files = plot(&analysis, dir.path()).unwrap();
+        assert_eq!(files.len(), 2);
+        assert!(files[0].ends_with("charts/mflops__variant-a.svg"));
+        let png = std::fs::read(&files[1]).unwrap();
+        assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n");
+    }
 }
