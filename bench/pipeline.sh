@@ -2,6 +2,7 @@
 # Pipeline benchmark (issue 5), side by side in one run on the GPU host:
 #   naive  : the serial loop of the 2010 method: header -> nvcc -> run, one point after another
 #   cold   : sweep run with an empty build cache (parallel builds, runs one at a time)
+#   cold without prestart: the same, each program started only after the previous ended
 #   warm   : sweep run again with the full cache
 # on the same point set of sweeps/threads_1_512.toml: every SHARDS-th point (default 4: 128 points),
 # since the naive loop over all 512 points takes longer than one device command may run.
@@ -38,6 +39,7 @@ read -r nvcc_s run_s < <(python3 -c "import sys; t=[list(map(float,l.split())) f
 
 # cold and warm: the same points through sweep
 t0=$(now); "$bin" run "$spec" --shard "0/$shards" --split points --output "$work/cold" --cache "$work/cache" --no-analyze -q > "$out/cold.txt"; cold=$(calc "$(now) - $t0")
+t0=$(now); "$bin" run "$spec" --shard "0/$shards" --split points --output "$work/cold-np" --cache "$work/cache-np" --no-analyze --no-prestart -q > "$out/cold_noprestart.txt"; cold_np=$(calc "$(now) - $t0")
 t0=$(now); "$bin" run "$spec" --shard "0/$shards" --split points --output "$work/warm" --cache "$work/cache" --no-analyze -q > "$out/warm.txt"; warm=$(calc "$(now) - $t0")
 sum_col() { python3 -c "import csv,sys; r=list(csv.DictReader(open(sys.argv[1]))); print(round(sum(float(x[sys.argv[2]]) for x in r),3), len(r), sum(x['status'] in ('ok','noisy') for x in r))" "$1" "$2"; }
 read -r warm_runs warm_rows warm_ok < <(sum_col "$(ls -d $work/warm/threads_1_512/*/results.csv)" run_s)
@@ -47,8 +49,10 @@ cp "$(ls -d $work/cold/threads_1_512/*/results.csv)" "$out/cold_results.csv"
   echo "points: $n (cold rows $cold_rows, $cold_ok ok/noisy; warm rows $warm_rows, $warm_ok ok/noisy)"
   printf "naive serial loop : %8.1f s  (nvcc %.1f s, program %.1f s)\n" "$naive" "$nvcc_s" "$run_s"
   printf "sweep run, cold   : %8.1f s  (sum of program runs %.1f s)\n" "$cold" "$cold_runs"
+  printf "cold, --no-prestart: %7.1f s\n" "$cold_np"
   printf "sweep run, warm   : %8.1f s  (sum of program runs %.1f s)\n" "$warm" "$warm_runs"
   printf "naive / cold      : %8.2fx   (target >= 4)\n" "$(calc "$naive / $cold")"
+  printf "naive / cold, no prestart: %.2fx\n" "$(calc "$naive / $cold_np")"
   printf "warm / sum of runs: %8.2fx   (target <= 1.2)\n" "$(calc "$warm / $warm_runs")"
 } >> "$out/pipeline.txt"
 cat "$out/pipeline.txt"

@@ -90,6 +90,8 @@ struct Built {
     point: Point,
     dir: PathBuf,
     binary: Result<PathBuf, (Status, String)>,
+    /// The binary waits at the start gate, so it may be started while another point measures.
+    gated: bool,
     build_s: f64,
     cached: bool,
     started: f64,
@@ -116,10 +118,12 @@ impl BuildCtx {
             Ok((b, cached)) => (Ok(b), cached),
             Err(e) => (Err(e), false),
         };
+        let gated = binary.as_ref().is_ok_and(|b| run::honours_gate(b));
         Built {
             point,
             dir,
             binary,
+            gated,
             build_s: if cached { 0.0 } else { t0.elapsed().as_secs_f64() },
             cached,
             started,
@@ -460,7 +464,6 @@ pub fn run(spec: &Spec, opts: &Options, reporter: Box<dyn Reporter>) -> Result<S
         pos
     };
 
-    let prestart = opts.prestart && run::honours_gate(&ctx.bench.source);
     let next_build = AtomicUsize::new(0);
     let (senders, receivers): (Vec<_>, Vec<_>) = (0..runners).map(|_| mpsc::channel::<(usize, Built)>()).unzip();
     std::thread::scope(|s| {
@@ -492,7 +495,7 @@ pub fn run(spec: &Spec, opts: &Options, reporter: Box<dyn Reporter>) -> Result<S
         for (r, rx) in receivers.into_iter().enumerate() {
             let gpu = gpus.get(r).cloned();
             let (queue, ctx, sink, summary, timeline, write_error, prestart) =
-                (&queues[r], &ctx, &sink, &summary, &timeline, &write_error, prestart);
+                (&queues[r], &ctx, &sink, &summary, &timeline, &write_error, opts.prestart);
             let emit = &emit;
             s.spawn(move || {
                 let mut pending: BTreeMap<usize, Built> = BTreeMap::new();
@@ -514,7 +517,7 @@ pub fn run(spec: &Spec, opts: &Options, reporter: Box<dyn Reporter>) -> Result<S
                     let run_start = ctx.clock.now();
                     let mut started = match ahead.take() {
                         Some((k, s)) if k == next => s,
-                        _ => launch(&ctx.spec, &b, gpu.as_ref(), prestart),
+                        _ => launch(&ctx.spec, &b, gpu.as_ref(), b.gated),
                     };
                     if let Ok(s) = started.as_mut() {
                         s.go();
@@ -524,7 +527,7 @@ pub fn run(spec: &Spec, opts: &Options, reporter: Box<dyn Reporter>) -> Result<S
                         while let Ok((k, built)) = rx.try_recv() {
                             pending.insert(k, built);
                         }
-                        if let Some(nb) = pending.get(&next) {
+                        if let Some(nb) = pending.get(&next).filter(|nb| nb.gated) {
                             ahead = Some((next, launch(&ctx.spec, nb, gpu.as_ref(), true)));
                         }
                     }

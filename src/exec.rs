@@ -151,7 +151,7 @@ pub struct Started {
     waiter: Option<std::thread::JoinHandle<std::io::Result<std::process::ExitStatus>>>,
     pgid: i32,
     gate: Option<std::fs::File>,
-    go_at: Instant,
+    go_at: Option<Instant>,
 }
 
 /// Starts `cmd` without waiting for it.
@@ -239,25 +239,29 @@ pub fn start(cmd: &Cmd, sink: Sink, gated: bool) -> Result<Started, ExecError> {
         waiter: Some(waiter),
         pgid,
         gate,
-        go_at: Instant::now(),
+        go_at: None,
     })
 }
 
 impl Started {
     /// Opens the gate: the child may measure now. Its timeout counts from here.
     pub fn go(&mut self) {
+        if self.go_at.is_some() {
+            return;
+        }
         if let Some(mut gate) = self.gate.take() {
             // A child that already died makes this fail; its exit tells what happened.
             let _ = gate.write_all(b"g");
         }
-        self.go_at = Instant::now();
+        self.go_at = Some(Instant::now());
     }
 
     /// Waits for the child's end, at most `timeout` after [`Started::go`] (or the start); then
     /// kills its whole process group, whatever it left behind included.
     pub fn wait(mut self, timeout: Duration) -> Result<Outcome, ExecError> {
         self.go();
-        let deadline = self.go_at + timeout;
+        let go_at = self.go_at.unwrap_or_else(Instant::now);
+        let deadline = go_at + timeout;
         let timed_out = self
             .done
             .recv_timeout(deadline.saturating_duration_since(Instant::now()))
@@ -270,7 +274,7 @@ impl Started {
             .take()
             .and_then(|w| w.join().ok())
             .and_then(|r| r.ok());
-        let elapsed = self.go_at.elapsed();
+        let elapsed = go_at.elapsed();
         let exit = if timed_out {
             Exit::TimedOut(timeout)
         } else {

@@ -31,12 +31,13 @@ pub fn start(cmd: &Cmd, point_dir: &Path, gated: bool) -> Result<exec::Started, 
     )
 }
 
-/// The bench's program honours the start gate: it includes the timing core (whose
-/// `options_from_env()` waits at the gate after creating its CUDA context), or reads
-/// `SWEEP_GATE_FD` itself.
-pub fn honours_gate(source: &Path) -> bool {
-    std::fs::read_to_string(source)
-        .map(|t| t.contains("#include \"sweep.cuh\"") || t.contains("SWEEP_GATE_FD"))
+/// The program honours the start gate: its binary holds the timing core's `SWEEP_GATE_FD`
+/// (`options_from_env()` waits at the gate after creating its CUDA context). Read from the binary,
+/// not the sources, so a bench that does not use the timing core is never started early.
+pub fn honours_gate(binary: &Path) -> bool {
+    let needle = b"SWEEP_GATE_FD";
+    std::fs::read(binary)
+        .map(|bytes| bytes.windows(needle.len()).any(|w| w == needle))
         .unwrap_or(false)
 }
 

@@ -106,6 +106,9 @@ pub struct Period {
     pub period: f64,
     /// Peaks sit at `x ≡ phase (mod period)`, `0 <= phase < period`.
     pub phase: f64,
+    /// Every phase with peaks, when several residues are equally good (a folded pattern such as
+    /// bank conflicts, where every odd stride is a peak); `[phase]` for a staircase.
+    pub peak_phases: Vec<f64>,
     pub method: Method,
     /// The smallest of the margins below (BIC units).
     pub confidence: f64,
@@ -498,7 +501,7 @@ pub fn analyze_curve(points: &[(f64, Option<f64>)], sense: Sense) -> Curve {
         _ => false,
     };
 
-    let mut residue_period: Option<(i64, i64)> = None;
+    let mut residue_period: Option<(i64, Vec<i64>)> = None;
     if let (true, Some(s)) = (use_stair, stair_ok) {
         if let Some(st) = &s.stair {
             let m = s.used.len() as f64;
@@ -511,12 +514,12 @@ pub fn analyze_curve(points: &[(f64, Option<f64>)], sense: Sense) -> Curve {
             curve.period = Some(period_of(
                 &grid,
                 st.period,
-                st.residue,
+                &[st.residue],
                 Method::Staircase,
                 margin,
                 &scores,
             ));
-            residue_period = Some((st.period, st.residue));
+            residue_period = Some((st.period, vec![st.residue]));
             curve.knee = s.cost.flat_end(st).map(|k| grid.x[s.used[k]]);
             curve.outliers = s.outliers.iter().map(|&i| grid.x[i]).collect();
         }
@@ -525,12 +528,12 @@ pub fn analyze_curve(points: &[(f64, Option<f64>)], sense: Sense) -> Curve {
         curve.period = Some(period_of(
             &grid,
             fd.period,
-            fd.residue,
+            &fd.peak_residues,
             Method::Fold,
             f.margin_none,
             &fd.bic_by_period,
         ));
-        residue_period = Some((fd.period, fd.residue));
+        residue_period = Some((fd.period, fd.peak_residues.clone()));
         curve.outliers = left_out(&grid, &f.used);
     }
     if curve.period.is_none() {
@@ -539,10 +542,10 @@ pub fn analyze_curve(points: &[(f64, Option<f64>)], sense: Sense) -> Curve {
             curve.outliers = s.outliers.iter().map(|&i| grid.x[i]).collect();
         }
     }
-    if let Some((period, residue)) = residue_period {
+    if let Some((period, residues)) = residue_period {
         let from = curve.knee.unwrap_or(f64::NEG_INFINITY);
         let peaks: Vec<usize> = (0..grid.x.len())
-            .filter(|&i| (grid.g[i] - residue).rem_euclid(period) == 0 && grid.x[i] >= from)
+            .filter(|&i| residues.contains(&grid.g[i].rem_euclid(period)) && grid.x[i] >= from)
             .filter(|i| !curve.outliers.contains(&grid.x[*i]))
             .collect();
         curve.peaks = peaks.iter().map(|&i| grid.x[i]).collect();
@@ -554,7 +557,7 @@ pub fn analyze_curve(points: &[(f64, Option<f64>)], sense: Sense) -> Curve {
 fn period_of(
     grid: &Grid,
     period: i64,
-    residue: i64,
+    residues: &[i64],
     method: Method,
     margin_none: f64,
     scores: &[(i64, f64)],
@@ -562,9 +565,15 @@ fn period_of(
     let (harmonics, half, double) = harmonic_margins(period, scores);
     let confidence = harmonics.iter().copied().fold(margin_none, f64::min);
     let p = period as f64 * grid.unit;
+    let mut phases: Vec<f64> = residues
+        .iter()
+        .map(|&r| clean(grid.to_x(r).rem_euclid(p)))
+        .collect();
+    phases.sort_by(f64::total_cmp);
     Period {
         period: p,
-        phase: clean((grid.to_x(residue)).rem_euclid(p)),
+        phase: phases.first().copied().unwrap_or(0.0),
+        peak_phases: phases,
         method,
         confidence,
         level: Confidence::from_margin(confidence),
@@ -726,7 +735,11 @@ mod tests {
         let p = c.period.expect("a period");
         assert_eq!(p.method, Method::Fold);
         assert!([2.0, 4.0, 8.0].contains(&p.period), "period {}", p.period);
-        assert_eq!(p.phase % 2.0, 1.0, "peaks at odd strides, not {}", p.phase);
+        let odd: Vec<f64> = (0..p.period as i64)
+            .filter(|r| r % 2 == 1)
+            .map(|r| r as f64)
+            .collect();
+        assert_eq!(p.peak_phases, odd, "peaks at odd strides");
         assert!(c.drop.unwrap().relative > 0.4);
     }
 

@@ -9,8 +9,8 @@ use super::staircase::rss_floor;
 pub(crate) struct Fold {
     /// Period, in grid steps.
     pub period: i64,
-    /// Residue of the best class (the peaks).
-    pub residue: i64,
+    /// Residues of every class within noise of the best one.
+    pub peak_residues: Vec<i64>,
     pub rss: f64,
     /// BIC of every period tried, and of the trend alone (period 0 is not in the list).
     pub bic_by_period: Vec<(i64, f64)>,
@@ -67,28 +67,57 @@ fn fold(g: &[i64], e: &[f64], period: i64) -> Folded {
     }
 }
 
+/// The least-squares cubic trend of `v` in the rank of the point (which copes with uneven x steps).
+fn trend(v: &[f64]) -> Vec<f64> {
+    let m = v.len();
+    let u = |i: usize| 2.0 * i as f64 / (m.max(2) - 1) as f64 - 1.0;
+    let mut sums = Normal::<5>::default();
+    for (i, vi) in v.iter().enumerate() {
+        let ui = u(i);
+        sums.add(1.0, &[1.0, ui, ui * ui, ui * ui * ui, *vi]);
+    }
+    let (_, b) = sums.solve();
+    (0..m)
+        .map(|i| {
+            let ui = u(i);
+            b[0] + b[1] * ui + b[2] * ui * ui + b[3] * ui * ui * ui
+        })
+        .collect()
+}
+
+/// The trend and the class means of one period fitted together, by alternating the two fits
+/// (a few rounds suffice), so that the class means carry none of the trend and the trend none of
+/// the pattern. Returns the fold of the pattern and the residual of every point.
+fn joint(g: &[i64], v: &[f64], period: i64) -> (Folded, Vec<f64>) {
+    let mut effect = vec![0.0; v.len()];
+    let mut result = None;
+    for _ in 0..8 {
+        let without: Vec<f64> = v.iter().zip(&effect).map(|(vi, ef)| vi - ef).collect();
+        let t = trend(&without);
+        let detrended: Vec<f64> = v.iter().zip(&t).map(|(vi, ti)| vi - ti).collect();
+        let folded = fold(g, &detrended, period);
+        effect = g
+            .iter()
+            .map(|gi| folded.means[gi.rem_euclid(period) as usize].unwrap_or(0.0))
+            .collect();
+        let residuals = detrended
+            .iter()
+            .zip(&effect)
+            .map(|(d, ef)| d - ef)
+            .collect();
+        result = Some((folded, residuals));
+    }
+    result.unwrap_or_else(|| (fold(g, v, period), vec![0.0; v.len()]))
+}
+
 /// `v` is the log of the metric, oriented so that higher is better; `g` the grid index, sorted.
 pub(crate) fn fit(g: &[i64], v: &[f64]) -> Option<Fold> {
     let m = g.len();
     if m < 12 {
         return None;
     }
-    // Cubic trend in the rank of the point, which copes with uneven x steps.
-    let mut trend = Normal::<5>::default();
-    let u = |i: usize| 2.0 * i as f64 / (m - 1) as f64 - 1.0;
-    for (i, vi) in v.iter().enumerate() {
-        let ui = u(i);
-        trend.add(1.0, &[1.0, ui, ui * ui, ui * ui * ui, *vi]);
-    }
-    let (_, b) = trend.solve();
-    let e: Vec<f64> = v
-        .iter()
-        .enumerate()
-        .map(|(i, vi)| {
-            let ui = u(i);
-            vi - (b[0] + b[1] * ui + b[2] * ui * ui + b[3] * ui * ui * ui)
-        })
-        .collect();
+    let fitted = trend(v);
+    let e: Vec<f64> = v.iter().zip(&fitted).map(|(vi, t)| vi - t).collect();
     let floor = rss_floor(m);
     let rss_trend = e.iter().map(|x| x * x).sum::<f64>().max(floor);
     let ln_m = (m as f64).ln();
@@ -96,7 +125,7 @@ pub(crate) fn fit(g: &[i64], v: &[f64]) -> Option<Fold> {
     let bic_trend = bic(rss_trend, TREND_PARAMS);
 
     let span = g[m - 1] - g[0];
-    let max_period = (span / MIN_CYCLES)
+    let max_period = ((span + 1) / MIN_CYCLES)
         .min((m / MIN_CLASS) as i64)
         .min(MAX_PERIOD);
     struct Tried {
@@ -157,23 +186,29 @@ pub(crate) fn fit(g: &[i64], v: &[f64]) -> Option<Fold> {
         }
         break;
     }
-    let residue = pick
-        .folded
+    // The peak classes: the best class and those within noise of it (bank conflicts make every
+    // odd stride a peak, for instance), from the trend and the pattern fitted together.
+    let period = pick.period;
+    let (pattern, residuals) = joint(g, v, period);
+    let dof = m.saturating_sub(TREND_PARAMS + pattern.classes - 1).max(1);
+    let class_noise =
+        (pattern.rss / dof as f64).sqrt() / (m as f64 / period as f64).max(1.0).sqrt();
+    let top = pattern
         .means
         .iter()
-        .enumerate()
-        .filter_map(|(c, mean)| mean.map(|v| (c, v)))
-        .max_by(|a, b| a.1.total_cmp(&b.1))
-        .map(|(c, _)| c as i64)?;
-    let period = pick.period;
-    let residuals = g
-        .iter()
-        .zip(&e)
-        .map(|(gi, ei)| ei - pick.folded.means[gi.rem_euclid(period) as usize].unwrap_or(0.0))
+        .flatten()
+        .copied()
+        .fold(f64::NEG_INFINITY, f64::max);
+    let tolerance = (2.0 * class_noise).max(0.01);
+    let peak_residues: Vec<i64> = (0..period)
+        .filter(|&c| pattern.means[c as usize].is_some_and(|v| v >= top - tolerance))
         .collect();
+    if peak_residues.is_empty() {
+        return None;
+    }
     Some(Fold {
         period,
-        residue,
+        peak_residues,
         rss: pick.folded.rss,
         bic_by_period: tried.iter().map(|t| (t.period, t.bic)).collect(),
         bic_trend,
@@ -314,8 +349,8 @@ mod tests {
             .collect();
         let fold = fit(&g, &v).unwrap();
         assert_eq!(fold.period, 4);
-        // Peaks at odd strides: x = g + 1 odd, so g even; the best class is 0 or 2.
-        assert!(fold.residue % 2 == 0, "residue {}", fold.residue);
+        // Peaks at odd strides: x = g + 1 odd, so g even: classes 0 and 2.
+        assert_eq!(fold.peak_residues, [0, 2]);
         assert!(
             fold.bic_trend - fold.bic > 50.0,
             "margin {}",

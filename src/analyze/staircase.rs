@@ -180,7 +180,7 @@ impl Cost {
         b.end <= self.len()
             && b.end >= b.knee + MIN_MIDDLE
             && 2 * (b.end - b.knee) >= self.len() - b.knee
-            && self.g[b.end - 1] - self.g[b.knee] >= min_span
+            && self.g[b.end - 1] - self.g[b.knee] + 1 >= min_span
             && self.tail[b.end].is_finite()
     }
 
@@ -279,7 +279,7 @@ impl Cost {
         if mid.len() < MIN_MIDDLE {
             return None;
         }
-        let max_period = ((self.g[b.end - 1] - self.g[b.knee]) / MIN_STEPS).min(MAX_PERIOD);
+        let max_period = ((self.g[b.end - 1] - self.g[b.knee] + 1) / MIN_STEPS).min(MAX_PERIOD);
         let mut best: Option<(i64, i64, f64)> = None;
         let mut by_period = Vec::new();
         let mut candidates = 0;

@@ -7,7 +7,7 @@
 
 mod font;
 
-use crate::analyze::reading::human;
+use crate::analyze::reading::{congruence, human};
 use crate::analyze::{Analysis, SeriesAnalysis};
 use plotters::coord::Shift;
 use plotters::prelude::*;
@@ -71,9 +71,9 @@ fn title(s: &SeriesAnalysis) -> String {
     let mut parts = vec![s.name.clone()];
     match &c.period {
         Some(p) => parts.push(format!(
-            "period {} (peaks at ≡ {}, {})",
+            "period {}, peaks at ≡ {} ({} confidence)",
             human(p.period),
-            human(p.phase),
+            congruence(&p.peak_phases, p.period),
             p.level.as_str()
         )),
         None => parts.push("no period".to_string()),

@@ -1,0 +1,399 @@
+// sweep.cuh - the timing core shared by every CUDA bench of `sweep` (header-only, C++17).
+// Contract: docs/design.md, "The timing core".
+//
+// Conventions
+// - Bandwidth counts bytes read + bytes written; 1 GB/s = 1e9 bytes/s. A copy of B bytes moves 2B.
+// - Flop rates: 1 MFlops = 1e6 floating-point operations per second.
+// - A sample is `batch` back-to-back calls of the timed function between two CUDA events on the
+//   legacy default stream; its time divided by `batch` is one per-launch time. All statistics and
+//   every number printed are per launch. `batch` is chosen automatically (see measure()). The
+//   stream is held by a spinning kernel until the whole sample is enqueued, so host-side launch
+//   latency and scheduling delays never fall between the events (nvbench's blocking kernel).
+// - Stopping rule (nvbench's noise criterion; Conrad, UFRGS 2010): sample until there are at least
+//   min_samples samples AND min_time_ms of summed GPU time AND the 95 % confidence half-width of the
+//   mean (Student t) divided by the mean is <= target_rel_ci. If max_time_ms of wall time (flushes
+//   included) passes first, stop and mark the metric noisy (unless the CI target is met by then).
+// - L2 flush (SWEEP_FLUSH_L2=1): before every sample, untimed, a kernel reads a buffer of 2x the L2
+//   size, so each sample starts with a cold L2 that holds no dirty lines to write back.
+// - Start gate (SWEEP_GATE_FD=n, set by the harness): options_from_env() creates the CUDA context,
+//   then blocks reading one byte from fd n before it returns. sweep starts the next point's program
+//   while the current one measures; it opens the gate when the GPU is free, so start-up overlaps
+//   but no two programs ever allocate, copy or measure on the GPU at once.
+// - Clock check: after the samples a one-thread kernel counts clock64() cycles over ~200 us of
+//   %globaltimer; throttled=1 when that SM clock is > 10 % below the rated clock.
+//
+// Output per metric (stdout): "<unit>: <value>" and
+//   @sweep metric=<name> unit=<unit> value=.. median=.. stddev=.. min=.. max=.. rel_ci=.. samples=.. noisy=.. throttled=..
+// Diagnostic lines start with "# ". Every call of the timed function is asynchronous; measure()
+// makes at least one untimed call first (kernels load lazily), even with SWEEP_WARMUP=0.
+#pragma once
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cerrno>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include <unistd.h>
+
+// Every CUDA runtime call goes through this: on failure it prints the call, file, line and the
+// CUDA error string to stderr and exits with status 1.
+#define SWEEP_CHECK(call) ::sweep::detail::check_cuda((call), #call, __FILE__, __LINE__)
+// After a kernel launch: launch-configuration errors (and earlier asynchronous errors).
+#define SWEEP_CHECK_LAST() ::sweep::detail::check_cuda(cudaGetLastError(), "kernel launch", __FILE__, __LINE__)
+
+namespace sweep {
+
+struct Options {
+  int warmup = 3;                // untimed calls before the samples
+  int min_samples = 10;
+  double min_time_ms = 20;       // minimum summed GPU time of the samples
+  double max_time_ms = 2000;     // hard cap (wall time) per metric
+  double target_rel_ci = 0.01;   // relative 95 % CI half-width of the mean
+  bool flush_l2 = false;         // read a 2x-L2 buffer before every sample (outside the timing)
+  double rated_sm_mhz = 0;       // 0 = read from the device by options_from_env()
+  int batch = 0;                 // calls per sample; 0 = automatic (addition: SWEEP_BATCH)
+  int device = 0;                // CUDA device used (addition: SWEEP_DEVICE)
+};
+
+struct Stats {                   // times are seconds per launch
+  std::vector<double> times;     // one per sample
+  double mean = 0, median = 0, stddev = 0, min = 0, max = 0;
+  double rel_ci = INFINITY;      // 95 % CI half-width of the mean / mean
+  int samples = 0;
+  int batch = 1;                 // launches per sample
+  bool noisy = false, throttled = false;
+  double sm_mhz = 0;             // SM clock measured right after the samples
+};
+
+namespace detail {
+
+inline void check_cuda(cudaError_t e, const char* call, const char* file, int line) {
+  if (e == cudaSuccess) return;
+  fflush(stdout);
+  fprintf(stderr, "CUDA error: %s (%s)\n  in %s\n  at %s:%d\n", cudaGetErrorString(e),
+          cudaGetErrorName(e), call, file, line);
+  exit(1);
+}
+
+inline double env_num(const char* name, double dflt) {
+  const char* s = getenv(name);
+  if (!s || !*s) return dflt;
+  if (!strcmp(s, "true")) return 1;
+  if (!strcmp(s, "false")) return 0;
+  char* end = nullptr;
+  double v = strtod(s, &end);
+  if (end == s || *end) {
+    fprintf(stderr, "bad value %s=\"%s\": expected a number\n", name, s);
+    exit(2);
+  }
+  return v;
+}
+
+// Two-sided 95 % Student t quantile; between table rows the smaller df is used (conservative).
+inline double t95(int df) {
+  static const double t[30] = {12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
+                               2.201,  2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086,
+                               2.080,  2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042};
+  if (df < 1) return INFINITY;
+  if (df <= 30) return t[df - 1];
+  if (df < 40) return 2.042;
+  if (df < 60) return 2.021;
+  if (df < 120) return 2.000;
+  if (df < 1000) return 1.980;
+  return 1.960;
+}
+
+// Waits for a %globaltimer tick, then spins for `ns` nanoseconds of it, counting SM cycles.
+static __global__ void clock_probe(unsigned long long ns, unsigned long long* out) {
+  unsigned long long g_prev, g0, g;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(g_prev));
+  do { asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(g0)); } while (g0 == g_prev);
+  long long c0 = clock64();
+  do { asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(g)); } while (g - g0 < ns);
+  long long c1 = clock64();
+  out[0] = (unsigned long long)(c1 - c0);
+  out[1] = g - g0;
+}
+
+struct State {                   // per-process resources, created on first use, freed at exit
+  cudaEvent_t start = nullptr, stop = nullptr;
+  void* flush_buf = nullptr;
+  size_t flush_bytes = 0;
+  unsigned long long* probe = nullptr;
+  volatile int* release = nullptr;  // pinned, mapped host flag for hold()
+  int* held_too_long = nullptr;     // device flag: hold() gave up waiting
+};
+inline State& state() {
+  static State s;
+  if (!s.start) {
+    SWEEP_CHECK(cudaEventCreate(&s.start));
+    SWEEP_CHECK(cudaEventCreate(&s.stop));
+    SWEEP_CHECK(cudaMalloc(&s.probe, 2 * sizeof(unsigned long long)));
+    SWEEP_CHECK(cudaHostAlloc((void**)&s.release, sizeof(int), cudaHostAllocMapped));
+    SWEEP_CHECK(cudaMalloc(&s.held_too_long, sizeof(int)));
+    SWEEP_CHECK(cudaMemset(s.held_too_long, 0, sizeof(int)));
+  }
+  return s;
+}
+
+// Keeps the stream busy until the host has enqueued a whole sample (start event, calls, stop
+// event) and sets *release (as nvbench does): the events then time GPU work alone, not the host's
+// launch latency or a host thread descheduled between two launches (e.g. while builds run beside).
+static __global__ void hold(volatile int* release, unsigned long long timeout_ns, int* held_too_long) {
+  unsigned long long t0, t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
+  while (!*release) {
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    if (t - t0 > timeout_ns) {
+      *held_too_long = 1;
+      return;
+    }
+  }
+}
+
+// Reads (never writes) a buffer of 2x the L2 size: evicts earlier data, including dirty lines (their
+// write-back happens here, untimed), and leaves only clean lines behind.
+static __global__ void flush_read(const int4* p, size_t n, int* sink) {
+  int acc = 0;
+  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
+    int4 v = p[i];
+    acc ^= v.x ^ v.y ^ v.z ^ v.w;
+  }
+  if (acc == 0x5eed5eed) *sink = acc;  // the buffer is all zeros: never taken, but not provably so
+}
+
+inline void flush_l2(int device) {
+  State& s = state();
+  if (!s.flush_buf) {
+    int l2 = 0;
+    SWEEP_CHECK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, device));
+    s.flush_bytes = std::max<size_t>(2 * (size_t)l2, 1 << 20) / 16 * 16;
+    SWEEP_CHECK(cudaMalloc(&s.flush_buf, s.flush_bytes + 16));
+    SWEEP_CHECK(cudaMemset(s.flush_buf, 0, s.flush_bytes + 16));
+  }
+  flush_read<<<1024, 256>>>((const int4*)s.flush_buf, s.flush_bytes / 16, (int*)((char*)s.flush_buf + s.flush_bytes));
+  SWEEP_CHECK_LAST();
+}
+
+// Effective SM clock in MHz, measured over ~200 us.
+inline double measure_sm_mhz() {
+  State& s = state();
+  clock_probe<<<1, 1>>>(200000ull, s.probe);
+  SWEEP_CHECK_LAST();
+  unsigned long long h[2];
+  SWEEP_CHECK(cudaMemcpy(h, s.probe, sizeof h, cudaMemcpyDeviceToHost));
+  return h[1] ? 1e3 * (double)h[0] / (double)h[1] : 0;
+}
+
+inline std::string quote_safe(std::string s) {
+  for (char& c : s)
+    if (c == '"' || c == '\n' || c == '\r') c = c == '"' ? '\'' : ' ';
+  return s;
+}
+
+}  // namespace detail
+
+// Reads SWEEP_* (see docs/design.md), selects the device and fills in the rated SM clock.
+// Fails (stderr, exit 1) when no usable GPU is present, e.g. with the driver's error string.
+inline Options options_from_env() {
+  using detail::env_num;
+  Options o;
+  o.warmup = (int)env_num("SWEEP_WARMUP", o.warmup);
+  o.min_samples = std::max(1, (int)env_num("SWEEP_MIN_SAMPLES", o.min_samples));
+  o.min_time_ms = env_num("SWEEP_MIN_TIME_MS", o.min_time_ms);
+  o.max_time_ms = env_num("SWEEP_MAX_TIME_MS", o.max_time_ms);
+  o.target_rel_ci = env_num("SWEEP_TARGET_REL_CI", o.target_rel_ci);
+  o.flush_l2 = env_num("SWEEP_FLUSH_L2", 0) != 0;
+  o.rated_sm_mhz = env_num("SWEEP_RATED_SM_MHZ", 0);
+  o.batch = (int)env_num("SWEEP_BATCH", 0);
+  o.device = (int)env_num("SWEEP_DEVICE", 0);
+  int count = 0;
+  SWEEP_CHECK(cudaGetDeviceCount(&count));
+  SWEEP_CHECK(cudaSetDevice(o.device));
+  SWEEP_CHECK(cudaFree(nullptr));  // create the context now, outside any timing
+  if (o.rated_sm_mhz <= 0) {
+    int khz = 0;  // cudaDeviceProp::clockRate is gone in CUDA 13; the attribute remains
+    SWEEP_CHECK(cudaDeviceGetAttribute(&khz, cudaDevAttrClockRate, o.device));
+    o.rated_sm_mhz = khz / 1e3;
+  }
+  cudaDeviceProp p;
+  SWEEP_CHECK(cudaGetDeviceProperties(&p, o.device));
+  printf("# device %d: %s, sm_%d%d, %d SMs, L2 %d KiB, rated SM clock %.0f MHz\n", o.device, p.name,
+         p.major, p.minor, p.multiProcessorCount, p.l2CacheSize >> 10, o.rated_sm_mhz);
+  if (const char* gate = getenv("SWEEP_GATE_FD")) {  // wait until the harness says the GPU is ours
+    int fd = atoi(gate);
+    char c;
+    ssize_t n;
+    do n = read(fd, &c, 1); while (n < 0 && errno == EINTR);
+    close(fd);
+    printf("# start gate opened\n");
+  }
+  return o;
+}
+
+// Number of SMs of the current device (addition).
+inline int sm_count() {
+  int dev = 0, n = 0;
+  SWEEP_CHECK(cudaGetDevice(&dev));
+  SWEEP_CHECK(cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, dev));
+  return n;
+}
+
+// Times `f`, which must only enqueue asynchronous work on the legacy default stream (kernel
+// launches, cudaMemcpyAsync, ...): a synchronizing call inside it would wait for hold().
+// Each sample is enqueued behind hold(), so the events time GPU work only (see hold()).
+// Batching: unless opt.batch > 0 or opt.flush_l2, one call is timed after the warm-up and, when it
+// takes less than 10 us, each sample becomes ceil(50 us / t) calls (at most 256) so that the event
+// resolution (~0.5 us) does not dominate. With flush_l2 every sample is a single cold call.
+template <class F>
+Stats measure(const Options& opt, F&& f) {
+  detail::State& st = detail::state();
+  // At least one untimed call even with warmup = 0, and one flush: kernels are loaded lazily
+  // (CUDA_MODULE_LOADING=LAZY), and loading one while hold() spins could stall until its timeout.
+  for (int i = 0; i < std::max(1, opt.warmup); ++i) {
+    f();
+    SWEEP_CHECK_LAST();
+  }
+  if (opt.flush_l2) detail::flush_l2(opt.device);
+  SWEEP_CHECK(cudaDeviceSynchronize());
+
+  // One sample of `calls` calls (<= 256: well inside the launch queue while held): hold the
+  // stream, [flush], start event, calls, stop event, release; returns milliseconds.
+  auto sample = [&](int calls) {
+    *st.release = 0;
+    detail::hold<<<1, 1>>>(st.release, 200000000ull, st.held_too_long);
+    SWEEP_CHECK_LAST();
+    if (opt.flush_l2) detail::flush_l2(opt.device);
+    SWEEP_CHECK(cudaEventRecord(st.start));
+    for (int i = 0; i < calls; ++i) f();
+    SWEEP_CHECK_LAST();
+    SWEEP_CHECK(cudaEventRecord(st.stop));
+    *st.release = 1;
+    SWEEP_CHECK(cudaEventSynchronize(st.stop));
+    float ms = 0;
+    SWEEP_CHECK(cudaEventElapsedTime(&ms, st.start, st.stop));
+    return (double)ms;
+  };
+
+  Stats s;
+  s.batch = opt.batch > 0 ? opt.batch : 1;
+  if (opt.batch <= 0 && !opt.flush_l2) {
+    double ms = sample(1);
+    if (ms < 0.010) s.batch = (int)std::min(256.0, std::ceil(0.050 / std::max(ms, 1e-4)));
+  }
+
+  auto wall0 = std::chrono::steady_clock::now();
+  double gpu_ms = 0, mean = 0, m2 = 0;  // Welford running mean / sum of squared deviations
+  for (;;) {
+    double ms = sample(s.batch);
+    gpu_ms += ms;
+    double t = std::max(ms, 1e-6) * 1e-3 / s.batch;  // floor 1 ns: a 0 ms reading has no rate
+    s.times.push_back(t);
+    int n = (int)s.times.size();
+    double d = t - mean;
+    mean += d / n;
+    m2 += d * (t - mean);
+    s.rel_ci = n > 1 && mean > 0 ? detail::t95(n - 1) * std::sqrt(m2 / (n - 1) / n) / mean : INFINITY;
+    bool ci_ok = s.rel_ci <= opt.target_rel_ci;
+    if (n >= opt.min_samples && gpu_ms >= opt.min_time_ms && ci_ok) break;
+    double wall_ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - wall0).count();
+    if (wall_ms >= opt.max_time_ms) {
+      s.noisy = !ci_ok;
+      break;
+    }
+  }
+  int held_too_long = 0;
+  SWEEP_CHECK(cudaMemcpy(&held_too_long, st.held_too_long, sizeof(int), cudaMemcpyDeviceToHost));
+  if (held_too_long) {
+    fprintf(stderr, "warning: a sample was not enqueued within 200 ms (does the timed function "
+                    "synchronize?); its time includes host delays\n");
+    SWEEP_CHECK(cudaMemset(st.held_too_long, 0, sizeof(int)));
+  }
+
+  s.samples = (int)s.times.size();
+  std::vector<double> v = s.times;
+  std::sort(v.begin(), v.end());
+  s.mean = mean;
+  s.stddev = s.samples > 1 ? std::sqrt(m2 / (s.samples - 1)) : 0;
+  s.min = v.front();
+  s.max = v.back();
+  s.median = s.samples % 2 ? v[s.samples / 2] : 0.5 * (v[s.samples / 2 - 1] + v[s.samples / 2]);
+  s.sm_mhz = detail::measure_sm_mhz();
+  s.throttled = opt.rated_sm_mhz > 0 && s.sm_mhz < 0.9 * opt.rated_sm_mhz;
+  return s;
+}
+
+// Prints a timed metric. `work` is the work of ONE call of the timed function in the unit's
+// numerator (GB for GB/s, millions of flops for MFlops). value = work / mean time; median, min and
+// max are work / the median, max and min time; stddev is that of the per-sample rates.
+inline void report(const char* name, const char* unit, double work, const Stats& s) {
+  double sum = 0, sq = 0;
+  for (double t : s.times) sum += work / t;
+  double mean_rate = sum / s.samples;
+  for (double t : s.times) sq += (work / t - mean_rate) * (work / t - mean_rate);
+  double sd = s.samples > 1 ? std::sqrt(sq / (s.samples - 1)) : 0;
+  double value = work / s.mean;
+  printf("%s: %.4f\n", unit, value);
+  printf("@sweep metric=%s unit=%s value=%.4f median=%.4f stddev=%.4f min=%.4f max=%.4f rel_ci=%.6f "
+         "samples=%d noisy=%d throttled=%d\n",
+         name, unit, value, work / s.median, sd, work / s.max, work / s.min,
+         std::isfinite(s.rel_ci) ? s.rel_ci : 1.0, s.samples, (int)s.noisy, (int)s.throttled);
+  printf("# %s: %.3f us per launch, %d samples x %d launches, SM clock %.0f MHz\n", name,
+         s.mean * 1e6, s.samples, s.batch, s.sm_mhz);
+  fflush(stdout);
+}
+
+// Prints a plain derived value (no timing statistics).
+inline void report_value(const char* name, const char* unit, double value) {
+  printf("%s: %.6f\n", unit, value);
+  printf("@sweep metric=%s unit=%s value=%.6f\n", name, unit, value);
+  fflush(stdout);
+}
+
+// A wrong result: prints `@sweep check=failed what="..."` to stdout, the reason to stderr, exit(3).
+inline void check(bool ok, const std::string& what) {
+  if (ok) return;
+  printf("@sweep check=failed what=\"%s\"\n", detail::quote_safe(what).c_str());
+  fflush(stdout);
+  fprintf(stderr, "check failed: %s\n", what.c_str());
+  exit(3);
+}
+
+// Times cudaMemcpy device-to-device of `bytes` bytes (cudaMemcpyAsync on the default stream) with
+// the same statistics. Report it with work = 2 * bytes / 1e9 for GB/s (read + written).
+inline Stats memcpy_d2d(const Options& opt, size_t bytes) {
+  void *src = nullptr, *dst = nullptr;
+  SWEEP_CHECK(cudaMalloc(&src, bytes));
+  SWEEP_CHECK(cudaMalloc(&dst, bytes));
+  SWEEP_CHECK(cudaMemset(src, 1, bytes));
+  Stats s = measure(opt, [&] { SWEEP_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice)); });
+  SWEEP_CHECK(cudaFree(src));
+  SWEEP_CHECK(cudaFree(dst));
+  return s;
+}
+
+// Host helpers (additions) -------------------------------------------------------------------------
+
+// Deterministic, exactly representable test value for element i (distinct for i < 16777213).
+inline float test_value(size_t i) { return (float)(i % 16777213u); }
+
+// Checks got[i] == want[i] for i < n; on the first difference fails with
+// "<what> differs at <i>: got <g>, expected <w>".
+inline void check_equal(const float* got, const float* want, size_t n, const std::string& what) {
+  for (size_t i = 0; i < n; ++i)
+    if (!(got[i] == want[i])) {
+      char buf[160];
+      snprintf(buf, sizeof buf, " differs at %zu: got %g, expected %g", i, got[i], want[i]);
+      check(false, what + buf);
+    }
+}
+
+}  // namespace sweep

@@ -1,0 +1,511 @@
+//! Reading a results CSV into series: which columns are axes and which are metrics (from
+//! `manifest.json` beside the CSV, or guessed from the header), which axis is x, and one series
+//! per combination of the other axes and per metric.
+
+use super::{AnalyzeError, AnalyzeOptions};
+use std::path::{Path, PathBuf};
+
+/// One metric column.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct MetricColumn {
+    pub name: String,
+    pub unit: String,
+    pub column: String,
+}
+
+/// The CSV, read.
+pub(crate) struct Table {
+    pub path: PathBuf,
+    /// `;` between fields and `,` as the decimal mark.
+    pub semicolon: bool,
+    pub header: Vec<String>,
+    pub rows: Vec<Vec<String>>,
+    pub axes: Vec<String>,
+    pub metrics: Vec<MetricColumn>,
+}
+
+/// (x, value) pairs of one curve; `None` for failed points and empty cells.
+type Curve = Vec<(f64, Option<f64>)>;
+
+/// One series before analysis.
+pub(crate) struct RawSeries {
+    /// Values of the grouping axes, in axis order.
+    pub group: Vec<(String, String)>,
+    pub metric: MetricColumn,
+    pub points: Curve,
+}
+
+/// Statuses whose rows carry metric values.
+const OK_STATUSES: [&str; 2] = ["ok", "noisy"];
+
+/// Columns after `status` that are not metrics of their own.
+const NOT_METRICS: [&str; 6] = ["build_s", "run_s", "cached", "error", "point_id", "index"];
+const NOT_METRIC_PARTS: [&str; 4] = ["_median_", "_stddev_", "_min_", "_max_"];
+const NOT_METRIC_ENDINGS: [&str; 3] = ["_rel_ci", "_samples", "_throttled"];
+
+impl Table {
+    pub(crate) fn read(path: &Path) -> Result<Table, AnalyzeError> {
+        let read_err = |reason: String| AnalyzeError::Read {
+            path: path.to_path_buf(),
+            reason,
+        };
+        let text = std::fs::read_to_string(path).map_err(|e| read_err(e.to_string()))?;
+        let first = text.lines().next().unwrap_or_default();
+        let semicolon = first.matches(';').count() > first.matches(',').count();
+        let mut reader = csv::ReaderBuilder::new()
+            .delimiter(if semicolon { b';' } else { b',' })
+            .flexible(true)
+            .from_reader(text.as_bytes());
+        let header: Vec<String> = reader
+            .headers()
+            .map_err(|e| read_err(e.to_string()))?
+            .iter()
+            .map(|h| h.trim().to_string())
+            .collect();
+        let mut rows = Vec::new();
+        for record in reader.records() {
+            let record = record.map_err(|e| read_err(e.to_string()))?;
+            if record.iter().all(|c| c.trim().is_empty()) {
+                continue;
+            }
+            rows.push(record.iter().map(|c| c.trim().to_string()).collect());
+        }
+        let manifest = path
+            .parent()
+            .map(|d| d.join("manifest.json"))
+            .filter(|p| p.is_file());
+        let (axes, metrics) = match manifest {
+            Some(m) => from_manifest(&m, &header)?,
+            None => guess_columns(path, &header, &rows, semicolon)?,
+        };
+        Ok(Table {
+            path: path.to_path_buf(),
+            semicolon,
+            header,
+            rows,
+            axes,
+            metrics,
+        })
+    }
+
+    fn column(&self, name: &str) -> Option<usize> {
+        self.header.iter().position(|h| h == name)
+    }
+
+    fn cell<'a>(&'a self, row: &'a [String], col: usize) -> &'a str {
+        row.get(col).map(String::as_str).unwrap_or("")
+    }
+
+    fn number(&self, cell: &str) -> Option<f64> {
+        number(cell, self.semicolon)
+    }
+
+    /// Whether every non-empty value of the column is a number.
+    fn is_numeric(&self, col: usize) -> bool {
+        let mut any = false;
+        for row in &self.rows {
+            let c = self.cell(row, col);
+            if c.is_empty() {
+                continue;
+            }
+            if self.number(c).is_none() {
+                return false;
+            }
+            any = true;
+        }
+        any
+    }
+
+    fn distinct(&self, col: usize) -> usize {
+        let mut v: Vec<&str> = self.rows.iter().map(|r| self.cell(r, col)).collect();
+        v.sort_unstable();
+        v.dedup();
+        v.len()
+    }
+
+    /// The x axis, the grouping axes and the metrics the options ask for.
+    pub(crate) fn select(
+        &self,
+        opts: &AnalyzeOptions,
+    ) -> Result<(String, Vec<String>, Vec<MetricColumn>), AnalyzeError> {
+        let listed = |names: &[String]| {
+            names
+                .iter()
+                .map(|a| format!("`{a}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let known_axis = |name: &str| -> Result<(), AnalyzeError> {
+            if self.axes.iter().any(|a| a == name) {
+                Ok(())
+            } else {
+                Err(AnalyzeError::UnknownAxis {
+                    name: name.to_string(),
+                    path: self.path.clone(),
+                    axes: listed(&self.axes),
+                })
+            }
+        };
+        let x = match &opts.x {
+            Some(x) => {
+                known_axis(x)?;
+                x.clone()
+            }
+            None => {
+                // The numeric axis with the most distinct values.
+                let mut best: Option<(&String, usize)> = None;
+                for a in &self.axes {
+                    let Some(col) = self.column(a) else { continue };
+                    if !self.is_numeric(col) {
+                        continue;
+                    }
+                    let n = self.distinct(col);
+                    if best.is_none_or(|(_, b)| n > b) {
+                        best = Some((a, n));
+                    }
+                }
+                best.map(|(a, _)| a.clone())
+                    .ok_or_else(|| AnalyzeError::NoNumericAxis {
+                        path: self.path.clone(),
+                        axes: listed(&self.axes),
+                    })?
+            }
+        };
+        let by = match &opts.by {
+            Some(by) => {
+                for b in by {
+                    known_axis(b)?;
+                }
+                by.iter().filter(|b| **b != x).cloned().collect()
+            }
+            None => self.axes.iter().filter(|a| **a != x).cloned().collect(),
+        };
+        let metrics = if opts.y.is_empty() {
+            self.metrics.clone()
+        } else {
+            let names: Vec<String> = self.metrics.iter().map(|m| m.column.clone()).collect();
+            opts.y
+                .iter()
+                .map(|y| {
+                    self.metrics
+                        .iter()
+                        .find(|m| m.column == *y || m.name == *y)
+                        .cloned()
+                        .ok_or_else(|| AnalyzeError::UnknownMetric {
+                            name: y.clone(),
+                            path: self.path.clone(),
+                            metrics: listed(&names),
+                        })
+                })
+                .collect::<Result<_, _>>()?
+        };
+        if metrics.is_empty() {
+            return Err(AnalyzeError::NoMetrics {
+                path: self.path.clone(),
+            });
+        }
+        Ok((x, by, metrics))
+    }
+
+    /// One series per combination of the grouping axes (in order of first appearance) and metric.
+    pub(crate) fn series(
+        &self,
+        x: &str,
+        by: &[String],
+        metrics: &[MetricColumn],
+    ) -> Result<Vec<RawSeries>, AnalyzeError> {
+        let x_col = self.column(x).ok_or_else(|| AnalyzeError::UnknownAxis {
+            name: x.to_string(),
+            path: self.path.clone(),
+            axes: x.to_string(),
+        })?;
+        let by_cols: Vec<usize> = by.iter().filter_map(|b| self.column(b)).collect();
+        let status_col = self.column("status");
+        let metric_cols: Vec<Option<usize>> =
+            metrics.iter().map(|m| self.column(&m.column)).collect();
+        let mut groups: Vec<Vec<String>> = Vec::new();
+        // Points of each group, then of each metric.
+        let mut points: Vec<Vec<Curve>> = Vec::new();
+        for (line, row) in self.rows.iter().enumerate() {
+            let x_cell = self.cell(row, x_col);
+            let xv = self
+                .number(x_cell)
+                .ok_or_else(|| AnalyzeError::NotNumeric {
+                    axis: x.to_string(),
+                    value: x_cell.to_string(),
+                    path: self.path.clone(),
+                    line: line + 2,
+                })?;
+            let key: Vec<String> = by_cols
+                .iter()
+                .map(|&c| self.cell(row, c).to_string())
+                .collect();
+            let g = match groups.iter().position(|k| *k == key) {
+                Some(g) => g,
+                None => {
+                    groups.push(key);
+                    points.push(vec![Vec::new(); metrics.len()]);
+                    groups.len() - 1
+                }
+            };
+            let ok = status_col.is_none_or(|c| OK_STATUSES.contains(&self.cell(row, c)));
+            for (m, col) in metric_cols.iter().enumerate() {
+                let value = col
+                    .filter(|_| ok)
+                    .and_then(|c| self.number(self.cell(row, c)))
+                    .filter(|v| v.is_finite());
+                points[g][m].push((xv, value));
+            }
+        }
+        let mut out = Vec::new();
+        for (key, per_metric) in groups.into_iter().zip(points) {
+            for (metric, pts) in metrics.iter().zip(per_metric) {
+                out.push(RawSeries {
+                    group: by.iter().cloned().zip(key.iter().cloned()).collect(),
+                    metric: metric.clone(),
+                    points: pts,
+                });
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// A number as the CSV writes it; with `semicolon`, a decimal comma.
+pub(crate) fn number(cell: &str, semicolon: bool) -> Option<f64> {
+    let c = cell.trim();
+    if c.is_empty() {
+        return None;
+    }
+    if semicolon {
+        c.replace(',', ".").parse().ok()
+    } else {
+        c.parse().ok()
+    }
+}
+
+/// Axes and metrics from `manifest.json`: `"axes": [names]`, `"metrics": [{name, unit, column}]`.
+fn from_manifest(
+    path: &Path,
+    header: &[String],
+) -> Result<(Vec<String>, Vec<MetricColumn>), AnalyzeError> {
+    let bad = |reason: String| AnalyzeError::Manifest {
+        path: path.to_path_buf(),
+        reason,
+    };
+    let text = std::fs::read_to_string(path).map_err(|e| bad(e.to_string()))?;
+    let v: serde_json::Value = serde_json::from_str(&text).map_err(|e| bad(e.to_string()))?;
+    let axes: Vec<String> = v["axes"]
+        .as_array()
+        .ok_or_else(|| bad("no `axes` list".to_string()))?
+        .iter()
+        .filter_map(|a| {
+            a.as_str()
+                .or_else(|| a["name"].as_str())
+                .map(str::to_string)
+        })
+        .collect();
+    let metrics: Vec<MetricColumn> = v["metrics"]
+        .as_array()
+        .ok_or_else(|| bad("no `metrics` list".to_string()))?
+        .iter()
+        .filter_map(|m| {
+            let name = m["name"].as_str()?.to_string();
+            let column = m["column"].as_str().unwrap_or(&name).to_string();
+            Some(MetricColumn {
+                name,
+                unit: m["unit"].as_str().unwrap_or("").to_string(),
+                column,
+            })
+        })
+        .filter(|m| header.contains(&m.column))
+        .collect();
+    Ok((axes, metrics))
+}
+
+/// Without a manifest: axes are the columns between `index` (or the start) and `status`; metrics
+/// are the numeric columns after `status`, less the timing core's statistics and the bookkeeping.
+fn guess_columns(
+    path: &Path,
+    header: &[String],
+    rows: &[Vec<String>],
+    semicolon: bool,
+) -> Result<(Vec<String>, Vec<MetricColumn>), AnalyzeError> {
+    let status =
+        header
+            .iter()
+            .position(|h| h == "status")
+            .ok_or_else(|| AnalyzeError::NoStatus {
+                path: path.to_path_buf(),
+            })?;
+    let start = header
+        .iter()
+        .position(|h| h == "index")
+        .map_or(0, |i| i + 1);
+    let axes: Vec<String> = header[start.min(status)..status]
+        .iter()
+        .filter(|h| *h != "point_id")
+        .cloned()
+        .collect();
+    let metrics = header
+        .iter()
+        .enumerate()
+        .skip(status + 1)
+        .filter(|(_, h)| {
+            !NOT_METRICS.contains(&h.as_str())
+                && !h.starts_with("gpu_")
+                && !NOT_METRIC_PARTS.iter().any(|p| h.contains(p))
+                && !NOT_METRIC_ENDINGS.iter().any(|e| h.ends_with(e))
+        })
+        .filter(|(c, _)| {
+            rows.iter()
+                .any(|r| r.get(*c).and_then(|v| number(v, semicolon)).is_some())
+        })
+        .map(|(_, h)| MetricColumn {
+            name: h.clone(),
+            unit: unit_of_column(h).to_string(),
+            column: h.clone(),
+        })
+        .collect();
+    Ok((axes, metrics))
+}
+
+/// The unit a column name ends with (the design's slugs), or "" when it does not say.
+pub(crate) fn unit_of_column(column: &str) -> &'static str {
+    const SLUGS: [(&str, &str); 9] = [
+        ("gb_per_s", "GB/s"),
+        ("gflops", "GFlops"),
+        ("mflops", "MFlops"),
+        ("fraction", "fraction"),
+        ("cycles", "cycles"),
+        ("_ns", "ns"),
+        ("_us", "us"),
+        ("_ms", "ms"),
+        ("_s", "s"),
+    ];
+    SLUGS
+        .iter()
+        .find(|(slug, _)| column.ends_with(slug))
+        .map_or("", |(_, unit)| unit)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
+        let p = dir.join(name);
+        std::fs::write(&p, text).unwrap();
+        p
+    }
+
+    #[test]
+    fn columns_are_guessed_from_the_header_without_a_manifest() {
+        let dir = tempfile::tempdir().unwrap();
+        let csv = write(
+            dir.path(),
+            "results.csv",
+            "point_id,index,threads,variant,status,copy_gb_per_s,copy_median_gb_per_s,copy_rel_ci,copy_samples,build_s,run_s,cached,gpu_index,gpu_name,gpu_uuid,error\n\
+             a,0,1,x,ok,10.5,10.4,0.01,12,0.5,0.1,false,0,H100,u,\n\
+             b,1,2,x,run_failed,,,,,0.5,0.1,false,0,H100,u,boom\n",
+        );
+        let t = Table::read(&csv).unwrap();
+        assert_eq!(t.axes, ["threads", "variant"]);
+        let cols: Vec<&str> = t.metrics.iter().map(|m| m.column.as_str()).collect();
+        assert_eq!(cols, ["copy_gb_per_s"]);
+        assert_eq!(t.metrics[0].unit, "GB/s");
+    }
+
+    #[test]
+    fn manifest_names_axes_and_metrics() {
+        let dir = tempfile::tempdir().unwrap();
+        let csv = write(
+            dir.path(),
+            "results.csv",
+            "point_id,index,n,status,mflops,build_s\na,0,1,ok,5,0.1\n",
+        );
+        write(
+            dir.path(),
+            "manifest.json",
+            r#"{"axes": ["n"], "metrics": [{"name": "mflops", "unit": "MFlops", "column": "mflops"}]}"#,
+        );
+        let t = Table::read(&csv).unwrap();
+        assert_eq!(t.axes, ["n"]);
+        assert_eq!(
+            t.metrics,
+            [MetricColumn {
+                name: "mflops".into(),
+                unit: "MFlops".into(),
+                column: "mflops".into()
+            }]
+        );
+    }
+
+    #[test]
+    fn semicolon_dialect_reads_decimal_commas_and_failed_rows_are_gaps() {
+        let dir = tempfile::tempdir().unwrap();
+        let csv = write(
+            dir.path(),
+            "results.csv",
+            "point_id;index;stride;status;copy_gb_per_s;error\na;0;1;ok;2713,5;\nb;1;2;timeout;;slow\nc;2;3;noisy;1000,25;\n",
+        );
+        let t = Table::read(&csv).unwrap();
+        assert!(t.semicolon);
+        let (x, by, metrics) = t.select(&AnalyzeOptions::default()).unwrap();
+        assert_eq!((x.as_str(), by.len()), ("stride", 0));
+        let s = t.series(&x, &by, &metrics).unwrap();
+        assert_eq!(
+            s[0].points,
+            [(1.0, Some(2713.5)), (2.0, None), (3.0, Some(1000.25))]
+        );
+    }
+
+    #[test]
+    fn x_defaults_to_the_numeric_axis_with_most_values_and_series_split_by_the_rest() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut text = String::from("point_id,index,variant,threads,status,mflops\n");
+        for (i, (v, t)) in [("a", 1), ("a", 2), ("a", 3), ("b", 1), ("b", 2), ("b", 3)]
+            .iter()
+            .enumerate()
+        {
+            text += &format!("p{i},{i},{v},{t},ok,{}\n", t * 10);
+        }
+        let t = Table::read(&write(dir.path(), "results.csv", &text)).unwrap();
+        let (x, by, metrics) = t.select(&AnalyzeOptions::default()).unwrap();
+        assert_eq!(
+            (x.as_str(), by.as_slice()),
+            ("threads", ["variant".to_string()].as_slice())
+        );
+        let s = t.series(&x, &by, &metrics).unwrap();
+        assert_eq!(s.len(), 2);
+        assert_eq!(s[1].group, [("variant".to_string(), "b".to_string())]);
+    }
+
+    #[test]
+    fn unknown_axis_names_the_culprit_and_the_choices() {
+        let dir = tempfile::tempdir().unwrap();
+        let t = Table::read(&write(
+            dir.path(),
+            "results.csv",
+            "point_id,index,n,status,mflops\na,0,1,ok,5\n",
+        ))
+        .unwrap();
+        let opts = AnalyzeOptions {
+            x: Some("threads".into()),
+            ..Default::default()
+        };
+        let err = t.select(&opts).err().unwrap().to_string();
+        assert!(err.starts_with("no axis `threads` in `"), "{err}");
+        assert!(err.ends_with("(hint: the axes are `n`)"), "{err}");
+    }
+
+    #[test]
+    fn a_csv_without_status_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let err = Table::read(&write(dir.path(), "results.csv", "a,b\n1,2\n"))
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(err.contains("has no `status` column"), "{err}");
+    }
+}
