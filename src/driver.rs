@@ -183,8 +183,11 @@ fn first_error_line(log: &Path) -> String {
         .unwrap_or_default()
 }
 
+/// A started program, or why it could not start.
+type Launched = Result<Started, (Status, String)>;
+
 /// Starts the program of a built point (gated: it waits at its start gate), or says why not.
-fn launch(spec: &Spec, b: &Built, gpu: Option<&GpuState>, gated: bool) -> Result<Started, (Status, String)> {
+fn launch(spec: &Spec, b: &Built, gpu: Option<&GpuState>, gated: bool) -> Launched {
     let binary = b.binary.as_ref().map_err(|e| e.clone())?;
     let cmd = run::command(spec, binary, &b.dir, gpu.map(|g| g.uuid.as_str()));
     let _ = std::fs::write(b.dir.join("run.cmd"), format!("{}\n", cmd.line()));
@@ -192,7 +195,7 @@ fn launch(spec: &Spec, b: &Built, gpu: Option<&GpuState>, gated: bool) -> Result
 }
 
 /// Lets a started point run to its end and classifies what happened.
-fn finish(spec: &Spec, b: &Built, started: Result<Started, (Status, String)>) -> (Status, BTreeMap<String, f64>, f64, String) {
+fn finish(spec: &Spec, b: &Built, started: Launched) -> (Status, BTreeMap<String, f64>, f64, String) {
     let outcome = match started.map(|s| s.wait(spec.run_timeout)) {
         Ok(Ok(o)) => o,
         Ok(Err(e)) => return (Status::RunFailed, BTreeMap::new(), 0.0, e.to_string()),
@@ -500,7 +503,7 @@ pub fn run(spec: &Spec, opts: &Options, reporter: Box<dyn Reporter>) -> Result<S
             s.spawn(move || {
                 let mut pending: BTreeMap<usize, Built> = BTreeMap::new();
                 // The next point, already started and waiting at its gate.
-                let mut ahead: Option<(usize, Result<Started, (Status, String)>)> = None;
+                let mut ahead: Option<(usize, Launched)> = None;
                 let mut next = 0;
                 while next < queue.len() && !STOP.load(Ordering::SeqCst) {
                     let Some(b) = pending.remove(&next) else {

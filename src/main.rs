@@ -515,10 +515,13 @@ fn list(dir: &Path) {
         .collect();
     println!("sweeps ({}):", specs.len());
     for e in specs {
-        match Spec::load(e.path()).and_then(|s| Ok((s.clone(), sweep::points::expand(&s).map(|p| p.len())))) {
-            Ok((s, Ok(n))) => println!("  {:<24} bench {:<14} {n} points", e.path().display(), s.bench),
-            Ok((_, Err(err))) => println!("  {:<24} error: {err}", e.path().display()),
-            Err(err) => println!("  {:<24} error: {err}", e.path().display()),
-        }
+        let line = match Spec::load(e.path()) {
+            Ok(s) => match sweep::points::expand(&s) {
+                Ok(p) => format!("bench {:<14} {} points", s.bench, p.len()),
+                Err(err) => format!("error: {err}"),
+            },
+            Err(err) => format!("error: {err}"),
+        };
+        println!("  {:<28} {line}", e.path().display());
     }
 }

@@ -183,7 +183,7 @@ fn eval_filter(tree: &evalexpr::Node, spec: &Spec, values: &[(String, Value)]) -
         Value::Float(f) => E::Float(*f),
         Value::Str(s) => E::String(s.clone()),
     };
-    for (n, v) in spec.vars.iter().map(|(n, v)| (n, v)).chain(values.iter().map(|(n, v)| (n, v))) {
+    for (n, v) in spec.vars.iter().chain(values.iter().map(|(n, v)| (n, v))) {
         ctx.set_value(n.clone(), as_e(v)).map_err(|e| e.to_string())?;
     }
     tree.eval_boolean_with_context(&ctx).map_err(|e| e.to_string())
