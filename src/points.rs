@@ -246,9 +246,10 @@ pub fn series_key(point: &Point, x: &str) -> String {
 }
 
 /// Deals points into `count` groups; group `g` holds the points for which this returns `g`.
+/// `Points` deals by position in `points`, not by sweep index, so a shard's points still spread.
 pub fn assign(points: &[Point], count: usize, split: Split, x: &str) -> Vec<usize> {
     match split {
-        Split::Points => points.iter().map(|p| p.index % count).collect(),
+        Split::Points => (0..points.len()).map(|i| i % count).collect(),
         Split::Series => {
             let mut order: BTreeMap<String, usize> = BTreeMap::new();
             let mut next = 0;
@@ -381,6 +382,10 @@ mod tests {
             seen.sort();
             assert_eq!(seen, (0..30).collect::<Vec<_>>(), "{split:?}: every point exactly once");
         }
+        // Dealing a shard's points to two GPUs uses both, whatever the indices left in the shard.
+        let half = shard(pts.clone(), Shard { index: 0, count: 2 }, Split::Points, &x);
+        let owner = assign(&half, 2, Split::Points, &x);
+        assert_eq!(owner.iter().filter(|&&o| o == 1).count(), half.len() / 2);
         assert!("2/2".parse::<Shard>().is_err());
         assert_eq!("1/4".parse::<Shard>(), Ok(Shard { index: 1, count: 4 }));
     }

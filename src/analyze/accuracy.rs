@@ -167,8 +167,8 @@ fn ramps_flat_lines_and_noise_have_no_period() {
             match &c.period {
                 None => none += 1,
                 Some(p) => misses.push(format!(
-                    "{} at noise {noise}: period {} ({:?})",
-                    g.kind, p.period, p.level
+                    "{} at noise {noise}: period {} ({:?}, {:?}, margin {:.1})",
+                    g.kind, p.period, p.method, p.level, p.margin_none
                 )),
             }
         }

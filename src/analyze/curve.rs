@@ -288,10 +288,13 @@ fn cost(grid: &Grid, sense: Sense, i: usize) -> Option<f64> {
     c.is_finite().then_some(c)
 }
 
-/// Points that stand out from both neighbours in the same direction, by more than 5 % and more
-/// than 5 robust standard deviations of the point-to-point change.
-fn spikes(values: &[f64]) -> Vec<usize> {
-    if values.len() < 3 {
+/// Points that stand out from their neighbours: off the line through the two neighbours (or,
+/// at the ends, through the next two) and off each neighbour, by more than 5 % and more than 5
+/// robust standard deviations of the point-to-point change. A step edge is off the line but
+/// level with one neighbour, so it stays.
+fn spikes(g: &[i64], values: &[f64]) -> Vec<usize> {
+    let n = values.len();
+    if n < 4 {
         return vec![];
     }
     let change: Vec<f64> = values
@@ -299,11 +302,24 @@ fn spikes(values: &[f64]) -> Vec<usize> {
         .map(|w| (w[1] - w[0]) / w[1].abs().max(f64::MIN_POSITIVE))
         .collect();
     let limit = (5.0 * robust_sigma(&change) / std::f64::consts::SQRT_2).max(0.05);
-    (1..values.len() - 1)
+    // The value on the line through points a and b, at point k.
+    let line = |a: usize, b: usize, k: usize| {
+        values[a] + (values[b] - values[a]) * (g[k] - g[a]) as f64 / (g[b] - g[a]) as f64
+    };
+    (0..n)
         .filter(|&k| {
-            let (before, after) = (values[k] - values[k - 1], values[k] - values[k + 1]);
-            before.signum() == after.signum()
-                && before.abs().min(after.abs()) > limit * values[k].abs()
+            let (expected, near) = match k {
+                0 => (line(1, 2, 0), (values[0] - values[1]).abs()),
+                _ if k == n - 1 => (line(n - 3, n - 2, k), (values[k] - values[k - 1]).abs()),
+                _ => (
+                    line(k - 1, k + 1, k),
+                    (values[k] - values[k - 1])
+                        .abs()
+                        .min((values[k] - values[k + 1]).abs()),
+                ),
+            };
+            let scale = limit * values[k].abs();
+            (values[k] - expected).abs() > scale && near > scale
         })
         .collect()
 }
@@ -332,7 +348,7 @@ fn fit_staircase(grid: &Grid, sense: Sense) -> Option<StairResult> {
     let g: Vec<i64> = used.iter().map(|&i| grid.g[i]).collect();
     let values: Vec<f64> = used.iter().filter_map(|&i| cost(grid, sense, i)).collect();
     // Lone spikes go first: on a staircase every point shares its level with a neighbour.
-    let mut rejected = spikes(&values);
+    let mut rejected = spikes(&g, &values);
     let weigh = |rejected: &[usize]| -> Vec<f64> {
         values
             .iter()
@@ -413,7 +429,11 @@ fn fit_fold(grid: &Grid, sense: Sense) -> Option<FoldResult> {
         let v: Vec<f64> = used.iter().filter_map(|&i| value(i)).collect();
         let f = fold::fit(&g, &v)?;
         let margin_none = f.bic_trend - f.bic - 2.0 * (f.candidates as f64).ln();
-        let far = outliers(&f.residuals);
+        // As for the staircase: an outlier is what neither the trend nor the pattern explains
+        // (the other points of an outlier's class are off the pattern, not off the trend).
+        let mut far = outliers(&f.residuals);
+        let by_trend = outliers(&f.trend_residuals);
+        far.retain(|k| by_trend.contains(k));
         result = Some(FoldResult {
             used: used.clone(),
             fold: f,
@@ -511,16 +531,27 @@ pub fn analyze_curve(points: &[(f64, Option<f64>)], sense: Sense) -> Curve {
                 .map(|(p, r)| (*p, m * r.ln()))
                 .collect();
             let margin = s.margin_none.min(s.margin_shape);
+            curve.knee = s.cost.flat_end(st).map(|k| grid.x[s.used[k]]);
+            let noise = robust_sigma(&s.cost.residuals(st.bounds, Some((st.period, st.residue))));
+            let residue = peak_residue(&grid, sense, (st.period, st.residue), curve.knee, noise);
+            // A knee on a peak of the steps moves with the peaks.
+            if let Some(k) = curve.knee {
+                let g = ((k - grid.x0) / grid.unit).round() as i64;
+                if (g - st.residue).rem_euclid(st.period) == 0 && residue != st.residue {
+                    let shift = (residue - st.residue + st.period / 2).rem_euclid(st.period)
+                        - st.period / 2;
+                    curve.knee = Some(clean(grid.to_x(g + shift)));
+                }
+            }
             curve.period = Some(period_of(
                 &grid,
                 st.period,
-                &[st.residue],
+                &[residue],
                 Method::Staircase,
                 margin,
                 &scores,
             ));
-            residue_period = Some((st.period, vec![st.residue]));
-            curve.knee = s.cost.flat_end(st).map(|k| grid.x[s.used[k]]);
+            residue_period = Some((st.period, vec![residue]));
             curve.outliers = s.outliers.iter().map(|&i| grid.x[i]).collect();
         }
     } else if let Some(f) = fold_ok {
@@ -552,6 +583,48 @@ pub fn analyze_curve(points: &[(f64, Option<f64>)], sense: Sense) -> Curve {
         curve.drop = drop_after(&grid, &peaks, period, sense);
     }
     curve
+}
+
+/// Where the peaks really are, near the residue of the steps: when a drop is spread over two
+/// or three points, the best point of each period may sit one or two before the largest step.
+/// Moves to a neighbouring residue only when its values are better beyond doubt: in the median
+/// over the periods, by three standard errors (from `noise`, the relative noise of one point)
+/// and by 0.5 % at least.
+fn peak_residue(
+    grid: &Grid,
+    sense: Sense,
+    (period, residue): (i64, i64),
+    knee: Option<f64>,
+    noise: f64,
+) -> i64 {
+    let from = knee.unwrap_or(f64::NEG_INFINITY);
+    // Work over cost: the throughput, also for a time metric (the most work for one step's time).
+    let value =
+        |i: usize| Some(grid.x[i].ln() - cost(grid, sense, i)?.ln()).filter(|v| v.is_finite());
+    let at = |g: i64| grid.g.binary_search(&g).ok().filter(|&i| grid.x[i] >= from);
+    let mut best = (residue, 0.0);
+    for q in (residue - 2)..=(residue + 2) {
+        if q == residue {
+            continue;
+        }
+        let diffs: Vec<f64> = (0..)
+            .map(|k| residue.rem_euclid(period) + k * period)
+            .take_while(|&g| g <= *grid.g.last().unwrap_or(&0) + period)
+            .filter_map(|g| Some(value(at(g + q - residue)?)? - value(at(g)?)?))
+            .collect();
+        if diffs.len() < 3 {
+            continue;
+        }
+        // The median, so that an outlier or two cannot move the peaks; its standard error is
+        // about 1.25 times that of the mean.
+        let n = diffs.len() as f64;
+        let typical = median(&diffs).unwrap_or(0.0);
+        let standard_error = 1.25 * std::f64::consts::SQRT_2 * noise / n.sqrt();
+        if typical > 0.005 && typical > 3.0 * standard_error && typical > best.1 {
+            best = (q, typical);
+        }
+    }
+    best.0.rem_euclid(period)
 }
 
 fn period_of(
@@ -741,6 +814,22 @@ mod tests {
             .collect();
         assert_eq!(p.peak_phases, odd, "peaks at odd strides");
         assert!(c.drop.unwrap().relative > 0.4);
+    }
+
+    #[test]
+    fn rows_at_the_same_x_merge_into_their_median() {
+        let pts = [
+            (1.0, Some(5.0)),
+            (1.0, Some(7.0)),
+            (1.0, Some(100.0)),
+            (2.0, None),
+            (2.0, None),
+        ];
+        let grid = Grid::new(&pts);
+        assert_eq!(
+            (grid.x.clone(), grid.y.clone(), grid.gaps),
+            (vec![1.0], vec![7.0], 1)
+        );
     }
 
     #[test]

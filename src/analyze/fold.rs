@@ -20,6 +20,8 @@ pub(crate) struct Fold {
     pub candidates: usize,
     /// Relative residual of each point (for spotting outliers).
     pub residuals: Vec<f64>,
+    /// Residual of each point from the trend alone.
+    pub trend_residuals: Vec<f64>,
 }
 
 /// Parameters of the cubic trend.
@@ -37,9 +39,14 @@ const MIN_CYCLES: i64 = 4;
 
 struct Folded {
     rss: f64,
-    classes: usize,
+    /// Free class means (degrees of freedom of the pattern).
+    df: usize,
     means: Vec<Option<f64>>,
 }
+
+/// A class needs this many points to get a mean of its own; with fewer, a lone outlier would be
+/// its own class and fit exactly.
+const CLASS_POINTS: usize = 3;
 
 fn fold(g: &[i64], e: &[f64], period: i64) -> Folded {
     let p = period as usize;
@@ -51,18 +58,24 @@ fn fold(g: &[i64], e: &[f64], period: i64) -> Folded {
         count[c] += 1;
     }
     let mut rss: f64 = e.iter().map(|v| v * v).sum();
-    let mut classes = 0;
+    let mut modeled = 0usize;
     let mut means = vec![None; p];
     for c in 0..p {
-        if count[c] > 0 {
+        if count[c] >= CLASS_POINTS {
             rss -= sum[c] * sum[c] / count[c] as f64;
-            classes += 1;
+            modeled += 1;
             means[c] = Some(sum[c] / count[c] as f64);
         }
     }
+    // When every point has a class mean, one of them repeats the trend's intercept.
+    let complete = count.iter().all(|&n| n == 0 || n >= CLASS_POINTS);
     Folded {
         rss: rss.max(0.0),
-        classes,
+        df: if complete {
+            modeled.saturating_sub(1)
+        } else {
+            modeled
+        },
         means,
     }
 }
@@ -138,7 +151,7 @@ pub(crate) fn fit(g: &[i64], v: &[f64]) -> Option<Fold> {
     for period in 2..=max_period {
         let mut folded = fold(g, &e, period);
         folded.rss = folded.rss.max(floor);
-        let df = folded.classes.saturating_sub(1);
+        let df = folded.df;
         let dof = m.saturating_sub(TREND_PARAMS + df);
         if df == 0 || dof < 3 {
             continue;
@@ -173,8 +186,8 @@ pub(crate) fn fit(g: &[i64], v: &[f64]) -> Option<Fold> {
             if !significant(q) {
                 continue;
             }
-            let df = pick.folded.classes.saturating_sub(q.folded.classes);
-            let dof = m.saturating_sub(TREND_PARAMS + pick.folded.classes - 1);
+            let df = pick.folded.df.saturating_sub(q.folded.df);
+            let dof = m.saturating_sub(TREND_PARAMS + pick.folded.df);
             if df == 0 || dof == 0 {
                 continue;
             }
@@ -190,7 +203,7 @@ pub(crate) fn fit(g: &[i64], v: &[f64]) -> Option<Fold> {
     // odd stride a peak, for instance), from the trend and the pattern fitted together.
     let period = pick.period;
     let (pattern, residuals) = joint(g, v, period);
-    let dof = m.saturating_sub(TREND_PARAMS + pattern.classes - 1).max(1);
+    let dof = m.saturating_sub(TREND_PARAMS + pattern.df).max(1);
     let class_noise =
         (pattern.rss / dof as f64).sqrt() / (m as f64 / period as f64).max(1.0).sqrt();
     let top = pattern
@@ -215,6 +228,7 @@ pub(crate) fn fit(g: &[i64], v: &[f64]) -> Option<Fold> {
         bic: pick.bic,
         candidates,
         residuals,
+        trend_residuals: e,
     })
 }
 

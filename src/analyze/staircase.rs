@@ -59,7 +59,7 @@ struct Found {
 const MAX_PERIOD: i64 = 256;
 /// A period is tried only where at least this many of its steps lie between the knee and the
 /// tail: fewer steps cannot be told from a bent line.
-const MIN_STEPS: i64 = 4;
+const MIN_STEPS: i64 = 3;
 /// Staircases with fewer steps than this must also beat a sinusoid of their period.
 const SHAPE_TEST_STEPS: i64 = 12;
 /// What a straight tail costs, in units of ln(points) of BIC (its line and its start).
@@ -87,6 +87,8 @@ pub(crate) struct Cost {
     span: f64,
     /// `flat[k]`: sums of points `0..k` for a constant.
     flat: Vec<Normal<2>>,
+    /// Prefix sums of the staircase rows with the step count left at 0.
+    trend5: Vec<Normal<5>>,
     /// `tail[e]`: residual sum of squares of a straight line through points `e..`
     /// (0 when empty, infinite when shorter than `MIN_TAIL`).
     tail: Vec<f64>,
@@ -121,15 +123,21 @@ impl Cost {
                 acc.rss()
             };
         }
-        Cost {
+        let mut cost = Cost {
             g: g.to_vec(),
             t,
             c,
             w,
             span,
             flat,
+            trend5: vec![],
             tail,
-        }
+        };
+        cost.trend5 = cost.prefix(|i| {
+            let t = cost.t[i];
+            [1.0, t, t * t, 0.0, cost.c[i]]
+        });
+        cost
     }
 
     pub(crate) fn len(&self) -> usize {
@@ -155,14 +163,6 @@ impl Cost {
         let t = self.t[i];
         let angle = std::f64::consts::TAU * self.g[i] as f64 / period as f64;
         [1.0, t, t * t, angle.sin(), angle.cos(), self.c[i]]
-    }
-
-    /// Prefix sums of the staircase rows with the step count left at 0.
-    fn prefix_trend5(&self) -> Vec<Normal<5>> {
-        self.prefix(|i| {
-            let t = self.t[i];
-            [1.0, t, t * t, 0.0, self.c[i]]
-        })
     }
 
     fn prefix<const N: usize>(&self, row: impl Fn(usize) -> [f64; N]) -> Vec<Normal<N>> {
@@ -274,63 +274,19 @@ impl Cost {
 
     /// Best phase for each period with fixed bounds.
     fn search(&self, b: Bounds) -> Option<Found> {
-        let outside = self.flat[b.knee].rss() + self.tail[b.end];
-        let mid = b.knee..b.end;
-        if mid.len() < MIN_MIDDLE {
+        if b.end < b.knee + MIN_MIDDLE {
             return None;
         }
         let max_period = ((self.g[b.end - 1] - self.g[b.knee] + 1) / MIN_STEPS).min(MAX_PERIOD);
         let mut best: Option<(i64, i64, f64)> = None;
         let mut by_period = Vec::new();
         let mut candidates = 0;
-        // Middle points without their step count (0): the trend part of the sums, shared by
-        // every period; the step count is then shifted in point by point.
-        let flat_steps = self.prefix_trend5();
-        let base = flat_steps[b.end].minus(&flat_steps[b.knee]);
-        let mut order: Vec<usize> = vec![0; mid.len()];
-        let mut starts: Vec<usize> = Vec::new();
         for period in 2..=max_period {
-            // Points grouped by residue class (a counting sort), so that each phase step visits
-            // one class.
-            starts.clear();
-            starts.resize(period as usize + 1, 0);
-            for i in mid.clone() {
-                starts[self.g[i].rem_euclid(period) as usize + 1] += 1;
-            }
-            for q in 0..period as usize {
-                starts[q + 1] += starts[q];
-            }
-            let mut fill = starts.clone();
-            for i in mid.clone() {
-                let q = self.g[i].rem_euclid(period) as usize;
-                order[fill[q]] = i;
-                fill[q] += 1;
-            }
-            let mut sums = base;
-            for i in mid.clone() {
-                let mut row = self.stair_row(i, period, 0);
-                let step = row[3];
-                row[3] = 0.0;
-                sums.shift(self.w[i], &row, 3, step);
-            }
-            let mut best_here = (0, outside + rising_rss(&sums));
-            let down = period as f64 / self.span;
-            for residue in 1..period {
-                // The step count of this residue class goes down by one.
-                let class = starts[residue as usize]..starts[residue as usize + 1];
-                for &i in &order[class] {
-                    let row = self.stair_row(i, period, residue - 1);
-                    sums.shift(self.w[i], &row, 3, -down);
-                }
-                let rss = outside + rising_rss(&sums);
-                if rss < best_here.1 {
-                    best_here = (residue, rss);
-                }
-            }
+            let (residue, rss) = self.phase_scan(b, period);
             candidates += period as usize;
-            by_period.push((period, best_here.1));
-            if best.is_none_or(|b| best_here.1 < b.2) {
-                best = Some((period, best_here.0, best_here.1));
+            by_period.push((period, rss));
+            if best.is_none_or(|(_, _, r)| rss < r) {
+                best = Some((period, residue, rss));
             }
         }
         let (period, residue, rss) = best?;
@@ -341,6 +297,52 @@ impl Cost {
             by_period,
             candidates,
         })
+    }
+
+    /// The best phase of one period, and its residual sum of squares, with fixed bounds.
+    fn phase_scan(&self, b: Bounds, period: i64) -> (i64, f64) {
+        let outside = self.flat[b.knee].rss() + self.tail[b.end];
+        let mid = b.knee..b.end;
+        // Middle points without their step count (0): the trend part of the sums; the step
+        // count is then shifted in point by point.
+        let mut sums = self.trend5[b.end].minus(&self.trend5[b.knee]);
+        // Points grouped by residue class (a counting sort), so that each phase step visits one
+        // class.
+        let mut starts = vec![0usize; period as usize + 1];
+        for i in mid.clone() {
+            starts[self.g[i].rem_euclid(period) as usize + 1] += 1;
+        }
+        for q in 0..period as usize {
+            starts[q + 1] += starts[q];
+        }
+        let mut fill = starts.clone();
+        let mut order = vec![0; mid.len()];
+        for i in mid.clone() {
+            let q = self.g[i].rem_euclid(period) as usize;
+            order[fill[q]] = i;
+            fill[q] += 1;
+        }
+        for i in mid {
+            let mut row = self.stair_row(i, period, 0);
+            let step = row[3];
+            row[3] = 0.0;
+            sums.shift(self.w[i], &row, 3, step);
+        }
+        let mut best = (0, outside + rising_rss(&sums));
+        let down = period as f64 / self.span;
+        for residue in 1..period {
+            // The step count of this residue class goes down by one.
+            let class = starts[residue as usize]..starts[residue as usize + 1];
+            for &i in &order[class] {
+                let row = self.stair_row(i, period, residue - 1);
+                sums.shift(self.w[i], &row, 3, -down);
+            }
+            let rss = outside + rising_rss(&sums);
+            if rss < best.1 {
+                best = (residue, rss);
+            }
+        }
+        best
     }
 
     /// A straight tail is kept only when it improves the fit by more than its cost in BIC terms.
@@ -387,6 +389,15 @@ impl Cost {
             match self.search(bounds) {
                 Some(again) => found = again,
                 None => break,
+            }
+        }
+        // The multiples of the period that were too long to be candidates are still fitted, so
+        // that the confidence knows whether they would do better.
+        let extent = self.g[bounds.end - 1] - self.g[bounds.knee] + 1;
+        for k in 2..=4 {
+            let q = k * found.period;
+            if q <= extent && !found.by_period.iter().any(|(p, _)| *p == q) {
+                found.by_period.push((q, self.phase_scan(bounds, q).1));
             }
         }
         let floor = rss_floor(self.len());

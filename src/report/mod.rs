@@ -151,7 +151,7 @@ fn draw<DB: DrawingBackend>(
     let mut chart = builder
         .build_cartesian_2d(x0..x1, y0..y1)
         .map_err(|x| e(&x))?;
-    let fmt = |v: &f64| human(*v);
+    let fmt = |v: &f64| compact(*v);
     {
         let mut mesh = chart.configure_mesh();
         mesh.light_line_style(WHITE.mix(0.0));
@@ -300,6 +300,16 @@ fn draw<DB: DrawingBackend>(
     Ok(())
 }
 
+/// An axis label: 20000000 as `20M`, 1500 as `1500`, 0.25 as `0.25`.
+fn compact(v: f64) -> String {
+    match v.abs() {
+        a if a >= 1e9 => format!("{}G", human(v / 1e9)),
+        a if a >= 1e6 => format!("{}M", human(v / 1e6)),
+        a if a >= 1e4 => format!("{}k", human(v / 1e3)),
+        _ => human(v),
+    }
+}
+
 /// Adds the title and the axis names to a chart drawn without text, as SVG text elements.
 fn label_svg(path: &Path, s: &SeriesAnalysis, x_name: &str) -> Result<(), String> {
     let svg = std::fs::read_to_string(path).map_err(|e| e.to_string())?;
@@ -357,6 +367,14 @@ mod tests {
             reading: String::new(),
             data,
         }
+    }
+
+    #[test]
+    fn axis_labels_are_compact() {
+        assert_eq!(compact(20_000_000.0), "20M");
+        assert_eq!(compact(12_500.0), "12.5k");
+        assert_eq!(compact(1500.0), "1500");
+        assert_eq!(compact(2.5e9), "2.5G");
     }
 
     #[test]
