@@ -21,7 +21,7 @@ calc() { python3 -c "print($1)"; }
 } > "$out/pipeline.txt"
 
 # The point indices of the shard, in sweep order.
-mapfile -t idx < <("$bin" plan "$spec" --shard "0/$shards" --split points | awk 'NR>1 && $1 ~ /^[0-9]+$/ {print $1}')
+mapfile -t idx < <("$bin" plan "$spec" --shard "0/$shards" --split points | awk 'NR>1 && $1 ~ /^[0-9]+$/ && $2 ~ /^[0-9a-f]+$/ {print $1}')
 n=${#idx[@]}
 export SWEEP_WARMUP=2 SWEEP_MIN_SAMPLES=10 SWEEP_MIN_TIME_MS=5 SWEEP_MAX_TIME_MS=200 SWEEP_TARGET_REL_CI=0.01 SWEEP_FLUSH_L2=0
 

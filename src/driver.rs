@@ -205,7 +205,7 @@ fn finish(spec: &Spec, b: &Built, started: Launched) -> (Status, BTreeMap<String
     let stdout_path = b.dir.join(run::STDOUT);
     let stderr_path = b.dir.join(run::STDERR);
     let stdout = std::fs::read_to_string(&stdout_path).unwrap_or_default();
-    let parsed = parse::parse(&stdout, &spec.metrics);
+    let parsed = parse::parse(&stdout, &spec.metrics, spec.target_rel_ci());
     let why = || run::last_error_line(&b.dir).map(|l| format!(": {l}")).unwrap_or_default();
     let (status, error) = if matches!(outcome.exit, Exit::TimedOut(_)) {
         (

@@ -11,7 +11,8 @@ pub struct Parsed {
     pub values: BTreeMap<String, f64>,
     /// Metrics the output lacks.
     pub missing: Vec<String>,
-    /// Some timing-core metric hit its time cap before its confidence target.
+    /// Some timing-core metric hit its time cap before its confidence target, or reports a
+    /// relative CI half-width above the spec's target (checked here too, whatever the program says).
     pub noisy: bool,
     /// The program reported a wrong result (`@sweep check=failed what="..."`).
     pub check_failed: Option<String>,
@@ -40,7 +41,8 @@ fn number(s: &str) -> Option<f64> {
     s.parse::<f64>().ok().filter(|v| v.is_finite())
 }
 
-pub fn parse(stdout: &str, metrics: &[Metric]) -> Parsed {
+/// `target_rel_ci`: the spec's confidence target; a core metric above it makes the point noisy.
+pub fn parse(stdout: &str, metrics: &[Metric], target_rel_ci: f64) -> Parsed {
     let lines = core_lines(stdout);
     let mut p = Parsed {
         check_failed: lines
@@ -79,7 +81,11 @@ pub fn parse(stdout: &str, metrics: &[Metric]) -> Parsed {
                         p.values.insert(col.clone(), v);
                     }
                 }
-                if line.get("noisy").is_some_and(|n| n == "1") {
+                let above_target = line
+                    .get("rel_ci")
+                    .and_then(|v| number(v))
+                    .is_some_and(|ci| ci > target_rel_ci);
+                if above_target || line.get("noisy").is_some_and(|n| n == "1") {
                     p.noisy = true;
                 }
             }
@@ -102,7 +108,7 @@ mod tests {
     #[test]
     fn builtin_patterns_take_the_last_match() {
         let m = metrics("[[metric]]\npattern=\"mflops\"\n[[metric]]\npattern=\"gb_per_s\"\n");
-        let p = parse("warming up\nMFlops: 12.5\nMFlops: 1250.75\nGB/s = 3.0e2\n", &m);
+        let p = parse("warming up\nMFlops: 12.5\nMFlops: 1250.75\nGB/s = 3.0e2\n", &m, 0.01);
         assert_eq!(p.values["mflops"], 1250.75);
         assert_eq!(p.values["gb_per_s"], 300.0);
         assert!(p.missing.is_empty());
@@ -111,7 +117,7 @@ mod tests {
     #[test]
     fn custom_regex_and_missing_metric() {
         let m = metrics("[[metric]]\nname=\"lat\"\nunit=\"us\"\nregex='latency: (?P<value>[0-9.]+) us'\n[[metric]]\npattern=\"gflops\"\n");
-        let p = parse("latency: 4.5 us\nGFlops: n/a\n", &m);
+        let p = parse("latency: 4.5 us\nGFlops: n/a\n", &m, 0.01);
         assert_eq!(p.values["lat_us"], 4.5);
         assert_eq!(p.missing, ["gflops"]);
     }
@@ -120,7 +126,7 @@ mod tests {
     fn core_lines_fill_every_statistic() {
         let m = metrics("[[metric]]\nname=\"copy\"\nunit=\"GB/s\"\n[[metric]]\nname=\"ref\"\nunit=\"GB/s\"\n");
         let out = "GB/s: 2713.4\n@sweep metric=copy unit=GB/s value=2713.4 median=2714 stddev=3.1 min=2705.2 max=2718.9 rel_ci=0.0021 samples=24 noisy=0 throttled=0\n@sweep metric=ref unit=GB/s value=3000 median=3000 stddev=1 min=2990 max=3010 rel_ci=0.03 samples=100 noisy=1 throttled=1\n";
-        let p = parse(out, &m);
+        let p = parse(out, &m, 0.01);
         assert_eq!(p.values["copy_gb_per_s"], 2713.4);
         assert_eq!(p.values["copy_median_gb_per_s"], 2714.0);
         assert_eq!(p.values["copy_rel_ci"], 0.0021);
@@ -131,9 +137,17 @@ mod tests {
     }
 
     #[test]
+    fn a_wide_confidence_interval_is_noisy_even_when_the_program_says_not() {
+        let m = metrics("[[metric]]\nname=\"copy\"\nunit=\"GB/s\"\n");
+        let out = "@sweep metric=copy unit=GB/s value=1 median=1 stddev=0 min=1 max=1 rel_ci=0.015 samples=9 noisy=0 throttled=0\n";
+        assert!(parse(out, &m, 0.01).noisy);
+        assert!(!parse(out, &m, 0.02).noisy);
+    }
+
+    #[test]
     fn failed_check_is_reported() {
         let m = metrics("[[metric]]\nname=\"copy\"\nunit=\"GB/s\"\n");
-        let p = parse("@sweep check=failed what=\"copy differs at 7: 1 vs 2\"\n", &m);
+        let p = parse("@sweep check=failed what=\"copy differs at 7: 1 vs 2\"\n", &m, 0.01);
         assert_eq!(p.check_failed.as_deref(), Some("copy differs at 7: 1 vs 2"));
         assert_eq!(p.missing, ["copy_gb_per_s"]);
     }

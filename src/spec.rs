@@ -362,6 +362,14 @@ impl Spec {
             .unwrap_or(false)
     }
 
+    /// The timing core's confidence target: `[timing] target_rel_ci`, else its default 1 %.
+    pub fn target_rel_ci(&self) -> f64 {
+        self.env
+            .get("SWEEP_TARGET_REL_CI")
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0.01)
+    }
+
     pub fn axis_names(&self) -> Vec<String> {
         self.axes.iter().map(|a| a.name.clone()).collect()
     }
