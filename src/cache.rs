@@ -28,7 +28,12 @@ impl Cache {
     }
 
     /// The key of one build. The bench's input files are hashed by content, not by name alone.
-    pub fn key(tc: &Toolchain, bench: &Bench, rendered: &[Rendered], flags: &[String]) -> std::io::Result<String> {
+    pub fn key(
+        tc: &Toolchain,
+        bench: &Bench,
+        rendered: &[Rendered],
+        flags: &[String],
+    ) -> std::io::Result<String> {
         let mut h = Sha256::new();
         let mut field = |tag: &str, bytes: &[u8]| {
             h.update(tag.as_bytes());
@@ -46,7 +51,9 @@ impl Cache {
             field("text", r.text.as_bytes());
         }
         for file in bench.input_files() {
-            let rel = file.strip_prefix(bench.dir.parent().unwrap_or(&bench.dir)).unwrap_or(&file);
+            let rel = file
+                .strip_prefix(bench.dir.parent().unwrap_or(&bench.dir))
+                .unwrap_or(&file);
             field("file", rel.to_string_lossy().as_bytes());
             field("content", &std::fs::read(&file)?);
         }
@@ -67,7 +74,9 @@ impl Cache {
     pub fn scratch(&self, key: &str) -> std::io::Result<PathBuf> {
         static NEXT: AtomicUsize = AtomicUsize::new(0);
         let n = NEXT.fetch_add(1, Ordering::Relaxed);
-        let dir = self.dir.join(format!(".tmp-{key}-{}-{n}", std::process::id()));
+        let dir = self
+            .dir
+            .join(format!(".tmp-{key}-{}-{n}", std::process::id()));
         if dir.exists() {
             std::fs::remove_dir_all(&dir)?;
         }
@@ -82,8 +91,9 @@ impl Cache {
         if std::fs::rename(scratch, &entry).is_err() {
             let _ = std::fs::remove_dir_all(scratch);
         }
-        self.lookup(key)
-            .ok_or_else(|| std::io::Error::other(format!("cache entry `{}` has no binary", entry.display())))
+        self.lookup(key).ok_or_else(|| {
+            std::io::Error::other(format!("cache entry `{}` has no binary", entry.display()))
+        })
     }
 
     pub fn stats(&self) -> Stats {

@@ -30,8 +30,10 @@ pub const DEFAULT_ARCH: &str = "sm_90";
 
 impl Toolchain {
     pub fn find(spec: &Spec, gpu_arch: Option<String>) -> Result<Toolchain, CompileError> {
-        let out = exec::query(&spec.compiler, &["--version"]).ok_or_else(|| CompileError::NoCompiler {
-            compiler: spec.compiler.clone(),
+        let out = exec::query(&spec.compiler, &["--version"]).ok_or_else(|| {
+            CompileError::NoCompiler {
+                compiler: spec.compiler.clone(),
+            }
         })?;
         let version = out
             .lines()
@@ -50,7 +52,11 @@ impl Toolchain {
         };
         Ok(Toolchain {
             compiler: spec.compiler.clone(),
-            version: if version.is_empty() { out.trim().to_string() } else { version },
+            version: if version.is_empty() {
+                out.trim().to_string()
+            } else {
+                version
+            },
             arch,
             arch_from: arch_from.to_string(),
         })
@@ -69,7 +75,13 @@ pub fn point_flags(spec: &Spec, point: &Point) -> Vec<String> {
 }
 
 /// `nvcc -arch=sm_90 -I<point dir> -I<common> -o <out> <source> <flags...>`
-pub fn command(tc: &Toolchain, bench: &Bench, flags: &[String], header_dir: &Path, out: &Path) -> Cmd {
+pub fn command(
+    tc: &Toolchain,
+    bench: &Bench,
+    flags: &[String],
+    header_dir: &Path,
+    out: &Path,
+) -> Cmd {
     let mut cmd = Cmd::new(&tc.compiler);
     if let Some(arch) = &tc.arch {
         cmd = cmd.arg(format!("-arch={arch}"));

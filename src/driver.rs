@@ -13,7 +13,9 @@ use crate::points::{self, Point, Shard, Split};
 use crate::render::{self, Bench, RenderError};
 use crate::run;
 use crate::spec::Spec;
-use crate::store::{self, CsvSink, Dialect, GpuState, GpuTag, Manifest, Row, Status, TimelineEntry};
+use crate::store::{
+    self, CsvSink, Dialect, GpuState, GpuTag, Manifest, Row, Status, TimelineEntry,
+};
 use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -66,7 +68,9 @@ pub enum DriverError {
     NoGpu,
     #[error("{0}")]
     Gpu(String),
-    #[error("gpu {gpu} is in use by another sweep ({holder}) (hint: --wait-lock to queue behind it)")]
+    #[error(
+        "gpu {gpu} is in use by another sweep ({holder}) (hint: --wait-lock to queue behind it)"
+    )]
     Locked { gpu: String, holder: String },
     #[error("the spec changed since the unfinished run `{dir}` started: {changes} differ (hint: --force starts a new run)")]
     SpecChanged { dir: String, changes: String },
@@ -77,9 +81,10 @@ pub enum DriverError {
 impl DriverError {
     pub fn exit_code(&self) -> i32 {
         match self {
-            DriverError::NoGpu | DriverError::Gpu(_) | DriverError::Locked { .. } | DriverError::Compile(_) => {
-                crate::exit::ENVIRONMENT
-            }
+            DriverError::NoGpu
+            | DriverError::Gpu(_)
+            | DriverError::Locked { .. }
+            | DriverError::Compile(_) => crate::exit::ENVIRONMENT,
             _ => crate::exit::BAD_INPUT,
         }
     }
@@ -124,7 +129,11 @@ impl BuildCtx {
             dir,
             binary,
             gated,
-            build_s: if cached { 0.0 } else { t0.elapsed().as_secs_f64() },
+            build_s: if cached {
+                0.0
+            } else {
+                t0.elapsed().as_secs_f64()
+            },
             cached,
             started,
             ended: self.clock.now(),
@@ -133,8 +142,14 @@ impl BuildCtx {
 
     fn build_inner(&self, point: &Point, dir: &Path) -> Result<(PathBuf, bool), (Status, String)> {
         let failed = |m: String| (Status::BuildFailed, m);
-        let rendered = render::render(&self.bench, &self.spec, point).map_err(|e| failed(e.to_string()))?;
-        render::write(&rendered, dir).map_err(|e| failed(format!("cannot write headers into `{}`: {e}", dir.display())))?;
+        let rendered =
+            render::render(&self.bench, &self.spec, point).map_err(|e| failed(e.to_string()))?;
+        render::write(&rendered, dir).map_err(|e| {
+            failed(format!(
+                "cannot write headers into `{}`: {e}",
+                dir.display()
+            ))
+        })?;
         let flags = compile::point_flags(&self.spec, point);
         let key = Cache::key(&self.toolchain, &self.bench, &rendered, &flags)
             .map_err(|e| failed(format!("cannot read the bench's files: {e}")))?;
@@ -149,19 +164,36 @@ impl BuildCtx {
             let _ = std::fs::copy(self.cache.entry(&key).join(cache::LOG), &log);
             return Ok((bin, true));
         }
-        let scratch = self
-            .cache
-            .scratch(&key)
-            .map_err(|e| failed(format!("cannot create a build folder in `{}`: {e}", self.cache.dir.display())))?;
-        let cmd = compile::command(&self.toolchain, &self.bench, &flags, dir, &scratch.join(cache::BINARY));
-        let outcome = compile::build(&cmd, self.spec.build_timeout, &log).map_err(|e| failed(e.to_string()))?;
+        let scratch = self.cache.scratch(&key).map_err(|e| {
+            failed(format!(
+                "cannot create a build folder in `{}`: {e}",
+                self.cache.dir.display()
+            ))
+        })?;
+        let cmd = compile::command(
+            &self.toolchain,
+            &self.bench,
+            &flags,
+            dir,
+            &scratch.join(cache::BINARY),
+        );
+        let outcome = compile::build(&cmd, self.spec.build_timeout, &log)
+            .map_err(|e| failed(e.to_string()))?;
         if !outcome.success() {
             let _ = std::fs::remove_dir_all(&scratch);
-            let status = if matches!(outcome.exit, Exit::TimedOut(_)) { Status::Timeout } else { Status::BuildFailed };
+            let status = if matches!(outcome.exit, Exit::TimedOut(_)) {
+                Status::Timeout
+            } else {
+                Status::BuildFailed
+            };
             let first = first_error_line(&log);
             return Err((
                 status,
-                format!("build failed with {}{first} (log: {})", outcome.describe(), log.display()),
+                format!(
+                    "build failed with {}{first} (log: {})",
+                    outcome.describe(),
+                    log.display()
+                ),
             ));
         }
         let _ = std::fs::copy(&log, scratch.join(cache::LOG));
@@ -195,7 +227,11 @@ fn launch(spec: &Spec, b: &Built, gpu: Option<&GpuState>, gated: bool) -> Launch
 }
 
 /// Lets a started point run to its end and classifies what happened.
-fn finish(spec: &Spec, b: &Built, started: Launched) -> (Status, BTreeMap<String, f64>, f64, String) {
+fn finish(
+    spec: &Spec,
+    b: &Built,
+    started: Launched,
+) -> (Status, BTreeMap<String, f64>, f64, String) {
     let outcome = match started.map(|s| s.wait(spec.run_timeout)) {
         Ok(Ok(o)) => o,
         Ok(Err(e)) => return (Status::RunFailed, BTreeMap::new(), 0.0, e.to_string()),
@@ -206,26 +242,50 @@ fn finish(spec: &Spec, b: &Built, started: Launched) -> (Status, BTreeMap<String
     let stderr_path = b.dir.join(run::STDERR);
     let stdout = std::fs::read_to_string(&stdout_path).unwrap_or_default();
     let parsed = parse::parse(&stdout, &spec.metrics, spec.target_rel_ci());
-    let why = || run::last_error_line(&b.dir).map(|l| format!(": {l}")).unwrap_or_default();
+    let why = || {
+        run::last_error_line(&b.dir)
+            .map(|l| format!(": {l}"))
+            .unwrap_or_default()
+    };
     let (status, error) = if matches!(outcome.exit, Exit::TimedOut(_)) {
         (
             Status::Timeout,
-            format!("run {} (log: {})", outcome.describe(), stderr_path.display()),
+            format!(
+                "run {} (log: {})",
+                outcome.describe(),
+                stderr_path.display()
+            ),
         )
     } else if parsed.check_failed.is_some() || outcome.exit == Exit::Code(3) {
-        let what = parsed.check_failed.clone().unwrap_or_else(|| "exit code 3".into());
-        (Status::WrongResult, format!("wrong result: {what} (log: {})", stdout_path.display()))
+        let what = parsed
+            .check_failed
+            .clone()
+            .unwrap_or_else(|| "exit code 3".into());
+        (
+            Status::WrongResult,
+            format!("wrong result: {what} (log: {})", stdout_path.display()),
+        )
     } else if !outcome.success() {
         (
             Status::RunFailed,
-            format!("program failed with {}{} (log: {})", outcome.describe(), why(), stderr_path.display()),
+            format!(
+                "program failed with {}{} (log: {})",
+                outcome.describe(),
+                why(),
+                stderr_path.display()
+            ),
         )
     } else if !parsed.missing.is_empty() {
         (
             Status::NoMetric,
             format!(
                 "no metric {} in the output (log: {})",
-                parsed.missing.iter().map(|m| format!("`{m}`")).collect::<Vec<_>>().join(", "),
+                parsed
+                    .missing
+                    .iter()
+                    .map(|m| format!("`{m}`"))
+                    .collect::<Vec<_>>()
+                    .join(", "),
                 stdout_path.display()
             ),
         )
@@ -238,7 +298,11 @@ fn finish(spec: &Spec, b: &Built, started: Launched) -> (Status, BTreeMap<String
 }
 
 /// The GPUs a run uses, locked; or none for a host program.
-fn claim_gpus(spec: &Spec, opts: &Options, holder: &str) -> Result<(Vec<GpuState>, Vec<GpuLock>), DriverError> {
+fn claim_gpus(
+    spec: &Spec,
+    opts: &Options,
+    holder: &str,
+) -> Result<(Vec<GpuState>, Vec<GpuLock>), DriverError> {
     if !spec.gpu {
         return Ok((vec![], vec![]));
     }
@@ -252,10 +316,17 @@ fn claim_gpus(spec: &Spec, opts: &Options, holder: &str) -> Result<(Vec<GpuState
     }
     let mut locks = Vec::new();
     for g in &chosen {
-        let lock = gpu::lock(&gpu::lock_dir(), &g.uuid, holder, opts.wait_lock).map_err(|holder| DriverError::Locked {
-            gpu: format!("{} ({})", g.index, g.name),
-            holder: if holder.is_empty() { "unknown".into() } else { holder },
-        })?;
+        let lock =
+            gpu::lock(&gpu::lock_dir(), &g.uuid, holder, opts.wait_lock).map_err(|holder| {
+                DriverError::Locked {
+                    gpu: format!("{} ({})", g.index, g.name),
+                    holder: if holder.is_empty() {
+                        "unknown".into()
+                    } else {
+                        holder
+                    },
+                }
+            })?;
         locks.push(lock);
     }
     Ok((chosen, locks))
@@ -281,7 +352,12 @@ fn pick_run_dir(spec: &Spec, opts: &Options) -> Result<Option<PathBuf>, DriverEr
     let unfinished = store::runs_of(&opts.output, &spec.name)
         .into_iter()
         .rev()
-        .find_map(|d| Manifest::load(&d).ok().filter(|m| m.shard == shard).map(|m| (d, m)))
+        .find_map(|d| {
+            Manifest::load(&d)
+                .ok()
+                .filter(|m| m.shard == shard)
+                .map(|m| (d, m))
+        })
         .filter(|(_, m)| m.state != "finished");
     if let Some((dir, m)) = unfinished {
         if m.spec_hash == spec.hash {
@@ -304,9 +380,12 @@ pub fn host() -> String {
 }
 
 pub fn git_commit(dir: &Path) -> String {
-    crate::exec::query("git", &["-C", &dir.display().to_string(), "rev-parse", "HEAD"])
-        .map(|h| h.trim().to_string())
-        .unwrap_or_default()
+    crate::exec::query(
+        "git",
+        &["-C", &dir.display().to_string(), "rev-parse", "HEAD"],
+    )
+    .map(|h| h.trim().to_string())
+    .unwrap_or_default()
 }
 
 /// The points of a spec after `--shard` (what `plan` lists and `run` runs).
@@ -327,7 +406,11 @@ fn preflight(spec: &Spec, bench: &Bench, points: &[Point]) -> Result<(), DriverE
 }
 
 /// `sweep run`.
-pub fn run(spec: &Spec, opts: &Options, reporter: Box<dyn Reporter>) -> Result<Summary, DriverError> {
+pub fn run(
+    spec: &Spec,
+    opts: &Options,
+    reporter: Box<dyn Reporter>,
+) -> Result<Summary, DriverError> {
     let wall = Instant::now();
     let points = plan(spec, opts.shard, opts.split)?;
     let bench = Bench::locate(spec)?;
@@ -398,7 +481,10 @@ pub fn run(spec: &Spec, opts: &Options, reporter: Box<dyn Reporter>) -> Result<S
     manifest.gpus_start = gpus.clone();
     manifest.save(&run_dir)?;
 
-    let mut todo: Vec<Point> = points.into_iter().filter(|p| !done.contains_key(&p.id)).collect();
+    let mut todo: Vec<Point> = points
+        .into_iter()
+        .filter(|p| !done.contains_key(&p.id))
+        .collect();
     if opts.order == Order::Shuffled {
         points::shuffle(&mut todo, opts.seed);
     }
@@ -408,7 +494,10 @@ pub fn run(spec: &Spec, opts: &Options, reporter: Box<dyn Reporter>) -> Result<S
     } else {
         vec![0; todo.len()]
     };
-    let gpu_names: Vec<String> = gpus.iter().map(|g| format!("gpu {} ({})", g.index, g.name)).collect();
+    let gpu_names: Vec<String> = gpus
+        .iter()
+        .map(|g| format!("gpu {} ({})", g.index, g.name))
+        .collect();
     let reporter = Arc::new(Mutex::new(reporter));
     let emit = |e: Event| {
         if let Ok(mut r) = reporter.lock() {
@@ -468,12 +557,21 @@ pub fn run(spec: &Spec, opts: &Options, reporter: Box<dyn Reporter>) -> Result<S
     };
 
     let next_build = AtomicUsize::new(0);
-    let (senders, receivers): (Vec<_>, Vec<_>) = (0..runners).map(|_| mpsc::channel::<(usize, Built)>()).unzip();
+    let (senders, receivers): (Vec<_>, Vec<_>) = (0..runners)
+        .map(|_| mpsc::channel::<(usize, Built)>())
+        .unzip();
     std::thread::scope(|s| {
         for _ in 0..opts.jobs.max(1) {
             let senders = senders.clone();
-            let (ctx, todo, build_order, next_build, owner, position, run_dir) =
-                (&ctx, &todo, &build_order, &next_build, &owner, &position, &run_dir);
+            let (ctx, todo, build_order, next_build, owner, position, run_dir) = (
+                &ctx,
+                &todo,
+                &build_order,
+                &next_build,
+                &owner,
+                &position,
+                &run_dir,
+            );
             let emit = &emit;
             s.spawn(move || loop {
                 if STOP.load(Ordering::SeqCst) {
@@ -497,8 +595,15 @@ pub fn run(spec: &Spec, opts: &Options, reporter: Box<dyn Reporter>) -> Result<S
         drop(senders);
         for (r, rx) in receivers.into_iter().enumerate() {
             let gpu = gpus.get(r).cloned();
-            let (queue, ctx, sink, summary, timeline, write_error, prestart) =
-                (&queues[r], &ctx, &sink, &summary, &timeline, &write_error, opts.prestart);
+            let (queue, ctx, sink, summary, timeline, write_error, prestart) = (
+                &queues[r],
+                &ctx,
+                &sink,
+                &summary,
+                &timeline,
+                &write_error,
+                opts.prestart,
+            );
             let emit = &emit;
             s.spawn(move || {
                 let mut pending: BTreeMap<usize, Built> = BTreeMap::new();
@@ -588,7 +693,10 @@ pub fn run(spec: &Spec, opts: &Options, reporter: Box<dyn Reporter>) -> Result<S
         sink.sync();
     }
     let finished_ids: HashSet<String> = store::read_done(&csv_path, &header)?.into_keys().collect();
-    let complete = manifest.point_ids.iter().all(|id| finished_ids.contains(id));
+    let complete = manifest
+        .point_ids
+        .iter()
+        .all(|id| finished_ids.contains(id));
     summary.interrupted = !complete;
     summary.wall = wall.elapsed();
     manifest.state = if complete { "finished" } else { "interrupted" }.into();
@@ -635,13 +743,19 @@ pub fn sample(points: Vec<Point>, n: usize) -> Vec<Point> {
         return points;
     }
     let last = points.len() - 1;
-    let mut picks: Vec<usize> = (0..n).map(|k| if n == 1 { 0 } else { k * last / (n - 1) }).collect();
+    let mut picks: Vec<usize> = (0..n)
+        .map(|k| if n == 1 { 0 } else { k * last / (n - 1) })
+        .collect();
     picks.dedup();
     picks.into_iter().map(|i| points[i].clone()).collect()
 }
 
 /// `sweep build`: compiles every point (or a `sample` of them) into the cache (no GPU needed).
-pub fn build_only(spec: &Spec, opts: &Options, sample_n: Option<usize>) -> Result<BuildReport, DriverError> {
+pub fn build_only(
+    spec: &Spec,
+    opts: &Options,
+    sample_n: Option<usize>,
+) -> Result<BuildReport, DriverError> {
     let wall = Instant::now();
     let points = plan(spec, opts.shard, opts.split)?;
     let points = match sample_n {
@@ -650,7 +764,11 @@ pub fn build_only(spec: &Spec, opts: &Options, sample_n: Option<usize>) -> Resul
     };
     let bench = Bench::locate(spec)?;
     preflight(spec, &bench, &points)?;
-    let gpu_arch = if spec.gpu { gpu::list().first().and_then(gpu::arch_of) } else { None };
+    let gpu_arch = if spec.gpu {
+        gpu::list().first().and_then(gpu::arch_of)
+    } else {
+        None
+    };
     let toolchain = Toolchain::find(spec, gpu_arch)?;
     let dir = store::new_run_dir(&opts.output, &spec.name, "-build", &Manifest::default())?;
     let ctx = BuildCtx {
@@ -674,7 +792,9 @@ pub fn build_only(spec: &Spec, opts: &Options, sample_n: Option<usize>) -> Resul
                 if STOP.load(Ordering::SeqCst) {
                     break;
                 }
-                let Some(p) = points.get(next.fetch_add(1, Ordering::SeqCst)) else { break };
+                let Some(p) = points.get(next.fetch_add(1, Ordering::SeqCst)) else {
+                    break;
+                };
                 let b = ctx.build(p.clone(), dir.join(store::POINTS).join(&p.id));
                 if let Ok(mut r) = report.lock() {
                     match &b.binary {

@@ -72,7 +72,11 @@ impl Reporter for Progress {
                 self.total = *todo;
                 if !self.quiet {
                     let what = if *resumed { "resuming" } else { "running" };
-                    let on = if gpus.is_empty() { "the host".to_string() } else { gpus.join(", ") };
+                    let on = if gpus.is_empty() {
+                        "the host".to_string()
+                    } else {
+                        gpus.join(", ")
+                    };
                     eprintln!(
                         "{what} {todo} of {total} points into {} ({jobs} build jobs, runs on {on})",
                         run_dir.display()
@@ -114,7 +118,8 @@ impl Reporter for Progress {
                 }
             }
             Event::Stopping => {
-                let msg = "interrupted: stopping after the current point (Ctrl-C again to kill it now)";
+                let msg =
+                    "interrupted: stopping after the current point (Ctrl-C again to kill it now)";
                 match &self.bar {
                     Some(bar) => bar.println(msg),
                     None => eprintln!("{msg}"),
@@ -201,17 +206,28 @@ impl Summary {
             .collect();
         let mut out = format!(
             "{} {} points in {:.1} s: {}{}\n",
-            if self.interrupted { "interrupted after" } else { "finished" },
+            if self.interrupted {
+                "interrupted after"
+            } else {
+                "finished"
+            },
             self.counts.values().sum::<usize>(),
             self.wall.as_secs_f64(),
-            if counts.is_empty() { "nothing to do".into() } else { counts.join(", ") },
+            if counts.is_empty() {
+                "nothing to do".into()
+            } else {
+                counts.join(", ")
+            },
             if self.skipped > 0 {
                 format!(" ({} already done before)", self.skipped)
             } else {
                 String::new()
             }
         );
-        out += &format!("builds: {} compiled, {} from cache\n", self.built, self.cached);
+        out += &format!(
+            "builds: {} compiled, {} from cache\n",
+            self.built, self.cached
+        );
         if !self.slowest.is_empty() {
             let s: Vec<String> = self
                 .slowest

@@ -187,7 +187,10 @@ pub fn start(cmd: &Cmd, sink: Sink, gated: bool) -> Result<Started, ExecError> {
         }
         expr = expr.env("SWEEP_GATE_FD", GATE_FD.to_string());
         // SAFETY: fds[1] is a new descriptor that nothing else owns.
-        (fds[0], Some(unsafe { <std::fs::File as std::os::fd::FromRawFd>::from_raw_fd(fds[1]) }))
+        (
+            fds[0],
+            Some(unsafe { <std::fs::File as std::os::fd::FromRawFd>::from_raw_fd(fds[1]) }),
+        )
     } else {
         (-1, None)
     };
@@ -383,11 +386,21 @@ mod tests {
         )
         .unwrap();
         assert_eq!(out.exit, Exit::TimedOut(Duration::from_millis(300)));
-        let pid: i32 = std::fs::read_to_string(&pidfile).unwrap().trim().parse().unwrap();
+        let pid: i32 = std::fs::read_to_string(&pidfile)
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap();
         std::thread::sleep(Duration::from_millis(100));
         // Gone, or a zombie waiting for its new parent to reap it: either way not running.
         let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-        let state = stat.rsplit(')').next().unwrap_or("").split_whitespace().next().unwrap_or("");
+        let state = stat
+            .rsplit(')')
+            .next()
+            .unwrap_or("")
+            .split_whitespace()
+            .next()
+            .unwrap_or("");
         let alive = !stat.is_empty() && state != "Z" && state != "X";
         assert!(!alive, "grandchild {pid} survived the timeout");
     }
@@ -396,11 +409,29 @@ mod tests {
     fn exit_codes_and_signals_are_told_apart() {
         let tmp = tempfile::tempdir().unwrap();
         let log = tmp.path().join("log");
-        let code = run(&Cmd::new("sh").args(["-c", "exit 3"]), Duration::from_secs(5), Sink::Merged(&log)).unwrap();
+        let code = run(
+            &Cmd::new("sh").args(["-c", "exit 3"]),
+            Duration::from_secs(5),
+            Sink::Merged(&log),
+        )
+        .unwrap();
         assert_eq!(code.exit, Exit::Code(3));
-        let sig = run(&Cmd::new("sh").args(["-c", "kill -SEGV $$"]), Duration::from_secs(5), Sink::Merged(&log)).unwrap();
+        let sig = run(
+            &Cmd::new("sh").args(["-c", "kill -SEGV $$"]),
+            Duration::from_secs(5),
+            Sink::Merged(&log),
+        )
+        .unwrap();
         assert_eq!(sig.exit, Exit::Signal(libc::SIGSEGV));
-        let missing = run(&Cmd::new("no-such-program-xyz"), Duration::from_secs(5), Sink::Merged(&log)).unwrap_err();
-        assert_eq!(missing.to_string(), "`no-such-program-xyz` not found (hint: put it on PATH or name it with a full path)");
+        let missing = run(
+            &Cmd::new("no-such-program-xyz"),
+            Duration::from_secs(5),
+            Sink::Merged(&log),
+        )
+        .unwrap_err();
+        assert_eq!(
+            missing.to_string(),
+            "`no-such-program-xyz` not found (hint: put it on PATH or name it with a full path)"
+        );
     }
 }

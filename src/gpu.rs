@@ -7,13 +7,17 @@ use std::io::{Read, Seek, Write};
 use std::os::unix::io::AsRawFd;
 use std::path::{Path, PathBuf};
 
-const FIELDS: &str = "index,name,uuid,driver_version,compute_cap,clocks.sm,clocks.mem,temperature.gpu";
+const FIELDS: &str =
+    "index,name,uuid,driver_version,compute_cap,clocks.sm,clocks.mem,temperature.gpu";
 
 /// Every GPU `nvidia-smi` sees, or an empty list when there is none (or no nvidia-smi).
 pub fn list() -> Vec<GpuState> {
     exec::query(
         "nvidia-smi",
-        &[&format!("--query-gpu={FIELDS}"), "--format=csv,noheader,nounits"],
+        &[
+            &format!("--query-gpu={FIELDS}"),
+            "--format=csv,noheader,nounits",
+        ],
     )
     .map(|out| parse_smi(&out))
     .unwrap_or_default()
@@ -73,7 +77,10 @@ pub fn select(all: &[GpuState], wanted: Option<&str>) -> Result<Vec<GpuState>, S
                     .cloned()
                     .ok_or_else(|| {
                         let have: Vec<&str> = allowed.iter().map(|g| g.index.as_str()).collect();
-                        format!("gpu `{w}` is not visible (hint: visible GPUs: {})", have.join(", "))
+                        format!(
+                            "gpu `{w}` is not visible (hint: visible GPUs: {})",
+                            have.join(", ")
+                        )
                     })
             })
             .collect(),
@@ -95,7 +102,8 @@ pub fn lock_dir() -> PathBuf {
 
 /// Takes the lock of GPU `key`. When another sweep holds it: wait (`wait`) or return who holds it.
 pub fn lock(dir: &Path, key: &str, holder: &str, wait: bool) -> Result<GpuLock, String> {
-    std::fs::create_dir_all(dir).map_err(|e| format!("cannot create lock folder `{}`: {e}", dir.display()))?;
+    std::fs::create_dir_all(dir)
+        .map_err(|e| format!("cannot create lock folder `{}`: {e}", dir.display()))?;
     let path = dir.join(format!("gpu-{}.lock", key.replace(['/', ' '], "_")));
     let mut file = std::fs::OpenOptions::new()
         .read(true)
@@ -104,7 +112,11 @@ pub fn lock(dir: &Path, key: &str, holder: &str, wait: bool) -> Result<GpuLock, 
         .truncate(false)
         .open(&path)
         .map_err(|e| format!("cannot open lock `{}`: {e}", path.display()))?;
-    let flags = if wait { libc::LOCK_EX } else { libc::LOCK_EX | libc::LOCK_NB };
+    let flags = if wait {
+        libc::LOCK_EX
+    } else {
+        libc::LOCK_EX | libc::LOCK_NB
+    };
     // SAFETY: flock on a file descriptor we own.
     if unsafe { libc::flock(file.as_raw_fd(), flags) } != 0 {
         let mut who = String::new();
@@ -123,7 +135,8 @@ mod tests {
 
     #[test]
     fn parses_nvidia_smi() {
-        let gpus = parse_smi("0, NVIDIA H100 80GB HBM3, GPU-abc, 580.159.04, 9.0, 1980, 2619, 34\n");
+        let gpus =
+            parse_smi("0, NVIDIA H100 80GB HBM3, GPU-abc, 580.159.04, 9.0, 1980, 2619, 34\n");
         assert_eq!(gpus[0].name, "NVIDIA H100 80GB HBM3");
         assert_eq!(arch_of(&gpus[0]).as_deref(), Some("sm_90"));
     }

@@ -248,7 +248,9 @@ fn options(args: &RunArgs, resume: Option<PathBuf>) -> driver::Options {
 }
 
 fn cores() -> usize {
-    std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)
+    std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1)
 }
 
 fn install_ctrl_c() {
@@ -265,7 +267,8 @@ fn install_ctrl_c() {
 fn run_sweep(spec: &Spec, args: &RunArgs, resume: Option<PathBuf>) -> Result<i32, Fail> {
     install_ctrl_c();
     let opts = options(args, resume);
-    let summary = driver::run(spec, &opts, Box::new(Progress::new(args.quiet))).map_err(|e| Fail(e.exit_code(), e.to_string()))?;
+    let summary = driver::run(spec, &opts, Box::new(Progress::new(args.quiet)))
+        .map_err(|e| Fail(e.exit_code(), e.to_string()))?;
     print!("{}", summary.text());
     if summary.interrupted {
         return Ok(exit::INTERRUPTED);
@@ -281,7 +284,11 @@ fn run_sweep(spec: &Spec, args: &RunArgs, resume: Option<PathBuf>) -> Result<i32
             eprintln!("warning: the analysis at the end of the run failed: {msg}");
         }
     }
-    Ok(if summary.failed() > 0 { exit::POINTS_FAILED } else { exit::OK })
+    Ok(if summary.failed() > 0 {
+        exit::POINTS_FAILED
+    } else {
+        exit::OK
+    })
 }
 
 fn analyze(results: &Path, select: &Select, plot: bool) -> Result<(), Fail> {
@@ -290,15 +297,21 @@ fn analyze(results: &Path, select: &Select, plot: bool) -> Result<(), Fail> {
         y: select.y.clone(),
         by: select.by.clone(),
     };
-    let analysis = sweep::analyze::analyze_csv(results, &opts).map_err(|e| Fail(exit::BAD_INPUT, e.to_string()))?;
+    let analysis = sweep::analyze::analyze_csv(results, &opts)
+        .map_err(|e| Fail(exit::BAD_INPUT, e.to_string()))?;
     let out = select
         .out
         .clone()
         .unwrap_or_else(|| results.parent().map(Path::to_path_buf).unwrap_or_default());
     print!("{}", analysis.to_markdown());
-    let mut files = analysis.write_files(&out).map_err(|e| Fail(exit::BAD_INPUT, e.to_string()))?;
+    let mut files = analysis
+        .write_files(&out)
+        .map_err(|e| Fail(exit::BAD_INPUT, e.to_string()))?;
     if plot {
-        files.extend(sweep::report::plot(&analysis, &out).map_err(|e| Fail(exit::BAD_INPUT, e.to_string()))?);
+        files.extend(
+            sweep::report::plot(&analysis, &out)
+                .map_err(|e| Fail(exit::BAD_INPUT, e.to_string()))?,
+        );
     }
     for f in files {
         eprintln!("wrote {}", f.display());
@@ -313,13 +326,15 @@ fn dispatch(cli: Cli) -> Result<i32, Fail> {
             run_sweep(&spec, &args, None)
         }
         Command::Resume { run_dir, args } => {
-            let m = sweep::store::Manifest::load(&run_dir).map_err(|e| Fail(exit::BAD_INPUT, e.to_string()))?;
+            let m = sweep::store::Manifest::load(&run_dir)
+                .map_err(|e| Fail(exit::BAD_INPUT, e.to_string()))?;
             let spec = load(Path::new(&m.spec_path))?;
             run_sweep(&spec, &args, Some(run_dir))
         }
         Command::Plan { spec, sharding } => {
             let spec = load(&spec)?;
-            let points = driver::plan(&spec, sharding.shard, sharding.split).map_err(|e| Fail(e.exit_code(), e.to_string()))?;
+            let points = driver::plan(&spec, sharding.shard, sharding.split)
+                .map_err(|e| Fail(e.exit_code(), e.to_string()))?;
             println!("{:>6}  {:<12}  point", "index", "id");
             for p in &points {
                 println!("{:>6}  {:<12}  {}", p.index, p.id, p.label());
@@ -329,9 +344,16 @@ fn dispatch(cli: Cli) -> Result<i32, Fail> {
         }
         Command::Render { spec, point } => {
             let spec = load(&spec)?;
-            let points = driver::plan(&spec, None, Split::Series).map_err(|e| Fail(e.exit_code(), e.to_string()))?;
+            let points = driver::plan(&spec, None, Split::Series)
+                .map_err(|e| Fail(e.exit_code(), e.to_string()))?;
             let p = points.get(point).ok_or_else(|| {
-                Fail(exit::BAD_INPUT, format!("point {point} does not exist (hint: the sweep has points 0..{})", points.len() - 1))
+                Fail(
+                    exit::BAD_INPUT,
+                    format!(
+                        "point {point} does not exist (hint: the sweep has points 0..{})",
+                        points.len() - 1
+                    ),
+                )
             })?;
             let bench = sweep::render::Bench::locate(&spec).map_err(|e| (exit::BAD_INPUT, e))?;
             for r in sweep::render::render(&bench, &spec, p).map_err(|e| (exit::BAD_INPUT, e))? {
@@ -364,7 +386,8 @@ fn dispatch(cli: Cli) -> Result<i32, Fail> {
                 command: std::env::args().collect(),
                 prestart: false,
             };
-            let r = driver::build_only(&spec, &opts, sample).map_err(|e| Fail(e.exit_code(), e.to_string()))?;
+            let r = driver::build_only(&spec, &opts, sample)
+                .map_err(|e| Fail(e.exit_code(), e.to_string()))?;
             for f in &r.failed {
                 eprintln!("build failed: {f}");
             }
@@ -378,7 +401,11 @@ fn dispatch(cli: Cli) -> Result<i32, Fail> {
                 r.arch_from,
                 r.dir.display()
             );
-            Ok(if r.failed.is_empty() { exit::OK } else { exit::POINTS_FAILED })
+            Ok(if r.failed.is_empty() {
+                exit::OK
+            } else {
+                exit::POINTS_FAILED
+            })
         }
         Command::List { dir } => {
             list(&dir);
@@ -391,7 +418,11 @@ fn dispatch(cli: Cli) -> Result<i32, Fail> {
             } else {
                 cache.stats()
             };
-            let verb = if action == "clean" { "removed" } else { "holds" };
+            let verb = if action == "clean" {
+                "removed"
+            } else {
+                "holds"
+            };
             println!(
                 "cache {} {verb} {} builds, {:.1} MiB",
                 cache.dir.display(),
@@ -407,8 +438,11 @@ fn dispatch(cli: Cli) -> Result<i32, Fail> {
                 y: select.y.clone(),
                 by: select.by.clone(),
             };
-            let a = sweep::analyze::analyze_csv(&results, &opts).map_err(|e| (exit::BAD_INPUT, e))?;
-            let out = select.out.unwrap_or_else(|| results.parent().map(Path::to_path_buf).unwrap_or_default());
+            let a =
+                sweep::analyze::analyze_csv(&results, &opts).map_err(|e| (exit::BAD_INPUT, e))?;
+            let out = select
+                .out
+                .unwrap_or_else(|| results.parent().map(Path::to_path_buf).unwrap_or_default());
             for f in sweep::report::plot(&a, &out).map_err(|e| (exit::BAD_INPUT, e))? {
                 println!("wrote {}", f.display());
             }
@@ -505,7 +539,12 @@ fn list(dir: &Path) {
             .iter()
             .filter_map(|t| t.file_name().map(|f| f.to_string_lossy().into_owned()))
             .collect();
-        println!("  {:<16} {}  [{}]", b.name, b.source.display(), templates.join(", "));
+        println!(
+            "  {:<16} {}  [{}]",
+            b.name,
+            b.source.display(),
+            templates.join(", ")
+        );
     }
     let specs: Vec<_> = walkdir::WalkDir::new(dir.join("sweeps"))
         .sort_by_file_name()

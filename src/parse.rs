@@ -20,7 +20,9 @@ pub struct Parsed {
 
 fn token_re() -> &'static Regex {
     static RE: OnceLock<Regex> = OnceLock::new();
-    RE.get_or_init(|| Regex::new(r#"([A-Za-z_][A-Za-z0-9_]*)=("(?:[^"\\]|\\.)*"|\S+)"#).expect("valid regex"))
+    RE.get_or_init(|| {
+        Regex::new(r#"([A-Za-z_][A-Za-z0-9_]*)=("(?:[^"\\]|\\.)*"|\S+)"#).expect("valid regex")
+    })
 }
 
 /// The `key=value` pairs of every `@sweep` line, in order.
@@ -48,7 +50,11 @@ pub fn parse(stdout: &str, metrics: &[Metric], target_rel_ci: f64) -> Parsed {
         check_failed: lines
             .iter()
             .find(|l| l.get("check").is_some_and(|c| c == "failed"))
-            .map(|l| l.get("what").cloned().unwrap_or_else(|| "result check failed".into())),
+            .map(|l| {
+                l.get("what")
+                    .cloned()
+                    .unwrap_or_else(|| "result check failed".into())
+            }),
         ..Parsed::default()
     };
     for m in metrics {
@@ -67,7 +73,10 @@ pub fn parse(stdout: &str, metrics: &[Metric], target_rel_ci: f64) -> Parsed {
                 }
             }
             MetricSource::Core => {
-                let line = lines.iter().rev().find(|l| l.get("metric") == Some(&m.name));
+                let line = lines
+                    .iter()
+                    .rev()
+                    .find(|l| l.get("metric") == Some(&m.name));
                 let Some(value) = line.and_then(|l| l.get("value")).and_then(|v| number(v)) else {
                     p.missing.push(m.column());
                     continue;
@@ -75,7 +84,10 @@ pub fn parse(stdout: &str, metrics: &[Metric], target_rel_ci: f64) -> Parsed {
                 let line = line.expect("found above");
                 let cols = m.columns();
                 p.values.insert(cols[0].clone(), value);
-                let keys = CORE_STATS.iter().copied().chain(["rel_ci", "samples", "throttled"]);
+                let keys = CORE_STATS
+                    .iter()
+                    .copied()
+                    .chain(["rel_ci", "samples", "throttled"]);
                 for (col, key) in cols[1..].iter().zip(keys) {
                     if let Some(v) = line.get(key).and_then(|v| number(v)) {
                         p.values.insert(col.clone(), v);
@@ -108,7 +120,11 @@ mod tests {
     #[test]
     fn builtin_patterns_take_the_last_match() {
         let m = metrics("[[metric]]\npattern=\"mflops\"\n[[metric]]\npattern=\"gb_per_s\"\n");
-        let p = parse("warming up\nMFlops: 12.5\nMFlops: 1250.75\nGB/s = 3.0e2\n", &m, 0.01);
+        let p = parse(
+            "warming up\nMFlops: 12.5\nMFlops: 1250.75\nGB/s = 3.0e2\n",
+            &m,
+            0.01,
+        );
         assert_eq!(p.values["mflops"], 1250.75);
         assert_eq!(p.values["gb_per_s"], 300.0);
         assert!(p.missing.is_empty());
@@ -124,7 +140,9 @@ mod tests {
 
     #[test]
     fn core_lines_fill_every_statistic() {
-        let m = metrics("[[metric]]\nname=\"copy\"\nunit=\"GB/s\"\n[[metric]]\nname=\"ref\"\nunit=\"GB/s\"\n");
+        let m = metrics(
+            "[[metric]]\nname=\"copy\"\nunit=\"GB/s\"\n[[metric]]\nname=\"ref\"\nunit=\"GB/s\"\n",
+        );
         let out = "GB/s: 2713.4\n@sweep metric=copy unit=GB/s value=2713.4 median=2714 stddev=3.1 min=2705.2 max=2718.9 rel_ci=0.0021 samples=24 noisy=0 throttled=0\n@sweep metric=ref unit=GB/s value=3000 median=3000 stddev=1 min=2990 max=3010 rel_ci=0.03 samples=100 noisy=1 throttled=1\n";
         let p = parse(out, &m, 0.01);
         assert_eq!(p.values["copy_gb_per_s"], 2713.4);
@@ -147,7 +165,11 @@ mod tests {
     #[test]
     fn failed_check_is_reported() {
         let m = metrics("[[metric]]\nname=\"copy\"\nunit=\"GB/s\"\n");
-        let p = parse("@sweep check=failed what=\"copy differs at 7: 1 vs 2\"\n", &m, 0.01);
+        let p = parse(
+            "@sweep check=failed what=\"copy differs at 7: 1 vs 2\"\n",
+            &m,
+            0.01,
+        );
         assert_eq!(p.check_failed.as_deref(), Some("copy differs at 7: 1 vs 2"));
         assert_eq!(p.missing, ["copy_gb_per_s"]);
     }

@@ -103,7 +103,11 @@ pub fn expand(spec: &Spec) -> Result<Vec<Point>, PointsError> {
                 return Err(PointsError::ZipLengths {
                     path,
                     group: format!("[{}]", group.join(", ")),
-                    lengths: lengths.iter().map(|l| l.to_string()).collect::<Vec<_>>().join(" vs "),
+                    lengths: lengths
+                        .iter()
+                        .map(|l| l.to_string())
+                        .collect::<Vec<_>>()
+                        .join(" vs "),
                 });
             }
             dims.push(members);
@@ -123,12 +127,14 @@ pub fn expand(spec: &Spec) -> Result<Vec<Point>, PointsError> {
         })?;
 
     let filter = match &spec.filter {
-        Some(f) => Some(evalexpr::build_operator_tree(f).map_err(|e| PointsError::Filter {
-            path: path.clone(),
-            filter: f.clone(),
-            label: "(parse)".into(),
-            reason: e.to_string(),
-        })?),
+        Some(f) => Some(
+            evalexpr::build_operator_tree(f).map_err(|e| PointsError::Filter {
+                path: path.clone(),
+                filter: f.clone(),
+                label: "(parse)".into(),
+                reason: e.to_string(),
+            })?,
+        ),
         None => None,
     };
 
@@ -137,16 +143,25 @@ pub fn expand(spec: &Spec) -> Result<Vec<Point>, PointsError> {
     for _ in 0..total {
         let mut values: Vec<(String, Value)> = Vec::with_capacity(spec.axes.len());
         for (axis_index, axis) in spec.axes.iter().enumerate() {
-            let dim = dims.iter().position(|d| d.contains(&axis_index)).unwrap_or(0);
+            let dim = dims
+                .iter()
+                .position(|d| d.contains(&axis_index))
+                .unwrap_or(0);
             values.push((axis.name.clone(), axis.values[digits[dim]].clone()));
         }
         let keep = match &filter {
-            Some(tree) => eval_filter(tree, spec, &values).map_err(|reason| PointsError::Filter {
-                path: path.clone(),
-                filter: spec.filter.clone().unwrap_or_default(),
-                label: values.iter().map(|(n, v)| format!("{n}={v}")).collect::<Vec<_>>().join(" "),
-                reason,
-            })?,
+            Some(tree) => {
+                eval_filter(tree, spec, &values).map_err(|reason| PointsError::Filter {
+                    path: path.clone(),
+                    filter: spec.filter.clone().unwrap_or_default(),
+                    label: values
+                        .iter()
+                        .map(|(n, v)| format!("{n}={v}"))
+                        .collect::<Vec<_>>()
+                        .join(" "),
+                    reason,
+                })?
+            }
             None => true,
         };
         if keep {
@@ -175,7 +190,11 @@ pub fn expand(spec: &Spec) -> Result<Vec<Point>, PointsError> {
     Ok(points)
 }
 
-fn eval_filter(tree: &evalexpr::Node, spec: &Spec, values: &[(String, Value)]) -> Result<bool, String> {
+fn eval_filter(
+    tree: &evalexpr::Node,
+    spec: &Spec,
+    values: &[(String, Value)],
+) -> Result<bool, String> {
     use evalexpr::{ContextWithMutableVariables, HashMapContext, Value as E};
     let mut ctx = HashMapContext::new();
     let as_e = |v: &Value| match v {
@@ -184,9 +203,11 @@ fn eval_filter(tree: &evalexpr::Node, spec: &Spec, values: &[(String, Value)]) -
         Value::Str(s) => E::String(s.clone()),
     };
     for (n, v) in spec.vars.iter().chain(values.iter().map(|(n, v)| (n, v))) {
-        ctx.set_value(n.clone(), as_e(v)).map_err(|e| e.to_string())?;
+        ctx.set_value(n.clone(), as_e(v))
+            .map_err(|e| e.to_string())?;
     }
-    tree.eval_boolean_with_context(&ctx).map_err(|e| e.to_string())
+    tree.eval_boolean_with_context(&ctx)
+        .map_err(|e| e.to_string())
 }
 
 /// `--shard i/N`.
@@ -202,8 +223,14 @@ impl std::str::FromStr for Shard {
         let (i, n) = s
             .split_once('/')
             .ok_or_else(|| format!("shard `{s}` is not of the form i/N (hint: --shard 0/4)"))?;
-        let index: usize = i.trim().parse().map_err(|_| format!("shard `{s}`: `{i}` is not a number"))?;
-        let count: usize = n.trim().parse().map_err(|_| format!("shard `{s}`: `{n}` is not a number"))?;
+        let index: usize = i
+            .trim()
+            .parse()
+            .map_err(|_| format!("shard `{s}`: `{i}` is not a number"))?;
+        let count: usize = n
+            .trim()
+            .parse()
+            .map_err(|_| format!("shard `{s}`: `{n}` is not a number"))?;
         if count == 0 || index >= count {
             return Err(format!("shard `{s}`: need 0 <= i < N"));
         }
@@ -311,8 +338,12 @@ mod tests {
 
     #[test]
     fn product_turns_the_last_axis_fastest() {
-        let s = spec("[[axis]]\nname=\"a\"\nrange=[1,2]\n[[axis]]\nname=\"b\"\nvalues=[\"x\",\"y\"]");
-        assert_eq!(labels(&expand(&s).unwrap()), ["a=1 b=x", "a=1 b=y", "a=2 b=x", "a=2 b=y"]);
+        let s =
+            spec("[[axis]]\nname=\"a\"\nrange=[1,2]\n[[axis]]\nname=\"b\"\nvalues=[\"x\",\"y\"]");
+        assert_eq!(
+            labels(&expand(&s).unwrap()),
+            ["a=1 b=x", "a=1 b=y", "a=2 b=x", "a=2 b=y"]
+        );
     }
 
     #[test]
@@ -322,11 +353,19 @@ mod tests {
         );
         assert_eq!(
             labels(&expand(&s).unwrap()),
-            ["n=64 v=p tile=8", "n=64 v=q tile=8", "n=128 v=p tile=16", "n=128 v=q tile=16"]
+            [
+                "n=64 v=p tile=8",
+                "n=64 v=q tile=8",
+                "n=128 v=p tile=16",
+                "n=128 v=q tile=16"
+            ]
         );
         let bad = spec("zip=[[\"n\",\"tile\"]]\n[[axis]]\nname=\"n\"\nvalues=[64,128]\n[[axis]]\nname=\"tile\"\nvalues=[8]");
         let err = expand(&bad).unwrap_err().to_string();
-        assert!(err.contains("zip group [n, tile] joins axes of different lengths (2 vs 1)"), "{err}");
+        assert!(
+            err.contains("zip group [n, tile] joins axes of different lengths (2 vs 1)"),
+            "{err}"
+        );
     }
 
     #[test]
@@ -336,8 +375,13 @@ mod tests {
         );
         let pts = expand(&s).unwrap();
         assert_eq!(pts.len(), 7);
-        assert!(pts.iter().all(|p| p.get("v") == Some(&Value::Str("go".into()))));
-        assert_eq!(pts.iter().map(|p| p.index).collect::<Vec<_>>(), (0..7).collect::<Vec<_>>());
+        assert!(pts
+            .iter()
+            .all(|p| p.get("v") == Some(&Value::Str("go".into()))));
+        assert_eq!(
+            pts.iter().map(|p| p.index).collect::<Vec<_>>(),
+            (0..7).collect::<Vec<_>>()
+        );
     }
 
     #[test]
@@ -347,7 +391,10 @@ mod tests {
         assert_eq!(err, "t.toml: filter `threads > 100` drops every one of the 4 points (hint: check the comparison against the axis ranges)");
         let unknown = spec("filter = \"thread > 1\"\n[[axis]]\nname=\"threads\"\nrange=[1,4]");
         let err = expand(&unknown).unwrap_err().to_string();
-        assert!(err.starts_with("t.toml: filter `thread > 1` failed at point threads=1:"), "{err}");
+        assert!(
+            err.starts_with("t.toml: filter `thread > 1` failed at point threads=1:"),
+            "{err}"
+        );
     }
 
     #[test]
@@ -374,13 +421,20 @@ mod tests {
                         part.iter().map(|p| series_key(p, &x)).collect();
                     for key in &series {
                         let whole = pts.iter().filter(|p| &series_key(p, &x) == key).count();
-                        assert_eq!(part.iter().filter(|p| &series_key(p, &x) == key).count(), whole);
+                        assert_eq!(
+                            part.iter().filter(|p| &series_key(p, &x) == key).count(),
+                            whole
+                        );
                     }
                 }
                 seen.extend(part.iter().map(|p| p.index));
             }
             seen.sort();
-            assert_eq!(seen, (0..30).collect::<Vec<_>>(), "{split:?}: every point exactly once");
+            assert_eq!(
+                seen,
+                (0..30).collect::<Vec<_>>(),
+                "{split:?}: every point exactly once"
+            );
         }
         // Dealing a shard's points to two GPUs uses both, whatever the indices left in the shard.
         let half = shard(pts.clone(), Shard { index: 0, count: 2 }, Split::Points, &x);

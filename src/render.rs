@@ -54,14 +54,11 @@ impl Bench {
         let dir = if spec.bench.contains('/') {
             Some(spec_dir.join(&spec.bench)).filter(|d| d.is_dir())
         } else {
-            spec_dir
-                .canonicalize()
-                .ok()
-                .and_then(|abs| {
-                    abs.ancestors()
-                        .map(|a| a.join("cuda").join(&spec.bench))
-                        .find(|d| d.is_dir())
-                })
+            spec_dir.canonicalize().ok().and_then(|abs| {
+                abs.ancestors()
+                    .map(|a| a.join("cuda").join(&spec.bench))
+                    .find(|d| d.is_dir())
+            })
         };
         let dir = dir.ok_or_else(|| RenderError::NoBench {
             bench: spec.bench.clone(),
@@ -91,7 +88,10 @@ impl Bench {
             .filter(|p| p.extension().is_some_and(|e| e == "tera"))
             .collect();
         templates.sort();
-        let common = dir.parent().map(|p| p.join("common")).filter(|c| c.is_dir());
+        let common = dir
+            .parent()
+            .map(|p| p.join("common"))
+            .filter(|c| c.is_dir());
         Ok(Bench {
             name,
             dir: dir.to_path_buf(),
@@ -142,7 +142,10 @@ pub fn render(bench: &Bench, spec: &Spec, point: &Point) -> Result<Vec<Rendered>
 
     let mut out = Vec::new();
     for path in &bench.templates {
-        let template = path.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default();
+        let template = path
+            .file_name()
+            .map(|f| f.to_string_lossy().into_owned())
+            .unwrap_or_default();
         let text = std::fs::read_to_string(path).map_err(|e| RenderError::Io {
             path: path.display().to_string(),
             reason: e.to_string(),
@@ -171,7 +174,8 @@ fn render_error(template: &str, text: &str, point: &Point, e: &tera::Error) -> R
     match undefined {
         Some(variable) => {
             let root = variable.split('.').next().unwrap_or(&variable).to_string();
-            let word = regex::Regex::new(&format!(r"\{{[{{%][^}}]*\b{}\b", regex::escape(&root))).ok();
+            let word =
+                regex::Regex::new(&format!(r"\{{[{{%][^}}]*\b{}\b", regex::escape(&root))).ok();
             let line = text
                 .lines()
                 .position(|l| word.as_ref().is_some_and(|w| w.is_match(l)))
@@ -229,7 +233,10 @@ mod tests {
         assert_eq!(r[0].file, "params.h");
         assert_eq!(
             r[0].text,
-            format!("#define THREADS 2\n#define ITERS 100\n#define VARIANT_NAIVE 1\n// {}\n", pts[1].id)
+            format!(
+                "#define THREADS 2\n#define ITERS 100\n#define VARIANT_NAIVE 1\n// {}\n",
+                pts[1].id
+            )
         );
     }
 
@@ -248,9 +255,16 @@ mod tests {
     fn missing_bench_is_named() {
         let tmp = tempfile::tempdir().unwrap();
         let p = tmp.path().join("s.toml");
-        std::fs::write(&p, "bench = \"nope\"\n[[axis]]\nname=\"t\"\nrange=[1,2]\n[[metric]]\npattern=\"mflops\"\n").unwrap();
+        std::fs::write(
+            &p,
+            "bench = \"nope\"\n[[axis]]\nname=\"t\"\nrange=[1,2]\n[[metric]]\npattern=\"mflops\"\n",
+        )
+        .unwrap();
         let spec = Spec::load(&p).unwrap();
         let err = Bench::locate(&spec).unwrap_err().to_string();
-        assert!(err.starts_with("bench `nope` not found: no folder `cuda/nope`"), "{err}");
+        assert!(
+            err.starts_with("bench `nope` not found: no folder `cuda/nope`"),
+            "{err}"
+        );
     }
 }

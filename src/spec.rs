@@ -197,9 +197,21 @@ pub fn unit_slug(unit: &str) -> String {
 fn builtin(pattern: &str) -> Option<(&'static str, &'static str, &'static str)> {
     // (name, unit, regex)
     match pattern {
-        "mflops" => Some(("mflops", "MFlops", r"(?mi)^\s*MFlops\s*[:=]\s*(?P<value>[-+0-9.eE]+)")),
-        "gflops" => Some(("gflops", "GFlops", r"(?mi)^\s*GFlops\s*[:=]\s*(?P<value>[-+0-9.eE]+)")),
-        "gb_per_s" => Some(("gb_per_s", "GB/s", r"(?mi)^\s*GB/s\s*[:=]\s*(?P<value>[-+0-9.eE]+)")),
+        "mflops" => Some((
+            "mflops",
+            "MFlops",
+            r"(?mi)^\s*MFlops\s*[:=]\s*(?P<value>[-+0-9.eE]+)",
+        )),
+        "gflops" => Some((
+            "gflops",
+            "GFlops",
+            r"(?mi)^\s*GFlops\s*[:=]\s*(?P<value>[-+0-9.eE]+)",
+        )),
+        "gb_per_s" => Some((
+            "gb_per_s",
+            "GB/s",
+            r"(?mi)^\s*GB/s\s*[:=]\s*(?P<value>[-+0-9.eE]+)",
+        )),
         _ => None,
     }
 }
@@ -260,12 +272,18 @@ impl Spec {
             let at = spanned.span().start;
             let axis = expand_axis(spanned.get_ref()).map_err(|m| invalid(at, m))?;
             if axes.iter().any(|a| a.name == axis.name) {
-                return Err(invalid(at, format!("axis `{}` is defined twice", axis.name)));
+                return Err(invalid(
+                    at,
+                    format!("axis `{}` is defined twice", axis.name),
+                ));
             }
             if file.vars.contains_key(&axis.name) {
                 return Err(invalid(
                     at,
-                    format!("axis `{}` has the name of a [vars] constant (hint: rename one of them)", axis.name),
+                    format!(
+                        "axis `{}` has the name of a [vars] constant (hint: rename one of them)",
+                        axis.name
+                    ),
                 ));
             }
             axes.push(axis);
@@ -291,8 +309,14 @@ impl Spec {
         for spanned in &file.metrics {
             let at = spanned.span().start;
             let metric = read_metric(spanned.get_ref()).map_err(|m| invalid(at, m))?;
-            if metrics.iter().any(|m: &Metric| m.column() == metric.column()) {
-                return Err(invalid(at, format!("metric column `{}` is defined twice", metric.column())));
+            if metrics
+                .iter()
+                .any(|m: &Metric| m.column() == metric.column())
+            {
+                return Err(invalid(
+                    at,
+                    format!("metric column `{}` is defined twice", metric.column()),
+                ));
             }
             metrics.push(metric);
         }
@@ -401,7 +425,10 @@ fn timing_env(t: &TimingFile) -> BTreeMap<String, String> {
     put("MIN_TIME_MS", t.min_time_ms.map(|v| v.to_string()));
     put("MAX_TIME_MS", t.max_time_ms.map(|v| v.to_string()));
     put("TARGET_REL_CI", t.target_rel_ci.map(|v| v.to_string()));
-    put("FLUSH_L2", t.flush_l2.map(|v| if v { "1" } else { "0" }.to_string()));
+    put(
+        "FLUSH_L2",
+        t.flush_l2.map(|v| if v { "1" } else { "0" }.to_string()),
+    );
     put("RATED_SM_MHZ", t.rated_sm_mhz.map(|v| v.to_string()));
     env
 }
@@ -421,7 +448,9 @@ fn expand_axis(a: &AxisFile) -> Result<Axis, String> {
     }
     let given = [a.range.is_some(), a.pow2.is_some(), a.values.is_some()];
     if given.iter().filter(|g| **g).count() != 1 {
-        return Err(format!("axis `{name}` needs exactly one of `range`, `pow2`, `values`"));
+        return Err(format!(
+            "axis `{name}` needs exactly one of `range`, `pow2`, `values`"
+        ));
     }
     if a.step.is_some() && a.range.is_none() {
         return Err(format!("axis `{name}`: `step` only goes with `range`"));
@@ -429,7 +458,9 @@ fn expand_axis(a: &AxisFile) -> Result<Axis, String> {
     let values = if let Some([from, to]) = a.range {
         let step = a.step.unwrap_or(1);
         if step <= 0 {
-            return Err(format!("axis `{name}` has step {step} (hint: step must be > 0)"));
+            return Err(format!(
+                "axis `{name}` has step {step} (hint: step must be > 0)"
+            ));
         }
         if from > to {
             return Err(format!(
@@ -438,16 +469,22 @@ fn expand_axis(a: &AxisFile) -> Result<Axis, String> {
         }
         let count = (to - from) / step + 1;
         if count > 1_000_000 {
-            return Err(format!("axis `{name}` has {count} values (hint: at most 1000000)"));
+            return Err(format!(
+                "axis `{name}` has {count} values (hint: at most 1000000)"
+            ));
         }
         (0..count).map(|i| Value::Int(from + i * step)).collect()
     } else if let Some([from, to]) = a.pow2 {
         let pow = |v: i64| v > 0 && (v & (v - 1)) == 0;
         if !pow(from) || !pow(to) {
-            return Err(format!("axis `{name}`: pow2 bounds {from} and {to} must be powers of two"));
+            return Err(format!(
+                "axis `{name}`: pow2 bounds {from} and {to} must be powers of two"
+            ));
         }
         if from > to {
-            return Err(format!("axis `{name}` is empty: pow2 {from}..{to} (hint: start must be <= end)"));
+            return Err(format!(
+                "axis `{name}` is empty: pow2 {from}..{to} (hint: start must be <= end)"
+            ));
         }
         let mut v = Vec::new();
         let mut x = from;
@@ -459,12 +496,16 @@ fn expand_axis(a: &AxisFile) -> Result<Axis, String> {
     } else {
         let values = a.values.clone().unwrap_or_default();
         if values.is_empty() {
-            return Err(format!("axis `{name}` is empty: values = [] (hint: list at least one value)"));
+            return Err(format!(
+                "axis `{name}` is empty: values = [] (hint: list at least one value)"
+            ));
         }
         values
     };
     if a.compiler_flags && values.iter().any(|v| !matches!(v, Value::Str(_))) {
-        return Err(format!("axis `{name}` has compiler_flags = true, so its values must be strings"));
+        return Err(format!(
+            "axis `{name}` has compiler_flags = true, so its values must be strings"
+        ));
     }
     Ok(Axis {
         name: name.clone(),
@@ -501,10 +542,15 @@ fn read_metric(m: &MetricFile) -> Result<Metric, String> {
     let source = match &m.regex {
         Some(r) => {
             let re = Regex::new(r).map_err(|e| {
-                format!("metric `{name}`: bad regex: {}", e.to_string().lines().last().unwrap_or(""))
+                format!(
+                    "metric `{name}`: bad regex: {}",
+                    e.to_string().lines().last().unwrap_or("")
+                )
             })?;
             if re.captures_len() < 2 {
-                return Err(format!("metric `{name}`: the regex needs a group `(?P<value>...)`"));
+                return Err(format!(
+                    "metric `{name}`: the regex needs a group `(?P<value>...)`"
+                ));
             }
             MetricSource::Regex(re)
         }
@@ -536,8 +582,14 @@ mod tests {
         let vals: Vec<String> = s.axes[1].values.iter().map(|v| v.to_string()).collect();
         assert_eq!(vals, ["4", "8", "16", "32"]);
         assert_eq!(s.axes[0].values.len(), 8);
-        assert_eq!(s.axes[2].values, vec![Value::Str("a".into()), Value::Int(3)]);
-        assert_eq!(s.axes[3].values, vec![Value::Int(0), Value::Int(5), Value::Int(10)]);
+        assert_eq!(
+            s.axes[2].values,
+            vec![Value::Str("a".into()), Value::Int(3)]
+        );
+        assert_eq!(
+            s.axes[3].values,
+            vec![Value::Int(0), Value::Int(5), Value::Int(10)]
+        );
     }
 
     #[test]
@@ -582,7 +634,10 @@ mod tests {
 
     #[test]
     fn columns_carry_units() {
-        let s = parse(&format!("{OK}[[metric]]\nname = \"copy\"\nunit = \"GB/s\"\n")).unwrap();
+        let s = parse(&format!(
+            "{OK}[[metric]]\nname = \"copy\"\nunit = \"GB/s\"\n"
+        ))
+        .unwrap();
         assert_eq!(s.metrics[0].columns(), ["mflops"]);
         assert_eq!(
             s.metrics[1].columns(),
@@ -602,7 +657,10 @@ mod tests {
 
     #[test]
     fn timing_table_becomes_environment() {
-        let s = parse(&format!("{OK}[timing]\nmin_samples = 20\nflush_l2 = true\n")).unwrap();
+        let s = parse(&format!(
+            "{OK}[timing]\nmin_samples = 20\nflush_l2 = true\n"
+        ))
+        .unwrap();
         assert_eq!(s.env["SWEEP_MIN_SAMPLES"], "20");
         assert_eq!(s.env["SWEEP_FLUSH_L2"], "1");
     }

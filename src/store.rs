@@ -135,7 +135,15 @@ pub fn header(spec: &Spec) -> Vec<String> {
     for m in &spec.metrics {
         h.extend(m.columns());
     }
-    for c in ["build_s", "run_s", "cached", "gpu_index", "gpu_name", "gpu_uuid", "error"] {
+    for c in [
+        "build_s",
+        "run_s",
+        "cached",
+        "gpu_index",
+        "gpu_name",
+        "gpu_uuid",
+        "error",
+    ] {
         h.push(c.into());
     }
     h
@@ -244,7 +252,10 @@ impl CsvSink {
 
 /// The rows already in a CSV: point id -> fields. A torn last row is cut off first; a CSV torn
 /// inside its header is removed (it held no row). A missing CSV holds no row.
-pub fn read_done(path: &Path, header: &[String]) -> Result<BTreeMap<String, Vec<String>>, StoreError> {
+pub fn read_done(
+    path: &Path,
+    header: &[String],
+) -> Result<BTreeMap<String, Vec<String>>, StoreError> {
     let read_err = |e: String| StoreError::Read {
         path: path.to_path_buf(),
         reason: e,
@@ -258,13 +269,18 @@ pub fn read_done(path: &Path, header: &[String]) -> Result<BTreeMap<String, Vec<
         return Ok(BTreeMap::new());
     }
     // Keep whole lines only: a crash can leave a partial last record.
-    let whole = bytes.iter().rposition(|&b| b == b'\n').map(|i| i + 1).unwrap_or(0);
+    let whole = bytes
+        .iter()
+        .rposition(|&b| b == b'\n')
+        .map(|i| i + 1)
+        .unwrap_or(0);
     if whole < bytes.len() {
         let f = std::fs::OpenOptions::new()
             .write(true)
             .open(path)
             .map_err(|e| read_err(e.to_string()))?;
-        f.set_len(whole as u64).map_err(|e| read_err(e.to_string()))?;
+        f.set_len(whole as u64)
+            .map_err(|e| read_err(e.to_string()))?;
     }
     let text = &bytes[..whole];
     let first = text.split(|&b| b == b'\n').next().unwrap_or(&[]);
@@ -408,7 +424,12 @@ pub fn runs_of(output: &Path, sweep: &str) -> Vec<PathBuf> {
 
 /// A new run folder `output/<sweep>/<UTC timestamp>[suffix]`, created with its manifest in
 /// place (built under a hidden name, then renamed), so every run folder has a manifest.
-pub fn new_run_dir(output: &Path, sweep: &str, suffix: &str, manifest: &Manifest) -> Result<PathBuf, StoreError> {
+pub fn new_run_dir(
+    output: &Path,
+    sweep: &str,
+    suffix: &str,
+    manifest: &Manifest,
+) -> Result<PathBuf, StoreError> {
     let stamp = chrono::Utc::now().format("%Y%m%dT%H%M%SZ").to_string();
     let base = output.join(sweep);
     let tmp = base.join(format!(".new-{}", std::process::id()));
@@ -457,7 +478,10 @@ mod tests {
             point: Point {
                 index: 3,
                 id: id.into(),
-                values: vec![("threads".into(), Value::Int(32)), ("v".into(), Value::Str("a,\"b\"".into()))],
+                values: vec![
+                    ("threads".into(), Value::Int(32)),
+                    ("v".into(), Value::Str("a,\"b\"".into())),
+                ],
             },
             status,
             values: BTreeMap::from([("mflops".to_string(), 1234.5)]),
@@ -500,8 +524,14 @@ mod tests {
         let mut sink = CsvSink::open(&path, header(&spec()), Dialect::Semicolon).unwrap();
         sink.append(&row("abc", Status::Ok)).unwrap();
         let text = std::fs::read_to_string(&path).unwrap();
-        assert!(text.starts_with("point_id;index;threads;v;status;mflops;build_s"), "{text}");
-        assert!(text.contains("abc;3;32;\"a,\"\"b\"\"\";ok;1234,5;1,235;0,5;1;;;;"), "{text}");
+        assert!(
+            text.starts_with("point_id;index;threads;v;status;mflops;build_s"),
+            "{text}"
+        );
+        assert!(
+            text.contains("abc;3;32;\"a,\"\"b\"\"\";ok;1234,5;1,235;0,5;1;;;;"),
+            "{text}"
+        );
         assert_eq!(Dialect::Semicolon.parse_number("1234,5"), Some(1234.5));
     }
 
@@ -513,14 +543,20 @@ mod tests {
         let mut sink = CsvSink::open(&path, h.clone(), Dialect::Comma).unwrap();
         sink.append(&row("abc", Status::Ok)).unwrap();
         drop(sink);
-        let mut f = std::fs::OpenOptions::new().append(true).open(&path).unwrap();
+        let mut f = std::fs::OpenOptions::new()
+            .append(true)
+            .open(&path)
+            .unwrap();
         f.write_all(b"def,4,33,x,o").unwrap();
         let done = read_done(&path, &h).unwrap();
         assert_eq!(done.keys().collect::<Vec<_>>(), ["abc"]);
         assert!(std::fs::read_to_string(&path).unwrap().ends_with("\r\n"));
         let mut other = h.clone();
         other.push("extra".into());
-        assert!(matches!(read_done(&path, &other), Err(StoreError::HeaderMismatch { .. })));
+        assert!(matches!(
+            read_done(&path, &other),
+            Err(StoreError::HeaderMismatch { .. })
+        ));
     }
 
     #[test]

@@ -10,7 +10,10 @@ use std::time::Duration;
 fn project() -> tempfile::TempDir {
     let tmp = tempfile::tempdir().unwrap();
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/project");
-    for e in walkdir::WalkDir::new(&src).into_iter().filter_map(Result::ok) {
+    for e in walkdir::WalkDir::new(&src)
+        .into_iter()
+        .filter_map(Result::ok)
+    {
         let rel = e.path().strip_prefix(&src).unwrap();
         let dst = tmp.path().join(rel);
         if e.file_type().is_dir() {
@@ -24,7 +27,9 @@ fn project() -> tempfile::TempDir {
 
 fn sweep(dir: &Path) -> Command {
     let mut c = Command::cargo_bin("sweep").unwrap();
-    c.current_dir(dir).env("SWEEP_LOCK_DIR", dir.join("locks")).env_remove("SWEEP_CACHE");
+    c.current_dir(dir)
+        .env("SWEEP_LOCK_DIR", dir.join("locks"))
+        .env_remove("SWEEP_CACHE");
     c
 }
 
@@ -51,7 +56,12 @@ fn rows(csv: &Path) -> Rows {
     let mut r = csv::Reader::from_path(csv).unwrap();
     let h: Vec<String> = r.headers().unwrap().iter().map(String::from).collect();
     r.records()
-        .map(|rec| h.iter().cloned().zip(rec.unwrap().iter().map(String::from)).collect())
+        .map(|rec| {
+            h.iter()
+                .cloned()
+                .zip(rec.unwrap().iter().map(String::from))
+                .collect()
+        })
         .collect()
 }
 
@@ -62,8 +72,16 @@ fn stderr(out: &std::process::Output) -> String {
 #[test]
 fn every_fault_gets_its_status_and_a_one_line_reason() {
     let p = project();
-    let out = sweep(p.path()).args(["run", "sweeps/faults.toml"]).output().unwrap();
-    assert_eq!(out.status.code(), Some(1), "some points failed: {}", stderr(&out));
+    let out = sweep(p.path())
+        .args(["run", "sweeps/faults.toml"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "some points failed: {}",
+        stderr(&out)
+    );
     assert!(!stderr(&out).contains("panicked"));
     let rows = rows(&run_dir(p.path(), "faults").join("results.csv"));
     assert_eq!(rows.len(), 16);
@@ -91,9 +109,15 @@ fn every_fault_gets_its_status_and_a_one_line_reason() {
                 assert_eq!(row["saw_mflops"].parse::<f64>().unwrap(), want);
             }
             _ => {
-                assert!(row["mflops"].is_empty(), "failed points have no metric: {row:?}");
+                assert!(
+                    row["mflops"].is_empty(),
+                    "failed points have no metric: {row:?}"
+                );
                 let log = error.rsplit("(log: ").next().unwrap().trim_end_matches(')');
-                assert!(p.path().join(log).is_file(), "the message names a log that exists: {error}");
+                assert!(
+                    p.path().join(log).is_file(),
+                    "the message names a log that exists: {error}"
+                );
             }
         }
     }
@@ -109,15 +133,24 @@ fn every_fault_gets_its_status_and_a_one_line_reason() {
 #[test]
 fn csv_header_comes_from_the_spec_and_the_manifest_records_the_run() {
     let p = project();
-    sweep(p.path()).args(["run", "sweeps/saw.toml", "--no-analyze"]).assert().success();
+    sweep(p.path())
+        .args(["run", "sweeps/saw.toml", "--no-analyze"])
+        .assert()
+        .success();
     let dir = run_dir(p.path(), "saw");
     let text = std::fs::read_to_string(dir.join("results.csv")).unwrap();
     assert!(text.starts_with(
         "point_id,index,threads,status,saw_mflops,saw_median_mflops,saw_stddev_mflops,saw_min_mflops,saw_max_mflops,saw_rel_ci,saw_samples,saw_throttled,build_s,run_s,cached,gpu_index,gpu_name,gpu_uuid,error\r\n"
     ));
     let rows = rows(&dir.join("results.csv"));
-    assert_eq!(rows.iter().map(|r| r["threads"].parse::<i64>().unwrap()).collect::<Vec<_>>(), (1..=64).collect::<Vec<_>>());
-    let m: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(dir.join("manifest.json")).unwrap()).unwrap();
+    assert_eq!(
+        rows.iter()
+            .map(|r| r["threads"].parse::<i64>().unwrap())
+            .collect::<Vec<_>>(),
+        (1..=64).collect::<Vec<_>>()
+    );
+    let m: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("manifest.json")).unwrap()).unwrap();
     assert_eq!(m["state"], "finished");
     assert_eq!(m["spec_hash"].as_str().unwrap().len(), 64);
     assert!(m["spec"].as_str().unwrap().contains("bench = \"hostsaw\""));
@@ -125,40 +158,93 @@ fn csv_header_comes_from_the_spec_and_the_manifest_records_the_run() {
     assert!(!m["host"].as_str().unwrap().is_empty());
     assert!(m["finished"].is_string() && m["started"].is_string());
     let point = dir.join("points").join(&rows[0]["point_id"]);
-    for f in ["params.h", "build.log", "stdout.txt", "stderr.txt", "run.cmd"] {
+    for f in [
+        "params.h",
+        "build.log",
+        "stdout.txt",
+        "stderr.txt",
+        "run.cmd",
+    ] {
         assert!(point.join(f).is_file(), "{f} kept in the point's folder");
     }
-    assert!(std::fs::read_to_string(point.join("build.log")).unwrap().starts_with("$ cc "));
+    assert!(std::fs::read_to_string(point.join("build.log"))
+        .unwrap()
+        .starts_with("$ cc "));
 }
 
 #[test]
 fn semicolon_dialect_for_decimal_comma_locales() {
     let p = project();
     write(p.path(), "cuda/hostsaw/extra.txt", "");
-    let spec = std::fs::read_to_string(p.path().join("sweeps/saw.toml")).unwrap().replace("range = [1, 64]", "values = [3]");
-    write(p.path(), "sweeps/one.toml", &spec.replace("[analyze]\nx = \"threads\"\n", ""));
-    sweep(p.path()).args(["run", "sweeps/one.toml", "--csv-dialect", "semicolon"]).assert().success();
+    let spec = std::fs::read_to_string(p.path().join("sweeps/saw.toml"))
+        .unwrap()
+        .replace("range = [1, 64]", "values = [3]");
+    write(
+        p.path(),
+        "sweeps/one.toml",
+        &spec.replace("[analyze]\nx = \"threads\"\n", ""),
+    );
+    sweep(p.path())
+        .args(["run", "sweeps/one.toml", "--csv-dialect", "semicolon"])
+        .assert()
+        .success();
     let text = std::fs::read_to_string(run_dir(p.path(), "one").join("results.csv")).unwrap();
     let line = text.lines().nth(1).unwrap();
-    assert!(text.lines().next().unwrap().starts_with("point_id;index;threads;status;saw_mflops;"));
-    assert!(line.contains(";3;ok;3000;3000;0;3000;3000;0,001;10;0;"), "{line}");
+    assert!(text
+        .lines()
+        .next()
+        .unwrap()
+        .starts_with("point_id;index;threads;status;saw_mflops;"));
+    assert!(
+        line.contains(";3;ok;3000;3000;0;3000;3000;0,001;10;0;"),
+        "{line}"
+    );
 }
 
 #[test]
 fn plan_lists_what_run_does_and_render_prints_headers() {
     let p = project();
-    let out = sweep(p.path()).args(["plan", "sweeps/faults.toml"]).output().unwrap();
+    let out = sweep(p.path())
+        .args(["plan", "sweeps/faults.toml"])
+        .output()
+        .unwrap();
     let text = String::from_utf8(out.stdout).unwrap();
     assert!(text.ends_with("16 points\n"), "{text}");
     assert!(text.contains("threads=17 mode=noisy"));
-    let out = sweep(p.path()).args(["render", "sweeps/faults.toml", "--point", "9"]).output().unwrap();
+    let out = sweep(p.path())
+        .args(["render", "sweeps/faults.toml", "--point", "9"])
+        .output()
+        .unwrap();
     let text = String::from_utf8(out.stdout).unwrap();
-    assert!(text.contains("#define THREADS 17\n#define MODE crash\n#define MODE_CRASH 1\n#define SLOW_MS 0\n"), "{text}");
-    let out = sweep(p.path()).args(["render", "sweeps/faults.toml", "--point", "99"]).output().unwrap();
+    assert!(
+        text.contains(
+            "#define THREADS 17\n#define MODE crash\n#define MODE_CRASH 1\n#define SLOW_MS 0\n"
+        ),
+        "{text}"
+    );
+    let out = sweep(p.path())
+        .args(["render", "sweeps/faults.toml", "--point", "99"])
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(3));
-    assert_eq!(stderr(&out), "error: point 99 does not exist (hint: the sweep has points 0..15)\n");
-    let out = sweep(p.path()).args(["plan", "sweeps/faults.toml", "--shard", "1/2", "--split", "points"]).output().unwrap();
-    assert!(String::from_utf8(out.stdout).unwrap().ends_with("8 points\n"));
+    assert_eq!(
+        stderr(&out),
+        "error: point 99 does not exist (hint: the sweep has points 0..15)\n"
+    );
+    let out = sweep(p.path())
+        .args([
+            "plan",
+            "sweeps/faults.toml",
+            "--shard",
+            "1/2",
+            "--split",
+            "points",
+        ])
+        .output()
+        .unwrap();
+    assert!(String::from_utf8(out.stdout)
+        .unwrap()
+        .ends_with("8 points\n"));
 }
 
 #[test]
@@ -176,14 +262,23 @@ fn bad_input_gets_one_line_naming_the_culprit() {
     ];
     for (file, text, code, want) in cases {
         write(p.path(), &format!("sweeps/{file}"), &text);
-        let out = sweep(p.path()).args(["run", &format!("sweeps/{file}")]).output().unwrap();
+        let out = sweep(p.path())
+            .args(["run", &format!("sweeps/{file}")])
+            .output()
+            .unwrap();
         let err = stderr(&out);
         assert_eq!(out.status.code(), Some(code), "{file}: {err}");
-        assert!(err.starts_with("error: ") && err.contains(want), "{file}: got {err:?}, want {want:?}");
+        assert!(
+            err.starts_with("error: ") && err.contains(want),
+            "{file}: got {err:?}, want {want:?}"
+        );
         assert_eq!(err.lines().count(), 1, "{file}: one line: {err:?}");
         assert!(!err.contains("panicked"));
     }
-    let out = sweep(p.path()).args(["run", "sweeps/missing.toml"]).output().unwrap();
+    let out = sweep(p.path())
+        .args(["run", "sweeps/missing.toml"])
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(3));
     assert!(stderr(&out).starts_with("error: cannot read spec `sweeps/missing.toml`"));
 }
@@ -198,15 +293,30 @@ fn no_gpu_is_said_before_building_and_build_still_works() {
     // nvcc is the default compiler: running needs a GPU, which this host lacks.
     let text = "bench = \"hostsaw\"\n[vars]\nmode = \"ok\"\nslow_ms = 0\n[[axis]]\nname = \"threads\"\nrange = [1, 2]\n[[metric]]\npattern = \"mflops\"\n";
     write(p.path(), "sweeps/gpu.toml", text);
-    let out = sweep(p.path()).args(["run", "sweeps/gpu.toml"]).output().unwrap();
+    let out = sweep(p.path())
+        .args(["run", "sweeps/gpu.toml"])
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(4));
     assert!(stderr(&out).starts_with("error: no GPU visible: `nvidia-smi` lists none (hint: `sweep build` compiles without a GPU"));
-    assert!(!p.path().join("output/gpu").exists(), "nothing was built or written");
+    assert!(
+        !p.path().join("output/gpu").exists(),
+        "nothing was built or written"
+    );
     // `sweep build` on the same spec with a host compiler standing in for nvcc.
-    write(p.path(), "sweeps/gpu.toml", &text.replace("[vars]", "compiler = \"cc\"\ngpu = true\n[vars]"));
-    let out = sweep(p.path()).args(["build", "sweeps/gpu.toml"]).output().unwrap();
+    write(
+        p.path(),
+        "sweeps/gpu.toml",
+        &text.replace("[vars]", "compiler = \"cc\"\ngpu = true\n[vars]"),
+    );
+    let out = sweep(p.path())
+        .args(["build", "sweeps/gpu.toml"])
+        .output()
+        .unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
-    assert!(String::from_utf8_lossy(&out.stdout).starts_with("built 2 points, 0 from cache, 0 failed"));
+    assert!(
+        String::from_utf8_lossy(&out.stdout).starts_with("built 2 points, 0 from cache, 0 failed")
+    );
 }
 
 fn which(program: &str) -> bool {
@@ -222,26 +332,57 @@ fn identical_renders_share_a_build_and_later_runs_hit_the_cache() {
     let spec = std::fs::read_to_string(p.path().join("sweeps/saw.toml"))
         .unwrap()
         .replace("range = [1, 64]", "range = [1, 4]")
-        .replace("[analyze]\nx = \"threads\"\n", "[[axis]]\nname = \"rep\"\nvalues = [1, 2]\n");
+        .replace(
+            "[analyze]\nx = \"threads\"\n",
+            "[[axis]]\nname = \"rep\"\nvalues = [1, 2]\n",
+        );
     write(p.path(), "sweeps/reps.toml", &spec);
-    sweep(p.path()).args(["run", "sweeps/reps.toml", "-j", "1"]).assert().success();
+    sweep(p.path())
+        .args(["run", "sweeps/reps.toml", "-j", "1"])
+        .assert()
+        .success();
     let first = rows(&run_dir(p.path(), "reps").join("results.csv"));
     assert_eq!(first.len(), 8);
-    assert_eq!(first.iter().filter(|r| r["cached"] == "1").count(), 4, "one build per render");
+    assert_eq!(
+        first.iter().filter(|r| r["cached"] == "1").count(),
+        4,
+        "one build per render"
+    );
     let out = sweep(p.path()).args(["cache", "stats"]).output().unwrap();
-    assert!(String::from_utf8_lossy(&out.stdout).contains("holds 4 builds"), "{}", String::from_utf8_lossy(&out.stdout));
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("holds 4 builds"),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
     // A new run (the first finished): every point from the cache.
-    sweep(p.path()).args(["run", "sweeps/reps.toml"]).assert().success();
-    let mut runs: Vec<PathBuf> = std::fs::read_dir(p.path().join("output/reps")).unwrap().map(|e| e.unwrap().path()).collect();
+    sweep(p.path())
+        .args(["run", "sweeps/reps.toml"])
+        .assert()
+        .success();
+    let mut runs: Vec<PathBuf> = std::fs::read_dir(p.path().join("output/reps"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
     runs.sort();
     let second = rows(&runs[1].join("results.csv"));
-    assert!(second.iter().all(|r| r["cached"] == "1" && r["build_s"] == "0"), "{second:?}");
+    assert!(
+        second
+            .iter()
+            .all(|r| r["cached"] == "1" && r["build_s"] == "0"),
+        "{second:?}"
+    );
     // A changed source is a miss.
     let src = p.path().join("cuda/hostsaw/hostsaw.c");
     let text = std::fs::read_to_string(&src).unwrap();
     std::fs::write(&src, format!("{text}\n/* changed */\n")).unwrap();
-    sweep(p.path()).args(["run", "sweeps/reps.toml"]).assert().success();
-    let mut runs: Vec<PathBuf> = std::fs::read_dir(p.path().join("output/reps")).unwrap().map(|e| e.unwrap().path()).collect();
+    sweep(p.path())
+        .args(["run", "sweeps/reps.toml"])
+        .assert()
+        .success();
+    let mut runs: Vec<PathBuf> = std::fs::read_dir(p.path().join("output/reps"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
     runs.sort();
     let third = rows(&runs[2].join("results.csv"));
     assert_eq!(third.iter().filter(|r| r["cached"] == "0").count(), 4);
@@ -258,17 +399,30 @@ fn builds_overlap_runs() {
         .replace("range = [1, 64]", "range = [1, 6]")
         .replace("slow_ms = 0", "slow_ms = 150");
     write(p.path(), "sweeps/slow.toml", &spec);
-    sweep(p.path()).args(["run", "sweeps/slow.toml", "-j", "2", "--no-analyze"]).assert().success();
-    let m: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(run_dir(p.path(), "slow").join("manifest.json")).unwrap()).unwrap();
+    sweep(p.path())
+        .args(["run", "sweeps/slow.toml", "-j", "2", "--no-analyze"])
+        .assert()
+        .success();
+    let m: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(run_dir(p.path(), "slow").join("manifest.json")).unwrap(),
+    )
+    .unwrap();
     let t = m["timeline"].as_array().unwrap();
     assert_eq!(t.len(), 6);
     let f = |e: &serde_json::Value, k: &str| e[k].as_f64().unwrap();
     let overlapping = t.iter().any(|run| {
-        t.iter().any(|b| b != run && f(b, "build_start") < f(run, "run_end") && f(b, "build_end") > f(run, "run_start"))
+        t.iter().any(|b| {
+            b != run
+                && f(b, "build_start") < f(run, "run_end")
+                && f(b, "build_end") > f(run, "run_start")
+        })
     });
     assert!(overlapping, "some build ran while another point ran: {t:?}");
     // Runs never overlap each other, and follow sweep order.
-    let mut runs: Vec<(f64, f64)> = t.iter().map(|e| (f(e, "run_start"), f(e, "run_end"))).collect();
+    let mut runs: Vec<(f64, f64)> = t
+        .iter()
+        .map(|e| (f(e, "run_start"), f(e, "run_end")))
+        .collect();
     runs.sort_by(|a, b| a.0.total_cmp(&b.0));
     assert!(runs.windows(2).all(|w| w[0].1 <= w[1].0), "{runs:?}");
 }
@@ -276,7 +430,18 @@ fn builds_overlap_runs() {
 #[test]
 fn shuffled_order_runs_the_same_points_in_another_order() {
     let p = project();
-    sweep(p.path()).args(["run", "sweeps/saw.toml", "--order", "shuffled", "--seed", "7", "--no-analyze"]).assert().success();
+    sweep(p.path())
+        .args([
+            "run",
+            "sweeps/saw.toml",
+            "--order",
+            "shuffled",
+            "--seed",
+            "7",
+            "--no-analyze",
+        ])
+        .assert()
+        .success();
     let rows = rows(&run_dir(p.path(), "saw").join("results.csv"));
     let idx: Vec<usize> = rows.iter().map(|r| r["index"].parse().unwrap()).collect();
     assert_ne!(idx, (0..64).collect::<Vec<_>>());
@@ -293,29 +458,55 @@ fn timeouts_leave_no_stray_process() {
         .replace("range = [1, 64]", "values = [5]")
         .replace("mode = \"ok\"", "mode = \"spawn\"")
         .replace("[analyze]\nx = \"threads\"\n", "");
-    write(p.path(), "sweeps/spawn.toml", &spec.replace("compiler = \"cc\"", "compiler = \"cc\"\nrun_timeout_s = 0.5"));
-    let out = sweep(p.path()).args(["run", "sweeps/spawn.toml"]).output().unwrap();
+    write(
+        p.path(),
+        "sweeps/spawn.toml",
+        &spec.replace(
+            "compiler = \"cc\"",
+            "compiler = \"cc\"\nrun_timeout_s = 0.5",
+        ),
+    );
+    let out = sweep(p.path())
+        .args(["run", "sweeps/spawn.toml"])
+        .output()
+        .unwrap();
     let rows = rows(&run_dir(p.path(), "spawn").join("results.csv"));
     assert_eq!(rows[0]["status"], "timeout", "{}", stderr(&out));
     std::thread::sleep(Duration::from_millis(200));
-    assert!(!running("sleep 4242"), "the program's child outlived the timeout");
+    assert!(
+        !running("sleep 4242"),
+        "the program's child outlived the timeout"
+    );
 }
 
 /// A process whose command line is `cmd` is running (not a zombie).
 fn running(cmd: &str) -> bool {
-    std::fs::read_dir("/proc").unwrap().filter_map(Result::ok).any(|e| {
-        let cmdline = std::fs::read(e.path().join("cmdline")).unwrap_or_default();
-        let stat = std::fs::read_to_string(e.path().join("stat")).unwrap_or_default();
-        let state = stat.rsplit(')').next().unwrap_or("").split_whitespace().next().unwrap_or("");
-        String::from_utf8_lossy(&cmdline).replace('\0', " ").trim() == cmd && state != "Z"
-    })
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(Result::ok)
+        .any(|e| {
+            let cmdline = std::fs::read(e.path().join("cmdline")).unwrap_or_default();
+            let stat = std::fs::read_to_string(e.path().join("stat")).unwrap_or_default();
+            let state = stat
+                .rsplit(')')
+                .next()
+                .unwrap_or("")
+                .split_whitespace()
+                .next()
+                .unwrap_or("");
+            String::from_utf8_lossy(&cmdline).replace('\0', " ").trim() == cmd && state != "Z"
+        })
 }
 
 #[test]
 fn a_changed_spec_is_refused_for_resume_unless_forced() {
     let p = project();
     let spec = std::fs::read_to_string(p.path().join("sweeps/saw.toml")).unwrap();
-    let path = write(p.path(), "sweeps/chg.toml", &spec.replace("slow_ms = 0", "slow_ms = 300"));
+    let path = write(
+        p.path(),
+        "sweeps/chg.toml",
+        &spec.replace("slow_ms = 0", "slow_ms = 300"),
+    );
     let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("sweep"))
         .current_dir(p.path())
         .env("SWEEP_LOCK_DIR", p.path().join("locks"))
@@ -326,19 +517,35 @@ fn a_changed_spec_is_refused_for_resume_unless_forced() {
     child.kill().unwrap();
     child.wait().unwrap();
     std::fs::write(&path, spec.replace("slow_ms = 0", "slow_ms = 1")).unwrap();
-    let out = sweep(p.path()).args(["run", "sweeps/chg.toml"]).output().unwrap();
+    let out = sweep(p.path())
+        .args(["run", "sweeps/chg.toml"])
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(3));
     let err = stderr(&out);
-    assert!(err.contains("the spec changed since the unfinished run") && err.contains("`vars` differ (hint: --force starts a new run)"), "{err}");
-    sweep(p.path()).args(["run", "sweeps/chg.toml", "--force", "--no-analyze"]).assert().success();
+    assert!(
+        err.contains("the spec changed since the unfinished run")
+            && err.contains("`vars` differ (hint: --force starts a new run)"),
+        "{err}"
+    );
+    sweep(p.path())
+        .args(["run", "sweeps/chg.toml", "--force", "--no-analyze"])
+        .assert()
+        .success();
 }
 
 #[test]
 fn first_ctrl_c_finishes_the_current_point_and_keeps_the_rows() {
     let p = project();
     let spec = std::fs::read_to_string(p.path().join("sweeps/saw.toml")).unwrap();
-    let spec = spec.replace("slow_ms = 0", "slow_ms = 200").replace("range = [1, 64]", "range = [1, 20]");
-    write(p.path(), "sweeps/int.toml", &spec.replace("[analyze]\nx = \"threads\"\n", ""));
+    let spec = spec
+        .replace("slow_ms = 0", "slow_ms = 200")
+        .replace("range = [1, 64]", "range = [1, 20]");
+    write(
+        p.path(),
+        "sweeps/int.toml",
+        &spec.replace("[analyze]\nx = \"threads\"\n", ""),
+    );
     let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("sweep"))
         .current_dir(p.path())
         .env("SWEEP_LOCK_DIR", p.path().join("locks"))
@@ -355,11 +562,18 @@ fn first_ctrl_c_finishes_the_current_point_and_keeps_the_rows() {
     let dir = run_dir(p.path(), "int");
     let done = rows(&dir.join("results.csv"));
     assert!(!done.is_empty() && done.len() < 20, "{}", done.len());
-    assert!(done.iter().all(|r| r["status"] == "ok"), "the point running at Ctrl-C finished normally");
-    let m: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(dir.join("manifest.json")).unwrap()).unwrap();
+    assert!(
+        done.iter().all(|r| r["status"] == "ok"),
+        "the point running at Ctrl-C finished normally"
+    );
+    let m: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("manifest.json")).unwrap()).unwrap();
     assert_eq!(m["state"], "interrupted");
     // Running again resumes the same run folder.
-    let out = sweep(p.path()).args(["run", "sweeps/int.toml"]).output().unwrap();
+    let out = sweep(p.path())
+        .args(["run", "sweeps/int.toml"])
+        .output()
+        .unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
     let all = rows(&run_dir(p.path(), "int").join("results.csv"));
     assert_eq!(all.len(), 20);
@@ -370,9 +584,15 @@ fn gate_times(dir: &Path) -> Vec<(f64, f64, f64)> {
     let mut t: Vec<(f64, f64, f64)> = rows(&dir.join("results.csv"))
         .iter()
         .map(|r| {
-            let out = std::fs::read_to_string(dir.join("points").join(&r["point_id"]).join("stdout.txt")).unwrap();
+            let out =
+                std::fs::read_to_string(dir.join("points").join(&r["point_id"]).join("stdout.txt"))
+                    .unwrap();
             let line = out.lines().find(|l| l.starts_with("times ")).unwrap();
-            let v: Vec<f64> = line.split(' ').skip(1).map(|kv| kv.split('=').nth(1).unwrap().parse().unwrap()).collect();
+            let v: Vec<f64> = line
+                .split(' ')
+                .skip(1)
+                .map(|kv| kv.split('=').nth(1).unwrap().parse().unwrap())
+                .collect();
             (v[0], v[1], v[2])
         })
         .collect();
@@ -383,18 +603,36 @@ fn gate_times(dir: &Path) -> Vec<(f64, f64, f64)> {
 #[test]
 fn prestart_overlaps_start_up_but_never_measurements() {
     let p = project();
-    sweep(p.path()).args(["run", "sweeps/gated.toml", "-j", "2"]).assert().success();
+    sweep(p.path())
+        .args(["run", "sweeps/gated.toml", "-j", "2"])
+        .assert()
+        .success();
     let t = gate_times(&run_dir(p.path(), "gated"));
     assert_eq!(t.len(), 8);
     for w in t.windows(2) {
-        assert!(w[1].1 >= w[0].2, "a measurement began before the previous one ended: {w:?}");
+        assert!(
+            w[1].1 >= w[0].2,
+            "a measurement began before the previous one ended: {w:?}"
+        );
     }
     let overlapped = t.windows(2).filter(|w| w[1].0 < w[0].2).count();
-    assert!(overlapped >= 5, "start-up overlapped the previous point in {overlapped} of 7 cases: {t:?}");
+    assert!(
+        overlapped >= 5,
+        "start-up overlapped the previous point in {overlapped} of 7 cases: {t:?}"
+    );
 
-    sweep(p.path()).args(["run", "sweeps/gated.toml", "--no-prestart"]).assert().success();
-    let mut runs: Vec<PathBuf> = std::fs::read_dir(p.path().join("output/gated")).unwrap().map(|e| e.unwrap().path()).collect();
+    sweep(p.path())
+        .args(["run", "sweeps/gated.toml", "--no-prestart"])
+        .assert()
+        .success();
+    let mut runs: Vec<PathBuf> = std::fs::read_dir(p.path().join("output/gated"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
     runs.sort();
     let t = gate_times(&runs[1]);
-    assert!(t.windows(2).all(|w| w[1].0 >= w[0].2), "--no-prestart starts each program after the previous ended");
+    assert!(
+        t.windows(2).all(|w| w[1].0 >= w[0].2),
+        "--no-prestart starts each program after the previous ended"
+    );
 }

@@ -7,13 +7,23 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 fn fixture(sweep: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/h100").join(sweep).join("results.csv")
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/h100")
+        .join(sweep)
+        .join("results.csv")
 }
 
 fn rows(path: &Path) -> Vec<BTreeMap<String, String>> {
     let mut r = csv::Reader::from_path(path).unwrap();
     let h: Vec<String> = r.headers().unwrap().iter().map(String::from).collect();
-    r.records().map(|rec| h.iter().cloned().zip(rec.unwrap().iter().map(String::from)).collect()).collect()
+    r.records()
+        .map(|rec| {
+            h.iter()
+                .cloned()
+                .zip(rec.unwrap().iter().map(String::from))
+                .collect()
+        })
+        .collect()
 }
 
 #[test]
@@ -22,8 +32,12 @@ fn the_thread_sweep_completed_every_point() {
     assert_eq!(rows.len(), 512);
     let threads: Vec<i64> = rows.iter().map(|r| r["threads"].parse().unwrap()).collect();
     assert_eq!(threads, (1..=512).collect::<Vec<_>>());
-    assert!(rows.iter().all(|r| r["status"] == "ok" || r["status"] == "noisy"));
-    assert!(rows.iter().all(|r| r["gpu_name"] == "NVIDIA H100 80GB HBM3"));
+    assert!(rows
+        .iter()
+        .all(|r| r["status"] == "ok" || r["status"] == "noisy"));
+    assert!(rows
+        .iter()
+        .all(|r| r["gpu_name"] == "NVIDIA H100 80GB HBM3"));
 }
 
 #[test]
@@ -31,24 +45,42 @@ fn analyze_finds_period_knee_and_best_x_in_every_series_of_the_thread_sweep() {
     let out = tempfile::tempdir().unwrap();
     let o = Command::cargo_bin("sweep")
         .unwrap()
-        .args(["analyze", &fixture("threads_1_512").display().to_string(), "--out"])
+        .args([
+            "analyze",
+            &fixture("threads_1_512").display().to_string(),
+            "--out",
+        ])
         .arg(out.path())
         .output()
         .unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let table = String::from_utf8(o.stdout).unwrap();
-    let series: Vec<&str> = table.lines().filter(|l| l.starts_with("| ") && l.contains("_mflops")).collect();
+    let series: Vec<&str> = table
+        .lines()
+        .filter(|l| l.starts_with("| ") && l.contains("_mflops"))
+        .collect();
     assert_eq!(series.len(), 12, "{table}");
     for line in series {
         let cells: Vec<&str> = line.split('|').map(str::trim).collect();
         let (name, period, knee, best) = (cells[1], cells[2], cells[5], cells[7]);
-        let period: u32 = period.parse().unwrap_or_else(|_| panic!("{name}: no period: {line}"));
+        let period: u32 = period
+            .parse()
+            .unwrap_or_else(|_| panic!("{name}: no period: {line}"));
         assert!(knee.parse::<u32>().is_ok(), "{name}: no knee: {line}");
-        let best_x: u32 = best.split(' ').next().unwrap().parse().unwrap_or_else(|_| panic!("{name}: {line}"));
+        let best_x: u32 = best
+            .split(' ')
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap_or_else(|_| panic!("{name}: {line}"));
         // On the H100 a full grid steps by warps (32) and one block by four warps (128).
         let want = if name.contains("_grid") { 32 } else { 128 };
         assert_eq!(period, want, "{line}");
-        assert_eq!(best_x % 32, 0, "{name}: the best thread count is a multiple of a warp: {line}");
+        assert_eq!(
+            best_x % 32,
+            0,
+            "{name}: the best thread count is a multiple of a warp: {line}"
+        );
     }
     for f in ["analysis.json", "analysis.csv"] {
         assert!(out.path().join(f).is_file());
@@ -58,7 +90,8 @@ fn analyze_finds_period_knee_and_best_x_in_every_series_of_the_thread_sweep() {
 /// The target a fixture was measured with: `target_rel_ci` of the spec copy in its manifest.
 fn target(sweep: &str) -> f64 {
     let path = fixture(sweep).with_file_name("manifest.json");
-    let m: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let m: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
     let spec = m["spec"].as_str().unwrap();
     spec.lines()
         .find_map(|l| l.strip_prefix("target_rel_ci = "))
@@ -68,13 +101,31 @@ fn target(sweep: &str) -> f64 {
 
 #[test]
 fn bandwidth_points_meet_their_confidence_target_unless_marked_noisy() {
-    let sweeps = ["copy_offset", "copy_stride", "copy_all", "transpose_sizes", "bank_stride", "l1_cache", "aos_soa", "pitch", "reduction"];
+    let sweeps = [
+        "copy_offset",
+        "copy_stride",
+        "copy_all",
+        "transpose_sizes",
+        "bank_stride",
+        "l1_cache",
+        "aos_soa",
+        "pitch",
+        "reduction",
+    ];
     for sweep in sweeps {
         let rows = rows(&fixture(sweep));
         let target = target(sweep);
         // Every sweep but transpose_sizes ran with the 1 %; transpose_sizes ran with 2 %
         // (its spec now asks for 1 %, and sweep now marks a point above the target noisy itself).
-        assert_eq!(target, if sweep == "transpose_sizes" { 0.02 } else { 0.01 }, "{sweep}");
+        assert_eq!(
+            target,
+            if sweep == "transpose_sizes" {
+                0.02
+            } else {
+                0.01
+            },
+            "{sweep}"
+        );
         assert!(!rows.is_empty());
         for r in rows.iter().filter(|r| r["status"] == "ok") {
             for (col, v) in r.iter().filter(|(c, _)| c.ends_with("_rel_ci")) {
@@ -93,5 +144,8 @@ fn the_coalesced_copy_reaches_90_percent_of_memcpy_measured_in_the_same_run() {
     let rows = rows(&fixture("copy_offset"));
     let first = rows.iter().find(|r| r["offset"] == "0").unwrap();
     let fraction: f64 = first["copy_vs_memcpy_fraction"].parse().unwrap();
-    assert!(fraction >= 0.9, "coalesced copy at {fraction} of cudaMemcpy D2D");
+    assert!(
+        fraction >= 0.9,
+        "coalesced copy at {fraction} of cudaMemcpy D2D"
+    );
 }

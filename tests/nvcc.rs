@@ -30,14 +30,23 @@ fn every_sweep_builds_at_its_corners_with_real_nvcc() {
         .filter(|p| p.extension().is_some_and(|e| e == "toml"))
         .collect();
     specs.sort();
-    assert!(specs.len() >= 10, "the sweeps of the source studies are there: {specs:?}");
+    assert!(
+        specs.len() >= 10,
+        "the sweeps of the source studies are there: {specs:?}"
+    );
     let mut benches = std::collections::BTreeSet::new();
     for spec in &specs {
         let o = Command::cargo_bin("sweep")
             .unwrap()
             .current_dir(root)
             .env("SWEEP_LOCK_DIR", out.path().join("locks"))
-            .args(["build", &spec.display().to_string(), "--sample", "5", "--output"])
+            .args([
+                "build",
+                &spec.display().to_string(),
+                "--sample",
+                "5",
+                "--output",
+            ])
             .arg(out.path())
             .output()
             .unwrap();
@@ -48,9 +57,18 @@ fn every_sweep_builds_at_its_corners_with_real_nvcc() {
             spec.display(),
             String::from_utf8_lossy(&o.stderr)
         );
-        assert!(stdout.contains("arch sm_90"), "{}: built for sm_90: {stdout}", spec.display());
+        assert!(
+            stdout.contains("arch sm_90"),
+            "{}: built for sm_90: {stdout}",
+            spec.display()
+        );
         let text = std::fs::read_to_string(spec).unwrap();
-        let bench = text.lines().find_map(|l| l.strip_prefix("bench = ")).unwrap().trim_matches('"').to_string();
+        let bench = text
+            .lines()
+            .find_map(|l| l.strip_prefix("bench = "))
+            .unwrap()
+            .trim_matches('"')
+            .to_string();
         benches.insert(bench);
     }
     let all: std::collections::BTreeSet<String> = std::fs::read_dir(root.join("cuda"))
@@ -58,5 +76,8 @@ fn every_sweep_builds_at_its_corners_with_real_nvcc() {
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .filter(|n| n != "common")
         .collect();
-    assert_eq!(benches, all, "every bench in cuda/ has a sweep, and so was compiled");
+    assert_eq!(
+        benches, all,
+        "every bench in cuda/ has a sweep, and so was compiled"
+    );
 }

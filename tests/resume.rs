@@ -9,7 +9,10 @@ use std::time::Duration;
 fn project() -> tempfile::TempDir {
     let tmp = tempfile::tempdir().unwrap();
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/project");
-    for e in walkdir::WalkDir::new(&src).into_iter().filter_map(Result::ok) {
+    for e in walkdir::WalkDir::new(&src)
+        .into_iter()
+        .filter_map(Result::ok)
+    {
         let dst = tmp.path().join(e.path().strip_prefix(&src).unwrap());
         if e.file_type().is_dir() {
             std::fs::create_dir_all(&dst).unwrap();
@@ -41,10 +44,22 @@ fn sweep(dir: &Path) -> Command {
 fn results(dir: &Path) -> (usize, BTreeMap<String, (String, String)>) {
     let runs: Vec<_> = std::fs::read_dir(dir.join("output/kill"))
         .unwrap()
-        .filter(|e| !e.as_ref().unwrap().file_name().to_string_lossy().starts_with('.'))
+        .filter(|e| {
+            !e.as_ref()
+                .unwrap()
+                .file_name()
+                .to_string_lossy()
+                .starts_with('.')
+        })
         .collect();
     assert_eq!(runs.len(), 1, "resume reuses the run folder");
-    let csv = runs.into_iter().next().unwrap().unwrap().path().join("results.csv");
+    let csv = runs
+        .into_iter()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path()
+        .join("results.csv");
     let mut r = csv::Reader::from_path(&csv).unwrap();
     let mut n = 0;
     let mut out = BTreeMap::new();
@@ -91,11 +106,20 @@ fn sigkill_at_random_moments_loses_and_duplicates_nothing() {
             killed_mid_run += 1;
         }
         if !finished {
-            assert!(sweep(p.path()).status().unwrap().success(), "seed {seed}: the resumed run finishes");
+            assert!(
+                sweep(p.path()).status().unwrap().success(),
+                "seed {seed}: the resumed run finishes"
+            );
         }
         let (rows, got) = results(p.path());
         assert_eq!(rows, 16, "seed {seed}: every point exactly once");
-        assert_eq!(got, want, "seed {seed}: same point set and values as an uninterrupted run");
+        assert_eq!(
+            got, want,
+            "seed {seed}: same point set and values as an uninterrupted run"
+        );
     }
-    assert!(killed_mid_run >= 10, "most kills landed while the sweep ran ({killed_mid_run})");
+    assert!(
+        killed_mid_run >= 10,
+        "most kills landed while the sweep ran ({killed_mid_run})"
+    );
 }
