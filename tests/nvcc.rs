@@ -81,3 +81,71 @@ fn every_sweep_builds_at_its_corners_with_real_nvcc() {
         "every bench in cuda/ has a sweep, and so was compiled"
     );
 }
+
+#[test]
+fn the_timing_core_fails_a_wrong_result_on_the_host() {
+    if !nvcc_on_path() {
+        assert!(
+            std::env::var("SWEEP_REQUIRE_NVCC").is_err(),
+            "SWEEP_REQUIRE_NVCC is set but nvcc is not on PATH"
+        );
+        eprintln!("skipped: nvcc is not on PATH (make test installs it)");
+        return;
+    }
+    // The bench lives in tests/project/cuda/checks; the timing core is the real cuda/common.
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let tmp = tempfile::tempdir().unwrap();
+    for (src, dst) in [
+        ("tests/project/cuda/checks", "cuda/checks"),
+        ("cuda/common", "cuda/common"),
+    ] {
+        std::fs::create_dir_all(tmp.path().join(dst)).unwrap();
+        for e in std::fs::read_dir(root.join(src)).unwrap() {
+            let e = e.unwrap();
+            std::fs::copy(e.path(), tmp.path().join(dst).join(e.file_name())).unwrap();
+        }
+    }
+    std::fs::create_dir_all(tmp.path().join("sweeps")).unwrap();
+    std::fs::copy(
+        root.join("tests/project/sweeps/checks.toml"),
+        tmp.path().join("sweeps/checks.toml"),
+    )
+    .unwrap();
+    let o = Command::cargo_bin("sweep")
+        .unwrap()
+        .current_dir(tmp.path())
+        .env("SWEEP_LOCK_DIR", tmp.path().join("locks"))
+        .args(["run", "sweeps/checks.toml"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        o.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let run = std::fs::read_dir(tmp.path().join("output/checks"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let mut r = csv::Reader::from_path(run.join("results.csv")).unwrap();
+    let rows: Vec<csv::StringRecord> = r.records().map(|x| x.unwrap()).collect();
+    let (status, error) = (3, rows[0].len() - 1);
+    assert_eq!(&rows[0][2], "right");
+    assert_eq!(&rows[0][status], "ok");
+    assert_eq!(&rows[1][status], "wrong_result");
+    assert!(
+        rows[1][error]
+            .starts_with("wrong result: copy of 64 floats differs at 5: got 6, expected 5"),
+        "{:?}",
+        &rows[1]
+    );
+    assert_eq!(&rows[2][status], "wrong_result");
+    assert!(
+        rows[2][error].contains("differs at 9: got nan"),
+        "{:?}",
+        &rows[2]
+    );
+}
