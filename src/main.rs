@@ -78,24 +78,28 @@ struct RunArgs {
 #[derive(Subcommand)]
 enum Command {
     /// Build and run every point of a sweep; resumes the latest unfinished run of the same spec
+    #[command(after_help = exit::HELP)]
     Run {
         spec: PathBuf,
         #[command(flatten)]
         args: RunArgs,
     },
     /// Finish an unfinished run folder
+    #[command(after_help = exit::HELP)]
     Resume {
         run_dir: PathBuf,
         #[command(flatten)]
         args: RunArgs,
     },
     /// List the points of a sweep and their count, without building
+    #[command(after_help = exit::HELP)]
     Plan {
         spec: PathBuf,
         #[command(flatten)]
         sharding: Sharding,
     },
     /// Print the rendered headers of one point
+    #[command(after_help = exit::HELP)]
     Render {
         spec: PathBuf,
         /// Point index (from `sweep plan`)
@@ -103,6 +107,7 @@ enum Command {
         point: usize,
     },
     /// Compile every point into the build cache (needs nvcc, not a GPU)
+    #[command(after_help = exit::HELP)]
     Build {
         spec: PathBuf,
         #[command(flatten)]
@@ -121,6 +126,7 @@ enum Command {
         dir: PathBuf,
     },
     /// Build cache: `stats` or `clean`
+    #[command(after_help = exit::HELP)]
     Cache {
         #[arg(value_parser = ["stats", "clean"])]
         action: String,
@@ -128,12 +134,14 @@ enum Command {
         place: Where,
     },
     /// Period, phase, knee, drop and best x of every series of a results CSV
+    #[command(after_help = exit::HELP)]
     Analyze {
         results: PathBuf,
         #[command(flatten)]
         select: Select,
     },
     /// Charts (SVG and PNG) of every series of a results CSV
+    #[command(after_help = exit::HELP)]
     Plot {
         results: PathBuf,
         #[command(flatten)]
