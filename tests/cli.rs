@@ -1,37 +1,11 @@
 //! End-to-end tests of the `sweep` command on real programs built with the host C compiler
 //! (tests/project/cuda/hostsaw), the faulty ones included.
 
-use assert_cmd::Command;
-use std::collections::BTreeMap;
+mod common;
+
+use common::{manifest, on_path, project, rows, run_dirs, stderr, stdout, sweep, sweep_process};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
-
-/// A private copy of tests/project, so runs, caches and edits don't meet.
-fn project() -> tempfile::TempDir {
-    let tmp = tempfile::tempdir().unwrap();
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/project");
-    for e in walkdir::WalkDir::new(&src)
-        .into_iter()
-        .filter_map(Result::ok)
-    {
-        let rel = e.path().strip_prefix(&src).unwrap();
-        let dst = tmp.path().join(rel);
-        if e.file_type().is_dir() {
-            std::fs::create_dir_all(&dst).unwrap();
-        } else {
-            std::fs::copy(e.path(), &dst).unwrap();
-        }
-    }
-    tmp
-}
-
-fn sweep(dir: &Path) -> Command {
-    let mut c = Command::cargo_bin("sweep").unwrap();
-    c.current_dir(dir)
-        .env("SWEEP_LOCK_DIR", dir.join("locks"))
-        .env_remove("SWEEP_CACHE");
-    c
-}
 
 fn write(dir: &Path, rel: &str, text: &str) -> PathBuf {
     let p = dir.join(rel);
@@ -42,31 +16,9 @@ fn write(dir: &Path, rel: &str, text: &str) -> PathBuf {
 
 /// The only run folder of a sweep.
 fn run_dir(dir: &Path, sweep: &str) -> PathBuf {
-    let runs: Vec<PathBuf> = std::fs::read_dir(dir.join("output").join(sweep))
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .collect();
+    let runs = run_dirs(&dir.join("output").join(sweep));
     assert_eq!(runs.len(), 1, "{runs:?}");
     runs[0].clone()
-}
-
-type Rows = Vec<BTreeMap<String, String>>;
-
-fn rows(csv: &Path) -> Rows {
-    let mut r = csv::Reader::from_path(csv).unwrap();
-    let h: Vec<String> = r.headers().unwrap().iter().map(String::from).collect();
-    r.records()
-        .map(|rec| {
-            h.iter()
-                .cloned()
-                .zip(rec.unwrap().iter().map(String::from))
-                .collect()
-        })
-        .collect()
-}
-
-fn stderr(out: &std::process::Output) -> String {
-    String::from_utf8_lossy(&out.stderr).into_owned()
 }
 
 #[test]
@@ -149,8 +101,7 @@ fn csv_header_comes_from_the_spec_and_the_manifest_records_the_run() {
             .collect::<Vec<_>>(),
         (1..=64).collect::<Vec<_>>()
     );
-    let m: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(dir.join("manifest.json")).unwrap()).unwrap();
+    let m = manifest(&dir);
     assert_eq!(m["state"], "finished");
     assert_eq!(m["spec_hash"].as_str().unwrap().len(), 64);
     assert!(m["spec"].as_str().unwrap().contains("bench = \"hostsaw\""));
@@ -285,7 +236,7 @@ fn bad_input_gets_one_line_naming_the_culprit() {
 
 #[test]
 fn no_gpu_is_said_before_building_and_build_still_works() {
-    if which("nvidia-smi") {
+    if on_path("nvidia-smi") {
         eprintln!("skipped: this host has nvidia-smi");
         return;
     }
@@ -314,15 +265,7 @@ fn no_gpu_is_said_before_building_and_build_still_works() {
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
-    assert!(
-        String::from_utf8_lossy(&out.stdout).starts_with("built 2 points, 0 from cache, 0 failed")
-    );
-}
-
-fn which(program: &str) -> bool {
-    std::env::var_os("PATH")
-        .map(|paths| std::env::split_paths(&paths).any(|d| d.join(program).is_file()))
-        .unwrap_or(false)
+    assert!(stdout(&out).starts_with("built 2 points, 0 from cache, 0 failed"));
 }
 
 #[test]
@@ -349,21 +292,13 @@ fn identical_renders_share_a_build_and_later_runs_hit_the_cache() {
         "one build per render"
     );
     let out = sweep(p.path()).args(["cache", "stats"]).output().unwrap();
-    assert!(
-        String::from_utf8_lossy(&out.stdout).contains("holds 4 builds"),
-        "{}",
-        String::from_utf8_lossy(&out.stdout)
-    );
+    assert!(stdout(&out).contains("holds 4 builds"), "{}", stdout(&out));
     // A new run (the first finished): every point from the cache.
     sweep(p.path())
         .args(["run", "sweeps/reps.toml"])
         .assert()
         .success();
-    let mut runs: Vec<PathBuf> = std::fs::read_dir(p.path().join("output/reps"))
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .collect();
-    runs.sort();
+    let runs = run_dirs(&p.path().join("output/reps"));
     let second = rows(&runs[1].join("results.csv"));
     assert!(
         second
@@ -379,15 +314,11 @@ fn identical_renders_share_a_build_and_later_runs_hit_the_cache() {
         .args(["run", "sweeps/reps.toml"])
         .assert()
         .success();
-    let mut runs: Vec<PathBuf> = std::fs::read_dir(p.path().join("output/reps"))
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .collect();
-    runs.sort();
+    let runs = run_dirs(&p.path().join("output/reps"));
     let third = rows(&runs[2].join("results.csv"));
     assert_eq!(third.iter().filter(|r| r["cached"] == "0").count(), 4);
     let out = sweep(p.path()).args(["cache", "clean"]).output().unwrap();
-    assert!(String::from_utf8_lossy(&out.stdout).contains("removed 8 builds"));
+    assert!(stdout(&out).contains("removed 8 builds"));
 }
 
 #[test]
@@ -403,10 +334,7 @@ fn builds_overlap_runs() {
         .args(["run", "sweeps/slow.toml", "-j", "2", "--no-analyze"])
         .assert()
         .success();
-    let m: serde_json::Value = serde_json::from_str(
-        &std::fs::read_to_string(run_dir(p.path(), "slow").join("manifest.json")).unwrap(),
-    )
-    .unwrap();
+    let m = manifest(&run_dir(p.path(), "slow"));
     let t = m["timeline"].as_array().unwrap();
     assert_eq!(t.len(), 6);
     let f = |e: &serde_json::Value, k: &str| e[k].as_f64().unwrap();
@@ -507,9 +435,7 @@ fn a_changed_spec_is_refused_for_resume_unless_forced() {
         "sweeps/chg.toml",
         &spec.replace("slow_ms = 0", "slow_ms = 300"),
     );
-    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("sweep"))
-        .current_dir(p.path())
-        .env("SWEEP_LOCK_DIR", p.path().join("locks"))
+    let mut child = sweep_process(p.path())
         .args(["run", "sweeps/chg.toml", "-q"])
         .spawn()
         .unwrap();
@@ -546,9 +472,7 @@ fn first_ctrl_c_finishes_the_current_point_and_keeps_the_rows() {
         "sweeps/int.toml",
         &spec.replace("[analyze]\nx = \"threads\"\n", ""),
     );
-    let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("sweep"))
-        .current_dir(p.path())
-        .env("SWEEP_LOCK_DIR", p.path().join("locks"))
+    let child = sweep_process(p.path())
         .args(["run", "sweeps/int.toml", "-q"])
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
@@ -566,8 +490,7 @@ fn first_ctrl_c_finishes_the_current_point_and_keeps_the_rows() {
         done.iter().all(|r| r["status"] == "ok"),
         "the point running at Ctrl-C finished normally"
     );
-    let m: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(dir.join("manifest.json")).unwrap()).unwrap();
+    let m = manifest(&dir);
     assert_eq!(m["state"], "interrupted");
     // Running again resumes the same run folder.
     let out = sweep(p.path())
@@ -625,11 +548,7 @@ fn prestart_overlaps_start_up_but_never_measurements() {
         .args(["run", "sweeps/gated.toml", "--no-prestart"])
         .assert()
         .success();
-    let mut runs: Vec<PathBuf> = std::fs::read_dir(p.path().join("output/gated"))
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .collect();
-    runs.sort();
+    let runs = run_dirs(&p.path().join("output/gated"));
     let t = gate_times(&runs[1]);
     assert!(
         t.windows(2).all(|w| w[1].0 >= w[0].2),

@@ -2,8 +2,10 @@
 //! targets the issues set, and `sweep analyze` reads them: a period, knee and best thread count
 //! for every series of the thread sweep.
 
+mod common;
+
 use assert_cmd::Command;
-use std::collections::BTreeMap;
+use common::{manifest, rows, stderr};
 use std::path::{Path, PathBuf};
 
 fn fixture(sweep: &str) -> PathBuf {
@@ -11,19 +13,6 @@ fn fixture(sweep: &str) -> PathBuf {
         .join("tests/fixtures/h100")
         .join(sweep)
         .join("results.csv")
-}
-
-fn rows(path: &Path) -> Vec<BTreeMap<String, String>> {
-    let mut r = csv::Reader::from_path(path).unwrap();
-    let h: Vec<String> = r.headers().unwrap().iter().map(String::from).collect();
-    r.records()
-        .map(|rec| {
-            h.iter()
-                .cloned()
-                .zip(rec.unwrap().iter().map(String::from))
-                .collect()
-        })
-        .collect()
 }
 
 #[test]
@@ -53,7 +42,7 @@ fn analyze_finds_period_knee_and_best_x_in_every_series_of_the_thread_sweep() {
         .arg(out.path())
         .output()
         .unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(o.status.success(), "{}", stderr(&o));
     let table = String::from_utf8(o.stdout).unwrap();
     let series: Vec<&str> = table
         .lines()
@@ -89,9 +78,7 @@ fn analyze_finds_period_knee_and_best_x_in_every_series_of_the_thread_sweep() {
 
 /// The target a fixture was measured with: `target_rel_ci` of the spec copy in its manifest.
 fn target(sweep: &str) -> f64 {
-    let path = fixture(sweep).with_file_name("manifest.json");
-    let m: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let m = manifest(fixture(sweep).parent().unwrap());
     let spec = m["spec"].as_str().unwrap();
     spec.lines()
         .find_map(|l| l.strip_prefix("target_rel_ci = "))

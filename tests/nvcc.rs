@@ -3,23 +3,29 @@
 //! `make test` puts NVIDIA's nvcc from PyPI on PATH when there is none, and sets
 //! SWEEP_REQUIRE_NVCC=1 so that a missing nvcc fails this test instead of skipping it.
 
+mod common;
+
 use assert_cmd::Command;
+use common::stderr;
 use std::path::Path;
 
-fn nvcc_on_path() -> bool {
-    std::env::var_os("PATH")
-        .map(|p| std::env::split_paths(&p).any(|d| d.join("nvcc").is_file()))
-        .unwrap_or(false)
+/// Whether to skip a test for want of nvcc on PATH (saying so); fails instead where
+/// SWEEP_REQUIRE_NVCC is set.
+fn skip_without_nvcc() -> bool {
+    if common::on_path("nvcc") {
+        return false;
+    }
+    assert!(
+        std::env::var("SWEEP_REQUIRE_NVCC").is_err(),
+        "SWEEP_REQUIRE_NVCC is set but nvcc is not on PATH"
+    );
+    eprintln!("skipped: nvcc is not on PATH (make test installs it)");
+    true
 }
 
 #[test]
 fn every_sweep_builds_at_its_corners_with_real_nvcc() {
-    if !nvcc_on_path() {
-        assert!(
-            std::env::var("SWEEP_REQUIRE_NVCC").is_err(),
-            "SWEEP_REQUIRE_NVCC is set but nvcc is not on PATH"
-        );
-        eprintln!("skipped: nvcc is not on PATH (make test installs it)");
+    if skip_without_nvcc() {
         return;
     }
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
@@ -55,7 +61,7 @@ fn every_sweep_builds_at_its_corners_with_real_nvcc() {
             o.status.success() && stdout.contains(" 0 failed"),
             "{}: {stdout}{}",
             spec.display(),
-            String::from_utf8_lossy(&o.stderr)
+            stderr(&o)
         );
         assert!(
             stdout.contains("arch sm_90"),
@@ -84,12 +90,7 @@ fn every_sweep_builds_at_its_corners_with_real_nvcc() {
 
 #[test]
 fn the_timing_core_fails_a_wrong_result_on_the_host() {
-    if !nvcc_on_path() {
-        assert!(
-            std::env::var("SWEEP_REQUIRE_NVCC").is_err(),
-            "SWEEP_REQUIRE_NVCC is set but nvcc is not on PATH"
-        );
-        eprintln!("skipped: nvcc is not on PATH (make test installs it)");
+    if skip_without_nvcc() {
         return;
     }
     // The bench lives in tests/project/cuda/checks; the timing core is the real cuda/common.
@@ -118,12 +119,7 @@ fn the_timing_core_fails_a_wrong_result_on_the_host() {
         .args(["run", "sweeps/checks.toml"])
         .output()
         .unwrap();
-    assert_eq!(
-        o.status.code(),
-        Some(1),
-        "{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     let run = std::fs::read_dir(tmp.path().join("output/checks"))
         .unwrap()
         .next()

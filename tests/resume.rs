@@ -1,25 +1,16 @@
 //! Kill-and-resume: SIGKILL a real sweep at random moments, resume it, and check that the CSV
 //! ends with every point exactly once, with the values of an uninterrupted run.
 
+mod common;
+
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
+/// `common::project()` with `sweeps/kill.toml`: saw.toml cut to 16 points of 15 ms each.
 fn project() -> tempfile::TempDir {
-    let tmp = tempfile::tempdir().unwrap();
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/project");
-    for e in walkdir::WalkDir::new(&src)
-        .into_iter()
-        .filter_map(Result::ok)
-    {
-        let dst = tmp.path().join(e.path().strip_prefix(&src).unwrap());
-        if e.file_type().is_dir() {
-            std::fs::create_dir_all(&dst).unwrap();
-        } else {
-            std::fs::copy(e.path(), &dst).unwrap();
-        }
-    }
+    let tmp = common::project();
     let spec = std::fs::read_to_string(tmp.path().join("sweeps/saw.toml"))
         .unwrap()
         .replace("range = [1, 64]", "range = [1, 16]")
@@ -29,11 +20,11 @@ fn project() -> tempfile::TempDir {
     tmp
 }
 
+/// `sweep run sweeps/kill.toml -q -j 2` in `dir` (`common::sweep_process()`, no cache from the
+/// environment), its output dropped.
 fn sweep(dir: &Path) -> Command {
-    let mut c = Command::new(assert_cmd::cargo::cargo_bin("sweep"));
-    c.current_dir(dir)
-        .env("SWEEP_LOCK_DIR", dir.join("locks"))
-        .env_remove("SWEEP_CACHE")
+    let mut c = common::sweep_process(dir);
+    c.env_remove("SWEEP_CACHE")
         .args(["run", "sweeps/kill.toml", "-q", "-j", "2"])
         .stdout(Stdio::null())
         .stderr(Stdio::null());

@@ -2,36 +2,15 @@
 //! script of `sweep slurm` run by hand, and a real job array on a private single-node Slurm
 //! (scripts/slurm-up.sh installs and starts it; skipped only where Slurm cannot be had).
 
+mod common;
+
 use assert_cmd::Command;
+use common::{manifest, project, run_dirs, stderr, stdout, sweep};
+use std::ffi::OsStr;
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::process::Output;
 use std::time::{Duration, Instant};
-
-/// A private copy of tests/project.
-fn project() -> tempfile::TempDir {
-    let tmp = tempfile::tempdir().unwrap();
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/project");
-    for e in walkdir::WalkDir::new(&src)
-        .into_iter()
-        .filter_map(Result::ok)
-    {
-        let dst = tmp.path().join(e.path().strip_prefix(&src).unwrap());
-        if e.file_type().is_dir() {
-            std::fs::create_dir_all(&dst).unwrap();
-        } else {
-            std::fs::copy(e.path(), &dst).unwrap();
-        }
-    }
-    tmp
-}
-
-fn sweep(dir: &Path) -> Command {
-    let mut c = Command::cargo_bin("sweep").unwrap();
-    c.current_dir(dir)
-        .env("SWEEP_LOCK_DIR", dir.join("locks"))
-        .env_remove("SWEEP_CACHE");
-    c
-}
 
 /// `sweep run sweeps/saw.toml --shard i/n --split points` (plus `extra`); returns its run folder.
 fn shard(dir: &Path, i: usize, n: usize, extra: &[&str]) -> PathBuf {
@@ -54,14 +33,33 @@ fn shard(dir: &Path, i: usize, n: usize, extra: &[&str]) -> PathBuf {
 
 /// The latest run folder in `sweep_dir` whose name ends with `suffix`.
 fn latest(sweep_dir: &Path, suffix: &str) -> PathBuf {
-    let mut runs: Vec<PathBuf> = std::fs::read_dir(sweep_dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.is_dir() && p.file_name().unwrap().to_string_lossy().ends_with(suffix))
-        .collect();
-    runs.sort();
-    runs.pop()
+    run_dirs(sweep_dir)
+        .into_iter()
+        .rfind(|p| p.is_dir() && p.file_name().unwrap().to_string_lossy().ends_with(suffix))
         .unwrap_or_else(|| panic!("no run `*{suffix}` in {}", sweep_dir.display()))
+}
+
+/// `sweep merge` with `args`.
+fn merge<I, S>(dir: &Path, args: I) -> Output
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<OsStr>,
+{
+    sweep(dir).arg("merge").args(args).output().unwrap()
+}
+
+/// `sweep slurm sweeps/saw.toml --shards 4 --split points`, for the caller to add to and run.
+fn slurm_saw(dir: &Path) -> Command {
+    let mut c = sweep(dir);
+    c.args([
+        "slurm",
+        "sweeps/saw.toml",
+        "--shards",
+        "4",
+        "--split",
+        "points",
+    ]);
+    c
 }
 
 /// A single local run of saw.toml into `local/`: the reference.
@@ -78,14 +76,6 @@ fn reference(dir: &Path) -> Rows {
         .assert()
         .success();
     rows(&latest(&dir.join("local/saw"), "Z").join("results.csv"))
-}
-
-fn stderr(out: &std::process::Output) -> String {
-    String::from_utf8_lossy(&out.stderr).into_owned()
-}
-
-fn stdout(out: &std::process::Output) -> String {
-    String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
 /// (point_id, index, threads, status, saw_mflops) of each row, in file order.
@@ -120,15 +110,10 @@ fn rows(csv: &Path) -> Rows {
         .collect()
 }
 
-fn manifest(dir: &Path) -> serde_json::Value {
-    serde_json::from_str(&std::fs::read_to_string(dir.join("manifest.json")).unwrap()).unwrap()
-}
-
 /// The merged run folders in `output/saw`.
 fn merged_runs(dir: &Path) -> Vec<PathBuf> {
-    std::fs::read_dir(dir.join("output/saw"))
-        .unwrap()
-        .map(|e| e.unwrap().path())
+    run_dirs(&dir.join("output/saw"))
+        .into_iter()
         .filter(|p| p.to_string_lossy().ends_with("-merged"))
         .collect()
 }
@@ -148,7 +133,7 @@ fn merging_every_shard_gives_the_rows_of_a_single_run_in_sweep_order() {
                 .to_path_buf()
         })
         .collect();
-    let out = sweep(p.path()).arg("merge").args(&runs).output().unwrap();
+    let out = merge(p.path(), &runs);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert!(
         stdout(&out).starts_with("merged 4 runs: 64 of 64 points (64 ok) into output/saw/"),
@@ -190,16 +175,10 @@ fn merging_every_shard_gives_the_rows_of_a_single_run_in_sweep_order() {
     );
 
     // --out names the folder, and a folder that holds a merge is not overwritten.
-    let out = sweep(p.path())
-        .args(["merge", "output/saw", "--out", "joined"])
-        .output()
-        .unwrap();
+    let out = merge(p.path(), ["output/saw", "--out", "joined"]);
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(rows(&p.path().join("joined/results.csv")), want);
-    let out = sweep(p.path())
-        .args(["merge", "output/saw", "--out", "joined"])
-        .output()
-        .unwrap();
+    let out = merge(p.path(), ["output/saw", "--out", "joined"]);
     assert_eq!(out.status.code(), Some(3));
     assert_eq!(
         stderr(&out),
@@ -214,10 +193,7 @@ fn missing_points_are_named_and_the_rest_is_merged() {
         shard(p.path(), i, 4, &[]);
     }
     // The sweep folder stands for the latest run of each shard.
-    let out = sweep(p.path())
-        .args(["merge", "output/saw"])
-        .output()
-        .unwrap();
+    let out = merge(p.path(), ["output/saw"]);
     assert_eq!(out.status.code(), Some(1));
     let err = stderr(&out);
     assert_eq!(err.lines().count(), 1, "{err}");
@@ -250,10 +226,7 @@ fn missing_points_are_named_and_the_rest_is_merged() {
 
     // Run the missing shard as the hint says; merging again is complete.
     shard(p.path(), 3, 4, &[]);
-    let out = sweep(p.path())
-        .args(["merge", "output/saw"])
-        .output()
-        .unwrap();
+    let out = merge(p.path(), ["output/saw"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert!(
         stdout(&out).starts_with("merged 4 runs: 64 of 64 points"),
@@ -268,11 +241,7 @@ fn points_found_in_two_runs_stop_the_merge() {
     let a = shard(p.path(), 0, 2, &[]);
     let b = shard(p.path(), 1, 2, &[]);
     let c = shard(p.path(), 1, 4, &[]);
-    let out = sweep(p.path())
-        .arg("merge")
-        .args([&a, &b, &c])
-        .output()
-        .unwrap();
+    let out = merge(p.path(), [&a, &b, &c]);
     assert_eq!(out.status.code(), Some(1));
     let err = stderr(&out);
     assert_eq!(err.lines().count(), 1, "{err}");
@@ -291,10 +260,7 @@ fn points_found_in_two_runs_stop_the_merge() {
     );
     assert!(merged_runs(p.path()).is_empty());
     // A sweep folder with runs of two shardings does not guess.
-    let out = sweep(p.path())
-        .args(["merge", "output/saw"])
-        .output()
-        .unwrap();
+    let out = merge(p.path(), ["output/saw"]);
     assert_eq!(out.status.code(), Some(3));
     assert_eq!(
         stderr(&out),
@@ -310,11 +276,7 @@ fn runs_of_another_spec_or_header_are_refused_by_name() {
     let text = std::fs::read_to_string(&spec).unwrap();
     std::fs::write(&spec, text.replace("slow_ms = 0", "slow_ms = 1")).unwrap();
     let b = shard(p.path(), 1, 2, &[]);
-    let out = sweep(p.path())
-        .arg("merge")
-        .args([&a, &b])
-        .output()
-        .unwrap();
+    let out = merge(p.path(), [&a, &b]);
     assert_eq!(out.status.code(), Some(3));
     let err = stderr(&out);
     assert_eq!(err.lines().count(), 1);
@@ -336,11 +298,7 @@ fn runs_of_another_spec_or_header_are_refused_by_name() {
         .unwrap()
         .replacen("saw_mflops", "saw_gflops", 1);
     std::fs::write(&csv, edited).unwrap();
-    let out = sweep(p.path())
-        .arg("merge")
-        .args([&a, &c])
-        .output()
-        .unwrap();
+    let out = merge(p.path(), [&a, &c]);
     assert_eq!(out.status.code(), Some(3));
     assert_eq!(
         stderr(&out),
@@ -359,10 +317,7 @@ fn merge_keeps_the_semicolon_dialect() {
     for i in 0..2 {
         shard(p.path(), i, 2, &["--csv-dialect", "semicolon"]);
     }
-    let out = sweep(p.path())
-        .args(["merge", "output/saw"])
-        .output()
-        .unwrap();
+    let out = merge(p.path(), ["output/saw"]);
     assert!(out.status.success(), "{}", stderr(&out));
     let csv = merged_runs(p.path())[0].join("results.csv");
     let text = std::fs::read_to_string(&csv).unwrap();
@@ -380,15 +335,7 @@ fn merge_keeps_the_semicolon_dialect() {
 #[test]
 fn slurm_writes_a_job_array_script_that_runs_each_shard() {
     let p = project();
-    let out = sweep(p.path())
-        .args([
-            "slurm",
-            "sweeps/saw.toml",
-            "--shards",
-            "4",
-            "--split",
-            "points",
-        ])
+    let out = slurm_saw(p.path())
         .args([
             "--partition",
             "gpu",
@@ -458,25 +405,11 @@ fn slurm_writes_a_job_array_script_that_runs_each_shard() {
         p.path().join("shared-cache").is_dir(),
         "the tasks build into the cache named"
     );
-    let out = sweep(p.path())
-        .args(["merge", "output/saw"])
-        .output()
-        .unwrap();
+    let out = merge(p.path(), ["output/saw"]);
     assert!(out.status.success(), "{}", stderr(&out));
 
     // Every shard finished: nothing is submitted again (no sbatch is needed to say so).
-    let out = sweep(p.path())
-        .args([
-            "slurm",
-            "sweeps/saw.toml",
-            "--shards",
-            "4",
-            "--split",
-            "points",
-            "--submit",
-        ])
-        .output()
-        .unwrap();
+    let out = slurm_saw(p.path()).arg("--submit").output().unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(
         stdout(&out).contains("shard 0/4, 1/4, 2/4, 3/4 already finished"),
@@ -577,17 +510,9 @@ fn a_real_slurm_job_array_gives_the_rows_of_a_single_run() {
     let slurm_up = t0.elapsed();
     let want = reference(p.path());
 
-    let out = sweep(p.path())
+    let out = slurm_saw(p.path())
         .env("SLURM_CONF", &conf)
-        .args([
-            "slurm",
-            "sweeps/saw.toml",
-            "--shards",
-            "4",
-            "--split",
-            "points",
-            "--submit",
-        ])
+        .arg("--submit")
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
@@ -643,10 +568,7 @@ fn a_real_slurm_job_array_gives_the_rows_of_a_single_run() {
         );
     }
 
-    let out = sweep(p.path())
-        .args(["merge", "output/saw"])
-        .output()
-        .unwrap();
+    let out = merge(p.path(), ["output/saw"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let merged = merged_runs(p.path());
     assert_eq!(
@@ -659,17 +581,9 @@ fn a_real_slurm_job_array_gives_the_rows_of_a_single_run() {
     assert_eq!(m["merged_from"].as_array().unwrap().len(), 4);
 
     // Submitting again submits nothing: every shard has a finished run.
-    let out = sweep(p.path())
+    let out = slurm_saw(p.path())
         .env("SLURM_CONF", &conf)
-        .args([
-            "slurm",
-            "sweeps/saw.toml",
-            "--shards",
-            "4",
-            "--split",
-            "points",
-            "--submit",
-        ])
+        .arg("--submit")
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", stderr(&out));

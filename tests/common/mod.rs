@@ -1,0 +1,90 @@
+//! Helpers shared by the integration tests (`mod common;` in each of them).
+
+// Each test file is its own crate and uses only some of these helpers; the rest would be
+// dead-code warnings there, which `cargo clippy --all-targets -- -D warnings` turns into errors.
+#![allow(dead_code)]
+
+use assert_cmd::Command;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// A private copy of tests/project, so runs, caches and edits don't meet.
+pub fn project() -> tempfile::TempDir {
+    let tmp = tempfile::tempdir().unwrap();
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/project");
+    for e in walkdir::WalkDir::new(&src)
+        .into_iter()
+        .filter_map(Result::ok)
+    {
+        let dst = tmp.path().join(e.path().strip_prefix(&src).unwrap());
+        if e.file_type().is_dir() {
+            std::fs::create_dir_all(&dst).unwrap();
+        } else {
+            std::fs::copy(e.path(), &dst).unwrap();
+        }
+    }
+    tmp
+}
+
+/// `sweep` run in `dir`, with a lock folder of its own there and no cache from the environment.
+pub fn sweep(dir: &Path) -> Command {
+    let mut c = Command::cargo_bin("sweep").unwrap();
+    c.current_dir(dir)
+        .env("SWEEP_LOCK_DIR", dir.join("locks"))
+        .env_remove("SWEEP_CACHE");
+    c
+}
+
+/// `sweep` run in `dir` with a lock folder of its own there, as a plain `std::process::Command`:
+/// for runs the test spawns and then kills or signals.
+pub fn sweep_process(dir: &Path) -> std::process::Command {
+    let mut c = std::process::Command::new(assert_cmd::cargo::cargo_bin("sweep"));
+    c.current_dir(dir).env("SWEEP_LOCK_DIR", dir.join("locks"));
+    c
+}
+
+pub fn stderr(out: &std::process::Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+pub fn stdout(out: &std::process::Output) -> String {
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// The rows of a CSV file, each as column name -> value.
+pub type Rows = Vec<BTreeMap<String, String>>;
+
+pub fn rows(csv: &Path) -> Rows {
+    let mut r = csv::Reader::from_path(csv).unwrap();
+    let h: Vec<String> = r.headers().unwrap().iter().map(String::from).collect();
+    r.records()
+        .map(|rec| {
+            h.iter()
+                .cloned()
+                .zip(rec.unwrap().iter().map(String::from))
+                .collect()
+        })
+        .collect()
+}
+
+/// The manifest.json of a run folder.
+pub fn manifest(run: &Path) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(run.join("manifest.json")).unwrap()).unwrap()
+}
+
+/// What a sweep's output folder holds, sorted by name (run folders are named by their start).
+pub fn run_dirs(sweep_dir: &Path) -> Vec<PathBuf> {
+    let mut runs: Vec<PathBuf> = std::fs::read_dir(sweep_dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    runs.sort();
+    runs
+}
+
+/// A file named `program` is in a folder of PATH.
+pub fn on_path(program: &str) -> bool {
+    std::env::var_os("PATH")
+        .map(|paths| std::env::split_paths(&paths).any(|d| d.join(program).is_file()))
+        .unwrap_or(false)
+}
