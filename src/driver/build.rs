@@ -1,0 +1,234 @@
+//! The build stage of the driver: render, cache lookup, compile. Shared by `sweep run` (builds
+//! run ahead of the runners) and `sweep build` (builds only).
+
+use super::{plan, preflight, DriverError, Options, STOP};
+use crate::cache::{self, Cache};
+use crate::compile::{self, Toolchain};
+use crate::events::Clock;
+use crate::exec::Exit;
+use crate::gpu;
+use crate::points::Point;
+use crate::render::{self, Bench};
+use crate::run;
+use crate::spec::Spec;
+use crate::store::{self, Manifest, Status};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// One built point, waiting for its runner.
+pub(super) struct Built {
+    pub(super) point: Point,
+    pub(super) dir: PathBuf,
+    pub(super) binary: Result<PathBuf, (Status, String)>,
+    /// The binary waits at the start gate, so it may be started while another point measures.
+    pub(super) gated: bool,
+    pub(super) build_s: f64,
+    pub(super) cached: bool,
+    pub(super) started: f64,
+    pub(super) ended: f64,
+}
+
+/// What the build stage needs, shared by the build threads.
+pub(super) struct BuildCtx {
+    pub(super) spec: Spec,
+    pub(super) bench: Bench,
+    pub(super) toolchain: Toolchain,
+    pub(super) cache: Cache,
+    pub(super) clock: Clock,
+    /// One lock per cache key, so two points with the same render build once.
+    pub(super) inflight: Mutex<BTreeMap<String, Arc<Mutex<()>>>>,
+}
+
+impl BuildCtx {
+    pub(super) fn new(spec: &Spec, bench: Bench, toolchain: Toolchain, cache: &Path) -> BuildCtx {
+        BuildCtx {
+            spec: spec.clone(),
+            bench,
+            toolchain,
+            cache: Cache::new(cache),
+            clock: Clock(Instant::now()),
+            inflight: Mutex::default(),
+        }
+    }
+
+    pub(super) fn build(&self, point: Point, dir: PathBuf) -> Built {
+        let started = self.clock.now();
+        let t0 = Instant::now();
+        let result = self.build_inner(&point, &dir);
+        let (binary, cached) = match result {
+            Ok((b, cached)) => (Ok(b), cached),
+            Err(e) => (Err(e), false),
+        };
+        let gated = binary.as_ref().is_ok_and(|b| run::honours_gate(b));
+        Built {
+            point,
+            dir,
+            binary,
+            gated,
+            build_s: if cached {
+                0.0
+            } else {
+                t0.elapsed().as_secs_f64()
+            },
+            cached,
+            started,
+            ended: self.clock.now(),
+        }
+    }
+
+    fn build_inner(&self, point: &Point, dir: &Path) -> Result<(PathBuf, bool), (Status, String)> {
+        let failed = |m: String| (Status::BuildFailed, m);
+        let rendered =
+            render::render(&self.bench, &self.spec, point).map_err(|e| failed(e.to_string()))?;
+        render::write(&rendered, dir).map_err(|e| {
+            failed(format!(
+                "cannot write headers into `{}`: {e}",
+                dir.display()
+            ))
+        })?;
+        let flags = compile::point_flags(&self.spec, point);
+        let key = Cache::key(&self.toolchain, &self.bench, &rendered, &flags)
+            .map_err(|e| failed(format!("cannot read the bench's files: {e}")))?;
+        let log = dir.join(cache::LOG);
+        let key_lock = self
+            .inflight
+            .lock()
+            .map(|mut m| Arc::clone(m.entry(key.clone()).or_default()))
+            .unwrap_or_default();
+        let _building = key_lock.lock();
+        if let Some(bin) = self.cache.lookup(&key) {
+            let _ = std::fs::copy(self.cache.entry(&key).join(cache::LOG), &log);
+            return Ok((bin, true));
+        }
+        let scratch = self.cache.scratch(&key).map_err(|e| {
+            failed(format!(
+                "cannot create a build folder in `{}`: {e}",
+                self.cache.dir.display()
+            ))
+        })?;
+        let cmd = compile::command(
+            &self.toolchain,
+            &self.bench,
+            &flags,
+            dir,
+            &scratch.join(cache::BINARY),
+        );
+        let outcome = compile::build(&cmd, self.spec.build_timeout, &log)
+            .map_err(|e| failed(e.to_string()))?;
+        if !outcome.success() {
+            let _ = std::fs::remove_dir_all(&scratch);
+            let status = if matches!(outcome.exit, Exit::TimedOut(_)) {
+                Status::Timeout
+            } else {
+                Status::BuildFailed
+            };
+            let first = first_error_line(&log);
+            return Err((
+                status,
+                format!(
+                    "build failed with {}{first} (log: {})",
+                    outcome.describe(),
+                    log.display()
+                ),
+            ));
+        }
+        let _ = std::fs::copy(&log, scratch.join(cache::LOG));
+        let bin = self
+            .cache
+            .commit(&key, &scratch)
+            .map_err(|e| failed(format!("cannot store the build in the cache: {e}")))?;
+        Ok((bin, false))
+    }
+}
+
+fn first_error_line(log: &Path) -> String {
+    let text = std::fs::read_to_string(log).unwrap_or_default();
+    text.lines()
+        .skip(1)
+        .find(|l| l.contains("error"))
+        .or_else(|| text.lines().skip(1).find(|l| !l.trim().is_empty()))
+        .map(|l| format!(": {}", l.trim().chars().take(160).collect::<String>()))
+        .unwrap_or_default()
+}
+
+/// What `sweep build` did.
+#[derive(Debug, Default)]
+pub struct BuildReport {
+    pub dir: PathBuf,
+    pub built: usize,
+    pub cached: usize,
+    pub failed: Vec<String>,
+    pub arch: Option<String>,
+    pub arch_from: String,
+    pub wall: Duration,
+}
+
+/// `n` points spread evenly over `points`, the first and the last included.
+pub fn sample(points: Vec<Point>, n: usize) -> Vec<Point> {
+    if n >= points.len() || n == 0 {
+        return points;
+    }
+    let last = points.len() - 1;
+    let mut picks: Vec<usize> = (0..n)
+        .map(|k| if n == 1 { 0 } else { k * last / (n - 1) })
+        .collect();
+    picks.dedup();
+    picks.into_iter().map(|i| points[i].clone()).collect()
+}
+
+/// `sweep build`: compiles every point (or a `sample` of them) into the cache (no GPU needed).
+pub fn build_only(
+    spec: &Spec,
+    opts: &Options,
+    sample_n: Option<usize>,
+) -> Result<BuildReport, DriverError> {
+    let wall = Instant::now();
+    let points = plan(spec, opts.shard, opts.split)?;
+    let points = match sample_n {
+        Some(n) => sample(points, n),
+        None => points,
+    };
+    let bench = Bench::locate(spec)?;
+    preflight(spec, &bench, &points)?;
+    let gpu_arch = if spec.gpu {
+        gpu::list().first().and_then(gpu::arch_of)
+    } else {
+        None
+    };
+    let toolchain = Toolchain::find(spec, gpu_arch)?;
+    let dir = store::new_run_dir(&opts.output, &spec.name, "-build", &Manifest::default())?;
+    let ctx = BuildCtx::new(spec, bench, toolchain, &opts.cache);
+    let next = AtomicUsize::new(0);
+    let report = Mutex::new(BuildReport {
+        dir: dir.clone(),
+        arch: ctx.toolchain.arch.clone(),
+        arch_from: ctx.toolchain.arch_from.clone(),
+        ..BuildReport::default()
+    });
+    std::thread::scope(|s| {
+        for _ in 0..opts.jobs.max(1) {
+            s.spawn(|| loop {
+                if STOP.load(Ordering::SeqCst) {
+                    break;
+                }
+                let Some(p) = points.get(next.fetch_add(1, Ordering::SeqCst)) else {
+                    break;
+                };
+                let b = ctx.build(p.clone(), dir.join(store::POINTS).join(&p.id));
+                if let Ok(mut r) = report.lock() {
+                    match &b.binary {
+                        Ok(_) if b.cached => r.cached += 1,
+                        Ok(_) => r.built += 1,
+                        Err((_, msg)) => r.failed.push(format!("{}: {msg}", p.label())),
+                    }
+                }
+            });
+        }
+    });
+    let mut r = report.into_inner().unwrap_or_default();
+    r.wall = wall.elapsed();
+    Ok(r)
+}

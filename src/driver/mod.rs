@@ -1,0 +1,442 @@
+//! The driver: the only code that knows the order of the stages.
+//!
+//! Builds run on `jobs` threads, always ahead; each GPU has one runner that takes its points
+//! strictly one at a time, in its order, as soon as each is built. Builds never wait for runs.
+
+mod build;
+mod runner;
+
+pub use build::{build_only, sample, BuildReport};
+use build::{BuildCtx, Built};
+use runner::Shared;
+
+use crate::compile::{self, Toolchain};
+use crate::events::{Event, Reporter, Summary};
+use crate::gpu::{self, GpuLock};
+use crate::points::{self, Point, Shard, Split};
+use crate::render::{self, Bench, RenderError};
+use crate::spec::Spec;
+use crate::store::{self, CsvSink, Dialect, GpuState, Manifest};
+use std::collections::{BTreeMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{mpsc, Arc, Mutex};
+use std::time::Instant;
+
+/// Set by the first Ctrl-C: no new build or run starts; the current points finish and are written.
+pub static STOP: AtomicBool = AtomicBool::new(false);
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, Default)]
+pub enum Order {
+    /// Sweep order (the last axis turns fastest).
+    #[default]
+    Sweep,
+    /// A seeded shuffle (`--seed`), so slow drift of the GPU cannot pose as structure.
+    Shuffled,
+}
+
+#[derive(Clone, Debug)]
+pub struct Options {
+    pub output: PathBuf,
+    pub cache: PathBuf,
+    pub jobs: usize,
+    pub dialect: Dialect,
+    pub order: Order,
+    pub seed: u64,
+    pub shard: Option<Shard>,
+    pub split: Split,
+    pub gpus: Option<String>,
+    pub wait_lock: bool,
+    pub force: bool,
+    pub resume: Option<PathBuf>,
+    pub command: Vec<String>,
+    /// Start each GPU program while the previous one measures; it waits at its start gate
+    /// (after creating its CUDA context) until the GPU is free.
+    pub prestart: bool,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum DriverError {
+    #[error(transparent)]
+    Points(#[from] points::PointsError),
+    #[error(transparent)]
+    Render(#[from] RenderError),
+    #[error(transparent)]
+    Compile(#[from] compile::CompileError),
+    #[error(transparent)]
+    Store(#[from] store::StoreError),
+    #[error("no GPU visible: `nvidia-smi` lists none (hint: `sweep build` compiles without a GPU; set `gpu = false` in the spec for a host program)")]
+    NoGpu,
+    #[error("{0}")]
+    Gpu(String),
+    #[error(
+        "gpu {gpu} is in use by another sweep ({holder}) (hint: --wait-lock to queue behind it)"
+    )]
+    Locked { gpu: String, holder: String },
+    #[error("the spec changed since the unfinished run `{dir}` started: {changes} differ (hint: --force starts a new run)")]
+    SpecChanged { dir: String, changes: String },
+    #[error("`{dir}` is not a run folder of this spec: {reason}")]
+    BadResume { dir: String, reason: String },
+}
+
+impl DriverError {
+    pub fn exit_code(&self) -> i32 {
+        match self {
+            DriverError::NoGpu
+            | DriverError::Gpu(_)
+            | DriverError::Locked { .. }
+            | DriverError::Compile(_) => crate::exit::ENVIRONMENT,
+            _ => crate::exit::BAD_INPUT,
+        }
+    }
+}
+
+/// The GPUs a run uses, locked; or none for a host program.
+fn claim_gpus(
+    spec: &Spec,
+    opts: &Options,
+    holder: &str,
+) -> Result<(Vec<GpuState>, Vec<GpuLock>), DriverError> {
+    if !spec.gpu {
+        return Ok((vec![], vec![]));
+    }
+    let all = gpu::list();
+    if all.is_empty() {
+        return Err(DriverError::NoGpu);
+    }
+    let chosen = gpu::select(&all, opts.gpus.as_deref()).map_err(DriverError::Gpu)?;
+    if chosen.is_empty() {
+        return Err(DriverError::NoGpu);
+    }
+    let mut locks = Vec::new();
+    for g in &chosen {
+        let lock =
+            gpu::lock(&gpu::lock_dir(), &g.uuid, holder, opts.wait_lock).map_err(|holder| {
+                DriverError::Locked {
+                    gpu: format!("{} ({})", g.index, g.name),
+                    holder: if holder.is_empty() {
+                        "unknown".into()
+                    } else {
+                        holder
+                    },
+                }
+            })?;
+        locks.push(lock);
+    }
+    Ok((chosen, locks))
+}
+
+/// The run folder to resume: the one named by `--resume`, else the latest unfinished run of this
+/// sweep (and shard); None when a new run starts.
+fn pick_run_dir(spec: &Spec, opts: &Options) -> Result<Option<PathBuf>, DriverError> {
+    let shard = opts.shard.map(|s| format!("{}/{}", s.index, s.count));
+    if let Some(dir) = &opts.resume {
+        let m = Manifest::load(dir).map_err(|e| DriverError::BadResume {
+            dir: dir.display().to_string(),
+            reason: e.to_string(),
+        })?;
+        if m.spec_hash != spec.hash && !opts.force {
+            return Err(DriverError::SpecChanged {
+                dir: dir.display().to_string(),
+                changes: store::spec_changes(&m.spec, &spec.text).join(", "),
+            });
+        }
+        return Ok(Some(dir.clone()));
+    }
+    let unfinished = store::runs_of(&opts.output, &spec.name)
+        .into_iter()
+        .rev()
+        .find_map(|d| {
+            Manifest::load(&d)
+                .ok()
+                .filter(|m| m.shard == shard)
+                .map(|m| (d, m))
+        })
+        .filter(|(_, m)| m.state != "finished");
+    if let Some((dir, m)) = unfinished {
+        if m.spec_hash == spec.hash {
+            return Ok(Some(dir));
+        }
+        if !opts.force {
+            return Err(DriverError::SpecChanged {
+                dir: dir.display().to_string(),
+                changes: store::spec_changes(&m.spec, &spec.text).join(", "),
+            });
+        }
+    }
+    Ok(None)
+}
+
+pub fn host() -> String {
+    crate::exec::query("hostname", &[])
+        .map(|h| h.trim().to_string())
+        .unwrap_or_default()
+}
+
+pub fn git_commit(dir: &Path) -> String {
+    crate::exec::query(
+        "git",
+        &["-C", &dir.display().to_string(), "rev-parse", "HEAD"],
+    )
+    .map(|h| h.trim().to_string())
+    .unwrap_or_default()
+}
+
+/// The points of a spec after `--shard` (what `plan` lists and `run` runs).
+pub fn plan(spec: &Spec, shard: Option<Shard>, split: Split) -> Result<Vec<Point>, DriverError> {
+    let all = points::expand(spec)?;
+    Ok(match shard {
+        Some(s) => points::shard(all, s, split, &points::x_axis(spec)),
+        None => all,
+    })
+}
+
+/// Checks that every template renders for the first point, before anything is built.
+fn preflight(spec: &Spec, bench: &Bench, points: &[Point]) -> Result<(), DriverError> {
+    if let Some(p) = points.first() {
+        render::render(bench, spec, p)?;
+    }
+    Ok(())
+}
+
+/// `sweep run`.
+pub fn run(
+    spec: &Spec,
+    opts: &Options,
+    reporter: Box<dyn Reporter>,
+) -> Result<Summary, DriverError> {
+    let wall = Instant::now();
+    let points = plan(spec, opts.shard, opts.split)?;
+    let bench = Bench::locate(spec)?;
+    preflight(spec, &bench, &points)?;
+    let holder = format!("pid {} on {}", std::process::id(), host());
+    let (gpus, _locks) = claim_gpus(spec, opts, &holder)?;
+    let toolchain = Toolchain::find(spec, gpus.first().and_then(gpu::arch_of))?;
+    let resume_dir = pick_run_dir(spec, opts)?;
+    let resumed = resume_dir.is_some();
+    let header = store::header(spec);
+    let now = || chrono::Utc::now().to_rfc3339();
+    let mut manifest = match &resume_dir {
+        Some(dir) => Manifest::load(dir)?,
+        None => Manifest {
+            sweep: spec.name.clone(),
+            spec_path: spec.path.display().to_string(),
+            spec_hash: spec.hash.clone(),
+            spec: spec.text.clone(),
+            bench: spec.bench.clone(),
+            axes: spec.axis_names(),
+            metrics: spec
+                .metrics
+                .iter()
+                .map(|m| store::MetricInfo {
+                    name: m.name.clone(),
+                    unit: m.unit.clone(),
+                    column: m.column(),
+                })
+                .collect(),
+            columns: header.clone(),
+            points_total: points.len(),
+            point_ids: points.iter().map(|p| p.id.clone()).collect(),
+            shard: opts.shard.map(|s| format!("{}/{}", s.index, s.count)),
+            split: format!("{:?}", opts.split).to_lowercase(),
+            order: format!("{:?}", opts.order).to_lowercase(),
+            seed: opts.seed,
+            host: host(),
+            git_commit: git_commit(&bench.dir),
+            started: now(),
+            state: "running".into(),
+            dialect: opts.dialect,
+            ..Manifest::default()
+        },
+    };
+    let run_dir = match resume_dir {
+        Some(dir) => {
+            manifest.resumed.push(now());
+            dir
+        }
+        None => {
+            let suffix = opts
+                .shard
+                .map(|s| format!("-shard-{}-of-{}", s.index, s.count))
+                .unwrap_or_default();
+            store::new_run_dir(&opts.output, &spec.name, &suffix, &manifest)?
+        }
+    };
+    let csv_path = run_dir.join(store::RESULTS);
+    let done = store::read_done(&csv_path, &header)?;
+    let sink = CsvSink::open(&csv_path, header.clone(), manifest.dialect)?;
+    manifest.state = "running".into();
+    manifest.finished = None;
+    manifest.jobs = opts.jobs;
+    manifest.command = opts.command.clone();
+    manifest.compiler = toolchain.compiler.clone();
+    manifest.compiler_version = toolchain.version.clone();
+    manifest.arch = toolchain.arch.clone();
+    manifest.gpus_start = gpus.clone();
+    manifest.save(&run_dir)?;
+
+    let mut todo: Vec<Point> = points
+        .into_iter()
+        .filter(|p| !done.contains_key(&p.id))
+        .collect();
+    if opts.order == Order::Shuffled {
+        points::shuffle(&mut todo, opts.seed);
+    }
+    let runners = gpus.len().max(1);
+    let owner = if runners > 1 {
+        points::assign(&todo, runners, opts.split, &points::x_axis(spec))
+    } else {
+        vec![0; todo.len()]
+    };
+    let gpu_names: Vec<String> = gpus
+        .iter()
+        .map(|g| format!("gpu {} ({})", g.index, g.name))
+        .collect();
+    let reporter = Arc::new(Mutex::new(reporter));
+    let emit = |e: Event| {
+        if let Ok(mut r) = reporter.lock() {
+            r.on(&e);
+        }
+    };
+    emit(Event::Started {
+        run_dir: &run_dir,
+        total: manifest.points_total,
+        todo: todo.len(),
+        resumed,
+        jobs: opts.jobs,
+        gpus: &gpu_names,
+    });
+
+    let ctx = BuildCtx::new(spec, bench, toolchain, &opts.cache);
+    let shared = Shared {
+        ctx: &ctx,
+        sink: Mutex::new(sink),
+        summary: Mutex::new(Summary {
+            run_dir: run_dir.clone(),
+            csv: csv_path.clone(),
+            total: manifest.points_total,
+            skipped: done.len(),
+            ..Summary::default()
+        }),
+        timeline: Mutex::new(Vec::new()),
+        write_error: Mutex::new(None),
+        emit: &emit,
+    };
+    let plan = Schedule::new(&owner, runners);
+    let next_build = AtomicUsize::new(0);
+    let (senders, receivers): (Vec<_>, Vec<_>) = (0..runners)
+        .map(|_| mpsc::channel::<(usize, Built)>())
+        .unzip();
+    std::thread::scope(|s| {
+        for _ in 0..opts.jobs.max(1) {
+            let senders = senders.clone();
+            let (ctx, todo, plan, next_build, owner, run_dir, emit) =
+                (&ctx, &todo, &plan, &next_build, &owner, &run_dir, &emit);
+            s.spawn(move || loop {
+                if STOP.load(Ordering::SeqCst) {
+                    break;
+                }
+                let k = next_build.fetch_add(1, Ordering::SeqCst);
+                let Some(&i) = plan.build_order.get(k) else {
+                    break;
+                };
+                let point = todo[i].clone();
+                let dir = run_dir.join(store::POINTS).join(&point.id);
+                let built = ctx.build(point, dir);
+                emit(Event::Built {
+                    point: &built.point,
+                    cached: built.cached,
+                    failed: built.binary.is_err(),
+                });
+                if senders[owner[i]].send((plan.position[i], built)).is_err() {
+                    break;
+                }
+            });
+        }
+        drop(senders);
+        for (r, rx) in receivers.into_iter().enumerate() {
+            let (shared, count, gpu) = (&shared, plan.queues[r].len(), gpus.get(r).cloned());
+            s.spawn(move || runner::run_queue(shared, count, rx, gpu, opts.prestart));
+        }
+    });
+
+    let Shared {
+        sink,
+        summary,
+        timeline,
+        write_error,
+        ..
+    } = shared;
+    let mut summary = summary.into_inner().unwrap_or_default();
+    if let Some(e) = write_error.into_inner().ok().flatten() {
+        return Err(e.into());
+    }
+    if let Ok(sink) = sink.lock() {
+        sink.sync();
+    }
+    let finished_ids: HashSet<String> = store::read_done(&csv_path, &header)?.into_keys().collect();
+    let complete = manifest
+        .point_ids
+        .iter()
+        .all(|id| finished_ids.contains(id));
+    summary.interrupted = !complete;
+    summary.wall = wall.elapsed();
+    manifest.state = if complete { "finished" } else { "interrupted" }.into();
+    manifest.finished = complete.then(now);
+    manifest.gpus_end = if spec.gpu {
+        let now_gpus = gpu::list();
+        gpus.iter()
+            .filter_map(|g| now_gpus.iter().find(|n| n.uuid == g.uuid).cloned())
+            .collect()
+    } else {
+        vec![]
+    };
+    manifest.counts = count_statuses(&csv_path, &header);
+    let mut t = timeline.into_inner().unwrap_or_default();
+    manifest.timeline.append(&mut t);
+    manifest.save(&run_dir)?;
+    Ok(summary)
+}
+
+/// Which runner runs which point, and in what order the points are built.
+struct Schedule {
+    /// Each runner's points (indices into the to-do list), in its run order.
+    queues: Vec<Vec<usize>>,
+    /// Builds are dealt round-robin across the runners' queues, so every runner's next point is
+    /// built early.
+    build_order: Vec<usize>,
+    /// A point's position in its runner's queue.
+    position: Vec<usize>,
+}
+
+impl Schedule {
+    fn new(owner: &[usize], runners: usize) -> Schedule {
+        let queues: Vec<Vec<usize>> = (0..runners)
+            .map(|r| (0..owner.len()).filter(|&i| owner[i] == r).collect())
+            .collect();
+        let mut build_order = Vec::with_capacity(owner.len());
+        let mut position = vec![0; owner.len()];
+        for k in 0..queues.iter().map(Vec::len).max().unwrap_or(0) {
+            for q in &queues {
+                if let Some(&i) = q.get(k) {
+                    build_order.push(i);
+                    position[i] = k;
+                }
+            }
+        }
+        Schedule {
+            queues,
+            build_order,
+            position,
+        }
+    }
+}
+
+fn count_statuses(csv: &Path, header: &[String]) -> BTreeMap<String, usize> {
+    let col = header.iter().position(|c| c == "status").unwrap_or(0);
+    let mut counts = BTreeMap::new();
+    for fields in store::read_done(csv, header).unwrap_or_default().values() {
+        *counts.entry(fields[col].clone()).or_insert(0) += 1;
+    }
+    counts
+}

@@ -1,0 +1,193 @@
+//! The run stage of the driver: one runner per GPU (or the host) takes its points strictly one
+//! at a time, in its order, as soon as each is built, and starts the next gated program early.
+
+use super::build::{BuildCtx, Built};
+use super::STOP;
+use crate::events::{Event, Summary};
+use crate::exec::{Exit, Started};
+use crate::parse;
+use crate::run;
+use crate::spec::Spec;
+use crate::store::{self, CsvSink, GpuState, GpuTag, Row, Status, TimelineEntry};
+use std::collections::BTreeMap;
+use std::sync::atomic::Ordering;
+use std::sync::{mpsc, Mutex};
+use std::time::Duration;
+
+/// What the runners share: the build context, the CSV and what the summary and manifest collect.
+pub(super) struct Shared<'a> {
+    pub(super) ctx: &'a BuildCtx,
+    pub(super) sink: Mutex<CsvSink>,
+    pub(super) summary: Mutex<Summary>,
+    pub(super) timeline: Mutex<Vec<TimelineEntry>>,
+    pub(super) write_error: Mutex<Option<store::StoreError>>,
+    pub(super) emit: &'a (dyn Fn(Event) + Sync),
+}
+
+/// A started program, or why it could not start.
+type Launched = Result<Started, (Status, String)>;
+
+/// Starts the program of a built point (gated: it waits at its start gate), or says why not.
+fn launch(spec: &Spec, b: &Built, gpu: Option<&GpuState>, gated: bool) -> Launched {
+    let binary = b.binary.as_ref().map_err(|e| e.clone())?;
+    let cmd = run::command(spec, binary, &b.dir, gpu.map(|g| g.uuid.as_str()));
+    let _ = std::fs::write(b.dir.join("run.cmd"), format!("{}\n", cmd.line()));
+    run::start(&cmd, &b.dir, gated).map_err(|e| (Status::RunFailed, e.to_string()))
+}
+
+/// Lets a started point run to its end and classifies what happened.
+fn finish(
+    spec: &Spec,
+    b: &Built,
+    started: Launched,
+) -> (Status, BTreeMap<String, f64>, f64, String) {
+    let outcome = match started.map(|s| s.wait(spec.run_timeout)) {
+        Ok(Ok(o)) => o,
+        Ok(Err(e)) => return (Status::RunFailed, BTreeMap::new(), 0.0, e.to_string()),
+        Err((status, msg)) => return (status, BTreeMap::new(), 0.0, msg),
+    };
+    let run_s = outcome.elapsed.as_secs_f64();
+    let stdout_path = b.dir.join(run::STDOUT);
+    let stderr_path = b.dir.join(run::STDERR);
+    let stdout = std::fs::read_to_string(&stdout_path).unwrap_or_default();
+    let parsed = parse::parse(&stdout, &spec.metrics, spec.target_rel_ci());
+    let why = || {
+        run::last_error_line(&b.dir)
+            .map(|l| format!(": {l}"))
+            .unwrap_or_default()
+    };
+    let (status, error) = if matches!(outcome.exit, Exit::TimedOut(_)) {
+        (
+            Status::Timeout,
+            format!(
+                "run {} (log: {})",
+                outcome.describe(),
+                stderr_path.display()
+            ),
+        )
+    } else if parsed.check_failed.is_some() || outcome.exit == Exit::Code(3) {
+        let what = parsed
+            .check_failed
+            .clone()
+            .unwrap_or_else(|| "exit code 3".into());
+        (
+            Status::WrongResult,
+            format!("wrong result: {what} (log: {})", stdout_path.display()),
+        )
+    } else if !outcome.success() {
+        (
+            Status::RunFailed,
+            format!(
+                "program failed with {}{} (log: {})",
+                outcome.describe(),
+                why(),
+                stderr_path.display()
+            ),
+        )
+    } else if !parsed.missing.is_empty() {
+        (
+            Status::NoMetric,
+            format!(
+                "no metric {} in the output (log: {})",
+                parsed
+                    .missing
+                    .iter()
+                    .map(|m| format!("`{m}`"))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                stdout_path.display()
+            ),
+        )
+    } else if parsed.noisy {
+        (Status::Noisy, String::new())
+    } else {
+        (Status::Ok, String::new())
+    };
+    (status, parsed.values, run_s, error)
+}
+
+/// Runs `count` points that arrive on `rx` as (position in this runner's order, built point).
+pub(super) fn run_queue(
+    shared: &Shared,
+    count: usize,
+    rx: mpsc::Receiver<(usize, Built)>,
+    gpu: Option<GpuState>,
+    prestart: bool,
+) {
+    let (ctx, emit) = (shared.ctx, shared.emit);
+    let mut pending: BTreeMap<usize, Built> = BTreeMap::new();
+    // The next point, already started and waiting at its gate.
+    let mut ahead: Option<(usize, Launched)> = None;
+    let mut next = 0;
+    while next < count && !STOP.load(Ordering::SeqCst) {
+        let Some(b) = pending.remove(&next) else {
+            match rx.recv_timeout(Duration::from_millis(50)) {
+                Ok((k, b)) => {
+                    pending.insert(k, b);
+                }
+                Err(mpsc::RecvTimeoutError::Timeout) => {}
+                Err(mpsc::RecvTimeoutError::Disconnected) => break,
+            }
+            continue;
+        };
+        emit(Event::Running { point: &b.point });
+        let run_start = ctx.clock.now();
+        let mut started = match ahead.take() {
+            Some((k, s)) if k == next => s,
+            _ => launch(&ctx.spec, &b, gpu.as_ref(), b.gated),
+        };
+        if let Ok(s) = started.as_mut() {
+            s.go();
+        }
+        next += 1;
+        if prestart {
+            while let Ok((k, built)) = rx.try_recv() {
+                pending.insert(k, built);
+            }
+            if let Some(nb) = pending.get(&next).filter(|nb| nb.gated) {
+                ahead = Some((next, launch(&ctx.spec, nb, gpu.as_ref(), true)));
+            }
+        }
+        let (status, values, run_s, error) = finish(&ctx.spec, &b, started);
+        let run_end = ctx.clock.now();
+        let row = Row {
+            point: b.point.clone(),
+            status,
+            values,
+            build_s: b.build_s,
+            run_s,
+            cached: b.cached,
+            gpu: gpu
+                .as_ref()
+                .map(|g| GpuTag {
+                    index: g.index.clone(),
+                    name: g.name.clone(),
+                    uuid: g.uuid.clone(),
+                })
+                .unwrap_or_default(),
+            error,
+        };
+        if let Ok(mut sink) = shared.sink.lock() {
+            if let Err(e) = sink.append(&row) {
+                if let Ok(mut w) = shared.write_error.lock() {
+                    *w = Some(e);
+                }
+                STOP.store(true, Ordering::SeqCst);
+            }
+        }
+        if let Ok(mut t) = shared.timeline.lock() {
+            t.push(TimelineEntry {
+                point_id: b.point.id.clone(),
+                build_start: b.started,
+                build_end: b.ended,
+                run_start,
+                run_end,
+                cached: b.cached,
+            });
+        }
+        if let Ok(mut sm) = shared.summary.lock() {
+            sm.record(&row);
+        }
+        emit(Event::Finished { row: &row });
+    }
+}
