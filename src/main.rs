@@ -105,6 +105,9 @@ enum Command {
         /// Point index (from `sweep plan`)
         #[arg(long)]
         point: usize,
+        /// Write the headers into this folder (to build the point by hand) instead of printing them
+        #[arg(long)]
+        out: Option<PathBuf>,
     },
     /// Compile every point into the build cache (needs nvcc, not a GPU)
     #[command(after_help = exit::HELP)]
@@ -350,7 +353,7 @@ fn dispatch(cli: Cli) -> Result<i32, Fail> {
             println!("{} points", points.len());
             Ok(exit::OK)
         }
-        Command::Render { spec, point } => {
+        Command::Render { spec, point, out } => {
             let spec = load(&spec)?;
             let points = driver::plan(&spec, None, Split::Series)
                 .map_err(|e| Fail(e.exit_code(), e.to_string()))?;
@@ -364,9 +367,50 @@ fn dispatch(cli: Cli) -> Result<i32, Fail> {
                 )
             })?;
             let bench = sweep::render::Bench::locate(&spec).map_err(|e| (exit::BAD_INPUT, e))?;
-            for r in sweep::render::render(&bench, &spec, p).map_err(|e| (exit::BAD_INPUT, e))? {
-                println!("// ---- {} ({}) ----", r.file, p.label());
-                print!("{}", r.text);
+            let rendered =
+                sweep::render::render(&bench, &spec, p).map_err(|e| (exit::BAD_INPUT, e))?;
+            match out {
+                Some(dir) => {
+                    sweep::render::write(&rendered, &dir).map_err(|e| {
+                        Fail(
+                            exit::BAD_INPUT,
+                            format!("cannot write headers into `{}`: {e}", dir.display()),
+                        )
+                    })?;
+                    let source = bench.source.display();
+                    let common = bench
+                        .common
+                        .as_ref()
+                        .map(|c| format!(" -I{}", c.display()))
+                        .unwrap_or_default();
+                    println!(
+                        "wrote {} header(s) for {} into {}",
+                        rendered.len(),
+                        p.label(),
+                        dir.display()
+                    );
+                    let arch = if spec.is_nvcc() {
+                        format!(
+                            " -arch={}",
+                            spec.arch.as_deref().unwrap_or(sweep::compile::DEFAULT_ARCH)
+                        )
+                    } else {
+                        String::new()
+                    };
+                    println!(
+                        "build by hand: {}{arch} -I{}{common} -o {}/bench {source} {}",
+                        spec.compiler,
+                        dir.display(),
+                        dir.display(),
+                        sweep::compile::point_flags(&spec, p).join(" ")
+                    );
+                }
+                None => {
+                    for r in &rendered {
+                        println!("// ---- {} ({}) ----", r.file, p.label());
+                        print!("{}", r.text);
+                    }
+                }
             }
             Ok(exit::OK)
         }

@@ -196,6 +196,22 @@ fn plan_lists_what_run_does_and_render_prints_headers() {
     assert!(String::from_utf8(out.stdout)
         .unwrap()
         .ends_with("8 points\n"));
+    let out = sweep(p.path())
+        .args([
+            "render",
+            "sweeps/faults.toml",
+            "--point",
+            "9",
+            "--out",
+            "hand",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(
+        std::fs::read_to_string(p.path().join("hand/params.h")).unwrap(),
+        "#define THREADS 17\n#define MODE crash\n#define MODE_CRASH 1\n#define SLOW_MS 0\n"
+    );
 }
 
 #[test]
