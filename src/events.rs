@@ -30,7 +30,8 @@ pub enum Event<'a> {
     Finished {
         row: &'a Row,
     },
-    Stopping,
+    /// Something the user should know that does not stop the run.
+    Warning(&'a str),
 }
 
 pub trait Reporter: Send {
@@ -117,9 +118,8 @@ impl Reporter for Progress {
                     None => {}
                 }
             }
-            Event::Stopping => {
-                let msg =
-                    "interrupted: stopping after the current point (Ctrl-C again to kill it now)";
+            Event::Warning(w) => {
+                let msg = format!("warning: {w}");
                 match &self.bar {
                     Some(bar) => bar.println(msg),
                     None => eprintln!("{msg}"),

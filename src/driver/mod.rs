@@ -298,6 +298,9 @@ pub fn run(
             r.on(&e);
         }
     };
+    if let Some(w) = idle_gpus_warning(&owner, runners) {
+        emit(Event::Warning(&w));
+    }
     emit(Event::Started {
         run_dir: &run_dir,
         total: manifest.points_total,
@@ -398,6 +401,17 @@ pub fn run(
     Ok(summary)
 }
 
+/// Says so when some GPUs get no point: fewer series than GPUs under `--split series`.
+fn idle_gpus_warning(owner: &[usize], runners: usize) -> Option<String> {
+    let used: HashSet<usize> = owner.iter().copied().collect();
+    (runners > 1 && !owner.is_empty() && used.len() < runners).then(|| {
+        format!(
+            "only {n} of {runners} GPUs get points: `--split series` keeps each series on one GPU and this sweep has {n} series (hint: `--split points` spreads the points)",
+            n = used.len()
+        )
+    })
+}
+
 /// Which runner runs which point, and in what order the points are built.
 struct Schedule {
     /// Each runner's points (indices into the to-do list), in its run order.
@@ -439,4 +453,26 @@ fn count_statuses(csv: &Path, header: &[String]) -> BTreeMap<String, usize> {
         *counts.entry(fields[col].clone()).or_insert(0) += 1;
     }
     counts
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn schedule_deals_builds_round_robin_over_the_runners_queues() {
+        let owner = [0, 0, 1, 0, 1];
+        let s = Schedule::new(&owner, 2);
+        assert_eq!(s.queues, vec![vec![0, 1, 3], vec![2, 4]]);
+        assert_eq!(s.build_order, vec![0, 2, 1, 4, 3]);
+        assert_eq!(s.position, vec![0, 1, 0, 2, 1]);
+    }
+
+    #[test]
+    fn idle_gpus_are_reported() {
+        assert_eq!(idle_gpus_warning(&[0, 1, 0], 2), None);
+        assert_eq!(idle_gpus_warning(&[0, 0], 1), None);
+        let w = idle_gpus_warning(&[0, 0, 0], 2).unwrap();
+        assert!(w.starts_with("only 1 of 2 GPUs get points"), "{w}");
+    }
 }
