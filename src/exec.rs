@@ -6,6 +6,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::Write;
+use std::os::fd::AsRawFd;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::{Path, PathBuf};
 use std::sync::{mpsc, Mutex};
@@ -178,11 +179,20 @@ pub fn start(cmd: &Cmd, sink: Sink, gated: bool) -> Result<Started, ExecError> {
             expr.stderr_to_stdout().stdout_file(file)
         }
     };
-    // The gate: a pipe whose read end the child finds as fd 3.
+    // The gate: a socket pair whose one end the child finds as fd 3 (a socket, not a pipe, so
+    // that opening the gate of a child that already died cannot raise SIGPIPE in sweep).
     let (gate_read, gate) = if gated {
         let mut fds = [0i32; 2];
-        // SAFETY: pipe2 fills two new descriptors, both close-on-exec.
-        if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+        // SAFETY: socketpair fills two new descriptors, both close-on-exec.
+        let made = unsafe {
+            libc::socketpair(
+                libc::AF_UNIX,
+                libc::SOCK_STREAM | libc::SOCK_CLOEXEC,
+                0,
+                fds.as_mut_ptr(),
+            )
+        };
+        if made != 0 {
             return Err(spawn_err(std::io::Error::last_os_error()));
         }
         expr = expr.env("SWEEP_GATE_FD", GATE_FD.to_string());
@@ -252,9 +262,17 @@ impl Started {
         if self.go_at.is_some() {
             return;
         }
-        if let Some(mut gate) = self.gate.take() {
+        if let Some(gate) = self.gate.take() {
             // A child that already died makes this fail; its exit tells what happened.
-            let _ = gate.write_all(b"g");
+            // SAFETY: sends one byte from a live buffer on a socket we own; no SIGPIPE.
+            unsafe {
+                libc::send(
+                    gate.as_raw_fd(),
+                    b"g".as_ptr().cast(),
+                    1,
+                    libc::MSG_NOSIGNAL,
+                );
+            }
         }
         self.go_at = Some(Instant::now());
     }
@@ -403,6 +421,51 @@ mod tests {
             .unwrap_or("");
         let alive = !stat.is_empty() && state != "Z" && state != "X";
         assert!(!alive, "grandchild {pid} survived the timeout");
+    }
+
+    #[test]
+    fn opening_the_gate_of_a_dead_child_is_harmless() {
+        // As in `sweep` itself, where SIGPIPE has its default disposition (it would kill us).
+        // SAFETY: sets one signal's disposition.
+        unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };
+        let tmp = tempfile::tempdir().unwrap();
+        let log = tmp.path().join("log");
+        let mut child = start(
+            &Cmd::new("sh").args(["-c", "exit 7"]),
+            Sink::Merged(&log),
+            true,
+        )
+        .unwrap();
+        std::thread::sleep(Duration::from_millis(200));
+        child.go();
+        assert_eq!(
+            child.wait(Duration::from_secs(5)).unwrap().exit,
+            Exit::Code(7)
+        );
+    }
+
+    #[test]
+    fn a_gated_child_waits_for_go() {
+        let tmp = tempfile::tempdir().unwrap();
+        let (log, mark) = (tmp.path().join("log"), tmp.path().join("went"));
+        let script = format!(
+            "head -c 1 <&$SWEEP_GATE_FD >/dev/null; touch {}",
+            mark.display()
+        );
+        let mut child = start(
+            &Cmd::new("sh").args(["-c", &script]),
+            Sink::Merged(&log),
+            true,
+        )
+        .unwrap();
+        std::thread::sleep(Duration::from_millis(300));
+        assert!(!mark.exists(), "the child went before the gate opened");
+        child.go();
+        assert_eq!(
+            child.wait(Duration::from_secs(5)).unwrap().exit,
+            Exit::Code(0)
+        );
+        assert!(mark.exists());
     }
 
     #[test]

@@ -217,6 +217,12 @@ impl<E: std::fmt::Display> From<(i32, E)> for Fail {
 }
 
 fn main() -> ExitCode {
+    // Like other command-line tools: `sweep list | head` ends quietly instead of panicking on a
+    // closed stdout. (The start gate uses a socket with MSG_NOSIGNAL, so no child can raise it.)
+    // SAFETY: sets the default disposition of one signal before any thread starts.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
     let cli = Cli::parse();
     match dispatch(cli) {
         Ok(code) => ExitCode::from(code as u8),
