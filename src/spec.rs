@@ -347,7 +347,10 @@ impl Spec {
                     message: format!("`{key}` must be a positive number of seconds, not {s}"),
                 });
             }
-            Ok(Duration::from_secs_f64(s))
+            Duration::try_from_secs_f64(s).map_err(|_| SpecError::Whole {
+                path: path.to_path_buf(),
+                message: format!("`{key}` = {s:e} is too large (hint: seconds, e.g. 600)"),
+            })
         };
         if let Some(f) = &file.filter {
             if f.get_ref().trim().is_empty() {
@@ -467,13 +470,15 @@ fn expand_axis(a: &AxisFile) -> Result<Axis, String> {
                 "axis `{name}` is empty: {from}..{to} step {step} (hint: start must be <= end)"
             ));
         }
-        let count = (to - from) / step + 1;
+        let count = (to as i128 - from as i128) / step as i128 + 1;
         if count > 1_000_000 {
             return Err(format!(
                 "axis `{name}` has {count} values (hint: at most 1000000)"
             ));
         }
-        (0..count).map(|i| Value::Int(from + i * step)).collect()
+        (0..count as i64)
+            .map(|i| Value::Int(from + i * step))
+            .collect()
     } else if let Some([from, to]) = a.pow2 {
         let pow = |v: i64| v > 0 && (v & (v - 1)) == 0;
         if !pow(from) || !pow(to) {
@@ -487,10 +492,10 @@ fn expand_axis(a: &AxisFile) -> Result<Axis, String> {
             ));
         }
         let mut v = Vec::new();
-        let mut x = from;
-        while x <= to {
-            v.push(Value::Int(x));
-            x *= 2;
+        let mut x = Some(from);
+        while let Some(p) = x.filter(|&p| p <= to) {
+            v.push(Value::Int(p));
+            x = p.checked_mul(2);
         }
         v
     } else {
@@ -624,12 +629,26 @@ mod tests {
                 "bench = \"b\"\n[[axis]]\nname = \"t\"\nrange=[1,2]\n[[metric]]\nname=\"x\"\n".into(),
                 "metric `x` needs a `unit`",
             ),
+            (
+                format!("run_timeout_s = 1e300\n{OK}"),
+                "sweeps/t.toml: `run_timeout_s` = 1e300 is too large",
+            ),
+            (
+                "bench = \"b\"\n[[axis]]\nname = \"t\"\nrange=[-9223372036854775808, 9223372036854775807]\n[[metric]]\npattern=\"mflops\"\n".into(),
+                "axis `t` has 18446744073709551616 values (hint: at most 1000000)",
+            ),
         ];
         for (text, want) in cases {
             let err = parse(&text).unwrap_err();
             assert!(err.contains(want), "got {err:?}, want {want:?}");
             assert!(!err.contains('\n'), "one line: {err:?}");
         }
+    }
+
+    #[test]
+    fn pow2_stops_before_overflow() {
+        let s = parse("bench = \"b\"\n[[axis]]\nname = \"n\"\npow2 = [1073741824, 4611686018427387904]\n[[metric]]\npattern=\"mflops\"\n").unwrap();
+        assert_eq!(s.axes[0].values.len(), 33);
     }
 
     #[test]
