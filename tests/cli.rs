@@ -571,3 +571,60 @@ fn prestart_overlaps_start_up_but_never_measurements() {
         "--no-prestart starts each program after the previous ended"
     );
 }
+
+/// Processes whose executable lies under `dir` (zombies aside).
+fn processes_under(dir: &Path) -> Vec<String> {
+    let dir = dir.canonicalize().unwrap();
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(Result::ok)
+        .filter_map(|e| {
+            let exe = std::fs::read_link(e.path().join("exe")).ok()?;
+            exe.starts_with(&dir).then(|| exe.display().to_string())
+        })
+        .collect()
+}
+
+#[test]
+fn second_ctrl_c_kills_the_running_program_and_exits_130() {
+    let p = project();
+    let spec = std::fs::read_to_string(p.path().join("sweeps/saw.toml")).unwrap();
+    let spec = spec
+        .replace("mode = \"ok\"", "mode = \"hang\"")
+        .replace("compiler = \"cc\"", "compiler = \"cc\"\nrun_timeout_s = 60")
+        .replace("[analyze]\nx = \"threads\"\n", "");
+    write(p.path(), "sweeps/hang.toml", &spec);
+    let child = sweep_process(p.path())
+        .args(["run", "sweeps/hang.toml", "-q"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Wait until the first program hangs.
+    let t0 = std::time::Instant::now();
+    while processes_under(p.path()).is_empty() && t0.elapsed() < Duration::from_secs(20) {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(
+        !processes_under(p.path()).is_empty(),
+        "the hanging program started"
+    );
+    let pid = child.id() as i32;
+    // SAFETY: sends SIGINT to our own child, twice.
+    unsafe { libc::kill(pid, libc::SIGINT) };
+    std::thread::sleep(Duration::from_millis(300));
+    unsafe { libc::kill(pid, libc::SIGINT) };
+    let t1 = std::time::Instant::now();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130), "{}", stderr(&out));
+    assert!(
+        t1.elapsed() < Duration::from_secs(5),
+        "exited at once, not at the 60 s timeout"
+    );
+    std::thread::sleep(Duration::from_millis(200));
+    assert_eq!(
+        processes_under(p.path()),
+        Vec::<String>::new(),
+        "no program left running"
+    );
+}
