@@ -145,3 +145,33 @@ fn the_timing_core_fails_a_wrong_result_on_the_host() {
         &rows[2]
     );
 }
+
+/// The start-gate contract: a bench's `main` calls `sweep::options_from_env()` (which waits at the
+/// gate) before any other CUDA call, or a program started early would allocate and copy on the GPU
+/// while the previous point measures.
+#[test]
+fn every_bench_waits_at_the_gate_before_touching_the_gpu() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("cuda");
+    let cuda_call = regex::Regex::new(r"SWEEP_CHECK\(|\bcuda[A-Z][A-Za-z0-9]*\(|<<<").unwrap();
+    for e in std::fs::read_dir(&root).unwrap() {
+        let dir = e.unwrap().path();
+        let name = dir.file_name().unwrap().to_string_lossy().into_owned();
+        if name == "common" {
+            continue;
+        }
+        let src = std::fs::read_to_string(dir.join(format!("{name}.cu"))).unwrap();
+        let main = &src[src
+            .find("int main(")
+            .unwrap_or_else(|| panic!("{name}: no main"))..];
+        let gate = main
+            .find("options_from_env()")
+            .unwrap_or_else(|| panic!("{name}: main never calls options_from_env()"));
+        if let Some(first) = cuda_call.find(main) {
+            assert!(
+                gate < first.start(),
+                "{name}: `{}` comes before options_from_env()",
+                &main[first.start()..first.end()]
+            );
+        }
+    }
+}

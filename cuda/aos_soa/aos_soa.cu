@@ -44,6 +44,7 @@ __global__ void sum_soa(Fields s, int* out) {
 inline int field_value(size_t i, int j) { return int((i * 2654435761u + j * 40503u) >> 11 & 1023); }
 
 int main() {
+    sweep::Options opt = sweep::options_from_env();  // first: creates the context, then waits at the start gate
     const size_t data_bytes = N * sizeof(Record), useful = N * (TOUCHED + 1) * sizeof(int);
     printf("aos_soa: layout=%s touched=%d of %d fields, %zu records (%.0f MB)\n", LAYOUT == aos ? "aos" : "soa",
            TOUCHED, FIELDS, N, data_bytes / 1e6);
@@ -69,7 +70,6 @@ int main() {
     }
 
     const unsigned blocks = unsigned(N / BLOCK);
-    sweep::Options opt = sweep::options_from_env();
     sweep::Stats s = sweep::measure(opt, [&] {
         if (LAYOUT == aos) sum_aos<<<blocks, BLOCK>>>(drec, dout);
         else sum_soa<<<blocks, BLOCK>>>(dsoa, dout);

@@ -39,6 +39,7 @@ __global__ void bank_stride(int* out, unsigned stride, int outer) {
 }
 
 int main() {
+    sweep::Options opt = sweep::options_from_env();  // first: creates the context, then waits at the start gate
     int dev, sms, per_sm;
     SWEEP_CHECK(cudaGetDevice(&dev));
     SWEEP_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
@@ -51,7 +52,6 @@ int main() {
 
     int* dout;
     SWEEP_CHECK(cudaMalloc(&dout, threads * sizeof(int)));
-    sweep::Options opt = sweep::options_from_env();
     sweep::Stats s = sweep::measure(opt, [&] { bank_stride<<<blocks, BLOCK>>>(dout, STRIDE, OUTER); });
     SWEEP_CHECK_LAST();
     SWEEP_CHECK(cudaDeviceSynchronize());

@@ -53,6 +53,7 @@ __global__ void diverge(const float* x, float* out, unsigned k, int iters) {
 }
 
 int main() {
+    sweep::Options opt = sweep::options_from_env();  // first: creates the context, then waits at the start gate
     static_assert(THREADS % BLOCK == 0, "BLOCK must divide THREADS");
     const char* names[] = {"thread", "warp", "lane"};
     const int iters = ITERS;
@@ -72,7 +73,6 @@ int main() {
     printf("divergence: variant=%s K=%d block=%d iters=%d, %d of %d warps per block diverge\n", names[VARIANT], K,
            BLOCK, iters, split, BLOCK / 32);
 
-    sweep::Options opt = sweep::options_from_env();
     sweep::Stats s = sweep::measure(opt, [&] { diverge<<<THREADS / BLOCK, BLOCK>>>(dx, dout, K, iters); });
     SWEEP_CHECK_LAST();
     SWEEP_CHECK(cudaDeviceSynchronize());

@@ -61,6 +61,7 @@ __global__ void gather_sum(int* in, int* partial) {
 }
 
 int main() {
+    sweep::Options opt = sweep::options_from_env();  // first: creates the context, then waits at the start gate
     const char* names[] = {"coalesced", "misaligned", "strided", "scattered"};
     const size_t bytes = N * sizeof(int), blocks = N / CHUNK;
     printf("l1_cache: pattern=%s caching=\"%s\" elements=%zu (%.0f MB)\n", names[PATTERN], CACHING, N, bytes / 1e6);
@@ -73,7 +74,6 @@ int main() {
     SWEEP_CHECK(cudaMemcpy(din, h.data(), bytes, cudaMemcpyHostToDevice));
     SWEEP_CHECK(cudaMemset(dpartial, 0, blocks * sizeof(int)));
 
-    sweep::Options opt = sweep::options_from_env();
     sweep::Stats s = sweep::measure(opt, [&] { gather_sum<<<unsigned(blocks), BLOCK>>>(din, dpartial); });
     SWEEP_CHECK_LAST();
     SWEEP_CHECK(cudaDeviceSynchronize());

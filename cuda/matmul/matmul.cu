@@ -36,6 +36,7 @@ __global__ void matmul(const float* Md, const float* Nd, float* Pd, int width) {
 }
 
 int main() {
+    sweep::Options opt = sweep::options_from_env();  // first: creates the context, then waits at the start gate
     const int n = MATRIX_N;
     const size_t count = size_t(n) * n, bytes = count * sizeof(float);
     // Small integers: every product and partial sum is exact in float, so the check is exact.
@@ -70,7 +71,6 @@ int main() {
     printf("registers/thread: %d, shared memory/block: %zu B, blocks/SM: %d, occupancy: %.3f\n", attr.numRegs,
            attr.sharedSizeBytes, blocks_per_sm, occupancy);
 
-    sweep::Options opt = sweep::options_from_env();
     sweep::Stats s = sweep::measure(opt, [&] { matmul<<<grid, block>>>(dm, dn, dp, n); });
     SWEEP_CHECK_LAST();
     SWEEP_CHECK(cudaDeviceSynchronize());

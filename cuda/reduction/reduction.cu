@@ -49,6 +49,7 @@ __global__ void reduce(const int* in, int* partial) {
 }
 
 int main() {
+    sweep::Options opt = sweep::options_from_env();  // first: creates the context, then waits at the start gate
     const char* names[] = {"interleaved", "strided_index", "sequential"};
     const size_t n = size_t(1) << LOG2_ELEMS, bytes = n * sizeof(int);
     const unsigned blocks = unsigned(n / BLOCK);
@@ -62,7 +63,6 @@ int main() {
     SWEEP_CHECK(cudaMemcpy(din, h.data(), bytes, cudaMemcpyHostToDevice));
     SWEEP_CHECK(cudaMemset(dpartial, 0, blocks * sizeof(int)));
 
-    sweep::Options opt = sweep::options_from_env();
     sweep::Stats s = sweep::measure(opt, [&] { reduce<<<blocks, BLOCK>>>(din, dpartial); });
     SWEEP_CHECK_LAST();
     SWEEP_CHECK(cudaDeviceSynchronize());
