@@ -70,7 +70,11 @@ struct RunArgs {
     /// Skip the analysis and charts that the spec's [analyze] asks for
     #[arg(long)]
     no_analyze: bool,
-    /// Don't start the next GPU program (up to its CUDA context) while the current one measures
+    /// How many GPU programs to start ahead, per GPU, while the current one measures (each
+    /// creates its CUDA context, then waits at its start gate until the GPU is free)
+    #[arg(long, value_name = "N", default_value_t = driver::DEFAULT_PRESTART)]
+    prestart: usize,
+    /// Same as --prestart 0: start each program after the previous one ended
     #[arg(long)]
     no_prestart: bool,
 }
@@ -260,7 +264,7 @@ fn options(args: &RunArgs, resume: Option<PathBuf>) -> driver::Options {
         force: args.force,
         resume,
         command: std::env::args().collect(),
-        prestart: !args.no_prestart,
+        prestart: if args.no_prestart { 0 } else { args.prestart },
     }
 }
 
@@ -442,7 +446,7 @@ fn dispatch(cli: Cli) -> Result<i32, Fail> {
                 force: false,
                 resume: None,
                 command: std::env::args().collect(),
-                prestart: false,
+                prestart: 0,
             };
             let r = driver::build_only(&spec, &opts, sample)
                 .map_err(|e| Fail(e.exit_code(), e.to_string()))?;

@@ -7,13 +7,34 @@ use std::path::Path;
 pub const STDOUT: &str = "stdout.txt";
 pub const STDERR: &str = "stderr.txt";
 
+/// Hardware work queues of a timing-core program's CUDA context, unless the spec's `[env]` or
+/// sweep's own environment sets `CUDA_DEVICE_MAX_CONNECTIONS`. The timing core times work on the
+/// legacy default stream only, which uses one queue; the driver's default of 8 makes every context
+/// creation cost more (H200, 2 GPUs: 103 -> 54 ms, and 4.15 -> 7.08 processes/s host-wide with
+/// four at once; bench/contexts.txt).
+pub const TIMING_CORE_CONNECTIONS: &str = "1";
+
 /// The program's command: the binary and the spec's `args`, in the point's folder, with the
 /// spec's environment (its `[timing]` included) and, when a GPU is named, only that GPU visible.
-pub fn command(spec: &Spec, binary: &Path, point_dir: &Path, gpu: Option<&str>) -> Cmd {
+/// A `timing_core` program (one that honours the start gate) also gets
+/// [`TIMING_CORE_CONNECTIONS`].
+pub fn command(
+    spec: &Spec,
+    binary: &Path,
+    point_dir: &Path,
+    gpu: Option<&str>,
+    timing_core: bool,
+) -> Cmd {
+    const CONNECTIONS: &str = "CUDA_DEVICE_MAX_CONNECTIONS";
     let mut cmd = Cmd::new(binary.display().to_string()).args(spec.args.iter().cloned());
     cmd.env = spec.env.clone();
     if let Some(g) = gpu {
         cmd.env.insert("CUDA_VISIBLE_DEVICES".into(), g.to_string());
+    }
+    if timing_core && !cmd.env.contains_key(CONNECTIONS) && std::env::var_os(CONNECTIONS).is_none()
+    {
+        cmd.env
+            .insert(CONNECTIONS.into(), TIMING_CORE_CONNECTIONS.into());
     }
     cmd.cwd = Some(point_dir.to_path_buf());
     cmd

@@ -37,6 +37,7 @@
 #include <cstdlib>
 #include <cerrno>
 #include <cstring>
+#include <ctime>
 #include <string>
 #include <vector>
 
@@ -192,6 +193,19 @@ inline double measure_sm_mhz() {
   return h[1] ? 1e3 * (double)h[0] / (double)h[1] : 0;
 }
 
+// SWEEP_TRACE=1: "# trace <phase> <unix time in s>" lines on stderr, for finding where a program's
+// wall time goes (main, context, gate, one per reported metric, teardown, exit). Off by default.
+inline bool tracing() {
+  static const bool on = env_num("SWEEP_TRACE", 0) != 0;
+  return on;
+}
+inline void trace(const char* phase) {
+  if (!tracing()) return;
+  timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  fprintf(stderr, "# trace %s %lld.%09ld\n", phase, (long long)ts.tv_sec, ts.tv_nsec);
+}
+
 inline std::string quote_safe(std::string s) {
   for (char& c : s)
     if (c == '"' || c == '\n' || c == '\r') c = c == '"' ? '\'' : ' ';
@@ -214,10 +228,15 @@ inline Options options_from_env() {
   o.rated_sm_mhz = env_num("SWEEP_RATED_SM_MHZ", 0);
   o.batch = (int)env_num("SWEEP_BATCH", 0);
   o.device = (int)env_num("SWEEP_DEVICE", 0);
+  detail::trace("main");
+  // Registered before the CUDA runtime's own exit handler, so it runs after the context is gone.
+  if (detail::tracing()) atexit([] { detail::trace("exit"); });
   int count = 0;
   SWEEP_CHECK(cudaGetDeviceCount(&count));
   SWEEP_CHECK(cudaSetDevice(o.device));
   SWEEP_CHECK(cudaFree(nullptr));  // create the context now, outside any timing
+  detail::trace("context");
+  if (detail::tracing()) atexit([] { detail::trace("teardown"); });  // runs before the runtime's
   if (o.rated_sm_mhz <= 0) {
     int khz = 0;  // cudaDeviceProp::clockRate is gone in CUDA 13; the attribute remains
     SWEEP_CHECK(cudaDeviceGetAttribute(&khz, cudaDevAttrClockRate, o.device));
@@ -233,6 +252,7 @@ inline Options options_from_env() {
     ssize_t n;
     do n = read(fd, &c, 1); while (n < 0 && errno == EINTR);
     close(fd);
+    detail::trace("gate");
     printf("# start gate opened\n");
   }
   return o;
@@ -349,6 +369,7 @@ inline void report(const char* name, const char* unit, double work, const Stats&
   printf("# %s: %.3f us per launch, %d samples x %d launches, SM clock %.0f MHz\n", name,
          s.mean * 1e6, s.samples, s.batch, s.sm_mhz);
   fflush(stdout);
+  detail::trace(name);
 }
 
 // Prints a plain derived value (no timing statistics).

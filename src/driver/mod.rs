@@ -50,10 +50,13 @@ pub struct Options {
     pub force: bool,
     pub resume: Option<PathBuf>,
     pub command: Vec<String>,
-    /// Start each GPU program while the previous one measures; it waits at its start gate
-    /// (after creating its CUDA context) until the GPU is free.
-    pub prestart: bool,
+    /// How many GPU programs each runner starts ahead while the current one measures; each waits
+    /// at its start gate (after creating its CUDA context) until the GPU is free. 0 = none.
+    pub prestart: usize,
 }
+
+/// GPU programs started ahead per runner by default (`--prestart`).
+pub const DEFAULT_PRESTART: usize = 1;
 
 #[derive(Debug, thiserror::Error)]
 pub enum DriverError {

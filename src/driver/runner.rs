@@ -9,7 +9,7 @@ use crate::parse;
 use crate::run;
 use crate::spec::Spec;
 use crate::store::{self, CsvSink, GpuState, GpuTag, Row, Status, TimelineEntry};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, VecDeque};
 use std::sync::atomic::Ordering;
 use std::sync::{mpsc, Mutex};
 use std::time::Duration;
@@ -30,7 +30,8 @@ type Launched = Result<Started, (Status, String)>;
 /// Starts the program of a built point (gated: it waits at its start gate), or says why not.
 fn launch(spec: &Spec, b: &Built, gpu: Option<&GpuState>, gated: bool) -> Launched {
     let binary = b.binary.as_ref().map_err(|e| e.clone())?;
-    let cmd = run::command(spec, binary, &b.dir, gpu.map(|g| g.uuid.as_str()));
+    let uuid = gpu.map(|g| g.uuid.as_str());
+    let cmd = run::command(spec, binary, &b.dir, uuid, b.gated);
     let _ = std::fs::write(b.dir.join("run.cmd"), format!("{}\n", cmd.line()));
     run::start(&cmd, &b.dir, gated).map_err(|e| (Status::RunFailed, e.to_string()))
 }
@@ -106,18 +107,39 @@ fn finish(
     (status, parsed.values, run_s, error)
 }
 
+/// With SWEEP_TRACE set (the timing core then traces its phases on stderr), appends
+/// "# trace <phase> <unix time in s>" to the point's `harness.trace`: when the gate opened and
+/// when the program's exit was seen.
+fn trace(dir: &std::path::Path, phase: &str) {
+    if std::env::var_os("SWEEP_TRACE").is_none_or(|v| v.is_empty() || v == "0") {
+        return;
+    }
+    let t = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default();
+    let line = format!("# trace {phase} {}.{:09}\n", t.as_secs(), t.subsec_nanos());
+    use std::io::Write;
+    if let Ok(mut f) = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(dir.join("harness.trace"))
+    {
+        let _ = f.write_all(line.as_bytes());
+    }
+}
+
 /// Runs `count` points that arrive on `rx` as (position in this runner's order, built point).
 pub(super) fn run_queue(
     shared: &Shared,
     count: usize,
     rx: mpsc::Receiver<(usize, Built)>,
     gpu: Option<GpuState>,
-    prestart: bool,
+    prestart: usize,
 ) {
     let (ctx, emit) = (shared.ctx, shared.emit);
     let mut pending: BTreeMap<usize, Built> = BTreeMap::new();
-    // The next point, already started and waiting at its gate.
-    let mut ahead: Option<(usize, Launched)> = None;
+    // The next points (consecutive positions), already started and waiting at their gates.
+    let mut ahead: VecDeque<(usize, Launched)> = VecDeque::new();
     let mut next = 0;
     while next < count && !STOP.load(Ordering::SeqCst) {
         let Some(b) = pending.remove(&next) else {
@@ -132,23 +154,35 @@ pub(super) fn run_queue(
         };
         emit(Event::Running { point: &b.point });
         let run_start = ctx.clock.now();
-        let mut started = match ahead.take() {
+        let mut started = match ahead.pop_front() {
             Some((k, s)) if k == next => s,
-            _ => launch(&ctx.spec, &b, gpu.as_ref(), b.gated),
+            _ => {
+                ahead.clear();
+                launch(&ctx.spec, &b, gpu.as_ref(), b.gated)
+            }
         };
         if let Ok(s) = started.as_mut() {
             s.go();
+            trace(&b.dir, "go");
         }
         next += 1;
-        if prestart {
+        if prestart > 0 {
             while let Ok((k, built)) = rx.try_recv() {
                 pending.insert(k, built);
             }
-            if let Some(nb) = pending.get(&next).filter(|nb| nb.gated) {
-                ahead = Some((next, launch(&ctx.spec, nb, gpu.as_ref(), true)));
+            // Extend the run of started points next, next+1, ... up to `prestart` of them; stop at
+            // the first that is not built yet or does not honour the gate.
+            let mut k = ahead.back().map_or(next, |(k, _)| k + 1);
+            while k < next + prestart && k < count {
+                let Some(nb) = pending.get(&k).filter(|nb| nb.gated) else {
+                    break;
+                };
+                ahead.push_back((k, launch(&ctx.spec, nb, gpu.as_ref(), true)));
+                k += 1;
             }
         }
         let (status, values, run_s, error) = finish(&ctx.spec, &b, started);
+        trace(&b.dir, "reaped");
         let run_end = ctx.clock.now();
         let row = Row {
             point: b.point.clone(),
