@@ -1,10 +1,10 @@
 """Compares two runs of the same points metric by metric (e.g. the one-GPU and all-GPU runs of
 bench/gpus.sh). Usage: compare_gpus.py [A.csv B.csv [LABEL_A LABEL_B]]
-(default: tests/fixtures/h200x2/one_gpu.csv and all_gpus.csv)."""
+(default: tests/fixtures/h200x2/one_warm.csv and all_warm.csv)."""
 import csv, statistics as st, sys
 from collections import Counter
 d = "tests/fixtures/h200x2"
-a_path, b_path = sys.argv[1:3] if len(sys.argv) > 2 else (f"{d}/one_gpu.csv", f"{d}/all_gpus.csv")
+a_path, b_path = sys.argv[1:3] if len(sys.argv) > 2 else (f"{d}/one_warm.csv", f"{d}/all_warm.csv")
 la, lb = sys.argv[3:5] if len(sys.argv) > 4 else ("one GPU", "two GPUs")
 a = {r["point_id"]: r for r in csv.DictReader(open(a_path))}
 b = [r for r in csv.DictReader(open(b_path)) if r["point_id"] in a]

@@ -1,28 +1,40 @@
-import glob,sys,statistics as st,os,csv
-def load(d):
-    t={}
-    for f in ('stderr.txt','harness.trace'):
-        for l in open(os.path.join(d,f)):
-            if l.startswith('# trace '):
-                _,_,ph,v=l.split(); t[ph]=float(v)
+"""Where a point's wall time goes: reads the "# trace <phase> <unix time>" lines that a run with
+SWEEP_TRACE=1 leaves in each point's stderr.txt (timing core) and harness.trace (sweep) and prints
+the median (and 90th percentile) of each phase over the points of each run folder.
+Usage: python3 scripts/phases.py RUN_DIR...   (a run folder, or any folder above run folders)"""
+import glob, os, statistics as st, sys
+
+PHASES = [  # label, start mark, end mark (the last metric's mark is "last")
+    ("start-up: main -> context created", "main", "context"),
+    ("ready before the gate opened", "context", "go"),
+    ("gate opened -> program passed it", "go", "gate"),
+    ("measuring: gate -> last metric", "gate", "last"),
+    ("teardown: last metric -> exit seen", "last", "reaped"),
+    ("run_s: gate opened -> exit seen", "go", "reaped"),
+]
+FIXED = {"main", "context", "gate", "teardown", "exit", "go", "reaped"}
+
+
+def marks(point_dir):
+    t = {}
+    for f in ("stderr.txt", "harness.trace"):
+        path = os.path.join(point_dir, f)
+        if not os.path.exists(path):
+            continue
+        for line in open(path):
+            if line.startswith("# trace "):
+                _, _, phase, v = line.split()
+                t[phase] = float(v)
+                if phase not in FIXED:
+                    t["last"] = float(v)  # metrics come in order; keep the latest
     return t
-for mode in sys.argv[1:]:
-    rows=[]
-    for d in glob.glob(f'{mode}/threads_1_512/*/points/*'):
-        t=load(d)
-        if 'go' not in t: continue
-        rows.append(t)
-    rows.sort(key=lambda t:t['go'])
-    def med(f):
-        v=[f(t) for t in rows]
-        v=[x for x in v if x is not None]
-        return f"{st.median(v)*1e3:7.1f} ms (p90 {sorted(v)[int(.9*len(v))]*1e3:6.1f})"
-    print(mode, len(rows))
-    print(' init main->context   ', med(lambda t:t['context']-t['main']))
-    print(' ready before go (gate wait)', med(lambda t:t['go']-t['context']))
-    print(' go->gate passed      ', med(lambda t:t['gate']-t['go']))
-    print(' gate->last metric    ', med(lambda t:t['global_half_grid']-t['gate']))
-    print(' last metric->exit    ', med(lambda t:t['exit']-t['global_half_grid']))
-    print(' exit->reaped         ', med(lambda t:t['reaped']-t['exit']))
-    print(' go->reaped (run_s)   ', med(lambda t:t['reaped']-t['go']))
-    print(' reaped->next go      ', med(lambda t:None))if False else None
+
+
+for root in sys.argv[1:]:
+    points = [marks(os.path.dirname(p)) for p in glob.glob(f"{root}/**/harness.trace", recursive=True)]
+    points = [t for t in points if all(k in t for k in ("main", "context", "go", "gate", "last", "reaped"))]
+    print(f"{root}: {len(points)} traced points")
+    for label, a, b in PHASES:
+        v = sorted(t[b] - t[a] for t in points)
+        if v:
+            print(f"  {label:38s} median {st.median(v) * 1e3:7.1f} ms   90th pct {v[int(.9 * len(v))] * 1e3:7.1f} ms")

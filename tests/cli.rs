@@ -572,6 +572,75 @@ fn prestart_overlaps_start_up_but_never_measurements() {
     );
 }
 
+#[test]
+fn prestart_two_starts_two_programs_ahead_and_still_never_overlaps_measurements() {
+    let p = project();
+    // Start-up (300 ms) longer than a measurement (100 ms): one program ahead cannot hide it.
+    let spec = std::fs::read_to_string(p.path().join("sweeps/gated.toml")).unwrap();
+    write(
+        p.path(),
+        "sweeps/slow_start.toml",
+        &spec.replace("startup_ms = 150", "startup_ms = 300"),
+    );
+    sweep(p.path())
+        .args(["run", "sweeps/slow_start.toml", "-j", "2", "--prestart", "2"])
+        .assert()
+        .success();
+    let t = gate_times(&run_dir(p.path(), "slow_start"));
+    assert_eq!(t.len(), 8);
+    for w in t.windows(2) {
+        assert!(
+            w[1].1 >= w[0].2,
+            "a measurement began before the previous one ended: {w:?}"
+        );
+    }
+    // Point i+2 was started before point i finished measuring: two programs ahead.
+    let two_ahead = t.windows(3).filter(|w| w[2].0 < w[0].2).count();
+    assert!(
+        two_ahead >= 3,
+        "point i+2 started during point i in {two_ahead} of 6 cases: {t:?}"
+    );
+}
+
+#[test]
+fn timing_core_programs_get_one_hardware_queue_unless_the_spec_says_otherwise() {
+    let p = project();
+    let connections = |dir: &Path| -> Vec<String> {
+        rows(&dir.join("results.csv"))
+            .iter()
+            .map(|r| {
+                let out = std::fs::read_to_string(
+                    dir.join("points").join(&r["point_id"]).join("stdout.txt"),
+                )
+                .unwrap();
+                let line = out.lines().find(|l| l.starts_with("connections ")).unwrap();
+                line["connections ".len()..].to_string()
+            })
+            .collect()
+    };
+    let spec = std::fs::read_to_string(p.path().join("sweeps/gated.toml"))
+        .unwrap()
+        .replace("range = [1, 8]", "range = [1, 2]");
+    write(p.path(), "sweeps/two.toml", &spec);
+    sweep(p.path())
+        .args(["run", "sweeps/two.toml"])
+        .env_remove("CUDA_DEVICE_MAX_CONNECTIONS")
+        .assert()
+        .success();
+    assert_eq!(connections(&run_dir(p.path(), "two")), ["1", "1"]);
+    write(
+        p.path(),
+        "sweeps/queues.toml",
+        &format!("{spec}[env]\nCUDA_DEVICE_MAX_CONNECTIONS = \"8\"\n"),
+    );
+    sweep(p.path())
+        .args(["run", "sweeps/queues.toml"])
+        .env_remove("CUDA_DEVICE_MAX_CONNECTIONS")
+        .assert()
+        .success();
+    assert_eq!(connections(&run_dir(p.path(), "queues")), ["8", "8"]);
+}
+
 /// Processes whose executable lies under `dir` (zombies aside).
 fn processes_under(dir: &Path) -> Vec<String> {
     let dir = dir.canonicalize().unwrap();

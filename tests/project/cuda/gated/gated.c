@@ -27,6 +27,8 @@ int main(void) {
     usleep(MEASURE_MS * 1000);
     double end = now();
     printf("times start=%.6f go=%.6f end=%.6f\n", start, go, end);
+    const char *conn = getenv("CUDA_DEVICE_MAX_CONNECTIONS");
+    printf("connections %s\n", conn ? conn : "unset");
     printf("@sweep metric=t unit=s value=%.6f median=0 stddev=0 min=0 max=0 rel_ci=0 samples=1 noisy=0 throttled=0\n", end - go);
     return 0;
 }
