@@ -110,6 +110,7 @@ struct TimingFile {
     target_rel_ci: Option<f64>,
     flush_l2: Option<bool>,
     rated_sm_mhz: Option<f64>,
+    batch: Option<u32>,
 }
 
 /// What `sweep run` analyses and plots when it ends.
@@ -433,6 +434,7 @@ fn timing_env(t: &TimingFile) -> BTreeMap<String, String> {
         t.flush_l2.map(|v| if v { "1" } else { "0" }.to_string()),
     );
     put("RATED_SM_MHZ", t.rated_sm_mhz.map(|v| v.to_string()));
+    put("BATCH", t.batch.map(|v| v.to_string()));
     env
 }
 
@@ -677,10 +679,11 @@ mod tests {
     #[test]
     fn timing_table_becomes_environment() {
         let s = parse(&format!(
-            "{OK}[timing]\nmin_samples = 20\nflush_l2 = true\n"
+            "{OK}[timing]\nmin_samples = 20\nflush_l2 = true\nbatch = 4\n"
         ))
         .unwrap();
         assert_eq!(s.env["SWEEP_MIN_SAMPLES"], "20");
         assert_eq!(s.env["SWEEP_FLUSH_L2"], "1");
+        assert_eq!(s.env["SWEEP_BATCH"], "4");
     }
 }
