@@ -5,7 +5,8 @@
 //         1 KB (8 lines of 128 B) for 128 useful bytes, unless the other fields are read too;
 //   soa - struct { int* f[8]; };  a warp reading field j reads one 128-byte line of f[j].
 // Measures GB/s of useful bytes (TOUCHED + 1 ints per record: the fields read and the sum written),
-// beside a cudaMemcpy device-to-device reference (counted as bytes read + bytes written).
+// beside a cudaMemcpy device-to-device reference (counted as bytes read + bytes written). The host checks
+// every record's sum (check.h).
 // Source: Kolganov (MSU), lecture 2 on CUDA, global memory (../shared/seeds/004, Russian), "Массивы
 // структур?" / "Структура с массивами!": the AoS access of struct {int a, b, c} needs three transactions
 // per warp (256 bytes wasted), the SoA access one.
@@ -13,6 +14,7 @@
 //   nvcc -arch=sm_90 -O3 -I<dir with params.h> -I cuda/common -o aos_soa cuda/aos_soa/aos_soa.cu && ./aos_soa
 #include "sweep.cuh"
 #include "params.h"
+#include "check.h"
 #include <cstdio>
 #include <vector>
 
@@ -40,8 +42,6 @@ __global__ void sum_soa(Fields s, int* out) {
     for (int j = 0; j < TOUCHED; ++j) sum += s.f[j][i];
     out[i] = sum;
 }
-
-inline int field_value(size_t i, int j) { return int((i * 2654435761u + j * 40503u) >> 11 & 1023); }
 
 int main() {
     sweep::Options opt = sweep::options_from_env();  // first: creates the context, then waits at the start gate
@@ -79,16 +79,7 @@ int main() {
 
     std::vector<int> hout(N);
     SWEEP_CHECK(cudaMemcpy(hout.data(), dout, N * sizeof(int), cudaMemcpyDeviceToHost));
-    for (size_t i = 0; i < N; ++i) {
-        int want = 0;
-        for (int j = 0; j < TOUCHED; ++j) want += field_value(i, j);
-        if (hout[i] != want) {
-            char what[128];
-            snprintf(what, sizeof what, "record %zu sums to %d, host gives %d", i, hout[i], want);
-            sweep::check(false, what);
-        }
-    }
-    sweep::check(true, "every record's sum matches the host");
+    check_aos_soa(hout);
 
     sweep::report("aos_soa", "GB/s", useful / 1e9, s);
     sweep::Stats ref = sweep::memcpy_d2d(opt, data_bytes);

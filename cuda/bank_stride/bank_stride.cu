@@ -3,7 +3,8 @@
 // banks of 4-byte words; the 32 lanes then hit gcd(STRIDE, 32) distinct words in one bank, and the
 // request is split that many ways (stride 1 or any odd stride: no conflict; 2: 2-way; ...; 32, 64: 32-way).
 // Measures GB/s of shared-memory data delivered to the threads (4 bytes per load); also reports
-// expected_ways = gcd(STRIDE, 32), the prediction from the bank rule (computed, not measured).
+// expected_ways = gcd(STRIDE, 32), the prediction from the bank rule (computed, not measured). The host
+// checks every thread's sum (check.h).
 // Source: dissertation chapter introducing CUDA (../shared/seeds/003, English): "threadIdx*stride cause
 // bank conflicts if stride has common divisors with the number of banks"; course notes on massively
 // parallel processors (../shared/seeds/001, Spanish): "Si el número tiene factor común con el número de
@@ -12,15 +13,12 @@
 //   nvcc -arch=sm_90 -O3 -I<dir with params.h> -I cuda/common -o bank_stride cuda/bank_stride/bank_stride.cu && ./bank_stride
 #include "sweep.cuh"
 #include "params.h"
+#include "check.h"
 #include <cstdio>
 #include <numeric>
 #include <vector>
 
-constexpr int WORDS = 2048;   // > 31 * 64: the 32 lanes' words never coincide, whatever the stride
-constexpr int INNER = 32;     // loads per outer step, at immediate offsets 0..31 from the lane's base
 static_assert(STRIDE >= 1 && STRIDE <= 64, "STRIDE in 1..64");
-
-__host__ __device__ inline int word_value(int i) { return (i * 37 + 11) & 255; }
 
 // stride is a run-time argument so that the compiler cannot prove alignment and fuse loads into
 // 64- or 128-bit ones, which follow other bank rules.
@@ -56,27 +54,9 @@ int main() {
     SWEEP_CHECK_LAST();
     SWEEP_CHECK(cudaDeviceSynchronize());
 
-    // The sum depends on the lane alone: check every thread against the host's 32 sums.
-    int want[32];
-    for (int l = 0; l < 32; ++l) {
-        unsigned base = l * STRIDE;
-        want[l] = 0;
-        for (int t = 0; t < OUTER; ++t) {
-            for (int u = 0; u < INNER; ++u) want[l] += word_value(base + u);
-            base = (base + 32) & (WORDS - 1);
-        }
-    }
     std::vector<int> h(threads);
     SWEEP_CHECK(cudaMemcpy(h.data(), dout, threads * sizeof(int), cudaMemcpyDeviceToHost));
-    for (size_t i = 0; i < threads; ++i) {
-        int l = int(i % BLOCK % 32);
-        if (h[i] != want[l]) {
-            char what[128];
-            snprintf(what, sizeof what, "thread %zu (lane %d) sums %d, host gives %d", i, l, h[i], want[l]);
-            sweep::check(false, what);
-        }
-    }
-    sweep::check(true, "every thread's sum matches the host");
+    check_bank_stride(h);
 
     sweep::report("bank_stride", "GB/s", double(threads) * OUTER * INNER * sizeof(int) / 1e9, s);
     sweep::report_value("expected_ways", "ways", ways);

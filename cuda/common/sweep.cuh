@@ -43,6 +43,10 @@
 
 #include <unistd.h>
 
+// The host-side checks (check, check_equal, test_value) live in sweep_check.h: no CUDA there, so a
+// bench's check.h builds and runs on a CPU.
+#include "sweep_check.h"
+
 // Every CUDA runtime call goes through this: on failure it prints the call, file, line and the
 // CUDA error string to stderr and exits with status 1.
 #define SWEEP_CHECK(call) ::sweep::detail::check_cuda((call), #call, __FILE__, __LINE__)
@@ -204,12 +208,6 @@ inline void trace(const char* phase) {
   timespec ts;
   clock_gettime(CLOCK_REALTIME, &ts);
   fprintf(stderr, "# trace %s %lld.%09ld\n", phase, (long long)ts.tv_sec, ts.tv_nsec);
-}
-
-inline std::string quote_safe(std::string s) {
-  for (char& c : s)
-    if (c == '"' || c == '\n' || c == '\r') c = c == '"' ? '\'' : ' ';
-  return s;
 }
 
 }  // namespace detail
@@ -379,15 +377,6 @@ inline void report_value(const char* name, const char* unit, double value) {
   fflush(stdout);
 }
 
-// A wrong result: prints `@sweep check=failed what="..."` to stdout, the reason to stderr, exit(3).
-inline void check(bool ok, const std::string& what) {
-  if (ok) return;
-  printf("@sweep check=failed what=\"%s\"\n", detail::quote_safe(what).c_str());
-  fflush(stdout);
-  fprintf(stderr, "check failed: %s\n", what.c_str());
-  exit(3);
-}
-
 // Times cudaMemcpy device-to-device of `bytes` bytes (cudaMemcpyAsync on the default stream) with
 // the same statistics. Report it with work = 2 * bytes / 1e9 for GB/s (read + written).
 inline Stats memcpy_d2d(const Options& opt, size_t bytes) {
@@ -399,22 +388,6 @@ inline Stats memcpy_d2d(const Options& opt, size_t bytes) {
   SWEEP_CHECK(cudaFree(src));
   SWEEP_CHECK(cudaFree(dst));
   return s;
-}
-
-// Host helpers (additions) -------------------------------------------------------------------------
-
-// Deterministic, exactly representable test value for element i (distinct for i < 16777213).
-inline float test_value(size_t i) { return (float)(i % 16777213u); }
-
-// Checks got[i] == want[i] for i < n; on the first difference fails with
-// "<what> differs at <i>: got <g>, expected <w>".
-inline void check_equal(const float* got, const float* want, size_t n, const std::string& what) {
-  for (size_t i = 0; i < n; ++i)
-    if (!(got[i] == want[i])) {
-      char buf[160];
-      snprintf(buf, sizeof buf, " differs at %zu: got %g, expected %g", i, got[i], want[i]);
-      check(false, what + buf);
-    }
 }
 
 }  // namespace sweep

@@ -13,13 +13,15 @@
 //              the index space; indices >= N*N are skipped).
 // Bandwidth = N*N*2*4 bytes / t (read + written, 1 GB = 1e9 bytes; the study divided by 1024^3).
 // Run the spec with flush_l2 so that every sample starts from DRAM (the matrices fit in an H100 L2).
-// Metrics: copy (GB/s), memcpy_d2d (GB/s), copy_vs_memcpy (fraction). The host checks the copy.
+// Metrics: copy (GB/s), memcpy_d2d (GB/s), copy_vs_memcpy (fraction). The host checks the copy
+// (check.h).
 //
 // By hand (params.h in /tmp/p):
 //   mkdir -p /tmp/p && printf '#define N 2048\n#define VARIANT "stride"\n#define OFFSET 0\n#define STRIDE 4\n#define ELEMS 4\n' > /tmp/p/params.h
 //   nvcc -arch=sm_90 -O3 -I/tmp/p -Icuda/common -o /tmp/p/copy cuda/copy/copy.cu && SWEEP_FLUSH_L2=1 /tmp/p/copy
 #include "params.h"
 #include "sweep.cuh"
+#include "check.h"
 
 constexpr bool same(const char* a, const char* b) { return *a == *b && (!*a || same(a + 1, b + 1)); }
 constexpr bool COALESCED = same(VARIANT, "coalesced"), OFFSET_V = same(VARIANT, "offset"), STRIDE_V = same(VARIANT, "stride");
@@ -71,10 +73,7 @@ int main() {
   sweep::Stats s = sweep::measure(opt, [&] { copy<<<grid, block>>>(in, out); });
 
   SWEEP_CHECK(cudaMemcpy(h_out.data(), out, ALLOC * sizeof(float), cudaMemcpyDeviceToHost));
-  for (unsigned e = 0; e != SHIFT; ++e)
-    sweep::check(h_out[e] != h_out[e], "copy wrote element " + std::to_string(e) + " before the offset");
-  sweep::check_equal(h_out.data() + SHIFT, h_in.data() + SHIFT, M,
-                     "copy (" VARIANT ") of " + std::to_string(N) + "x" + std::to_string(N) + ": element offset+");
+  check_copy(h_in, h_out, SHIFT);
 
   const double gb = 2.0 * M * sizeof(float) / 1e9;
   sweep::report("copy", "GB/s", gb, s);

@@ -6,7 +6,8 @@
 //   lane   - threadIdx.x % warpSize > K  (every warp splits for K < 31: the worst case)
 // A split warp runs both loops one after the other. Measures GFlops of useful work (2 flops per FMA of
 // the branch each thread takes); also reports divergent_warps, the fraction of warps whose threads
-// disagree (counted on the host from the same condition, a prediction rather than a measurement).
+// disagree (counted on the host from the same condition, a prediction rather than a measurement). The host
+// recomputes a sample of the threads' results (check.h).
 // Source: course notes on massively parallel processors (G80; ../shared/seeds/001, Spanish), "Control de
 // flujo": If (threadIdx.x > 2) diverges, If (threadIdx.x / WARP_SIZE > 2) does not; SIMT serialization of
 // divergent paths, ../shared/seeds/003 (English).
@@ -14,36 +15,12 @@
 //   nvcc -arch=sm_90 -O3 -I<dir with params.h> -I cuda/common -o divergence cuda/divergence/divergence.cu && ./divergence
 #include "sweep.cuh"
 #include "params.h"
+#include "check.h"
 #include <cmath>
 #include <cstdio>
 #include <vector>
 
-enum Variant { thread, warp, lane };
-constexpr int ACC = 8;              // independent FMA chains per thread
 constexpr int THREADS = 1 << 22;    // ~15 waves of resident blocks on an H100: small tail effect
-
-constexpr unsigned WARP_SIZE = 32;  // warpSize on every NVIDIA GPU so far; a constant for the host check too
-
-__host__ __device__ inline bool take_a(unsigned tid, unsigned k) {   // tid: threadIdx.x
-    return VARIANT == thread ? tid > k : VARIANT == warp ? tid / WARP_SIZE > k : tid % WARP_SIZE > k;
-}
-
-__host__ __device__ inline float run(float x, bool a, int iters) {
-    float v[ACC];
-    for (int j = 0; j < ACC; ++j) v[j] = x - 0.0625f * j;
-    // Mirror-image loops (same instructions but for a sign): equally fast when taken alone. Both map
-    // [-1, 1] into [-0.5, 0.5] and settle near -0.366 / +0.366: no overflow, no denormals.
-    if (a) {
-        for (int it = 0; it < iters; ++it)
-            for (int j = 0; j < ACC; ++j) v[j] = fmaf(v[j], v[j], -0.5f);
-    } else {
-        for (int it = 0; it < iters; ++it)
-            for (int j = 0; j < ACC; ++j) v[j] = fmaf(-v[j], v[j], 0.5f);
-    }
-    float sum = 0.0f;
-    for (int j = 0; j < ACC; ++j) sum += v[j];
-    return sum;
-}
 
 // k and iters are run-time arguments: every K runs the same machine code (no branch folded away), and
 // the loops stay loops, so the two branches stay apart.
@@ -77,18 +54,8 @@ int main() {
     SWEEP_CHECK_LAST();
     SWEEP_CHECK(cudaDeviceSynchronize());
 
-    // Same arithmetic on the host (fmaf is exact IEEE on both): every thread of the first two blocks and
-    // every 1009th thread must match bit for bit.
     SWEEP_CHECK(cudaMemcpy(hout.data(), dout, THREADS * sizeof(float), cudaMemcpyDeviceToHost));
-    for (int i = 0; i < THREADS; i += i < 2 * BLOCK ? 1 : 1009) {
-        float want = run(hx[i], take_a(i % BLOCK, K), iters);
-        if (!(hout[i] == want)) {
-            char what[128];
-            snprintf(what, sizeof what, "thread %d gives %.9g, host gives %.9g", i, hout[i], want);
-            sweep::check(false, what);
-        }
-    }
-    sweep::check(true, "sampled threads match the host");
+    check_divergence(hx, hout, iters);
 
     sweep::report("divergence", "GFlops", 2.0 * ACC * double(iters) * THREADS / 1e9, s);
     sweep::report_value("divergent_warps", "fraction", double(split) / (BLOCK / 32));

@@ -10,7 +10,7 @@
 // The L1 policy is a compiler flag (the sweep's `caching` axis): -Xptxas -dlcm=ca caches global loads in
 // L1 (128-byte lines), -Xptxas -dlcm=cg caches them in L2 only (32-byte sectors).
 // Measures GB/s of useful bytes (4 per element), beside a cudaMemcpy device-to-device reference (counted
-// as bytes read + bytes written).
+// as bytes read + bytes written). The host checks every partial sum (check.h).
 // Source: Kolganov (MSU), lecture 2 on CUDA, global memory (../shared/seeds/004, Russian): transactions
 // of 128 bytes through L1 and 32 bytes with L1 off, "Если разреженный доступ – кеширование в L1
 // отключаем"; L1 128-byte vs L2 32-byte transactions also in ../shared/seeds/003 (English), Figure 3.3.
@@ -19,27 +19,11 @@
 //   nvcc -arch=sm_90 -O3 -Xptxas -dlcm=cg -I<dir with params.h> -I cuda/common -o l1_cache cuda/l1_cache/l1_cache.cu && ./l1_cache
 #include "sweep.cuh"
 #include "params.h"
+#include "check.h"
 #include <cstdio>
 #include <vector>
 
-enum Pattern { coalesced, misaligned, strided, scattered };
-constexpr int BLOCK = 256, PER_THREAD = 8, CHUNK = BLOCK * PER_THREAD;   // 2048 ints = 8 KB per block
-constexpr int ROW = 32;                                                    // strided: 128-byte rows
-constexpr size_t N = size_t(1) << LOG2_ELEMS;
 static_assert(N % CHUNK == 0, "whole chunks");
-
-// Where the e-th read (e = block * CHUNK + k * BLOCK + threadIdx.x) goes: a permutation of 0..N-1.
-__host__ __device__ inline size_t position(size_t e) {
-    switch (PATTERN) {
-    case coalesced: return e;
-    case misaligned: return (e + 1) & (N - 1);
-    case strided: {
-        size_t local = e % CHUNK, rows = CHUNK / ROW;
-        return e - local + (local % rows) * ROW + local / rows;
-    }
-    default: return (e * 0x9E3779B1u) & (N - 1);   // odd multiplier: a bijection modulo 2^k
-    }
-}
 
 // No __restrict__/const on `in`: plain ld.global, whose caching -dlcm decides (not the read-only path).
 __global__ void gather_sum(int* in, int* partial) {
@@ -79,16 +63,7 @@ int main() {
     SWEEP_CHECK(cudaDeviceSynchronize());
 
     SWEEP_CHECK(cudaMemcpy(hp.data(), dpartial, blocks * sizeof(int), cudaMemcpyDeviceToHost));
-    for (size_t b = 0; b < blocks; ++b) {
-        int want = 0;
-        for (size_t j = 0; j < CHUNK; ++j) want += h[position(b * CHUNK + j)];
-        if (hp[b] != want) {
-            char what[128];
-            snprintf(what, sizeof what, "partial sum of block %zu is %d, host gives %d", b, hp[b], want);
-            sweep::check(false, what);
-        }
-    }
-    sweep::check(true, "all partial sums match the host");
+    check_l1_cache(h, hp);
 
     sweep::report("l1_cache", "GB/s", bytes / 1e9, s);
     sweep::Stats ref = sweep::memcpy_d2d(opt, bytes);

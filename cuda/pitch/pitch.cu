@@ -7,7 +7,7 @@
 //              reported as pitch_bytes): every row starts on a 128-byte boundary.
 // Data goes up and down with cudaMemcpy2D, as in the lecture. Measures GB/s of useful bytes (480 read +
 // 480 written per row), beside a cudaMemcpy device-to-device reference of the unpadded size (counted as
-// bytes read + bytes written).
+// bytes read + bytes written). The host checks every element (check.h).
 // Source: Kolganov (MSU), lecture 2 on CUDA, global memory (../shared/seeds/004, Russian), "Матрицы и
 // глобальная память": rows of 120 floats, unaligned rows cost 2 transactions per warp, pad the pitch to a
 // multiple of 128 bytes (cudaMallocPitch / cudaMemcpy2D).
@@ -15,11 +15,11 @@
 //   nvcc -arch=sm_90 -O3 -I<dir with params.h> -I cuda/common -o pitch cuda/pitch/pitch.cu && ./pitch
 #include "sweep.cuh"
 #include "params.h"
+#include "check.h"
 #include <cstdio>
 #include <vector>
 
 enum Layout { unpadded, padded };
-constexpr int WIDTH = 120;                   // floats per row: 480 bytes
 constexpr int BX = 32, BY = 8;
 static_assert(ROWS % BY == 0 && ROWS / BY <= 65535, "ROWS: a multiple of 8, at most 8 * 65535 (grid.y limit)");
 
@@ -59,15 +59,7 @@ int main() {
     SWEEP_CHECK(cudaDeviceSynchronize());
 
     SWEEP_CHECK(cudaMemcpy2D(hout.data(), row_bytes, ddst, pitch_bytes, row_bytes, ROWS, cudaMemcpyDeviceToHost));
-    for (size_t i = 0; i < h.size(); ++i) {
-        float want = 2.0f * h[i] + 1.0f;   // small integers: exact
-        if (hout[i] != want) {
-            char what[128];
-            snprintf(what, sizeof what, "element (%zu,%zu) is %g, host gives %g", i / WIDTH, i % WIDTH, hout[i], want);
-            sweep::check(false, what);
-        }
-    }
-    sweep::check(true, "every element matches the host");
+    check_pitch(h, hout);
 
     sweep::report("pitch", "GB/s", useful / 1e9, s);
     sweep::report_value("pitch_bytes", "bytes", double(pitch_bytes));

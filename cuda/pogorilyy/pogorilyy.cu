@@ -11,7 +11,7 @@
 //       the first ceil(THREADS/2) threads of the block. Each thread stores to its own word; every
 //       block's words start on a 128-byte line of their own (no line shared between blocks).
 // All threads compute all additions and write their sums at the end; the host recomputes every
-// value in float (additions only, so the rounding is identical) and checks them.
+// value in float (additions only, so the rounding is identical) and checks them (check.h).
 // Each variant runs as one block (`_1blk`) and as BLOCKS_PER_SM x SM-count blocks (`_grid`).
 // MFlops = blocks * THREADS * ITERATIONS * ADDS / time / 1e6 (the final sums are not counted).
 //
@@ -25,12 +25,7 @@
 #error "params.h must define THREADS, ITERATIONS, ADDS and BLOCKS_PER_SM"
 #endif
 static_assert(THREADS >= 1 && THREADS <= 1024, "THREADS must be in 1..1024");
-
-constexpr int WARPS = (THREADS + 31) / 32;
-// Block b uses elements [b * PITCH, b * PITCH + THREADS) of every array: each block's stores start on
-// a 128-byte line of its own, so a partial warp never shares a line with the next block's threads.
-constexpr int PITCH = WARPS * 32;
-constexpr int HALF = (THREADS + 1) / 2;  // "the first half of the threads"
+#include "check.h"
 
 // Shared-memory variants: K lanes of a warp share a bank (K = 1: no conflict).
 template <int K>
@@ -74,26 +69,14 @@ __global__ void __launch_bounds__(THREADS) add_store_global(const float* __restr
   out[g] = s;
 }
 
-// Input of thread g; few distinct values, so the host computes each expected result once.
-constexpr int DISTINCT = 251;
-static float input(size_t g) { return (float)(g % DISTINCT) * 0.25f; }
-
 int main() {
   sweep::Options opt = sweep::options_from_env();
   const int max_blocks = BLOCKS_PER_SM * sweep::sm_count();
   const size_t n = (size_t)max_blocks * PITCH;
   const float d = 0.75f;
-  std::vector<float> h_in(n), h_out(n), h_store(n), want_last(n), want_sum(n), last(DISTINCT), sum(DISTINCT);
-  for (int x = 0; x < DISTINCT; ++x) {  // the exact float results the threads must produce
-    float a[ADDS];
-    for (int j = 0; j < ADDS; ++j) a[j] = input(x) + j;
-    for (int i = 0; i < ITERATIONS; ++i)
-      for (int j = 0; j < ADDS; ++j) a[j] += d;
-    float s = a[0];
-    for (int j = 1; j < ADDS; ++j) s += a[j];
-    last[x] = a[0], sum[x] = s;
-  }
-  for (size_t g = 0; g < n; ++g) h_in[g] = input(g), want_last[g] = last[g % DISTINCT], want_sum[g] = sum[g % DISTINCT];
+  std::vector<float> h_in(n), h_out(n), h_store(n);
+  const Expected want = expected(d);  // the exact float results the threads must produce
+  for (size_t g = 0; g < n; ++g) h_in[g] = input(g);
   float *in, *out, *store;
   SWEEP_CHECK(cudaMalloc(&in, n * sizeof(float)));
   SWEEP_CHECK(cudaMalloc(&out, n * sizeof(float)));
@@ -119,20 +102,10 @@ int main() {
       });
       const size_t m = (size_t)blocks * PITCH;
       SWEEP_CHECK(cudaMemcpy(h_out.data(), out, m * sizeof(float), cudaMemcpyDeviceToHost));
-      for (size_t g = 0; g < m; ++g)  // padding slots (t >= THREADS) must stay untouched
-        if (g % PITCH < THREADS ? h_out[g] != want_sum[g] : h_out[g] != 0)
-          sweep::check(false, std::string(name) + ": sum of thread " + std::to_string(g) + " is " +
-                                  std::to_string(h_out[g]) + ", expected " + std::to_string(want_sum[g]));
+      check_sums(name, h_out, m, want);
       if (v >= 3) {  // the stored values: the last a[0] where the thread stores, untouched elsewhere
         SWEEP_CHECK(cudaMemcpy(h_store.data(), store, m * sizeof(float), cudaMemcpyDeviceToHost));
-        for (size_t g = 0; g < m; ++g) {
-          int t = (int)(g % PITCH);
-          bool stores = t < THREADS && (v == 3 || (v == 4 ? t % 2 == 0 : t < HALF));
-          bool ok = stores ? h_store[g] == want_last[g] : h_store[g] != h_store[g];
-          if (!ok)
-            sweep::check(false, std::string(name) + ": global store of thread " + std::to_string(g) +
-                                    (stores ? " has a wrong value" : " was written but should not be"));
-        }
+        check_stores(name, v, h_store, m, want);
       }
       sweep::report(name, "MFlops", (double)blocks * THREADS * ITERATIONS * ADDS / 1e6, s);
     }

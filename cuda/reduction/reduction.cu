@@ -7,7 +7,8 @@
 //   sequential    - s = BLOCK/2, BLOCK/4, ...; threads tid < s add sdata[tid + s] (contiguous active
 //                   threads, whole warps retire, no conflicts).
 // Measures GB/s of input read (and Gelem/s) over 2^LOG2_ELEMS ints, far more than the L2, beside a
-// cudaMemcpy device-to-device reference (counted as bytes read + bytes written).
+// cudaMemcpy device-to-device reference (counted as bytes read + bytes written). The host checks every
+// partial sum (check.h).
 // Source: course notes on massively parallel processors (G80; ../shared/seeds/001, Spanish), "Reducción
 // paralela": log(n) steps, fewer than 1/4 of the threads active on average, divergence in every step
 // until whole warps drop out.
@@ -16,6 +17,7 @@
 //   nvcc -arch=sm_90 -O3 -I<dir with params.h> -I cuda/common -o reduction cuda/reduction/reduction.cu && ./reduction
 #include "sweep.cuh"
 #include "params.h"
+#include "check.h"
 #include <cstdio>
 #include <vector>
 
@@ -67,21 +69,8 @@ int main() {
     SWEEP_CHECK_LAST();
     SWEEP_CHECK(cudaDeviceSynchronize());
 
-    // Integers: every partial sum must match exactly.
     SWEEP_CHECK(cudaMemcpy(hp.data(), dpartial, blocks * sizeof(int), cudaMemcpyDeviceToHost));
-    long long total = 0;
-    for (unsigned b = 0; b < blocks; ++b) {
-        int want = 0;
-        for (int t = 0; t < BLOCK; ++t) want += h[size_t(b) * BLOCK + t];
-        total += want;
-        if (hp[b] != want) {
-            char what[128];
-            snprintf(what, sizeof what, "partial sum of block %u is %d, host gives %d", b, hp[b], want);
-            sweep::check(false, what);
-        }
-    }
-    printf("sum: %lld\n", total);
-    sweep::check(true, "all partial sums match the host");
+    check_reduction(h, hp);
 
     sweep::report("reduction", "GB/s", bytes / 1e9, s);
     sweep::report("reduction_elems", "Gelem/s", n / 1e9, s);

@@ -9,13 +9,14 @@
 //             at N multiple of 512 on a GTX 280 with 8 partitions of 256 bytes).
 // Bandwidth = N*N*2*4 bytes / t (read + written, 1 GB = 1e9 bytes; the study divided by 1024^3).
 // Metrics: transpose (GB/s), memcpy_d2d of N*N*4 bytes (GB/s), transpose_vs_memcpy (fraction).
-// The host checks every element of the result.
+// The host checks every element of the result (check.h).
 //
 // By hand (params.h in /tmp/p):
 //   mkdir -p /tmp/p && printf '#define N 2048\n#define VARIANT "diagonal"\n' > /tmp/p/params.h
 //   nvcc -arch=sm_90 -O3 -I/tmp/p -Icuda/common -o /tmp/p/transpose cuda/transpose/transpose.cu && SWEEP_FLUSH_L2=1 /tmp/p/transpose
 #include "params.h"
 #include "sweep.cuh"
+#include "check.h"
 
 constexpr bool same(const char* a, const char* b) { return *a == *b && (!*a || same(a + 1, b + 1)); }
 constexpr bool NAIVE = same(VARIANT, "naive"), SHARED = same(VARIANT, "shared"),
@@ -45,10 +46,8 @@ __global__ void __launch_bounds__(T * T) transpose_tiled(const float* __restrict
 int main() {
   sweep::Options opt = sweep::options_from_env();
   const size_t m = (size_t)N * N, bytes = m * sizeof(float);
-  std::vector<float> h_in(m), h_out(m), want(m);
+  std::vector<float> h_in(m), h_out(m);
   for (size_t i = 0; i < m; ++i) h_in[i] = sweep::test_value(i);
-  for (size_t r = 0; r < N; ++r)
-    for (size_t c = 0; c < N; ++c) want[c * N + r] = h_in[r * N + c];
   float *in, *out;
   SWEEP_CHECK(cudaMalloc(&in, bytes));
   SWEEP_CHECK(cudaMalloc(&out, bytes));
@@ -64,8 +63,7 @@ int main() {
   });
 
   SWEEP_CHECK(cudaMemcpy(h_out.data(), out, bytes, cudaMemcpyDeviceToHost));
-  sweep::check_equal(h_out.data(), want.data(), m,
-                     "transpose (" VARIANT ") of " + std::to_string(N) + "x" + std::to_string(N) + ": element");
+  check_transpose(h_in, h_out);
 
   const double gb = 2.0 * bytes / 1e9;
   sweep::report("transpose", "GB/s", gb, s);

@@ -1,0 +1,65 @@
+// pogorilyy/check.h - the host side of pogorilyy.cu (plain C++17, no CUDA): the block layout and the
+// inputs, which the kernels use too, the exact results the threads must produce, and the checks of
+// the sums and of the global stores. tests/bench_checks/pogorilyy.cpp runs it on a CPU.
+#pragma once
+#include "params.h"
+#include "sweep_check.h"
+#include <cstddef>
+#include <string>
+#include <vector>
+
+constexpr int WARPS = (THREADS + 31) / 32;
+// Block b uses elements [b * PITCH, b * PITCH + THREADS) of every array: each block's stores start on
+// a 128-byte line of its own, so a partial warp never shares a line with the next block's threads.
+constexpr int PITCH = WARPS * 32;
+constexpr int HALF = (THREADS + 1) / 2;  // "the first half of the threads"
+
+// Input of thread g; few distinct values, so the host computes each expected result once.
+constexpr int DISTINCT = 251;
+inline float input(size_t g) { return (float)(g % DISTINCT) * 0.25f; }
+
+// The exact float results of a thread whose input is input(x), x < DISTINCT, adding d: its a[0] after
+// the last trip (what it stores) and its final sum.
+struct Expected {
+  std::vector<float> last, sum;
+};
+inline Expected expected(float d) {
+  Expected w{std::vector<float>(DISTINCT), std::vector<float>(DISTINCT)};
+  for (int x = 0; x < DISTINCT; ++x) {
+    float a[ADDS];
+    for (int j = 0; j < ADDS; ++j) a[j] = input(x) + j;
+    for (int i = 0; i < ITERATIONS; ++i)
+      for (int j = 0; j < ADDS; ++j) a[j] += d;
+    float s = a[0];
+    for (int j = 1; j < ADDS; ++j) s += a[j];
+    w.last[x] = a[0], w.sum[x] = s;
+  }
+  return w;
+}
+
+// The sums `out` of a launch of `m` = blocks * PITCH threads, metric `name`: every thread's sum where
+// t < THREADS; padding slots (t >= THREADS) must stay untouched (0).
+inline void check_sums(const std::string& name, const std::vector<float>& out, size_t m, const Expected& want) {
+  for (size_t g = 0; g < m; ++g) {
+    const bool thread = g % PITCH < THREADS;
+    const float sum = thread ? want.sum[g % DISTINCT] : 0;
+    if (out[g] != sum)
+      sweep::check(false, name + (thread ? ": sum of thread " : ": padding slot ") + std::to_string(g) + " is " +
+                              std::to_string(out[g]) + ", expected " + std::to_string(sum));
+  }
+}
+
+// The global stores of variant v (3 every thread, 4 even threads, 5 the first half) over `m` threads,
+// `store` filled with NaN ("never stored") before: the last a[0] where the thread stores, untouched
+// elsewhere.
+inline void check_stores(const std::string& name, int v, const std::vector<float>& store, size_t m,
+                         const Expected& want) {
+  for (size_t g = 0; g < m; ++g) {
+    int t = (int)(g % PITCH);
+    bool stores = t < THREADS && (v == 3 || (v == 4 ? t % 2 == 0 : t < HALF));
+    bool ok = stores ? store[g] == want.last[g % DISTINCT] : store[g] != store[g];
+    if (!ok)
+      sweep::check(false, name + ": global store of thread " + std::to_string(g) +
+                              (stores ? " has a wrong value" : " was written but should not be"));
+  }
+}
