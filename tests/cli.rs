@@ -583,7 +583,14 @@ fn prestart_two_starts_two_programs_ahead_and_still_never_overlaps_measurements(
         &spec.replace("startup_ms = 150", "startup_ms = 300"),
     );
     sweep(p.path())
-        .args(["run", "sweeps/slow_start.toml", "-j", "2", "--prestart", "2"])
+        .args([
+            "run",
+            "sweeps/slow_start.toml",
+            "-j",
+            "2",
+            "--prestart",
+            "2",
+        ])
         .assert()
         .success();
     let t = gate_times(&run_dir(p.path(), "slow_start"));

@@ -90,7 +90,11 @@ fn two_gpus_give_the_same_curves_as_one() {
             let (p2, k2, b2, w2) = other[name];
             // A full grid steps by warps: the fit names 32 or its harmonic 64 (global_even_grid,
             // where half of the threads idle, sits between the two from run to run).
-            let periods: &[u32] = if name.contains("_grid") { &[32, 64] } else { &[128] };
+            let periods: &[u32] = if name.contains("_grid") {
+                &[32, 64]
+            } else {
+                &[128]
+            };
             assert!(
                 periods.contains(&p1) && periods.contains(&p2),
                 "{name}: period {p1} (one_warm) vs {p2} ({run})"
