@@ -49,6 +49,7 @@ fn analyze_finds_period_knee_and_best_x_in_every_series_of_the_thread_sweep() {
         .filter(|l| l.starts_with("| ") && l.contains("_mflops"))
         .collect();
     assert_eq!(series.len(), 12, "{table}");
+    let csv = rows(&fixture("threads_1_512"));
     for line in series {
         let cells: Vec<&str> = line.split('|').map(str::trim).collect();
         let (name, period, knee, best) = (cells[1], cells[2], cells[5], cells[7]);
@@ -56,19 +57,36 @@ fn analyze_finds_period_knee_and_best_x_in_every_series_of_the_thread_sweep() {
             .parse()
             .unwrap_or_else(|_| panic!("{name}: no period: {line}"));
         assert!(knee.parse::<u32>().is_ok(), "{name}: no knee: {line}");
-        let best_x: u32 = best
-            .split(' ')
-            .next()
-            .unwrap()
+        let number = |s: &str| -> f64 {
+            s.trim_matches(|c| c == '(' || c == ')')
+                .parse()
+                .unwrap_or_else(|_| panic!("{name}: {line}"))
+        };
+        let best: Vec<&str> = best.split(' ').collect();
+        let (best_x, best_value) = (number(best[0]), number(best[1]));
+        // On the H100 a full grid steps by warps (32) and one block by four warps (128). Global
+        // stores on a full grid drop more after every second warp (e.g. 42 %, 22 %, 15 % after
+        // 64, 128, 192 threads against 9 %, 9 %, -1 % after 96, 160, 224), so the fit may name 64.
+        let want: &[u32] = if name.starts_with("global") && name.contains("_grid") {
+            &[32, 64]
+        } else if name.contains("_grid") {
+            &[32]
+        } else {
+            &[128]
+        };
+        assert!(want.contains(&period), "{line}");
+        // The best thread count is a multiple of a warp, within the noise: the value at the
+        // multiple of 32 nearest to the best x is within 1 % of the best.
+        let nearest = ((best_x / 32.0).round() * 32.0).clamp(32.0, 512.0) as i64;
+        let at: f64 = csv
+            .iter()
+            .find(|r| r["threads"] == nearest.to_string())
+            .unwrap()[&name[..]]
             .parse()
-            .unwrap_or_else(|_| panic!("{name}: {line}"));
-        // On the H100 a full grid steps by warps (32) and one block by four warps (128).
-        let want = if name.contains("_grid") { 32 } else { 128 };
-        assert_eq!(period, want, "{line}");
-        assert_eq!(
-            best_x % 32,
-            0,
-            "{name}: the best thread count is a multiple of a warp: {line}"
+            .unwrap();
+        assert!(
+            at >= 0.99 * best_value,
+            "{name}: {at} at {nearest} threads, best {best_value} at {best_x}: {line}"
         );
     }
     for f in ["analysis.json", "analysis.csv"] {
@@ -102,17 +120,8 @@ fn bandwidth_points_meet_their_confidence_target_unless_marked_noisy() {
     for sweep in sweeps {
         let rows = rows(&fixture(sweep));
         let target = target(sweep);
-        // Every sweep but transpose_sizes ran with the 1 %; transpose_sizes ran with 2 %
-        // (its spec now asks for 1 %, and sweep now marks a point above the target noisy itself).
-        assert_eq!(
-            target,
-            if sweep == "transpose_sizes" {
-                0.02
-            } else {
-                0.01
-            },
-            "{sweep}"
-        );
+        // Every sweep ran with the 1 %.
+        assert_eq!(target, 0.01, "{sweep}");
         assert!(!rows.is_empty());
         for r in rows.iter().filter(|r| r["status"] == "ok") {
             for (col, v) in r.iter().filter(|(c, _)| c.ends_with("_rel_ci")) {
