@@ -81,7 +81,7 @@ fn analyze_finds_period_knee_and_best_x_in_every_series_of_the_thread_sweep() {
         let at: f64 = csv
             .iter()
             .find(|r| r["threads"] == nearest.to_string())
-            .unwrap()[&name[..]]
+            .unwrap()[name]
             .parse()
             .unwrap();
         assert!(
