@@ -610,6 +610,45 @@ fn prestart_two_starts_two_programs_ahead_and_still_never_overlaps_measurements(
 }
 
 #[test]
+fn sweep_trace_records_when_each_gate_opened_and_each_exit_was_seen() {
+    let p = project();
+    let spec = std::fs::read_to_string(p.path().join("sweeps/gated.toml"))
+        .unwrap()
+        .replace("range = [1, 8]", "range = [1, 2]");
+    write(p.path(), "sweeps/traced.toml", &spec);
+    sweep(p.path())
+        .args(["run", "sweeps/traced.toml"])
+        .env("SWEEP_TRACE", "1")
+        .assert()
+        .success();
+    let dir = run_dir(p.path(), "traced");
+    for r in rows(&dir.join("results.csv")) {
+        let t = std::fs::read_to_string(
+            dir.join("points")
+                .join(&r["point_id"])
+                .join("harness.trace"),
+        )
+        .unwrap();
+        let phases: Vec<&str> = t.lines().map(|l| l.split(' ').nth(2).unwrap()).collect();
+        assert_eq!(phases, ["go", "reaped"], "{t}");
+    }
+    sweep(p.path())
+        .args(["run", "sweeps/traced.toml", "--force"])
+        .env_remove("SWEEP_TRACE")
+        .assert()
+        .success();
+    let runs = run_dirs(&p.path().join("output/traced"));
+    assert!(
+        !runs[1].join("points").read_dir().unwrap().any(|e| e
+            .unwrap()
+            .path()
+            .join("harness.trace")
+            .exists()),
+        "no harness.trace without SWEEP_TRACE"
+    );
+}
+
+#[test]
 fn timing_core_programs_get_one_hardware_queue_unless_the_spec_says_otherwise() {
     let p = project();
     let connections = |dir: &Path| -> Vec<String> {

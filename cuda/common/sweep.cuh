@@ -198,7 +198,7 @@ inline double measure_sm_mhz() {
 }
 
 // SWEEP_TRACE=1: "# trace <phase> <unix time in s>" lines on stderr, for finding where a program's
-// wall time goes (main, context, gate, one per reported metric, teardown, exit). Off by default.
+// wall time goes (main, context, gate, one per reported metric, exit). Off by default.
 inline bool tracing() {
   static const bool on = env_num("SWEEP_TRACE", 0) != 0;
   return on;
@@ -227,14 +227,14 @@ inline Options options_from_env() {
   o.batch = (int)env_num("SWEEP_BATCH", 0);
   o.device = (int)env_num("SWEEP_DEVICE", 0);
   detail::trace("main");
-  // Registered before the CUDA runtime's own exit handler, so it runs after the context is gone.
-  if (detail::tracing()) atexit([] { detail::trace("exit"); });
   int count = 0;
   SWEEP_CHECK(cudaGetDeviceCount(&count));
   SWEEP_CHECK(cudaSetDevice(o.device));
   SWEEP_CHECK(cudaFree(nullptr));  // create the context now, outside any timing
   detail::trace("context");
-  if (detail::tracing()) atexit([] { detail::trace("teardown"); });  // runs before the runtime's
+  // Registered after the runtime initialised (and registered its own exit handler), so it runs
+  // before the context is torn down; the teardown shows as exit -> reaped in harness.trace.
+  if (detail::tracing()) atexit([] { detail::trace("exit"); });
   if (o.rated_sm_mhz <= 0) {
     int khz = 0;  // cudaDeviceProp::clockRate is gone in CUDA 13; the attribute remains
     SWEEP_CHECK(cudaDeviceGetAttribute(&khz, cudaDevAttrClockRate, o.device));

@@ -27,13 +27,14 @@ pub(super) struct Shared<'a> {
 /// A started program, or why it could not start.
 type Launched = Result<Started, (Status, String)>;
 
-/// Starts the program of a built point (gated: it waits at its start gate), or says why not.
-fn launch(spec: &Spec, b: &Built, gpu: Option<&GpuState>, gated: bool) -> Launched {
+/// Starts the program of a built point (one that honours the gate waits there until
+/// [`Started::go`]), or says why not.
+fn launch(spec: &Spec, b: &Built, gpu: Option<&GpuState>) -> Launched {
     let binary = b.binary.as_ref().map_err(|e| e.clone())?;
     let uuid = gpu.map(|g| g.uuid.as_str());
     let cmd = run::command(spec, binary, &b.dir, uuid, b.gated);
     let _ = std::fs::write(b.dir.join("run.cmd"), format!("{}\n", cmd.line()));
-    run::start(&cmd, &b.dir, gated).map_err(|e| (Status::RunFailed, e.to_string()))
+    run::start(&cmd, &b.dir, b.gated).map_err(|e| (Status::RunFailed, e.to_string()))
 }
 
 /// Lets a started point run to its end and classifies what happened.
@@ -107,13 +108,15 @@ fn finish(
     (status, parsed.values, run_s, error)
 }
 
-/// With SWEEP_TRACE set (the timing core then traces its phases on stderr), appends
-/// "# trace <phase> <unix time in s>" to the point's `harness.trace`: when the gate opened and
-/// when the program's exit was seen.
+/// Whether SWEEP_TRACE is set: the timing core then traces its phases on stderr, and the runner
+/// its own with [`trace`].
+fn tracing() -> bool {
+    std::env::var_os("SWEEP_TRACE").is_some_and(|v| !v.is_empty() && v != "0")
+}
+
+/// Appends "# trace <phase> <unix time in s>" to the point's `harness.trace` (when the gate
+/// opened, when the program's exit was seen).
 fn trace(dir: &std::path::Path, phase: &str) {
-    if std::env::var_os("SWEEP_TRACE").is_none_or(|v| v.is_empty() || v == "0") {
-        return;
-    }
     let t = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap_or_default();
@@ -137,6 +140,7 @@ pub(super) fn run_queue(
     prestart: usize,
 ) {
     let (ctx, emit) = (shared.ctx, shared.emit);
+    let tracing = tracing();
     let mut pending: BTreeMap<usize, Built> = BTreeMap::new();
     // The next points (consecutive positions), already started and waiting at their gates.
     let mut ahead: VecDeque<(usize, Launched)> = VecDeque::new();
@@ -158,12 +162,14 @@ pub(super) fn run_queue(
             Some((k, s)) if k == next => s,
             _ => {
                 ahead.clear();
-                launch(&ctx.spec, &b, gpu.as_ref(), b.gated)
+                launch(&ctx.spec, &b, gpu.as_ref())
             }
         };
         if let Ok(s) = started.as_mut() {
             s.go();
-            trace(&b.dir, "go");
+            if tracing {
+                trace(&b.dir, "go");
+            }
         }
         next += 1;
         if prestart > 0 {
@@ -177,12 +183,14 @@ pub(super) fn run_queue(
                 let Some(nb) = pending.get(&k).filter(|nb| nb.gated) else {
                     break;
                 };
-                ahead.push_back((k, launch(&ctx.spec, nb, gpu.as_ref(), true)));
+                ahead.push_back((k, launch(&ctx.spec, nb, gpu.as_ref())));
                 k += 1;
             }
         }
         let (status, values, run_s, error) = finish(&ctx.spec, &b, started);
-        trace(&b.dir, "reaped");
+        if tracing {
+            trace(&b.dir, "reaped");
+        }
         let run_end = ctx.clock.now();
         let row = Row {
             point: b.point.clone(),
