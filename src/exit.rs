@@ -1,6 +1,6 @@
 //! Exit codes, in one place. `sweep --help` and the README list them.
 
-/// Every point finished with status `ok` or `noisy`.
+/// Every point finished with status `ok`, `noisy` or `unstable`.
 pub const OK: i32 = 0;
 /// Some points failed (build, run, timeout, wrong result or no metric); the CSV has every row.
 pub const POINTS_FAILED: i32 = 1;
@@ -15,7 +15,7 @@ pub const INTERRUPTED: i32 = 130;
 
 pub const HELP: &str = "\
 Exit codes:
-  0    every point ok (or noisy)
+  0    every point ok (or noisy, or unstable)
   1    some points failed; the CSV holds every row and the reason
   2    usage error
   3    bad input: spec, template, bench folder or results file

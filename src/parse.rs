@@ -1,6 +1,6 @@
 //! Stage `parse`: extracts metrics from a program's stdout.
 
-use crate::spec::{Metric, MetricSource, CORE_STATS};
+use crate::spec::{Metric, MetricSource, CORE_FIELDS, CORE_STATS};
 use regex::Regex;
 use std::collections::BTreeMap;
 use std::sync::OnceLock;
@@ -14,6 +14,9 @@ pub struct Parsed {
     /// Some timing-core metric hit its time cap before its confidence target, or reports a
     /// relative CI half-width above the spec's target (checked here too, whatever the program says).
     pub noisy: bool,
+    /// Some timing-core metric's placements differ by more than the confidence target and more than
+    /// the noise explains (`unstable=1`): where its buffers lie moves it.
+    pub unstable: bool,
     /// The program reported a wrong result (`@sweep check=failed what="..."`).
     pub check_failed: Option<String>,
 }
@@ -84,10 +87,7 @@ pub fn parse(stdout: &str, metrics: &[Metric], target_rel_ci: f64) -> Parsed {
                 let line = line.expect("found above");
                 let cols = m.columns();
                 p.values.insert(cols[0].clone(), value);
-                let keys = CORE_STATS
-                    .iter()
-                    .copied()
-                    .chain(["rel_ci", "samples", "throttled"]);
+                let keys = CORE_STATS.iter().chain(CORE_FIELDS.iter()).copied();
                 for (col, key) in cols[1..].iter().zip(keys) {
                     if let Some(v) = line.get(key).and_then(|v| number(v)) {
                         p.values.insert(col.clone(), v);
@@ -99,6 +99,9 @@ pub fn parse(stdout: &str, metrics: &[Metric], target_rel_ci: f64) -> Parsed {
                     .is_some_and(|ci| ci > target_rel_ci);
                 if above_target || line.get("noisy").is_some_and(|n| n == "1") {
                     p.noisy = true;
+                }
+                if line.get("unstable").is_some_and(|n| n == "1") {
+                    p.unstable = true;
                 }
             }
         }
@@ -160,6 +163,19 @@ mod tests {
         let out = "@sweep metric=copy unit=GB/s value=1 median=1 stddev=0 min=1 max=1 rel_ci=0.015 samples=9 noisy=0 throttled=0\n";
         assert!(parse(out, &m, 0.01).noisy);
         assert!(!parse(out, &m, 0.02).noisy);
+    }
+
+    #[test]
+    fn placement_fields_fill_their_columns_and_unstable_is_passed_on() {
+        let m = metrics("[[metric]]\nname=\"copy\"\nunit=\"GB/s\"\n");
+        let out = "@sweep metric=copy unit=GB/s value=1 median=1 stddev=0 min=1 max=1 rel_ci=0.004 samples=32 noisy=0 throttled=0 spread=0.37 placements=8 unstable=1\n";
+        let p = parse(out, &m, 0.01);
+        assert_eq!(p.values["copy_spread"], 0.37);
+        assert_eq!(p.values["copy_placements"], 8.0);
+        assert!(p.unstable);
+        assert!(!p.noisy, "the within-placement CI met its target");
+        let stable = out.replace("unstable=1", "unstable=0");
+        assert!(!parse(&stable, &m, 0.01).unstable);
     }
 
     #[test]

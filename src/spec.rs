@@ -111,6 +111,7 @@ struct TimingFile {
     flush_l2: Option<bool>,
     rated_sm_mhz: Option<f64>,
     batch: Option<u32>,
+    placements: Option<u32>,
 }
 
 /// What `sweep run` analyses and plots when it ends.
@@ -155,6 +156,11 @@ pub struct Metric {
 /// Extra statistics the timing core reports for each metric, in column order.
 pub const CORE_STATS: [&str; 4] = ["median", "stddev", "min", "max"];
 
+/// Unitless fields of a timing-core line that get a column `<metric>_<field>`, after [`CORE_STATS`]:
+/// the within-placement confidence half-width, the sample count, the clock flag, the spread of the
+/// placements' mean times and how many placements were sampled.
+pub const CORE_FIELDS: [&str; 5] = ["rel_ci", "samples", "throttled", "spread", "placements"];
+
 impl Metric {
     /// Column of the metric's value: `<name>_<unit slug>`, or the slug alone when they agree.
     pub fn column(&self) -> String {
@@ -174,7 +180,7 @@ impl Metric {
             for stat in CORE_STATS {
                 cols.push(format!("{}_{stat}_{slug}", self.name));
             }
-            for extra in ["rel_ci", "samples", "throttled"] {
+            for extra in CORE_FIELDS {
                 cols.push(format!("{}_{extra}", self.name));
             }
         }
@@ -435,6 +441,7 @@ fn timing_env(t: &TimingFile) -> BTreeMap<String, String> {
     );
     put("RATED_SM_MHZ", t.rated_sm_mhz.map(|v| v.to_string()));
     put("BATCH", t.batch.map(|v| v.to_string()));
+    put("PLACEMENTS", t.placements.map(|v| v.to_string()));
     env
 }
 
@@ -670,7 +677,9 @@ mod tests {
                 "copy_max_gb_per_s",
                 "copy_rel_ci",
                 "copy_samples",
-                "copy_throttled"
+                "copy_throttled",
+                "copy_spread",
+                "copy_placements"
             ]
         );
         assert!(s.gpu, "nvcc is the default compiler, so a GPU is needed");

@@ -65,6 +65,7 @@ impl Dialect {
 pub enum Status {
     Ok,
     Noisy,
+    Unstable,
     BuildFailed,
     RunFailed,
     WrongResult,
@@ -77,6 +78,7 @@ impl Status {
         match self {
             Status::Ok => "ok",
             Status::Noisy => "noisy",
+            Status::Unstable => "unstable",
             Status::BuildFailed => "build_failed",
             Status::RunFailed => "run_failed",
             Status::WrongResult => "wrong_result",
@@ -89,6 +91,7 @@ impl Status {
         [
             Status::Ok,
             Status::Noisy,
+            Status::Unstable,
             Status::BuildFailed,
             Status::RunFailed,
             Status::WrongResult,
@@ -101,7 +104,7 @@ impl Status {
 
     /// The point measured something (its metric cells are filled).
     pub fn measured(self) -> bool {
-        matches!(self, Status::Ok | Status::Noisy)
+        matches!(self, Status::Ok | Status::Noisy | Status::Unstable)
     }
 }
 

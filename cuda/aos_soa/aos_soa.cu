@@ -50,7 +50,7 @@ int main() {
            TOUCHED, FIELDS, N, data_bytes / 1e6);
 
     int* dout;
-    SWEEP_CHECK(cudaMalloc(&dout, N * sizeof(int)));
+    SWEEP_CHECK(sweep::malloc(&dout, N * sizeof(int)));
     SWEEP_CHECK(cudaMemset(dout, 0, N * sizeof(int)));
     Record* drec = nullptr;
     Fields dsoa = {};
@@ -58,13 +58,13 @@ int main() {
         std::vector<Record> h(N);
         for (size_t i = 0; i < N; ++i)
             for (int j = 0; j < FIELDS; ++j) h[i].f[j] = field_value(i, j);
-        SWEEP_CHECK(cudaMalloc(&drec, data_bytes));
+        SWEEP_CHECK(sweep::malloc(&drec, data_bytes));
         SWEEP_CHECK(cudaMemcpy(drec, h.data(), data_bytes, cudaMemcpyHostToDevice));
     } else {
         std::vector<int> h(N);
         for (int j = 0; j < FIELDS; ++j) {
             for (size_t i = 0; i < N; ++i) h[i] = field_value(i, j);
-            SWEEP_CHECK(cudaMalloc(&dsoa.f[j], N * sizeof(int)));
+            SWEEP_CHECK(sweep::malloc(&dsoa.f[j], N * sizeof(int)));
             SWEEP_CHECK(cudaMemcpy(dsoa.f[j], h.data(), N * sizeof(int), cudaMemcpyHostToDevice));
         }
     }
@@ -84,9 +84,9 @@ int main() {
     sweep::report("aos_soa", "GB/s", useful / 1e9, s);
     sweep::Stats ref = sweep::memcpy_d2d(opt, data_bytes);
     sweep::report("memcpy_d2d", "GB/s", 2.0 * data_bytes / 1e9, ref);
-    SWEEP_CHECK(cudaFree(dout));
-    if (drec) SWEEP_CHECK(cudaFree(drec));
+    SWEEP_CHECK(sweep::free(dout));
+    if (drec) SWEEP_CHECK(sweep::free(drec));
     for (int* p : dsoa.f)
-        if (p) SWEEP_CHECK(cudaFree(p));
+        if (p) SWEEP_CHECK(sweep::free(p));
     return 0;
 }

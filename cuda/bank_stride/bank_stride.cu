@@ -49,7 +49,7 @@ int main() {
            blocks, BLOCK, OUTER * INNER);
 
     int* dout;
-    SWEEP_CHECK(cudaMalloc(&dout, threads * sizeof(int)));
+    SWEEP_CHECK(sweep::malloc(&dout, threads * sizeof(int)));
     sweep::Stats s = sweep::measure(opt, [&] { bank_stride<<<blocks, BLOCK>>>(dout, STRIDE, OUTER); });
     SWEEP_CHECK_LAST();
     SWEEP_CHECK(cudaDeviceSynchronize());
@@ -60,6 +60,6 @@ int main() {
 
     sweep::report("bank_stride", "GB/s", double(threads) * OUTER * INNER * sizeof(int) / 1e9, s);
     sweep::report_value("expected_ways", "ways", ways);
-    SWEEP_CHECK(cudaFree(dout));
+    SWEEP_CHECK(sweep::free(dout));
     return 0;
 }

@@ -19,11 +19,21 @@
 //   then blocks reading one byte from fd n before it returns. sweep starts the next point's program
 //   while the current one measures; it opens the gate when the GPU is free, so start-up overlaps
 //   but no two programs ever allocate, copy or measure on the GPU at once.
+// - Placements (SWEEP_PLACEMENTS=k, default 8): buffers a bench allocates with sweep::malloc are
+//   moved (contents copied) to k places inside a pool of their own, the same k offsets (multiples
+//   of 4 KiB, spread over 2 MiB) in every process, and the samples are taken at each place in turn,
+//   in passes that go over every place and back. Where a buffer lies moves store- and L2-bound
+//   kernels by up to 40 % on an H100 (bench/placement.txt), and one cudaMalloc per process samples one
+//   place picked by the allocation history; the value is the median over the places of each place's
+//   mean time, so it does not depend on that history. rel_ci is the within-place noise (pooled),
+//   spread = (slowest - fastest place mean) / median, unstable=1 when that spread exceeds the target
+//   and is larger than the noise can explain.
 // - Clock check: after the samples a one-thread kernel counts clock64() cycles over ~200 us of
 //   %globaltimer; throttled=1 when that SM clock is > 10 % below the rated clock.
 //
 // Output per metric (stdout): "<unit>: <value>" and
 //   @sweep metric=<name> unit=<unit> value=.. median=.. stddev=.. min=.. max=.. rel_ci=.. samples=.. noisy=.. throttled=..
+//          spread=.. placements=.. unstable=..
 // Diagnostic lines start with "# ". Every call of the timed function is asynchronous; measure()
 // makes at least one untimed call first (kernels load lazily), even with SWEEP_WARMUP=0.
 #pragma once
@@ -65,12 +75,19 @@ struct Options {
   double rated_sm_mhz = 0;       // 0 = read from the device by options_from_env()
   int batch = 0;                 // calls per sample; 0 = automatic (addition: SWEEP_BATCH)
   int device = 0;                // CUDA device used (addition: SWEEP_DEVICE)
+  int placements = 8;            // places of the sweep::malloc buffers (addition: SWEEP_PLACEMENTS)
 };
 
 struct Stats {                   // times are seconds per launch
   std::vector<double> times;     // one per sample
+  std::vector<int> place;        // the placement of each sample
+  // mean: the median over placements of each placement's mean time: the time behind `value`
+  // (with one placement, the plain mean). median, stddev, min, max: of all samples.
   double mean = 0, median = 0, stddev = 0, min = 0, max = 0;
-  double rel_ci = INFINITY;      // 95 % CI half-width of the mean / mean
+  double rel_ci = INFINITY;      // 95 % CI half-width of the mean / mean, within placements (pooled)
+  double spread = 0;             // (slowest - fastest placement mean) / mean
+  int placements = 1;            // placements sampled
+  bool unstable = false;         // spread > target and beyond what the within-placement noise explains
   int samples = 0;
   int batch = 1;                 // launches per sample
   bool noisy = false, throttled = false;
@@ -197,6 +214,49 @@ inline double measure_sm_mhz() {
   return h[1] ? 1e3 * (double)h[0] / (double)h[1] : 0;
 }
 
+// Buffers registered by sweep::malloc: the caller's pointer variable, its size, its pool.
+struct Placed {
+  void** user;        // the bench's pointer variable: measure() rewrites it at every move
+  size_t bytes;
+  char* pool;         // bytes + kPlacementSpan, allocated once
+  size_t offset;      // where the buffer lies in the pool now
+};
+inline std::vector<Placed>& placed() {
+  static std::vector<Placed> v;
+  return v;
+}
+constexpr size_t kPlacementSpan = 2u << 20;   // offsets lie in [0, 2 MiB)
+constexpr size_t kPlacementGrain = 4u << 10;  // ... on multiples of 4 KiB
+// Offset of placement j of buffer i: a fixed quasi-random sequence (golden ratio), the same in every
+// process; placement 0 of every buffer is offset 0 of its pool.
+inline size_t placement_offset(int i, int j) {
+  if (j == 0) return 0;
+  double x = std::fmod(0.6180339887498949 * (j + 7 * i), 1.0);
+  return (size_t)(x * (kPlacementSpan / kPlacementGrain)) * kPlacementGrain;
+}
+// Moves every registered buffer to placement j (contents copied through a staging buffer, since the
+// old and the new range may overlap) and rewrites the bench's pointer variables.
+inline void place_buffers(int j) {
+  static void* stage = nullptr;
+  static size_t stage_bytes = 0;
+  auto& v = placed();
+  for (size_t i = 0; i < v.size(); ++i) {
+    Placed& b = v[i];
+    size_t to = placement_offset((int)i, j);
+    if (to == b.offset) continue;
+    if (stage_bytes < b.bytes) {
+      if (stage) SWEEP_CHECK(cudaFree(stage));
+      SWEEP_CHECK(cudaMalloc(&stage, b.bytes));
+      stage_bytes = b.bytes;
+    }
+    SWEEP_CHECK(cudaMemcpy(stage, b.pool + b.offset, b.bytes, cudaMemcpyDeviceToDevice));
+    SWEEP_CHECK(cudaMemcpy(b.pool + to, stage, b.bytes, cudaMemcpyDeviceToDevice));
+    b.offset = to;
+    *b.user = b.pool + to;
+  }
+  SWEEP_CHECK(cudaDeviceSynchronize());
+}
+
 // SWEEP_TRACE=1: "# trace <phase> <unix time in s>" lines on stderr, for finding where a program's
 // wall time goes (main, context, gate, one per reported metric, exit). Off by default.
 inline bool tracing() {
@@ -226,6 +286,7 @@ inline Options options_from_env() {
   o.rated_sm_mhz = env_num("SWEEP_RATED_SM_MHZ", 0);
   o.batch = (int)env_num("SWEEP_BATCH", 0);
   o.device = (int)env_num("SWEEP_DEVICE", 0);
+  o.placements = std::max(1, (int)env_num("SWEEP_PLACEMENTS", o.placements));
   detail::trace("main");
   int count = 0;
   SWEEP_CHECK(cudaGetDeviceCount(&count));
@@ -264,15 +325,48 @@ inline int sm_count() {
   return n;
 }
 
+// cudaMalloc for a buffer the timed function reads or writes: measure() moves it between its
+// placements (contents kept) and rewrites `*ptr`, so the timed function must read the pointer
+// variable itself (capture by reference, `[&]`), not a copy made before measure(). After measure()
+// the buffer stays at its last placement; sweep::free releases it. Offsets are multiples of 4 KiB,
+// so the alignment cudaMalloc gives is kept.
+template <class T>
+cudaError_t malloc(T** ptr, size_t bytes) {
+  char* pool = nullptr;
+  cudaError_t e = cudaMalloc((void**)&pool, bytes + detail::kPlacementSpan);
+  if (e != cudaSuccess) return e;
+  detail::placed().push_back({(void**)ptr, bytes, pool, 0});
+  *ptr = (T*)pool;
+  return cudaSuccess;
+}
+template <class T>
+cudaError_t free(T* ptr) {
+  auto& v = detail::placed();
+  for (size_t i = 0; i < v.size(); ++i)
+    if (*v[i].user == (void*)ptr) {
+      cudaError_t e = cudaFree(v[i].pool);
+      v.erase(v.begin() + i);
+      return e;
+    }
+  return cudaFree(ptr);
+}
+
 // Times `f`, which must only enqueue asynchronous work on the legacy default stream (kernel
 // launches, cudaMemcpyAsync, ...): a synchronizing call inside it would wait for hold().
 // Each sample is enqueued behind hold(), so the events time GPU work only (see hold()).
 // Batching: unless opt.batch > 0 or opt.flush_l2, one call is timed after the warm-up and, when it
 // takes less than 10 us, each sample becomes ceil(50 us / t) calls (at most 256) so that the event
 // resolution (~0.5 us) does not dominate. With flush_l2 every sample is a single cold call.
+// Placements: with buffers from sweep::malloc and opt.placements = k > 1, the samples are taken in
+// passes; a pass visits placement 0, 1, ..., k-1 (the next pass goes back), and a visit moves the
+// buffers there, makes one untimed call, then takes ceil(min_samples / k) samples. The stopping rule
+// is checked at the end of a pass, on the pooled within-placement statistics (the wall-time cap is
+// checked after every sample).
 template <class F>
 Stats measure(const Options& opt, F&& f) {
   detail::State& st = detail::state();
+  const int k = detail::placed().empty() ? 1 : opt.placements;
+  if (k > 1) detail::place_buffers(0);
   // At least one untimed call even with warmup = 0, and one flush: kernels are loaded lazily
   // (CUDA_MODULE_LOADING=LAZY), and loading one while hold() spins could stall until its timeout.
   for (int i = 0; i < std::max(1, opt.warmup); ++i) {
@@ -307,26 +401,57 @@ Stats measure(const Options& opt, F&& f) {
     if (ms < 0.010) s.batch = (int)std::min(256.0, std::ceil(0.050 / std::max(ms, 1e-4)));
   }
 
-  auto wall0 = std::chrono::steady_clock::now();
-  double gpu_ms = 0, mean = 0, m2 = 0;  // Welford running mean / sum of squared deviations
-  for (;;) {
-    double ms = sample(s.batch);
-    gpu_ms += ms;
-    double t = std::max(ms, 1e-6) * 1e-3 / s.batch;  // floor 1 ns: a 0 ms reading has no rate
-    s.times.push_back(t);
-    int n = (int)s.times.size();
-    double d = t - mean;
-    mean += d / n;
-    m2 += d * (t - mean);
-    s.rel_ci = n > 1 && mean > 0 ? detail::t95(n - 1) * std::sqrt(m2 / (n - 1) / n) / mean : INFINITY;
-    bool ci_ok = s.rel_ci <= opt.target_rel_ci;
-    if (n >= opt.min_samples && gpu_ms >= opt.min_time_ms && ci_ok) break;
-    double wall_ms =
-        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - wall0).count();
-    if (wall_ms >= opt.max_time_ms) {
-      s.noisy = !ci_ok;
-      break;
+  // Welford running mean / sum of squared deviations, per placement.
+  std::vector<int> n(k, 0);
+  std::vector<double> mean(k, 0), m2(k, 0);
+  auto pooled_rel_ci = [&]() {
+    int total = 0, used = 0;
+    double w = 0, sum = 0;
+    for (int j = 0; j < k; ++j) {
+      if (!n[j]) continue;
+      total += n[j];
+      ++used;
+      w += m2[j];
+      sum += mean[j] * n[j];
     }
+    int df = total - used;
+    if (df < 1 || sum <= 0) return (double)INFINITY;
+    return detail::t95(df) * std::sqrt(w / df / total) / (sum / total);
+  };
+  const int per_visit = k == 1 ? 1 : std::max(1, (opt.min_samples + k - 1) / k);
+  auto wall0 = std::chrono::steady_clock::now();
+  double gpu_ms = 0;
+  bool capped = false;
+  for (int pass = 0; !capped; ++pass) {
+    for (int v = 0; v < k && !capped; ++v) {
+      const int j = pass % 2 ? k - 1 - v : v;
+      if (k > 1) {
+        detail::place_buffers(j);
+        f();  // untimed: the first call at a new place
+        SWEEP_CHECK_LAST();
+      }
+      for (int i = 0; i < per_visit; ++i) {
+        double ms = sample(s.batch);
+        gpu_ms += ms;
+        double t = std::max(ms, 1e-6) * 1e-3 / s.batch;  // floor 1 ns: a 0 ms reading has no rate
+        s.times.push_back(t);
+        s.place.push_back(j);
+        ++n[j];
+        double d = t - mean[j];
+        mean[j] += d / n[j];
+        m2[j] += d * (t - mean[j]);
+        double wall_ms =
+            std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - wall0).count();
+        if (wall_ms >= opt.max_time_ms) {
+          capped = true;
+          break;
+        }
+      }
+    }
+    s.rel_ci = pooled_rel_ci();
+    if ((int)s.times.size() >= opt.min_samples && gpu_ms >= opt.min_time_ms && s.rel_ci <= opt.target_rel_ci)
+      break;
+    if (capped) s.noisy = !(s.rel_ci <= opt.target_rel_ci);
   }
   int held_too_long = 0;
   SWEEP_CHECK(cudaMemcpy(&held_too_long, st.held_too_long, sizeof(int), cudaMemcpyDeviceToHost));
@@ -339,33 +464,65 @@ Stats measure(const Options& opt, F&& f) {
   s.samples = (int)s.times.size();
   std::vector<double> v = s.times;
   std::sort(v.begin(), v.end());
-  s.mean = mean;
-  s.stddev = s.samples > 1 ? std::sqrt(m2 / (s.samples - 1)) : 0;
+  auto median_of = [](const std::vector<double>& x) {
+    size_t m = x.size();
+    return m % 2 ? x[m / 2] : 0.5 * (x[m / 2 - 1] + x[m / 2]);
+  };
+  double sum = 0, sq = 0;
+  for (double t : s.times) sum += t;
+  double grand = sum / s.samples;
+  for (double t : s.times) sq += (t - grand) * (t - grand);
+  s.stddev = s.samples > 1 ? std::sqrt(sq / (s.samples - 1)) : 0;
   s.min = v.front();
   s.max = v.back();
-  s.median = s.samples % 2 ? v[s.samples / 2] : 0.5 * (v[s.samples / 2 - 1] + v[s.samples / 2]);
+  s.median = median_of(v);
+  std::vector<double> means;
+  int n_lo = 0, n_hi = 0;
+  double lo = INFINITY, hi = 0, w = 0;
+  for (int j = 0; j < k; ++j) {
+    if (!n[j]) continue;
+    means.push_back(mean[j]);
+    w += m2[j];
+    if (mean[j] < lo) lo = mean[j], n_lo = n[j];
+    if (mean[j] > hi) hi = mean[j], n_hi = n[j];
+  }
+  std::sort(means.begin(), means.end());
+  s.placements = (int)means.size();
+  s.mean = median_of(means);
+  s.spread = s.mean > 0 ? (hi - lo) / s.mean : 0;
+  // The fastest and the slowest placement differ by more than the noise explains: their difference
+  // is above 5.5 standard errors (about the 99 % studentized range of up to 16 means).
+  int df = s.samples - s.placements;
+  if (s.placements > 1 && df >= 1) {
+    double se = std::sqrt(w / df * (1.0 / n_lo + 1.0 / n_hi) / 2);
+    double q = 5.5 * detail::t95(df) / 1.96;
+    s.unstable = s.spread > opt.target_rel_ci && hi - lo > q * se;
+  }
   s.sm_mhz = detail::measure_sm_mhz();
   s.throttled = opt.rated_sm_mhz > 0 && s.sm_mhz < 0.9 * opt.rated_sm_mhz;
   return s;
 }
 
 // Prints a timed metric. `work` is the work of ONE call of the timed function in the unit's
-// numerator (GB for GB/s, millions of flops for MFlops). value = work / mean time; median, min and
-// max are work / the median, max and min time; stddev is that of the per-sample rates.
+// numerator (GB for GB/s, millions of flops for MFlops). value = work / s.mean (the median over
+// placements of their mean times); median, min and max are work / the median, max and min sample
+// time; stddev is that of the per-sample rates; spread is that of the placements' mean times.
 inline void report(const char* name, const char* unit, double work, const Stats& s) {
   double sum = 0, sq = 0;
   for (double t : s.times) sum += work / t;
-  double mean_rate = sum / s.samples;
+  double mean_rate = sum / s.samples;  // of the per-sample rates, for their stddev only
   for (double t : s.times) sq += (work / t - mean_rate) * (work / t - mean_rate);
   double sd = s.samples > 1 ? std::sqrt(sq / (s.samples - 1)) : 0;
   double value = work / s.mean;
   printf("%s: %.4f\n", unit, value);
   printf("@sweep metric=%s unit=%s value=%.4f median=%.4f stddev=%.4f min=%.4f max=%.4f rel_ci=%.6f "
-         "samples=%d noisy=%d throttled=%d\n",
+         "samples=%d noisy=%d throttled=%d spread=%.6f placements=%d unstable=%d\n",
          name, unit, value, work / s.median, sd, work / s.max, work / s.min,
-         std::isfinite(s.rel_ci) ? s.rel_ci : 1.0, s.samples, (int)s.noisy, (int)s.throttled);
-  printf("# %s: %.3f us per launch, %d samples x %d launches, SM clock %.0f MHz\n", name,
-         s.mean * 1e6, s.samples, s.batch, s.sm_mhz);
+         std::isfinite(s.rel_ci) ? s.rel_ci : 1.0, s.samples, (int)s.noisy, (int)s.throttled,
+         s.spread, s.placements, (int)s.unstable);
+  printf("# %s: %.3f us per launch, %d samples x %d launches at %d placement(s) (spread %.1f %%), "
+         "SM clock %.0f MHz\n", name, s.mean * 1e6, s.samples, s.batch, s.placements, 100 * s.spread,
+         s.sm_mhz);
   fflush(stdout);
   detail::trace(name);
 }
@@ -380,13 +537,13 @@ inline void report_value(const char* name, const char* unit, double value) {
 // Times cudaMemcpy device-to-device of `bytes` bytes (cudaMemcpyAsync on the default stream) with
 // the same statistics. Report it with work = 2 * bytes / 1e9 for GB/s (read + written).
 inline Stats memcpy_d2d(const Options& opt, size_t bytes) {
-  void *src = nullptr, *dst = nullptr;
-  SWEEP_CHECK(cudaMalloc(&src, bytes));
-  SWEEP_CHECK(cudaMalloc(&dst, bytes));
+  char *src = nullptr, *dst = nullptr;
+  SWEEP_CHECK(sweep::malloc(&src, bytes));
+  SWEEP_CHECK(sweep::malloc(&dst, bytes));
   SWEEP_CHECK(cudaMemset(src, 1, bytes));
   Stats s = measure(opt, [&] { SWEEP_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice)); });
-  SWEEP_CHECK(cudaFree(src));
-  SWEEP_CHECK(cudaFree(dst));
+  SWEEP_CHECK(sweep::free(src));
+  SWEEP_CHECK(sweep::free(dst));
   return s;
 }
 

@@ -63,8 +63,8 @@ int main() {
   std::vector<float> h_in(ALLOC), h_out(ALLOC);
   for (unsigned e = 0; e < ALLOC; ++e) h_in[e] = sweep::test_value(e);
   float *in, *out;
-  SWEEP_CHECK(cudaMalloc(&in, ALLOC * sizeof(float)));
-  SWEEP_CHECK(cudaMalloc(&out, ALLOC * sizeof(float)));
+  SWEEP_CHECK(sweep::malloc(&in, ALLOC * sizeof(float)));
+  SWEEP_CHECK(sweep::malloc(&out, ALLOC * sizeof(float)));
   SWEEP_CHECK(cudaMemcpy(in, h_in.data(), ALLOC * sizeof(float), cudaMemcpyHostToDevice));
   SWEEP_CHECK(cudaMemset(out, 0xff, ALLOC * sizeof(float)));  // NaN: "not written"
 

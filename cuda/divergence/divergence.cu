@@ -37,8 +37,8 @@ int main() {
     std::vector<float> hx(THREADS), hout(THREADS);
     for (int i = 0; i < THREADS; ++i) hx[i] = float((i * 37) % 1024) / 1024.0f - 0.5f;
     float *dx, *dout;
-    SWEEP_CHECK(cudaMalloc(&dx, THREADS * sizeof(float)));
-    SWEEP_CHECK(cudaMalloc(&dout, THREADS * sizeof(float)));
+    SWEEP_CHECK(sweep::malloc(&dx, THREADS * sizeof(float)));
+    SWEEP_CHECK(sweep::malloc(&dout, THREADS * sizeof(float)));
     SWEEP_CHECK(cudaMemcpy(dx, hx.data(), THREADS * sizeof(float), cudaMemcpyHostToDevice));
 
     int split = 0;   // warps of a block whose threads take different branches
@@ -59,7 +59,7 @@ int main() {
 
     sweep::report("divergence", "GFlops", 2.0 * ACC * double(iters) * THREADS / 1e9, s);
     sweep::report_value("divergent_warps", "fraction", double(split) / (BLOCK / 32));
-    SWEEP_CHECK(cudaFree(dx));
-    SWEEP_CHECK(cudaFree(dout));
+    SWEEP_CHECK(sweep::free(dx));
+    SWEEP_CHECK(sweep::free(dout));
     return 0;
 }

@@ -53,8 +53,8 @@ int main() {
     std::vector<int> h(N), hp(blocks);
     for (size_t i = 0; i < N; ++i) h[i] = int((i * 2654435761u) >> 9 & 255);
     int *din, *dpartial;
-    SWEEP_CHECK(cudaMalloc(&din, bytes));
-    SWEEP_CHECK(cudaMalloc(&dpartial, blocks * sizeof(int)));
+    SWEEP_CHECK(sweep::malloc(&din, bytes));
+    SWEEP_CHECK(sweep::malloc(&dpartial, blocks * sizeof(int)));
     SWEEP_CHECK(cudaMemcpy(din, h.data(), bytes, cudaMemcpyHostToDevice));
     SWEEP_CHECK(cudaMemset(dpartial, 0, blocks * sizeof(int)));
 
@@ -68,7 +68,7 @@ int main() {
     sweep::report("l1_cache", "GB/s", bytes / 1e9, s);
     sweep::Stats ref = sweep::memcpy_d2d(opt, bytes);
     sweep::report("memcpy_d2d", "GB/s", 2.0 * bytes / 1e9, ref);
-    SWEEP_CHECK(cudaFree(din));
-    SWEEP_CHECK(cudaFree(dpartial));
+    SWEEP_CHECK(sweep::free(din));
+    SWEEP_CHECK(sweep::free(dpartial));
     return 0;
 }

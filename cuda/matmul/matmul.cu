@@ -47,9 +47,9 @@ int main() {
         hn[i] = float(int((i * 104729u + 3u) % 7u) - 3);
     }
     float *dm, *dn, *dp;
-    SWEEP_CHECK(cudaMalloc(&dm, bytes));
-    SWEEP_CHECK(cudaMalloc(&dn, bytes));
-    SWEEP_CHECK(cudaMalloc(&dp, bytes));
+    SWEEP_CHECK(sweep::malloc(&dm, bytes));
+    SWEEP_CHECK(sweep::malloc(&dn, bytes));
+    SWEEP_CHECK(sweep::malloc(&dp, bytes));
     SWEEP_CHECK(cudaMemcpy(dm, hm.data(), bytes, cudaMemcpyHostToDevice));
     SWEEP_CHECK(cudaMemcpy(dn, hn.data(), bytes, cudaMemcpyHostToDevice));
     SWEEP_CHECK(cudaMemset(dp, 0, bytes));
@@ -85,8 +85,8 @@ int main() {
     sweep::report_value("blocks_per_sm", "blocks", blocks_per_sm);
     sweep::report_value("regs_per_thread", "registers", attr.numRegs);
     sweep::report_value("smem_per_block", "bytes", double(attr.sharedSizeBytes));
-    SWEEP_CHECK(cudaFree(dm));
-    SWEEP_CHECK(cudaFree(dn));
-    SWEEP_CHECK(cudaFree(dp));
+    SWEEP_CHECK(sweep::free(dm));
+    SWEEP_CHECK(sweep::free(dn));
+    SWEEP_CHECK(sweep::free(dp));
     return 0;
 }

@@ -3,7 +3,7 @@
 // only 24). Two layouts of both matrices:
 //   unpadded - rows packed at 480 bytes: every row but the first starts off a 128-byte boundary, so most
 //              warps' 128 bytes span two 128-byte lines (five 32-byte sectors instead of four);
-//   padded   - cudaMallocPitch (the lecture's 480 + 32 = 512-byte pitch, or whatever the driver picks;
+//   padded   - the pitch cudaMallocPitch picks for a row (the lecture's 480 + 32 = 512-byte pitch, or whatever the driver picks;
 //              reported as pitch_bytes): every row starts on a 128-byte boundary.
 // Data goes up and down with cudaMemcpy2D, as in the lecture. Measures GB/s of useful bytes (480 read +
 // 480 written per row), beside a cudaMemcpy device-to-device reference of the unpadded size (counted as
@@ -35,13 +35,17 @@ int main() {
     float *dsrc, *ddst;
     size_t pitch_bytes = row_bytes;
     if (LAYOUT == padded) {
-        size_t p2;
-        SWEEP_CHECK(cudaMallocPitch(&dsrc, &pitch_bytes, row_bytes, ROWS));
-        SWEEP_CHECK(cudaMallocPitch(&ddst, &p2, row_bytes, ROWS));
-        sweep::check(p2 == pitch_bytes && pitch_bytes % sizeof(float) == 0, "both pitched allocations share a pitch");
+        // The driver's pitch for this row (a one-row cudaMallocPitch), then buffers of that pitch
+        // from sweep::malloc, so the timing core can place them (offsets keep the pitch alignment).
+        void* one_row;
+        SWEEP_CHECK(cudaMallocPitch(&one_row, &pitch_bytes, row_bytes, 1));
+        SWEEP_CHECK(cudaFree(one_row));
+        sweep::check(pitch_bytes % sizeof(float) == 0, "the pitch is a whole number of floats");
+        SWEEP_CHECK(sweep::malloc(&dsrc, ROWS * pitch_bytes));
+        SWEEP_CHECK(sweep::malloc(&ddst, ROWS * pitch_bytes));
     } else {
-        SWEEP_CHECK(cudaMalloc(&dsrc, ROWS * row_bytes));
-        SWEEP_CHECK(cudaMalloc(&ddst, ROWS * row_bytes));
+        SWEEP_CHECK(sweep::malloc(&dsrc, ROWS * row_bytes));
+        SWEEP_CHECK(sweep::malloc(&ddst, ROWS * row_bytes));
     }
     printf("pitch: layout=%s rows=%d x %d floats, pitch %zu bytes (%s128-byte aligned rows), %.1f MB per matrix\n",
            LAYOUT == padded ? "padded" : "unpadded", ROWS, WIDTH, pitch_bytes, pitch_bytes % 128 ? "not " : "",
@@ -65,7 +69,7 @@ int main() {
     sweep::report_value("pitch_bytes", "bytes", double(pitch_bytes));
     sweep::Stats ref = sweep::memcpy_d2d(opt, ROWS * row_bytes);
     sweep::report("memcpy_d2d", "GB/s", 2.0 * ROWS * row_bytes / 1e9, ref);
-    SWEEP_CHECK(cudaFree(dsrc));
-    SWEEP_CHECK(cudaFree(ddst));
+    SWEEP_CHECK(sweep::free(dsrc));
+    SWEEP_CHECK(sweep::free(ddst));
     return 0;
 }

@@ -78,9 +78,9 @@ int main() {
   const Expected want = expected(d);  // the exact float results the threads must produce
   for (size_t g = 0; g < n; ++g) h_in[g] = input(g);
   float *in, *out, *store;
-  SWEEP_CHECK(cudaMalloc(&in, n * sizeof(float)));
-  SWEEP_CHECK(cudaMalloc(&out, n * sizeof(float)));
-  SWEEP_CHECK(cudaMalloc(&store, n * sizeof(float)));
+  SWEEP_CHECK(sweep::malloc(&in, n * sizeof(float)));
+  SWEEP_CHECK(sweep::malloc(&out, n * sizeof(float)));
+  SWEEP_CHECK(sweep::malloc(&store, n * sizeof(float)));
   SWEEP_CHECK(cudaMemcpy(in, h_in.data(), n * sizeof(float), cudaMemcpyHostToDevice));
 
   const char* names[6] = {"shared_nc", "shared_2way", "shared_3way", "global_all", "global_even", "global_half"};

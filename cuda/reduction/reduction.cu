@@ -60,8 +60,8 @@ int main() {
     std::vector<int> h(n), hp(blocks);
     for (size_t i = 0; i < n; ++i) h[i] = int((i * 2654435761u) >> 7 & 255) - 128;
     int *din, *dpartial;
-    SWEEP_CHECK(cudaMalloc(&din, bytes));
-    SWEEP_CHECK(cudaMalloc(&dpartial, blocks * sizeof(int)));
+    SWEEP_CHECK(sweep::malloc(&din, bytes));
+    SWEEP_CHECK(sweep::malloc(&dpartial, blocks * sizeof(int)));
     SWEEP_CHECK(cudaMemcpy(din, h.data(), bytes, cudaMemcpyHostToDevice));
     SWEEP_CHECK(cudaMemset(dpartial, 0, blocks * sizeof(int)));
 
@@ -76,7 +76,7 @@ int main() {
     sweep::report("reduction_elems", "Gelem/s", n / 1e9, s);
     sweep::Stats ref = sweep::memcpy_d2d(opt, bytes);
     sweep::report("memcpy_d2d", "GB/s", 2.0 * bytes / 1e9, ref);
-    SWEEP_CHECK(cudaFree(din));
-    SWEEP_CHECK(cudaFree(dpartial));
+    SWEEP_CHECK(sweep::free(din));
+    SWEEP_CHECK(sweep::free(dpartial));
     return 0;
 }

@@ -49,8 +49,8 @@ int main() {
   std::vector<float> h_in(m), h_out(m);
   for (size_t i = 0; i < m; ++i) h_in[i] = sweep::test_value(i);
   float *in, *out;
-  SWEEP_CHECK(cudaMalloc(&in, bytes));
-  SWEEP_CHECK(cudaMalloc(&out, bytes));
+  SWEEP_CHECK(sweep::malloc(&in, bytes));
+  SWEEP_CHECK(sweep::malloc(&out, bytes));
   SWEEP_CHECK(cudaMemcpy(in, h_in.data(), bytes, cudaMemcpyHostToDevice));
   SWEEP_CHECK(cudaMemset(out, 0xff, bytes));
 

@@ -36,12 +36,18 @@ pub(crate) struct RawSeries {
 }
 
 /// Statuses whose rows carry metric values.
-const OK_STATUSES: [&str; 2] = ["ok", "noisy"];
+const OK_STATUSES: [&str; 3] = ["ok", "noisy", "unstable"];
 
 /// Columns after `status` that are not metrics of their own.
 const NOT_METRICS: [&str; 6] = ["build_s", "run_s", "cached", "error", "point_id", "index"];
 const NOT_METRIC_PARTS: [&str; 4] = ["_median_", "_stddev_", "_min_", "_max_"];
-const NOT_METRIC_ENDINGS: [&str; 3] = ["_rel_ci", "_samples", "_throttled"];
+const NOT_METRIC_ENDINGS: [&str; 5] = [
+    "_rel_ci",
+    "_samples",
+    "_throttled",
+    "_spread",
+    "_placements",
+];
 
 impl Table {
     pub(crate) fn read(path: &Path) -> Result<Table, AnalyzeError> {

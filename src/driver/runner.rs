@@ -100,6 +100,8 @@ fn finish(
                 stdout_path.display()
             ),
         )
+    } else if parsed.unstable {
+        (Status::Unstable, String::new())
     } else if parsed.noisy {
         (Status::Noisy, String::new())
     } else {

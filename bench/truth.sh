@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Truth bench (issue 10), on the GPU host, side by side in one command: does a point's number depend
+# on the run around it? The thread sweep (sweeps/threads_1_512.toml, default options) measured as
+#   full   : the whole sweep, cold build cache (also the cold wall time)
+#   again  : the whole sweep again, warm cache (also the warm wall time and the programs' run time)
+#   shuf   : the whole sweep in shuffled order (--order shuffled --seed 7)
+#   s17    : threads 17..80 only          s300 : threads 300..363 only
+# With PLACEMENTS=1 in the environment every program measures its buffers at one place, as before
+# the placements (the old behaviour, for contrast); the label gets a suffix.
+# Then bench/truth.py compares them. Usage: bench/truth.sh SWEEP_BINARY OUT_DIR [LABEL_SUFFIX]
+set -uo pipefail
+bin=$(realpath "$1"); out=$(realpath "$2"); sfx=${3:-}
+export PATH=$PATH:/usr/local/cuda/bin
+work=${TRUTH_WORK:-/tmp/truth}; mkdir -p "$work"
+[ -n "${PLACEMENTS:-}" ] && export SWEEP_PLACEMENTS=$PLACEMENTS
+spec=sweeps/threads_1_512.toml
+sed 's/^range = \[1, 512\]/range = [17, 80]/' $spec > sweeps/truth_17_80.toml
+sed 's/^range = \[1, 512\]/range = [300, 363]/' $spec > sweeps/truth_300_363.toml
+now() { date +%s.%N; }
+run() {  # label spec [options...]
+  local label=$1$sfx s=$2; shift 2
+  local t0; t0=$(now)
+  "$bin" run "$s" --output "$work/$label" --cache "$work/cache$sfx" -q "$@" > "$work/$label.log" 2>&1
+  local rc=$?
+  echo "$label wall_s=$(python3 -c "print(round($(now) - $t0, 1))") rc=$rc"
+}
+{
+  echo "machine: $(nvidia-smi --query-gpu=name,driver_version,clocks.sm,temperature.gpu --format=csv,noheader), $(nproc) cores"
+  echo "nvcc: $(nvcc --version | grep release); SWEEP_PLACEMENTS=${SWEEP_PLACEMENTS:-default}"
+  run full $spec
+  run again $spec
+  run shuf $spec --order shuffled --seed 7
+  run s17 sweeps/truth_17_80.toml --no-analyze
+  run s300 sweeps/truth_300_363.toml --no-analyze
+  echo "end: $(nvidia-smi --query-gpu=clocks.sm,temperature.gpu --format=csv,noheader)"
+} | tee "$out/truth_runs$sfx.txt"
+rm -f sweeps/truth_17_80.toml sweeps/truth_300_363.toml
