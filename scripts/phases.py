@@ -6,13 +6,15 @@ import glob, os, statistics as st, sys
 
 PHASES = [  # label, start mark, end mark (the last metric's mark is "last")
     ("start-up: main -> context created", "main", "context"),
+    ("driver loaded, measure lock taken", "main", "ctx-lock"),
+    ("context creation (lock held)", "ctx-lock", "context"),
     ("ready before the gate opened", "context", "go"),
     ("gate opened -> program passed it", "go", "gate"),
     ("measuring: gate -> last metric", "gate", "last"),
     ("teardown: last metric -> exit seen", "last", "reaped"),
     ("run_s: gate opened -> exit seen", "go", "reaped"),
 ]
-FIXED = {"main", "context", "gate", "teardown", "exit", "go", "reaped"}
+FIXED = {"main", "ctx-lock", "context", "gate", "teardown", "exit", "go", "reaped"}
 
 
 def marks(point_dir):

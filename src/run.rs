@@ -14,17 +14,26 @@ pub const STDERR: &str = "stderr.txt";
 /// four at once; bench/contexts.txt).
 pub const TIMING_CORE_CONNECTIONS: &str = "1";
 
+/// The file whose lock keeps CUDA context creation and measurement apart on one GPU: the timing
+/// core holds it (flock) while it measures and while it creates its context, so a program started
+/// early never creates its context while another measures. One per GPU (or the host), in the run
+/// folder.
+pub fn measure_lock(run_dir: &Path, gpu_index: Option<&str>) -> std::path::PathBuf {
+    run_dir.join(format!("measure-{}.lock", gpu_index.unwrap_or("host")))
+}
+
 /// The program's command: the binary and the spec's `args`, in the point's folder, with the
 /// spec's environment (its `[timing]` included) and, when a GPU is named, only that GPU visible.
-/// A `timing_core` program (one that honours the start gate) also gets
-/// [`TIMING_CORE_CONNECTIONS`].
+/// A timing-core program (one that honours the start gate) is given its GPU's `measure_lock`
+/// (`SWEEP_MEASURE_LOCK`, see [`measure_lock`]) and gets [`TIMING_CORE_CONNECTIONS`].
 pub fn command(
     spec: &Spec,
     binary: &Path,
     point_dir: &Path,
     gpu: Option<&str>,
-    timing_core: bool,
+    measure_lock: Option<&Path>,
 ) -> Cmd {
+    let timing_core = measure_lock.is_some();
     const CONNECTIONS: &str = "CUDA_DEVICE_MAX_CONNECTIONS";
     let mut cmd = Cmd::new(binary.display().to_string()).args(spec.args.iter().cloned());
     cmd.env = spec.env.clone();
@@ -35,6 +44,10 @@ pub fn command(
     {
         cmd.env
             .insert(CONNECTIONS.into(), TIMING_CORE_CONNECTIONS.into());
+    }
+    if let Some(lock) = measure_lock {
+        cmd.env
+            .insert("SWEEP_MEASURE_LOCK".into(), lock.display().to_string());
     }
     cmd.cwd = Some(point_dir.to_path_buf());
     cmd

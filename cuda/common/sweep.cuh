@@ -28,6 +28,10 @@
 //   mean time, so it does not depend on that history. rel_ci is the within-place noise (pooled),
 //   spread = (slowest - fastest place mean) / median, unstable=1 when that spread exceeds the target
 //   and is larger than the noise can explain.
+// - Measure lock (SWEEP_MEASURE_LOCK=path, set by the harness): the program holds an exclusive
+//   flock on that file while it creates its CUDA context and during every measure(), so a program
+//   started early never creates its context while another program measures on the GPU (that moved
+//   single samples by up to 7 % and whole metrics by up to 9 % on an H100; bench/truth.txt).
 // - Clock check: after the samples a one-thread kernel counts clock64() cycles over ~200 us of
 //   %globaltimer; throttled=1 when that SM clock is > 10 % below the rated clock.
 //
@@ -51,6 +55,8 @@
 #include <string>
 #include <vector>
 
+#include <fcntl.h>
+#include <sys/file.h>
 #include <unistd.h>
 
 // The host-side checks (check, check_equal, test_value) live in sweep_check.h: no CUDA there, so a
@@ -257,6 +263,34 @@ inline void place_buffers(int j) {
   SWEEP_CHECK(cudaDeviceSynchronize());
 }
 
+// The measure lock (SWEEP_MEASURE_LOCK): -1 when the harness gave none.
+inline int measure_lock_fd() {
+  static const int fd = [] {
+    const char* path = getenv("SWEEP_MEASURE_LOCK");
+    if (!path || !*path) return -1;
+    int f = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (f < 0) {
+      fprintf(stderr, "cannot open the measure lock %s: %s\n", path, strerror(errno));
+      exit(1);
+    }
+    return f;
+  }();
+  return fd;
+}
+// Holds the measure lock for its lifetime (no-op without one).
+struct MeasureLock {
+  MeasureLock() {
+    if (measure_lock_fd() >= 0)
+      while (flock(measure_lock_fd(), LOCK_EX) < 0 && errno == EINTR) {
+      }
+  }
+  ~MeasureLock() {
+    if (measure_lock_fd() >= 0) flock(measure_lock_fd(), LOCK_UN);
+  }
+  MeasureLock(const MeasureLock&) = delete;
+  MeasureLock& operator=(const MeasureLock&) = delete;
+};
+
 // SWEEP_TRACE=1: "# trace <phase> <unix time in s>" lines on stderr, for finding where a program's
 // wall time goes (main, context, gate, one per reported metric, exit). Off by default.
 inline bool tracing() {
@@ -289,9 +323,13 @@ inline Options options_from_env() {
   o.placements = std::max(1, (int)env_num("SWEEP_PLACEMENTS", o.placements));
   detail::trace("main");
   int count = 0;
-  SWEEP_CHECK(cudaGetDeviceCount(&count));
-  SWEEP_CHECK(cudaSetDevice(o.device));
-  SWEEP_CHECK(cudaFree(nullptr));  // create the context now, outside any timing
+  SWEEP_CHECK(cudaGetDeviceCount(&count));  // loads the driver (host work): outside the lock
+  {
+    detail::MeasureLock lock;  // never while another program measures
+    detail::trace("ctx-lock");
+    SWEEP_CHECK(cudaSetDevice(o.device));
+    SWEEP_CHECK(cudaFree(nullptr));  // create the context now, outside any timing
+  }
   detail::trace("context");
   // Registered after the runtime initialised (and registered its own exit handler), so it runs
   // before the context is torn down; the teardown shows as exit -> reaped in harness.trace.
@@ -365,6 +403,7 @@ cudaError_t free(T* ptr) {
 template <class F>
 Stats measure(const Options& opt, F&& f) {
   detail::State& st = detail::state();
+  detail::MeasureLock lock;  // no other program creates a context while this one measures
   const int k = detail::placed().empty() ? 1 : opt.placements;
   if (k > 1) detail::place_buffers(0);
   // At least one untimed call even with warmup = 0, and one flush: kernels are loaded lazily

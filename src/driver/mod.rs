@@ -327,6 +327,7 @@ pub fn run(
         timeline: Mutex::new(Vec::new()),
         write_error: Mutex::new(None),
         emit: &emit,
+        run_dir: run_dir.clone(),
     };
     let plan = Schedule::new(&owner, runners);
     let next_build = AtomicUsize::new(0);

@@ -22,6 +22,8 @@ pub(super) struct Shared<'a> {
     pub(super) timeline: Mutex<Vec<TimelineEntry>>,
     pub(super) write_error: Mutex<Option<store::StoreError>>,
     pub(super) emit: &'a (dyn Fn(Event) + Sync),
+    /// Holds the measure lock of each GPU (see [`run::measure_lock`]).
+    pub(super) run_dir: std::path::PathBuf,
 }
 
 /// A started program, or why it could not start.
@@ -29,10 +31,11 @@ type Launched = Result<Started, (Status, String)>;
 
 /// Starts the program of a built point (one that honours the gate waits there until
 /// [`Started::go`]), or says why not.
-fn launch(spec: &Spec, b: &Built, gpu: Option<&GpuState>) -> Launched {
+fn launch(spec: &Spec, b: &Built, gpu: Option<&GpuState>, lock: &std::path::Path) -> Launched {
     let binary = b.binary.as_ref().map_err(|e| e.clone())?;
     let uuid = gpu.map(|g| g.uuid.as_str());
-    let cmd = run::command(spec, binary, &b.dir, uuid, b.gated);
+    let lock = b.gated.then_some(lock);
+    let cmd = run::command(spec, binary, &b.dir, uuid, lock);
     let _ = std::fs::write(b.dir.join("run.cmd"), format!("{}\n", cmd.line()));
     run::start(&cmd, &b.dir, b.gated).map_err(|e| (Status::RunFailed, e.to_string()))
 }
@@ -143,6 +146,7 @@ pub(super) fn run_queue(
 ) {
     let (ctx, emit) = (shared.ctx, shared.emit);
     let tracing = tracing();
+    let lock = run::measure_lock(&shared.run_dir, gpu.as_ref().map(|g| g.index.as_str()));
     let mut pending: BTreeMap<usize, Built> = BTreeMap::new();
     // The next points (consecutive positions), already started and waiting at their gates.
     let mut ahead: VecDeque<(usize, Launched)> = VecDeque::new();
@@ -164,7 +168,7 @@ pub(super) fn run_queue(
             Some((k, s)) if k == next => s,
             _ => {
                 ahead.clear();
-                launch(&ctx.spec, &b, gpu.as_ref())
+                launch(&ctx.spec, &b, gpu.as_ref(), &lock)
             }
         };
         if let Ok(s) = started.as_mut() {
@@ -185,7 +189,7 @@ pub(super) fn run_queue(
                 let Some(nb) = pending.get(&k).filter(|nb| nb.gated) else {
                     break;
                 };
-                ahead.push_back((k, launch(&ctx.spec, nb, gpu.as_ref())));
+                ahead.push_back((k, launch(&ctx.spec, nb, gpu.as_ref(), &lock)));
                 k += 1;
             }
         }
