@@ -158,8 +158,16 @@ pub const CORE_STATS: [&str; 4] = ["median", "stddev", "min", "max"];
 
 /// Unitless fields of a timing-core line that get a column `<metric>_<field>`, after [`CORE_STATS`]:
 /// the within-placement confidence half-width, the sample count, the clock flag, the spread of the
-/// placements' mean times and how many placements were sampled.
-pub const CORE_FIELDS: [&str; 5] = ["rel_ci", "samples", "throttled", "spread", "placements"];
+/// placements' mean times, how many placements were sampled, and the SM clock measured right after
+/// the samples.
+pub const CORE_FIELDS: [&str; 6] = [
+    "rel_ci",
+    "samples",
+    "throttled",
+    "spread",
+    "placements",
+    "sm_mhz",
+];
 
 impl Metric {
     /// Column of the metric's value: `<name>_<unit slug>`, or the slug alone when they agree.
@@ -679,7 +687,8 @@ mod tests {
                 "copy_samples",
                 "copy_throttled",
                 "copy_spread",
-                "copy_placements"
+                "copy_placements",
+                "copy_sm_mhz"
             ]
         );
         assert!(s.gpu, "nvcc is the default compiler, so a GPU is needed");

@@ -36,7 +36,7 @@ fn every_fault_gets_its_status_and_a_one_line_reason() {
     );
     assert!(!stderr(&out).contains("panicked"));
     let rows = rows(&run_dir(p.path(), "faults").join("results.csv"));
-    assert_eq!(rows.len(), 16);
+    assert_eq!(rows.len(), 18);
     let want = [
         ("ok", "ok"),
         ("crash", "run_failed"),
@@ -46,6 +46,7 @@ fn every_fault_gets_its_status_and_a_one_line_reason() {
         ("wrong", "wrong_result"),
         ("compile_error", "build_failed"),
         ("noisy", "noisy"),
+        ("unstable", "unstable"),
     ];
     for row in &rows {
         let (_, status) = want.iter().find(|(m, _)| *m == row["mode"]).unwrap();
@@ -53,7 +54,7 @@ fn every_fault_gets_its_status_and_a_one_line_reason() {
         let error = &row["error"];
         assert!(!error.contains('\n'));
         match row["status"].as_str() {
-            "ok" | "noisy" => {
+            "ok" | "noisy" | "unstable" => {
                 assert!(error.is_empty());
                 let t: f64 = row["threads"].parse().unwrap();
                 let want = 1000.0 * t / (t / 16.0).ceil();
@@ -80,6 +81,15 @@ fn every_fault_gets_its_status_and_a_one_line_reason() {
     assert!(by_mode("wrong").starts_with("wrong result: sum is 41, expected 42"));
     assert!(by_mode("compile_error").contains("this point does not build"));
     assert!(by_mode("garbage").starts_with("no metric `mflops`, `saw_mflops` in the output"));
+    let unstable = rows.iter().find(|r| r["mode"] == "unstable").unwrap();
+    assert_eq!(unstable["saw_spread"], "0.25");
+    assert_eq!(unstable["saw_placements"], "8");
+    assert_eq!(unstable["saw_sm_mhz"], "1980");
+    let ok = rows.iter().find(|r| r["mode"] == "ok").unwrap();
+    assert_eq!(
+        (ok["saw_spread"].as_str(), ok["saw_placements"].as_str()),
+        ("0", "1")
+    );
 }
 
 #[test]
@@ -92,7 +102,7 @@ fn csv_header_comes_from_the_spec_and_the_manifest_records_the_run() {
     let dir = run_dir(p.path(), "saw");
     let text = std::fs::read_to_string(dir.join("results.csv")).unwrap();
     assert!(text.starts_with(
-        "point_id,index,threads,status,saw_mflops,saw_median_mflops,saw_stddev_mflops,saw_min_mflops,saw_max_mflops,saw_rel_ci,saw_samples,saw_throttled,build_s,run_s,cached,gpu_index,gpu_name,gpu_uuid,error\r\n"
+        "point_id,index,threads,status,saw_mflops,saw_median_mflops,saw_stddev_mflops,saw_min_mflops,saw_max_mflops,saw_rel_ci,saw_samples,saw_throttled,saw_spread,saw_placements,saw_sm_mhz,build_s,run_s,cached,gpu_index,gpu_name,gpu_uuid,error\r\n"
     ));
     let rows = rows(&dir.join("results.csv"));
     assert_eq!(
@@ -160,10 +170,10 @@ fn plan_lists_what_run_does_and_render_prints_headers() {
         .output()
         .unwrap();
     let text = String::from_utf8(out.stdout).unwrap();
-    assert!(text.ends_with("16 points\n"), "{text}");
+    assert!(text.ends_with("18 points\n"), "{text}");
     assert!(text.contains("threads=17 mode=noisy"));
     let out = sweep(p.path())
-        .args(["render", "sweeps/faults.toml", "--point", "9"])
+        .args(["render", "sweeps/faults.toml", "--point", "10"])
         .output()
         .unwrap();
     let text = String::from_utf8(out.stdout).unwrap();
@@ -180,7 +190,7 @@ fn plan_lists_what_run_does_and_render_prints_headers() {
     assert_eq!(out.status.code(), Some(3));
     assert_eq!(
         stderr(&out),
-        "error: point 99 does not exist (hint: the sweep has points 0..15)\n"
+        "error: point 99 does not exist (hint: the sweep has points 0..17)\n"
     );
     let out = sweep(p.path())
         .args([
@@ -195,13 +205,13 @@ fn plan_lists_what_run_does_and_render_prints_headers() {
         .unwrap();
     assert!(String::from_utf8(out.stdout)
         .unwrap()
-        .ends_with("8 points\n"));
+        .ends_with("9 points\n"));
     let out = sweep(p.path())
         .args([
             "render",
             "sweeps/faults.toml",
             "--point",
-            "9",
+            "10",
             "--out",
             "hand",
         ])
@@ -520,7 +530,16 @@ fn first_ctrl_c_finishes_the_current_point_and_keeps_the_rows() {
 
 /// (start, go, end) wall-clock times the gated program printed, in run order.
 fn gate_times(dir: &Path) -> Vec<(f64, f64, f64)> {
-    let mut t: Vec<(f64, f64, f64)> = rows(&dir.join("results.csv"))
+    lock_times(dir)
+        .into_iter()
+        .map(|v| (v[0], v[1], v[2]))
+        .collect()
+}
+
+/// Every time the gated program printed (start, go, end, context from, context to, measuring
+/// from), in run order.
+fn lock_times(dir: &Path) -> Vec<Vec<f64>> {
+    let mut t: Vec<Vec<f64>> = rows(&dir.join("results.csv"))
         .iter()
         .map(|r| {
             let out =
@@ -532,10 +551,10 @@ fn gate_times(dir: &Path) -> Vec<(f64, f64, f64)> {
                 .skip(1)
                 .map(|kv| kv.split('=').nth(1).unwrap().parse().unwrap())
                 .collect();
-            (v[0], v[1], v[2])
+            v
         })
         .collect();
-    t.sort_by(|a, b| a.1.total_cmp(&b.1));
+    t.sort_by(|a, b| a[1].total_cmp(&b[1]));
     t
 }
 
@@ -559,6 +578,19 @@ fn prestart_overlaps_start_up_but_never_measurements() {
         overlapped >= 5,
         "start-up overlapped the previous point in {overlapped} of 7 cases: {t:?}"
     );
+    // The measure lock: no program created its "context" while another measured. The run folder
+    // is relative (`output/...`) and the program runs in its point folder, so the lock path it
+    // gets must be absolute.
+    let all = lock_times(&run_dir(p.path(), "gated"));
+    for (i, a) in all.iter().enumerate() {
+        for (j, b) in all.iter().enumerate() {
+            let (ctx0, ctx1, m0, m1) = (a[3], a[4], b[5], b[2]);
+            assert!(
+                i == j || ctx1 <= m0 || ctx0 >= m1,
+                "point {i} created its context while point {j} measured: {a:?} {b:?}"
+            );
+        }
+    }
 
     sweep(p.path())
         .args(["run", "sweeps/gated.toml", "--no-prestart"])

@@ -37,7 +37,7 @@
 //
 // Output per metric (stdout): "<unit>: <value>" and
 //   @sweep metric=<name> unit=<unit> value=.. median=.. stddev=.. min=.. max=.. rel_ci=.. samples=.. noisy=.. throttled=..
-//          spread=.. placements=.. unstable=..
+//          spread=.. placements=.. unstable=.. sm_mhz=..
 // Diagnostic lines start with "# ". Every call of the timed function is asynchronous; measure()
 // makes at least one untimed call first (kernels load lazily), even with SWEEP_WARMUP=0.
 #pragma once
@@ -62,6 +62,9 @@
 // The host-side checks (check, check_equal, test_value) live in sweep_check.h: no CUDA there, so a
 // bench's check.h builds and runs on a CPU.
 #include "sweep_check.h"
+// The statistics (placements, pooled CI, spread, unstable) live in sweep_stats.h: no CUDA there
+// either, so tests/timing_stats.rs runs them on a CPU.
+#include "sweep_stats.h"
 
 // Every CUDA runtime call goes through this: on failure it prints the call, file, line and the
 // CUDA error string to stderr and exits with status 1.
@@ -122,20 +125,6 @@ inline double env_num(const char* name, double dflt) {
     exit(2);
   }
   return v;
-}
-
-// Two-sided 95 % Student t quantile; between table rows the smaller df is used (conservative).
-inline double t95(int df) {
-  static const double t[30] = {12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
-                               2.201,  2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086,
-                               2.080,  2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042};
-  if (df < 1) return INFINITY;
-  if (df <= 30) return t[df - 1];
-  if (df < 40) return 2.042;
-  if (df < 60) return 2.021;
-  if (df < 120) return 2.000;
-  if (df < 1000) return 1.980;
-  return 1.960;
 }
 
 // Waits for a %globaltimer tick, then spins for `ns` nanoseconds of it, counting SM cycles.
@@ -440,23 +429,7 @@ Stats measure(const Options& opt, F&& f) {
     if (ms < 0.010) s.batch = (int)std::min(256.0, std::ceil(0.050 / std::max(ms, 1e-4)));
   }
 
-  // Welford running mean / sum of squared deviations, per placement.
-  std::vector<int> n(k, 0);
-  std::vector<double> mean(k, 0), m2(k, 0);
-  auto pooled_rel_ci = [&]() {
-    int total = 0, used = 0;
-    double w = 0, sum = 0;
-    for (int j = 0; j < k; ++j) {
-      if (!n[j]) continue;
-      total += n[j];
-      ++used;
-      w += m2[j];
-      sum += mean[j] * n[j];
-    }
-    int df = total - used;
-    if (df < 1 || sum <= 0) return (double)INFINITY;
-    return detail::t95(df) * std::sqrt(w / df / total) / (sum / total);
-  };
+  detail::Placements acc(k);
   const int per_visit = k == 1 ? 1 : std::max(1, (opt.min_samples + k - 1) / k);
   auto wall0 = std::chrono::steady_clock::now();
   double gpu_ms = 0;
@@ -473,12 +446,8 @@ Stats measure(const Options& opt, F&& f) {
         double ms = sample(s.batch);
         gpu_ms += ms;
         double t = std::max(ms, 1e-6) * 1e-3 / s.batch;  // floor 1 ns: a 0 ms reading has no rate
-        s.times.push_back(t);
         s.place.push_back(j);
-        ++n[j];
-        double d = t - mean[j];
-        mean[j] += d / n[j];
-        m2[j] += d * (t - mean[j]);
+        acc.add(j, t);
         double wall_ms =
             std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - wall0).count();
         if (wall_ms >= opt.max_time_ms) {
@@ -487,8 +456,8 @@ Stats measure(const Options& opt, F&& f) {
         }
       }
     }
-    s.rel_ci = pooled_rel_ci();
-    if ((int)s.times.size() >= opt.min_samples && gpu_ms >= opt.min_time_ms && s.rel_ci <= opt.target_rel_ci)
+    s.rel_ci = acc.pooled_rel_ci();
+    if (acc.samples() >= opt.min_samples && gpu_ms >= opt.min_time_ms && s.rel_ci <= opt.target_rel_ci)
       break;
     if (capped) s.noisy = !(s.rel_ci <= opt.target_rel_ci);
   }
@@ -500,43 +469,18 @@ Stats measure(const Options& opt, F&& f) {
     SWEEP_CHECK(cudaMemset(st.held_too_long, 0, sizeof(int)));
   }
 
-  s.samples = (int)s.times.size();
-  std::vector<double> v = s.times;
-  std::sort(v.begin(), v.end());
-  auto median_of = [](const std::vector<double>& x) {
-    size_t m = x.size();
-    return m % 2 ? x[m / 2] : 0.5 * (x[m / 2 - 1] + x[m / 2]);
-  };
-  double sum = 0, sq = 0;
-  for (double t : s.times) sum += t;
-  double grand = sum / s.samples;
-  for (double t : s.times) sq += (t - grand) * (t - grand);
-  s.stddev = s.samples > 1 ? std::sqrt(sq / (s.samples - 1)) : 0;
-  s.min = v.front();
-  s.max = v.back();
-  s.median = median_of(v);
-  std::vector<double> means;
-  int n_lo = 0, n_hi = 0;
-  double lo = INFINITY, hi = 0, w = 0;
-  for (int j = 0; j < k; ++j) {
-    if (!n[j]) continue;
-    means.push_back(mean[j]);
-    w += m2[j];
-    if (mean[j] < lo) lo = mean[j], n_lo = n[j];
-    if (mean[j] > hi) hi = mean[j], n_hi = n[j];
-  }
-  std::sort(means.begin(), means.end());
-  s.placements = (int)means.size();
-  s.mean = median_of(means);
-  s.spread = s.mean > 0 ? (hi - lo) / s.mean : 0;
-  // The fastest and the slowest placement differ by more than the noise explains: their difference
-  // is above 5.5 standard errors (about the 99 % studentized range of up to 16 means).
-  int df = s.samples - s.placements;
-  if (s.placements > 1 && df >= 1) {
-    double se = std::sqrt(w / df * (1.0 / n_lo + 1.0 / n_hi) / 2);
-    double q = 5.5 * detail::t95(df) / 1.96;
-    s.unstable = s.spread > opt.target_rel_ci && hi - lo > q * se;
-  }
+  const detail::Placements::Summary sum = acc.summarize(opt.target_rel_ci);
+  s.times = acc.times();
+  s.samples = acc.samples();
+  s.mean = sum.mean;
+  s.median = sum.median;
+  s.stddev = sum.stddev;
+  s.min = sum.min;
+  s.max = sum.max;
+  s.rel_ci = sum.rel_ci;
+  s.spread = sum.spread;
+  s.placements = sum.placements;
+  s.unstable = sum.unstable;
   s.sm_mhz = detail::measure_sm_mhz();
   s.throttled = opt.rated_sm_mhz > 0 && s.sm_mhz < 0.9 * opt.rated_sm_mhz;
   return s;
@@ -555,10 +499,10 @@ inline void report(const char* name, const char* unit, double work, const Stats&
   double value = work / s.mean;
   printf("%s: %.4f\n", unit, value);
   printf("@sweep metric=%s unit=%s value=%.4f median=%.4f stddev=%.4f min=%.4f max=%.4f rel_ci=%.6f "
-         "samples=%d noisy=%d throttled=%d spread=%.6f placements=%d unstable=%d\n",
+         "samples=%d noisy=%d throttled=%d spread=%.6f placements=%d unstable=%d sm_mhz=%.0f\n",
          name, unit, value, work / s.median, sd, work / s.max, work / s.min,
          std::isfinite(s.rel_ci) ? s.rel_ci : 1.0, s.samples, (int)s.noisy, (int)s.throttled,
-         s.spread, s.placements, (int)s.unstable);
+         s.spread, s.placements, (int)s.unstable, s.sm_mhz);
   printf("# %s: %.3f us per launch, %d samples x %d launches at %d placement(s) (spread %.1f %%), "
          "SM clock %.0f MHz\n", name, s.mean * 1e6, s.samples, s.batch, s.placements, 100 * s.spread,
          s.sm_mhz);

@@ -41,12 +41,13 @@ const OK_STATUSES: [&str; 3] = ["ok", "noisy", "unstable"];
 /// Columns after `status` that are not metrics of their own.
 const NOT_METRICS: [&str; 6] = ["build_s", "run_s", "cached", "error", "point_id", "index"];
 const NOT_METRIC_PARTS: [&str; 4] = ["_median_", "_stddev_", "_min_", "_max_"];
-const NOT_METRIC_ENDINGS: [&str; 5] = [
+const NOT_METRIC_ENDINGS: [&str; 6] = [
     "_rel_ci",
     "_samples",
     "_throttled",
     "_spread",
     "_placements",
+    "_sm_mhz",
 ];
 
 impl Table {

@@ -3,8 +3,9 @@
  * Its "MFlops" is a sawtooth in THREADS with period PERIOD: work / ceil(THREADS / PERIOD), so
  * the value is the same on every run. MODE picks a behaviour, so that the tests exercise real
  * faulty programs: ok, crash (SIGSEGV), hang, garbage (no metric), wrong (wrong result), fail
- * (exit 1), compile_error (does not build), noisy (timing core says it hit its cap), slow
- * (sleeps SLOW_MS first), spawn (starts a grandchild and hangs).
+ * (exit 1), compile_error (does not build), noisy (timing core says it hit its cap), unstable
+ * (its placements differ by 25 %, beyond the noise), slow (sleeps SLOW_MS first), spawn (starts a
+ * grandchild and hangs).
  * Build one point by hand: cc -I<dir with params.h> -o p hostsaw.c
  */
 #include "params.h"
@@ -46,7 +47,9 @@ int main(void) {
         return 3;
     }
     printf("MFlops: %.3f\n", v);
-    printf("@sweep metric=saw unit=MFlops value=%.3f median=%.3f stddev=0 min=%.3f max=%.3f rel_ci=0.001 samples=10 noisy=%d throttled=0\n",
-           v, v, v, v, !strcmp(mode, "noisy"));
+    int unstable = !strcmp(mode, "unstable");
+    printf("@sweep metric=saw unit=MFlops value=%.3f median=%.3f stddev=0 min=%.3f max=%.3f rel_ci=0.001 samples=10 noisy=%d throttled=0 "
+           "spread=%s placements=%d unstable=%d sm_mhz=1980\n",
+           v, v, v, v, !strcmp(mode, "noisy"), unstable ? "0.25" : "0", unstable ? 8 : 1, unstable);
     return 0;
 }

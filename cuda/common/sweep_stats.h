@@ -1,0 +1,118 @@
+// sweep_stats.h - the statistics of the timing core (plain C++17, no CUDA, so the tests run them
+// on a CPU: tests/timing_stats.rs). Samples are per-launch times grouped by placement (where the
+// bench's buffers lay while they were taken; see sweep.cuh, "Placements").
+//   mean       the median over placements of each placement's mean time: the time behind `value`
+//              (one placement: the plain mean)
+//   rel_ci     95 % confidence half-width of the mean / mean, from the within-placement variance
+//              pooled over placements (Student t, df = samples - placements): the timing noise
+//   spread     (slowest - fastest placement mean) / mean
+//   unstable   spread > target and the slowest and fastest placement differ by more than 5.5
+//              standard errors of a placement mean (about the 99 % studentized range of up to 16
+//              means): where the buffers lie moves the result beyond what the noise explains
+#pragma once
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+namespace sweep {
+namespace detail {
+
+// Two-sided 95 % Student t quantile; between table rows the smaller df is used (conservative).
+inline double t95(int df) {
+  static const double t[30] = {12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
+                               2.201,  2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086,
+                               2.080,  2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042};
+  if (df < 1) return INFINITY;
+  if (df <= 30) return t[df - 1];
+  if (df < 40) return 2.042;
+  if (df < 60) return 2.021;
+  if (df < 120) return 2.000;
+  if (df < 1000) return 1.980;
+  return 1.960;
+}
+
+inline double median_of(std::vector<double> x) {
+  if (x.empty()) return 0;
+  std::sort(x.begin(), x.end());
+  size_t m = x.size();
+  return m % 2 ? x[m / 2] : 0.5 * (x[m / 2 - 1] + x[m / 2]);
+}
+
+// Running statistics of samples at k placements (Welford per placement).
+class Placements {
+ public:
+  explicit Placements(int k) : n_(std::max(1, k), 0), mean_(n_.size(), 0), m2_(n_.size(), 0) {}
+
+  void add(int j, double t) {
+    times_.push_back(t);
+    ++n_[j];
+    double d = t - mean_[j];
+    mean_[j] += d / n_[j];
+    m2_[j] += d * (t - mean_[j]);
+  }
+
+  int samples() const { return (int)times_.size(); }
+  const std::vector<double>& times() const { return times_; }
+
+  // Placements with at least one sample.
+  int used() const {
+    return (int)std::count_if(n_.begin(), n_.end(), [](int n) { return n > 0; });
+  }
+
+  double pooled_rel_ci() const {
+    int df = samples() - used();
+    double w = 0, sum = 0;
+    for (size_t j = 0; j < n_.size(); ++j) w += m2_[j], sum += mean_[j] * n_[j];
+    if (df < 1 || sum <= 0) return INFINITY;
+    return t95(df) * std::sqrt(w / df / samples()) / (sum / samples());
+  }
+
+  struct Summary {
+    double mean = 0, median = 0, stddev = 0, min = 0, max = 0;
+    double rel_ci = INFINITY, spread = 0;
+    int placements = 0;
+    bool unstable = false;
+  };
+
+  Summary summarize(double target_rel_ci) const {
+    Summary s;
+    if (times_.empty()) return s;
+    double sum = 0, sq = 0;
+    for (double t : times_) sum += t;
+    double grand = sum / samples();
+    for (double t : times_) sq += (t - grand) * (t - grand);
+    s.stddev = samples() > 1 ? std::sqrt(sq / (samples() - 1)) : 0;
+    s.min = *std::min_element(times_.begin(), times_.end());
+    s.max = *std::max_element(times_.begin(), times_.end());
+    s.median = median_of(times_);
+    s.rel_ci = pooled_rel_ci();
+    std::vector<double> means;
+    int n_lo = 0, n_hi = 0;
+    double lo = INFINITY, hi = 0, w = 0;
+    for (size_t j = 0; j < n_.size(); ++j) {
+      if (!n_[j]) continue;
+      means.push_back(mean_[j]);
+      w += m2_[j];
+      if (mean_[j] < lo) lo = mean_[j], n_lo = n_[j];
+      if (mean_[j] > hi) hi = mean_[j], n_hi = n_[j];
+    }
+    s.placements = (int)means.size();
+    s.mean = median_of(means);
+    s.spread = s.mean > 0 ? (hi - lo) / s.mean : 0;
+    int df = samples() - s.placements;
+    if (s.placements > 1 && df >= 1) {
+      double se = std::sqrt(w / df * (1.0 / n_lo + 1.0 / n_hi) / 2);
+      double q = 5.5 * t95(df) / 1.96;
+      s.unstable = s.spread > target_rel_ci && hi - lo > q * se;
+    }
+    return s;
+  }
+
+ private:
+  std::vector<int> n_;
+  std::vector<double> mean_, m2_;
+  std::vector<double> times_;
+};
+
+}  // namespace detail
+}  // namespace sweep

@@ -1,0 +1,96 @@
+//! The timing core's statistics (cuda/common/sweep_stats.h: placements, pooled confidence
+//! interval, median of placement means, spread, unstable), run on the CPU through the driver
+//! tests/timing_stats/stats.cpp on generated samples. The same header runs inside every bench on
+//! the GPU. Skipped (saying so) only without a host C++ compiler.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+fn driver() -> Option<std::path::PathBuf> {
+    if !common::on_path("c++") {
+        eprintln!("skipped: no host C++ compiler (`c++`) on PATH");
+        return None;
+    }
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let dir = tempfile::tempdir().unwrap().keep();
+    let bin = dir.join("stats");
+    let out = std::process::Command::new("c++")
+        .args(["-std=c++17", "-O1", "-Wall", "-Wextra", "-Werror", "-I"])
+        .arg(root.join("cuda/common"))
+        .arg("-o")
+        .arg(&bin)
+        .arg(root.join("tests/timing_stats/stats.cpp"))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", common::stderr(&out));
+    Some(bin)
+}
+
+fn summary(bin: &Path, scenario: &str) -> BTreeMap<String, f64> {
+    let out = std::process::Command::new(bin)
+        .arg(scenario)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{scenario}: {}", common::stderr(&out));
+    common::stdout(&out)
+        .split_whitespace()
+        .map(|kv| {
+            let (k, v) = kv.split_once('=').unwrap();
+            (k.to_string(), v.parse().unwrap())
+        })
+        .collect()
+}
+
+#[test]
+fn placements_give_the_median_the_spread_and_unstable_only_beyond_the_noise() {
+    let Some(bin) = driver() else { return };
+    // scenario, mean (ms, to 1 %), spread range, placements, unstable
+    let cases: &[(&str, f64, (f64, f64), f64, f64)] = &[
+        // alike placements: the spread is the noise, not unstable
+        ("equal", 1.0, (0.0, 0.005), 8.0, 0.0),
+        // one placement 40 % slower: the median ignores it, the spread shows it, unstable
+        ("one_slow", 1.0, (0.39, 0.41), 8.0, 1.0),
+        // 1.5 % apart under 10 % noise with 2 samples each: a wide spread the noise explains
+        ("noise_hides", 1.0, (0.02, 0.5), 8.0, 0.0),
+        // five of eight placements slower: the median is the slow value
+        ("half_slow", 1.3, (0.22, 0.24), 8.0, 1.0),
+        // the time cap hit after three placements: only those count
+        ("cut_short", 1.0, (0.0, 0.01), 3.0, 0.0),
+    ];
+    for &(scenario, mean_ms, (lo, hi), placements, unstable) in cases {
+        let s = summary(&bin, scenario);
+        let mean = s["mean"] * 1e3;
+        assert!(
+            (mean / mean_ms - 1.0).abs() < 0.01,
+            "{scenario}: mean {mean} ms"
+        );
+        assert!(
+            s["spread"] >= lo && s["spread"] <= hi,
+            "{scenario}: spread {}",
+            s["spread"]
+        );
+        assert_eq!(s["placements"], placements, "{scenario}");
+        assert_eq!(s["unstable"], unstable, "{scenario}");
+    }
+}
+
+#[test]
+fn the_confidence_interval_is_the_within_placement_noise() {
+    let Some(bin) = driver() else { return };
+    // One placement: the plain mean of 1, 2, 3, 4 ms and its Student-t half-width,
+    // t(0.975, 3) * sd / sqrt(4) / mean = 3.182 * 1.2910 / 2 / 2.5.
+    let s = summary(&bin, "single");
+    assert!((s["mean"] - 2.5e-3).abs() < 1e-12);
+    assert!((s["rel_ci"] - 0.82159).abs() < 1e-4, "{}", s["rel_ci"]);
+    assert_eq!(s["spread"], 0.0);
+    // A slow placement moves the spread, not the pooled CI: both runs have 0.2 % noise.
+    let equal = summary(&bin, "equal");
+    let slow = summary(&bin, "one_slow");
+    assert!(equal["rel_ci"] < 0.001 && slow["rel_ci"] < 0.001);
+    assert!(
+        summary(&bin, "noise_hides")["rel_ci"] > 0.01,
+        "10 % noise over 16 samples is above a 1 % target"
+    );
+}

@@ -1,0 +1,62 @@
+// stats.cpp - runs the timing core's statistics (cuda/common/sweep_stats.h) on generated samples,
+// for tests/timing_stats.rs. One argument names a scenario; it prints the summary as one line:
+//   mean=<s> rel_ci=<x> spread=<x> placements=<n> unstable=<0|1> samples=<n>
+// Samples are visited as measure() visits them: passes over placements 0..k-1 (back and forth),
+// `per` samples per visit. Noise is a fixed LCG, so every run prints the same.
+// By hand: c++ -std=c++17 -I cuda/common -o /tmp/stats tests/timing_stats/stats.cpp && /tmp/stats one_slow
+#include "sweep_stats.h"
+
+#include <cstdio>
+#include <cstring>
+#include <functional>
+
+static unsigned long long rng = 12345;
+// Uniform in [-1, 1).
+static double noise() {
+  rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+  return (double)(rng >> 11) / (double)(1ull << 52) - 1.0;
+}
+
+// k placements, `passes` passes of `per` samples per visit; time of placement j = base(j) * (1 + amp * noise).
+static sweep::detail::Placements run(int k, int passes, int per, double amp, const std::function<double(int)>& base) {
+  sweep::detail::Placements acc(k);
+  for (int p = 0; p < passes; ++p)
+    for (int v = 0; v < k; ++v) {
+      int j = p % 2 ? k - 1 - v : v;
+      for (int i = 0; i < per; ++i) acc.add(j, base(j) * (1 + amp * noise()));
+    }
+  return acc;
+}
+
+int main(int argc, char** argv) {
+  if (argc != 2) {
+    fprintf(stderr, "usage: stats equal|one_slow|noise_hides|half_slow|single|cut_short\n");
+    return 2;
+  }
+  const char* s = argv[1];
+  const double target = 0.01;
+  sweep::detail::Placements acc(1);
+  if (!strcmp(s, "equal"))  // 8 placements alike, 0.2 % noise
+    acc = run(8, 2, 2, 0.002, [](int) { return 1e-3; });
+  else if (!strcmp(s, "one_slow"))  // placement 3 is 40 % slower
+    acc = run(8, 2, 2, 0.002, [](int j) { return j == 3 ? 1.4e-3 : 1e-3; });
+  else if (!strcmp(s, "noise_hides"))  // placements 1.5 % apart, but 10 % noise and 2 samples each
+    acc = run(8, 1, 2, 0.10, [](int j) { return j % 2 ? 1.015e-3 : 1e-3; });
+  else if (!strcmp(s, "half_slow"))  // 5 of 8 placements 30 % slower: the median follows them
+    acc = run(8, 2, 2, 0.002, [](int j) { return j < 5 ? 1.3e-3 : 1e-3; });
+  else if (!strcmp(s, "single")) {  // one placement: the plain mean and Student-t CI of 1, 2, 3, 4 ms
+    for (double t : {1e-3, 2e-3, 3e-3, 4e-3}) acc.add(0, t);
+  } else if (!strcmp(s, "cut_short")) {  // the time cap hit after 3 of 8 placements
+    sweep::detail::Placements a(8);
+    for (int j = 0; j < 3; ++j)
+      for (int i = 0; i < 2; ++i) a.add(j, 1e-3 * (1 + 0.002 * noise()));
+    acc = a;
+  } else {
+    fprintf(stderr, "unknown scenario %s\n", s);
+    return 2;
+  }
+  auto sum = acc.summarize(target);
+  printf("mean=%.9g rel_ci=%.9g spread=%.9g placements=%d unstable=%d samples=%d\n", sum.mean, sum.rel_ci,
+         sum.spread, sum.placements, (int)sum.unstable, acc.samples());
+  return 0;
+}
