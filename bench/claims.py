@@ -8,10 +8,12 @@ the source studies, the figures the table uses. Standard library only.
 Usage: python3 bench/claims.py [FIXTURES_DIR] > bench/claims.txt   (default tests/fixtures/h100)
 
 Conventions
-- A value is the mean of the samples of the timing core (`<metric>_<unit>` column); its 95 %
-  confidence half-width over the mean is `<metric>_rel_ci`.
-- Points with status `ok` or `noisy` are data (as in `sweep analyze`); `noisy` points are
-  counted and named in the last section.
+- A value is what the timing core reports (`<metric>_<unit>` column): since the placements
+  (issue 10) the median over buffer placements of each placement's mean, before them the mean of
+  the samples; its within-placement 95 % confidence half-width over the mean is `<metric>_rel_ci`,
+  and `<metric>_spread` (where present) the range of the placements' means over the median.
+- Points with status `ok`, `noisy` or `unstable` are data (as in `sweep analyze`); `noisy` and
+  `unstable` points are counted in the last section.
 - "Step after t" in the thread sweep is y(t+1)/y(t) - 1: negative where one more thread makes
   the kernel slower, i.e. where a sawtooth tooth ends.
 """
@@ -23,7 +25,7 @@ import statistics
 import sys
 
 ROOT = sys.argv[1] if len(sys.argv) > 1 else "tests/fixtures/h100"
-DATA = ("ok", "noisy")
+DATA = ("ok", "noisy", "unstable")
 
 
 def load(sweep):
@@ -373,8 +375,8 @@ def quality():
     head("measurement quality: 95 % CI half-width of the mean (rel_ci), status per point")
     sweeps = sorted(d for d in os.listdir(ROOT) if os.path.exists(os.path.join(ROOT, d, "results.csv")))
     worst_all, viol = (0.0, None), []
-    print("[Q2] per sweep: points, noisy; max rel_ci at ok points over GB/s metrics (metric, point);")
-    print("     max rel_ci at ok points over every measured metric")
+    print("[Q2] per sweep: points, noisy; max rel_ci at ok/unstable points over GB/s metrics (metric,")
+    print("     point); max rel_ci at ok/unstable points over every measured metric; placement spread")
     for sw in sweeps:
         rows, m = load(sw), manifest(sw)
         axes = m["axes"]
@@ -385,9 +387,12 @@ def quality():
         bw = [x["name"] for x in m["metrics"] if x["unit"] == "GB/s"]
         measured = [x["name"] for x in m["metrics"]]
         noisy = [r for r in rows if r["status"] == "noisy"]
+        unstable = [r for r in rows if r["status"] == "unstable"]
+        spreads = [(float(r[f"{n}_spread"]), n) for r in rows for n in measured
+                   if r.get(f"{n}_spread") not in (None, "")]
         best, best_any = (0.0, "-", "-"), (0.0, "-")
         for r in rows:
-            if r["status"] != "ok":
+            if r["status"] not in ("ok", "unstable"):
                 continue
             for name in measured:
                 c = r[f"{name}_rel_ci"]
@@ -407,6 +412,12 @@ def quality():
         bwtxt = f"{best[0]:.6f} ({best[1]} at {best[2]})" if bw else "- (no GB/s metric)"
         print(f"     {sw:16s} {len(rows):3d} points, {len(noisy)} noisy (target_rel_ci {target}); "
               f"GB/s: {bwtxt}; any: {best_any[0]:.6f} ({best_any[1]})")
+        if spreads:
+            top = max(spreads)
+            print(f"         {len(unstable)} unstable (placements differ beyond the noise); largest placement "
+                  f"spread {top[0]:.4f} ({top[1]}), median {statistics.median(s for s, _ in spreads):.4f}")
+        else:
+            print("         one buffer placement per point (measured before the placements)")
         for r in noisy:
             where = ", ".join(f"{a}={r[a]}" for a in axes)
             over = [f"{n} {float(r[f'{n}_rel_ci']):.4f}" for n in measured

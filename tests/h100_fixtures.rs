@@ -23,7 +23,9 @@ fn the_thread_sweep_completed_every_point() {
     assert_eq!(threads, (1..=512).collect::<Vec<_>>());
     assert!(rows
         .iter()
-        .all(|r| r["status"] == "ok" || r["status"] == "noisy"));
+        .all(|r| ["ok", "noisy", "unstable"].contains(&r["status"].as_str())));
+    // Measured at 8 buffer placements per point (issue 10): every metric says so.
+    assert!(rows.iter().all(|r| r["global_all_grid_placements"] == "8"));
     assert!(rows
         .iter()
         .all(|r| r["gpu_name"] == "NVIDIA H100 80GB HBM3"));
@@ -65,8 +67,8 @@ fn analyze_finds_period_knee_and_best_x_in_every_series_of_the_thread_sweep() {
         let best: Vec<&str> = best.split(' ').collect();
         let (best_x, best_value) = (number(best[0]), number(best[1]));
         // On the H100 a full grid steps by warps (32) and one block by four warps (128). Global
-        // stores on a full grid drop more after every second warp (e.g. 42 %, 22 %, 15 % after
-        // 64, 128, 192 threads against 9 %, 9 %, -1 % after 96, 160, 224), so the fit may name 64.
+        // stores on a full grid drop more after every second warp (54 %, 26 %, 15 % after 64,
+        // 128, 192 threads against 20 %, 8 %, 4 % after 96, 160, 224), so the fit may name 64.
         let want: &[u32] = if name.starts_with("global") && name.contains("_grid") {
             &[32, 64]
         } else if name.contains("_grid") {

@@ -91,6 +91,14 @@ impl Confidence {
         }
     }
 
+    /// One level less sure (low stays low).
+    pub fn lower(self) -> Confidence {
+        match self {
+            Confidence::High => Confidence::Medium,
+            _ => Confidence::Low,
+        }
+    }
+
     pub fn as_str(self) -> &'static str {
         match self {
             Confidence::Low => "low",

@@ -33,6 +33,9 @@ pub(crate) struct RawSeries {
     pub group: Vec<(String, String)>,
     pub metric: MetricColumn,
     pub points: Curve,
+    /// The timing core's placement spread of each point with a value (`<metric>_spread`), in
+    /// the order of `points`; empty when the CSV has no such column.
+    pub spread: Vec<(f64, f64)>,
 }
 
 /// Statuses whose rows carry metric values.
@@ -230,6 +233,19 @@ impl Table {
         let status_col = self.column("status");
         let metric_cols: Vec<Option<usize>> =
             metrics.iter().map(|m| self.column(&m.column)).collect();
+        // `<name>_spread`; without a manifest the name is not known, so the longest prefix of the
+        // column (cut at a `_`) that has a spread column: `copy_gb_per_s` -> `copy_spread`.
+        let spread_cols: Vec<Option<usize>> = metrics
+            .iter()
+            .map(|m| {
+                self.column(&format!("{}_spread", m.name)).or_else(|| {
+                    m.column
+                        .rmatch_indices('_')
+                        .find_map(|(i, _)| self.column(&format!("{}_spread", &m.column[..i])))
+                })
+            })
+            .collect();
+        let mut spreads: Vec<Vec<Vec<(f64, f64)>>> = Vec::new();
         let mut groups: Vec<Vec<String>> = Vec::new();
         // Points of each group, then of each metric.
         let mut points: Vec<Vec<Curve>> = Vec::new();
@@ -252,6 +268,7 @@ impl Table {
                 None => {
                     groups.push(key);
                     points.push(vec![Vec::new(); metrics.len()]);
+                    spreads.push(vec![Vec::new(); metrics.len()]);
                     groups.len() - 1
                 }
             };
@@ -262,15 +279,23 @@ impl Table {
                     .and_then(|c| self.number(self.cell(row, c)))
                     .filter(|v| v.is_finite());
                 points[g][m].push((xv, value));
+                let spread = spread_cols[m]
+                    .filter(|_| value.is_some())
+                    .and_then(|c| self.number(self.cell(row, c)))
+                    .filter(|v| v.is_finite());
+                if let Some(s) = spread {
+                    spreads[g][m].push((xv, s));
+                }
             }
         }
         let mut out = Vec::new();
-        for (key, per_metric) in groups.into_iter().zip(points) {
-            for (metric, pts) in metrics.iter().zip(per_metric) {
+        for ((key, per_metric), per_spread) in groups.into_iter().zip(points).zip(spreads) {
+            for ((metric, pts), spread) in metrics.iter().zip(per_metric).zip(per_spread) {
                 out.push(RawSeries {
                     group: by.iter().cloned().zip(key.iter().cloned()).collect(),
                     metric: metric.clone(),
                     points: pts,
+                    spread,
                 });
             }
         }

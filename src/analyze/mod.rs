@@ -101,11 +101,63 @@ pub struct SeriesAnalysis {
     pub sense: Sense,
     #[serde(flatten)]
     pub curve: Curve,
+    /// How much where the buffers lay moved the points (from the timing core's placements), when
+    /// the CSV says.
+    pub placement: Option<Placement>,
     /// The answer in one line.
     pub reading: String,
     /// The data: (x, value), `None` for failed points.
     #[serde(skip)]
     pub data: Vec<(f64, Option<f64>)>,
+}
+
+/// What the timing core's placements say about a series: where its buffers lie moves a point by
+/// `spread` = (slowest - fastest placement) / median.
+#[derive(Debug, Clone, Serialize)]
+pub struct Placement {
+    /// Points with a spread, and those whose spread is above [`Placement::NOTED`].
+    pub points: usize,
+    pub above: usize,
+    pub median_spread: f64,
+    pub max_spread: f64,
+    /// x of the largest spread.
+    pub max_at: f64,
+    /// The period's confidence was lowered one level: the median spread is at least half the
+    /// drop after a peak, so placement alone could make or hide such steps.
+    pub lowered: bool,
+}
+
+impl Placement {
+    /// A spread above the timing core's default confidence target (1 %) is worth a word.
+    pub const NOTED: f64 = 0.01;
+
+    fn of(spread: &[(f64, f64)], curve: &Curve) -> Option<Placement> {
+        let (&(max_at, max_spread), _) = spread
+            .iter()
+            .map(|p| (p, p.1))
+            .max_by(|a, b| a.1.total_cmp(&b.1))?;
+        let mut s: Vec<f64> = spread.iter().map(|p| p.1).collect();
+        s.sort_by(f64::total_cmp);
+        let n = s.len();
+        let median_spread = if n % 2 == 1 {
+            s[n / 2]
+        } else {
+            (s[n / 2 - 1] + s[n / 2]) / 2.0
+        };
+        let lowered = curve.period.is_some()
+            && curve
+                .drop
+                .as_ref()
+                .is_some_and(|d| median_spread >= d.relative.abs() / 2.0);
+        Some(Placement {
+            points: n,
+            above: s.iter().filter(|&&v| v > Self::NOTED).count(),
+            median_spread,
+            max_spread,
+            max_at,
+            lowered,
+        })
+    }
 }
 
 fn ordered_map<S: Serializer>(pairs: &[(String, String)], s: S) -> Result<S::Ok, S::Error> {
@@ -127,8 +179,17 @@ pub fn analyze_csv(path: &Path, opts: &AnalyzeOptions) -> Result<Analysis, Analy
                 r.metric.unit.clone()
             };
             let sense = Sense::from_unit(&unit);
-            let curve = analyze_curve(&r.points, sense);
-            let reading = reading::reading(&x, &unit, &curve, sense);
+            let mut curve = analyze_curve(&r.points, sense);
+            let placement = Placement::of(&r.spread, &curve);
+            if let (Some(pl), Some(p)) = (&placement, curve.period.as_mut()) {
+                if pl.lowered {
+                    p.level = p.level.lower();
+                }
+            }
+            let mut reading = reading::reading(&x, &unit, &curve, sense);
+            if let Some(pl) = placement.as_ref().filter(|pl| pl.above > 0) {
+                reading += &reading::placement(&x, pl);
+            }
             let groups: Vec<String> = r.group.iter().map(|(k, v)| format!("{k}={v}")).collect();
             let name = if groups.is_empty() {
                 r.metric.column.clone()
@@ -154,6 +215,7 @@ pub fn analyze_csv(path: &Path, opts: &AnalyzeOptions) -> Result<Analysis, Analy
                 group: r.group,
                 sense,
                 curve,
+                placement,
                 reading,
                 data: r.points,
             }
@@ -381,6 +443,55 @@ mod tests {
             .next()
             .unwrap()
             .starts_with("mflops [variant=plain],mflops,MFlops,plain,32,0,"));
+    }
+
+    /// A clean staircase of period 32 (drops of 50 % and less after each warp) with the timing
+    /// core's placement spread per point: `spread(x)`.
+    fn staircase_with_spread(dir: &Path, spread: impl Fn(u32) -> f64) -> std::path::PathBuf {
+        let mut text = String::from("point_id,index,threads,status,saw_mflops,saw_rel_ci,saw_spread,saw_placements,error\n");
+        for x in 1..=256u32 {
+            let v = 1000.0 * x as f64 / x.div_ceil(32) as f64;
+            let status = if spread(x) > 0.01 { "unstable" } else { "ok" };
+            text += &format!("p{x},{x},{x},{status},{v},0.001,{},8,\n", spread(x));
+        }
+        let p = dir.join("results.csv");
+        std::fs::write(&p, text).unwrap();
+        p
+    }
+
+    #[test]
+    fn placement_spread_is_reported_and_lowers_confidence_only_when_it_rivals_the_steps() {
+        // (spread at every point, noted points, confidence lowered)
+        let cases = [(0.002, 0, false), (0.05, 256, false), (0.4, 256, true)];
+        for (spread, above, lowered) in cases {
+            let dir = tempfile::tempdir().unwrap();
+            let csv = staircase_with_spread(dir.path(), |_| spread);
+            let a = analyze_csv(&csv, &AnalyzeOptions::default()).unwrap();
+            let s = &a.series[0];
+            let pl = s.placement.as_ref().expect("a spread column");
+            assert_eq!((pl.above, pl.lowered), (above, lowered), "spread {spread}");
+            let p = s.curve.period.as_ref().expect("a period");
+            assert_eq!(p.period, 32.0);
+            let want = if lowered { "medium" } else { "high" };
+            assert_eq!(p.level.as_str(), want, "spread {spread}: {}", s.reading);
+            assert_eq!(
+                s.reading.contains("where the buffers lie moves"),
+                above > 0,
+                "{}",
+                s.reading
+            );
+        }
+        // One point far off: named with its x.
+        let dir = tempfile::tempdir().unwrap();
+        let csv = staircase_with_spread(dir.path(), |x| if x == 48 { 0.3 } else { 0.001 });
+        let a = analyze_csv(&csv, &AnalyzeOptions::default()).unwrap();
+        assert!(
+            a.series[0]
+                .reading
+                .contains("moves 1 of 256 points by more than 1.0 % (placement spread up to 30.0 % at threads = 48"),
+            "{}",
+            a.series[0].reading
+        );
     }
 
     #[test]

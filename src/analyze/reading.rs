@@ -2,6 +2,7 @@
 //! number formatting shared by the table, the CSV and the charts.
 
 use super::curve::{Curve, Sense};
+use super::Placement;
 
 /// A number for people: integers as integers, others with 4 significant digits at most.
 pub fn human(v: f64) -> String {
@@ -147,6 +148,23 @@ pub fn reading(axis: &str, unit: &str, curve: &Curve, sense: Sense) -> String {
         }
     }
     parts.join("; ")
+}
+
+/// The tail of a reading for a series whose points moved with where their buffers lay.
+pub fn placement(axis: &str, p: &Placement) -> String {
+    let mut s = format!(
+        "; where the buffers lie moves {} of {} points by more than {} (placement spread up to {} at {axis} = {}, median {})",
+        p.above,
+        p.points,
+        percent(Placement::NOTED),
+        percent(p.max_spread),
+        human(p.max_at),
+        percent(p.median_spread)
+    );
+    if p.lowered {
+        s += ", so the period's confidence is one level lower: that spread is at least half the drop after a peak";
+    }
+    s
 }
 
 #[cfg(test)]

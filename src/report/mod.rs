@@ -364,6 +364,7 @@ mod tests {
             group: vec![("variant".into(), "a".into())],
             sense: Sense::HigherIsBetter,
             curve,
+            placement: None,
             reading: String::new(),
             data,
         }
