@@ -18,6 +18,8 @@ pub enum Event<'a> {
         resumed: bool,
         jobs: usize,
         gpus: &'a [String],
+        /// `repeat` > 1: (this pass, passes), from 1.
+        pass: Option<(u32, u32)>,
     },
     Built {
         point: &'a Point,
@@ -69,10 +71,21 @@ impl Reporter for Progress {
                 resumed,
                 jobs,
                 gpus,
+                pass,
             } => {
                 self.total = *todo;
+                self.done = 0;
+                self.failed = 0;
                 if !self.quiet {
-                    let what = if *resumed { "resuming" } else { "running" };
+                    let what = match (resumed, pass) {
+                        (_, Some((p, n))) => format!(
+                            "pass {p} of {n} ({}): {}",
+                            if *p == 1 { "sweep order" } else { "shuffled" },
+                            if *resumed { "resuming" } else { "running" }
+                        ),
+                        (true, None) => "resuming".to_string(),
+                        (false, None) => "running".to_string(),
+                    };
                     let on = if gpus.is_empty() {
                         "the host".to_string()
                     } else {

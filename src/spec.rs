@@ -65,6 +65,7 @@ struct SpecFile {
     zip: Option<Spanned<Vec<Vec<String>>>>,
     build_timeout_s: Option<f64>,
     run_timeout_s: Option<f64>,
+    repeat: Option<Spanned<u32>>,
     #[serde(default)]
     args: Vec<String>,
     #[serde(default)]
@@ -255,6 +256,9 @@ pub struct Spec {
     pub axes: Vec<Axis>,
     pub metrics: Vec<Metric>,
     pub analyze: Option<AnalyzeCfg>,
+    /// Each point runs in this many independent processes, one per pass over the sweep (pass 0
+    /// in the sweep's order, later passes shuffled); its row holds the median over them.
+    pub repeat: u32,
 }
 
 impl Spec {
@@ -372,6 +376,16 @@ impl Spec {
                 return Err(invalid(f.span().start, "`filter` is empty".into()));
             }
         }
+        let repeat = match &file.repeat {
+            Some(r) if *r.get_ref() == 0 => {
+                return Err(invalid(
+                    r.span().start,
+                    "`repeat` is 0 (hint: 1 runs each point once, 3 in three processes)".into(),
+                ))
+            }
+            Some(r) => *r.get_ref(),
+            None => 1,
+        };
         Ok(Spec {
             path: path.to_path_buf(),
             name,
@@ -393,6 +407,7 @@ impl Spec {
             axes,
             metrics,
             analyze: file.analyze,
+            repeat,
         })
     }
 

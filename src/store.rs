@@ -130,6 +130,17 @@ pub struct Row {
     pub error: String,
 }
 
+/// With `repeat` > 1: the spread of a metric's value over the processes that measured it,
+/// (largest - smallest) / median.
+pub fn repeat_spread_column(m: &crate::spec::Metric) -> String {
+    format!("{}_repeat_spread", m.name)
+}
+
+/// Where pass `p` of a run with `repeat` > 1 keeps its rows (same header as `results.csv`).
+pub fn pass_csv(run_dir: &Path, pass: u32) -> PathBuf {
+    run_dir.join("passes").join(format!("pass-{pass}.csv"))
+}
+
 /// The CSV's columns, fixed from the spec before the first point.
 pub fn header(spec: &Spec) -> Vec<String> {
     let mut h = vec!["point_id".to_string(), "index".to_string()];
@@ -137,6 +148,9 @@ pub fn header(spec: &Spec) -> Vec<String> {
     h.push("status".into());
     for m in &spec.metrics {
         h.extend(m.columns());
+        if spec.repeat > 1 {
+            h.push(repeat_spread_column(m));
+        }
     }
     for c in [
         "build_s",

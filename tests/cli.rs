@@ -775,3 +775,119 @@ fn second_ctrl_c_kills_the_running_program_and_exits_130() {
         "no program left running"
     );
 }
+
+/// `saw.toml` over threads 1..8 with `repeat = 3` and the given mode.
+fn repeat_spec(p: &Path, mode: &str) {
+    let spec = std::fs::read_to_string(p.join("sweeps/saw.toml"))
+        .unwrap()
+        .replace("range = [1, 64]", "range = [1, 8]")
+        .replace("mode = \"ok\"", &format!("mode = \"{mode}\""))
+        .replace("compiler = \"cc\"", "compiler = \"cc\"\nrepeat = 3");
+    write(p, "sweeps/rep.toml", &spec);
+}
+
+#[test]
+fn repeat_runs_every_point_in_k_processes_and_keeps_the_median() {
+    let p = project();
+    repeat_spec(p.path(), "varies");
+    let out = sweep(p.path())
+        .args(["run", "sweeps/rep.toml", "--no-analyze"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    for pass in 1..=3 {
+        assert!(
+            stderr(&out).contains(&format!("pass {pass} of 3")),
+            "{}",
+            stderr(&out)
+        );
+    }
+    let dir = run_dir(p.path(), "rep");
+    let table = rows(&dir.join("results.csv"));
+    assert_eq!(table.len(), 8);
+    for r in &table {
+        // Three processes gave v, 1.1 v and 1.2 v: the median is 1.1 v, the spread 0.2 / 1.1.
+        let t: f64 = r["threads"].parse().unwrap();
+        let v = 1000.0 * t / (t / 16.0).ceil();
+        let got: f64 = r["saw_mflops"].parse().unwrap();
+        assert!((got / (1.1 * v) - 1.0).abs() < 1e-6, "{r:?}");
+        let spread: f64 = r["saw_repeat_spread"].parse().unwrap();
+        assert!((spread - 0.2 / 1.1).abs() < 1e-6, "{r:?}");
+        assert_eq!(r["status"], "unstable", "processes 18 % apart: {r:?}");
+        assert_eq!(r["saw_samples"], "30", "samples add up over the passes");
+        let count =
+            std::fs::read_to_string(dir.join("points").join(&r["point_id"]).join("runs.count"));
+        assert_eq!(
+            count.unwrap().trim(),
+            "3",
+            "each point ran in three processes"
+        );
+    }
+    for pass in 0..3 {
+        let raw = rows(&dir.join(format!("passes/pass-{pass}.csv")));
+        assert_eq!(raw.len(), 8, "pass {pass}");
+    }
+    // Passes after the first run in shuffled orders of their own.
+    let order = |pass: usize| -> Vec<String> {
+        rows(&dir.join(format!("passes/pass-{pass}.csv")))
+            .iter()
+            .map(|r| r["threads"].clone())
+            .collect()
+    };
+    assert_eq!(order(0), (1..=8).map(|t| t.to_string()).collect::<Vec<_>>());
+    assert_ne!(order(1), order(0));
+    assert_ne!(order(1), order(2));
+}
+
+#[test]
+fn repeat_of_a_steady_program_is_ok_and_a_failure_in_any_pass_fails_the_point() {
+    let p = project();
+    repeat_spec(p.path(), "ok");
+    sweep(p.path())
+        .args(["run", "sweeps/rep.toml", "--no-analyze"])
+        .assert()
+        .success();
+    let table = rows(&run_dir(p.path(), "rep").join("results.csv"));
+    assert!(table
+        .iter()
+        .all(|r| r["status"] == "ok" && r["saw_repeat_spread"] == "0"));
+
+    // A program that fails in its second run only: a crash is never hidden behind a median.
+    let q = project();
+    repeat_spec(q.path(), "flaky");
+    let out = sweep(q.path())
+        .args(["run", "sweeps/rep.toml", "--no-analyze"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let table = rows(&run_dir(q.path(), "rep").join("results.csv"));
+    assert_eq!(table.len(), 8);
+    for r in &table {
+        assert_eq!(r["status"], "run_failed", "{r:?}");
+        assert!(r["saw_mflops"].is_empty(), "{r:?}");
+        assert!(
+            r["error"].starts_with("pass 2 of 3: program failed with exit code 1: second run died"),
+            "{r:?}"
+        );
+    }
+}
+
+#[test]
+fn repeat_zero_is_a_spec_error() {
+    let p = project();
+    repeat_spec(p.path(), "ok");
+    let spec = std::fs::read_to_string(p.path().join("sweeps/rep.toml"))
+        .unwrap()
+        .replace("repeat = 3", "repeat = 0");
+    write(p.path(), "sweeps/rep.toml", &spec);
+    let out = sweep(p.path())
+        .args(["plan", "sweeps/rep.toml"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(3));
+    assert!(
+        stderr(&out).contains("`repeat` is 0 (hint: 1 runs each point once, 3 in three processes)"),
+        "{}",
+        stderr(&out)
+    );
+}

@@ -117,3 +117,88 @@ fn sigkill_at_random_moments_loses_and_duplicates_nothing() {
         "most kills landed while the sweep ran ({killed_mid_run})"
     );
 }
+
+/// The values of one pass CSV (`passes/pass-<p>.csv`): point id -> saw value (the last row of a
+/// point wins, as resume reads it).
+fn pass_values(run: &Path, pass: u32) -> BTreeMap<String, f64> {
+    let mut r = csv::Reader::from_path(run.join(format!("passes/pass-{pass}.csv"))).unwrap();
+    let mut out = BTreeMap::new();
+    for rec in r.records() {
+        let rec = rec.unwrap();
+        out.insert(rec[0].to_string(), rec[4].parse().unwrap());
+    }
+    out
+}
+
+#[test]
+fn sigkill_inside_a_repeat_pass_resumes_that_pass_and_combines_every_process() {
+    // kill.toml with `repeat = 3`, a program whose value grows by 10 % with every run of it.
+    let mut killed_mid_run = 0;
+    for seed in 1..=6u64 {
+        let p = project();
+        let spec = std::fs::read_to_string(p.path().join("sweeps/kill.toml"))
+            .unwrap()
+            .replace("mode = \"ok\"", "mode = \"varies\"")
+            .replace("compiler = \"cc\"", "compiler = \"cc\"\nrepeat = 3");
+        std::fs::write(p.path().join("sweeps/kill.toml"), spec).unwrap();
+        let mut state = seed;
+        let mut finished = false;
+        let mut kills = 0;
+        for _ in 0..3 {
+            let mut child = sweep(p.path()).spawn().unwrap();
+            // 16 points x 3 passes x 15 ms and more: kills land in every pass.
+            std::thread::sleep(Duration::from_millis(200 + splitmix(&mut state) % 1200));
+            finished = child.try_wait().unwrap().is_some();
+            child.kill().unwrap_or(());
+            child.wait().unwrap();
+            if finished {
+                break;
+            }
+            kills += 1;
+            killed_mid_run += 1;
+        }
+        if !finished {
+            assert!(sweep(p.path()).status().unwrap().success(), "seed {seed}");
+        }
+        let (rows, got) = results(p.path());
+        assert_eq!(rows, 16, "seed {seed}: every point exactly once");
+        let run = std::fs::read_dir(p.path().join("output/kill"))
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .find(|d| d.join("results.csv").exists())
+            .unwrap();
+        let passes: Vec<_> = (0..3).map(|k| pass_values(&run, k)).collect();
+        for (id, (status, value)) in &got {
+            let mut v: Vec<f64> = passes
+                .iter()
+                .map(|p| {
+                    *p.get(id)
+                        .unwrap_or_else(|| panic!("seed {seed}: {id} missing in a pass"))
+                })
+                .collect();
+            v.sort_by(f64::total_cmp);
+            let value: f64 = value.parse().unwrap();
+            assert!(
+                (value - v[1]).abs() <= 1e-6 * value,
+                "seed {seed}: {id} is the median of its three processes {v:?}: {value}"
+            );
+            assert_eq!(
+                status, "unstable",
+                "seed {seed}: processes at least 10 % apart"
+            );
+            let runs: u32 = std::fs::read_to_string(run.join("points").join(id).join("runs.count"))
+                .unwrap()
+                .trim()
+                .parse()
+                .unwrap();
+            assert!(
+                (3..=3 + kills).contains(&runs),
+                "seed {seed}: {id} ran {runs} times (3, and once more for each kill that caught it running)"
+            );
+        }
+    }
+    assert!(
+        killed_mid_run >= 6,
+        "kills landed while the sweep ran ({killed_mid_run})"
+    );
+}

@@ -43,11 +43,13 @@ fn summary(bin: &Path, scenario: &str) -> BTreeMap<String, f64> {
         .collect()
 }
 
+/// scenario, mean (ms, to 1 %), spread range, placements, unstable
+type Case = (&'static str, f64, (f64, f64), f64, f64);
+
 #[test]
 fn placements_give_the_median_the_spread_and_unstable_only_beyond_the_noise() {
     let Some(bin) = driver() else { return };
-    // scenario, mean (ms, to 1 %), spread range, placements, unstable
-    let cases: &[(&str, f64, (f64, f64), f64, f64)] = &[
+    let cases: &[Case] = &[
         // alike placements: the spread is the noise, not unstable
         ("equal", 1.0, (0.0, 0.005), 8.0, 0.0),
         // one placement 40 % slower: the median ignores it, the spread shows it, unstable

@@ -448,7 +448,9 @@ mod tests {
     /// A clean staircase of period 32 (drops of 50 % and less after each warp) with the timing
     /// core's placement spread per point: `spread(x)`.
     fn staircase_with_spread(dir: &Path, spread: impl Fn(u32) -> f64) -> std::path::PathBuf {
-        let mut text = String::from("point_id,index,threads,status,saw_mflops,saw_rel_ci,saw_spread,saw_placements,error\n");
+        let mut text = String::from(
+            "point_id,index,threads,status,saw_mflops,saw_rel_ci,saw_spread,saw_placements,error\n",
+        );
         for x in 1..=256u32 {
             let v = 1000.0 * x as f64 / x.div_ceil(32) as f64;
             let status = if spread(x) > 0.01 { "unstable" } else { "ok" };

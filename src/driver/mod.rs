@@ -4,6 +4,7 @@
 //! strictly one at a time, in its order, as soon as each is built. Builds never wait for runs.
 
 mod build;
+mod repeat;
 mod runner;
 
 pub use build::{build_only, sample, BuildReport};
@@ -278,19 +279,6 @@ pub fn run(
     manifest.gpus_start = gpus.clone();
     manifest.save(&run_dir)?;
 
-    let mut todo: Vec<Point> = points
-        .into_iter()
-        .filter(|p| !done.contains_key(&p.id))
-        .collect();
-    if opts.order == Order::Shuffled {
-        points::shuffle(&mut todo, opts.seed);
-    }
-    let runners = gpus.len().max(1);
-    let owner = if runners > 1 {
-        points::assign(&todo, runners, opts.split, &points::x_axis(spec))
-    } else {
-        vec![0; todo.len()]
-    };
     let gpu_names: Vec<String> = gpus
         .iter()
         .map(|g| format!("gpu {} ({})", g.index, g.name))
@@ -301,35 +289,135 @@ pub fn run(
             r.on(&e);
         }
     };
-    if let Some(w) = idle_gpus_warning(&owner, runners) {
-        emit(Event::Warning(&w));
-    }
-    emit(Event::Started {
-        run_dir: &run_dir,
-        total: manifest.points_total,
-        todo: todo.len(),
-        resumed,
-        jobs: opts.jobs,
-        gpus: &gpu_names,
-    });
-
     let ctx = BuildCtx::new(spec, bench, toolchain, &opts.cache);
-    let shared = Shared {
-        ctx: &ctx,
-        sink: Mutex::new(sink),
-        summary: Mutex::new(Summary {
-            run_dir: run_dir.clone(),
-            csv: csv_path.clone(),
+    let runners = gpus.len().max(1);
+    let passes = spec.repeat.max(1);
+    if passes > 1 {
+        std::fs::create_dir_all(run_dir.join("passes")).map_err(|e| store::StoreError::Write {
+            path: run_dir.join("passes"),
+            reason: e.to_string(),
+        })?;
+    }
+    let mut sink = Some(sink);
+    let mut last_summary = Summary::default();
+    let mut timeline_all = Vec::new();
+    for pass in 0..passes {
+        let last = pass + 1 == passes;
+        // The CSV this pass appends to, and what it already holds.
+        let (pass_sink, pass_done, aggregate) = if passes == 1 {
+            (sink.take(), BTreeMap::new(), None)
+        } else if !last {
+            let path = store::pass_csv(&run_dir, pass);
+            let pass_done = store::read_done(&path, &header)?;
+            let s = CsvSink::open(&path, header.clone(), manifest.dialect)?;
+            (Some(s), pass_done, None)
+        } else {
+            let agg = repeat::Aggregator::open(spec, &run_dir, &header, manifest.dialect)?;
+            (sink.take(), BTreeMap::new(), Some(agg))
+        };
+        let Some(pass_sink) = pass_sink else { break };
+        let mut todo: Vec<Point> = points
+            .iter()
+            .filter(|p| !done.contains_key(&p.id) && !pass_done.contains_key(&p.id))
+            .cloned()
+            .collect();
+        // Pass 0 in the order asked for; later passes each in a shuffle of their own.
+        if pass > 0 {
+            points::shuffle(&mut todo, opts.seed.wrapping_add(pass as u64));
+        } else if opts.order == Order::Shuffled {
+            points::shuffle(&mut todo, opts.seed);
+        }
+        let owner = if runners > 1 {
+            points::assign(&todo, runners, opts.split, &points::x_axis(spec))
+        } else {
+            vec![0; todo.len()]
+        };
+        if pass == 0 {
+            if let Some(w) = idle_gpus_warning(&owner, runners) {
+                emit(Event::Warning(&w));
+            }
+        }
+        emit(Event::Started {
+            run_dir: &run_dir,
             total: manifest.points_total,
-            skipped: done.len(),
-            ..Summary::default()
-        }),
-        timeline: Mutex::new(Vec::new()),
-        write_error: Mutex::new(None),
-        emit: &emit,
-        run_dir: run_dir.clone(),
+            todo: todo.len(),
+            resumed,
+            jobs: opts.jobs,
+            gpus: &gpu_names,
+            pass: (passes > 1).then_some((pass + 1, passes)),
+        });
+        let shared = Shared {
+            ctx: &ctx,
+            sink: Mutex::new(pass_sink),
+            summary: Mutex::new(Summary {
+                run_dir: run_dir.clone(),
+                csv: csv_path.clone(),
+                total: manifest.points_total,
+                skipped: manifest.points_total - todo.len(),
+                ..Summary::default()
+            }),
+            timeline: Mutex::new(Vec::new()),
+            write_error: Mutex::new(None),
+            emit: &emit,
+            run_dir: run_dir.clone(),
+            aggregate,
+        };
+        execute(&shared, &todo, &owner, runners, &gpus, opts);
+        let Shared {
+            sink: used,
+            summary,
+            timeline,
+            write_error,
+            ..
+        } = shared;
+        if let Some(e) = write_error.into_inner().ok().flatten() {
+            return Err(e.into());
+        }
+        if let Ok(used) = used.lock() {
+            used.sync();
+        }
+        last_summary = summary.into_inner().unwrap_or_default();
+        timeline_all.append(&mut timeline.into_inner().unwrap_or_default());
+        if STOP.load(Ordering::SeqCst) {
+            break;
+        }
+    }
+    let mut summary = last_summary;
+    let finished_ids: HashSet<String> = store::read_done(&csv_path, &header)?.into_keys().collect();
+    let complete = manifest
+        .point_ids
+        .iter()
+        .all(|id| finished_ids.contains(id));
+    summary.interrupted = !complete;
+    summary.wall = wall.elapsed();
+    manifest.state = if complete { "finished" } else { "interrupted" }.into();
+    manifest.finished = complete.then(now);
+    manifest.gpus_end = if spec.gpu {
+        let now_gpus = gpu::list();
+        gpus.iter()
+            .filter_map(|g| now_gpus.iter().find(|n| n.uuid == g.uuid).cloned())
+            .collect()
+    } else {
+        vec![]
     };
-    let plan = Schedule::new(&owner, runners);
+    manifest.counts = count_statuses(&csv_path, &header);
+    manifest.timeline.append(&mut timeline_all);
+    manifest.save(&run_dir)?;
+    Ok(summary)
+}
+
+/// Builds `todo` on `opts.jobs` threads and runs it with one runner per GPU (or the host), each
+/// point going to the runner `owner` names; rows go to `shared`'s sink.
+fn execute(
+    shared: &Shared,
+    todo: &[Point],
+    owner: &[usize],
+    runners: usize,
+    gpus: &[GpuState],
+    opts: &Options,
+) {
+    let (ctx, emit, run_dir) = (shared.ctx, shared.emit, &shared.run_dir);
+    let plan = Schedule::new(owner, runners);
     let next_build = AtomicUsize::new(0);
     let (senders, receivers): (Vec<_>, Vec<_>) = (0..runners)
         .map(|_| mpsc::channel::<(usize, Built)>())
@@ -337,8 +425,7 @@ pub fn run(
     std::thread::scope(|s| {
         for _ in 0..opts.jobs.max(1) {
             let senders = senders.clone();
-            let (ctx, todo, plan, next_build, owner, run_dir, emit) =
-                (&ctx, &todo, &plan, &next_build, &owner, &run_dir, &emit);
+            let (plan, next_build) = (&plan, &next_build);
             s.spawn(move || loop {
                 if STOP.load(Ordering::SeqCst) {
                     break;
@@ -362,47 +449,10 @@ pub fn run(
         }
         drop(senders);
         for (r, rx) in receivers.into_iter().enumerate() {
-            let (shared, count, gpu) = (&shared, plan.queues[r].len(), gpus.get(r).cloned());
+            let (count, gpu) = (plan.queues[r].len(), gpus.get(r).cloned());
             s.spawn(move || runner::run_queue(shared, count, rx, gpu, opts.prestart));
         }
     });
-
-    let Shared {
-        sink,
-        summary,
-        timeline,
-        write_error,
-        ..
-    } = shared;
-    let mut summary = summary.into_inner().unwrap_or_default();
-    if let Some(e) = write_error.into_inner().ok().flatten() {
-        return Err(e.into());
-    }
-    if let Ok(sink) = sink.lock() {
-        sink.sync();
-    }
-    let finished_ids: HashSet<String> = store::read_done(&csv_path, &header)?.into_keys().collect();
-    let complete = manifest
-        .point_ids
-        .iter()
-        .all(|id| finished_ids.contains(id));
-    summary.interrupted = !complete;
-    summary.wall = wall.elapsed();
-    manifest.state = if complete { "finished" } else { "interrupted" }.into();
-    manifest.finished = complete.then(now);
-    manifest.gpus_end = if spec.gpu {
-        let now_gpus = gpu::list();
-        gpus.iter()
-            .filter_map(|g| now_gpus.iter().find(|n| n.uuid == g.uuid).cloned())
-            .collect()
-    } else {
-        vec![]
-    };
-    manifest.counts = count_statuses(&csv_path, &header);
-    let mut t = timeline.into_inner().unwrap_or_default();
-    manifest.timeline.append(&mut t);
-    manifest.save(&run_dir)?;
-    Ok(summary)
 }
 
 /// Says so when some GPUs get no point: fewer series than GPUs under `--split series`.

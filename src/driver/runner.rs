@@ -24,6 +24,9 @@ pub(super) struct Shared<'a> {
     pub(super) emit: &'a (dyn Fn(Event) + Sync),
     /// Holds the measure lock of each GPU (see [`run::measure_lock`]).
     pub(super) run_dir: std::path::PathBuf,
+    /// The last pass of a `repeat` run: raw rows go to its pass CSV, and `sink` gets the row
+    /// combined over all passes.
+    pub(super) aggregate: Option<super::repeat::Aggregator>,
 }
 
 /// A started program, or why it could not start.
@@ -198,7 +201,7 @@ pub(super) fn run_queue(
             trace(&b.dir, "reaped");
         }
         let run_end = ctx.clock.now();
-        let row = Row {
+        let raw = Row {
             point: b.point.clone(),
             status,
             values,
@@ -214,6 +217,20 @@ pub(super) fn run_queue(
                 })
                 .unwrap_or_default(),
             error,
+        };
+        let row = match &shared.aggregate {
+            Some(agg) => {
+                if let Ok(mut pass_sink) = agg.pass_sink.lock() {
+                    if let Err(e) = pass_sink.append(&raw) {
+                        if let Ok(mut w) = shared.write_error.lock() {
+                            *w = Some(e);
+                        }
+                        STOP.store(true, Ordering::SeqCst);
+                    }
+                }
+                agg.combine(&raw)
+            }
+            None => raw,
         };
         if let Ok(mut sink) = shared.sink.lock() {
             if let Err(e) = sink.append(&row) {

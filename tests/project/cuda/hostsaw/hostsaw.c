@@ -4,8 +4,11 @@
  * the value is the same on every run. MODE picks a behaviour, so that the tests exercise real
  * faulty programs: ok, crash (SIGSEGV), hang, garbage (no metric), wrong (wrong result), fail
  * (exit 1), compile_error (does not build), noisy (timing core says it hit its cap), unstable
- * (its placements differ by 25 %, beyond the noise), slow (sleeps SLOW_MS first), spawn (starts a
- * grandchild and hangs).
+ * (its placements differ by 25 %, beyond the noise), varies (each run in the same point folder gives
+ * 10 % more than the one before: the n-th run, counted in `runs.count` there, gives
+ * value * (1 + 0.1 n), like a result that differs between processes), flaky (the second run in
+ * the same point folder fails), slow (sleeps SLOW_MS first),
+ * spawn (starts a grandchild and hangs).
  * Build one point by hand: cc -I<dir with params.h> -o p hostsaw.c
  */
 #include "params.h"
@@ -45,6 +48,17 @@ int main(void) {
     if (!strcmp(mode, "wrong")) {
         printf("@sweep check=failed what=\"sum is 41, expected 42\"\n");
         return 3;
+    }
+    if (!strcmp(mode, "varies") || !strcmp(mode, "flaky")) {
+        int n = 0;
+        FILE *f = fopen("runs.count", "r");
+        if (f) { if (fscanf(f, "%d", &n) != 1) n = 0; fclose(f); }
+        f = fopen("runs.count", "w");
+        if (!f) return 1;
+        fprintf(f, "%d\n", n + 1);
+        fclose(f);
+        if (!strcmp(mode, "flaky") && n == 1) { fprintf(stderr, "second run died\n"); return 1; }
+        if (!strcmp(mode, "varies")) v *= 1.0 + 0.1 * n;
     }
     printf("MFlops: %.3f\n", v);
     int unstable = !strcmp(mode, "unstable");
