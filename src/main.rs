@@ -360,7 +360,15 @@ fn dispatch(cli: Cli) -> Result<i32, Fail> {
             for p in &points {
                 println!("{:>6}  {:<12}  {}", p.index, p.id, p.label());
             }
-            println!("{} points", points.len());
+            if spec.repeat > 1 {
+                println!(
+                    "{} points, each in {} processes (repeat: pass 1 in this order, the others shuffled)",
+                    points.len(),
+                    spec.repeat
+                );
+            } else {
+                println!("{} points", points.len());
+            }
             Ok(exit::OK)
         }
         Command::Render { spec, point, out } => {

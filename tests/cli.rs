@@ -802,6 +802,17 @@ fn repeat_runs_every_point_in_k_processes_and_keeps_the_median() {
             stderr(&out)
         );
     }
+    let plan = sweep(p.path())
+        .args(["plan", "sweeps/rep.toml"])
+        .output()
+        .unwrap();
+    assert!(
+        stdout(&plan).ends_with(
+            "8 points, each in 3 processes (repeat: pass 1 in this order, the others shuffled)\n"
+        ),
+        "{}",
+        stdout(&plan)
+    );
     let dir = run_dir(p.path(), "rep");
     let table = rows(&dir.join("results.csv"));
     assert_eq!(table.len(), 8);
