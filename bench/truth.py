@@ -2,9 +2,9 @@
 """Compares the runs of bench/truth.sh (issue 10): for every series (metric) of the thread sweep, how
 far a point's value moves between contexts, and whether it stays within its reported uncertainty.
 
-A point's reported uncertainty u is max(rel_ci, spread / 2): the within-placement 95 % confidence
-half-width, or half the range of its placements' means when that is wider (older runs have no
-spread column: u = rel_ci). Two measurements a, b agree when |a - b| / mean(a, b) <= u_a + u_b.
+A point's reported uncertainty u is max(rel_ci, spread / 2, repeat_spread / 2): the within-placement
+95 % confidence half-width, or half the range of its placements' means, or half the range of its
+processes' values (with `repeat`), whichever is widest (older runs lack those columns). Two measurements a, b agree when |a - b| / mean(a, b) <= u_a + u_b.
 Usage: bench/truth.py WORK_DIR [SUFFIX]"""
 import csv, glob, statistics as st, sys
 
@@ -31,7 +31,8 @@ metrics = [c[: -len("_mflops")] for c in next(iter(full.values())) if c.endswith
 def unc(r, m):
     ci = float(r[f"{m}_rel_ci"])
     spread = float(r.get(f"{m}_spread") or 0)
-    return max(ci, spread / 2)
+    between = float(r.get(f"{m}_repeat_spread") or 0)
+    return max(ci, spread / 2, between / 2)
 
 
 def compare(a, b, m):

@@ -6,7 +6,8 @@
 #   shuf   : the whole sweep in shuffled order (--order shuffled --seed 7)
 #   s17    : threads 17..80 only          s300 : threads 300..363 only
 # With PLACEMENTS=1 in the environment every program measures its buffers at one place, as before
-# the placements (the old behaviour, for contrast); the label gets a suffix.
+# the placements (the old behaviour, for contrast); with REPEAT=k every point runs in k processes
+# (the spec's `repeat`); the label gets a suffix.
 # Then bench/truth.py compares them. Usage: bench/truth.sh SWEEP_BINARY OUT_DIR [LABEL_SUFFIX]
 set -uo pipefail
 bin=$(realpath "$1"); out=$(realpath "$2"); sfx=${3:-}
@@ -14,6 +15,10 @@ export PATH=$PATH:/usr/local/cuda/bin
 work=${TRUTH_WORK:-/tmp/truth}; mkdir -p "$work"
 [ -n "${PLACEMENTS:-}" ] && export SWEEP_PLACEMENTS=$PLACEMENTS
 spec=sweeps/threads_1_512.toml
+if [ -n "${REPEAT:-}" ]; then
+  sed "s/^run_timeout_s = \(.*\)/run_timeout_s = \1\nrepeat = $REPEAT/" sweeps/threads_1_512.toml > sweeps/truth_full.toml
+  spec=sweeps/truth_full.toml
+fi
 sed 's/^range = \[1, 512\]/range = [17, 80]/' $spec > sweeps/truth_17_80.toml
 sed 's/^range = \[1, 512\]/range = [300, 363]/' $spec > sweeps/truth_300_363.toml
 now() { date +%s.%N; }
@@ -26,7 +31,7 @@ run() {  # label spec [options...]
 }
 {
   echo "machine: $(nvidia-smi --query-gpu=name,driver_version,clocks.sm,temperature.gpu --format=csv,noheader), $(nproc) cores"
-  echo "nvcc: $(nvcc --version | grep release); SWEEP_PLACEMENTS=${SWEEP_PLACEMENTS:-default}"
+  echo "nvcc: $(nvcc --version | grep release); SWEEP_PLACEMENTS=${SWEEP_PLACEMENTS:-default}; REPEAT=${REPEAT:-1}"
   run full $spec
   run again $spec
   run shuf $spec --order shuffled --seed 7
@@ -34,4 +39,4 @@ run() {  # label spec [options...]
   run s300 sweeps/truth_300_363.toml --no-analyze
   echo "end: $(nvidia-smi --query-gpu=clocks.sm,temperature.gpu --format=csv,noheader)"
 } | tee "$out/truth_runs$sfx.txt"
-rm -f sweeps/truth_17_80.toml sweeps/truth_300_363.toml
+rm -f sweeps/truth_17_80.toml sweeps/truth_300_363.toml sweeps/truth_full.toml
