@@ -356,6 +356,12 @@ impl Spec {
             .file_name()
             .map(|f| f.to_string_lossy().contains("nvcc"))
             .unwrap_or(false);
+        if file.timing.as_ref().and_then(|t| t.placements) == Some(0) {
+            return Err(SpecError::Whole {
+                path: path.to_path_buf(),
+                message: "`[timing] placements` is 0 (hint: 1 measures the buffers where cudaMalloc put them, 8 is the default)".into(),
+            });
+        }
         let mut env = file.env.clone();
         env.extend(timing_env(&file.timing.unwrap_or_default()));
         let timeout = |secs: Option<f64>, default: f64, key: &str| -> Result<Duration, SpecError> {
@@ -656,6 +662,10 @@ mod tests {
             (
                 format!("{OK}[[axis]]\nname = \"threads\"\nvalues = [1]\n"),
                 "sweeps/t.toml:7: axis `threads` is defined twice",
+            ),
+            (
+                format!("{OK}[timing]\nplacements = 0\n"),
+                "sweeps/t.toml: `[timing] placements` is 0 (hint: 1 measures the buffers where cudaMalloc put them, 8 is the default)",
             ),
             (
                 "bench = \"b\"\n[[axis]]\nname = \"t\"\nrange=[1,2]\n[[metric]]\nname=\"x\"\n".into(),

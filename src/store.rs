@@ -172,7 +172,7 @@ pub enum StoreError {
     Write { path: PathBuf, reason: String },
     #[error("cannot read `{path}`: {reason}")]
     Read { path: PathBuf, reason: String },
-    #[error("`{path}` has another header than this spec gives (hint: the spec changed; use --force to start a new run)")]
+    #[error("`{path}` has another header than this spec gives (hint: the spec, or the columns this version of sweep writes, changed; use --force to start a new run)")]
     HeaderMismatch { path: PathBuf },
 }
 
