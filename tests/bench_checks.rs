@@ -39,6 +39,7 @@ const THREAD: &str = r"^thread \d+ gives -?[\d.]+, host gives -?[\d.]+$";
 const BLOCK_SUM: &str = r"^partial sum of block \d+ is -?\d+, host gives -?\d+$";
 const PRODUCT: &str = r"^P\(\d+,\d+\) = -?\d+, host product gives -?\d+$";
 const ELEMENT: &str = r"^element \(\d+,\d+\) is -?\d+, host gives -?\d+$";
+const VEC4_SUM: &str = r"^global_vec4: sum of thread \d+ is [\d.]+, expected [\d.]+$";
 const HALF_SUM: &str = r"^global_half_grid: sum of thread \d+ is [\d.]+, expected [\d.]+$";
 const PADDING: &str = r"^global_half_grid: padding slot \d+ is [\d.]+, expected 0\.0+$";
 const TRANSPOSED: &str = r"^transpose \((naive|shared|padded|diagonal)\) of \d+x\d+: element differs at \d+: got \S+, expected \S+$";
@@ -127,6 +128,32 @@ const CASES: &[Case] = &[
         bench: "pogorilyy",
         params: Params::Points("sweeps/threads_1_512.toml", &[0, 99]),
         wrong: &[("padding", PADDING)],
+    },
+    Case {
+        bench: "halfwarp",
+        params: Params::Points("sweeps/halfwarp.toml", &[0, 47, 255]),
+        wrong: &[
+            ("one_off", VEC4_SUM),
+            (
+                "component",
+                r"^global_vec4: global store of thread \d+ component 3 has a wrong value$",
+            ),
+        ],
+    },
+    // Padding slots exist where THREADS is not a multiple of 32.
+    Case {
+        bench: "halfwarp",
+        params: Params::Points("sweeps/halfwarp.toml", &[0, 47]),
+        wrong: &[
+            (
+                "padding",
+                r"^global_vec4: padding slot \d+ is [\d.]+, expected 0\.0+$",
+            ),
+            (
+                "stray_store",
+                r"^global_vec4: global store of thread \d+ component 0 was written but should not be$",
+            ),
+        ],
     },
     Case {
         bench: "reduction",

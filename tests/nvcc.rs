@@ -175,3 +175,25 @@ fn every_bench_waits_at_the_gate_before_touching_the_gpu() {
         }
     }
 }
+
+/// Every bench allocates the buffers it times with `sweep::malloc`, so the timing core measures
+/// them at every placement (issue 10): a plain `cudaMalloc` would be measured wherever the
+/// allocation history put it.
+#[test]
+fn every_bench_places_its_buffers() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("cuda");
+    let plain = regex::Regex::new(r"\bcudaMalloc\(").unwrap();
+    for e in std::fs::read_dir(&root).unwrap() {
+        let dir = e.unwrap().path();
+        let name = dir.file_name().unwrap().to_string_lossy().into_owned();
+        if name == "common" {
+            continue;
+        }
+        let src = std::fs::read_to_string(dir.join(format!("{name}.cu"))).unwrap();
+        assert!(
+            !plain.is_match(&src),
+            "{name}: allocates with cudaMalloc (hint: SWEEP_CHECK(sweep::malloc(&ptr, bytes)))"
+        );
+        assert!(src.contains("sweep::malloc("), "{name}: no sweep::malloc");
+    }
+}
