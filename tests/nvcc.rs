@@ -149,17 +149,26 @@ fn the_timing_core_fails_a_wrong_result_on_the_host() {
 /// The start-gate contract: a bench's `main` calls `sweep::options_from_env()` (which waits at the
 /// gate) before any other CUDA call, or a program started early would allocate and copy on the GPU
 /// while the previous point measures.
-#[test]
-fn every_bench_waits_at_the_gate_before_touching_the_gpu() {
+/// (name, source of `cuda/<name>/<name>.cu`) of every bench.
+fn bench_sources() -> Vec<(String, String)> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("cuda");
-    let cuda_call = regex::Regex::new(r"SWEEP_CHECK\(|\bcuda[A-Z][A-Za-z0-9]*\(|<<<").unwrap();
+    let mut out = Vec::new();
     for e in std::fs::read_dir(&root).unwrap() {
         let dir = e.unwrap().path();
         let name = dir.file_name().unwrap().to_string_lossy().into_owned();
-        if name == "common" {
-            continue;
+        if name != "common" {
+            let src = std::fs::read_to_string(dir.join(format!("{name}.cu"))).unwrap();
+            out.push((name, src));
         }
-        let src = std::fs::read_to_string(dir.join(format!("{name}.cu"))).unwrap();
+    }
+    assert!(out.len() >= 10, "every bench is there");
+    out
+}
+
+#[test]
+fn every_bench_waits_at_the_gate_before_touching_the_gpu() {
+    let cuda_call = regex::Regex::new(r"SWEEP_CHECK\(|\bcuda[A-Z][A-Za-z0-9]*\(|<<<").unwrap();
+    for (name, src) in bench_sources() {
         let main = &src[src
             .find("int main(")
             .unwrap_or_else(|| panic!("{name}: no main"))..];
@@ -181,15 +190,8 @@ fn every_bench_waits_at_the_gate_before_touching_the_gpu() {
 /// allocation history put it.
 #[test]
 fn every_bench_places_its_buffers() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("cuda");
     let plain = regex::Regex::new(r"\bcudaMalloc\(").unwrap();
-    for e in std::fs::read_dir(&root).unwrap() {
-        let dir = e.unwrap().path();
-        let name = dir.file_name().unwrap().to_string_lossy().into_owned();
-        if name == "common" {
-            continue;
-        }
-        let src = std::fs::read_to_string(dir.join(format!("{name}.cu"))).unwrap();
+    for (name, src) in bench_sources() {
         assert!(
             !plain.is_match(&src),
             "{name}: allocates with cudaMalloc (hint: SWEEP_CHECK(sweep::malloc(&ptr, bytes)))"

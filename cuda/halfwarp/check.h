@@ -3,6 +3,7 @@
 // stores. tests/bench_checks/halfwarp.cpp runs it on a CPU.
 #pragma once
 #include "params.h"
+#include "sweep_add_store.h"
 #include "sweep_check.h"
 #include <cmath>
 #include <cstddef>
@@ -24,39 +25,15 @@ inline const char* variant_name(int v) {
 inline int width(int v) { return v == 5 || v == 8 ? 2 : v == 6 || v == 9 ? 4 : 1; }
 inline bool global(int v) { return v >= 7; }
 
-// Input of thread g; few distinct values, so the host computes each expected result once.
-constexpr int DISTINCT = 251;
-inline float input(size_t g) { return (float)(g % DISTINCT) * 0.25f; }
-
-// The exact float results of a thread whose input is input(x), x < DISTINCT, adding d: its a[0]
-// after the last trip (what it stores) and its final sum.
-struct Expected {
-  std::vector<float> last, sum;
-};
-inline Expected expected(float d) {
-  Expected w{std::vector<float>(DISTINCT), std::vector<float>(DISTINCT)};
-  for (int x = 0; x < DISTINCT; ++x) {
-    float a[ADDS];
-    for (int j = 0; j < ADDS; ++j) a[j] = input(x) + j;
-    for (int i = 0; i < ITERATIONS; ++i)
-      for (int j = 0; j < ADDS; ++j) a[j] += d;
-    float s = a[0];
-    for (int j = 1; j < ADDS; ++j) s += a[j];
-    w.last[x] = a[0], w.sum[x] = s;
-  }
-  return w;
-}
-
+// Inputs, exact results and the check of the sums: shared with pogorilyy (sweep_add_store.h).
+using sweep::add_store::DISTINCT;
+using sweep::add_store::Expected;
+using sweep::add_store::input;
+inline Expected expected(float d) { return sweep::add_store::expected(d, ITERATIONS, ADDS); }
 // The sums `out` of `m` = blocks * PITCH threads: every thread's sum where t < THREADS; padding
 // slots stay untouched (0).
 inline void check_sums(const std::string& name, const std::vector<float>& out, size_t m, const Expected& want) {
-  for (size_t g = 0; g < m; ++g) {
-    const bool thread = g % PITCH < THREADS;
-    const float sum = thread ? want.sum[g % DISTINCT] : 0;
-    if (out[g] != sum)
-      sweep::check(false, name + (thread ? ": sum of thread " : ": padding slot ") + std::to_string(g) + " is " +
-                              std::to_string(out[g]) + ", expected " + std::to_string(sum));
-  }
+  sweep::add_store::check_sums(name, out, m, want, PITCH, THREADS);
 }
 
 // The global stores of variant v over `m` threads, `store` (floats, width(v) per thread) filled

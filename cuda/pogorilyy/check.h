@@ -3,6 +3,7 @@
 // the sums and of the global stores. tests/bench_checks/pogorilyy.cpp runs it on a CPU.
 #pragma once
 #include "params.h"
+#include "sweep_add_store.h"
 #include "sweep_check.h"
 #include <cstddef>
 #include <string>
@@ -14,39 +15,15 @@ constexpr int WARPS = (THREADS + 31) / 32;
 constexpr int PITCH = WARPS * 32;
 constexpr int HALF = (THREADS + 1) / 2;  // "the first half of the threads"
 
-// Input of thread g; few distinct values, so the host computes each expected result once.
-constexpr int DISTINCT = 251;
-inline float input(size_t g) { return (float)(g % DISTINCT) * 0.25f; }
-
-// The exact float results of a thread whose input is input(x), x < DISTINCT, adding d: its a[0] after
-// the last trip (what it stores) and its final sum.
-struct Expected {
-  std::vector<float> last, sum;
-};
-inline Expected expected(float d) {
-  Expected w{std::vector<float>(DISTINCT), std::vector<float>(DISTINCT)};
-  for (int x = 0; x < DISTINCT; ++x) {
-    float a[ADDS];
-    for (int j = 0; j < ADDS; ++j) a[j] = input(x) + j;
-    for (int i = 0; i < ITERATIONS; ++i)
-      for (int j = 0; j < ADDS; ++j) a[j] += d;
-    float s = a[0];
-    for (int j = 1; j < ADDS; ++j) s += a[j];
-    w.last[x] = a[0], w.sum[x] = s;
-  }
-  return w;
-}
-
+// Inputs, exact results and the check of the sums: shared with halfwarp (sweep_add_store.h).
+using sweep::add_store::DISTINCT;
+using sweep::add_store::Expected;
+using sweep::add_store::input;
+inline Expected expected(float d) { return sweep::add_store::expected(d, ITERATIONS, ADDS); }
 // The sums `out` of a launch of `m` = blocks * PITCH threads, metric `name`: every thread's sum where
 // t < THREADS; padding slots (t >= THREADS) must stay untouched (0).
 inline void check_sums(const std::string& name, const std::vector<float>& out, size_t m, const Expected& want) {
-  for (size_t g = 0; g < m; ++g) {
-    const bool thread = g % PITCH < THREADS;
-    const float sum = thread ? want.sum[g % DISTINCT] : 0;
-    if (out[g] != sum)
-      sweep::check(false, name + (thread ? ": sum of thread " : ": padding slot ") + std::to_string(g) + " is " +
-                              std::to_string(out[g]) + ", expected " + std::to_string(sum));
-  }
+  sweep::add_store::check_sums(name, out, m, want, PITCH, THREADS);
 }
 
 // The global stores of variant v (3 every thread, 4 even threads, 5 the first half) over `m` threads,
