@@ -51,15 +51,13 @@ pub enum CompareError {
     NoResults { path: PathBuf },
     #[error(transparent)]
     Read(#[from] AnalyzeError),
-    #[error("`{lacking}` has no axis {axes} of `{other}` (hint: points are matched by their axis values; `{a}` has {axes_a}, `{b}` has {axes_b})")]
+    #[error("`{lacking}` has no axis {axes} of `{other}` (hint: points are matched by their axis values; {both})")]
     Axes {
         lacking: PathBuf,
         other: PathBuf,
         axes: String,
-        a: PathBuf,
-        b: PathBuf,
-        axes_a: String,
-        axes_b: String,
+        /// What each run has: "`A` has `x`, `B` has `x`, `y`".
+        both: String,
     },
     #[error(
         "no metric common to `{a}` and `{b}` (hint: `{a}` has {metrics_a}; `{b}` has {metrics_b})"
@@ -422,10 +420,13 @@ fn same_axes(a: &Table, b: &Table) -> Result<(), CompareError> {
                 lacking: lacking.path.clone(),
                 other: other.path.clone(),
                 axes: listed(&m),
-                a: a.path.clone(),
-                b: b.path.clone(),
-                axes_a: listed(&a.axes),
-                axes_b: listed(&b.axes),
+                both: format!(
+                    "`{}` has {}, `{}` has {}",
+                    a.path.display(),
+                    listed(&a.axes),
+                    b.path.display(),
+                    listed(&b.axes)
+                ),
             });
         }
     }
@@ -837,5 +838,96 @@ impl Comparison {
         let md = dir.join("compare.md");
         std::fs::write(&md, self.to_markdown()).map_err(|e| err(&md, e))?;
         Ok(vec![csv, md])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn verdicts_respect_both_uncertainties_and_the_sense() {
+        use Sense::{HigherIsBetter as Hi, LowerIsBetter as Lo};
+        use Verdict::{Faster, Same, Slower};
+        // (a, b, u_a, u_b, sense, verdict)
+        let cases = [
+            (100.0, 103.0, 0.01, 0.01, Hi, Faster),
+            (100.0, 103.0, 0.02, 0.011, Hi, Same),
+            (100.0, 97.0, 0.01, 0.01, Hi, Slower),
+            (100.0, 97.0, 0.0, 0.031, Hi, Same),
+            (10.0, 11.0, 0.0, 0.0, Lo, Slower),
+            (10.0, 9.0, 0.0, 0.0, Lo, Faster),
+            (10.0, 9.0, 0.05, 0.06, Lo, Same),
+            (10.0, 10.0, 0.0, 0.0, Hi, Same),
+        ];
+        for (a, b, u_a, u_b, sense, want) in cases {
+            assert_eq!(
+                Verdict::of(a, b, u_a, u_b, sense),
+                want,
+                "{a} -> {b}, u {u_a} + {u_b}, {sense:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn loss_is_throughput_lost_or_time_added() {
+        let p = |ratio: f64, sense| PointCmp {
+            axes: vec![],
+            metric: "m".into(),
+            a: 1.0,
+            b: ratio,
+            ratio,
+            u_a: 0.0,
+            u_b: 0.0,
+            verdict: Verdict::Slower,
+            sense,
+            series: 0,
+        };
+        assert!((p(0.9, Sense::HigherIsBetter).loss() - 0.1).abs() < 1e-12);
+        assert!((p(1.25, Sense::LowerIsBetter).loss() - 0.25).abs() < 1e-12);
+        assert!(p(1.1, Sense::HigherIsBetter).loss() < 0.0);
+    }
+
+    #[test]
+    fn axis_values_match_whatever_their_spelling() {
+        assert_eq!(key("32", false), key("32.0", false));
+        assert_eq!(key("32", false), key("3.2e1", false));
+        assert_eq!(key("0,5", true), key("0.5", false));
+        assert_eq!(key(" shared ", false), "shared");
+        assert_ne!(key("32", false), key("33", false));
+    }
+
+    #[test]
+    fn uncertainty_columns_are_found_by_name_or_by_a_prefix_of_the_column() {
+        let header: Vec<String> = [
+            "copy_gb_per_s",
+            "copy_rel_ci",
+            "copy_spread",
+            "copy_repeat_spread",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        let guessed = MetricColumn {
+            name: "copy_gb_per_s".into(),
+            unit: String::new(),
+            column: "copy_gb_per_s".into(),
+        };
+        let from_manifest = MetricColumn {
+            name: "copy".into(),
+            unit: "GB/s".into(),
+            column: "copy_gb_per_s".into(),
+        };
+        for m in [&guessed, &from_manifest] {
+            assert_eq!(stat_column(&header, m, "rel_ci"), Some(1));
+            assert_eq!(stat_column(&header, m, "spread"), Some(2));
+            assert_eq!(stat_column(&header, m, "repeat_spread"), Some(3));
+        }
+        let other = MetricColumn {
+            name: "mflops".into(),
+            unit: String::new(),
+            column: "mflops".into(),
+        };
+        assert_eq!(stat_column(&header, &other, "rel_ci"), None);
     }
 }
