@@ -598,23 +598,9 @@ fn compare(
             eprintln!("wrote {}", f.display());
         }
     }
-    let Some(pct) = fail_on_slower else {
-        return Ok(exit::OK);
-    };
-    let slower = c.slower_than(pct);
-    match slower.first() {
+    match fail_on_slower.and_then(|pct| c.too_slow(pct)) {
+        Some(msg) => Err(Fail(exit::SLOWER, msg)),
         None => Ok(exit::OK),
-        Some(worst) => Err(Fail(
-            exit::SLOWER,
-            format!(
-                "{} of {} compared values slower than A by more than {pct} % (worst: `{}` at {}, {:.1} % slower)",
-                slower.len(),
-                c.points.len(),
-                worst.metric,
-                c.label(worst),
-                100.0 * worst.loss()
-            ),
-        )),
     }
 }
 
