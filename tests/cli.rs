@@ -1244,3 +1244,58 @@ fn compare_help_lists_its_exit_codes() {
         stdout(&out)
     );
 }
+
+#[test]
+fn compare_reads_either_dialect_and_any_axis_order() {
+    let dir = tempfile::tempdir().unwrap();
+    // A: semicolon dialect, decimal commas; B: commas, the axes in the other order, 2.0 for 2.
+    write(
+        dir.path(),
+        "a/results.csv",
+        "point_id;index;threads;variant;status;mflops;mflops_rel_ci;lat_us;error\r\n\
+         a0;0;1;x;ok;100,5;0,001;2;\r\na1;1;2;x;ok;200;0,001;2;\r\n",
+    );
+    write(
+        dir.path(),
+        "b/results.csv",
+        "point_id,index,variant,threads,status,mflops,mflops_rel_ci,lat_us,error\r\n\
+         b0,0,x,2.0,ok,100,0.001,2,\r\nb1,1,x,1,ok,201,0.001,2,\r\n",
+    );
+    let out = sweep(dir.path())
+        .args(["compare", "a", "b", "--y", "mflops", "--out", "cmp"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let csv = std::fs::read_to_string(dir.path().join("cmp/compare.csv")).unwrap();
+    assert_eq!(
+        csv,
+        "threads;variant;metric;a;b;ratio;u_a;u_b;verdict\r\n\
+         1;x;mflops;100,5;201;2;0,001;0,001;faster\r\n\
+         2;x;mflops;200;100;0,5;0,001;0,001;slower\r\n",
+        "A's dialect, only the metric --y names"
+    );
+}
+
+#[test]
+fn compare_of_the_committed_h200_and_h100_thread_sweeps_gives_the_readme_numbers() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let out = sweep(root)
+        .args([
+            "compare",
+            "tests/fixtures/h200x2/one_warm.csv",
+            "tests/fixtures/h100/threads_1_512",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = stdout(&out);
+    for want in [
+        "512 points matched by `threads`; only in A: 0; only in B: 0.",
+        "6144 values compared: 1255 same, 4341 faster, 548 slower",
+        "| shared_nc_1blk_mflops | 512 | 1.020 | 57 | 455 | 0 | 0 | 128 / 128 | 128 / 128 | 512 / 512 |",
+        "| global_all_grid_mflops | 512 | 0.976 | 285 | 2 | 225 | 0 | 32 / 64 | 32 / 51 | 32 / 64 |",
+        "| threads=57 | global_even_grid_mflops | 8104037 MFlops | 13900904 MFlops | 1.715 | 1.0 % | 36.8 % | faster |",
+    ] {
+        assert!(text.contains(want), "want {want:?} in\n{text}");
+    }
+}
