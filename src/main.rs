@@ -162,10 +162,10 @@ enum Command {
         /// The run compared with it: a run folder or its results.csv
         run_b: PathBuf,
         /// Metrics to compare, names or columns, comma-separated [default: every metric of both]
-        #[arg(long, value_delimiter = ',')]
+        #[arg(long, value_delimiter = ',', value_name = "METRICS")]
         y: Vec<String>,
         /// Also write compare.csv and compare.md into this folder
-        #[arg(long)]
+        #[arg(long, value_name = "DIR")]
         out: Option<PathBuf>,
         /// Exit 5 when a point is `slower` by more than PCT percent
         #[arg(long, value_name = "PCT")]
