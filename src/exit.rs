@@ -10,6 +10,8 @@ pub const USAGE: i32 = 2;
 pub const BAD_INPUT: i32 = 3;
 /// The environment cannot run the sweep: no nvcc, no GPU visible, the GPU is locked by another sweep.
 pub const ENVIRONMENT: i32 = 4;
+/// `sweep compare --fail-on-slower PCT`: a point of run B is slower than run A's by more than PCT %.
+pub const SLOWER: i32 = 5;
 /// Interrupted by Ctrl-C (the finished rows are kept; `sweep run` again resumes).
 pub const INTERRUPTED: i32 = 130;
 
@@ -20,4 +22,5 @@ Exit codes:
   2    usage error
   3    bad input: spec, template, bench folder or results file
   4    environment: nvcc missing, no GPU visible, GPU locked by another sweep
+  5    slower than allowed: `sweep compare --fail-on-slower PCT` found a point slower by more than PCT %
   130  interrupted (Ctrl-C); run again to resume";

@@ -6,6 +6,7 @@
 
 pub mod analyze;
 pub mod cache;
+pub mod compare;
 pub mod compile;
 pub mod driver;
 pub mod events;

@@ -154,6 +154,23 @@ enum Command {
         #[command(flatten)]
         select: Select,
     },
+    /// Two runs point by point: B/A, and same, faster or slower within both sides' uncertainty
+    #[command(after_help = sweep::compare::HELP)]
+    Compare {
+        /// The reference run: a run folder or its results.csv
+        run_a: PathBuf,
+        /// The run compared with it: a run folder or its results.csv
+        run_b: PathBuf,
+        /// Metrics to compare, names or columns, comma-separated [default: every metric of both]
+        #[arg(long, value_delimiter = ',', value_name = "METRICS")]
+        y: Vec<String>,
+        /// Also write compare.csv and compare.md into this folder
+        #[arg(long, value_name = "DIR")]
+        out: Option<PathBuf>,
+        /// Exit 5 when a point is `slower` by more than PCT percent
+        #[arg(long, value_name = "PCT")]
+        fail_on_slower: Option<f64>,
+    },
     /// Join shard runs into one run folder: one CSV in sweep order, one manifest
     #[command(after_help = sweep::merge::HELP)]
     Merge {
@@ -518,6 +535,13 @@ fn dispatch(cli: Cli) -> Result<i32, Fail> {
             }
             Ok(exit::OK)
         }
+        Command::Compare {
+            run_a,
+            run_b,
+            y,
+            out,
+            fail_on_slower,
+        } => compare(&run_a, &run_b, y, out, fail_on_slower),
         Command::Merge { runs, out } => merge(&runs, out),
         Command::Slurm {
             spec,
@@ -550,6 +574,33 @@ fn dispatch(cli: Cli) -> Result<i32, Fail> {
             };
             slurm(&spec, req, submit)
         }
+    }
+}
+
+fn compare(
+    a: &Path,
+    b: &Path,
+    y: Vec<String>,
+    out: Option<PathBuf>,
+    fail_on_slower: Option<f64>,
+) -> Result<i32, Fail> {
+    if let Some(pct) = fail_on_slower.filter(|p| !(p.is_finite() && *p >= 0.0)) {
+        return Err(Fail(
+            exit::USAGE,
+            format!("--fail-on-slower `{pct}` is not a percentage (hint: a number >= 0, like 5)"),
+        ));
+    }
+    let c = sweep::compare::compare(a, b, &sweep::compare::Options { y })
+        .map_err(|e| (exit::BAD_INPUT, e))?;
+    print!("{}", c.to_markdown());
+    if let Some(dir) = out {
+        for f in c.write_files(&dir).map_err(|e| (exit::BAD_INPUT, e))? {
+            eprintln!("wrote {}", f.display());
+        }
+    }
+    match fail_on_slower.and_then(|pct| c.too_slow(pct)) {
+        Some(msg) => Err(Fail(exit::SLOWER, msg)),
+        None => Ok(exit::OK),
     }
 }
 

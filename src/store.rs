@@ -191,7 +191,8 @@ pub struct CsvSink {
     dialect: Dialect,
 }
 
-fn record(fields: &[String], dialect: Dialect) -> Vec<u8> {
+/// One CSV record in `dialect`: RFC 4180 quoting, CRLF line end.
+pub(crate) fn record(fields: &[String], dialect: Dialect) -> Vec<u8> {
     let mut w = csv::WriterBuilder::new()
         .delimiter(dialect.delimiter())
         .terminator(csv::Terminator::CRLF)

@@ -902,3 +902,400 @@ fn repeat_zero_is_a_spec_error() {
         stderr(&out)
     );
 }
+
+/// A results CSV written by hand: axes `threads` and `variant`, the metric `mflops` with its
+/// uncertainty columns and the time metric `lat_us` (its uncertainty in `lat_rel_ci`, found by the
+/// prefix of its column, as in a CSV without a manifest). Each row: (id, threads, variant, status,
+/// mflops, rel_ci, spread, repeat_spread, lat_us).
+type Pt<'a> = (&'a str, u32, &'a str, &'a str, f64, f64, f64, f64, f64);
+
+fn results_csv(dir: &Path, rel: &str, points: &[Pt]) -> PathBuf {
+    let mut text = String::from("point_id,index,threads,variant,status,mflops,mflops_rel_ci,mflops_spread,mflops_repeat_spread,lat_us,lat_rel_ci,build_s,run_s,cached,gpu_index,gpu_name,gpu_uuid,error\r\n");
+    for (i, (id, t, v, status, m, ci, sp, rs, lat)) in points.iter().enumerate() {
+        let (m, lat) = if ["ok", "noisy", "unstable"].contains(status) {
+            (m.to_string(), lat.to_string())
+        } else {
+            (String::new(), String::new())
+        };
+        text += &format!(
+            "{id},{i},{t},{v},{status},{m},{ci},{sp},{rs},{lat},0,0.1,0.1,false,0,GPU,u,\r\n"
+        );
+    }
+    write(dir, rel, &text)
+}
+
+/// compare.csv as (threads, variant, metric) -> row.
+fn compare_rows(
+    dir: &Path,
+) -> std::collections::BTreeMap<(String, String, String), std::collections::BTreeMap<String, String>>
+{
+    rows(&dir.join("compare.csv"))
+        .into_iter()
+        .map(|r| {
+            (
+                (
+                    r["threads"].clone(),
+                    r["variant"].clone(),
+                    r["metric"].clone(),
+                ),
+                r,
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn compare_matches_points_by_axis_values_not_ids_or_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut a = Vec::new();
+    let mut b = Vec::new();
+    for (i, t) in [1u32, 2, 3, 4].into_iter().enumerate() {
+        for v in ["plain", "double"] {
+            let m = 100.0 * t as f64;
+            a.push(("", t, v, "ok", m, 0.001, 0.0, 0.0, 5.0));
+            let k = if v == "double" { 2.0 } else { 1.0 };
+            b.push(("", t, v, "ok", m * k, 0.001, 0.0, 0.0, 5.0 + i as f64));
+        }
+    }
+    let ids_a: Vec<String> = (0..a.len()).map(|i| format!("a{i}")).collect();
+    let ids_b: Vec<String> = (0..b.len()).map(|i| format!("other-build-{i}")).collect();
+    for (p, id) in a.iter_mut().zip(&ids_a) {
+        p.0 = id;
+    }
+    for (p, id) in b.iter_mut().zip(&ids_b) {
+        p.0 = id;
+    }
+    b.reverse();
+    let ra = results_csv(dir.path(), "a/results.csv", &a);
+    let rb = results_csv(dir.path(), "b/results.csv", &b);
+    let out = sweep(dir.path())
+        .args(["compare", "a", "b/results.csv", "--out", "cmp"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(ra.is_file() && rb.is_file());
+    let text = stdout(&out);
+    assert!(
+        text.contains("8 points matched by `threads`, `variant`; only in A: 0; only in B: 0."),
+        "{text}"
+    );
+    let rows = compare_rows(&dir.path().join("cmp"));
+    assert_eq!(rows.len(), 16, "8 points, 2 metrics: {rows:?}");
+    for t in 1..=4 {
+        for (v, k) in [("plain", 1.0), ("double", 2.0)] {
+            let r = &rows[&(t.to_string(), v.to_string(), "mflops".to_string())];
+            assert_eq!(r["a"].parse::<f64>().unwrap(), 100.0 * t as f64, "{r:?}");
+            assert_eq!(r["ratio"].parse::<f64>().unwrap(), k, "{r:?}");
+            let want = if k > 1.0 { "faster" } else { "same" };
+            assert_eq!(r["verdict"], want, "{r:?}");
+            let lat = &rows[&(t.to_string(), v.to_string(), "lat_us".to_string())];
+            assert_eq!(
+                lat["b"].parse::<f64>().unwrap(),
+                5.0 + (t - 1) as f64,
+                "{lat:?}"
+            );
+        }
+    }
+    // The series: the variant doubled is 2x, the other the same; time went up (slower).
+    assert!(
+        text.contains("| mflops [variant=double] | 4 | 2.000 | 0 | 4 | 0 | 0 |"),
+        "{text}"
+    );
+    assert!(
+        text.contains("| mflops [variant=plain] | 4 | 1.000 | 4 | 0 | 0 | 0 |"),
+        "{text}"
+    );
+    assert!(text.contains("| lat_us [variant=plain] | 4 | "), "{text}");
+    let md = std::fs::read_to_string(dir.path().join("cmp/compare.md")).unwrap();
+    assert_eq!(md, text, "compare.md holds what stdout shows");
+    let csv = std::fs::read_to_string(dir.path().join("cmp/compare.csv")).unwrap();
+    assert!(
+        csv.starts_with("threads,variant,metric,a,b,ratio,u_a,u_b,verdict\r\n"),
+        "{csv}"
+    );
+}
+
+#[test]
+fn compare_verdicts_respect_both_sides_uncertainty_and_spreads() {
+    let dir = tempfile::tempdir().unwrap();
+    // (threads, A: mflops, rel_ci, spread, repeat_spread; B: the same; want)
+    let cases = [
+        (
+            1,
+            (100.0, 0.01, 0.0, 0.0),
+            (103.0, 0.01, 0.0, 0.0),
+            "faster",
+        ),
+        (
+            2,
+            (100.0, 0.001, 0.06, 0.0),
+            (103.0, 0.001, 0.0, 0.0),
+            "same",
+        ),
+        (
+            3,
+            (100.0, 0.005, 0.0, 0.02),
+            (97.0, 0.005, 0.0, 0.0),
+            "slower",
+        ),
+        (4, (100.0, 0.0, 0.0, 0.0), (97.0, 0.005, 0.0, 0.08), "same"),
+        (5, (100.0, 0.0, 0.03, 0.0), (90.0, 0.0, 0.03, 0.0), "slower"),
+        (6, (100.0, 0.0, 0.22, 0.0), (90.0, 0.0, 0.0, 0.0), "same"),
+    ];
+    let a: Vec<Pt> = cases
+        .iter()
+        .map(|&(t, (m, ci, sp, rs), _, _)| ("a", t, "x", "ok", m, ci, sp, rs, 10.0))
+        .collect();
+    let b: Vec<Pt> = cases
+        .iter()
+        .map(|&(t, _, (m, ci, sp, rs), _)| {
+            (
+                "b",
+                t,
+                "x",
+                "unstable",
+                m,
+                ci,
+                sp,
+                rs,
+                10.0 + t as f64 / 2.0,
+            )
+        })
+        .collect();
+    results_csv(dir.path(), "a/results.csv", &a);
+    results_csv(dir.path(), "b/results.csv", &b);
+    let out = sweep(dir.path())
+        .args(["compare", "a", "b", "--out", "cmp"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let rows = compare_rows(&dir.path().join("cmp"));
+    for (t, _, _, want) in cases {
+        let r = &rows[&(t.to_string(), "x".to_string(), "mflops".to_string())];
+        assert_eq!(r["verdict"], want, "threads={t}: {r:?}");
+    }
+    let r = &rows[&("5".to_string(), "x".to_string(), "mflops".to_string())];
+    assert_eq!(
+        (r["u_a"].as_str(), r["u_b"].as_str()),
+        ("0.015", "0.015"),
+        "spread / 2"
+    );
+    let r = &rows[&("4".to_string(), "x".to_string(), "mflops".to_string())];
+    assert_eq!(r["u_b"], "0.04", "repeat_spread / 2 beats rel_ci");
+    // A time: 10 us -> 10.5 us with no uncertainty is slower, not faster.
+    let r = &rows[&("1".to_string(), "x".to_string(), "lat_us".to_string())];
+    assert_eq!(
+        (r["ratio"].as_str(), r["verdict"].as_str()),
+        ("1.05", "slower")
+    );
+}
+
+#[test]
+fn compare_names_points_of_one_run_only_and_failed_points() {
+    let dir = tempfile::tempdir().unwrap();
+    let pts = |ts: &[u32], failed: u32| -> Vec<Pt> {
+        ts.iter()
+            .map(|&t| {
+                let s = if t == failed { "run_failed" } else { "ok" };
+                ("p", t, "x", s, 100.0, 0.001, 0.0, 0.0, 1.0)
+            })
+            .collect()
+    };
+    results_csv(
+        dir.path(),
+        "a/results.csv",
+        &pts(&[1, 2, 3, 4, 5, 6, 7, 8, 9], 2),
+    );
+    results_csv(
+        dir.path(),
+        "b/results.csv",
+        &pts(&[3, 4, 5, 6, 7, 8, 9, 10], 4),
+    );
+    let out = sweep(dir.path())
+        .args(["compare", "a", "b"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(
+        text.contains("7 points matched by `threads`, `variant`; only in A: 2 (threads=1, variant=x; threads=2, variant=x); only in B: 1 (threads=10, variant=x)."),
+        "{text}"
+    );
+    assert!(
+        text.contains("Failed (not compared): 1 (threads=4, variant=x (B run_failed))."),
+        "{text}"
+    );
+    assert!(
+        text.contains("| mflops [variant=x] | 6 | 1.000 | 6 | 0 | 0 | 1 |"),
+        "{text}"
+    );
+}
+
+#[test]
+fn compare_fail_on_slower_exits_5_only_beyond_the_allowed_loss() {
+    let dir = tempfile::tempdir().unwrap();
+    let a: Vec<Pt> = (1..=4)
+        .map(|t| ("a", t, "x", "ok", 100.0, 0.001, 0.0, 0.0, 1.0))
+        .collect();
+    // threads=2 loses 10 %, threads=3 loses 30 % but within its spread (0.8 / 2 = 40 %).
+    let b: Vec<Pt> = (1..=4)
+        .map(|t| match t {
+            2 => ("b", t, "x", "ok", 90.0, 0.001, 0.0, 0.0, 1.0),
+            3 => ("b", t, "x", "unstable", 70.0, 0.001, 0.8, 0.0, 1.0),
+            _ => ("b", t, "x", "ok", 100.0, 0.001, 0.0, 0.0, 1.0),
+        })
+        .collect();
+    results_csv(dir.path(), "a/results.csv", &a);
+    results_csv(dir.path(), "b/results.csv", &b);
+    let run = |pct: &str| {
+        sweep(dir.path())
+            .args(["compare", "a", "b", &format!("--fail-on-slower{pct}")])
+            .output()
+            .unwrap()
+    };
+    let out = run("=5");
+    assert_eq!(out.status.code(), Some(5), "{}", stderr(&out));
+    assert_eq!(
+        stderr(&out),
+        "error: 1 of 8 compared values slower than A by more than 5 % (worst: `mflops` at threads=2, variant=x, 10.0 % slower)\n"
+    );
+    assert!(
+        stdout(&out).contains("| mflops [variant=x] |"),
+        "the table is still printed"
+    );
+    let out = run("=15");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let out = sweep(dir.path())
+        .args(["compare", "a", "b"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "without the option, slower is no failure"
+    );
+    let out = run("=-1");
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("--fail-on-slower `-1` is not a percentage"));
+}
+
+#[test]
+fn compare_bad_input_gets_one_line_naming_the_culprit() {
+    let dir = tempfile::tempdir().unwrap();
+    let pt: Pt = ("a", 1, "x", "ok", 100.0, 0.0, 0.0, 0.0, 1.0);
+    results_csv(dir.path(), "a/results.csv", &[pt]);
+    write(
+        dir.path(),
+        "noaxis/results.csv",
+        "point_id,index,threads,status,mflops,error\na,0,1,ok,5,\n",
+    );
+    write(
+        dir.path(),
+        "other/results.csv",
+        "point_id,index,threads,variant,status,gflops,error\na,0,1,x,ok,5,\n",
+    );
+    std::fs::create_dir_all(dir.path().join("empty")).unwrap();
+    let cases = [
+        (
+            vec!["a", "nope"],
+            "error: run `nope` not found (hint: give a run folder or its results.csv)",
+        ),
+        (
+            vec!["a", "empty"],
+            "error: `empty` holds no results.csv (hint: give a run folder of `sweep run`, or a results CSV)",
+        ),
+        (
+            vec!["a", "noaxis"],
+            "error: `noaxis/results.csv` has no axis `variant` of `a/results.csv` (hint: points are matched by their axis values; `a/results.csv` has `threads`, `variant`, `noaxis/results.csv` has `threads`)",
+        ),
+        (
+            vec!["a", "other"],
+            "error: no metric common to `a/results.csv` and `other/results.csv` (hint: `a/results.csv` has `mflops`, `lat_us`; `other/results.csv` has `gflops`)",
+        ),
+        (
+            vec!["a", "a", "--y", "gflops"],
+            "error: no metric `gflops` in both runs (hint: the metrics of both are `mflops`, `lat_us`)",
+        ),
+    ];
+    for (args, want) in cases {
+        let out = sweep(dir.path())
+            .arg("compare")
+            .args(&args)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(3), "{args:?}: {}", stderr(&out));
+        assert_eq!(stderr(&out), format!("{want}\n"), "{args:?}");
+        assert!(stdout(&out).is_empty(), "{args:?}");
+    }
+}
+
+#[test]
+fn compare_help_lists_its_exit_codes() {
+    let out = sweep(Path::new("."))
+        .args(["compare", "--help"])
+        .output()
+        .unwrap();
+    let help = stdout(&out);
+    assert!(help.contains("  5    --fail-on-slower PCT"), "{help}");
+    let out = sweep(Path::new(".")).arg("--help").output().unwrap();
+    assert!(
+        stdout(&out).contains("  5    slower than allowed"),
+        "{}",
+        stdout(&out)
+    );
+}
+
+#[test]
+fn compare_reads_either_dialect_and_any_axis_order() {
+    let dir = tempfile::tempdir().unwrap();
+    // A: semicolon dialect, decimal commas; B: commas, the axes in the other order, 2.0 for 2.
+    write(
+        dir.path(),
+        "a/results.csv",
+        "point_id;index;threads;variant;status;mflops;mflops_rel_ci;lat_us;error\r\n\
+         a0;0;1;x;ok;100,5;0,001;2;\r\na1;1;2;x;ok;200;0,001;2;\r\n",
+    );
+    write(
+        dir.path(),
+        "b/results.csv",
+        "point_id,index,variant,threads,status,mflops,mflops_rel_ci,lat_us,error\r\n\
+         b0,0,x,2.0,ok,100,0.001,2,\r\nb1,1,x,1,ok,201,0.001,2,\r\n",
+    );
+    let out = sweep(dir.path())
+        .args(["compare", "a", "b", "--y", "mflops", "--out", "cmp"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let csv = std::fs::read_to_string(dir.path().join("cmp/compare.csv")).unwrap();
+    assert_eq!(
+        csv,
+        "threads;variant;metric;a;b;ratio;u_a;u_b;verdict\r\n\
+         1;x;mflops;100,5;201;2;0,001;0,001;faster\r\n\
+         2;x;mflops;200;100;0,5;0,001;0,001;slower\r\n",
+        "A's dialect, only the metric --y names"
+    );
+}
+
+#[test]
+fn compare_of_the_committed_h200_and_h100_thread_sweeps_gives_the_readme_numbers() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let out = sweep(root)
+        .args([
+            "compare",
+            "tests/fixtures/h200x2/one_warm.csv",
+            "tests/fixtures/h100/threads_1_512",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = stdout(&out);
+    for want in [
+        "512 points matched by `threads`; only in A: 0; only in B: 0.",
+        "6144 values compared: 1255 same, 4341 faster, 548 slower",
+        "| shared_nc_1blk_mflops | 512 | 1.020 | 57 | 455 | 0 | 0 | 128 / 128 | 128 / 128 | 512 / 512 |",
+        "| global_all_grid_mflops | 512 | 0.976 | 285 | 2 | 225 | 0 | 32 / 64 | 32 / 51 | 32 / 64 |",
+        "| threads=57 | global_even_grid_mflops | 8104037 MFlops | 13900904 MFlops | 1.715 | 1.0 % | 36.8 % | faster |",
+    ] {
+        assert!(text.contains(want), "want {want:?} in\n{text}");
+    }
+}

@@ -14,7 +14,7 @@ mod accuracy;
 pub mod curve;
 mod fit;
 mod fold;
-mod load;
+pub(crate) mod load;
 pub mod reading;
 mod staircase;
 #[cfg(test)]

@@ -1,0 +1,490 @@
+//! `sweep compare`: two runs of one sweep, point by point and series by series.
+//!
+//! Points are matched by their axis values, not their ids, so runs of other builds, GPUs or days
+//! compare. For each matched point and metric: B/A and a verdict that respects both sides'
+//! uncertainty, after nvbench's `nvbench_compare.py` (which calls two timings the same when they
+//! differ by less than their noise). A point's relative uncertainty u is the largest of
+//! `<m>_rel_ci`, `<m>_spread`/2 and `<m>_repeat_spread`/2, of the columns the CSV has; A and B are
+//! `same` when |B/A - 1| <= u_A + u_B, else `faster` or `slower` by the metric's sense. Per series
+//! (`analyze`'s series: one metric at one combination of the other axes): the geometric mean of
+//! B/A, the verdict counts, and period, knee and best x of both sides.
+
+mod output;
+mod read;
+
+use crate::analyze::load::unit_of_column;
+use crate::analyze::reading::human;
+use crate::analyze::{self, Analysis, AnalyzeError, AnalyzeOptions, Sense};
+use crate::store::Dialect;
+use read::{common_metrics, key, listed, same_axes, MetricCols, Run};
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+pub use read::resolve;
+
+/// `sweep compare --help`, after the options.
+pub const HELP: &str = "\
+RUN_A and RUN_B are run folders or results CSVs. Points are matched by their axis values, so runs
+of other builds or GPUs compare. A point's relative uncertainty u is the largest of <m>_rel_ci,
+<m>_spread/2 and <m>_repeat_spread/2 (of those the CSV has); B is `same` as A when
+|B/A - 1| <= u_A + u_B, else `faster` or `slower` (GB/s, MFlops: higher is better; s, ms, us:
+lower is better). Only rows with status ok, noisy or unstable are compared; the others are named
+as failed. A point is slower by PCT % when its throughput is PCT % below A's, or its time PCT %
+above A's.
+
+Exit codes:
+  0    compared (with --fail-on-slower: no point slower than allowed)
+  2    usage error
+  3    bad input: a run missing or unreadable, runs with other axes, no common metric
+  5    --fail-on-slower PCT: some point is `slower` by more than PCT %";
+
+/// How many points a line names before it says "and N more".
+const NAMED: usize = 5;
+/// How many points the table of the largest changes shows.
+const LARGEST: usize = 10;
+/// Statuses whose rows carry metric values.
+const MEASURED: [&str; 3] = ["ok", "noisy", "unstable"];
+/// The columns of `compare.csv` after the axes.
+const CSV_COLUMNS: [&str; 7] = ["metric", "a", "b", "ratio", "u_a", "u_b", "verdict"];
+
+#[derive(Debug, thiserror::Error)]
+pub enum CompareError {
+    #[error("run `{path}` not found (hint: give a run folder or its results.csv)")]
+    NotFound { path: PathBuf },
+    #[error(
+        "`{path}` holds no results.csv (hint: give a run folder of `sweep run`, or a results CSV)"
+    )]
+    NoResults { path: PathBuf },
+    #[error(transparent)]
+    Read(#[from] AnalyzeError),
+    #[error("`{lacking}` has no axis {axes} of `{other}` (hint: points are matched by their axis values; {both})")]
+    Axes {
+        lacking: PathBuf,
+        other: PathBuf,
+        axes: String,
+        /// What each run has: "`A` has `x`, `B` has `x`, `y`".
+        both: String,
+    },
+    #[error(
+        "no metric common to `{a}` and `{b}` (hint: `{a}` has {metrics_a}; `{b}` has {metrics_b})"
+    )]
+    NoCommonMetric {
+        a: PathBuf,
+        b: PathBuf,
+        metrics_a: String,
+        metrics_b: String,
+    },
+    #[error("no metric `{name}` in both runs (hint: the metrics of both are {common})")]
+    UnknownMetric { name: String, common: String },
+    #[error("cannot write `{path}`: {reason}")]
+    Write { path: PathBuf, reason: String },
+}
+
+/// What to compare: `y` the metric names or columns (default: every metric both runs have).
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    pub y: Vec<String>,
+}
+
+/// One run of the two.
+#[derive(Debug, Clone)]
+pub struct Side {
+    /// Its results CSV.
+    pub path: PathBuf,
+    /// The GPU of its first row, when the CSV says.
+    pub gpu: Option<String>,
+    pub rows: usize,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verdict {
+    Same,
+    Faster,
+    Slower,
+}
+
+impl Verdict {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verdict::Same => "same",
+            Verdict::Faster => "faster",
+            Verdict::Slower => "slower",
+        }
+    }
+
+    /// B against A, given both relative uncertainties and whether higher is better.
+    pub fn of(a: f64, b: f64, u_a: f64, u_b: f64, sense: Sense) -> Verdict {
+        let change = b / a - 1.0;
+        if change.abs() <= u_a + u_b {
+            return Verdict::Same;
+        }
+        match (sense, change > 0.0) {
+            (Sense::HigherIsBetter, true) | (Sense::LowerIsBetter, false) => Verdict::Faster,
+            _ => Verdict::Slower,
+        }
+    }
+}
+
+/// One metric at one point matched in both runs.
+#[derive(Debug, Clone)]
+pub struct PointCmp {
+    /// The axis values, in the order of `Comparison::axes`.
+    pub axes: Vec<String>,
+    /// The metric's column.
+    pub metric: String,
+    pub a: f64,
+    pub b: f64,
+    /// B / A.
+    pub ratio: f64,
+    /// Relative uncertainties.
+    pub u_a: f64,
+    pub u_b: f64,
+    pub verdict: Verdict,
+    pub sense: Sense,
+    /// Index into `Comparison::series`.
+    pub series: usize,
+}
+
+impl PointCmp {
+    /// How much worse B is than A, as a fraction of A (negative: better): the throughput lost,
+    /// or the time added.
+    pub fn loss(&self) -> f64 {
+        match self.sense {
+            Sense::HigherIsBetter => 1.0 - self.ratio,
+            Sense::LowerIsBetter => self.ratio - 1.0,
+        }
+    }
+}
+
+/// Period, knee and best x of one side's curve.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Shape {
+    pub period: Option<f64>,
+    pub knee: Option<f64>,
+    pub best_x: Option<f64>,
+}
+
+/// One series (one metric at one combination of the axes other than x), both runs.
+#[derive(Debug, Clone)]
+pub struct SeriesCmp {
+    /// For people: `mflops` or `mflops [variant=shared]`.
+    pub name: String,
+    pub metric: String,
+    pub unit: String,
+    /// Values of the grouping axes.
+    pub group: Vec<String>,
+    pub same: usize,
+    pub faster: usize,
+    pub slower: usize,
+    /// Points of this series failed in A or B.
+    pub failed: usize,
+    /// Geometric mean of B/A over the compared points.
+    pub geomean: Option<f64>,
+    pub a: Option<Shape>,
+    pub b: Option<Shape>,
+}
+
+impl SeriesCmp {
+    pub fn compared(&self) -> usize {
+        self.same + self.faster + self.slower
+    }
+}
+
+/// The comparison of two runs.
+#[derive(Debug, Clone)]
+pub struct Comparison {
+    pub a: Side,
+    pub b: Side,
+    /// A's axes (B has the same ones).
+    pub axes: Vec<String>,
+    /// The swept axis of the series, when there is a numeric one.
+    pub x: Option<String>,
+    pub points: Vec<PointCmp>,
+    pub series: Vec<SeriesCmp>,
+    /// Points matched by their axis values.
+    pub matched: usize,
+    /// Labels (`threads=3, variant=a`) of points found in one run only.
+    pub only_a: Vec<String>,
+    pub only_b: Vec<String>,
+    /// Points, or metrics at points, not compared because a side failed or has no value, with why.
+    pub failed: Vec<String>,
+    /// The dialect `compare.csv` is written in: A's.
+    pub dialect: Dialect,
+}
+
+fn shape(a: &Analysis, metric: &str, group: &[String], semicolon: bool) -> Option<Shape> {
+    a.series
+        .iter()
+        .find(|s| {
+            s.column == metric
+                && s.group.len() == group.len()
+                && s.group
+                    .iter()
+                    .zip(group)
+                    .all(|((_, v), g)| key(v, semicolon) == *g)
+        })
+        .map(|s| Shape {
+            period: s.curve.period.as_ref().map(|p| p.period),
+            knee: s.curve.knee,
+            best_x: s.curve.best.as_ref().map(|b| b.x),
+        })
+}
+
+/// `threads=3, variant=a`.
+fn label(axes: &[String], values: &[String]) -> String {
+    axes.iter()
+        .zip(values)
+        .map(|(a, v)| format!("{a}={v}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Compares run B with run A (run folders or results CSVs).
+pub fn compare(a: &Path, b: &Path, opts: &Options) -> Result<Comparison, CompareError> {
+    let (path_a, path_b) = (resolve(a)?, resolve(b)?);
+    let run_a = Run::read(&path_a, None)?;
+    let run_b = Run::read(&path_b, Some(&run_a.table.axes))?;
+    same_axes(&run_a.table, &run_b.table)?;
+    let metrics = common_metrics(&run_a, &run_b, &opts.y)?;
+    let axes = run_a.table.axes.clone();
+
+    // The series and their shapes, from the analysis of each side; without a numeric axis to
+    // put on x, one series per metric and no shapes.
+    let columns: Vec<String> = metrics.iter().map(|m| m.column.clone()).collect();
+    let analysis_a = analyze::analyze_csv(
+        &path_a,
+        &AnalyzeOptions {
+            x: None,
+            y: columns.clone(),
+            by: None,
+        },
+    )
+    .ok();
+    let analysis_b = analysis_a.as_ref().and_then(|an| {
+        analyze::analyze_csv(
+            &path_b,
+            &AnalyzeOptions {
+                x: Some(an.x.clone()),
+                y: columns.clone(),
+                by: Some(an.by.clone()),
+            },
+        )
+        .ok()
+    });
+    let x = analysis_a.as_ref().map(|an| an.x.clone());
+    let by: Vec<usize> = match &analysis_a {
+        Some(an) => an
+            .by
+            .iter()
+            .filter_map(|g| axes.iter().position(|a| a == g))
+            .collect(),
+        None => Vec::new(),
+    };
+
+    let cols_a: Vec<MetricCols> = metrics
+        .iter()
+        .map(|m| MetricCols::of(&run_a.table.header, m))
+        .collect();
+    let cols_b: Vec<MetricCols> = metrics
+        .iter()
+        .map(|m| MetricCols::of(&run_b.table.header, m))
+        .collect();
+    let units: Vec<String> = metrics
+        .iter()
+        .map(|m| {
+            if m.unit.is_empty() {
+                unit_of_column(&m.column).to_string()
+            } else {
+                m.unit.clone()
+            }
+        })
+        .collect();
+
+    let mut series: Vec<SeriesCmp> = Vec::new();
+    let mut series_index: HashMap<(usize, Vec<String>), usize> = HashMap::new();
+    let mut logs: Vec<Vec<f64>> = Vec::new();
+    let mut points = Vec::new();
+    let mut failed = Vec::new();
+    let mut only_a = Vec::new();
+    let mut matched = 0;
+    for k in &run_a.keys {
+        let ra = run_a.by_key[k];
+        let Some(&rb) = run_b.by_key.get(k) else {
+            only_a.push(label(&axes, k));
+            continue;
+        };
+        matched += 1;
+        let group: Vec<String> = by.iter().map(|&i| k[i].clone()).collect();
+        let status = match (run_a.failed_status(ra), run_b.failed_status(rb)) {
+            (None, None) => None,
+            (Some(s), None) => Some(format!("A {s}")),
+            (None, Some(s)) => Some(format!("B {s}")),
+            (Some(s), Some(t)) => Some(format!("A {s}, B {t}")),
+        };
+        if let Some(s) = &status {
+            failed.push(format!("{} ({s})", label(&axes, k)));
+        }
+        for (m, metric) in metrics.iter().enumerate() {
+            let si = *series_index.entry((m, group.clone())).or_insert_with(|| {
+                let groups: Vec<String> = by
+                    .iter()
+                    .zip(&group)
+                    .map(|(&i, v)| format!("{}={v}", axes[i]))
+                    .collect();
+                let name = if groups.is_empty() {
+                    metric.column.clone()
+                } else {
+                    format!("{} [{}]", metric.column, groups.join(", "))
+                };
+                let semicolon_a = run_a.table.semicolon;
+                let semicolon_b = run_b.table.semicolon;
+                series.push(SeriesCmp {
+                    name,
+                    metric: metric.column.clone(),
+                    unit: units[m].clone(),
+                    group: group.clone(),
+                    same: 0,
+                    faster: 0,
+                    slower: 0,
+                    failed: 0,
+                    geomean: None,
+                    a: analysis_a
+                        .as_ref()
+                        .and_then(|an| shape(an, &metric.column, &group, semicolon_a)),
+                    b: analysis_b
+                        .as_ref()
+                        .and_then(|an| shape(an, &metric.column, &group, semicolon_b)),
+                });
+                logs.push(Vec::new());
+                series.len() - 1
+            });
+            if status.is_some() {
+                series[si].failed += 1;
+                continue;
+            }
+            let va = run_a.value(ra, cols_a[m].value);
+            let vb = run_b.value(rb, cols_b[m].value);
+            let (a, b) = match (va, vb) {
+                (Some(a), Some(b)) if a > 0.0 && b > 0.0 => (a, b),
+                _ => {
+                    let why = |v: Option<f64>, side: &str| match v {
+                        None => Some(format!("{side} no value")),
+                        Some(v) if v <= 0.0 => Some(format!("{side} {}", human(v))),
+                        Some(_) => None,
+                    };
+                    let whys: Vec<String> =
+                        [why(va, "A"), why(vb, "B")].into_iter().flatten().collect();
+                    failed.push(format!(
+                        "{} `{}` ({})",
+                        label(&axes, k),
+                        metric.column,
+                        whys.join(", ")
+                    ));
+                    series[si].failed += 1;
+                    continue;
+                }
+            };
+            let (u_a, u_b) = (
+                cols_a[m].uncertainty(&run_a, ra),
+                cols_b[m].uncertainty(&run_b, rb),
+            );
+            let sense = Sense::from_unit(&units[m]);
+            let verdict = Verdict::of(a, b, u_a, u_b, sense);
+            let s = &mut series[si];
+            match verdict {
+                Verdict::Same => s.same += 1,
+                Verdict::Faster => s.faster += 1,
+                Verdict::Slower => s.slower += 1,
+            }
+            logs[si].push((b / a).ln());
+            points.push(PointCmp {
+                axes: k.clone(),
+                metric: metric.column.clone(),
+                a,
+                b,
+                ratio: b / a,
+                u_a,
+                u_b,
+                verdict,
+                sense,
+                series: si,
+            });
+        }
+    }
+    for (s, l) in series.iter_mut().zip(&logs) {
+        if !l.is_empty() {
+            s.geomean = Some((l.iter().sum::<f64>() / l.len() as f64).exp());
+        }
+    }
+    let only_b = run_b
+        .keys
+        .iter()
+        .filter(|k| !run_a.by_key.contains_key(*k))
+        .map(|k| label(&axes, k))
+        .collect();
+    Ok(Comparison {
+        a: run_a.side(),
+        b: run_b.side(),
+        axes,
+        x,
+        points,
+        series,
+        matched,
+        only_a,
+        only_b,
+        failed,
+        dialect: if run_a.table.semicolon {
+            Dialect::Semicolon
+        } else {
+            Dialect::Comma
+        },
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn verdicts_respect_both_uncertainties_and_the_sense() {
+        use Sense::{HigherIsBetter as Hi, LowerIsBetter as Lo};
+        use Verdict::{Faster, Same, Slower};
+        // (a, b, u_a, u_b, sense, verdict)
+        let cases = [
+            (100.0, 103.0, 0.01, 0.01, Hi, Faster),
+            (100.0, 103.0, 0.02, 0.011, Hi, Same),
+            (100.0, 97.0, 0.01, 0.01, Hi, Slower),
+            (100.0, 97.0, 0.0, 0.031, Hi, Same),
+            (10.0, 11.0, 0.0, 0.0, Lo, Slower),
+            (10.0, 9.0, 0.0, 0.0, Lo, Faster),
+            (10.0, 9.0, 0.05, 0.06, Lo, Same),
+            (10.0, 10.0, 0.0, 0.0, Hi, Same),
+        ];
+        for (a, b, u_a, u_b, sense, want) in cases {
+            assert_eq!(
+                Verdict::of(a, b, u_a, u_b, sense),
+                want,
+                "{a} -> {b}, u {u_a} + {u_b}, {sense:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn loss_is_throughput_lost_or_time_added() {
+        let p = |ratio: f64, sense| PointCmp {
+            axes: vec![],
+            metric: "m".into(),
+            a: 1.0,
+            b: ratio,
+            ratio,
+            u_a: 0.0,
+            u_b: 0.0,
+            verdict: Verdict::Slower,
+            sense,
+            series: 0,
+        };
+        assert!((p(0.9, Sense::HigherIsBetter).loss() - 0.1).abs() < 1e-12);
+        assert!((p(1.25, Sense::LowerIsBetter).loss() - 0.25).abs() < 1e-12);
+        assert!(p(1.1, Sense::HigherIsBetter).loss() < 0.0);
+    }
+}

@@ -1,0 +1,200 @@
+//! What a comparison shows: the Markdown (stdout and `compare.md`) and `compare.csv`.
+
+use super::{label, listed, CompareError, Comparison, PointCmp, Shape, Side, Verdict};
+use super::{CSV_COLUMNS, LARGEST, NAMED};
+use crate::analyze::reading::{human, percent};
+use std::path::{Path, PathBuf};
+
+/// `3 (threads=1, threads=2, and 1 more)`.
+fn named(labels: &[String]) -> String {
+    if labels.is_empty() {
+        return "0".to_string();
+    }
+    let mut s = labels
+        .iter()
+        .take(NAMED)
+        .cloned()
+        .collect::<Vec<_>>()
+        .join("; ");
+    if labels.len() > NAMED {
+        s += &format!("; and {} more", labels.len() - NAMED);
+    }
+    format!("{} ({s})", labels.len())
+}
+
+fn opt(v: Option<f64>) -> String {
+    v.map_or("-".to_string(), human)
+}
+
+impl Comparison {
+    /// The points `slower` by more than `pct` percent, the worst first.
+    pub fn slower_than(&self, pct: f64) -> Vec<&PointCmp> {
+        let mut v: Vec<&PointCmp> = self
+            .points
+            .iter()
+            .filter(|p| p.verdict == Verdict::Slower && p.loss() > pct / 100.0)
+            .collect();
+        v.sort_by(|a, b| b.loss().total_cmp(&a.loss()));
+        v
+    }
+
+    /// With `--fail-on-slower pct`: the one-line error when some point is `slower` by more than
+    /// `pct` percent, naming the worst.
+    pub fn too_slow(&self, pct: f64) -> Option<String> {
+        let slower = self.slower_than(pct);
+        let worst = slower.first()?;
+        Some(format!(
+            "{} of {} compared values slower than A by more than {pct} % (worst: `{}` at {}, {:.1} % slower)",
+            slower.len(),
+            self.points.len(),
+            worst.metric,
+            self.label(worst),
+            100.0 * worst.loss()
+        ))
+    }
+
+    /// How many compared values have each verdict: (same, faster, slower).
+    pub fn counts(&self) -> (usize, usize, usize) {
+        self.series.iter().fold((0, 0, 0), |(s, f, l), c| {
+            (s + c.same, f + c.faster, l + c.slower)
+        })
+    }
+
+    pub fn label(&self, p: &PointCmp) -> String {
+        label(&self.axes, &p.axes)
+    }
+
+    /// The Markdown: a summary, a table per series, then the largest changes.
+    pub fn to_markdown(&self) -> String {
+        let side = |s: &Side| {
+            let gpu = s.gpu.as_ref().map_or(String::new(), |g| format!(", {g}"));
+            format!("`{}` ({} rows{gpu})", s.path.display(), s.rows)
+        };
+        let mut out = format!(
+            "## Compare B with A\n\nA: {}  \nB: {}\n\n",
+            side(&self.a),
+            side(&self.b)
+        );
+        let (same, faster, slower) = self.counts();
+        out += &format!(
+            "{} points matched by {}; only in A: {}; only in B: {}.  \n",
+            self.matched,
+            listed(&self.axes),
+            named(&self.only_a),
+            named(&self.only_b)
+        );
+        out += &format!("Failed (not compared): {}.  \n", named(&self.failed));
+        out += &format!(
+            "{} values compared: {same} same, {faster} faster, {slower} slower \
+             (same: |B/A - 1| <= u_A + u_B, u = max(rel_ci, spread/2, repeat_spread/2)).\n\n",
+            same + faster + slower
+        );
+        let x = self.x.as_deref().unwrap_or("x");
+        out += &format!(
+            "| series | compared | B/A (geomean) | same | faster | slower | failed | period A / B | knee A / B | best {x} A / B |\n"
+        );
+        out += "|---|---|---|---|---|---|---|---|---|---|\n";
+        for s in &self.series {
+            let both = |f: fn(&Shape) -> Option<f64>| {
+                format!(
+                    "{} / {}",
+                    opt(s.a.as_ref().and_then(f)),
+                    opt(s.b.as_ref().and_then(f))
+                )
+            };
+            out += &format!(
+                "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
+                s.name.replace('|', "\\|"),
+                s.compared(),
+                s.geomean.map_or("-".to_string(), |g| format!("{g:.3}")),
+                s.same,
+                s.faster,
+                s.slower,
+                s.failed,
+                both(|c| c.period),
+                both(|c| c.knee),
+                both(|c| c.best_x),
+            );
+        }
+        let mut changed: Vec<&PointCmp> = self
+            .points
+            .iter()
+            .filter(|p| p.verdict != Verdict::Same)
+            .collect();
+        changed.sort_by(|a, b| b.ratio.ln().abs().total_cmp(&a.ratio.ln().abs()));
+        out += "\n### Largest changes beyond the uncertainty\n\n";
+        if changed.is_empty() {
+            out += "None: every compared value is the same within u_A + u_B.\n";
+            return out;
+        }
+        out += "| point | metric | A | B | B/A | u_A | u_B | verdict |\n";
+        out += "|---|---|---|---|---|---|---|---|\n";
+        for p in changed.iter().take(LARGEST) {
+            let unit = &self.series[p.series].unit;
+            out += &format!(
+                "| {} | {} | {} {unit} | {} {unit} | {:.3} | {} | {} | {} |\n",
+                self.label(p).replace('|', "\\|"),
+                p.metric,
+                human(p.a),
+                human(p.b),
+                p.ratio,
+                percent(p.u_a),
+                percent(p.u_b),
+                p.verdict.as_str()
+            );
+        }
+        if changed.len() > LARGEST {
+            out += &format!(
+                "\n{} more beyond the uncertainty: see compare.csv (--out).\n",
+                changed.len() - LARGEST
+            );
+        }
+        out
+    }
+
+    /// `compare.csv`: one row per compared point and metric, in A's dialect, RFC 4180.
+    pub fn to_csv(&self) -> String {
+        let mut header: Vec<String> = self
+            .axes
+            .iter()
+            .map(|a| {
+                if CSV_COLUMNS.contains(&a.as_str()) {
+                    format!("axis_{a}")
+                } else {
+                    a.clone()
+                }
+            })
+            .collect();
+        header.extend(CSV_COLUMNS.iter().map(|c| c.to_string()));
+        let d = self.dialect;
+        let mut out = crate::store::record(&header, d);
+        for p in &self.points {
+            let mut row = p.axes.clone();
+            row.extend([
+                p.metric.clone(),
+                d.number(p.a),
+                d.number(p.b),
+                d.number(p.ratio),
+                d.number(p.u_a),
+                d.number(p.u_b),
+                p.verdict.as_str().to_string(),
+            ]);
+            out.extend(crate::store::record(&row, d));
+        }
+        String::from_utf8(out).unwrap_or_default()
+    }
+
+    /// Writes `compare.csv` and `compare.md` into `dir` (created if missing).
+    pub fn write_files(&self, dir: &Path) -> Result<Vec<PathBuf>, CompareError> {
+        let err = |path: &Path, e: std::io::Error| CompareError::Write {
+            path: path.to_path_buf(),
+            reason: e.to_string(),
+        };
+        std::fs::create_dir_all(dir).map_err(|e| err(dir, e))?;
+        let csv = dir.join("compare.csv");
+        std::fs::write(&csv, self.to_csv()).map_err(|e| err(&csv, e))?;
+        let md = dir.join("compare.md");
+        std::fs::write(&md, self.to_markdown()).map_err(|e| err(&md, e))?;
+        Ok(vec![csv, md])
+    }
+}

@@ -1,0 +1,286 @@
+//! Reading the two runs: the results CSV of a run folder, each point's row by its axis values,
+//! and where each metric's value and uncertainty columns lie.
+
+use super::{CompareError, Side, MEASURED};
+use crate::analyze::load::{number, MetricColumn, Table};
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+/// The results CSV of a run folder, or the CSV itself.
+pub fn resolve(path: &Path) -> Result<PathBuf, CompareError> {
+    if path.is_dir() {
+        let csv = path.join(crate::store::RESULTS);
+        if csv.is_file() {
+            Ok(csv)
+        } else {
+            Err(CompareError::NoResults {
+                path: path.to_path_buf(),
+            })
+        }
+    } else if path.is_file() {
+        Ok(path.to_path_buf())
+    } else {
+        Err(CompareError::NotFound {
+            path: path.to_path_buf(),
+        })
+    }
+}
+
+pub(super) fn listed(names: &[String]) -> String {
+    if names.is_empty() {
+        return "none".to_string();
+    }
+    names
+        .iter()
+        .map(|a| format!("`{a}`"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// A cell as a key: numbers in one spelling (`32`, `32.0` and `3.2e1` match), text trimmed.
+pub(super) fn key(cell: &str, semicolon: bool) -> String {
+    match number(cell, semicolon) {
+        Some(v) => format!("{v}"),
+        None => cell.trim().to_string(),
+    }
+}
+
+/// The column `<metric>_<suffix>`: by the metric's name, else by the longest prefix of its column
+/// cut at a `_` (a CSV without a manifest names metrics by their column: `copy_gb_per_s` ->
+/// `copy_rel_ci`).
+pub(super) fn stat_column(header: &[String], m: &MetricColumn, suffix: &str) -> Option<usize> {
+    let find = |name: String| header.iter().position(|h| *h == name);
+    find(format!("{}_{suffix}", m.name)).or_else(|| {
+        m.column
+            .rmatch_indices('_')
+            .find_map(|(i, _)| find(format!("{}_{suffix}", &m.column[..i])))
+    })
+}
+
+/// One run read for comparison.
+pub(super) struct Run {
+    pub(super) table: Table,
+    /// Row of each point, by its axis values in the order of A's axes.
+    pub(super) by_key: HashMap<Vec<String>, usize>,
+    /// Keys in row order (first appearance).
+    pub(super) keys: Vec<Vec<String>>,
+    status: Option<usize>,
+}
+
+impl Run {
+    pub(super) fn read(path: &Path, axes: Option<&[String]>) -> Result<Run, CompareError> {
+        let table = Table::read(path)?;
+        let axes = axes.unwrap_or(&table.axes).to_vec();
+        let cols: Vec<Option<usize>> = axes
+            .iter()
+            .map(|a| table.header.iter().position(|h| h == a))
+            .collect();
+        let mut by_key = HashMap::new();
+        let mut keys = Vec::new();
+        for (i, row) in table.rows.iter().enumerate() {
+            let k: Vec<String> = cols
+                .iter()
+                .map(|c| {
+                    let cell = c.and_then(|c| row.get(c)).map_or("", String::as_str);
+                    key(cell, table.semicolon)
+                })
+                .collect();
+            if !by_key.contains_key(&k) {
+                by_key.insert(k.clone(), i);
+                keys.push(k);
+            }
+        }
+        let status = table.header.iter().position(|h| h == "status");
+        Ok(Run {
+            table,
+            by_key,
+            keys,
+            status,
+        })
+    }
+
+    fn cell(&self, row: usize, col: Option<usize>) -> &str {
+        col.and_then(|c| self.table.rows[row].get(c))
+            .map_or("", String::as_str)
+    }
+
+    pub(super) fn value(&self, row: usize, col: Option<usize>) -> Option<f64> {
+        number(self.cell(row, col), self.table.semicolon).filter(|v| v.is_finite())
+    }
+
+    /// The status of a row that was not measured, or `None` for ok, noisy and unstable.
+    pub(super) fn failed_status(&self, row: usize) -> Option<&str> {
+        let s = self.cell(row, self.status);
+        (self.status.is_some() && !MEASURED.contains(&s)).then_some(s)
+    }
+
+    pub(super) fn side(&self) -> Side {
+        let gpu = self
+            .table
+            .header
+            .iter()
+            .position(|h| h == "gpu_name")
+            .and_then(|c| {
+                self.table
+                    .rows
+                    .iter()
+                    .filter_map(|r| r.get(c))
+                    .find(|v| !v.is_empty())
+            })
+            .cloned();
+        Side {
+            path: self.table.path.clone(),
+            gpu,
+            rows: self.table.rows.len(),
+        }
+    }
+}
+
+/// Where a metric's value and uncertainty lie in one run.
+pub(super) struct MetricCols {
+    pub(super) value: Option<usize>,
+    rel_ci: Option<usize>,
+    spread: Option<usize>,
+    repeat_spread: Option<usize>,
+}
+
+impl MetricCols {
+    pub(super) fn of(header: &[String], m: &MetricColumn) -> MetricCols {
+        MetricCols {
+            value: header.iter().position(|h| *h == m.column),
+            rel_ci: stat_column(header, m, "rel_ci"),
+            spread: stat_column(header, m, "spread"),
+            repeat_spread: stat_column(header, m, "repeat_spread"),
+        }
+    }
+
+    /// max(rel_ci, spread / 2, repeat_spread / 2) of a row, 0 when it has none.
+    pub(super) fn uncertainty(&self, run: &Run, row: usize) -> f64 {
+        [
+            (self.rel_ci, 1.0),
+            (self.spread, 0.5),
+            (self.repeat_spread, 0.5),
+        ]
+        .iter()
+        .filter_map(|&(c, f)| run.value(row, c).map(|v| v.abs() * f))
+        .fold(0.0, f64::max)
+    }
+}
+
+/// The metrics both runs have (by column), or those `y` names.
+pub(super) fn common_metrics(
+    a: &Run,
+    b: &Run,
+    y: &[String],
+) -> Result<Vec<MetricColumn>, CompareError> {
+    let common: Vec<MetricColumn> = a
+        .table
+        .metrics
+        .iter()
+        .filter(|m| b.table.metrics.iter().any(|n| n.column == m.column))
+        .cloned()
+        .collect();
+    let columns =
+        |ms: &[MetricColumn]| listed(&ms.iter().map(|m| m.column.clone()).collect::<Vec<_>>());
+    if common.is_empty() {
+        return Err(CompareError::NoCommonMetric {
+            a: a.table.path.clone(),
+            b: b.table.path.clone(),
+            metrics_a: columns(&a.table.metrics),
+            metrics_b: columns(&b.table.metrics),
+        });
+    }
+    if y.is_empty() {
+        return Ok(common);
+    }
+    y.iter()
+        .map(|name| {
+            common
+                .iter()
+                .find(|m| m.column == *name || m.name == *name)
+                .cloned()
+                .ok_or_else(|| CompareError::UnknownMetric {
+                    name: name.clone(),
+                    common: columns(&common),
+                })
+        })
+        .collect()
+}
+
+/// Both runs must have the same axes, in any order.
+pub(super) fn same_axes(a: &Table, b: &Table) -> Result<(), CompareError> {
+    let missing = |from: &Table, other: &Table| -> Vec<String> {
+        other
+            .axes
+            .iter()
+            .filter(|x| !from.axes.contains(x))
+            .cloned()
+            .collect()
+    };
+    for (lacking, other) in [(b, a), (a, b)] {
+        let m = missing(lacking, other);
+        if !m.is_empty() {
+            return Err(CompareError::Axes {
+                lacking: lacking.path.clone(),
+                other: other.path.clone(),
+                axes: listed(&m),
+                both: format!(
+                    "`{}` has {}, `{}` has {}",
+                    a.path.display(),
+                    listed(&a.axes),
+                    b.path.display(),
+                    listed(&b.axes)
+                ),
+            });
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn axis_values_match_whatever_their_spelling() {
+        assert_eq!(key("32", false), key("32.0", false));
+        assert_eq!(key("32", false), key("3.2e1", false));
+        assert_eq!(key("0,5", true), key("0.5", false));
+        assert_eq!(key(" shared ", false), "shared");
+        assert_ne!(key("32", false), key("33", false));
+    }
+
+    #[test]
+    fn uncertainty_columns_are_found_by_name_or_by_a_prefix_of_the_column() {
+        let header: Vec<String> = [
+            "copy_gb_per_s",
+            "copy_rel_ci",
+            "copy_spread",
+            "copy_repeat_spread",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        let guessed = MetricColumn {
+            name: "copy_gb_per_s".into(),
+            unit: String::new(),
+            column: "copy_gb_per_s".into(),
+        };
+        let from_manifest = MetricColumn {
+            name: "copy".into(),
+            unit: "GB/s".into(),
+            column: "copy_gb_per_s".into(),
+        };
+        for m in [&guessed, &from_manifest] {
+            assert_eq!(stat_column(&header, m, "rel_ci"), Some(1));
+            assert_eq!(stat_column(&header, m, "spread"), Some(2));
+            assert_eq!(stat_column(&header, m, "repeat_spread"), Some(3));
+        }
+        let other = MetricColumn {
+            name: "mflops".into(),
+            unit: String::new(),
+            column: "mflops".into(),
+        };
+        assert_eq!(stat_column(&header, &other, "rel_ci"), None);
+    }
+}
