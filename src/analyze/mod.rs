@@ -3,7 +3,8 @@
 //! `load` reads the CSV into series (one per combination of the non-swept axes and per metric),
 //! `curve` analyses each series (the staircase model in `staircase`, the folding fallback in
 //! `fold`), `reading` puts the answer in words. The outputs are a Markdown table
-//! (`Analysis::to_markdown`), `analysis.json` and `analysis.csv` (`Analysis::write_files`);
+//! (`Analysis::to_markdown`, also written as `analysis.md`), `analysis.json` and `analysis.csv`
+//! (`Analysis::write_files`);
 //! `report::plot` draws the charts.
 
 use serde::{Serialize, Serializer};
@@ -323,7 +324,9 @@ impl Analysis {
         std::fs::write(&json_path, json + "\n").map_err(|e| write_err(&json_path, &e))?;
         let csv_path = dir.join("analysis.csv");
         std::fs::write(&csv_path, self.to_csv()).map_err(|e| write_err(&csv_path, &e))?;
-        Ok(vec![json_path, csv_path])
+        let md_path = dir.join("analysis.md");
+        std::fs::write(&md_path, self.to_markdown()).map_err(|e| write_err(&md_path, &e))?;
+        Ok(vec![json_path, csv_path, md_path])
     }
 
     /// `analysis.csv`: one row per series, in the dialect of the results CSV.
@@ -433,6 +436,7 @@ mod tests {
             serde_json::from_str(&std::fs::read_to_string(&files[0]).unwrap()).unwrap();
         assert_eq!(json["series"][0]["period"]["period"], 32.0);
         assert_eq!(json["series"][1]["group"]["variant"], "conflict2");
+        assert_eq!(std::fs::read_to_string(&files[2]).unwrap(), md);
         let csv = std::fs::read_to_string(&files[1]).unwrap();
         let mut lines = csv.lines();
         assert!(lines
