@@ -14,6 +14,7 @@ pub mod exec;
 pub mod exit;
 pub mod gpu;
 pub mod merge;
+pub mod overrides;
 pub mod parse;
 pub mod points;
 pub mod render;

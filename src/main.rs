@@ -6,6 +6,7 @@ use std::process::ExitCode;
 use sweep::driver::{self, Order, STOP};
 use sweep::events::Progress;
 use sweep::exit;
+use sweep::overrides::Overrides;
 use sweep::points::{Shard, Split};
 use sweep::spec::Spec;
 use sweep::store::Dialect;
@@ -38,6 +39,36 @@ struct Sharding {
     /// How points are dealt to shards and GPUs
     #[arg(long, value_enum, default_value = "series")]
     split: Split,
+}
+
+/// Overrides of the spec on the command line (nvbench's `-a` style); `plan`, `render`, `build`
+/// and `run` read the spec with them applied.
+#[derive(Args, Clone, Default)]
+struct OverrideArgs {
+    /// Override an axis: `-a threads=17:80` (a range, `LO:HI[:STEP]`) or `-a variant=naive,shared`
+    /// (a list); repeatable
+    #[arg(short = 'a', long = "axis", value_name = "NAME=VALUES", value_parser = sweep::overrides::key_value)]
+    axes: Vec<(String, String)>,
+    /// Override a `[vars]` constant: `--set n=4096`; repeatable
+    #[arg(long = "set", value_name = "KEY=VALUE", value_parser = sweep::overrides::key_value)]
+    vars: Vec<(String, String)>,
+    /// Override a `[timing]` setting: `--timing target_rel_ci=0.02`; repeatable
+    #[arg(long, value_name = "KEY=VALUE", value_parser = sweep::overrides::key_value)]
+    timing: Vec<(String, String)>,
+    /// Replace the spec's filter: `--filter "threads % 32 == 0"`
+    #[arg(long, value_name = "EXPR")]
+    filter: Option<String>,
+}
+
+impl OverrideArgs {
+    fn overrides(&self) -> Overrides {
+        Overrides {
+            axes: self.axes.clone(),
+            vars: self.vars.clone(),
+            timing: self.timing.clone(),
+            filter: self.filter.clone(),
+        }
+    }
 }
 
 #[derive(Args, Clone)]
@@ -84,7 +115,10 @@ enum Command {
     /// Build and run every point of a sweep; resumes the latest unfinished run of the same spec
     #[command(after_help = exit::HELP)]
     Run {
+        /// The sweep spec (`sweeps/<name>.toml`)
         spec: PathBuf,
+        #[command(flatten)]
+        over: OverrideArgs,
         #[command(flatten)]
         args: RunArgs,
     },
@@ -98,14 +132,20 @@ enum Command {
     /// List the points of a sweep and their count, without building
     #[command(after_help = exit::HELP)]
     Plan {
+        /// The sweep spec (`sweeps/<name>.toml`)
         spec: PathBuf,
+        #[command(flatten)]
+        over: OverrideArgs,
         #[command(flatten)]
         sharding: Sharding,
     },
     /// Print the rendered headers of one point
     #[command(after_help = exit::HELP)]
     Render {
+        /// The sweep spec (`sweeps/<name>.toml`)
         spec: PathBuf,
+        #[command(flatten)]
+        over: OverrideArgs,
         /// Point index (from `sweep plan`)
         #[arg(long)]
         point: usize,
@@ -116,7 +156,10 @@ enum Command {
     /// Compile every point into the build cache (needs nvcc, not a GPU)
     #[command(after_help = exit::HELP)]
     Build {
+        /// The sweep spec (`sweeps/<name>.toml`)
         spec: PathBuf,
+        #[command(flatten)]
+        over: OverrideArgs,
         #[command(flatten)]
         place: Where,
         #[command(flatten)]
@@ -258,6 +301,12 @@ fn load(spec: &Path) -> Result<Spec, Fail> {
     Spec::load(spec).map_err(|e| Fail(exit::BAD_INPUT, e.to_string()))
 }
 
+/// The spec with the command-line overrides applied.
+fn load_with(spec: &Path, over: &OverrideArgs) -> Result<Spec, Fail> {
+    sweep::overrides::load(spec, &over.overrides())
+        .map_err(|e| Fail(exit::BAD_INPUT, e.to_string()))
+}
+
 fn cache_dir(place: &Where) -> PathBuf {
     place
         .cache
@@ -359,18 +408,33 @@ fn analyze(results: &Path, select: &Select, plot: bool) -> Result<(), Fail> {
 
 fn dispatch(cli: Cli) -> Result<i32, Fail> {
     match cli.command {
-        Command::Run { spec, args } => {
-            let spec = load(&spec)?;
+        Command::Run { spec, over, args } => {
+            let spec = load_with(&spec, &over)?;
             run_sweep(&spec, &args, None)
         }
         Command::Resume { run_dir, args } => {
             let m = sweep::store::Manifest::load(&run_dir)
                 .map_err(|e| Fail(exit::BAD_INPUT, e.to_string()))?;
-            let spec = load(Path::new(&m.spec_path))?;
+            let over = Overrides::from_args(&m.overrides).ok_or_else(|| {
+                Fail(
+                    exit::BAD_INPUT,
+                    format!(
+                        "`{}`: unreadable overrides {:?} in its manifest",
+                        run_dir.display(),
+                        m.overrides
+                    ),
+                )
+            })?;
+            let spec = sweep::overrides::load(Path::new(&m.spec_path), &over)
+                .map_err(|e| Fail(exit::BAD_INPUT, e.to_string()))?;
             run_sweep(&spec, &args, Some(run_dir))
         }
-        Command::Plan { spec, sharding } => {
-            let spec = load(&spec)?;
+        Command::Plan {
+            spec,
+            over,
+            sharding,
+        } => {
+            let spec = load_with(&spec, &over)?;
             let points = driver::plan(&spec, sharding.shard, sharding.split)
                 .map_err(|e| Fail(e.exit_code(), e.to_string()))?;
             println!("{:>6}  {:<12}  point", "index", "id");
@@ -388,8 +452,13 @@ fn dispatch(cli: Cli) -> Result<i32, Fail> {
             }
             Ok(exit::OK)
         }
-        Command::Render { spec, point, out } => {
-            let spec = load(&spec)?;
+        Command::Render {
+            spec,
+            over,
+            point,
+            out,
+        } => {
+            let spec = load_with(&spec, &over)?;
             let points = driver::plan(&spec, None, Split::Series)
                 .map_err(|e| Fail(e.exit_code(), e.to_string()))?;
             let p = points.get(point).ok_or_else(|| {
@@ -451,12 +520,13 @@ fn dispatch(cli: Cli) -> Result<i32, Fail> {
         }
         Command::Build {
             spec,
+            over,
             place,
             sharding,
             sample,
         } => {
             install_ctrl_c();
-            let spec = load(&spec)?;
+            let spec = load_with(&spec, &over)?;
             let opts = driver::Options {
                 output: place.output.clone(),
                 cache: cache_dir(&place),

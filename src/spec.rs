@@ -259,6 +259,9 @@ pub struct Spec {
     /// Each point runs in this many independent processes, one per pass over the sweep (pass 0
     /// in the sweep's order, later passes shuffled); its row holds the median over them.
     pub repeat: u32,
+    /// The command-line overrides applied (`crate::overrides`), as arguments; empty for a file
+    /// read as it is.
+    pub overrides: Vec<String>,
 }
 
 impl Spec {
@@ -414,6 +417,7 @@ impl Spec {
             metrics,
             analyze: file.analyze,
             repeat,
+            overrides: Vec::new(),
         })
     }
 

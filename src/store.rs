@@ -387,6 +387,10 @@ pub struct Manifest {
     pub timeline: Vec<TimelineEntry>,
     #[serde(default)]
     pub resumed: Vec<String>,
+    /// Command-line overrides of the spec (`-a`, `--set`, `--timing`, `--filter`), as arguments;
+    /// `spec` is the spec with them applied, and `sweep resume` applies them again.
+    #[serde(default)]
+    pub overrides: Vec<String>,
 }
 
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]

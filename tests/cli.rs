@@ -1299,3 +1299,113 @@ fn compare_of_the_committed_h200_and_h100_thread_sweeps_gives_the_readme_numbers
         assert!(text.contains(want), "want {want:?} in\n{text}");
     }
 }
+
+#[test]
+fn overrides_shape_plan_and_run_and_resume_keeps_or_refuses_them() {
+    let p = project();
+    let plan = sweep(p.path())
+        .args([
+            "plan",
+            "sweeps/saw.toml",
+            "-a",
+            "threads=5:8",
+            "--set",
+            "slow_ms=1",
+        ])
+        .output()
+        .unwrap();
+    assert!(plan.status.success(), "{}", stderr(&plan));
+    let text = stdout(&plan);
+    assert!(text.ends_with("4 points\n"), "{text}");
+    assert!(
+        text.contains("threads=5") && text.contains("threads=8") && !text.contains("threads=9")
+    );
+    let render = sweep(p.path())
+        .args([
+            "render",
+            "sweeps/saw.toml",
+            "-a",
+            "threads=5:8",
+            "--set",
+            "slow_ms=1",
+            "--point",
+            "0",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        stdout(&render).contains("#define THREADS 5\n"),
+        "{}",
+        stdout(&render)
+    );
+    assert!(
+        stdout(&render).contains("#define SLOW_MS 1\n"),
+        "{}",
+        stdout(&render)
+    );
+
+    let run = |extra: &[&str]| {
+        sweep(p.path())
+            .args([
+                "run",
+                "sweeps/saw.toml",
+                "--no-analyze",
+                "--set",
+                "slow_ms=1",
+            ])
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    let out = run(&["-a", "threads=5:8"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let dir = run_dir(p.path(), "saw");
+    let threads: Vec<String> = rows(&dir.join("results.csv"))
+        .iter()
+        .map(|r| r["threads"].clone())
+        .collect();
+    assert_eq!(threads, ["5", "6", "7", "8"]);
+    let m = manifest(&dir);
+    assert_eq!(
+        m["overrides"],
+        serde_json::json!(["-a threads=5:8", "--set slow_ms=1"])
+    );
+    assert!(m["spec"].as_str().unwrap().starts_with(
+        "# sweeps/saw.toml with the command-line overrides: -a threads=5:8 --set slow_ms=1\n"
+    ));
+
+    // Make the run unfinished: a changed override is refused like a changed spec, the same one
+    // resumes it, and `sweep resume` applies the overrides its manifest lists.
+    let mut m = m;
+    m["state"] = "interrupted".into();
+    std::fs::write(dir.join("manifest.json"), m.to_string()).unwrap();
+    let out = run(&["-a", "threads=5:9"]);
+    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("the spec changed since the unfinished run")
+            && stderr(&out).contains("`axis` differ (hint: --force starts a new run)"),
+        "{}",
+        stderr(&out)
+    );
+    let out = sweep(p.path())
+        .args(["resume", &dir.display().to_string(), "--no-analyze"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(manifest(&dir)["state"], "finished");
+    assert_eq!(
+        run_dirs(&p.path().join("output/saw")).len(),
+        1,
+        "no second run"
+    );
+
+    let bad = sweep(p.path())
+        .args(["plan", "sweeps/saw.toml", "-a", "thread=1:2"])
+        .output()
+        .unwrap();
+    assert_eq!(bad.status.code(), Some(3));
+    assert_eq!(
+        stderr(&bad),
+        "error: sweeps/saw.toml: `-a thread=1:2`: the spec has no axis `thread` (hint: its axes are `threads`)\n"
+    );
+}

@@ -250,6 +250,7 @@ pub fn run(
             started: now(),
             state: "running".into(),
             dialect: opts.dialect,
+            overrides: spec.overrides.clone(),
             ..Manifest::default()
         },
     };

@@ -1,0 +1,331 @@
+//! Command-line overrides of a spec, in the style of nvbench's `-a`: `-a threads=17:80`,
+//! `-a variant=naive,shared`, `--set n=4096`, `--timing target_rel_ci=0.02`, `--filter "..."`.
+//!
+//! They edit the spec's TOML before it is read, so an overridden spec is checked, expanded and
+//! run exactly like a file: `plan` lists what `run` does. The spec a run records (manifest `spec`)
+//! is the edited one, headed by a comment naming the overrides, so its hash changes with them and
+//! resume refuses a changed override as it refuses a changed spec; `sweep resume` applies the
+//! overrides the manifest lists.
+
+use crate::spec::{Spec, SpecError};
+use std::path::Path;
+
+/// The overrides, as given.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Overrides {
+    /// `-a NAME=LO:HI[:STEP]` or `-a NAME=V1,V2,...`
+    pub axes: Vec<(String, String)>,
+    /// `--set KEY=VALUE` of a `[vars]` constant
+    pub vars: Vec<(String, String)>,
+    /// `--timing KEY=VALUE` of the `[timing]` table
+    pub timing: Vec<(String, String)>,
+    pub filter: Option<String>,
+}
+
+/// The keys `[timing]` takes (the spec refuses others).
+const TIMING_KEYS: [&str; 9] = [
+    "warmup",
+    "min_samples",
+    "min_time_ms",
+    "max_time_ms",
+    "target_rel_ci",
+    "flush_l2",
+    "rated_sm_mhz",
+    "batch",
+    "placements",
+];
+
+impl Overrides {
+    pub fn is_empty(&self) -> bool {
+        self.axes.is_empty()
+            && self.vars.is_empty()
+            && self.timing.is_empty()
+            && self.filter.is_none()
+    }
+
+    /// The overrides as command-line arguments, in a fixed order (what the manifest records).
+    pub fn to_args(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        for (k, v) in &self.axes {
+            out.push(format!("-a {k}={v}"));
+        }
+        for (k, v) in &self.vars {
+            out.push(format!("--set {k}={v}"));
+        }
+        for (k, v) in &self.timing {
+            out.push(format!("--timing {k}={v}"));
+        }
+        if let Some(f) = &self.filter {
+            out.push(format!("--filter {f}"));
+        }
+        out
+    }
+
+    /// Reads back what [`Overrides::to_args`] wrote.
+    pub fn from_args(args: &[String]) -> Option<Overrides> {
+        let mut o = Overrides::default();
+        for a in args {
+            let (flag, rest) = a.split_once(' ')?;
+            if flag == "--filter" {
+                o.filter = Some(rest.to_string());
+                continue;
+            }
+            let (k, v) = rest.split_once('=')?;
+            let pair = (k.to_string(), v.to_string());
+            match flag {
+                "-a" => o.axes.push(pair),
+                "--set" => o.vars.push(pair),
+                "--timing" => o.timing.push(pair),
+                _ => return None,
+            }
+        }
+        Some(o)
+    }
+}
+
+/// `KEY=VALUE` as clap hands it over; the error names the argument.
+pub fn key_value(s: &str) -> Result<(String, String), String> {
+    match s.split_once('=') {
+        Some((k, v)) if !k.trim().is_empty() && !v.trim().is_empty() => {
+            Ok((k.trim().to_string(), v.trim().to_string()))
+        }
+        _ => Err(format!("`{s}` is not KEY=VALUE (hint: e.g. threads=17:80)")),
+    }
+}
+
+/// A TOML scalar from the command line: an integer, a float, true/false, else a string.
+fn scalar(s: &str) -> toml::Value {
+    if let Ok(i) = s.parse::<i64>() {
+        toml::Value::Integer(i)
+    } else if let Ok(f) = s.parse::<f64>() {
+        toml::Value::Float(f)
+    } else if s == "true" || s == "false" {
+        toml::Value::Boolean(s == "true")
+    } else {
+        toml::Value::String(s.to_string())
+    }
+}
+
+/// The `[[axis]]` keys that say which values an axis takes.
+const AXIS_VALUE_KEYS: [&str; 4] = ["range", "step", "pow2", "values"];
+
+/// Reads the spec at `path` with the overrides applied.
+pub fn load(path: &Path, o: &Overrides) -> Result<Spec, SpecError> {
+    let spec = Spec::load(path)?;
+    if o.is_empty() {
+        return Ok(spec);
+    }
+    apply(path, &spec.text, o)
+}
+
+/// The spec `text` (from `path`) with the overrides applied; the file must be valid on its own.
+pub fn apply(path: &Path, text: &str, o: &Overrides) -> Result<Spec, SpecError> {
+    let whole = |message: String| SpecError::Whole {
+        path: path.to_path_buf(),
+        message,
+    };
+    let mut table: toml::Table = text
+        .parse()
+        .map_err(|e: toml::de::Error| whole(e.message().to_string()))?;
+    let axes: Vec<String> = table
+        .get("axis")
+        .and_then(|a| a.as_array())
+        .map(|a| {
+            a.iter()
+                .filter_map(|t| t.get("name")?.as_str().map(String::from))
+                .collect()
+        })
+        .unwrap_or_default();
+    for (name, value) in &o.axes {
+        let Some(axis) = table
+            .get_mut("axis")
+            .and_then(|a| a.as_array_mut())
+            .and_then(|a| {
+                a.iter_mut()
+                    .find(|t| t.get("name").and_then(|n| n.as_str()) == Some(name))
+            })
+            .and_then(|t| t.as_table_mut())
+        else {
+            return Err(whole(format!(
+                "`-a {name}={value}`: the spec has no axis `{name}` (hint: its axes are {})",
+                list(&axes)
+            )));
+        };
+        for k in AXIS_VALUE_KEYS {
+            axis.remove(k);
+        }
+        let parts: Vec<&str> = value.split(':').collect();
+        if parts.len() == 2 || parts.len() == 3 {
+            let ints: Option<Vec<i64>> = parts.iter().map(|p| p.trim().parse().ok()).collect();
+            let Some(ints) = ints else {
+                return Err(whole(format!(
+                    "`-a {name}={value}`: a range takes integers LO:HI or LO:HI:STEP (hint: a list is V1,V2,...)"
+                )));
+            };
+            axis.insert(
+                "range".into(),
+                toml::Value::Array(vec![ints[0].into(), ints[1].into()]),
+            );
+            if let Some(step) = ints.get(2) {
+                axis.insert("step".into(), (*step).into());
+            }
+        } else {
+            let values = value.split(',').map(|v| scalar(v.trim())).collect();
+            axis.insert("values".into(), toml::Value::Array(values));
+        }
+    }
+    for (key, value) in &o.vars {
+        let vars = table.get_mut("vars").and_then(|v| v.as_table_mut());
+        match vars {
+            Some(vars) if vars.contains_key(key) => {
+                vars.insert(key.clone(), scalar(value));
+            }
+            vars => {
+                let known: Vec<String> = vars
+                    .map(|v| v.keys().cloned().collect())
+                    .unwrap_or_default();
+                return Err(whole(format!(
+                    "`--set {key}={value}`: the spec's [vars] has no `{key}` (hint: it has {})",
+                    list(&known)
+                )));
+            }
+        }
+    }
+    for (key, value) in &o.timing {
+        if !TIMING_KEYS.contains(&key.as_str()) {
+            return Err(whole(format!(
+                "`--timing {key}={value}`: [timing] has no key `{key}` (hint: {})",
+                TIMING_KEYS.join(", ")
+            )));
+        }
+        let timing = table
+            .entry("timing")
+            .or_insert_with(|| toml::Value::Table(toml::Table::new()));
+        if let Some(t) = timing.as_table_mut() {
+            t.insert(key.clone(), scalar(value));
+        }
+    }
+    if let Some(f) = &o.filter {
+        table.insert("filter".into(), toml::Value::String(f.clone()));
+    }
+    let edited = format!(
+        "# {} with the command-line overrides: {}\n{}",
+        path.display(),
+        o.to_args().join(" "),
+        toml::to_string(&table).map_err(|e| whole(e.to_string()))?
+    );
+    let mut spec = Spec::parse(path, &edited).map_err(|e| {
+        // Line numbers of the edited text mean nothing to the user: drop `path[:line]: `.
+        let message = e.to_string();
+        let rest = message
+            .strip_prefix(&path.display().to_string())
+            .unwrap_or(&message);
+        let rest = rest.trim_start_matches(|c: char| c == ':' || c.is_ascii_digit());
+        let rest = rest.strip_prefix(' ').unwrap_or(rest);
+        whole(format!("with {}: {rest}", o.to_args().join(" ")))
+    })?;
+    spec.overrides = o.to_args();
+    Ok(spec)
+}
+
+fn list(names: &[String]) -> String {
+    if names.is_empty() {
+        "none".to_string()
+    } else {
+        names
+            .iter()
+            .map(|n| format!("`{n}`"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SPEC: &str = "# a comment\nbench = \"b\"\ncompiler = \"cc\"\n[vars]\nn = 1024\n[timing]\ntarget_rel_ci = 0.01\n[[axis]]\nname = \"threads\"\nrange = [1, 512]\n[[axis]]\nname = \"variant\"\nvalues = [\"naive\", \"shared\", \"padded\"]\n[[metric]]\npattern = \"mflops\"\n";
+
+    fn with(o: Overrides) -> Result<Spec, SpecError> {
+        apply(Path::new("sweeps/t.toml"), SPEC, &o)
+    }
+
+    #[test]
+    fn overrides_edit_axes_vars_timing_and_filter() {
+        let s = with(Overrides {
+            axes: vec![
+                ("threads".into(), "17:80:7".into()),
+                ("variant".into(), "naive,shared".into()),
+            ],
+            vars: vec![("n".into(), "4096".into())],
+            timing: vec![("target_rel_ci".into(), "0.02".into())],
+            filter: Some("threads > 20".into()),
+        })
+        .unwrap();
+        let threads: Vec<String> = s.axes[0].values.iter().map(|v| v.to_string()).collect();
+        assert_eq!(
+            threads,
+            ["17", "24", "31", "38", "45", "52", "59", "66", "73", "80"]
+        );
+        assert_eq!(s.axes[1].values.len(), 2);
+        assert_eq!(s.vars["n"].to_string(), "4096");
+        assert_eq!(s.target_rel_ci(), 0.02);
+        assert_eq!(s.filter.as_deref(), Some("threads > 20"));
+        assert!(s.text.starts_with("# sweeps/t.toml with the command-line overrides: -a threads=17:80:7 -a variant=naive,shared --set n=4096 --timing target_rel_ci=0.02 --filter threads > 20\n"));
+        let plain = Spec::parse(Path::new("sweeps/t.toml"), SPEC).unwrap();
+        assert_ne!(s.hash, plain.hash, "an override is a change of the spec");
+        assert_eq!(
+            Overrides::from_args(&s.overrides).unwrap().to_args(),
+            s.overrides
+        );
+    }
+
+    #[test]
+    fn bad_overrides_name_the_argument_and_hint() {
+        let cases = [
+            (
+                Overrides {
+                    axes: vec![("thread".into(), "1:2".into())],
+                    ..Overrides::default()
+                },
+                "sweeps/t.toml: `-a thread=1:2`: the spec has no axis `thread` (hint: its axes are `threads`, `variant`)",
+            ),
+            (
+                Overrides {
+                    axes: vec![("threads".into(), "a:b".into())],
+                    ..Overrides::default()
+                },
+                "sweeps/t.toml: `-a threads=a:b`: a range takes integers LO:HI or LO:HI:STEP (hint: a list is V1,V2,...)",
+            ),
+            (
+                Overrides {
+                    vars: vec![("m".into(), "1".into())],
+                    ..Overrides::default()
+                },
+                "sweeps/t.toml: `--set m=1`: the spec's [vars] has no `m` (hint: it has `n`)",
+            ),
+            (
+                Overrides {
+                    timing: vec![("target".into(), "1".into())],
+                    ..Overrides::default()
+                },
+                "sweeps/t.toml: `--timing target=1`: [timing] has no key `target` (hint: warmup, min_samples,",
+            ),
+            (
+                Overrides {
+                    axes: vec![("threads".into(), "80:17".into())],
+                    ..Overrides::default()
+                },
+                "sweeps/t.toml: with -a threads=80:17: axis `threads` is empty: 80..17 step 1 (hint: start must be <= end)",
+            ),
+        ];
+        for (o, want) in cases {
+            let e = with(o).unwrap_err().to_string();
+            assert!(e.starts_with(want), "{e}");
+        }
+        assert_eq!(
+            key_value("threads").unwrap_err(),
+            "`threads` is not KEY=VALUE (hint: e.g. threads=17:80)"
+        );
+    }
+}
