@@ -125,6 +125,7 @@ enum Command {
     /// Finish an unfinished run folder
     #[command(after_help = exit::HELP)]
     Resume {
+        /// An unfinished run folder (`output/<sweep>/<stamp>`)
         run_dir: PathBuf,
         #[command(flatten)]
         args: RunArgs,
@@ -178,6 +179,7 @@ enum Command {
     /// Build cache: `stats` or `clean`
     #[command(after_help = exit::HELP)]
     Cache {
+        /// `stats`: entries and size; `clean`: remove every entry
         #[arg(value_parser = ["stats", "clean"])]
         action: String,
         #[command(flatten)]
@@ -186,6 +188,7 @@ enum Command {
     /// Period, phase, knee, drop and best x of every series of a results CSV
     #[command(after_help = exit::HELP)]
     Analyze {
+        /// A results CSV (`output/<sweep>/<stamp>/results.csv`), or any CSV with a numeric axis
         results: PathBuf,
         #[command(flatten)]
         select: Select,
@@ -193,6 +196,7 @@ enum Command {
     /// Charts (SVG and PNG) of every series of a results CSV
     #[command(after_help = exit::HELP)]
     Plot {
+        /// A results CSV (`output/<sweep>/<stamp>/results.csv`)
         results: PathBuf,
         #[command(flatten)]
         select: Select,
@@ -228,6 +232,7 @@ enum Command {
     /// Write a Slurm job-array script that runs one shard per task; --submit submits it
     #[command(after_help = sweep::slurm::HELP)]
     Slurm {
+        /// The sweep spec (`sweeps/<name>.toml`)
         spec: PathBuf,
         /// Number of shards, one array task each
         #[arg(long)]

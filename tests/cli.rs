@@ -1409,3 +1409,30 @@ fn overrides_shape_plan_and_run_and_resume_keeps_or_refuses_them() {
         "error: sweeps/saw.toml: `-a thread=1:2`: the spec has no axis `thread` (hint: its axes are `threads`)\n"
     );
 }
+
+#[test]
+fn every_positional_argument_is_described_in_help() {
+    let p = project();
+    for cmd in [
+        "run", "resume", "plan", "render", "build", "analyze", "plot", "merge", "slurm", "compare", "cache", "list",
+    ] {
+        let out = sweep(p.path()).args([cmd, "--help"]).output().unwrap();
+        let help = stdout(&out);
+        let args = help
+            .split("Arguments:\n")
+            .nth(1)
+            .and_then(|s| s.split("\nOptions:").next())
+            .unwrap_or_else(|| panic!("{cmd}: no Arguments section: {help}"));
+        // Each argument's line, or the line after it, carries words.
+        let lines: Vec<&str> = args.lines().collect();
+        for (i, l) in lines.iter().enumerate() {
+            let t = l.trim();
+            if t.starts_with('<') || t.starts_with('[') {
+                let after = t.split_once(|c| c == '>' || c == ']').map(|x| x.1).unwrap_or("");
+                let described = after.trim().trim_start_matches("...").trim().len() > 3
+                    || lines.get(i + 1).is_some_and(|n| n.trim().len() > 3);
+                assert!(described, "{cmd}: `{t}` has no description:\n{help}");
+            }
+        }
+    }
+}
