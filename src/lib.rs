@@ -12,6 +12,7 @@ pub mod driver;
 pub mod events;
 pub mod exec;
 pub mod exit;
+pub mod export;
 pub mod gpu;
 pub mod merge;
 pub mod overrides;

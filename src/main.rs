@@ -108,6 +108,10 @@ struct RunArgs {
     /// Same as --prestart 0: start each program after the previous one ended
     #[arg(long)]
     no_prestart: bool,
+    /// Also write the run as JSON to FILE when it ends: the machine, and every point's axes,
+    /// status, timings and metrics with their statistics (schema in src/export.rs)
+    #[arg(long, value_name = "FILE")]
+    export_json: Option<PathBuf>,
 }
 
 #[derive(Subcommand)]
@@ -362,6 +366,11 @@ fn run_sweep(spec: &Spec, args: &RunArgs, resume: Option<PathBuf>) -> Result<i32
     let summary = driver::run(spec, &opts, Box::new(Progress::new(args.quiet)))
         .map_err(|e| Fail(e.exit_code(), e.to_string()))?;
     print!("{}", summary.text());
+    if let Some(path) = &args.export_json {
+        sweep::export::write_json(&summary.run_dir, path)
+            .map_err(|e| Fail(exit::ENVIRONMENT, e.to_string()))?;
+        eprintln!("wrote {}", path.display());
+    }
     if summary.interrupted {
         return Ok(exit::INTERRUPTED);
     }

@@ -1414,7 +1414,8 @@ fn overrides_shape_plan_and_run_and_resume_keeps_or_refuses_them() {
 fn every_positional_argument_is_described_in_help() {
     let p = project();
     for cmd in [
-        "run", "resume", "plan", "render", "build", "analyze", "plot", "merge", "slurm", "compare", "cache", "list",
+        "run", "resume", "plan", "render", "build", "analyze", "plot", "merge", "slurm", "compare",
+        "cache", "list",
     ] {
         let out = sweep(p.path()).args([cmd, "--help"]).output().unwrap();
         let help = stdout(&out);
@@ -1428,11 +1429,87 @@ fn every_positional_argument_is_described_in_help() {
         for (i, l) in lines.iter().enumerate() {
             let t = l.trim();
             if t.starts_with('<') || t.starts_with('[') {
-                let after = t.split_once(|c| c == '>' || c == ']').map(|x| x.1).unwrap_or("");
+                let after = t
+                    .split_once(|c| c == '>' || c == ']')
+                    .map(|x| x.1)
+                    .unwrap_or("");
                 let described = after.trim().trim_start_matches("...").trim().len() > 3
                     || lines.get(i + 1).is_some_and(|n| n.trim().len() > 3);
                 assert!(described, "{cmd}: `{t}` has no description:\n{help}");
             }
         }
+    }
+}
+
+#[test]
+fn export_json_has_the_machine_and_every_point_with_its_statistics() {
+    let p = project();
+    let out = sweep(p.path())
+        .args(["run", "sweeps/faults.toml", "--export-json", "run.json"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(p.path().join("run.json")).unwrap()).unwrap();
+    assert_eq!(v["schema"], 1);
+    assert_eq!(v["sweep"], "faults");
+    assert_eq!(v["axes"], serde_json::json!(["threads", "mode"]));
+    assert!(v["machine"]["host"].is_string() && v["machine"]["compiler_version"].is_string());
+    let points = v["points"].as_array().unwrap();
+    assert_eq!(points.len(), 18);
+    let indices: Vec<u64> = points
+        .iter()
+        .map(|p| p["index"].as_u64().unwrap())
+        .collect();
+    assert_eq!(indices, (0..18).collect::<Vec<u64>>(), "in sweep order");
+    let csv = rows(&run_dir(p.path(), "faults").join("results.csv"));
+    for (pt, row) in points.iter().zip(&csv) {
+        assert_eq!(pt["id"], row["point_id"].as_str());
+        assert_eq!(pt["status"], row["status"].as_str());
+        assert_eq!(
+            pt["axes"]["threads"],
+            row["threads"].parse::<i64>().unwrap()
+        );
+        assert_eq!(pt["axes"]["mode"], row["mode"].as_str());
+        if row["saw_mflops"].is_empty() {
+            assert!(pt["metrics"].as_object().unwrap().is_empty(), "{pt}");
+            assert!(!pt["error"].as_str().unwrap().is_empty());
+            continue;
+        }
+        let saw = &pt["metrics"]["saw"];
+        assert_eq!(saw["unit"], "MFlops");
+        assert_eq!(
+            saw["value"].as_f64().unwrap(),
+            row["saw_mflops"].parse::<f64>().unwrap()
+        );
+        assert_eq!(saw["rel_ci"].as_f64().unwrap(), 0.001);
+        assert_eq!(saw["samples"].as_f64().unwrap(), 10.0);
+        assert_eq!(
+            saw["median"].as_f64().unwrap(),
+            row["saw_median_mflops"].parse::<f64>().unwrap()
+        );
+        assert_eq!(
+            saw["placements"].as_f64().unwrap(),
+            row["saw_placements"].parse::<f64>().unwrap()
+        );
+        let keys: Vec<&String> = saw.as_object().unwrap().keys().collect();
+        assert_eq!(
+            keys,
+            [
+                "max",
+                "median",
+                "min",
+                "placements",
+                "rel_ci",
+                "samples",
+                "sm_mhz",
+                "spread",
+                "stddev",
+                "throttled",
+                "unit",
+                "value"
+            ]
+        );
+        assert_eq!(pt["metrics"]["mflops"]["unit"], "MFlops");
     }
 }

@@ -1,0 +1,138 @@
+//! Stage `export`: a run as one JSON document (`--export-json`), in the spirit of hyperfine's and
+//! nvbench's JSON: the sweep, the machine, and every point with its axis values, status, timings
+//! and each metric with its statistics.
+//!
+//! Schema (`"schema": 1`): `sweep`, `bench`, `spec_hash`, `overrides`, `state`, `started`,
+//! `finished`, `machine` {`host`, `git_commit`, `compiler`, `compiler_version`, `arch`, `gpus`},
+//! `axes` [names], `metrics` [{`name`, `unit`, `column`}], `points` [{`id`, `index`, `axes`
+//! {name: value}, `status`, `error`, `build_s`, `run_s`, `cached`, `gpu` {`index`, `name`,
+//! `uuid`}, `metrics` {name: {`unit`, `value`, and each statistic the CSV has: `median`,
+//! `stddev`, `min`, `max`, `rel_ci`, `samples`, `throttled`, `spread`, `placements`, `sm_mhz`,
+//! `repeat_spread`}}}]. Numbers are JSON numbers; an empty cell is left out.
+
+use crate::store::{self, Dialect, Manifest, StoreError};
+use serde_json::{json, Map, Value};
+use std::path::Path;
+
+pub const SCHEMA: u32 = 1;
+
+/// The statistics a metric may have beside its value, as `<name>_<stat>[_<unit slug>]` columns.
+const STATS: [&str; 11] = [
+    "median",
+    "stddev",
+    "min",
+    "max",
+    "rel_ci",
+    "samples",
+    "throttled",
+    "spread",
+    "placements",
+    "sm_mhz",
+    "repeat_spread",
+];
+
+/// A CSV cell as JSON: an integer or a number where it reads as one, else the text.
+fn cell(text: &str, dialect: Dialect) -> Value {
+    if let Ok(i) = text.parse::<i64>() {
+        return json!(i);
+    }
+    match dialect.parse_number(text) {
+        Some(v) if v.is_finite() => json!(v),
+        _ => json!(text),
+    }
+}
+
+/// The run in `run_dir` (its `results.csv` and `manifest.json`) as JSON.
+pub fn run_json(run_dir: &Path) -> Result<Value, StoreError> {
+    let m = Manifest::load(run_dir)?;
+    let csv = run_dir.join(store::RESULTS);
+    let rows = store::read_done(&csv, &m.columns)?;
+    let col = |name: &str| m.columns.iter().position(|c| c == name);
+    let mut points: Vec<(usize, Value)> = Vec::new();
+    for fields in rows.values() {
+        let get = |name: &str| col(name).map(|i| fields[i].as_str()).unwrap_or_default();
+        let mut axes = Map::new();
+        for a in &m.axes {
+            axes.insert(a.clone(), cell(get(a), m.dialect));
+        }
+        let mut metrics = Map::new();
+        for info in &m.metrics {
+            let value = get(&info.column);
+            if value.is_empty() {
+                continue;
+            }
+            let mut stats = Map::new();
+            stats.insert("unit".into(), json!(info.unit));
+            stats.insert("value".into(), cell(value, m.dialect));
+            let slug = info
+                .column
+                .strip_prefix(&format!("{}_", info.name))
+                .unwrap_or(&info.column)
+                .to_string();
+            for stat in STATS {
+                let found = [
+                    format!("{}_{stat}_{slug}", info.name),
+                    format!("{}_{stat}", info.name),
+                ]
+                .into_iter()
+                .find_map(|c| col(&c));
+                if let Some(i) = found.filter(|&i| !fields[i].is_empty()) {
+                    stats.insert(stat.into(), cell(&fields[i], m.dialect));
+                }
+            }
+            metrics.insert(info.name.clone(), Value::Object(stats));
+        }
+        let index: usize = get("index").parse().unwrap_or(0);
+        let number = |name: &str| m.dialect.parse_number(get(name));
+        points.push((
+            index,
+            json!({
+                "id": get("point_id"),
+                "index": index,
+                "axes": axes,
+                "status": get("status"),
+                "error": get("error"),
+                "build_s": number("build_s"),
+                "run_s": number("run_s"),
+                "cached": get("cached") == "1",
+                "gpu": {"index": get("gpu_index"), "name": get("gpu_name"), "uuid": get("gpu_uuid")},
+                "metrics": metrics,
+            }),
+        ));
+    }
+    points.sort_by_key(|(i, _)| *i);
+    Ok(json!({
+        "schema": SCHEMA,
+        "sweep": m.sweep,
+        "bench": m.bench,
+        "spec_hash": m.spec_hash,
+        "overrides": m.overrides,
+        "state": m.state,
+        "started": m.started,
+        "finished": m.finished,
+        "machine": {
+            "host": m.host,
+            "git_commit": m.git_commit,
+            "compiler": m.compiler,
+            "compiler_version": m.compiler_version,
+            "arch": m.arch,
+            "gpus": m.gpus_start,
+        },
+        "axes": m.axes,
+        "metrics": m.metrics,
+        "points": points.into_iter().map(|(_, p)| p).collect::<Vec<_>>(),
+    }))
+}
+
+/// Writes [`run_json`] of `run_dir` to `path`.
+pub fn write_json(run_dir: &Path, path: &Path) -> Result<(), StoreError> {
+    let v = run_json(run_dir)?;
+    let text = serde_json::to_string_pretty(&v).map_err(|e| StoreError::Write {
+        path: path.to_path_buf(),
+        reason: e.to_string(),
+    })?;
+    std::fs::write(path, text + "\n").map_err(|e| StoreError::Write {
+        path: path.to_path_buf(),
+        reason: e.to_string(),
+    })
+}
