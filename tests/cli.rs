@@ -1429,10 +1429,7 @@ fn every_positional_argument_is_described_in_help() {
         for (i, l) in lines.iter().enumerate() {
             let t = l.trim();
             if t.starts_with('<') || t.starts_with('[') {
-                let after = t
-                    .split_once(|c| c == '>' || c == ']')
-                    .map(|x| x.1)
-                    .unwrap_or("");
+                let after = t.split_once(['>', ']']).map(|x| x.1).unwrap_or("");
                 let described = after.trim().trim_start_matches("...").trim().len() > 3
                     || lines.get(i + 1).is_some_and(|n| n.trim().len() > 3);
                 assert!(described, "{cmd}: `{t}` has no description:\n{help}");
