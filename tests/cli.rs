@@ -981,6 +981,15 @@ fn compare_matches_points_by_axis_values_not_ids_or_order() {
     );
     let rows = compare_rows(&dir.path().join("cmp"));
     assert_eq!(rows.len(), 16, "8 points, 2 metrics: {rows:?}");
+    // An overlay chart of A and B per series (2 metrics x 2 variants), SVG and PNG.
+    let charts: Vec<String> = std::fs::read_dir(dir.path().join("cmp/charts"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(charts.len(), 8, "{charts:?}");
+    assert!(
+        charts.iter().any(|c| c.ends_with(".png")) && charts.iter().any(|c| c.ends_with(".svg"))
+    );
     for t in 1..=4 {
         for (v, k) in [("plain", 1.0), ("double", 2.0)] {
             let r = &rows[&(t.to_string(), v.to_string(), "mflops".to_string())];

@@ -96,6 +96,25 @@ pub struct Side {
     pub rows: usize,
 }
 
+impl Side {
+    /// For a chart's legend: the GPU and the run folder (or CSV) name.
+    pub fn label(&self) -> String {
+        let run = self
+            .path
+            .parent()
+            .filter(|_| self.path.file_name().is_some_and(|f| f == "results.csv"))
+            .unwrap_or(&self.path);
+        let name = run
+            .file_name()
+            .map(|f| f.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        match &self.gpu {
+            Some(g) => format!("{g}, {name}"),
+            None => name,
+        }
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Verdict {
     Same,
@@ -182,6 +201,11 @@ pub struct SeriesCmp {
     pub geomean: Option<f64>,
     pub a: Option<Shape>,
     pub b: Option<Shape>,
+    /// Each side's curve (x, value) when the series has an x axis, for the overlay chart.
+    pub curve_a: Vec<(f64, f64)>,
+    pub curve_b: Vec<(f64, f64)>,
+    /// For file names: the analysis' stem of the series.
+    pub file_stem: String,
 }
 
 impl SeriesCmp {
@@ -212,22 +236,40 @@ pub struct Comparison {
     pub dialect: Dialect,
 }
 
+fn series_of<'a>(
+    a: &'a Analysis,
+    metric: &str,
+    group: &[String],
+    semicolon: bool,
+) -> Option<&'a analyze::SeriesAnalysis> {
+    a.series.iter().find(|s| {
+        s.column == metric
+            && s.group.len() == group.len()
+            && s.group
+                .iter()
+                .zip(group)
+                .all(|((_, v), g)| key(v, semicolon) == *g)
+    })
+}
+
+/// A series' observed points (x, value).
+fn curve(a: &Analysis, metric: &str, group: &[String], semicolon: bool) -> Vec<(f64, f64)> {
+    series_of(a, metric, group, semicolon)
+        .map(|s| {
+            s.data
+                .iter()
+                .filter_map(|&(x, y)| y.map(|v| (x, v)))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
 fn shape(a: &Analysis, metric: &str, group: &[String], semicolon: bool) -> Option<Shape> {
-    a.series
-        .iter()
-        .find(|s| {
-            s.column == metric
-                && s.group.len() == group.len()
-                && s.group
-                    .iter()
-                    .zip(group)
-                    .all(|((_, v), g)| key(v, semicolon) == *g)
-        })
-        .map(|s| Shape {
-            period: s.curve.period.as_ref().map(|p| p.period),
-            knee: s.curve.knee,
-            best_x: s.curve.best.as_ref().map(|b| b.x),
-        })
+    series_of(a, metric, group, semicolon).map(|s| Shape {
+        period: s.curve.period.as_ref().map(|p| p.period),
+        knee: s.curve.knee,
+        best_x: s.curve.best.as_ref().map(|b| b.x),
+    })
 }
 
 /// `threads=3, variant=a`.
@@ -354,6 +396,19 @@ pub fn compare(a: &Path, b: &Path, opts: &Options) -> Result<Comparison, Compare
                     b: analysis_b
                         .as_ref()
                         .and_then(|an| shape(an, &metric.column, &group, semicolon_b)),
+                    curve_a: analysis_a
+                        .as_ref()
+                        .map(|an| curve(an, &metric.column, &group, semicolon_a))
+                        .unwrap_or_default(),
+                    curve_b: analysis_b
+                        .as_ref()
+                        .map(|an| curve(an, &metric.column, &group, semicolon_b))
+                        .unwrap_or_default(),
+                    file_stem: analysis_a
+                        .as_ref()
+                        .and_then(|an| series_of(an, &metric.column, &group, semicolon_a))
+                        .map(|s| s.file_stem.clone())
+                        .unwrap_or_else(|| format!("series-{}", series.len())),
                 });
                 logs.push(Vec::new());
                 series.len() - 1

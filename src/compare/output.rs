@@ -195,6 +195,45 @@ impl Comparison {
         std::fs::write(&csv, self.to_csv()).map_err(|e| err(&csv, e))?;
         let md = dir.join("compare.md");
         std::fs::write(&md, self.to_markdown()).map_err(|e| err(&md, e))?;
-        Ok(vec![csv, md])
+        let mut files = vec![csv, md];
+        // One overlay chart per series with an x axis: A and B on shared axes.
+        if let Some(x) = &self.x {
+            let charts = dir.join("charts");
+            std::fs::create_dir_all(&charts).map_err(|e| err(&charts, e))?;
+            for s in self
+                .series
+                .iter()
+                .filter(|s| !s.curve_a.is_empty() || !s.curve_b.is_empty())
+            {
+                let title = format!("{}: A against B", s.name);
+                let y = if s.unit.is_empty() {
+                    s.metric.clone()
+                } else {
+                    format!("{} ({})", s.metric, s.unit)
+                };
+                let (label_a, label_b) = (
+                    format!("A: {}", self.a.label()),
+                    format!("B: {}", self.b.label()),
+                );
+                let curves = [
+                    crate::report::Curve {
+                        label: &label_a,
+                        points: &s.curve_a,
+                    },
+                    crate::report::Curve {
+                        label: &label_b,
+                        points: &s.curve_b,
+                    },
+                ];
+                let written =
+                    crate::report::overlay(&charts.join(&s.file_stem), &title, x, &y, &curves)
+                        .map_err(|e| CompareError::Write {
+                            path: charts.clone(),
+                            reason: e.to_string(),
+                        })?;
+                files.extend(written);
+            }
+        }
+        Ok(files)
     }
 }

@@ -58,6 +58,123 @@ pub fn plot(analysis: &Analysis, dir: &Path) -> Result<Vec<PathBuf>, ReportError
     Ok(out)
 }
 
+/// One curve of an overlay chart: its label and its points (x, value).
+pub struct Curve<'a> {
+    pub label: &'a str,
+    pub points: &'a [(f64, f64)],
+}
+
+/// Writes `<stem>.svg` and `<stem>.png`: the curves overlaid on shared axes, with a legend
+/// (`sweep compare --out`: run A against run B).
+pub fn overlay(
+    stem: &Path,
+    title: &str,
+    x_name: &str,
+    y_name: &str,
+    curves: &[Curve],
+) -> Result<Vec<PathBuf>, ReportError> {
+    let text = font::ensure();
+    let svg = stem.with_extension("svg");
+    let png = stem.with_extension("png");
+    {
+        let root = SVGBackend::new(&svg, SIZE).into_drawing_area();
+        draw_overlay(&root, title, x_name, y_name, curves, text).map_err(fail(&svg))?;
+        root.present().map_err(|e| fail(&svg)(e.to_string()))?;
+    }
+    {
+        let root = BitMapBackend::new(&png, SIZE).into_drawing_area();
+        draw_overlay(&root, title, x_name, y_name, curves, text).map_err(fail(&png))?;
+        root.present().map_err(|e| fail(&png)(e.to_string()))?;
+    }
+    Ok(vec![svg, png])
+}
+
+fn draw_overlay<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    title: &str,
+    x_name: &str,
+    y_name: &str,
+    curves: &[Curve],
+    text: bool,
+) -> Result<(), String> {
+    let e = |e: &dyn std::fmt::Display| e.to_string();
+    root.fill(&WHITE).map_err(|x| e(&x))?;
+    let all = || {
+        curves
+            .iter()
+            .flat_map(|c| c.points.iter())
+            .filter(|p| p.0.is_finite() && p.1.is_finite())
+    };
+    let (Some(x_lo), Some(x_hi)) = (
+        all().map(|p| p.0).reduce(f64::min),
+        all().map(|p| p.0).reduce(f64::max),
+    ) else {
+        return Ok(());
+    };
+    let pad = ((x_hi - x_lo) * 0.02).max(0.5);
+    let y_min = all().map(|p| p.1).fold(0.0, f64::min);
+    let y_max = all().map(|p| p.1).fold(f64::NEG_INFINITY, f64::max);
+    let y_max = if y_max > y_min { y_max } else { y_min + 1.0 };
+    let mut builder = ChartBuilder::on(root);
+    builder.margin(16);
+    if text {
+        builder
+            .caption(title, ("sans-serif", 17))
+            .x_label_area_size(48)
+            .y_label_area_size(80);
+    }
+    let mut chart = builder
+        .build_cartesian_2d(
+            x_lo - pad..x_hi + pad,
+            y_min..y_max + 0.12 * (y_max - y_min),
+        )
+        .map_err(|x| e(&x))?;
+    let fmt = |v: &f64| compact(*v);
+    {
+        let mut mesh = chart.configure_mesh();
+        mesh.light_line_style(WHITE.mix(0.0));
+        if text {
+            mesh.x_desc(x_name)
+                .y_desc(y_name)
+                .x_label_formatter(&fmt)
+                .y_label_formatter(&fmt)
+                .label_style(("sans-serif", 13));
+        } else {
+            mesh.disable_axes();
+        }
+        mesh.draw().map_err(|x| e(&x))?;
+    }
+    for (i, c) in curves.iter().enumerate() {
+        let color = [DATA, PEAK, KNEE, PERIOD][i % 4];
+        let mut pts: Vec<(f64, f64)> = c
+            .points
+            .iter()
+            .copied()
+            .filter(|p| p.0.is_finite() && p.1.is_finite())
+            .collect();
+        pts.sort_by(|a, b| a.0.total_cmp(&b.0));
+        let drawn = chart
+            .draw_series(LineSeries::new(pts, color.stroke_width(2)))
+            .map_err(|x| e(&x))?;
+        if text {
+            drawn.label(c.label).legend(move |(x, y)| {
+                PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2))
+            });
+        }
+    }
+    if text {
+        chart
+            .configure_series_labels()
+            .position(SeriesLabelPosition::UpperRight)
+            .background_style(WHITE.mix(0.9))
+            .border_style(BLACK)
+            .label_font(("sans-serif", 13))
+            .draw()
+            .map_err(|x| e(&x))?;
+    }
+    Ok(())
+}
+
 /// The chart's title: the series and what was found.
 fn fail(path: &Path) -> impl Fn(String) -> ReportError + '_ {
     move |reason| ReportError::Write {
