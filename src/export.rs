@@ -10,26 +10,21 @@
 //! `stddev`, `min`, `max`, `rel_ci`, `samples`, `throttled`, `spread`, `placements`, `sm_mhz`,
 //! `repeat_spread`}}}]. Numbers are JSON numbers; an empty cell is left out.
 
+use crate::spec::{CORE_FIELDS, CORE_STATS};
 use crate::store::{self, Dialect, Manifest, StoreError};
 use serde_json::{json, Map, Value};
 use std::path::Path;
 
 pub const SCHEMA: u32 = 1;
 
-/// The statistics a metric may have beside its value, as `<name>_<stat>[_<unit slug>]` columns.
-const STATS: [&str; 11] = [
-    "median",
-    "stddev",
-    "min",
-    "max",
-    "rel_ci",
-    "samples",
-    "throttled",
-    "spread",
-    "placements",
-    "sm_mhz",
-    "repeat_spread",
-];
+/// The statistics a metric may have beside its value, as `<name>_<stat>[_<unit slug>]` columns:
+/// the timing core's, and the spread over processes of `repeat`.
+fn stat_names() -> impl Iterator<Item = &'static str> {
+    CORE_STATS
+        .into_iter()
+        .chain(CORE_FIELDS)
+        .chain(["repeat_spread"])
+}
 
 /// A CSV cell as JSON: an integer or a number where it reads as one, else the text.
 fn cell(text: &str, dialect: Dialect) -> Value {
@@ -69,7 +64,7 @@ pub fn run_json(run_dir: &Path) -> Result<Value, StoreError> {
                 .strip_prefix(&format!("{}_", info.name))
                 .unwrap_or(&info.column)
                 .to_string();
-            for stat in STATS {
+            for stat in stat_names() {
                 let found = [
                     format!("{}_{stat}_{slug}", info.name),
                     format!("{}_{stat}", info.name),
