@@ -7,7 +7,7 @@
 //! sees the same curves (`SEED=<n>` in the environment tries others).
 
 use super::curve::{analyze_curve, Confidence};
-use super::synth::{aperiodic, sawtooth, Rng};
+use super::synth::{aperiodic, hard, sawtooth, Hard, Rng};
 
 const PERIODS: [i64; 5] = [4, 8, 16, 32, 64];
 
@@ -183,4 +183,140 @@ fn ramps_flat_lines_and_noise_have_no_period() {
         "no periodic structure in only {:.1} % of aperiodic curves: {misses:#?}",
         100.0 * r
     );
+}
+
+/// What the analysis made of one curve of a harder category.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Verdict {
+    Right,
+    Wrong,
+    /// A wrong period, reported with high confidence.
+    HighWrong,
+}
+
+/// The periods reported for a curve: the primary, then the secondary when there is one.
+fn reported(c: &super::curve::Curve) -> Vec<&super::curve::Period> {
+    c.period.iter().collect()
+}
+
+/// Scores one curve of category `kind`. Nested steps are right when both periods are reported;
+/// sparse points and long periods when the true period or none is reported (the points cannot
+/// show it); cliffs when none is; the others when the true period is.
+fn verdict(kind: Hard, g: &super::synth::Generated, c: &super::curve::Curve) -> Verdict {
+    let periods: Vec<f64> = reported(c).iter().map(|p| p.period).collect();
+    let truth: Vec<f64> = g.period.iter().map(|p| p.0).chain(g.second).collect();
+    let right = match kind {
+        Hard::Nested => periods.len() == 2 && truth.iter().all(|t| periods.contains(t)),
+        Hard::Sparse | Hard::Long => periods.is_empty() || periods == truth[..1],
+        Hard::Cliffs => periods.is_empty(),
+        Hard::Rounded | Hard::Short | Hard::Coarse => periods.first() == truth.first(),
+    };
+    let high_wrong = reported(c)
+        .iter()
+        .any(|p| p.level == Confidence::High && !truth.contains(&p.period));
+    match (right, high_wrong) {
+        (_, true) => Verdict::HighWrong,
+        (true, false) => Verdict::Right,
+        (false, false) => Verdict::Wrong,
+    }
+}
+
+/// Per category: curves, right, high-confidence wrong, periods printed with negative
+/// confidence, and the first few misses.
+#[derive(Default)]
+struct HardTally {
+    curves: usize,
+    right: usize,
+    high_wrong: usize,
+    negative: usize,
+    misses: Vec<String>,
+}
+
+fn run_hard(seed: u64, noises: &[f64], per_cell: usize) -> Vec<(Hard, HardTally)> {
+    let mut rng = Rng::new(seed);
+    let mut out: Vec<(Hard, HardTally)> = Hard::ALL
+        .iter()
+        .map(|&k| (k, HardTally::default()))
+        .collect();
+    for &noise in noises {
+        for (kind, t) in out.iter_mut() {
+            for _ in 0..per_cell {
+                let g = hard(&mut rng, *kind, noise);
+                let c = analyze_curve(&g.points, g.sense);
+                t.curves += 1;
+                t.negative += reported(&c).iter().filter(|p| p.confidence < 0.0).count();
+                let v = verdict(*kind, &g, &c);
+                if v == Verdict::Right {
+                    t.right += 1;
+                    continue;
+                }
+                t.high_wrong += usize::from(v == Verdict::HighWrong);
+                if t.misses.len() < 4 {
+                    let said: Vec<String> = reported(&c)
+                        .iter()
+                        .map(|p| format!("{} ({:?}, {:.0})", p.period, p.level, p.confidence))
+                        .collect();
+                    t.misses
+                        .push(format!("{} at noise {noise}: said {said:?}", g.kind));
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The battery of issue 12: every category at noise up to 3 %. Heavy, so it runs in release
+/// builds only: `cargo test --release --lib accuracy -- --nocapture`.
+#[test]
+#[cfg_attr(debug_assertions, ignore = "heavy: run with --release")]
+fn harder_curves_are_read_right_or_left_unread() {
+    let tallies = run_hard(seed(0x5EED_0012), &[0.0, 0.01, 0.02, 0.03], 30);
+    let periodic = [Hard::Rounded, Hard::Nested, Hard::Short, Hard::Coarse];
+    let (mut curves, mut right, mut high_wrong, mut negative) = (0, 0, 0, 0);
+    let (mut p_curves, mut p_right) = (0, 0);
+    let mut failures = Vec::new();
+    println!("| category | curves | right | high-confidence wrong | negative confidence |");
+    println!("|---|---|---|---|---|");
+    for (kind, t) in &tallies {
+        let r = rate(t.right, t.curves);
+        println!(
+            "| {kind:?} | {} | {:.1} % | {} | {} |",
+            t.curves,
+            100.0 * r,
+            t.high_wrong,
+            t.negative
+        );
+        for m in &t.misses {
+            println!("    miss: {m}");
+        }
+        curves += t.curves;
+        right += t.right;
+        high_wrong += t.high_wrong;
+        negative += t.negative;
+        if periodic.contains(kind) {
+            p_curves += t.curves;
+            p_right += t.right;
+        }
+        if r < 0.9 {
+            failures.push(format!("{kind:?} right in {:.1} %", 100.0 * r));
+        }
+    }
+    println!(
+        "all: {curves} curves, right {:.1} %; periodic: {p_curves} curves, right {:.1} %",
+        100.0 * rate(right, curves),
+        100.0 * rate(p_right, p_curves)
+    );
+    if rate(p_right, p_curves) < 0.97 {
+        failures.push(format!(
+            "periodic curves right in {:.1} %",
+            100.0 * rate(p_right, p_curves)
+        ));
+    }
+    if high_wrong > 0 {
+        failures.push(format!("{high_wrong} high-confidence wrong answers"));
+    }
+    if negative > 0 {
+        failures.push(format!("{negative} periods with negative confidence"));
+    }
+    assert!(failures.is_empty(), "{failures:#?}");
 }
