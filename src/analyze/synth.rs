@@ -202,7 +202,8 @@ pub(crate) fn aperiodic(rng: &mut Rng, noise: f64) -> Generated {
 pub(crate) enum Hard {
     /// Steps whose rise is spread over a quarter to a half of the period (P = 32, 64).
     Rounded,
-    /// Small steps every 16 and large ones every 32, in mixes from 30/70 to 70/30.
+    /// Small steps every 16 and large ones every 32, the small ones a quarter to a half of the
+    /// step at every 32.
     Nested,
     /// 20 points: powers of two and 3·2^k, up to 1024; a sawtooth of 16, 32 or 64 that they
     /// cannot resolve.
@@ -321,9 +322,10 @@ pub(crate) fn hard(rng: &mut Rng, kind: Hard, noise: f64) -> Generated {
             (p, s, format!("width={width}"))
         }
         Hard::Nested => {
-            let small = rng.range(0.3, 0.7);
+            // Every 32 a step of 1, every other 16 a step of `small`: 25/75 to 50/50.
+            let small = rng.range(0.25, 0.5);
             let steps = |v: i64| {
-                small * 2.0 * ceil_div(v - phase, 16).max(2 * floor_steps) as f64
+                small * ceil_div(v - phase, 16).max(2 * floor_steps) as f64
                     + (1.0 - small) * ceil_div(v - phase, 32).max(floor_steps) as f64
             };
             let (p, s) = from_cost(rng, &x, |v| tau * (overhead + steps(v)), noise);
