@@ -528,7 +528,14 @@ fn fit_fold(grid: &Grid, sense: Sense) -> Option<FoldResult> {
 
 /// Margins of the chosen period over its harmonics and its neighbours: `score(q) - score(p)` for
 /// each such `q` that was tried, where a lower score is better.
-fn harmonic_margins(period: i64, scores: &[(i64, f64)]) -> (Vec<f64>, Option<f64>, Option<f64>) {
+/// The multiples count only with `multiples`: the fold has already tested each multiple
+/// against its period (nested F-tests) and kept the shorter one where the longer does not
+/// explain significantly more, which a BIC margin may still favour.
+fn harmonic_margins(
+    period: i64,
+    scores: &[(i64, f64)],
+    multiples: bool,
+) -> (Vec<f64>, Option<f64>, Option<f64>) {
     let score = |q: i64| scores.iter().find(|(p, _)| *p == q).map(|(_, s)| *s);
     let Some(own) = score(period) else {
         return (vec![], None, None);
@@ -552,7 +559,9 @@ fn harmonic_margins(period: i64, scores: &[(i64, f64)]) -> (Vec<f64>, Option<f64
             }
         }
         if let Some(s) = score(period * k) {
-            all.push(s - own);
+            if multiples {
+                all.push(s - own);
+            }
             if k == 2 {
                 double = Some(s - own);
             }
@@ -649,7 +658,10 @@ pub fn analyze_curve(points: &[(f64, Option<f64>)], sense: Sense) -> Curve {
                 residue_period = Some((st.period, vec![residue]));
             }
         }
-    } else if let Some(f) = fold_ok {
+    }
+    // The fold speaks when it is the better model, or when the staircase's period was not
+    // supported by its points.
+    if let (None, Some(f)) = (&curve.period, fold_ok) {
         let fd = &f.fold;
         let found = period_of(
             &grid,
@@ -661,8 +673,11 @@ pub fn analyze_curve(points: &[(f64, Option<f64>)], sense: Sense) -> Curve {
         );
         curve.outliers = left_out(&grid, &f.used);
         if found.confidence < 0.0 {
-            curve.guess = Some(better_harmonic(&grid, &fd.bic_by_period));
+            if curve.guess.is_none() {
+                curve.guess = Some(better_harmonic(&grid, &fd.bic_by_period));
+            }
         } else {
+            curve.guess = None;
             curve.period = Some(found);
             residue_period = Some((fd.period, fd.peak_residues.clone()));
         }
@@ -773,7 +788,7 @@ fn period_of(
     margin_none: f64,
     scores: &[(i64, f64)],
 ) -> Period {
-    let (harmonics, half, double) = harmonic_margins(period, scores);
+    let (harmonics, half, double) = harmonic_margins(period, scores, method == Method::Staircase);
     let confidence = harmonics.iter().copied().fold(margin_none, f64::min);
     let p = period as f64 * grid.unit;
     let mut phases: Vec<f64> = residues
@@ -943,7 +958,9 @@ mod tests {
             })
             .collect();
         let c = analyze_curve(&pts, Sense::HigherIsBetter);
-        let p = c.period.expect("a period");
+        let p = c
+            .period
+            .unwrap_or_else(|| panic!("no period (guess {:?})", c.guess));
         assert_eq!(p.method, Method::Fold);
         assert!([2.0, 4.0, 8.0].contains(&p.period), "period {}", p.period);
         let odd: Vec<f64> = (0..p.period as i64)
