@@ -19,6 +19,8 @@ struct Tally {
     knee_right: usize,
     high: usize,
     high_harmonic: usize,
+    /// Curves of one period that were given a second one.
+    second: usize,
     /// The first few misses, for the failure message.
     misses: Vec<String>,
 }
@@ -58,6 +60,7 @@ fn run_sawtooths(seed: u64, noises: &[f64], per_cell: usize) -> Tally {
                 let (p_true, phase_true) = g.period.unwrap_or((0.0, 0.0));
                 let c = analyze_curve(&g.points, g.sense);
                 t.curves += 1;
+                t.second += usize::from(c.secondary.is_some());
                 let Some(p) = &c.period else {
                     t.miss(format!("{} at noise {noise}: no period", g.kind));
                     continue;
@@ -102,11 +105,12 @@ fn period_phase_and_knee_are_right_at_noise_up_to_3_percent() {
         rate(t.knee_right, t.curves),
     );
     println!(
-        "noise <= 3 %: {} curves, period right {:.1} %, phase right {:.1} %, knee exact {:.1} %",
+        "noise <= 3 %: {} curves, period right {:.1} %, phase right {:.1} %, knee exact {:.1} %, a second period in {}",
         t.curves,
         100.0 * period,
         100.0 * phase,
-        100.0 * knee
+        100.0 * knee,
+        t.second
     );
     assert!(
         period >= 0.98,
@@ -124,6 +128,12 @@ fn period_phase_and_knee_are_right_at_noise_up_to_3_percent() {
         knee >= 0.90,
         "knee exact in {:.1} % of the curves",
         100.0 * knee
+    );
+    assert!(
+        t.second * 100 <= t.curves,
+        "{} of {} curves of one period were given a second one",
+        t.second,
+        t.curves
     );
 }
 
