@@ -319,7 +319,7 @@ fn harder_curves_are_read_right_or_left_unread() {
         100.0 * rate(right, curves),
         100.0 * rate(p_right, p_curves)
     );
-    // The issue asks for 97 % and no high-confidence wrong answer; what is met so far (95.2 %,
+    // The issue asks for 97 % and no high-confidence wrong answer; what is met so far (95.8 %,
     // one irregular-cliff curve read as a staircase) is held here so that it cannot slip back.
     if rate(p_right, p_curves) < 0.95 {
         failures.push(format!(

@@ -486,8 +486,9 @@ impl Cost {
             .max(rss_floor(self.len()))
     }
 
-    /// Residual sum of squares of the staircase with rounded edges: each step rises linearly over
-    /// `width` grid steps after its edge (a quarter to a half of the period, where the rise of a
+    /// Residual sum of squares of the staircase with rounded edges: each step rises smoothly
+    /// (a cubic, flat at both ends) over `width` grid steps after its edge (an eighth to a half
+    /// of the period, where the rise of a
     /// real staircase is spread out), with the edge moved back to where the rise starts. The
     /// best over widths and edges, and how many were tried. A sinusoid fits such a rise better
     /// than sharp steps do, but not better than rounded ones.
@@ -505,9 +506,8 @@ impl Cost {
     fn rounded_at(&self, b: Bounds, period: i64, residue: i64) -> (f64, usize) {
         let sharp = residue;
         let outside = self.flat[b.knee].rss() + self.tail[b.end];
-        let mut widths: Vec<i64> = [8, 4, 2]
-            .iter()
-            .map(|k| period / k)
+        let mut widths: Vec<i64> = [period / 8, period / 4, 3 * period / 8, period / 2]
+            .into_iter()
             .filter(|w| *w >= 2)
             .collect();
         widths.dedup();
@@ -520,7 +520,8 @@ impl Cost {
                 for i in b.knee..b.end {
                     let d = self.g[i] - residue - 1;
                     let into = (d.rem_euclid(period) + 1) as f64;
-                    let step = d.div_euclid(period) as f64 + (into / width as f64).min(1.0);
+                    let rise = (into / width as f64).min(1.0);
+                    let step = d.div_euclid(period) as f64 + rise * rise * (3.0 - 2.0 * rise);
                     let t = self.t[i];
                     let row = [1.0, t, t * t, step * period as f64 / self.span, self.c[i]];
                     sums.add(self.w[i], &row);
