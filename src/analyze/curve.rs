@@ -393,8 +393,22 @@ fn fit_staircase(grid: &Grid, sense: Sense) -> Option<StairResult> {
         let cost = staircase::Cost::new(&g, &values, Some(&weights));
         let baseline = cost.baseline()?;
         let stair = cost.staircase(baseline.start);
+        // An outlier is a point that neither the baseline nor the staircase explains; a point
+        // that only one of them misses may be structure.
+        let mut far = outliers(&cost.residuals(baseline.bounds, None));
+        if let Some(s) = &stair {
+            let by_stair = outliers(&cost.residuals(s.bounds, Some((s.period, s.residue))));
+            far.retain(|k| by_stair.contains(k));
+        }
+        far.retain(|k| !rejected.contains(k));
+        if round == 0 && !far.is_empty() {
+            rejected.extend(far);
+            weights = weigh(&rejected);
+            continue;
+        }
+        // The margins of the fit that stands (the rounded edges are costly to fit).
         let m = (g.len() - rejected.len()) as f64;
-        let (margin_none, margin_shape, rounded_rss) = match &stair {
+        let (margin_none, margin_shape, rounded_rss, tried) = match &stair {
             Some(s) => {
                 // Sharp or rounded edges, whichever scores better after paying for the widths
                 // and edges tried.
@@ -408,20 +422,14 @@ fn fit_staircase(grid: &Grid, sense: Sense) -> Option<StairResult> {
                         f64::INFINITY
                     },
                     rounded,
+                    tried,
                 )
             }
-            None => (f64::NEG_INFINITY, f64::NEG_INFINITY, f64::INFINITY),
+            None => (f64::NEG_INFINITY, f64::NEG_INFINITY, f64::INFINITY, 1),
         };
-        // An outlier is a point that neither the baseline nor the staircase explains; a point
-        // that only one of them misses may be structure.
-        let mut far = outliers(&cost.residuals(baseline.bounds, None));
-        if let Some(s) = &stair {
-            let by_stair = outliers(&cost.residuals(s.bounds, Some((s.period, s.residue))));
-            far.retain(|k| by_stair.contains(k));
-        }
-        result = Some(StairResult {
+        let mut r = StairResult {
             used: used.clone(),
-            outliers: vec![],
+            outliers: rejected.iter().map(|&k| used[k]).collect(),
             cost,
             baseline,
             stair,
@@ -429,29 +437,22 @@ fn fit_staircase(grid: &Grid, sense: Sense) -> Option<StairResult> {
             margin_shape,
             rounded_rss,
             rounded: false,
-        });
-        far.retain(|k| !rejected.contains(k));
-        if round == 1 || far.is_empty() {
-            break;
-        }
-        rejected.extend(far);
-        weights = weigh(&rejected);
+        };
+        rounded_neighbours(&mut r, m, tried);
+        result = Some(r);
+        break;
     }
-    let mut result: StairResult = result?;
-    result.outliers = rejected.iter().map(|&k| used[k]).collect();
-    let m = (g.len() - rejected.len()) as f64;
-    rounded_neighbours(&mut result, m);
-    Some(result)
+    result
 }
 
 /// When rounded edges fit better than sharp ones, the sharp fit can put the period one grid
 /// step off (the rise has no edge to lock on): the neighbours are fitted with rounded edges
 /// too, the best of the three is kept, and their scores are the rounded ones.
-fn rounded_neighbours(r: &mut StairResult, m: f64) {
+fn rounded_neighbours(r: &mut StairResult, m: f64, tried: usize) {
     let Some(st) = r.stair.as_mut() else {
         return;
     };
-    let (rounded, tried) = r.cost.rounded_rss(st);
+    let rounded = r.rounded_rss;
     let penalty = 2.0 * (tried as f64).ln();
     if m * rounded.ln() + penalty >= m * st.rss.ln() {
         return;
