@@ -319,15 +319,15 @@ fn harder_curves_are_read_right_or_left_unread() {
         100.0 * rate(right, curves),
         100.0 * rate(p_right, p_curves)
     );
-    // The issue asks for 97 % and no high-confidence wrong answer; what is met so far (95.8 %,
-    // one irregular-cliff curve read as a staircase) is held here so that it cannot slip back.
+    // The issue asks for 97 %; what is met so far (95.6 %) is held here so that it cannot slip
+    // back.
     if rate(p_right, p_curves) < 0.95 {
         failures.push(format!(
             "periodic curves right in {:.1} %",
             100.0 * rate(p_right, p_curves)
         ));
     }
-    if high_wrong > 1 {
+    if high_wrong > 0 {
         failures.push(format!("{high_wrong} high-confidence wrong answers"));
     }
     if negative > 0 {

@@ -653,7 +653,8 @@ impl Cost {
             // A rounded rise has no sharp place; a sharp one is where the edge says.
             let slack = if rounded { p / 8 } else { 2 * self.stride };
             let around = within(&live, this - half, this + half);
-            if missing || self.misplaced(&around, this, p, slack) {
+            let spread = noise * height;
+            if missing || self.misplaced(&around, this, p, slack, spread) {
                 cov.absent += 1;
             }
         }
@@ -661,9 +662,10 @@ impl Cost {
     }
 
     /// Whether the drop near `edge` (the last point before it) lies elsewhere: the best split of
-    /// the points `idx` (a period around the edge) into two levels is more than `slack` grid steps from the edge and fits better beyond doubt. Irregular cliffs fitted by a
+    /// the points `idx` (a period around the edge) into two levels (`spread`: the noise of one
+    /// point there) is more than `slack` grid steps from the edge and fits better beyond doubt. Irregular cliffs fitted by a
     /// staircase have their drops away from the edges.
-    fn misplaced(&self, idx: &[usize], edge: i64, period: i64, slack: i64) -> bool {
+    fn misplaced(&self, idx: &[usize], edge: i64, period: i64, slack: i64, spread: f64) -> bool {
         let k = idx.len();
         if k < 8 {
             return false;
@@ -684,6 +686,11 @@ impl Cost {
         let off = (self.g[idx[best]] - self.g[idx[at_edge]]).abs();
         let floor = 1e-12 * k as f64;
         let gain = k as f64 * (rss_at(at_edge).max(floor) / rss_best.max(floor)).ln();
+        // A drop that two levels fit to within the noise (its residual variance at most that of
+        // the noise) is a cliff, sharp even where the staircase's edges are rounded: it must
+        // sit where a sharp edge would.
+        let cliff = rss_best <= spread * spread * k as f64 + floor;
+        let slack = if cliff { 2 * self.stride } else { slack };
         off > slack.max(1) && gain > 2.0 * (period as f64).ln() + 6.0
     }
 
