@@ -128,6 +128,14 @@ pub struct Period {
     pub margin_double: Option<f64>,
 }
 
+/// A period the curve suggests but does not support, and why not.
+#[derive(Debug, Clone, Serialize)]
+pub struct Guess {
+    /// Period in units of the swept axis.
+    pub period: f64,
+    pub why: &'static str,
+}
+
 /// The average loss right after each peak.
 #[derive(Debug, Clone, Serialize)]
 pub struct Drop {
@@ -156,6 +164,10 @@ pub struct Best {
 pub struct Curve {
     /// `None`: no periodic structure.
     pub period: Option<Period>,
+    /// A second period nested in the first (steps of two sizes), when the data supports it.
+    pub secondary: Option<Period>,
+    /// With no period: the one the data comes closest to supporting, when there is one.
+    pub guess: Option<Guess>,
     /// The last x of the ramp; `None` when the curve has no ramp.
     pub knee: Option<f64>,
     pub drop: Option<Drop>,
@@ -344,6 +356,11 @@ struct StairResult {
     margin_none: f64,
     /// BIC margin of the staircase over a sinusoid of the same period.
     margin_shape: f64,
+    /// The staircase with rounded edges: residual sum of squares, and its BIC score less that
+    /// of the sharp one (negative: the rounded edges fit better after paying for the search).
+    rounded_rss: f64,
+    /// The rounded edges score better than the sharp ones.
+    rounded: bool,
 }
 
 /// The staircase model, fitted once with weights `1/cost²` (relative residuals), and once more
@@ -376,18 +393,6 @@ fn fit_staircase(grid: &Grid, sense: Sense) -> Option<StairResult> {
         let cost = staircase::Cost::new(&g, &values, Some(&weights));
         let baseline = cost.baseline()?;
         let stair = cost.staircase(baseline.start);
-        let m = (g.len() - rejected.len()) as f64;
-        let (margin_none, margin_shape) = match &stair {
-            Some(s) => (
-                m * (baseline.rss / s.rss).ln() - m.ln() - 2.0 * (s.candidates as f64).ln(),
-                if cost.needs_shape_test(s) {
-                    m * (cost.sine_rss(s) / s.rss).ln()
-                } else {
-                    f64::INFINITY
-                },
-            ),
-            None => (f64::NEG_INFINITY, f64::NEG_INFINITY),
-        };
         // An outlier is a point that neither the baseline nor the staircase explains; a point
         // that only one of them misses may be structure.
         let mut far = outliers(&cost.residuals(baseline.bounds, None));
@@ -395,25 +400,91 @@ fn fit_staircase(grid: &Grid, sense: Sense) -> Option<StairResult> {
             let by_stair = outliers(&cost.residuals(s.bounds, Some((s.period, s.residue))));
             far.retain(|k| by_stair.contains(k));
         }
-        result = Some(StairResult {
+        far.retain(|k| !rejected.contains(k));
+        if round == 0 && !far.is_empty() {
+            rejected.extend(far);
+            weights = weigh(&rejected);
+            continue;
+        }
+        // The margins of the fit that stands (the rounded edges are costly to fit).
+        let m = (g.len() - rejected.len()) as f64;
+        let (margin_none, margin_shape, rounded_rss, tried) = match &stair {
+            Some(s) => {
+                // Sharp or rounded edges, whichever scores better after paying for the widths
+                // and edges tried.
+                let (rounded, tried) = cost.rounded_rss(s);
+                let score = (m * s.rss.ln()).min(m * rounded.ln() + 2.0 * (tried as f64).ln());
+                (
+                    m * baseline.rss.ln() - score - m.ln() - 2.0 * (s.candidates as f64).ln(),
+                    if cost.needs_shape_test(s) {
+                        m * cost.sine_rss(s).ln() - score
+                    } else {
+                        f64::INFINITY
+                    },
+                    rounded,
+                    tried,
+                )
+            }
+            None => (f64::NEG_INFINITY, f64::NEG_INFINITY, f64::INFINITY, 1),
+        };
+        let mut r = StairResult {
             used: used.clone(),
-            outliers: vec![],
+            outliers: rejected.iter().map(|&k| used[k]).collect(),
             cost,
             baseline,
             stair,
             margin_none,
             margin_shape,
-        });
-        far.retain(|k| !rejected.contains(k));
-        if round == 1 || far.is_empty() {
-            break;
-        }
-        rejected.extend(far);
-        weights = weigh(&rejected);
+            rounded_rss,
+            rounded: false,
+        };
+        rounded_neighbours(&mut r, m, tried);
+        result = Some(r);
+        break;
     }
-    let mut result: StairResult = result?;
-    result.outliers = rejected.iter().map(|&k| used[k]).collect();
-    Some(result)
+    result
+}
+
+/// When rounded edges fit better than sharp ones, the sharp fit can put the period one grid
+/// step off (the rise has no edge to lock on): the neighbours are fitted with rounded edges
+/// too, the best of the three is kept, and their scores are the rounded ones.
+fn rounded_neighbours(r: &mut StairResult, m: f64, tried: usize) {
+    let Some(st) = r.stair.as_mut() else {
+        return;
+    };
+    let rounded = r.rounded_rss;
+    let penalty = 2.0 * (tried as f64).ln();
+    if m * rounded.ln() + penalty >= m * st.rss.ln() {
+        return;
+    }
+    r.rounded = true;
+    let step = r.cost.stride();
+    let mut best = (st.period, st.residue, rounded);
+    for q in [st.period - step, st.period + step] {
+        if q < 2 {
+            continue;
+        }
+        let (residue, rss, _) = r.cost.rounded_for(st, q);
+        if let Some(entry) = st.rss_by_period.iter_mut().find(|(p, _)| *p == q) {
+            entry.1 = rss;
+        }
+        if rss < best.2 {
+            best = (q, residue, rss);
+        }
+    }
+    if let Some(entry) = st.rss_by_period.iter_mut().find(|(p, _)| *p == st.period) {
+        entry.1 = rounded;
+    }
+    if best.0 != st.period {
+        st.period = best.0;
+        st.residue = best.1;
+        st.rss = st
+            .rss_by_period
+            .iter()
+            .find(|(p, _)| *p == best.0)
+            .map_or(st.rss, |(_, r)| *r);
+    }
+    r.rounded_rss = best.2;
 }
 
 struct FoldResult {
@@ -458,7 +529,14 @@ fn fit_fold(grid: &Grid, sense: Sense) -> Option<FoldResult> {
 
 /// Margins of the chosen period over its harmonics and its neighbours: `score(q) - score(p)` for
 /// each such `q` that was tried, where a lower score is better.
-fn harmonic_margins(period: i64, scores: &[(i64, f64)]) -> (Vec<f64>, Option<f64>, Option<f64>) {
+/// The multiples count only with `multiples`: the fold has already tested each multiple
+/// against its period (nested F-tests) and kept the shorter one where the longer does not
+/// explain significantly more, which a BIC margin may still favour.
+fn harmonic_margins(
+    period: i64,
+    scores: &[(i64, f64)],
+    multiples: bool,
+) -> (Vec<f64>, Option<f64>, Option<f64>) {
     let score = |q: i64| scores.iter().find(|(p, _)| *p == q).map(|(_, s)| *s);
     let Some(own) = score(period) else {
         return (vec![], None, None);
@@ -482,7 +560,9 @@ fn harmonic_margins(period: i64, scores: &[(i64, f64)]) -> (Vec<f64>, Option<f64
             }
         }
         if let Some(s) = score(period * k) {
-            all.push(s - own);
+            if multiples {
+                all.push(s - own);
+            }
             if k == 2 {
                 double = Some(s - own);
             }
@@ -496,6 +576,8 @@ pub fn analyze_curve(points: &[(f64, Option<f64>)], sense: Sense) -> Curve {
     let grid = Grid::new(points);
     let mut curve = Curve {
         period: None,
+        secondary: None,
+        guess: None,
         knee: None,
         drop: None,
         best: best(&grid, sense),
@@ -551,29 +633,55 @@ pub fn analyze_curve(points: &[(f64, Option<f64>)], sense: Sense) -> Curve {
                     curve.knee = Some(clean(grid.to_x(g + shift)));
                 }
             }
-            curve.period = Some(period_of(
+            let found = period_of(
                 &grid,
                 st.period,
                 &[residue],
                 Method::Staircase,
                 margin,
                 &scores,
-            ));
-            residue_period = Some((st.period, vec![residue]));
+            );
             curve.outliers = s.outliers.iter().map(|&i| grid.x[i]).collect();
+            let coverage = s.cost.coverage(st, s.rounded);
+            if !coverage.drops_present() {
+                // A few cliffs, not a staircase: the drops in between are missing.
+            } else if !coverage.enough_points() {
+                curve.guess = Some(Guess {
+                    period: found.period,
+                    why: "too few points in each period to see its drops",
+                });
+            } else if found.confidence < 0.0 {
+                curve.guess = Some(better_harmonic(&grid, &scores));
+            } else {
+                let m = (s.used.len() - s.outliers.len()) as f64;
+                curve.secondary = secondary(&grid, s, st, m);
+                curve.period = Some(found);
+                residue_period = Some((st.period, vec![residue]));
+            }
         }
-    } else if let Some(f) = fold_ok {
+    }
+    // The fold speaks when it is the better model, or when the staircase's period was not
+    // supported by its points.
+    if let (None, Some(f)) = (&curve.period, fold_ok) {
         let fd = &f.fold;
-        curve.period = Some(period_of(
+        let found = period_of(
             &grid,
             fd.period,
             &fd.peak_residues,
             Method::Fold,
             f.margin_none,
             &fd.bic_by_period,
-        ));
-        residue_period = Some((fd.period, fd.peak_residues.clone()));
+        );
         curve.outliers = left_out(&grid, &f.used);
+        if found.confidence < 0.0 {
+            if curve.guess.is_none() {
+                curve.guess = Some(better_harmonic(&grid, &fd.bic_by_period));
+            }
+        } else {
+            curve.guess = None;
+            curve.period = Some(found);
+            residue_period = Some((fd.period, fd.peak_residues.clone()));
+        }
     }
     if curve.period.is_none() {
         if let Some(s) = &stair {
@@ -591,6 +699,44 @@ pub fn analyze_curve(points: &[(f64, Option<f64>)], sense: Sense) -> Curve {
         curve.drop = drop_after(&grid, &peaks, period, sense);
     }
     curve
+}
+
+/// The period with the best score: what a period with negative confidence gives way to.
+fn better_harmonic(grid: &Grid, scores: &[(i64, f64)]) -> Guess {
+    let best = scores
+        .iter()
+        .min_by(|a, b| a.1.total_cmp(&b.1))
+        .map_or(0, |(q, _)| *q);
+    Guess {
+        period: best as f64 * grid.unit,
+        why: "a multiple or divisor of the period found fits better but is too long to test",
+    }
+}
+
+/// A second period nested in the staircase's: reported when fitting both steps together beats
+/// the staircase alone by `DETECT` after paying for the pairs tried, and, for a shorter period,
+/// also beats the staircase with rounded edges (two sharp steps can pass for one rounded one).
+fn secondary(grid: &Grid, s: &StairResult, st: &staircase::Staircase, m: f64) -> Option<Period> {
+    let (q, r, rss, tried) = s.cost.nested(st)?;
+    let mut gain = m * (st.rss / rss).ln() - m.ln() - 2.0 * (tried as f64).ln();
+    if q < st.period {
+        gain = gain.min(m * (s.rounded_rss / rss).ln());
+    }
+    (gain > DETECT).then(|| {
+        let period = q as f64 * grid.unit;
+        let phase = clean(grid.to_x(r).rem_euclid(period));
+        Period {
+            period,
+            phase,
+            peak_phases: vec![phase],
+            method: Method::Staircase,
+            confidence: gain,
+            level: Confidence::from_margin(gain),
+            margin_none: gain,
+            margin_half: None,
+            margin_double: None,
+        }
+    })
 }
 
 /// Where the peaks really are, near the residue of the steps: when a drop is spread over two
@@ -643,7 +789,7 @@ fn period_of(
     margin_none: f64,
     scores: &[(i64, f64)],
 ) -> Period {
-    let (harmonics, half, double) = harmonic_margins(period, scores);
+    let (harmonics, half, double) = harmonic_margins(period, scores, method == Method::Staircase);
     let confidence = harmonics.iter().copied().fold(margin_none, f64::min);
     let p = period as f64 * grid.unit;
     let mut phases: Vec<f64> = residues
@@ -813,7 +959,9 @@ mod tests {
             })
             .collect();
         let c = analyze_curve(&pts, Sense::HigherIsBetter);
-        let p = c.period.expect("a period");
+        let p = c
+            .period
+            .unwrap_or_else(|| panic!("no period (guess {:?})", c.guess));
         assert_eq!(p.method, Method::Fold);
         assert!([2.0, 4.0, 8.0].contains(&p.period), "period {}", p.period);
         let odd: Vec<f64> = (0..p.period as i64)

@@ -290,7 +290,13 @@ impl Analysis {
                     human(p.phase),
                     format!("{} ({})", p.level.as_str(), human(p.confidence.round())),
                 ),
-                None => ("none".to_string(), "-".to_string(), "-".to_string()),
+                None => (
+                    c.guess.as_ref().map_or("none".to_string(), |g| {
+                        format!("none (best guess {})", human(g.period))
+                    }),
+                    "-".to_string(),
+                    "-".to_string(),
+                ),
             };
             let drop = c.drop.as_ref().map_or("-".to_string(), |d| {
                 format!("{} ({} {})", percent(d.relative), human(d.absolute), s.unit)

@@ -124,9 +124,25 @@ pub fn reading(axis: &str, unit: &str, curve: &Curve, sense: Sense) -> String {
                     human(d.absolute)
                 );
             }
+            if let Some(q) = &curve.secondary {
+                s += &format!(
+                    "; and period {} ({}), peaks at {axis} ≡ {}, {} confidence",
+                    human(q.period),
+                    cause(axis, q.period, curve, sense),
+                    congruence(&q.peak_phases, q.period),
+                    q.level.as_str()
+                );
+            }
             parts.push(s);
         }
-        None => parts.push("no periodic structure".to_string()),
+        None => match &curve.guess {
+            Some(g) => parts.push(format!(
+                "no periodic structure (best guess: period {}, but {})",
+                human(g.period),
+                g.why
+            )),
+            None => parts.push("no periodic structure".to_string()),
+        },
     }
     if let Some(k) = curve.knee {
         parts.push(format!("ramp ends at {axis} = {}", human(k)));

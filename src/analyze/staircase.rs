@@ -8,7 +8,7 @@
 //! only, so all phases of one period cost one pass over the points. The knee and the start of the
 //! straight tail are found by prefix sums, alternating with the period search.
 
-use super::fit::{ceil_div, median, Normal};
+use super::fit::{ceil_div, median, robust_sigma, Normal};
 
 /// Where the parts of the curve begin: flat `0..knee`, steps (or trend) `knee..end`, tail `end..`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -26,6 +26,31 @@ pub(crate) struct Baseline {
     pub rss: f64,
     /// The trend alone, from the first point to the last.
     pub rss_no_knee: f64,
+}
+
+/// How the points cover the drops a staircase predicts (see `Cost::coverage`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct Coverage {
+    /// Edges inside the stepped part.
+    pub predicted: usize,
+    /// Those with points on both sides.
+    pub seen: usize,
+    /// Those seen where the points do not rise.
+    pub absent: usize,
+}
+
+impl Coverage {
+    /// Enough whole periods with points on both sides of their drops: three at least, and
+    /// three quarters of those predicted.
+    pub(crate) fn enough_points(&self) -> bool {
+        self.seen >= MIN_STEPS as usize && 4 * self.seen >= 3 * self.predicted
+    }
+
+    /// The predicted drops are there: at most one in ten absent, none when fewer than ten
+    /// were seen (a few cliffs fitted by a staircase miss the drops between them).
+    pub(crate) fn drops_present(&self) -> bool {
+        10 * self.absent <= self.seen
+    }
 }
 
 /// The best staircase.
@@ -85,6 +110,9 @@ pub(crate) struct Cost {
     c: Vec<f64>,
     w: Vec<f64>,
     span: f64,
+    /// The typical distance between points (grid steps): periods are tried in multiples of it,
+    /// since a grid that samples every 4th x cannot tell 64 from 65.
+    stride: i64,
     /// `flat[k]`: sums of points `0..k` for a constant.
     flat: Vec<Normal<2>>,
     /// Prefix sums of the staircase rows with the step count left at 0.
@@ -123,12 +151,16 @@ impl Cost {
                 acc.rss()
             };
         }
+        let mut steps: Vec<f64> = g.windows(2).map(|p| (p[1] - p[0]) as f64).collect();
+        steps.retain(|d| *d > 0.0);
+        let stride = median(&steps).map_or(1, |d| (d.round() as i64).max(1));
         let mut cost = Cost {
             g: g.to_vec(),
             t,
             c,
             w,
             span,
+            stride,
             flat,
             trend5: vec![],
             tail,
@@ -142,6 +174,11 @@ impl Cost {
 
     pub(crate) fn len(&self) -> usize {
         self.g.len()
+    }
+
+    /// The typical distance between points, in grid steps.
+    pub(crate) fn stride(&self) -> i64 {
+        self.stride
     }
 
     /// Step count, scaled so that it runs over [0, ~1] like `t`.
@@ -281,7 +318,8 @@ impl Cost {
         let mut best: Option<(i64, i64, f64)> = None;
         let mut by_period = Vec::new();
         let mut candidates = 0;
-        for period in 2..=max_period {
+        let stride = self.stride;
+        for period in (2..=max_period).filter(|p| p % stride == 0) {
             let (residue, rss) = self.phase_scan(b, period);
             candidates += period as usize;
             by_period.push((period, rss));
@@ -356,7 +394,23 @@ impl Cost {
     /// that period and phase, and the period again while the knee moves. Then the same with a
     /// straight tail, kept when the tail pays for itself.
     pub(crate) fn staircase(&self, start: Bounds) -> Option<Staircase> {
-        let plain = self.settle(start, false)?;
+        let mut plain = self.settle(start, false);
+        // A knee found without steps can cut a short sweep down to fewer than three periods
+        // (x = 1..64 with P = 16): the steps are also sought from the first point.
+        if 4 * start.knee > self.len() {
+            for knee in [0, start.knee / 2] {
+                let earlier = Bounds {
+                    knee,
+                    end: start.end,
+                };
+                if let Some(other) = self.settle(earlier, false) {
+                    if plain.as_ref().is_none_or(|p| other.rss < p.rss) {
+                        plain = Some(other);
+                    }
+                }
+            }
+        }
+        let plain = plain?;
         let mid = self.prefix(|i| self.stair_row(i, plain.period, plain.residue));
         let (b, rss) = self.best_bounds(
             &mid,
@@ -430,6 +484,214 @@ impl Cost {
         let mid = self.prefix(|i| self.sine_row(i, st.period));
         self.total(&mid, st.bounds, |s: &Normal<6>| s.rss())
             .max(rss_floor(self.len()))
+    }
+
+    /// Residual sum of squares of the staircase with rounded edges: each step rises smoothly
+    /// (a cubic, flat at both ends) over `width` grid steps after its edge (an eighth to a half
+    /// of the period, where the rise of a
+    /// real staircase is spread out), with the edge moved back to where the rise starts. The
+    /// best over widths and edges, and how many were tried. A sinusoid fits such a rise better
+    /// than sharp steps do, but not better than rounded ones.
+    pub(crate) fn rounded_rss(&self, st: &Staircase) -> (f64, usize) {
+        self.rounded_at(st.bounds, st.period, st.residue)
+    }
+
+    /// `rounded_rss` for another period: its best sharp phase, then rounded edges around it.
+    pub(crate) fn rounded_for(&self, st: &Staircase, period: i64) -> (i64, f64, usize) {
+        let residue = self.phase_scan(st.bounds, period).0;
+        let (rss, tried) = self.rounded_at(st.bounds, period, residue);
+        (residue, rss, tried)
+    }
+
+    fn rounded_at(&self, b: Bounds, period: i64, residue: i64) -> (f64, usize) {
+        let sharp = residue;
+        let outside = self.flat[b.knee].rss() + self.tail[b.end];
+        let mut widths: Vec<i64> = [period / 8, period / 4, 3 * period / 8, period / 2]
+            .into_iter()
+            .filter(|w| *w >= 2)
+            .collect();
+        widths.dedup();
+        let mut best = f64::INFINITY;
+        let mut tried = 0;
+        for &width in &widths {
+            for shift in -width..=width / 4 {
+                let residue = sharp + shift;
+                let mut sums = Normal::<5>::default();
+                for i in b.knee..b.end {
+                    let d = self.g[i] - residue - 1;
+                    let into = (d.rem_euclid(period) + 1) as f64;
+                    let rise = (into / width as f64).min(1.0);
+                    let step = d.div_euclid(period) as f64 + rise * rise * (3.0 - 2.0 * rise);
+                    let t = self.t[i];
+                    let row = [1.0, t, t * t, step * period as f64 / self.span, self.c[i]];
+                    sums.add(self.w[i], &row);
+                }
+                tried += 1;
+                best = best.min(outside + rising_rss(&sums));
+            }
+        }
+        (best.max(rss_floor(self.len())), tried.max(1))
+    }
+
+    /// A second period nested in the first: steps of a multiple of the period (every other
+    /// step larger) or of a divisor (small steps between the large ones), fitted together with
+    /// the first. The best such period, its residue, the residual sum of squares and how many
+    /// were tried; `None` when none fits with both steps rising.
+    pub(crate) fn nested(&self, st: &Staircase) -> Option<(i64, i64, f64, usize)> {
+        let (b, p) = (st.bounds, st.period);
+        let extent = self.g[b.end - 1] - self.g[b.knee] + 1;
+        let outside = self.flat[b.knee].rss() + self.tail[b.end];
+        let mut pairs = Vec::new();
+        for k in 2..=4 {
+            let q = k * p;
+            if q * MIN_STEPS <= extent {
+                pairs.extend((0..k).map(|j| (q, (st.residue + j * p).rem_euclid(q))));
+            }
+            if p % k == 0 && p / k >= 2 && (p / k) % self.stride == 0 {
+                pairs.push((p / k, st.residue.rem_euclid(p / k)));
+            }
+        }
+        let mut best: Option<(i64, i64, f64)> = None;
+        for &(q, r) in &pairs {
+            let mut sums = Normal::<6>::default();
+            for i in b.knee..b.end {
+                let t = self.t[i];
+                let row = [
+                    1.0,
+                    t,
+                    t * t,
+                    self.step(i, p, st.residue),
+                    self.step(i, q, r),
+                    self.c[i],
+                ];
+                sums.add(self.w[i], &row);
+            }
+            let (rss, beta) = sums.solve();
+            if beta[3] <= 0.0 || beta[4] <= 0.0 {
+                continue;
+            }
+            let rss = (outside + rss).max(rss_floor(self.len()));
+            if best.is_none_or(|(_, _, r)| rss < r) {
+                best = Some((q, r, rss));
+            }
+        }
+        best.map(|(q, r, rss)| (q, r, rss, pairs.len()))
+    }
+
+    /// Whether the points show the staircase's drops: for each edge inside the stepped part,
+    /// the mean of the points in the half period before it against
+    /// the mean of those from a quarter to three quarters of a period after it. A drop is seen
+    /// when both sides have a point; absent when the rise is below half the fitted one by more
+    /// than three standard errors (the noise taken from point-to-point changes, which steps
+    /// hardly move).
+    pub(crate) fn coverage(&self, st: &Staircase, rounded: bool) -> Coverage {
+        let (b, p) = (st.bounds, st.period);
+        let model = self.middle_model(b, p, st.residue);
+        let level = self.flat[b.knee].solve().1[0];
+        // The flat part at its level; the straight tail under the steps carried on: where the
+        // tail does not rise like the steps, their drops are missing (a few cliffs end flat).
+        let fit = |i: usize| if i < b.knee { level } else { model(i) };
+        let step = model_step(self, b, p, st.residue);
+        let all: Vec<usize> = (0..self.len()).collect();
+        let live: Vec<usize> = (0..self.len()).filter(|&i| self.w[i] > 0.0).collect();
+        let change: Vec<f64> = live
+            .windows(2)
+            .filter(|w| w[0] >= b.knee)
+            .map(|w| (self.c[w[1]] - self.c[w[0]]) / self.c[w[1]])
+            .collect();
+        let noise = robust_sigma(&change) / std::f64::consts::SQRT_2;
+        let (lo, hi) = (self.g[b.knee], self.g[self.len() - 1]);
+        let (half, quarter) = ((p / 2).max(1), p / 4);
+        // Points of `of` with grid index in (from, to].
+        let within = |of: &[usize], from: i64, to: i64| -> Vec<usize> {
+            let a = of.partition_point(|&i| self.g[i] <= from);
+            let z = of.partition_point(|&i| self.g[i] <= to);
+            of[a..z].to_vec()
+        };
+        let mean = |idx: &[usize], f: &dyn Fn(usize) -> f64| -> f64 {
+            idx.iter().map(|&i| f(i)).sum::<f64>() / idx.len() as f64
+        };
+        let value = |i: usize| self.c[i];
+        let mut cov = Coverage::default();
+        // From the edge that ends the flat part (a drop too) to the last point.
+        let mut edge = st.residue + (lo - half - st.residue).div_euclid(p) * p;
+        while edge < hi {
+            // The last edge may leave less than a quarter period after it: then its next points.
+            let from = (edge + quarter).min(hi - 1).max(edge);
+            let (before, after) = ((edge - half, edge), (from, from + half));
+            let this = edge;
+            edge += p;
+            if this < lo - half {
+                continue;
+            }
+            let (bi, ai) = (
+                within(&all, before.0, before.1),
+                within(&all, after.0, after.1),
+            );
+            if bi.is_empty() || ai.is_empty() {
+                cov.predicted += usize::from(this >= lo);
+                continue;
+            }
+            let fitted = mean(&ai, &fit) - mean(&bi, &fit);
+            // Before the knee, an edge counts only where the model rises there.
+            if this < lo && fitted < 0.5 * step {
+                continue;
+            }
+            cov.predicted += 1;
+            cov.seen += 1;
+            let (bi, ai) = (
+                within(&live, before.0, before.1),
+                within(&live, after.0, after.1),
+            );
+            if bi.is_empty() || ai.is_empty() {
+                continue;
+            }
+            let observed = mean(&ai, &value) - mean(&bi, &value);
+            let height = mean(&bi, &value).max(mean(&ai, &value));
+            let se = noise * height * (1.0 / ai.len() as f64 + 1.0 / bi.len() as f64).sqrt();
+            let missing = observed < 0.5 * fitted - 3.0 * se;
+            // A rounded rise has no sharp place; a sharp one is where the edge says.
+            let slack = if rounded { p / 8 } else { 2 * self.stride };
+            let around = within(&live, this - half, this + half);
+            let spread = noise * height;
+            if missing || self.misplaced(&around, this, p, slack, spread) {
+                cov.absent += 1;
+            }
+        }
+        cov
+    }
+
+    /// Whether the drop near `edge` (the last point before it) lies elsewhere: the best split of
+    /// the points `idx` (a period around the edge) into two levels (`spread`: the noise of one
+    /// point there) is more than `slack` grid steps from the edge and fits better beyond doubt. Irregular cliffs fitted by a
+    /// staircase have their drops away from the edges.
+    fn misplaced(&self, idx: &[usize], edge: i64, period: i64, slack: i64, spread: f64) -> bool {
+        let k = idx.len();
+        if k < 8 {
+            return false;
+        }
+        let v: Vec<f64> = idx.iter().map(|&i| self.c[i]).collect();
+        let rss_at = |split: usize| -> f64 {
+            let part = |s: &[f64]| {
+                let m = s.iter().sum::<f64>() / s.len().max(1) as f64;
+                s.iter().map(|x| (x - m) * (x - m)).sum::<f64>()
+            };
+            part(&v[..split]) + part(&v[split..])
+        };
+        let at_edge = idx.partition_point(|&i| self.g[i] <= edge).clamp(1, k - 1);
+        let (best, rss_best) = (1..k)
+            .map(|s| (s, rss_at(s)))
+            .min_by(|a, b| a.1.total_cmp(&b.1))
+            .unwrap_or((at_edge, 0.0));
+        let off = (self.g[idx[best]] - self.g[idx[at_edge]]).abs();
+        let floor = 1e-12 * k as f64;
+        let gain = k as f64 * (rss_at(at_edge).max(floor) / rss_best.max(floor)).ln();
+        // A drop that two levels fit to within the noise (its residual variance at most that of
+        // the noise) is a cliff, sharp even where the staircase's edges are rounded: it must
+        // sit where a sharp edge would.
+        let cliff = rss_best <= spread * spread * k as f64 + floor;
+        let slack = if cliff { 2 * self.stride } else { slack };
+        off > slack.max(1) && gain > 2.0 * (period as f64).ln() + 6.0
     }
 
     /// Relative residual of every point under a staircase, or under the baseline when `st` is `None`.

@@ -58,6 +58,8 @@ pub(crate) struct Generated {
     pub period: Option<(f64, f64)>,
     /// Last x of the ramp, for sawtooths.
     pub knee: Option<f64>,
+    /// The second period of nested steps (`Hard::Nested`).
+    pub second: Option<f64>,
     /// What the curve is, for failure messages.
     pub kind: String,
 }
@@ -144,6 +146,7 @@ pub(crate) fn sawtooth(rng: &mut Rng, period: i64, noise: f64) -> Generated {
         sense,
         period: Some((period as f64, phase.rem_euclid(period) as f64)),
         knee: knee.map(|v| v as f64),
+        second: None,
         kind: format!(
             "sawtooth P={period} phase={phase} knee={knee:?} overhead={overhead:.2} tail={} {sense:?} n={}",
             tail.is_some(),
@@ -189,6 +192,186 @@ pub(crate) fn aperiodic(rng: &mut Rng, noise: f64) -> Generated {
         sense,
         period: None,
         knee: None,
+        second: None,
         kind: format!("{kind} n={}", x.len()),
+    }
+}
+
+/// The harder curves of issue 12, each a way the analysis used to fail.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Hard {
+    /// Steps whose rise is spread over a quarter to a half of the period (P = 32, 64).
+    Rounded,
+    /// Small steps every 16 and large ones every 32, the small ones a quarter to a half of the
+    /// step at every 32.
+    Nested,
+    /// 20 points: powers of two and 3·2^k, up to 1024; a sawtooth of 16, 32 or 64 that they
+    /// cannot resolve.
+    Sparse,
+    /// Two or three drops at irregular places and no more: no period.
+    Cliffs,
+    /// A period of 180–250 on 1..=512: two or three steps, too few for a period.
+    Long,
+    /// x = 1..=64 with P = 16 and any phase.
+    Short,
+    /// x = 1 and every 4th x up to 512, P = 16, 32 or 64.
+    Coarse,
+}
+
+impl Hard {
+    pub(crate) const ALL: [Hard; 7] = [
+        Hard::Rounded,
+        Hard::Nested,
+        Hard::Sparse,
+        Hard::Cliffs,
+        Hard::Long,
+        Hard::Short,
+        Hard::Coarse,
+    ];
+}
+
+/// 0 at `t <= 0`, 1 at `t >= 1`, smooth in between.
+fn smoothstep(t: f64) -> f64 {
+    let t = t.clamp(0.0, 1.0);
+    t * t * (3.0 - 2.0 * t)
+}
+
+/// Throughput (or time) from a cost of one launch, at the points `x`.
+fn from_cost(
+    rng: &mut Rng,
+    x: &[i64],
+    cost: impl Fn(i64) -> f64,
+    noise: f64,
+) -> (Vec<(f64, Option<f64>)>, Sense) {
+    let sense = if rng.chance(0.15) {
+        Sense::LowerIsBetter
+    } else {
+        Sense::HigherIsBetter
+    };
+    let scale = rng.range(10.0, 5000.0);
+    let points = x
+        .iter()
+        .map(|&v| {
+            let clean = match sense {
+                Sense::HigherIsBetter => scale * v as f64 / cost(v),
+                Sense::LowerIsBetter => scale * cost(v),
+            };
+            (v as f64, disturb(rng, clean, noise))
+        })
+        .collect();
+    (points, sense)
+}
+
+/// A curve of category `kind` with relative noise `noise`.
+pub(crate) fn hard(rng: &mut Rng, kind: Hard, noise: f64) -> Generated {
+    let overhead = if rng.chance(0.5) {
+        0.0
+    } else {
+        rng.range(0.0, 3.0)
+    };
+    let tau = rng.range(0.5, 2.0);
+    let mut second = None;
+    let (x, period, phase): (Vec<i64>, i64, i64) = match kind {
+        Hard::Rounded => {
+            let period = [32, 64][rng.int(0, 1) as usize];
+            (xs(rng, 512), period, rng.int(0, period - 1))
+        }
+        Hard::Nested => {
+            second = Some(16.0);
+            (xs(rng, 512), 32, rng.int(0, 31))
+        }
+        Hard::Sparse => {
+            let x = (0..10)
+                .flat_map(|k| [1i64 << k, 3 << k])
+                .filter(|&v| v <= 1024);
+            let mut x: Vec<i64> = x.chain([1024]).collect();
+            x.sort_unstable();
+            x.dedup();
+            let period = [16, 32, 64][rng.int(0, 2) as usize];
+            (x, period, rng.int(0, period - 1))
+        }
+        Hard::Cliffs => (xs(rng, 512), 0, 0),
+        Hard::Long => {
+            let period = rng.int(180, 250);
+            (xs(rng, 512), period, rng.int(0, period - 1))
+        }
+        Hard::Short => ((1..=64).collect(), 16, rng.int(0, 15)),
+        Hard::Coarse => {
+            let x: Vec<i64> = std::iter::once(1).chain((1..=128).map(|k| 4 * k)).collect();
+            let period = [16, 32, 64][rng.int(0, 2) as usize];
+            // Peaks on the grid, so that they are sampled.
+            (x, period, 4 * rng.int(0, period / 4 - 1))
+        }
+    };
+    let n = *x.last().unwrap_or(&1);
+    let floor_steps = if period > 0 {
+        rng.int(1, (n / period - 3).clamp(1, 3))
+    } else {
+        1
+    };
+    let (points, sense, what) = match kind {
+        Hard::Rounded => {
+            let width = rng.int(period / 4, period / 2) as f64;
+            let steps = |v: i64| {
+                let d = v - phase - 1;
+                let k = d.div_euclid(period) as f64;
+                let into = (d.rem_euclid(period) + 1) as f64;
+                (k + smoothstep(into / width)).max(floor_steps as f64)
+            };
+            let (p, s) = from_cost(rng, &x, |v| tau * (overhead + steps(v)), noise);
+            (p, s, format!("width={width}"))
+        }
+        Hard::Nested => {
+            // Every 32 a step of 1, every other 16 a step of `small`: 25/75 to 50/50.
+            let small = rng.range(0.25, 0.5);
+            let steps = |v: i64| {
+                small * ceil_div(v - phase, 16).max(2 * floor_steps) as f64
+                    + (1.0 - small) * ceil_div(v - phase, 32).max(floor_steps) as f64
+            };
+            let (p, s) = from_cost(rng, &x, |v| tau * (overhead + steps(v)), noise);
+            (p, s, format!("small share={small:.2}"))
+        }
+        Hard::Cliffs => {
+            let count = rng.int(2, 3);
+            let mut at = vec![rng.int(40, 160)];
+            let mut last_gap = 0;
+            while (at.len() as i64) < count {
+                let mut gap = rng.int(70, 180);
+                while (gap - last_gap).abs() < 25 {
+                    gap = rng.int(70, 180);
+                }
+                last_gap = gap;
+                at.push(at[at.len() - 1] + gap);
+            }
+            let heights: Vec<f64> = at.iter().map(|_| rng.range(0.3, 1.0)).collect();
+            let cliffs = at.clone();
+            let cost = move |v: i64| {
+                let passed: f64 = cliffs
+                    .iter()
+                    .zip(&heights)
+                    .filter(|(c, _)| v > **c)
+                    .map(|(_, h)| h)
+                    .sum();
+                tau * (1.0 + overhead + passed)
+            };
+            let (p, s) = from_cost(rng, &x, cost, noise);
+            (p, s, format!("cliffs at {at:?}"))
+        }
+        _ => {
+            let steps = |v: i64| ceil_div(v - phase, period).max(floor_steps) as f64;
+            let (p, s) = from_cost(rng, &x, |v| tau * (overhead + steps(v)), noise);
+            (p, s, String::new())
+        }
+    };
+    Generated {
+        points,
+        sense,
+        period: (period > 0).then(|| (period as f64, phase.rem_euclid(period) as f64)),
+        knee: None,
+        second,
+        kind: format!(
+            "{kind:?} P={period} phase={phase} floor={floor_steps} overhead={overhead:.2} {what} {sense:?} n={}",
+            x.len()
+        ),
     }
 }
