@@ -166,6 +166,9 @@ pub struct Curve {
     pub period: Option<Period>,
     /// A second period nested in the first (steps of two sizes), when the data supports it.
     pub secondary: Option<Period>,
+    /// What one step past the second period's own peaks costs (see `secondary_cost`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub secondary_cost: Option<f64>,
     /// With no period: the one the data comes closest to supporting, when there is one.
     pub guess: Option<Guess>,
     /// The last x of the ramp; `None` when the curve has no ramp.
@@ -577,6 +580,7 @@ pub fn analyze_curve(points: &[(f64, Option<f64>)], sense: Sense) -> Curve {
     let mut curve = Curve {
         period: None,
         secondary: None,
+        secondary_cost: None,
         guess: None,
         knee: None,
         drop: None,
@@ -698,7 +702,43 @@ pub fn analyze_curve(points: &[(f64, Option<f64>)], sense: Sense) -> Curve {
         curve.peaks = peaks.iter().map(|&i| grid.x[i]).collect();
         curve.drop = drop_after(&grid, &peaks, period, sense);
     }
+    // What the second period's own steps cost in the data, so the reading can say how much
+    // it matters (a fit can prefer two periods for the shape of a ramp alone: a small cost says
+    // so). Not used to drop it: at 2-3 % noise that median is too noisy for a threshold (the
+    // nested battery fell below 90 % with one of 0.3 %).
+    if let (Some(p), Some(q)) = (&curve.period, &curve.secondary) {
+        curve.secondary_cost = secondary_cost(&grid, sense, p, q);
+    }
     curve
+}
+
+/// What one step past the secondary period's own peaks costs (relative; positive: worse). For a
+/// shorter secondary period: the median over its peaks that are not the primary's; for a longer
+/// one: the median over its peaks, less the median over the primary's other peaks.
+fn secondary_cost(grid: &Grid, sense: Sense, p: &Period, q: &Period) -> Option<f64> {
+    let on = |x: f64, per: &Period| {
+        let r = (x - per.phase).rem_euclid(per.period);
+        r < 1e-6 || per.period - r < 1e-6
+    };
+    let costs = |pred: &dyn Fn(f64) -> bool| -> Vec<f64> {
+        (0..grid.x.len().saturating_sub(1))
+            .filter(|&i| pred(grid.x[i]) && grid.y[i] != 0.0)
+            .map(|i| {
+                let step = grid.y[i + 1] / grid.y[i] - 1.0;
+                match sense {
+                    Sense::HigherIsBetter => -step,
+                    Sense::LowerIsBetter => step,
+                }
+            })
+            .collect()
+    };
+    if q.period < p.period {
+        median(&costs(&|x| on(x, q) && !on(x, p)))
+    } else {
+        let own = median(&costs(&|x| on(x, q)))?;
+        let other = median(&costs(&|x| on(x, p) && !on(x, q)))?;
+        Some(own - other)
+    }
 }
 
 /// The period with the best score: what a period with negative confidence gives way to.

@@ -132,6 +132,16 @@ pub fn reading(axis: &str, unit: &str, curve: &Curve, sense: Sense) -> String {
                     congruence(&q.peak_phases, q.period),
                     q.level.as_str()
                 );
+                if let (Some(c), Some(p)) = (curve.secondary_cost, &curve.period) {
+                    s += &if q.period < p.period {
+                        format!(", +1 past its peaks between those costs {}", percent(c))
+                    } else {
+                        format!(
+                            ", +1 past its peaks costs {} more than past the others",
+                            percent(c)
+                        )
+                    };
+                }
             }
             parts.push(s);
         }
