@@ -133,21 +133,29 @@ fn pass_values(run: &Path, pass: u32) -> BTreeMap<String, f64> {
 #[test]
 fn sigkill_inside_a_repeat_pass_resumes_that_pass_and_combines_every_process() {
     // kill.toml with `repeat = 3`, a program whose value grows by 10 % with every run of it.
-    let mut killed_mid_run = 0;
-    for seed in 1..=6u64 {
+    let repeat_project = || {
         let p = project();
         let spec = std::fs::read_to_string(p.path().join("sweeps/kill.toml"))
             .unwrap()
             .replace("mode = \"ok\"", "mode = \"varies\"")
             .replace("compiler = \"cc\"", "compiler = \"cc\"\nrepeat = 3");
         std::fs::write(p.path().join("sweeps/kill.toml"), spec).unwrap();
+        p
+    };
+    // Kill moments fall inside the time an uninterrupted run takes (builds included).
+    let reference = repeat_project();
+    let t0 = std::time::Instant::now();
+    assert!(sweep(reference.path()).status().unwrap().success());
+    let span = (t0.elapsed().as_millis() as u64 * 9 / 10).max(100);
+    let mut killed_mid_run = 0;
+    for seed in 1..=6u64 {
+        let p = repeat_project();
         let mut state = seed;
         let mut finished = false;
         let mut kills = 0;
         for _ in 0..3 {
             let mut child = sweep(p.path()).spawn().unwrap();
-            // 16 points x 3 passes x 15 ms and more: kills land in every pass.
-            std::thread::sleep(Duration::from_millis(200 + splitmix(&mut state) % 1200));
+            std::thread::sleep(Duration::from_millis(splitmix(&mut state) % span));
             finished = child.try_wait().unwrap().is_some();
             child.kill().unwrap_or(());
             child.wait().unwrap();

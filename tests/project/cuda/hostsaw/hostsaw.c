@@ -53,10 +53,12 @@ int main(void) {
         int n = 0;
         FILE *f = fopen("runs.count", "r");
         if (f) { if (fscanf(f, "%d", &n) != 1) n = 0; fclose(f); }
-        f = fopen("runs.count", "w");
+        /* Written aside and renamed, so a run killed half-way never leaves a torn count. */
+        f = fopen("runs.count.tmp", "w");
         if (!f) return 1;
         fprintf(f, "%d\n", n + 1);
         fclose(f);
+        if (rename("runs.count.tmp", "runs.count") != 0) return 1;
         if (!strcmp(mode, "flaky") && n == 1) { fprintf(stderr, "second run died\n"); return 1; }
         if (!strcmp(mode, "varies")) v *= 1.0 + 0.1 * n;
     }
