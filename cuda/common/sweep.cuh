@@ -89,7 +89,6 @@ struct Options {
 
 struct Stats {                   // times are seconds per launch
   std::vector<double> times;     // one per sample
-  std::vector<int> place;        // the placement of each sample
   // mean: the median over placements of each placement's mean time: the time behind `value`
   // (with one placement, the plain mean). median, stddev, min, max: of all samples.
   double mean = 0, median = 0, stddev = 0, min = 0, max = 0;
@@ -446,7 +445,6 @@ Stats measure(const Options& opt, F&& f) {
         double ms = sample(s.batch);
         gpu_ms += ms;
         double t = std::max(ms, 1e-6) * 1e-3 / s.batch;  // floor 1 ns: a 0 ms reading has no rate
-        s.place.push_back(j);
         acc.add(j, t);
         double wall_ms =
             std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - wall0).count();
