@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 #[cfg(test)]
 mod accuracy;
 pub mod curve;
-mod fit;
+pub(crate) mod fit;
 mod fold;
 pub(crate) mod load;
 pub mod reading;

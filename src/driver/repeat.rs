@@ -4,7 +4,8 @@
 //! in `passes/pass-<p>.csv`; in the last pass each point's raw row goes to its pass CSV and the
 //! combined row, built here, to `results.csv`.
 
-use crate::spec::{Metric, MetricSource, Spec};
+use crate::analyze::fit::median;
+use crate::spec::{Metric, Spec, CORE_FIELDS, CORE_STATS};
 use crate::store::{self, CsvSink, Dialect, Row, Status, StoreError};
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -33,46 +34,33 @@ pub(super) struct Aggregator {
     /// The last pass's raw rows.
     pub(super) pass_sink: Mutex<CsvSink>,
     earlier: BTreeMap<String, Vec<Earlier>>,
-    /// Columns with values, how each combines, and which value column it belongs to.
+    /// Every metric column and how it combines.
     rules: Vec<(String, Rule)>,
-    /// (metric, its value column, its `_rel_ci` column for timing-core metrics).
-    metrics: Vec<(Metric, String, Option<String>)>,
+    metrics: Vec<Metric>,
     target: f64,
     repeat: u32,
 }
 
+/// How each column of a metric combines over the processes: the value and the median as medians,
+/// the least `_min_`, `_placements` and `_sm_mhz`, the summed `_samples`, and the worst (largest)
+/// of the rest: `_stddev_`, `_max_`, `_rel_ci`, `_throttled`, `_spread`.
 fn rules(m: &Metric) -> Vec<(String, Rule)> {
-    let cols = m.columns();
-    match m.source {
-        MetricSource::Regex(_) => vec![(cols[0].clone(), Rule::Median)],
-        // value, median, stddev, min, max, rel_ci, samples, throttled, spread, placements, sm_mhz
-        MetricSource::Core => {
-            let by_position = [
-                Rule::Median,
-                Rule::Median,
-                Rule::Max,
-                Rule::Min,
-                Rule::Max,
-                Rule::Max,
-                Rule::Sum,
-                Rule::Max,
-                Rule::Max,
-                Rule::Min,
-                Rule::Min,
-            ];
-            cols.into_iter().zip(by_position).collect()
-        }
-    }
-}
-
-fn median(v: &mut [f64]) -> f64 {
-    v.sort_by(f64::total_cmp);
-    let n = v.len();
-    if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        (v[n / 2 - 1] + v[n / 2]) / 2.0
-    }
+    let stats = std::iter::once("value")
+        .chain(CORE_STATS)
+        .chain(CORE_FIELDS);
+    m.columns()
+        .into_iter()
+        .zip(stats)
+        .map(|(col, stat)| {
+            let rule = match stat {
+                "value" | "median" => Rule::Median,
+                "min" | "placements" | "sm_mhz" => Rule::Min,
+                "samples" => Rule::Sum,
+                _ => Rule::Max,
+            };
+            (col, rule)
+        })
+        .collect()
 }
 
 impl Aggregator {
@@ -83,13 +71,13 @@ impl Aggregator {
         header: &[String],
         dialect: Dialect,
     ) -> Result<Aggregator, StoreError> {
-        let value_cols: Vec<String> = header.to_vec();
+        let rules: Vec<(String, Rule)> = spec.metrics.iter().flat_map(rules).collect();
         let mut earlier: BTreeMap<String, Vec<Earlier>> = BTreeMap::new();
         for pass in 0..spec.repeat - 1 {
             let path = store::pass_csv(run_dir, pass);
             for (id, fields) in store::read_done(&path, header)? {
                 let cell = |name: &str| {
-                    value_cols
+                    header
                         .iter()
                         .position(|c| c == name)
                         .map(|i| fields[i].as_str())
@@ -97,11 +85,9 @@ impl Aggregator {
                 };
                 let status = Status::parse(cell("status")).unwrap_or(Status::RunFailed);
                 let mut values = BTreeMap::new();
-                for m in &spec.metrics {
-                    for (col, _) in rules(m) {
-                        if let Some(v) = dialect.parse_number(cell(&col)) {
-                            values.insert(col, v);
-                        }
+                for (col, _) in &rules {
+                    if let Some(v) = dialect.parse_number(cell(col)) {
+                        values.insert(col.clone(), v);
                     }
                 }
                 earlier.entry(id).or_default().push(Earlier {
@@ -117,16 +103,8 @@ impl Aggregator {
         Ok(Aggregator {
             pass_sink: Mutex::new(CsvSink::open(&last, header.to_vec(), dialect)?),
             earlier,
-            rules: spec.metrics.iter().flat_map(rules).collect(),
-            metrics: spec
-                .metrics
-                .iter()
-                .map(|m| {
-                    let ci = matches!(m.source, MetricSource::Core)
-                        .then(|| format!("{}_rel_ci", m.name));
-                    (m.clone(), m.column(), ci)
-                })
-                .collect(),
+            rules,
+            metrics: spec.metrics.clone(),
             target: spec.target_rel_ci(),
             repeat: spec.repeat,
         })
@@ -156,12 +134,10 @@ impl Aggregator {
             .collect();
         let mut values = BTreeMap::new();
         for (col, rule) in &self.rules {
-            let mut v: Vec<f64> = passes.iter().filter_map(|p| p.get(col).copied()).collect();
-            if v.is_empty() {
-                continue;
-            }
+            let v: Vec<f64> = passes.iter().filter_map(|p| p.get(col).copied()).collect();
+            let Some(mid) = median(&v) else { continue };
             let x = match rule {
-                Rule::Median => median(&mut v),
+                Rule::Median => mid,
                 Rule::Min => v.iter().copied().fold(f64::INFINITY, f64::min),
                 Rule::Max => v.iter().copied().fold(f64::NEG_INFINITY, f64::max),
                 Rule::Sum => v.iter().sum(),
@@ -172,20 +148,21 @@ impl Aggregator {
             earlier.iter().any(|e| e.status == Status::Unstable) || last.status == Status::Unstable;
         let noisy =
             earlier.iter().any(|e| e.status == Status::Noisy) || last.status == Status::Noisy;
-        for (m, value_col, ci_col) in &self.metrics {
-            let mut v: Vec<f64> = passes
+        for m in &self.metrics {
+            let value_col = m.column();
+            let v: Vec<f64> = passes
                 .iter()
-                .filter_map(|p| p.get(value_col).copied())
+                .filter_map(|p| p.get(&value_col).copied())
                 .collect();
-            if v.len() < 2 {
+            // The value column already holds the median over the processes (its rule).
+            let (Some(&mid), true) = (values.get(&value_col), v.len() >= 2) else {
                 continue;
-            }
+            };
             let (lo, hi) = v
                 .iter()
                 .fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), &x| {
                     (l.min(x), h.max(x))
                 });
-            let mid = median(&mut v);
             let spread = if mid != 0.0 {
                 (hi - lo) / mid.abs()
             } else {
@@ -193,10 +170,11 @@ impl Aggregator {
             };
             values.insert(store::repeat_spread_column(m), spread);
             // The processes disagree by more than the target and more than twice the widest
-            // confidence interval any of them reported.
-            let widest_ci = ci_col
-                .as_ref()
-                .and_then(|c| values.get(c).copied())
+            // confidence interval any of them reported (`_rel_ci` combines as its largest; a
+            // regex metric has none).
+            let widest_ci = values
+                .get(&format!("{}_rel_ci", m.name))
+                .copied()
                 .unwrap_or(0.0);
             if spread > self.target && spread > 2.0 * widest_ci {
                 unstable = true;
