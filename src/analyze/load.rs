@@ -38,8 +38,23 @@ pub(crate) struct RawSeries {
     pub spread: Vec<(f64, f64)>,
 }
 
-/// Statuses whose rows carry metric values.
-const OK_STATUSES: [&str; 3] = ["ok", "noisy", "unstable"];
+/// A row whose status is this carries metric values (`ok`, `noisy`, `unstable`: see
+/// `Status::measured`).
+pub(crate) fn carries_values(status: &str) -> bool {
+    crate::store::Status::parse(status).is_some_and(crate::store::Status::measured)
+}
+
+/// The column `<metric>_<suffix>`: by the metric's name, else by the longest prefix of its column
+/// cut at a `_` (a CSV without a manifest names metrics by their column: `copy_gb_per_s` ->
+/// `copy_rel_ci`).
+pub(crate) fn stat_column(header: &[String], m: &MetricColumn, suffix: &str) -> Option<usize> {
+    let find = |name: String| header.iter().position(|h| *h == name);
+    find(format!("{}_{suffix}", m.name)).or_else(|| {
+        m.column
+            .rmatch_indices('_')
+            .find_map(|(i, _)| find(format!("{}_{suffix}", &m.column[..i])))
+    })
+}
 
 /// Columns after `status` that are not metrics of their own.
 const NOT_METRICS: [&str; 6] = ["build_s", "run_s", "cached", "error", "point_id", "index"];
@@ -233,17 +248,10 @@ impl Table {
         let status_col = self.column("status");
         let metric_cols: Vec<Option<usize>> =
             metrics.iter().map(|m| self.column(&m.column)).collect();
-        // `<name>_spread`; without a manifest the name is not known, so the longest prefix of the
-        // column (cut at a `_`) that has a spread column: `copy_gb_per_s` -> `copy_spread`.
+        // The placement spread of each metric, by name or by a prefix of its column.
         let spread_cols: Vec<Option<usize>> = metrics
             .iter()
-            .map(|m| {
-                self.column(&format!("{}_spread", m.name)).or_else(|| {
-                    m.column
-                        .rmatch_indices('_')
-                        .find_map(|(i, _)| self.column(&format!("{}_spread", &m.column[..i])))
-                })
-            })
+            .map(|m| stat_column(&self.header, m, "spread"))
             .collect();
         let mut spreads: Vec<Vec<Vec<(f64, f64)>>> = Vec::new();
         let mut groups: Vec<Vec<String>> = Vec::new();
@@ -272,7 +280,7 @@ impl Table {
                     groups.len() - 1
                 }
             };
-            let ok = status_col.is_none_or(|c| OK_STATUSES.contains(&self.cell(row, c)));
+            let ok = status_col.is_none_or(|c| carries_values(self.cell(row, c)));
             for (m, col) in metric_cols.iter().enumerate() {
                 let value = col
                     .filter(|_| ok)
@@ -539,5 +547,39 @@ mod tests {
             .unwrap()
             .to_string();
         assert!(err.contains("has no `status` column"), "{err}");
+    }
+
+    #[test]
+    fn uncertainty_columns_are_found_by_name_or_by_a_prefix_of_the_column() {
+        let header: Vec<String> = [
+            "copy_gb_per_s",
+            "copy_rel_ci",
+            "copy_spread",
+            "copy_repeat_spread",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        let guessed = MetricColumn {
+            name: "copy_gb_per_s".into(),
+            unit: String::new(),
+            column: "copy_gb_per_s".into(),
+        };
+        let from_manifest = MetricColumn {
+            name: "copy".into(),
+            unit: "GB/s".into(),
+            column: "copy_gb_per_s".into(),
+        };
+        for m in [&guessed, &from_manifest] {
+            assert_eq!(stat_column(&header, m, "rel_ci"), Some(1));
+            assert_eq!(stat_column(&header, m, "spread"), Some(2));
+            assert_eq!(stat_column(&header, m, "repeat_spread"), Some(3));
+        }
+        let other = MetricColumn {
+            name: "mflops".into(),
+            unit: String::new(),
+            column: "mflops".into(),
+        };
+        assert_eq!(stat_column(&header, &other, "rel_ci"), None);
     }
 }

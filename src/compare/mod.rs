@@ -42,8 +42,6 @@ Exit codes:
 const NAMED: usize = 5;
 /// How many points the table of the largest changes shows.
 const LARGEST: usize = 10;
-/// Statuses whose rows carry metric values.
-const MEASURED: [&str; 3] = ["ok", "noisy", "unstable"];
 /// The columns of `compare.csv` after the axes.
 const CSV_COLUMNS: [&str; 7] = ["metric", "a", "b", "ratio", "u_a", "u_b", "verdict"];
 

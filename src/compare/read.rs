@@ -1,8 +1,8 @@
 //! Reading the two runs: the results CSV of a run folder, each point's row by its axis values,
 //! and where each metric's value and uncertainty columns lie.
 
-use super::{CompareError, Side, MEASURED};
-use crate::analyze::load::{number, MetricColumn, Table};
+use super::{CompareError, Side};
+use crate::analyze::load::{carries_values, number, stat_column, MetricColumn, Table};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
@@ -43,18 +43,6 @@ pub(super) fn key(cell: &str, semicolon: bool) -> String {
         Some(v) => format!("{v}"),
         None => cell.trim().to_string(),
     }
-}
-
-/// The column `<metric>_<suffix>`: by the metric's name, else by the longest prefix of its column
-/// cut at a `_` (a CSV without a manifest names metrics by their column: `copy_gb_per_s` ->
-/// `copy_rel_ci`).
-pub(super) fn stat_column(header: &[String], m: &MetricColumn, suffix: &str) -> Option<usize> {
-    let find = |name: String| header.iter().position(|h| *h == name);
-    find(format!("{}_{suffix}", m.name)).or_else(|| {
-        m.column
-            .rmatch_indices('_')
-            .find_map(|(i, _)| find(format!("{}_{suffix}", &m.column[..i])))
-    })
 }
 
 /// One run read for comparison.
@@ -111,7 +99,7 @@ impl Run {
     /// The status of a row that was not measured, or `None` for ok, noisy and unstable.
     pub(super) fn failed_status(&self, row: usize) -> Option<&str> {
         let s = self.cell(row, self.status);
-        (self.status.is_some() && !MEASURED.contains(&s)).then_some(s)
+        (self.status.is_some() && !carries_values(s)).then_some(s)
     }
 
     pub(super) fn side(&self) -> Side {
@@ -248,39 +236,5 @@ mod tests {
         assert_eq!(key("0,5", true), key("0.5", false));
         assert_eq!(key(" shared ", false), "shared");
         assert_ne!(key("32", false), key("33", false));
-    }
-
-    #[test]
-    fn uncertainty_columns_are_found_by_name_or_by_a_prefix_of_the_column() {
-        let header: Vec<String> = [
-            "copy_gb_per_s",
-            "copy_rel_ci",
-            "copy_spread",
-            "copy_repeat_spread",
-        ]
-        .iter()
-        .map(|s| s.to_string())
-        .collect();
-        let guessed = MetricColumn {
-            name: "copy_gb_per_s".into(),
-            unit: String::new(),
-            column: "copy_gb_per_s".into(),
-        };
-        let from_manifest = MetricColumn {
-            name: "copy".into(),
-            unit: "GB/s".into(),
-            column: "copy_gb_per_s".into(),
-        };
-        for m in [&guessed, &from_manifest] {
-            assert_eq!(stat_column(&header, m, "rel_ci"), Some(1));
-            assert_eq!(stat_column(&header, m, "spread"), Some(2));
-            assert_eq!(stat_column(&header, m, "repeat_spread"), Some(3));
-        }
-        let other = MetricColumn {
-            name: "mflops".into(),
-            unit: String::new(),
-            column: "mflops".into(),
-        };
-        assert_eq!(stat_column(&header, &other, "rel_ci"), None);
     }
 }
