@@ -115,35 +115,15 @@ fn draw_overlay<DB: DrawingBackend>(
     let y_min = all().map(|p| p.1).fold(0.0, f64::min);
     let y_max = all().map(|p| p.1).fold(f64::NEG_INFINITY, f64::max);
     let y_max = if y_max > y_min { y_max } else { y_min + 1.0 };
-    let mut builder = ChartBuilder::on(root);
-    builder.margin(16);
-    if text {
-        builder
-            .caption(title, ("sans-serif", 17))
-            .x_label_area_size(48)
-            .y_label_area_size(80);
-    }
-    let mut chart = builder
-        .build_cartesian_2d(
+    let mut chart = axes(
+        root,
+        (
             x_lo - pad..x_hi + pad,
             y_min..y_max + 0.12 * (y_max - y_min),
-        )
-        .map_err(|x| e(&x))?;
-    let fmt = |v: &f64| compact(*v);
-    {
-        let mut mesh = chart.configure_mesh();
-        mesh.light_line_style(WHITE.mix(0.0));
-        if text {
-            mesh.x_desc(x_name)
-                .y_desc(y_name)
-                .x_label_formatter(&fmt)
-                .y_label_formatter(&fmt)
-                .label_style(("sans-serif", 13));
-        } else {
-            mesh.disable_axes();
-        }
-        mesh.draw().map_err(|x| e(&x))?;
-    }
+        ),
+        (title, x_name, y_name),
+        text,
+    )?;
     for (i, c) in curves.iter().enumerate() {
         let color = [DATA, PEAK, KNEE, PERIOD][i % 4];
         let mut pts: Vec<(f64, f64)> = c
@@ -173,6 +153,47 @@ fn draw_overlay<DB: DrawingBackend>(
             .map_err(|x| e(&x))?;
     }
     Ok(())
+}
+
+/// A chart on `root` with the given ranges and its axes drawn: title and axis names and compact
+/// tick labels when `text`, no text at all otherwise (no font is needed then).
+fn axes<'a, DB: DrawingBackend>(
+    root: &'a DrawingArea<DB, Shift>,
+    (xs, ys): (std::ops::Range<f64>, std::ops::Range<f64>),
+    (title, x_name, y_name): (&str, &str, &str),
+    text: bool,
+) -> Result<
+    ChartContext<
+        'a,
+        DB,
+        Cartesian2d<plotters::coord::types::RangedCoordf64, plotters::coord::types::RangedCoordf64>,
+    >,
+    String,
+> {
+    let e = |e: &dyn std::fmt::Display| e.to_string();
+    let mut builder = ChartBuilder::on(root);
+    builder.margin(16);
+    if text {
+        builder
+            .caption(title, ("sans-serif", 17))
+            .x_label_area_size(48)
+            .y_label_area_size(80);
+    }
+    let mut chart = builder.build_cartesian_2d(xs, ys).map_err(|x| e(&x))?;
+    let fmt = |v: &f64| compact(*v);
+    let mut mesh = chart.configure_mesh();
+    mesh.light_line_style(WHITE.mix(0.0));
+    if text {
+        mesh.x_desc(x_name)
+            .y_desc(y_name)
+            .x_label_formatter(&fmt)
+            .y_label_formatter(&fmt)
+            .label_style(("sans-serif", 13));
+    } else {
+        mesh.disable_axes();
+    }
+    mesh.draw().map_err(|x| e(&x))?;
+    Ok(chart)
 }
 
 /// The chart's title: the series and what was found.
@@ -257,32 +278,12 @@ fn draw<DB: DrawingBackend>(
     };
     let (y0, y1) = (y_min, y_max + 0.12 * (y_max - y_min));
 
-    let mut builder = ChartBuilder::on(root);
-    builder.margin(16);
-    if text {
-        builder
-            .caption(title(s), ("sans-serif", 17))
-            .x_label_area_size(48)
-            .y_label_area_size(80);
-    }
-    let mut chart = builder
-        .build_cartesian_2d(x0..x1, y0..y1)
-        .map_err(|x| e(&x))?;
-    let fmt = |v: &f64| compact(*v);
-    {
-        let mut mesh = chart.configure_mesh();
-        mesh.light_line_style(WHITE.mix(0.0));
-        if text {
-            mesh.x_desc(x_name)
-                .y_desc(y_label(s))
-                .x_label_formatter(&fmt)
-                .y_label_formatter(&fmt)
-                .label_style(("sans-serif", 13));
-        } else {
-            mesh.disable_axes();
-        }
-        mesh.draw().map_err(|x| e(&x))?;
-    }
+    let mut chart = axes(
+        root,
+        (x0..x1, y0..y1),
+        (&title(s), x_name, &y_label(s)),
+        text,
+    )?;
 
     // The data: a line between neighbours, broken at failed points, and a dot per point.
     let mut runs: Vec<Vec<(f64, f64)>> = vec![Vec::new()];
