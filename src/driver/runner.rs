@@ -29,6 +29,20 @@ pub(super) struct Shared<'a> {
     pub(super) aggregate: Option<super::repeat::Aggregator>,
 }
 
+impl Shared<'_> {
+    /// Appends `row` to `sink`; a write error is kept for the driver and stops the sweep.
+    fn append(&self, sink: &Mutex<CsvSink>, row: &Row) {
+        if let Ok(mut sink) = sink.lock() {
+            if let Err(e) = sink.append(row) {
+                if let Ok(mut w) = self.write_error.lock() {
+                    *w = Some(e);
+                }
+                STOP.store(true, Ordering::SeqCst);
+            }
+        }
+    }
+}
+
 /// A started program, or why it could not start.
 type Launched = Result<Started, (Status, String)>;
 
@@ -220,26 +234,12 @@ pub(super) fn run_queue(
         };
         let row = match &shared.aggregate {
             Some(agg) => {
-                if let Ok(mut pass_sink) = agg.pass_sink.lock() {
-                    if let Err(e) = pass_sink.append(&raw) {
-                        if let Ok(mut w) = shared.write_error.lock() {
-                            *w = Some(e);
-                        }
-                        STOP.store(true, Ordering::SeqCst);
-                    }
-                }
+                shared.append(&agg.pass_sink, &raw);
                 agg.combine(&raw)
             }
             None => raw,
         };
-        if let Ok(mut sink) = shared.sink.lock() {
-            if let Err(e) = sink.append(&row) {
-                if let Ok(mut w) = shared.write_error.lock() {
-                    *w = Some(e);
-                }
-                STOP.store(true, Ordering::SeqCst);
-            }
-        }
+        shared.append(&shared.sink, &row);
         if let Ok(mut t) = shared.timeline.lock() {
             t.push(TimelineEntry {
                 point_id: b.point.id.clone(),
