@@ -133,25 +133,16 @@ impl Placement {
     pub const NOTED: f64 = 0.01;
 
     fn of(spread: &[(f64, f64)], curve: &Curve) -> Option<Placement> {
-        let (&(max_at, max_spread), _) = spread
-            .iter()
-            .map(|p| (p, p.1))
-            .max_by(|a, b| a.1.total_cmp(&b.1))?;
-        let mut s: Vec<f64> = spread.iter().map(|p| p.1).collect();
-        s.sort_by(f64::total_cmp);
-        let n = s.len();
-        let median_spread = if n % 2 == 1 {
-            s[n / 2]
-        } else {
-            (s[n / 2 - 1] + s[n / 2]) / 2.0
-        };
+        let &(max_at, max_spread) = spread.iter().max_by(|a, b| a.1.total_cmp(&b.1))?;
+        let s: Vec<f64> = spread.iter().map(|p| p.1).collect();
+        let median_spread = fit::median(&s)?;
         let lowered = curve.period.is_some()
             && curve
                 .drop
                 .as_ref()
                 .is_some_and(|d| median_spread >= d.relative.abs() / 2.0);
         Some(Placement {
-            points: n,
+            points: s.len(),
             above: s.iter().filter(|&&v| v > Self::NOTED).count(),
             median_spread,
             max_spread,
