@@ -159,8 +159,8 @@ pub const CORE_STATS: [&str; 4] = ["median", "stddev", "min", "max"];
 
 /// Unitless fields of a timing-core line that get a column `<metric>_<field>`, after [`CORE_STATS`]:
 /// the within-placement confidence half-width, the sample count, the clock flag, the spread of the
-/// placements' mean times, how many placements were sampled, and the SM clock measured right after
-/// the samples.
+/// placements' mean times, how many placements were sampled, and the SM clock (the lower of two
+/// readings, before and after the samples).
 pub const CORE_FIELDS: [&str; 6] = [
     "rel_ci",
     "samples",

@@ -32,8 +32,9 @@
 //   flock on that file while it creates its CUDA context and during every measure(), so a program
 //   started early never creates its context while another program measures on the GPU (that moved
 //   single samples by up to 7 % and whole metrics by up to 9 % on an H100; bench/truth.txt).
-// - Clock check: after the samples a one-thread kernel counts clock64() cycles over ~200 us of
-//   %globaltimer; throttled=1 when that SM clock is > 10 % below the rated clock.
+// - Clock check: before and after the samples a one-thread kernel counts clock64() cycles over
+//   ~200 us of %globaltimer; sm_mhz is the lower of the two readings, throttled=1 when it is > 10 %
+//   below the rated clock.
 //
 // Output per metric (stdout): "<unit>: <value>" and
 //   @sweep metric=<name> unit=<unit> value=.. median=.. stddev=.. min=.. max=.. rel_ci=.. samples=.. noisy=.. throttled=..
@@ -99,7 +100,7 @@ struct Stats {                   // times are seconds per launch
   int samples = 0;
   int batch = 1;                 // launches per sample
   bool noisy = false, throttled = false;
-  double sm_mhz = 0;             // SM clock measured right after the samples
+  double sm_mhz = 0;             // SM clock: the lower of two readings, before and after the samples
 };
 
 namespace detail {
@@ -402,6 +403,7 @@ Stats measure(const Options& opt, F&& f) {
   }
   if (opt.flush_l2) detail::flush_l2(opt.device);
   SWEEP_CHECK(cudaDeviceSynchronize());
+  const double mhz_before = detail::measure_sm_mhz();
 
   // One sample of `calls` calls (<= 256: well inside the launch queue while held): hold the
   // stream, [flush], start event, calls, stop event, release; returns milliseconds.
@@ -479,7 +481,7 @@ Stats measure(const Options& opt, F&& f) {
   s.spread = sum.spread;
   s.placements = sum.placements;
   s.unstable = sum.unstable;
-  s.sm_mhz = detail::measure_sm_mhz();
+  s.sm_mhz = std::min(mhz_before, detail::measure_sm_mhz());
   s.throttled = opt.rated_sm_mhz > 0 && s.sm_mhz < 0.9 * opt.rated_sm_mhz;
   return s;
 }
