@@ -2,14 +2,53 @@
 """Compares the runs of bench/truth.sh (issue 10): for every series (metric) of the thread sweep, how
 far a point's value moves between contexts, and whether it stays within its reported uncertainty.
 
-A point's reported uncertainty u is max(rel_ci, spread / 2, repeat_spread / 2): the within-placement
-95 % confidence half-width, or half the range of its placements' means, or half the range of its
-processes' values (with `repeat`), whichever is widest (older runs lack those columns). Two measurements a, b agree when |a - b| / mean(a, b) <= u_a + u_b.
+A point's reported uncertainty u is max(sqrt(rel_ci^2 + b^2), spread / 2, repeat_spread / 2), as
+`sweep compare` has it: the within-placement 95 % confidence half-width combined with b, the run's
+95 % spread between processes from its control re-runs (controls.csv; the same formula as
+src/analyze/controls.rs: b = t95(n) * sqrt(mean(d^2) / 2) over the n pairs' d = ln(control /
+first) within 6 robust sigmas or 1 %, 0 when the run has fewer than 3 pairs), or half the range of its
+placements' means, or half the range of its processes' values (with `repeat`), whichever is widest
+(older runs lack those columns). Two measurements a, b agree when |a - b| / mean(a, b) <= u_a + u_b.
 Usage: bench/truth.py WORK_DIR [SUFFIX]"""
-import csv, glob, statistics as st, sys
+import csv, glob, math, statistics as st, sys
 
 work = sys.argv[1]
 sfx = sys.argv[2] if len(sys.argv) > 2 else ""
+
+
+T95 = [12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160, 2.145, 2.131,
+       2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042]
+MEASURED = ("ok", "noisy", "unstable")
+between = {}  # label -> metric -> (pairs, b)
+
+
+def controls(label, rows, path):
+    try:
+        ctl = list(csv.DictReader(open(path, newline="")))
+    except OSError:
+        return {}
+    by_id = {r["point_id"]: r for r in rows.values() if r["status"] in MEASURED}
+    out = {}
+    for m in metrics_of(rows):
+        d = []
+        for c in ctl:
+            r = by_id.get(c["point_id"])
+            if r is None or c["status"] not in MEASURED:
+                continue
+            a, b = float(r[f"{m}_mflops"]), float(c[f"{m}_mflops"])
+            if a > 0 and b > 0:
+                d.append(math.log(b / a))
+        if len(d) >= 3:
+            limit = max(6 * 1.4826 * st.median([abs(x) for x in d]), math.log1p(0.01))
+            kept = [x for x in d if abs(x) <= limit]
+            t = T95[len(kept) - 1] if len(kept) <= 30 else 2.042
+            out[m] = (len(kept), t * math.sqrt(sum(x * x for x in kept) / len(kept) / 2))
+    return out
+
+
+def metrics_of(rows):
+    return [c[: -len("_mflops")] for c in next(iter(rows.values())) if c.endswith("_mflops") and "_median_" not in c
+            and "_min_" not in c and "_max_" not in c and "_stddev_" not in c]
 
 
 def load(label):
@@ -19,20 +58,22 @@ def load(label):
     rows = {}
     for r in csv.DictReader(open(files[0], newline="")):
         rows[int(r["threads"])] = r
+        r["_label"] = label
+    between[label] = controls(label, rows, files[0].replace("results.csv", "controls.csv"))
     return rows
 
 
 runs = {k: load(k) for k in ["full", "again", "shuf", "s17", "s300"]}
 full = runs["full"]
-metrics = [c[: -len("_mflops")] for c in next(iter(full.values())) if c.endswith("_mflops") and "_median_" not in c
-           and "_min_" not in c and "_max_" not in c and "_stddev_" not in c]
+metrics = metrics_of(full)
 
 
 def unc(r, m):
     ci = float(r[f"{m}_rel_ci"])
     spread = float(r.get(f"{m}_spread") or 0)
-    between = float(r.get(f"{m}_repeat_spread") or 0)
-    return max(ci, spread / 2, between / 2)
+    processes = float(r.get(f"{m}_repeat_spread") or 0)
+    b = between.get(r["_label"], {}).get(m, (0, 0.0))[1]
+    return max(math.hypot(ci, b), spread / 2, processes / 2)
 
 
 def compare(a, b, m):
@@ -76,6 +117,9 @@ for m in metrics:
     un = sum(r["status"] == "unstable" for r in full.values())
     if sp:
         print(f"{m:<20} placements: spread median {st.median(sp):.2%}, max {max(sp):.2%}")
+    b = "  ".join(f"{k} {v[m][1]:.2%} ({v[m][0]})" for k, v in between.items() if m in v)
+    if b:
+        print(f"{m:<20} between processes (95 %, pairs): {b}")
 print()
 print(f"three contexts (shuffled, 17..80, 300..363 vs full): worst series within its uncertainty {worst['inside']:.1%} (target >= 95 %), "
       f"largest difference {worst['three']:.2%} (target <= 3 %)")

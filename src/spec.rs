@@ -66,6 +66,7 @@ struct SpecFile {
     build_timeout_s: Option<f64>,
     run_timeout_s: Option<f64>,
     repeat: Option<Spanned<u32>>,
+    control_every: Option<u32>,
     #[serde(default)]
     args: Vec<String>,
     #[serde(default)]
@@ -156,6 +157,9 @@ pub struct Metric {
 
 /// Extra statistics the timing core reports for each metric, in column order.
 pub const CORE_STATS: [&str; 4] = ["median", "stddev", "min", "max"];
+
+/// `control_every` when the spec sets none: 16 control re-runs in a sweep of 512 points.
+pub const DEFAULT_CONTROL_EVERY: u32 = 32;
 
 /// Unitless fields of a timing-core line that get a column `<metric>_<field>`, after [`CORE_STATS`]:
 /// the within-placement confidence half-width, the sample count, the clock flag, the spread of the
@@ -259,6 +263,10 @@ pub struct Spec {
     /// Each point runs in this many independent processes, one per pass over the sweep (pass 0
     /// in the sweep's order, later passes shuffled); its row holds the median over them.
     pub repeat: u32,
+    /// After every this many points (fewer in a sweep of under 4 times as many, so that it gets
+    /// four) a runner re-runs one it measured, in a fresh process, into `controls.csv`: the pairs
+    /// measure how much a value moves between processes (0: never).
+    pub control_every: u32,
     /// The command-line overrides applied (`crate::overrides`), as arguments; empty for a file
     /// read as it is.
     pub overrides: Vec<String>,
@@ -417,6 +425,7 @@ impl Spec {
             metrics,
             analyze: file.analyze,
             repeat,
+            control_every: file.control_every.unwrap_or(DEFAULT_CONTROL_EVERY),
             overrides: Vec::new(),
         })
     }

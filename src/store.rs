@@ -14,6 +14,9 @@ use std::path::{Path, PathBuf};
 pub const RESULTS: &str = "results.csv";
 pub const MANIFEST: &str = "manifest.json";
 pub const POINTS: &str = "points";
+/// The control re-runs (`control_every`): rows of points measured a second time, in a fresh
+/// process, with the header of `results.csv`.
+pub const CONTROLS: &str = "controls.csv";
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum, Default)]
 #[serde(rename_all = "lowercase")]

@@ -776,6 +776,107 @@ fn second_ctrl_c_kills_the_running_program_and_exits_130() {
     );
 }
 
+/// `saw.toml` over threads 1..64 in the given mode, a control re-run every `every` points.
+fn controls_spec(p: &Path, mode: &str, every: u32) {
+    let spec = std::fs::read_to_string(p.join("sweeps/saw.toml"))
+        .unwrap()
+        .replace("mode = \"ok\"", &format!("mode = \"{mode}\""))
+        .replace(
+            "compiler = \"cc\"",
+            &format!("compiler = \"cc\"\ncontrol_every = {every}"),
+        );
+    write(p, "sweeps/ctl.toml", &spec);
+}
+
+#[test]
+fn controls_re_run_points_in_fresh_processes_and_measure_the_spread_between_them() {
+    let p = project();
+    controls_spec(p.path(), "jitter", 8);
+    let out = sweep(p.path())
+        .args(["run", "sweeps/ctl.toml"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let dir = run_dir(p.path(), "ctl");
+    assert_eq!(rows(&dir.join("results.csv")).len(), 64);
+    let controls = rows(&dir.join("controls.csv"));
+    // After every 8 points the middle of the 8 again: threads 5, 13, ..., 61.
+    let threads: Vec<&str> = controls.iter().map(|r| r["threads"].as_str()).collect();
+    assert_eq!(threads, ["5", "13", "21", "29", "37", "45", "53", "61"]);
+    for (n, r) in controls.iter().enumerate() {
+        assert_eq!(r["status"], "ok", "{r:?}");
+        let log = dir
+            .join("points")
+            .join(&r["point_id"])
+            .join(format!("control-{n}"))
+            .join("stdout.txt");
+        assert!(log.is_file(), "{log:?}");
+    }
+    // Every process is off by one of -1, -0.5, 0, 0.5, 1 %: pairs differ by at most about 2 %.
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("analysis.json")).unwrap()).unwrap();
+    let b = &json["between_processes"][0];
+    assert_eq!(b["column"], "saw_mflops");
+    assert_eq!(b["pairs"], 8);
+    let max = b["max_diff"].as_f64().unwrap();
+    assert!(max > 0.0 && max < 0.021, "{b}");
+    let u95 = b["u95"].as_f64().unwrap();
+    assert!(u95 < 0.05, "{b}");
+    let md = stdout(&out);
+    assert!(md.contains("Between processes (8 points measured again"), "{md}");
+    assert!(md.contains("| saw_mflops | 8 |"), "{md}");
+    assert!(md.contains("between processes a value scatters by ±"), "{md}");
+
+    // The same program without jitter: the pairs agree, and so the spread is 0.
+    let q = project();
+    controls_spec(q.path(), "ok", 8);
+    sweep(q.path()).args(["run", "sweeps/ctl.toml"]).assert().success();
+    let dir = run_dir(q.path(), "ctl");
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("analysis.json")).unwrap()).unwrap();
+    assert_eq!(json["between_processes"][0]["u95"].as_f64(), Some(0.0));
+    assert_eq!(json["between_processes"][0]["max_diff"].as_f64(), Some(0.0));
+}
+
+#[test]
+fn controls_off_write_no_file_and_compare_counts_the_spread_between_processes() {
+    let p = project();
+    controls_spec(p.path(), "ok", 0);
+    sweep(p.path())
+        .args(["run", "sweeps/ctl.toml", "--no-analyze"])
+        .assert()
+        .success();
+    let off = run_dir(p.path(), "ctl");
+    assert!(!off.join("controls.csv").exists());
+
+    // A run whose processes differ by up to +-1 %: compare gives its points the spread between
+    // processes on top of their rel_ci (0.1 %); the run without controls keeps rel_ci alone.
+    let q = project();
+    controls_spec(q.path(), "jitter", 4);
+    sweep(q.path())
+        .args(["run", "sweeps/ctl.toml", "--no-analyze"])
+        .assert()
+        .success();
+    let jit = run_dir(q.path(), "ctl");
+    let text = std::fs::read_to_string(jit.join("controls.csv")).unwrap();
+    assert_eq!(text.lines().count(), 1 + 16);
+    let out = sweep(q.path())
+        .args(["compare"])
+        .arg(&jit)
+        .arg(&off)
+        .arg("--out")
+        .arg(q.path().join("cmp"))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let cmp = rows(&q.path().join("cmp/compare.csv"));
+    assert_eq!(cmp.len(), 64);
+    let u_a: f64 = cmp[0]["u_a"].parse().unwrap();
+    assert!(u_a > 0.001, "the controls widen A's uncertainty: {:?}", cmp[0]);
+    let u_b: f64 = cmp[0]["u_b"].parse().unwrap();
+    assert!((u_b - 0.001).abs() < 1e-9, "B has no controls: {:?}", cmp[0]);
+}
+
 /// `saw.toml` over threads 1..8 with `repeat = 3` and the given mode.
 fn repeat_spec(p: &Path, mode: &str) {
     let spec = std::fs::read_to_string(p.join("sweeps/saw.toml"))

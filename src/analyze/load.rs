@@ -113,15 +113,15 @@ impl Table {
         })
     }
 
-    fn column(&self, name: &str) -> Option<usize> {
+    pub(crate) fn column(&self, name: &str) -> Option<usize> {
         self.header.iter().position(|h| h == name)
     }
 
-    fn cell<'a>(&'a self, row: &'a [String], col: usize) -> &'a str {
+    pub(crate) fn cell<'a>(&'a self, row: &'a [String], col: usize) -> &'a str {
         row.get(col).map(String::as_str).unwrap_or("")
     }
 
-    fn number(&self, cell: &str) -> Option<f64> {
+    pub(crate) fn number(&self, cell: &str) -> Option<f64> {
         number(cell, self.semicolon)
     }
 

@@ -12,6 +12,7 @@ use std::path::{Path, PathBuf};
 
 #[cfg(test)]
 mod accuracy;
+pub mod controls;
 pub mod curve;
 pub(crate) mod fit;
 mod fold;
@@ -81,6 +82,9 @@ pub struct Analysis {
     /// The axes that split the series.
     pub by: Vec<String>,
     pub series: Vec<SeriesAnalysis>,
+    /// What the control re-runs (`controls.csv` beside the CSV) say about each metric's spread
+    /// between processes; `None` when the run has none.
+    pub between_processes: Option<Vec<controls::BetweenProcesses>>,
     /// The CSV used `;` between fields and `,` as the decimal mark; `analysis.csv` does the same.
     #[serde(skip)]
     pub semicolon: bool,
@@ -105,6 +109,9 @@ pub struct SeriesAnalysis {
     /// How much where the buffers lay moved the points (from the timing core's placements), when
     /// the CSV says.
     pub placement: Option<Placement>,
+    /// 95 % half-width of a value's spread between processes (from the control re-runs), when the
+    /// run has them; the period's confidence is one level lower when it is at least half the drop.
+    pub between_processes_u95: Option<f64>,
     /// The answer in one line.
     pub reading: String,
     /// The data: (x, value), `None` for failed points.
@@ -161,6 +168,7 @@ pub fn analyze_csv(path: &Path, opts: &AnalyzeOptions) -> Result<Analysis, Analy
     let table = load::Table::read(path)?;
     let (x, by, metrics) = table.select(opts)?;
     let raw = table.series(&x, &by, &metrics)?;
+    let between = controls::between_processes(path)?;
     let mut stems: Vec<String> = Vec::new();
     let series = raw
         .into_iter()
@@ -173,14 +181,28 @@ pub fn analyze_csv(path: &Path, opts: &AnalyzeOptions) -> Result<Analysis, Analy
             let sense = Sense::from_unit(&unit);
             let mut curve = analyze_curve(&r.points, sense);
             let placement = Placement::of(&r.spread, &curve);
-            if let (Some(pl), Some(p)) = (&placement, curve.period.as_mut()) {
-                if pl.lowered {
+            let process = between
+                .iter()
+                .flatten()
+                .find(|b| b.column == r.metric.column);
+            let process_lowers = process.is_some_and(|b| {
+                curve
+                    .drop
+                    .as_ref()
+                    .is_some_and(|d| b.u95 >= d.relative.abs() / 2.0)
+            });
+            let placement_lowers = placement.as_ref().is_some_and(|pl| pl.lowered);
+            if let Some(p) = curve.period.as_mut() {
+                if placement_lowers || process_lowers {
                     p.level = p.level.lower();
                 }
             }
             let mut reading = reading::reading(&x, &unit, &curve, sense);
             if let Some(pl) = placement.as_ref().filter(|pl| pl.above > 0) {
                 reading += &reading::placement(&x, pl);
+            }
+            if let Some(b) = process {
+                reading += &reading::between_processes(b, process_lowers && !placement_lowers);
             }
             let groups: Vec<String> = r.group.iter().map(|(k, v)| format!("{k}={v}")).collect();
             let name = if groups.is_empty() {
@@ -208,6 +230,7 @@ pub fn analyze_csv(path: &Path, opts: &AnalyzeOptions) -> Result<Analysis, Analy
                 sense,
                 curve,
                 placement,
+                between_processes_u95: process.map(|b| b.u95),
                 reading,
                 data: r.points,
             }
@@ -218,6 +241,7 @@ pub fn analyze_csv(path: &Path, opts: &AnalyzeOptions) -> Result<Analysis, Analy
         x,
         by,
         series,
+        between_processes: between,
         semicolon: table.semicolon,
     })
 }
@@ -305,6 +329,9 @@ impl Analysis {
                 s.name.replace('|', "\\|"),
                 s.reading.replace('|', "\\|")
             );
+        }
+        if let Some(between) = &self.between_processes {
+            out += &reading::between_processes_note(between);
         }
         out
     }

@@ -193,6 +193,52 @@ pub fn placement(axis: &str, p: &Placement) -> String {
     s
 }
 
+/// The reading's clause on a metric's spread between processes (the control re-runs).
+pub fn between_processes(b: &super::controls::BetweenProcesses, lowered: bool) -> String {
+    let mut s = format!(
+        "; between processes a value scatters by ±{} (95 %, from {} control re-runs)",
+        percent(b.u95),
+        b.pairs
+    );
+    if lowered {
+        s += ", so the period's confidence is one level lower: that is at least half the drop after a peak";
+    }
+    s
+}
+
+/// The paragraph under the analysis table on what the control re-runs measured.
+pub fn between_processes_note(between: &[super::controls::BetweenProcesses]) -> String {
+    if between.is_empty() {
+        return "\nBetween processes: too few control re-runs to say (`controls.csv`).\n".into();
+    }
+    let mut out = format!(
+        "\nBetween processes ({} points measured again in a fresh process, `controls.csv`): how far \
+         a value scatters when its program runs again (95 %), beside each point's own `rel_ci`.\n\n\
+         | metric | pairs | ± 95 % | largest pair difference | outliers (> 6 sigma and 1 %, left out) |\n|---|---|---|---|---|\n",
+        between.iter().map(|b| b.pairs).max().unwrap_or(0)
+    );
+    for b in between {
+        let outliers = if b.outliers.is_empty() {
+            "-".to_string()
+        } else {
+            b.outliers
+                .iter()
+                .map(|(id, d)| format!("{id} ({:+.1} %)", 100.0 * d))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        out += &format!(
+            "| {} | {} | ±{} | {} at {} | {outliers} |\n",
+            b.column,
+            b.pairs,
+            percent(b.u95),
+            percent(b.max_diff),
+            b.max_at
+        );
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

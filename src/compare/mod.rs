@@ -4,7 +4,8 @@
 //! compare. For each matched point and metric: B/A and a verdict that respects both sides'
 //! uncertainty, after nvbench's `nvbench_compare.py` (which calls two timings the same when they
 //! differ by less than their noise). A point's relative uncertainty u is the largest of
-//! `<m>_rel_ci`, `<m>_spread`/2 and `<m>_repeat_spread`/2, of the columns the CSV has; A and B are
+//! sqrt(`<m>_rel_ci`^2 + b^2) (b: the run's 95 % spread between processes, from its control
+//! re-runs in `controls.csv`, 0 without), `<m>_spread`/2 and `<m>_repeat_spread`/2; A and B are
 //! `same` when |B/A - 1| <= u_A + u_B, else `faster` or `slower` by the metric's sense. Per series
 //! (`analyze`'s series: one metric at one combination of the other axes): the geometric mean of
 //! B/A, the verdict counts, and period, knee and best x of both sides.
@@ -25,10 +26,11 @@ pub use read::resolve;
 /// `sweep compare --help`, after the options.
 pub const HELP: &str = "\
 RUN_A and RUN_B are run folders or results CSVs. Points are matched by their axis values, so runs
-of other builds or GPUs compare. A point's relative uncertainty u is the largest of <m>_rel_ci,
-<m>_spread/2 and <m>_repeat_spread/2 (of those the CSV has); B is `same` as A when
-|B/A - 1| <= u_A + u_B, else `faster` or `slower` (GB/s, MFlops: higher is better; s, ms, us:
-lower is better). Only rows with status ok, noisy or unstable are compared; the others are named
+of other builds or GPUs compare. A point's relative uncertainty u is the largest of
+sqrt(<m>_rel_ci^2 + b^2) (b: the run's spread between processes, 95 %, from its control re-runs
+in controls.csv; 0 without), <m>_spread/2 and <m>_repeat_spread/2 (of those the CSV has); B is
+`same` as A when |B/A - 1| <= u_A + u_B, else `faster` or `slower` (GB/s, MFlops: higher is
+better; s, ms, us: lower is better). Only rows with status ok, noisy or unstable are compared; the others are named
 as failed. A point is slower by PCT % when its throughput is PCT % below A's, or its time PCT %
 above A's.
 
@@ -323,11 +325,11 @@ pub fn compare(a: &Path, b: &Path, opts: &Options) -> Result<Comparison, Compare
 
     let cols_a: Vec<MetricCols> = metrics
         .iter()
-        .map(|m| MetricCols::of(&run_a.table.header, m))
+        .map(|m| MetricCols::of(&run_a, m))
         .collect();
     let cols_b: Vec<MetricCols> = metrics
         .iter()
-        .map(|m| MetricCols::of(&run_b.table.header, m))
+        .map(|m| MetricCols::of(&run_b, m))
         .collect();
     let units: Vec<String> = metrics
         .iter()

@@ -86,7 +86,7 @@ impl Comparison {
         out += &format!("Failed (not compared): {}.  \n", named(&self.failed));
         out += &format!(
             "{} values compared: {same} same, {faster} faster, {slower} slower \
-             (same: |B/A - 1| <= u_A + u_B, u = max(rel_ci, spread/2, repeat_spread/2)).\n\n",
+             (same: |B/A - 1| <= u_A + u_B, u = max(sqrt(rel_ci^2 + between^2), spread/2, repeat_spread/2)).\n\n",
             same + faster + slower
         );
         let x = self.x.as_deref().unwrap_or("x");

@@ -53,6 +53,8 @@ pub(super) struct Run {
     /// Keys in row order (first appearance).
     pub(super) keys: Vec<Vec<String>>,
     status: Option<usize>,
+    /// Per metric column, the 95 % half-width between processes from the run's control re-runs.
+    between: HashMap<String, f64>,
 }
 
 impl Run {
@@ -79,11 +81,17 @@ impl Run {
             }
         }
         let status = table.header.iter().position(|h| h == "status");
+        let between = crate::analyze::controls::between_processes(path)?
+            .unwrap_or_default()
+            .into_iter()
+            .map(|b| (b.column, b.u95))
+            .collect();
         Ok(Run {
             table,
             by_key,
             keys,
             status,
+            between,
         })
     }
 
@@ -127,31 +135,33 @@ impl Run {
 /// Where a metric's value and uncertainty lie in one run.
 pub(super) struct MetricCols {
     pub(super) value: Option<usize>,
+    /// The run's between-process 95 % half-width of this metric (its control re-runs), or 0.
+    between: f64,
     rel_ci: Option<usize>,
     spread: Option<usize>,
     repeat_spread: Option<usize>,
 }
 
 impl MetricCols {
-    pub(super) fn of(header: &[String], m: &MetricColumn) -> MetricCols {
+    pub(super) fn of(run: &Run, m: &MetricColumn) -> MetricCols {
+        let header = &run.table.header;
         MetricCols {
             value: header.iter().position(|h| *h == m.column),
+            between: run.between.get(&m.column).copied().unwrap_or(0.0),
             rel_ci: stat_column(header, m, "rel_ci"),
             spread: stat_column(header, m, "spread"),
             repeat_spread: stat_column(header, m, "repeat_spread"),
         }
     }
 
-    /// max(rel_ci, spread / 2, repeat_spread / 2) of a row, 0 when it has none.
+    /// max(sqrt(rel_ci^2 + between^2), spread / 2, repeat_spread / 2) of a row (between: the
+    /// run's 95 % half-width between processes, from its control re-runs), 0 when it has none.
     pub(super) fn uncertainty(&self, run: &Run, row: usize) -> f64 {
-        [
-            (self.rel_ci, 1.0),
-            (self.spread, 0.5),
-            (self.repeat_spread, 0.5),
-        ]
-        .iter()
-        .filter_map(|&(c, f)| run.value(row, c).map(|v| v.abs() * f))
-        .fold(0.0, f64::max)
+        let ci = run.value(row, self.rel_ci).map_or(0.0, f64::abs);
+        [(self.spread, 0.5), (self.repeat_spread, 0.5)]
+            .iter()
+            .filter_map(|&(c, f)| run.value(row, c).map(|v| v.abs() * f))
+            .fold(ci.hypot(self.between), f64::max)
     }
 }
 

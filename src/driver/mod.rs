@@ -362,6 +362,12 @@ pub fn run(
             emit: &emit,
             run_dir: run_dir.clone(),
             aggregate,
+            controls: if passes == 1 && spec.control_every > 0 {
+                let path = run_dir.join(store::CONTROLS);
+                Some(Mutex::new(CsvSink::open(&path, header.clone(), manifest.dialect)?))
+            } else {
+                None
+            },
         };
         execute(&shared, &todo, &owner, runners, &gpus, opts);
         let Shared {
@@ -369,8 +375,12 @@ pub fn run(
             summary,
             timeline,
             write_error,
+            controls,
             ..
         } = shared;
+        if let Some(Ok(c)) = controls.map(Mutex::into_inner) {
+            c.sync();
+        }
         if let Some(e) = write_error.into_inner().ok().flatten() {
             return Err(e.into());
         }

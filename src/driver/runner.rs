@@ -12,6 +12,7 @@ use crate::store::{self, CsvSink, GpuState, GpuTag, Row, Status, TimelineEntry};
 use std::collections::{BTreeMap, VecDeque};
 use std::sync::atomic::Ordering;
 use std::sync::{mpsc, Mutex};
+use std::path::Path;
 use std::time::Duration;
 
 /// What the runners share: the build context, the CSV and what the summary and manifest collect.
@@ -27,6 +28,8 @@ pub(super) struct Shared<'a> {
     /// The last pass of a `repeat` run: raw rows go to its pass CSV, and `sink` gets the row
     /// combined over all passes.
     pub(super) aggregate: Option<super::repeat::Aggregator>,
+    /// Control re-runs (`control_every` > 0, one pass): where their rows go.
+    pub(super) controls: Option<Mutex<CsvSink>>,
 }
 
 impl Shared<'_> {
@@ -130,6 +133,63 @@ fn finish(
     (status, parsed.values, run_s, error)
 }
 
+/// A point this runner measured, kept for a control re-run.
+struct Measured {
+    position: usize,
+    built: Built,
+}
+
+/// The position whose point is re-run after position `pos`, when one is: every `every` points
+/// the middle of the block just measured, so that the two processes run about `every / 2`
+/// points apart and the controls cover the whole sweep.
+fn control_target(pos: usize, every: usize) -> Option<usize> {
+    (every > 0 && (pos + 1) % every == 0).then(|| pos + 1 - every.div_ceil(2))
+}
+
+/// Runs the program of a point measured before once more, in a fresh process that writes into
+/// `points/<id>/control-<n>/`, and appends its row to `controls.csv`.
+fn control(shared: &Shared, sink: &Mutex<CsvSink>, m: &Measured, gpu: Option<&GpuState>, lock: &Path, n: usize) {
+    let dir = m.built.dir.join(format!("control-{n}"));
+    if std::fs::create_dir_all(&dir).is_err() {
+        return;
+    }
+    let b = Built {
+        point: m.built.point.clone(),
+        dir,
+        binary: m.built.binary.clone(),
+        gated: m.built.gated,
+        build_s: 0.0,
+        cached: true,
+        started: 0.0,
+        ended: 0.0,
+    };
+    let mut started = launch(&shared.ctx.spec, &b, gpu, lock);
+    if let Ok(s) = started.as_mut() {
+        s.go();
+    }
+    let (status, values, run_s, error) = finish(&shared.ctx.spec, &b, started);
+    let row = Row {
+        point: b.point.clone(),
+        status,
+        values,
+        build_s: 0.0,
+        run_s,
+        cached: true,
+        gpu: gpu_tag(gpu),
+        error,
+    };
+    shared.append(sink, &row);
+}
+
+fn gpu_tag(gpu: Option<&GpuState>) -> GpuTag {
+    gpu.map(|g| GpuTag {
+        index: g.index.clone(),
+        name: g.name.clone(),
+        uuid: g.uuid.clone(),
+    })
+    .unwrap_or_default()
+}
+
 /// Whether SWEEP_TRACE is set: the timing core then traces its phases on stderr, and the runner
 /// its own with [`trace`].
 fn tracing() -> bool {
@@ -168,6 +228,13 @@ pub(super) fn run_queue(
     // The next points (consecutive positions), already started and waiting at their gates.
     let mut ahead: VecDeque<(usize, Launched)> = VecDeque::new();
     let mut next = 0;
+    // Short sweeps re-run more often, so that every sweep gets at least four controls.
+    let every = shared
+        .controls
+        .as_ref()
+        .map_or(0, |_| (ctx.spec.control_every as usize).min((count / 4).max(1)));
+    let mut measured: VecDeque<Measured> = VecDeque::new();
+    let mut controls_run = 0;
     while next < count && !STOP.load(Ordering::SeqCst) {
         let Some(b) = pending.remove(&next) else {
             match rx.recv_timeout(Duration::from_millis(50)) {
@@ -222,14 +289,7 @@ pub(super) fn run_queue(
             build_s: b.build_s,
             run_s,
             cached: b.cached,
-            gpu: gpu
-                .as_ref()
-                .map(|g| GpuTag {
-                    index: g.index.clone(),
-                    name: g.name.clone(),
-                    uuid: g.uuid.clone(),
-                })
-                .unwrap_or_default(),
+            gpu: gpu_tag(gpu.as_ref()),
             error,
         };
         let row = match &shared.aggregate {
@@ -254,5 +314,40 @@ pub(super) fn run_queue(
             sm.record(&row);
         }
         emit(Event::Finished { row: &row });
+        if every == 0 {
+            continue;
+        }
+        let pos = next - 1;
+        if status.measured() {
+            measured.push_back(Measured { position: pos, built: b });
+            while measured.len() > every {
+                measured.pop_front();
+            }
+        }
+        let target = control_target(pos, every);
+        if let (Some(t), Some(sink)) = (target, shared.controls.as_ref()) {
+            if let Some(m) = measured.iter().find(|m| m.position == t) {
+                if !STOP.load(Ordering::SeqCst) {
+                    control(shared, sink, m, gpu.as_ref(), &lock, controls_run);
+                    controls_run += 1;
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::control_target;
+
+    #[test]
+    fn controls_re_run_the_middle_of_each_block() {
+        let t: Vec<(usize, usize)> = (0..100)
+            .filter_map(|p| control_target(p, 32).map(|c| (p, c)))
+            .collect();
+        assert_eq!(t, vec![(31, 16), (63, 48), (95, 80)]);
+        assert_eq!(control_target(0, 1), Some(0));
+        assert_eq!(control_target(2, 3), Some(1));
+        assert_eq!(control_target(5, 0), None);
     }
 }

@@ -483,6 +483,7 @@ mod tests {
             sense: Sense::HigherIsBetter,
             curve,
             placement: None,
+            between_processes_u95: None,
             reading: String::new(),
             data,
         }

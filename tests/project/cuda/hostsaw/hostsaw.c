@@ -7,7 +7,9 @@
  * (its placements differ by 25 %, beyond the noise), varies (each run in the same point folder gives
  * 10 % more than the one before: the n-th run, counted in `runs.count` there, gives
  * value * (1 + 0.1 n), like a result that differs between processes), flaky (the second run in
- * the same point folder fails), slow (sleeps SLOW_MS first),
+ * the same point folder fails), slow (sleeps SLOW_MS first), jitter (each process gives a value
+ * off by -1 %, -0.5 %, 0, +0.5 % or +1 %, picked by its pid: a program whose result differs
+ * between processes at random, as a GPU's does),
  * spawn (starts a grandchild and hangs).
  * Build one point by hand: cc -I<dir with params.h> -o p hostsaw.c
  */
@@ -62,6 +64,7 @@ int main(void) {
         if (!strcmp(mode, "flaky") && n == 1) { fprintf(stderr, "second run died\n"); return 1; }
         if (!strcmp(mode, "varies")) v *= 1.0 + 0.1 * n;
     }
+    if (!strcmp(mode, "jitter")) v *= 1.0 + 0.005 * (double)((int)((getpid() * 2654435761u) >> 16) % 5 - 2);
     printf("MFlops: %.3f\n", v);
     int unstable = !strcmp(mode, "unstable");
     printf("@sweep metric=saw unit=MFlops value=%.3f median=%.3f stddev=0 min=%.3f max=%.3f rel_ci=0.001 samples=10 noisy=%d throttled=0 "
