@@ -6,7 +6,8 @@ A point's reported uncertainty u is max(sqrt(rel_ci^2 + b^2), spread / 2, repeat
 `sweep compare` has it: the within-placement 95 % confidence half-width combined with b, the run's
 95 % spread between processes from its control re-runs (controls.csv; the same formula as
 src/analyze/controls.rs: b = t95(n) * sqrt(mean(d^2) / 2) over the n pairs' d = ln(control /
-first) within 6 robust sigmas or 1 %, 0 when the run has fewer than 3 pairs), or half the range of its
+first) within 6 robust sigmas or 1 %, raised to the median of that over the metrics; 0 when the
+run has fewer than 3 pairs), or half the range of its
 placements' means, or half the range of its processes' values (with `repeat`), whichever is widest
 (older runs lack those columns). Two measurements a, b agree when |a - b| / mean(a, b) <= u_a + u_b.
 Usage: bench/truth.py WORK_DIR [SUFFIX]"""
@@ -43,6 +44,9 @@ def controls(label, rows, path):
             kept = [x for x in d if abs(x) <= limit]
             t = T95[len(kept) - 1] if len(kept) <= 30 else 2.042
             out[m] = (len(kept), t * math.sqrt(sum(x * x for x in kept) / len(kept) / 2))
+    if out:
+        floor = st.median([v[1] for v in out.values()])
+        out = {m: (n, max(b, floor)) for m, (n, b) in out.items()}
     return out
 
 

@@ -824,7 +824,7 @@ fn controls_re_run_points_in_fresh_processes_and_measure_the_spread_between_them
     assert!(u95 < 0.05, "{b}");
     let md = stdout(&out);
     assert!(md.contains("Between processes (8 points measured again"), "{md}");
-    assert!(md.contains("| saw_mflops | 8 |"), "{md}");
+    assert!(md.contains("| saw_mflops | 8 | ±"), "{md}");
     assert!(md.contains("between processes a value scatters by ±"), "{md}");
 
     // The same program without jitter: the pairs agree, and so the spread is 0.
