@@ -25,8 +25,7 @@
 //   in passes that go over every place and back. Where a buffer lies moves store- and L2-bound
 //   kernels by up to 40 % on an H100 (bench/placement.txt), and one cudaMalloc per process samples one
 //   place picked by the allocation history; the value is the median over the places of each place's
-//   mean time, so it does not depend on that history. A metric whose k places spread by more than
-//   4x target_rel_ci is measured at 3k places (the median of few widely spread places moves). rel_ci is the within-place noise (pooled),
+//   mean time, so it does not depend on that history. rel_ci is the within-place noise (pooled),
 //   spread = (slowest - fastest place mean) / median, unstable=1 when that spread exceeds the target
 //   and is larger than the noise can explain.
 // - Measure lock (SWEEP_MEASURE_LOCK=path, set by the harness): the program holds an exclusive
@@ -389,15 +388,12 @@ cudaError_t free(T* ptr) {
 // passes; a pass visits placement 0, 1, ..., k-1 (the next pass goes back), and a visit moves the
 // buffers there, makes one untimed call, then takes ceil(min_samples / k) samples. The stopping rule
 // is checked at the end of a pass, on the pooled within-placement statistics (the wall-time cap is
-// checked after every sample). When it is met but the k placement means spread by more than 4x the
-// target, the passes go on over 3k placements (the first k included) until it is met again.
+// checked after every sample).
 template <class F>
 Stats measure(const Options& opt, F&& f) {
   detail::State& st = detail::state();
   detail::MeasureLock lock;  // no other program creates a context while this one measures
-  // k places at first; 3k when the first k turn out to spread widely (see below).
-  int k = detail::placed().empty() ? 1 : opt.placements;
-  const int k_wide = k > 1 ? 3 * k : 1;
+  const int k = detail::placed().empty() ? 1 : opt.placements;
   if (k > 1) detail::place_buffers(0);
   // At least one untimed call even with warmup = 0, and one flush: kernels are loaded lazily
   // (CUDA_MODULE_LOADING=LAZY), and loading one while hold() spins could stall until its timeout.
@@ -434,7 +430,7 @@ Stats measure(const Options& opt, F&& f) {
     if (ms < 0.010) s.batch = (int)std::min(256.0, std::ceil(0.050 / std::max(ms, 1e-4)));
   }
 
-  detail::Placements acc(k_wide);
+  detail::Placements acc(k);
   const int per_visit = k == 1 ? 1 : std::max(1, (opt.min_samples + k - 1) / k);
   auto wall0 = std::chrono::steady_clock::now();
   double gpu_ms = 0;
@@ -461,16 +457,8 @@ Stats measure(const Options& opt, F&& f) {
       }
     }
     s.rel_ci = acc.pooled_rel_ci();
-    if (acc.samples() >= opt.min_samples && gpu_ms >= opt.min_time_ms && s.rel_ci <= opt.target_rel_ci) {
-      // Places whose means spread by more than 4x the target make a median of k of them move
-      // between processes (by up to 5.6 % at 15 % spread on an H100, bench/truth.txt): take the
-      // samples at 3k places instead, the first k kept.
-      if (k < k_wide && acc.summarize(opt.target_rel_ci).spread > 4 * opt.target_rel_ci) {
-        k = k_wide;
-        continue;
-      }
+    if (acc.samples() >= opt.min_samples && gpu_ms >= opt.min_time_ms && s.rel_ci <= opt.target_rel_ci)
       break;
-    }
     if (capped) s.noisy = !(s.rel_ci <= opt.target_rel_ci);
   }
   int held_too_long = 0;
