@@ -132,3 +132,27 @@ for label in ["full", "again"]:
     rows = runs[label]
     if rows:
         print(f"{label}: sum of the programs' run times {sum(float(r['run_s']) for r in rows.values()):.1f} s")
+
+# What moves the compute-bound series between processes: the SM clock each metric ran at (sm_mhz, the
+# lower of two readings before and after its samples; runs before 2026-11-23 evening lack it).
+shared = [m for m in metrics if m.startswith("shared_")]
+if shared and f"{shared[0]}_sm_mhz" in full[1]:
+    print()
+    for other in ["again", "shuf"]:
+        if runs[other] is None:
+            continue
+        same, diff, agree = [], [], 0
+        for t in sorted(set(full) & set(runs[other])):
+            a, b = full[t], runs[other][t]
+            for m in shared:
+                d = math.log(float(b[f"{m}_mflops"]) / float(a[f"{m}_mflops"]))
+                fa, fb = float(a[f"{m}_sm_mhz"]), float(b[f"{m}_sm_mhz"])
+                if fa == fb:
+                    same.append(abs(d))
+                else:
+                    diff.append(abs(d))
+                    agree += d * math.log(fb / fa) > 0
+        if same and diff:
+            print(f"shared-memory series, full vs {other}: same SM clock reading in both processes: {len(same)} values, "
+                  f"median difference {st.median(same):.3%}; different readings: {len(diff)} values, median difference "
+                  f"{st.median(diff):.3%}, the faster process the one with the higher clock in {agree}/{len(diff)}")
