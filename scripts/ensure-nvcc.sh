@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# Prints the directory holding an nvcc to put on PATH.
-# Uses nvcc from PATH when there is one; otherwise installs NVIDIA's nvcc, runtime and headers
-# from PyPI into .tools/cuda (ignored by git) once, and reuses them afterwards.
+# Prints the directories to put on PATH (':'-separated): the one holding nvcc, and where cuobjdump
+# and nvdisasm are (tests read the SASS of some benches).
+# Uses nvcc from PATH when there is one (cuobjdump and nvdisasm are then beside it); otherwise
+# installs NVIDIA's nvcc, runtime and headers from PyPI into .tools/cuda (ignored by git) once, and
+# cuobjdump and nvdisasm into .tools/cuda-dis, and reuses them afterwards.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 if command -v nvcc >/dev/null 2>&1; then
@@ -16,4 +18,10 @@ if [ ! -x "$bin/nvcc" ]; then
     nvidia-cuda-nvcc nvidia-cuda-runtime nvidia-cuda-crt nvidia-cuda-cccl >&2
 fi
 [ -x "$bin/nvcc" ] || { echo "error: nvcc was not found at $bin/nvcc after installing from PyPI" >&2; exit 1; }
-echo "$bin"
+dis="$root/.tools/cuda-dis/nvidia/cu13/bin"
+if [ ! -x "$dis/cuobjdump" ] || [ ! -x "$dis/nvdisasm" ]; then
+  echo "installing cuobjdump and nvdisasm from PyPI into $root/.tools/cuda-dis" >&2
+  python3 -m pip install --quiet --disable-pip-version-check --target "$root/.tools/cuda-dis" \
+    nvidia-cuda-cuobjdump nvidia-cuda-nvdisasm >&2
+fi
+echo "$bin:$dis"

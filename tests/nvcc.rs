@@ -199,3 +199,68 @@ fn every_bench_places_its_buffers() {
         assert!(src.contains("sweep::malloc("), "{name}: no sweep::malloc");
     }
 }
+
+/// The add-and-store kernels (pogorilyy, halfwarp) are meant to be store-bound: one store per
+/// trip. ptxas drops a plain store to the same address as the next one in an unrolled loop
+/// (halfwarp's `st.shared` did: 1 of 4 stores was left, and stride 2 looked conflict-free on an
+/// H100), so each kernel's SASS must hold at least as many stores as float additions.
+#[test]
+fn every_add_and_store_kernel_issues_every_store() {
+    if skip_without_nvcc() {
+        return;
+    }
+    if !common::on_path("cuobjdump") || !common::on_path("nvdisasm") {
+        assert!(
+            std::env::var("SWEEP_REQUIRE_NVCC").is_err(),
+            "SWEEP_REQUIRE_NVCC is set but cuobjdump or nvdisasm is not on PATH"
+        );
+        eprintln!("skipped: cuobjdump or nvdisasm is not on PATH (make test installs them)");
+        return;
+    }
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("params.h"),
+        "#define THREADS 48\n#define ITERATIONS 8192\n#define ADDS 1\n#define BLOCKS_PER_SM 8\n",
+    )
+    .unwrap();
+    for bench in ["pogorilyy", "halfwarp"] {
+        let cubin = dir.path().join(format!("{bench}.cubin"));
+        let o = std::process::Command::new("nvcc")
+            .args(["-arch=sm_90", "-O3", "-cubin", "-o"])
+            .arg(&cubin)
+            .arg(format!("-I{}", dir.path().display()))
+            .arg(format!("-I{}", root.join("cuda/common").display()))
+            .arg(root.join(format!("cuda/{bench}/{bench}.cu")))
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{bench}: {}", stderr(&o));
+        let o = std::process::Command::new("cuobjdump")
+            .arg("-sass")
+            .arg(&cubin)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{bench}: {}", stderr(&o));
+        let sass = String::from_utf8_lossy(&o.stdout);
+        let mut kernels = 0;
+        for f in sass.split("Function : ").skip(1) {
+            let name = f.split_whitespace().next().unwrap_or_default();
+            if !name.contains("add_store") {
+                continue;
+            }
+            kernels += 1;
+            let count = |op: &str| {
+                f.lines()
+                    .filter(|l| l.split_whitespace().any(|w| w.starts_with(op)))
+                    .count()
+            };
+            let stores = count("STS") + count("STG");
+            let adds = count("FADD");
+            assert!(
+                adds >= 4 && stores >= adds,
+                "{bench}: {name} has {stores} stores for {adds} float additions"
+            );
+        }
+        assert!(kernels >= 6, "{bench}: {kernels} add_store kernels in\n{sass}");
+    }
+}

@@ -4,8 +4,9 @@
 // 8600 GT, which issued shared-memory accesses by half-warps and had 16 banks).
 //
 // Each thread runs ITERATIONS trips of ADDS float additions `a[j] += d` (d is a kernel argument) and
-// stores a[0] every trip with one store instruction (inline PTX, so every store is issued and a
-// vector store stays one instruction):
+// stores a[0] every trip with one store instruction (inline PTX `st.volatile`, so that ptxas keeps
+// every store: it dropped 3 of 4 plain `st`s to one address in the unrolled loop, which hid the
+// bank conflicts; tests/nvcc.rs counts them in the SASS; and a vector store stays one instruction):
 //   shared_stride1/2/4/8: 32-bit shared store to word k*t (k = 1, 2, 4, 8): lanes l and l + 32/k
 //       share a bank, so a warp needs k wavefronts, each of 32/k lanes (one half-warp for k = 2)
 //   shared_adjacent2: 32-bit shared store to word warp*64 + (lane%2)*32 + lane/2 (pogorilyy's
@@ -35,19 +36,19 @@ template <int V>
 __device__ __forceinline__ void store(float* sh, float* gl, int i, float x) {
   if constexpr (V <= 4) {
     unsigned a = (unsigned)__cvta_generic_to_shared(sh + i);
-    asm volatile("st.shared.f32 [%0], %1;" ::"r"(a), "f"(x) : "memory");
+    asm volatile("st.volatile.shared.f32 [%0], %1;" ::"r"(a), "f"(x) : "memory");
   } else if constexpr (V == 5) {
     unsigned a = (unsigned)__cvta_generic_to_shared(sh + 2 * i);
-    asm volatile("st.shared.v2.f32 [%0], {%1, %2};" ::"r"(a), "f"(x), "f"(x) : "memory");
+    asm volatile("st.volatile.shared.v2.f32 [%0], {%1, %2};" ::"r"(a), "f"(x), "f"(x) : "memory");
   } else if constexpr (V == 6) {
     unsigned a = (unsigned)__cvta_generic_to_shared(sh + 4 * i);
-    asm volatile("st.shared.v4.f32 [%0], {%1, %2, %3, %4};" ::"r"(a), "f"(x), "f"(x), "f"(x), "f"(x) : "memory");
+    asm volatile("st.volatile.shared.v4.f32 [%0], {%1, %2, %3, %4};" ::"r"(a), "f"(x), "f"(x), "f"(x), "f"(x) : "memory");
   } else if constexpr (V == 7) {
-    asm volatile("st.global.f32 [%0], %1;" ::"l"(gl + i), "f"(x) : "memory");
+    asm volatile("st.volatile.global.f32 [%0], %1;" ::"l"(gl + i), "f"(x) : "memory");
   } else if constexpr (V == 8) {
-    asm volatile("st.global.v2.f32 [%0], {%1, %2};" ::"l"(gl + 2 * i), "f"(x), "f"(x) : "memory");
+    asm volatile("st.volatile.global.v2.f32 [%0], {%1, %2};" ::"l"(gl + 2 * i), "f"(x), "f"(x) : "memory");
   } else {
-    asm volatile("st.global.v4.f32 [%0], {%1, %2, %3, %4};" ::"l"(gl + 4 * i), "f"(x), "f"(x), "f"(x), "f"(x)
+    asm volatile("st.volatile.global.v4.f32 [%0], {%1, %2, %3, %4};" ::"l"(gl + 4 * i), "f"(x), "f"(x), "f"(x), "f"(x)
                  : "memory");
   }
 }
