@@ -150,3 +150,48 @@ fn the_coalesced_copy_reaches_90_percent_of_memcpy_measured_in_the_same_run() {
         "coalesced copy at {fraction} of cudaMemcpy D2D"
     );
 }
+
+/// Issue 11: with every store issued, the H100 shows the bank-conflict periods the 2010 paper saw
+/// on a GeForce 8600 GT, one per conflict degree: a 2-way conflict (stride 2) costs per
+/// half-warp (period 16), 4-way per quarter-warp (8), 8-way per 4 lanes; conflict-free stores and
+/// the adjacent-lane 2-way layout (every warp of 2 or more lanes pays) go by whole warps (32).
+#[test]
+fn the_halfwarp_sweep_reads_one_period_per_conflict_degree() {
+    let out = tempfile::tempdir().unwrap();
+    let o = Command::cargo_bin("sweep")
+        .unwrap()
+        .args([
+            "analyze",
+            &fixture("halfwarp").display().to_string(),
+            "--x",
+            "threads",
+            "--out",
+        ])
+        .arg(out.path())
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.path().join("analysis.json")).unwrap())
+            .unwrap();
+    let series = json["series"].as_array().unwrap();
+    let period = |metric: &str| {
+        let s = series
+            .iter()
+            .find(|s| s["metric"] == metric)
+            .unwrap_or_else(|| panic!("no series {metric}"));
+        (
+            s["period"]["period"].as_f64(),
+            s["period"]["level"].as_str().unwrap_or("-").to_string(),
+        )
+    };
+    for (metric, want) in [
+        ("shared_stride1", 32.0),
+        ("shared_stride2", 16.0),
+        ("shared_stride4", 8.0),
+        ("shared_stride8", 4.0),
+        ("shared_adjacent2", 32.0),
+    ] {
+        assert_eq!(period(metric), (Some(want), "high".to_string()), "{metric}");
+    }
+}
