@@ -223,7 +223,11 @@ pub fn start(cmd: &Cmd, sink: Sink, gated: bool) -> Result<Started, ExecError> {
                 libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
                 if nice != 0 {
                     // Best effort: a failure leaves the child at sweep's own priority.
-                    libc::setpriority(libc::PRIO_PROCESS, 0, libc::getpriority(libc::PRIO_PROCESS, 0) + nice);
+                    libc::setpriority(
+                        libc::PRIO_PROCESS,
+                        0,
+                        libc::getpriority(libc::PRIO_PROCESS, 0) + nice,
+                    );
                 }
                 if gate_read >= 0 {
                     if gate_read == GATE_FD {

@@ -823,14 +823,23 @@ fn controls_re_run_points_in_fresh_processes_and_measure_the_spread_between_them
     let u95 = b["u95"].as_f64().unwrap();
     assert!(u95 < 0.05, "{b}");
     let md = stdout(&out);
-    assert!(md.contains("Between processes (8 points measured again"), "{md}");
+    assert!(
+        md.contains("Between processes (8 points measured again"),
+        "{md}"
+    );
     assert!(md.contains("| saw_mflops | 8 | ±"), "{md}");
-    assert!(md.contains("between processes a value scatters by ±"), "{md}");
+    assert!(
+        md.contains("between processes a value scatters by ±"),
+        "{md}"
+    );
 
     // The same program without jitter: the pairs agree, and so the spread is 0.
     let q = project();
     controls_spec(q.path(), "ok", 8);
-    sweep(q.path()).args(["run", "sweeps/ctl.toml"]).assert().success();
+    sweep(q.path())
+        .args(["run", "sweeps/ctl.toml"])
+        .assert()
+        .success();
     let dir = run_dir(q.path(), "ctl");
     let json: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(dir.join("analysis.json")).unwrap()).unwrap();
@@ -872,9 +881,17 @@ fn controls_off_write_no_file_and_compare_counts_the_spread_between_processes() 
     let cmp = rows(&q.path().join("cmp/compare.csv"));
     assert_eq!(cmp.len(), 64);
     let u_a: f64 = cmp[0]["u_a"].parse().unwrap();
-    assert!(u_a > 0.001, "the controls widen A's uncertainty: {:?}", cmp[0]);
+    assert!(
+        u_a > 0.001,
+        "the controls widen A's uncertainty: {:?}",
+        cmp[0]
+    );
     let u_b: f64 = cmp[0]["u_b"].parse().unwrap();
-    assert!((u_b - 0.001).abs() < 1e-9, "B has no controls: {:?}", cmp[0]);
+    assert!(
+        (u_b - 0.001).abs() < 1e-9,
+        "B has no controls: {:?}",
+        cmp[0]
+    );
 }
 
 /// `saw.toml` over threads 1..8 with `repeat = 3` and the given mode.

@@ -48,7 +48,10 @@ fn analyze_finds_period_knee_and_best_x_in_every_series_of_the_thread_sweep() {
     let table = String::from_utf8(o.stdout).unwrap();
     // The series table, not the one on the spread between processes under it.
     let main = table.split("\nBetween processes").next().unwrap();
-    assert!(table.contains("\nBetween processes (16 points measured again"), "{table}");
+    assert!(
+        table.contains("\nBetween processes (16 points measured again"),
+        "{table}"
+    );
     let series: Vec<&str> = main
         .lines()
         .filter(|l| l.starts_with("| ") && l.contains("_mflops"))

@@ -261,6 +261,9 @@ fn every_add_and_store_kernel_issues_every_store() {
                 "{bench}: {name} has {stores} stores for {adds} float additions"
             );
         }
-        assert!(kernels >= 6, "{bench}: {kernels} add_store kernels in\n{sass}");
+        assert!(
+            kernels >= 6,
+            "{bench}: {kernels} add_store kernels in\n{sass}"
+        );
     }
 }

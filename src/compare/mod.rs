@@ -323,14 +323,8 @@ pub fn compare(a: &Path, b: &Path, opts: &Options) -> Result<Comparison, Compare
         None => Vec::new(),
     };
 
-    let cols_a: Vec<MetricCols> = metrics
-        .iter()
-        .map(|m| MetricCols::of(&run_a, m))
-        .collect();
-    let cols_b: Vec<MetricCols> = metrics
-        .iter()
-        .map(|m| MetricCols::of(&run_b, m))
-        .collect();
+    let cols_a: Vec<MetricCols> = metrics.iter().map(|m| MetricCols::of(&run_a, m)).collect();
+    let cols_b: Vec<MetricCols> = metrics.iter().map(|m| MetricCols::of(&run_b, m)).collect();
     let units: Vec<String> = metrics
         .iter()
         .map(|m| {

@@ -364,7 +364,11 @@ pub fn run(
             aggregate,
             controls: if passes == 1 && spec.control_every > 0 {
                 let path = run_dir.join(store::CONTROLS);
-                Some(Mutex::new(CsvSink::open(&path, header.clone(), manifest.dialect)?))
+                Some(Mutex::new(CsvSink::open(
+                    &path,
+                    header.clone(),
+                    manifest.dialect,
+                )?))
             } else {
                 None
             },

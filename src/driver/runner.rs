@@ -10,9 +10,9 @@ use crate::run;
 use crate::spec::Spec;
 use crate::store::{self, CsvSink, GpuState, GpuTag, Row, Status, TimelineEntry};
 use std::collections::{BTreeMap, VecDeque};
+use std::path::Path;
 use std::sync::atomic::Ordering;
 use std::sync::{mpsc, Mutex};
-use std::path::Path;
 use std::time::Duration;
 
 /// What the runners share: the build context, the CSV and what the summary and manifest collect.
@@ -148,7 +148,14 @@ fn control_target(pos: usize, every: usize) -> Option<usize> {
 
 /// Runs the program of a point measured before once more, in a fresh process that writes into
 /// `points/<id>/control-<n>/`, and appends its row to `controls.csv`.
-fn control(shared: &Shared, sink: &Mutex<CsvSink>, m: &Measured, gpu: Option<&GpuState>, lock: &Path, n: usize) {
+fn control(
+    shared: &Shared,
+    sink: &Mutex<CsvSink>,
+    m: &Measured,
+    gpu: Option<&GpuState>,
+    lock: &Path,
+    n: usize,
+) {
     let dir = m.built.dir.join(format!("control-{n}"));
     if std::fs::create_dir_all(&dir).is_err() {
         return;
@@ -229,10 +236,9 @@ pub(super) fn run_queue(
     let mut ahead: VecDeque<(usize, Launched)> = VecDeque::new();
     let mut next = 0;
     // Short sweeps re-run more often, so that every sweep gets at least four controls.
-    let every = shared
-        .controls
-        .as_ref()
-        .map_or(0, |_| (ctx.spec.control_every as usize).min((count / 4).max(1)));
+    let every = shared.controls.as_ref().map_or(0, |_| {
+        (ctx.spec.control_every as usize).min((count / 4).max(1))
+    });
     let mut measured: VecDeque<Measured> = VecDeque::new();
     let mut controls_run = 0;
     while next < count && !STOP.load(Ordering::SeqCst) {
@@ -319,7 +325,10 @@ pub(super) fn run_queue(
         }
         let pos = next - 1;
         if status.measured() {
-            measured.push_back(Measured { position: pos, built: b });
+            measured.push_back(Measured {
+                position: pos,
+                built: b,
+            });
             while measured.len() > every {
                 measured.pop_front();
             }

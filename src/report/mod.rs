@@ -26,6 +26,17 @@ const PEAK: RGBColor = RGBColor(214, 39, 40);
 const KNEE: RGBColor = RGBColor(44, 160, 44);
 const PERIOD: RGBColor = RGBColor(255, 127, 14);
 const GAP: RGBColor = RGBColor(120, 120, 120);
+/// Curves of an overlay chart, in order (the first four are the series chart's colours).
+const PALETTE: [RGBColor; 8] = [
+    DATA,
+    PEAK,
+    KNEE,
+    PERIOD,
+    RGBColor(148, 103, 189),
+    RGBColor(140, 86, 75),
+    RGBColor(227, 119, 194),
+    RGBColor(23, 190, 207),
+];
 
 /// Writes `charts/<series>.svg` and `charts/<series>.png` for every series; returns the paths.
 pub fn plot(analysis: &Analysis, dir: &Path) -> Result<Vec<PathBuf>, ReportError> {
@@ -55,7 +66,101 @@ pub fn plot(analysis: &Analysis, dir: &Path) -> Result<Vec<PathBuf>, ReportError
         out.push(svg);
         out.push(png);
     }
+    for f in families(analysis) {
+        let curves: Vec<Curve> = f
+            .members
+            .iter()
+            .map(|(label, points)| Curve { label, points })
+            .collect();
+        let title = format!("{} variants", f.name);
+        let y_name = analysis.series[f.first].unit.clone();
+        out.extend(overlay(
+            &charts.join(format!("family-{}", f.stem)),
+            &title,
+            &analysis.x,
+            &y_name,
+            &curves,
+        )?);
+    }
     Ok(out)
+}
+
+/// Series overlaid on one chart: metrics of one group and unit whose names share all but their
+/// last `_` part (`shared_stride1`, `shared_stride2`, ... -> `shared`) and whose medians lie
+/// within 10x of each other (so that none is flattened at the bottom of the others' axis).
+struct Family {
+    name: String,
+    stem: String,
+    /// Index of its first series in the analysis.
+    first: usize,
+    members: Vec<(String, Vec<(f64, f64)>)>,
+}
+
+fn families(analysis: &Analysis) -> Vec<Family> {
+    let mut keyed: Vec<((String, Vec<(String, String)>, String), Vec<usize>)> = Vec::new();
+    for (i, s) in analysis.series.iter().enumerate() {
+        let Some((prefix, _)) = s.metric.rsplit_once('_') else {
+            continue;
+        };
+        let key = (prefix.to_string(), s.group.clone(), s.unit.clone());
+        match keyed.iter_mut().find(|(k, _)| *k == key) {
+            Some((_, v)) => v.push(i),
+            None => keyed.push((key, vec![i])),
+        }
+    }
+    let mut out = Vec::new();
+    for ((prefix, group, _), idx) in keyed {
+        if idx.len() < 2 {
+            continue;
+        }
+        let points = |i: usize| -> Vec<(f64, f64)> {
+            analysis.series[i]
+                .data
+                .iter()
+                .filter_map(|&(x, y)| y.map(|y| (x, y)))
+                .collect()
+        };
+        let medians: Vec<f64> = idx
+            .iter()
+            .filter_map(|&i| {
+                let ys: Vec<f64> = points(i).iter().map(|p| p.1.abs()).collect();
+                crate::analyze::fit::median(&ys)
+            })
+            .collect();
+        let (lo, hi) = (
+            medians.iter().copied().fold(f64::INFINITY, f64::min),
+            medians.iter().copied().fold(0.0, f64::max),
+        );
+        if medians.len() != idx.len() || lo <= 0.0 || hi / lo > 10.0 {
+            continue;
+        }
+        let groups: Vec<String> = group.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        let name = if groups.is_empty() {
+            prefix.clone()
+        } else {
+            format!("{prefix} [{}]", groups.join(", "))
+        };
+        let stem = name
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || "-_.".contains(c) {
+                    c
+                } else {
+                    '-'
+                }
+            })
+            .collect();
+        out.push(Family {
+            name,
+            stem,
+            first: idx[0],
+            members: idx
+                .iter()
+                .map(|&i| (analysis.series[i].metric.clone(), points(i)))
+                .collect(),
+        });
+    }
+    out
 }
 
 /// One curve of an overlay chart: its label and its points (x, value).
@@ -125,7 +230,7 @@ fn draw_overlay<DB: DrawingBackend>(
         text,
     )?;
     for (i, c) in curves.iter().enumerate() {
-        let color = [DATA, PEAK, KNEE, PERIOD][i % 4];
+        let color = PALETTE[i % PALETTE.len()];
         let mut pts: Vec<(f64, f64)> = c
             .points
             .iter()
@@ -532,5 +637,50 @@ mod tests {
         assert!(files[0].ends_with("charts/mflops__variant-a.svg"));
         let png = std::fs::read(&files[1]).unwrap();
         assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n");
+    }
+
+    /// `metric` of group a, scaled by `k`.
+    fn variant(metric: &str, k: f64) -> SeriesAnalysis {
+        let mut s = series();
+        s.metric = metric.into();
+        s.file_stem = metric.into();
+        for p in &mut s.data {
+            p.1 = p.1.map(|y| y * k);
+        }
+        s
+    }
+
+    #[test]
+    fn variants_of_one_family_share_a_chart_unless_their_scales_differ_tenfold() {
+        let analysis = Analysis {
+            x: "threads".into(),
+            series: vec![
+                variant("shared_stride1", 1.0),
+                variant("shared_stride2", 0.5),
+                variant("shared_stride4", 0.25),
+                variant("global_1blk", 1.0),
+                variant("global_grid", 200.0),
+                variant("alone", 1.0),
+            ],
+            ..Default::default()
+        };
+        let f = families(&analysis);
+        assert_eq!(f.len(), 1, "global_1blk and global_grid are 200x apart");
+        assert_eq!(f[0].name, "shared [variant=a]");
+        assert_eq!(f[0].stem, "shared--variant-a-");
+        let names: Vec<&str> = f[0].members.iter().map(|m| m.0.as_str()).collect();
+        assert_eq!(
+            names,
+            ["shared_stride1", "shared_stride2", "shared_stride4"]
+        );
+        assert_eq!(f[0].members[0].1.len(), 255, "the failed point is left out");
+        let dir = tempfile::tempdir().unwrap();
+        let files = plot(&analysis, dir.path()).unwrap();
+        assert_eq!(files.len(), 2 * 6 + 2);
+        assert!(files[12].ends_with("charts/family-shared--variant-a-.svg"));
+        let svg = std::fs::read_to_string(&files[12]).unwrap();
+        for c in ["#1F77B4", "#D62728", "#2CA02C"] {
+            assert!(svg.contains(c), "curve colour {c} missing");
+        }
     }
 }
