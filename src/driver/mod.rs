@@ -362,6 +362,10 @@ pub fn run(
             emit: &emit,
             run_dir: run_dir.clone(),
             aggregate,
+            controls_made: std::sync::atomic::AtomicUsize::new(
+                std::fs::read_to_string(run_dir.join(store::CONTROLS))
+                    .map_or(0, |t| t.lines().count().saturating_sub(1)),
+            ),
             controls: if passes == 1 && spec.control_every > 0 {
                 let path = run_dir.join(store::CONTROLS);
                 Some(Mutex::new(CsvSink::open(

@@ -30,6 +30,9 @@ pub(super) struct Shared<'a> {
     pub(super) aggregate: Option<super::repeat::Aggregator>,
     /// Control re-runs (`control_every` > 0, one pass): where their rows go.
     pub(super) controls: Option<Mutex<CsvSink>>,
+    /// Numbers the control folders (`points/<id>/control-<n>`) across runners and resumes: starts
+    /// at the rows `controls.csv` already holds.
+    pub(super) controls_made: std::sync::atomic::AtomicUsize,
 }
 
 impl Shared<'_> {
@@ -240,7 +243,6 @@ pub(super) fn run_queue(
         (ctx.spec.control_every as usize).min((count / 4).max(1))
     });
     let mut measured: VecDeque<Measured> = VecDeque::new();
-    let mut controls_run = 0;
     while next < count && !STOP.load(Ordering::SeqCst) {
         let Some(b) = pending.remove(&next) else {
             match rx.recv_timeout(Duration::from_millis(50)) {
@@ -337,8 +339,8 @@ pub(super) fn run_queue(
         if let (Some(t), Some(sink)) = (target, shared.controls.as_ref()) {
             if let Some(m) = measured.iter().find(|m| m.position == t) {
                 if !STOP.load(Ordering::SeqCst) {
-                    control(shared, sink, m, gpu.as_ref(), &lock, controls_run);
-                    controls_run += 1;
+                    let n = shared.controls_made.fetch_add(1, Ordering::SeqCst);
+                    control(shared, sink, m, gpu.as_ref(), &lock, n);
                 }
             }
         }
