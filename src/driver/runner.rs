@@ -146,7 +146,7 @@ struct Measured {
 /// the middle of the block just measured, so that the two processes run about `every / 2`
 /// points apart and the controls cover the whole sweep.
 fn control_target(pos: usize, every: usize) -> Option<usize> {
-    (every > 0 && (pos + 1) % every == 0).then(|| pos + 1 - every.div_ceil(2))
+    (every > 0 && (pos + 1).is_multiple_of(every)).then(|| pos + 1 - every.div_ceil(2))
 }
 
 /// Runs the program of a point measured before once more, in a fresh process that writes into

@@ -97,7 +97,9 @@ struct Family {
 }
 
 fn families(analysis: &Analysis) -> Vec<Family> {
-    let mut keyed: Vec<((String, Vec<(String, String)>, String), Vec<usize>)> = Vec::new();
+    // (name prefix, group, unit) -> indices of its series, in analysis order.
+    type Key = (String, Vec<(String, String)>, String);
+    let mut keyed: Vec<(Key, Vec<usize>)> = Vec::new();
     for (i, s) in analysis.series.iter().enumerate() {
         let Some((prefix, _)) = s.metric.rsplit_once('_') else {
             continue;
