@@ -371,6 +371,24 @@ def pitch():
 
 
 # ---------------------------------------------------------------------------------------------
+def halfwarp():
+    """Pogorilyy et al. 2010, Fig. 2 (period 16 on a GeForce 8600 GT): where half-warp steps appear on the H100."""
+    head("halfwarp (Pogorilyy 2010, Fig. 2; issue 11): store-bound MFlops vs threads per block, one store layout per metric")
+    rows = load("halfwarp")
+    base = series(rows, "threads", "shared_stride1_mflops")
+    print("[H1] per layout: sweep analyze's period, value at t = 256 over conflict-free (stride 1) at t = 256,")
+    print("     and what one thread past the first peaks costs: y(P+1)/y(P) - 1 at P = period, 2*period")
+    for m in ["shared_stride1", "shared_stride2", "shared_stride4", "shared_stride8", "shared_adjacent2",
+              "shared_vec2", "shared_vec4", "global_vec1", "global_vec2", "global_vec4"]:
+        y = series(rows, "threads", f"{m}_mflops")
+        p = analysis_period("halfwarp", f"{m}_mflops")
+        steps = ""
+        if p:
+            p = int(p)
+            steps = ", ".join(f"t={k}->{k + 1}: {pct(y[k + 1] / y[k] - 1)}" for k in (p, 2 * p) if k + 1 in y)
+        print(f"     {m:<17} period {str(p) if p else 'none':>4}; y(256)/stride1 = {y[256] / base[256]:.3f}; {steps}")
+
+
 def quality():
     head("measurement quality: 95 % CI half-width of the mean (rel_ci), status per point")
     sweeps = sorted(d for d in os.listdir(ROOT) if os.path.exists(os.path.join(ROOT, d, "results.csv")))
@@ -451,6 +469,7 @@ def main():
     l1_cache()
     aos_soa()
     pitch()
+    halfwarp()
     quality()
 
 
