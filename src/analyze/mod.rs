@@ -247,7 +247,7 @@ pub fn analyze_csv(path: &Path, opts: &AnalyzeOptions) -> Result<Analysis, Analy
 }
 
 /// Letters, digits, `-`, `_` and `.` kept; anything else becomes `-`.
-fn sanitize(s: &str) -> String {
+pub(crate) fn sanitize(s: &str) -> String {
     let out: String = s
         .chars()
         .map(|c| {

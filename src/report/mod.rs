@@ -142,16 +142,7 @@ fn families(analysis: &Analysis) -> Vec<Family> {
         } else {
             format!("{prefix} [{}]", groups.join(", "))
         };
-        let stem = name
-            .chars()
-            .map(|c| {
-                if c.is_ascii_alphanumeric() || "-_.".contains(c) {
-                    c
-                } else {
-                    '-'
-                }
-            })
-            .collect();
+        let stem = crate::analyze::sanitize(&name);
         out.push(Family {
             name,
             stem,
