@@ -18,7 +18,8 @@ use std::path::{Path, PathBuf};
 /// `sweep merge --help`, after the options.
 pub const HELP: &str = "\
 A sweep folder (output/<sweep>) stands for the latest run of each of its shards. The runs must
-come from one spec text, with one CSV header and dialect; the merged CSV keeps that dialect.
+come from one spec text, with one CSV header and dialect; the merged CSV keeps that dialect, and
+the runs' control re-runs go together into the merged controls.csv.
 
 Exit codes:
   0    every point of the sweep merged, whatever its status
@@ -537,6 +538,25 @@ pub fn merge(dirs: &[PathBuf], opts: &Options) -> Result<Merged, MergeError> {
     let dir = out_dir(first, opts.out.as_deref(), &manifest.run)?;
     let csv = dir.join(store::RESULTS);
     write_csv(&csv, &header, &rows, first.manifest.dialect)?;
+    // The control re-runs of every input (same header), so that the merged run's analysis and
+    // compare still know the spread between processes.
+    let mut controls: Vec<Vec<String>> = Vec::new();
+    for i in &inputs {
+        if let (Some(h), more) = read_csv(&i.dir.join(store::CONTROLS), first.manifest.dialect)? {
+            if h == header {
+                controls.extend(more);
+            }
+        }
+    }
+    if !controls.is_empty() {
+        let refs: Vec<&Vec<String>> = controls.iter().collect();
+        write_csv(
+            &dir.join(store::CONTROLS),
+            &header,
+            &refs,
+            first.manifest.dialect,
+        )?;
+    }
     save(&manifest, &dir)?;
     Ok(Merged {
         dir,
@@ -603,7 +623,10 @@ fn write_csv(
     rows: &[&Vec<String>],
     dialect: Dialect,
 ) -> Result<(), MergeError> {
-    let tmp = path.with_file_name(".results.csv.tmp");
+    let name = path
+        .file_name()
+        .map_or("results.csv".into(), |n| n.to_string_lossy());
+    let tmp = path.with_file_name(format!(".{name}.tmp"));
     let file = std::fs::File::create(&tmp).map_err(write_err(&tmp))?;
     let mut w = csv::WriterBuilder::new()
         .delimiter(dialect.delimiter())

@@ -173,6 +173,8 @@ fn merging_every_shard_gives_the_rows_of_a_single_run_in_sweep_order() {
         !merged[0].join("points").exists(),
         "the logs stay in the shard runs"
     );
+    // Each shard of 16 points re-ran 4 in fresh processes; the merge keeps all 16 controls.
+    assert_eq!(rows(&merged[0].join("controls.csv")).len(), 16);
 
     // --out names the folder, and a folder that holds a merge is not overwritten.
     let out = merge(p.path(), ["output/saw", "--out", "joined"]);
