@@ -85,9 +85,9 @@ struct SpecFile {
 #[serde(deny_unknown_fields)]
 struct AxisFile {
     name: String,
-    range: Option<[i64; 2]>,
+    range: Option<Vec<i64>>,
     step: Option<i64>,
-    pow2: Option<[i64; 2]>,
+    pow2: Option<Vec<i64>>,
     values: Option<Vec<Value>>,
     #[serde(default)]
     compiler_flags: bool,
@@ -157,6 +157,21 @@ pub struct Metric {
 
 /// Extra statistics the timing core reports for each metric, in column order.
 pub const CORE_STATS: [&str; 4] = ["median", "stddev", "min", "max"];
+
+/// Columns every results.csv has besides the axes and the metrics (see `store::header`): an axis
+/// must not take one of these names.
+pub const ROW_COLUMNS: [&str; 10] = [
+    "point_id",
+    "index",
+    "status",
+    "build_s",
+    "run_s",
+    "cached",
+    "gpu_index",
+    "gpu_name",
+    "gpu_uuid",
+    "error",
+];
 
 /// `control_every` when the spec sets none: 16 control re-runs in a sweep of 512 points.
 pub const DEFAULT_CONTROL_EVERY: u32 = 32;
@@ -318,6 +333,19 @@ impl Spec {
             }
             axes.push(axis);
         }
+        // An axis must not take the name of a column the CSV has anyway.
+        for (spanned, axis) in file.axes.iter().zip(&axes) {
+            if ROW_COLUMNS.contains(&axis.name.as_str()) {
+                return Err(invalid(
+                    spanned.span().start,
+                    format!(
+                        "axis `{}` has the name of a results.csv column (hint: rename it; taken: {})",
+                        axis.name,
+                        ROW_COLUMNS.join(", ")
+                    ),
+                ));
+            }
+        }
         if axes.is_empty() {
             return Err(SpecError::Whole {
                 path: path.to_path_buf(),
@@ -325,6 +353,21 @@ impl Spec {
             });
         }
         if let Some(zip) = &file.zip {
+            let mut seen: Vec<&String> = Vec::new();
+            for name in zip.get_ref().iter().flat_map(|g| {
+                let mut g: Vec<&String> = g.iter().collect();
+                g.sort();
+                g.dedup();
+                g
+            }) {
+                if seen.contains(&name) {
+                    return Err(invalid(
+                        zip.span().start,
+                        format!("axis `{name}` is in two zip groups (hint: put the axes that advance together into one group)"),
+                    ));
+                }
+                seen.push(name);
+            }
             for name in zip.get_ref().iter().flatten() {
                 if !axes.iter().any(|a| &a.name == name) {
                     return Err(invalid(
@@ -348,6 +391,18 @@ impl Spec {
                     format!("metric column `{}` is defined twice", metric.column()),
                 ));
             }
+            if let Some(axis) = axes.iter().find(|a| {
+                metric.columns().contains(&a.name)
+                    || a.name == format!("{}_repeat_spread", metric.name)
+            }) {
+                return Err(invalid(
+                    at,
+                    format!(
+                        "metric `{}` writes a column `{}`, which is also an axis (hint: rename the axis or the metric)",
+                        metric.name, axis.name
+                    ),
+                ));
+            }
             metrics.push(metric);
         }
         if metrics.is_empty() {
@@ -362,6 +417,21 @@ impl Spec {
                 .map(|s| s.to_string_lossy().into_owned())
                 .unwrap_or_else(|| "sweep".into())
         });
+        // The run folder is output/<name>/...: a name must stay one folder inside --output.
+        let folder_name = !name.is_empty()
+            && name != "."
+            && name != ".."
+            && name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || "_-.".contains(c));
+        if !folder_name {
+            return Err(SpecError::Whole {
+                path: path.to_path_buf(),
+                message: format!(
+                    "`name` = {name:?} is not a folder name (hint: letters, digits, `_`, `-` and `.`, not `.` or `..`; runs go to --output/<name>/)"
+                ),
+            });
+        }
         let compiler = file.compiler.clone().unwrap_or_else(|| "nvcc".into());
         let is_nvcc = Path::new(&compiler)
             .file_name()
@@ -509,7 +579,22 @@ fn expand_axis(a: &AxisFile) -> Result<Axis, String> {
     if a.step.is_some() && a.range.is_none() {
         return Err(format!("axis `{name}`: `step` only goes with `range`"));
     }
-    let values = if let Some([from, to]) = a.range {
+    let bounds =
+        |key: &str, v: &Option<Vec<i64>>| -> Result<Option<[i64; 2]>, String> {
+            match v.as_deref() {
+                None => Ok(None),
+                Some(&[from, to]) => Ok(Some([from, to])),
+                Some(other) => {
+                    Err(format!(
+                "axis `{name}`: `{key}` has {} items (hint: two, `{key} = [first, last]`{})",
+                other.len(),
+                if key == "range" { ", and `step = n` for a step" } else { "" }
+            ))
+                }
+            }
+        };
+    let (range, pow2) = (bounds("range", &a.range)?, bounds("pow2", &a.pow2)?);
+    let values = if let Some([from, to]) = range {
         let step = a.step.unwrap_or(1);
         if step <= 0 {
             return Err(format!(
@@ -530,7 +615,7 @@ fn expand_axis(a: &AxisFile) -> Result<Axis, String> {
         (0..count as i64)
             .map(|i| Value::Int(from + i * step))
             .collect()
-    } else if let Some([from, to]) = a.pow2 {
+    } else if let Some([from, to]) = pow2 {
         let pow = |v: i64| v > 0 && (v & (v - 1)) == 0;
         if !pow(from) || !pow(to) {
             return Err(format!(
@@ -693,7 +778,41 @@ mod tests {
                 "axis `t` has 18446744073709551616 values (hint: at most 1000000)",
             ),
         ];
-        for (text, want) in cases {
+        let more = [
+            (
+                "bench = \"b\"\n[[axis]]\nname = \"t\"\nrange = [1, 10, 3]\n[[metric]]\npattern=\"mflops\"\n".to_string(),
+                "sweeps/t.toml:2: axis `t`: `range` has 3 items (hint: two, `range = [first, last]`, and `step = n` for a step)",
+            ),
+            (
+                "bench = \"b\"\n[[axis]]\nname = \"t\"\npow2 = [4]\n[[metric]]\npattern=\"mflops\"\n".to_string(),
+                "axis `t`: `pow2` has 1 items",
+            ),
+            (
+                "bench = \"b\"\n[[axis]]\nname = \"status\"\nvalues = [1]\n[[metric]]\npattern=\"mflops\"\n".to_string(),
+                "sweeps/t.toml:2: axis `status` has the name of a results.csv column (hint: rename it; taken: point_id, index, status,",
+            ),
+            (
+                "bench = \"b\"\n[[axis]]\nname = \"gpu_uuid\"\nvalues = [1]\n[[metric]]\npattern=\"mflops\"\n".to_string(),
+                "axis `gpu_uuid` has the name of a results.csv column",
+            ),
+            (
+                "bench = \"b\"\n[[axis]]\nname = \"mflops\"\nvalues = [1]\n[[metric]]\npattern=\"mflops\"\n".to_string(),
+                "sweeps/t.toml:5: metric `mflops` writes a column `mflops`, which is also an axis",
+            ),
+            (
+                "bench = \"b\"\n[[axis]]\nname = \"copy_rel_ci\"\nvalues = [1]\n[[metric]]\nname=\"copy\"\nunit=\"GB/s\"\n".to_string(),
+                "metric `copy` writes a column `copy_rel_ci`, which is also an axis",
+            ),
+            (
+                "bench = \"b\"\nzip = [[\"a\", \"b\"], [\"a\", \"c\"]]\n[[axis]]\nname = \"a\"\nvalues = [1, 2, 3]\n[[axis]]\nname = \"b\"\nvalues = [4, 5, 6]\n[[axis]]\nname = \"c\"\nvalues = [7]\n[[metric]]\npattern=\"mflops\"\n".to_string(),
+                "sweeps/t.toml:2: axis `a` is in two zip groups (hint: put the axes that advance together into one group)",
+            ),
+            (format!("name = \"../../x\"\n{OK}"), "sweeps/t.toml: `name` = \"../../x\" is not a folder name"),
+            (format!("name = \"/tmp/x\"\n{OK}"), "`name` = \"/tmp/x\" is not a folder name"),
+            (format!("name = \"..\"\n{OK}"), "`name` = \"..\" is not a folder name"),
+            (format!("name = \"\"\n{OK}"), "`name` = \"\" is not a folder name"),
+        ];
+        for (text, want) in cases.into_iter().chain(more) {
             let err = parse(&text).unwrap_err();
             assert!(err.contains(want), "got {err:?}, want {want:?}");
             assert!(!err.contains('\n'), "one line: {err:?}");

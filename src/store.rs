@@ -155,17 +155,7 @@ pub fn header(spec: &Spec) -> Vec<String> {
             h.push(repeat_spread_column(m));
         }
     }
-    for c in [
-        "build_s",
-        "run_s",
-        "cached",
-        "gpu_index",
-        "gpu_name",
-        "gpu_uuid",
-        "error",
-    ] {
-        h.push(c.into());
-    }
+    h.extend(crate::spec::ROW_COLUMNS[3..].iter().map(|c| c.to_string()));
     h
 }
 
