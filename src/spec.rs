@@ -173,6 +173,11 @@ pub const ROW_COLUMNS: [&str; 10] = [
     "error",
 ];
 
+/// The longest `filter`, and its deepest nesting of parentheses: the expression parser recurses
+/// (50,000 nested parentheses overflowed its stack).
+pub const MAX_FILTER_LEN: usize = 4096;
+pub const MAX_FILTER_DEPTH: i64 = 64;
+
 /// `control_every` when the spec sets none: 16 control re-runs in a sweep of 512 points.
 pub const DEFAULT_CONTROL_EVERY: u32 = 32;
 
@@ -459,8 +464,31 @@ impl Spec {
             })
         };
         if let Some(f) = &file.filter {
-            if f.get_ref().trim().is_empty() {
+            let text = f.get_ref();
+            if text.trim().is_empty() {
                 return Err(invalid(f.span().start, "`filter` is empty".into()));
+            }
+            // The expression parser recurses: bound what it is given.
+            let depth = text
+                .chars()
+                .scan(0i64, |d, c| {
+                    *d += match c {
+                        '(' => 1,
+                        ')' => -1,
+                        _ => 0,
+                    };
+                    Some(*d)
+                })
+                .max()
+                .unwrap_or(0);
+            if text.len() > MAX_FILTER_LEN || depth > MAX_FILTER_DEPTH {
+                return Err(invalid(
+                    f.span().start,
+                    format!(
+                        "`filter` is {} characters long with {depth} nested parentheses (hint: at most {MAX_FILTER_LEN} characters and {MAX_FILTER_DEPTH} levels)",
+                        text.len()
+                    ),
+                ));
             }
         }
         let repeat = match &file.repeat {
@@ -806,6 +834,14 @@ mod tests {
             (
                 "bench = \"b\"\nzip = [[\"a\", \"b\"], [\"a\", \"c\"]]\n[[axis]]\nname = \"a\"\nvalues = [1, 2, 3]\n[[axis]]\nname = \"b\"\nvalues = [4, 5, 6]\n[[axis]]\nname = \"c\"\nvalues = [7]\n[[metric]]\npattern=\"mflops\"\n".to_string(),
                 "sweeps/t.toml:2: axis `a` is in two zip groups (hint: put the axes that advance together into one group)",
+            ),
+            (
+                format!("filter = \"{}threads > 1{}\"\n{OK}", "(".repeat(65), ")".repeat(65)),
+                "sweeps/t.toml:1: `filter` is 141 characters long with 65 nested parentheses (hint: at most 4096 characters and 64 levels)",
+            ),
+            (
+                format!("filter = \"{}threads > 1\"\n{OK}", "!".repeat(5000)),
+                "`filter` is 5011 characters long with 0 nested parentheses",
             ),
             (format!("name = \"../../x\"\n{OK}"), "sweeps/t.toml: `name` = \"../../x\" is not a folder name"),
             (format!("name = \"/tmp/x\"\n{OK}"), "`name` = \"/tmp/x\" is not a folder name"),
