@@ -14,6 +14,8 @@ use std::path::{Path, PathBuf};
 pub const RESULTS: &str = "results.csv";
 pub const MANIFEST: &str = "manifest.json";
 pub const POINTS: &str = "points";
+/// The `state` of a `sweep build` folder's manifest: builds only, never a run to resume.
+pub const BUILD_STATE: &str = "build";
 /// The control re-runs (`control_every`): rows of points measured a second time, in a fresh
 /// process, with the header of `results.csv`.
 pub const CONTROLS: &str = "controls.csv";

@@ -1637,3 +1637,31 @@ fn export_json_has_the_machine_and_every_point_with_its_statistics() {
         assert_eq!(pt["metrics"]["mflops"]["unit"], "MFlops");
     }
 }
+
+#[test]
+fn build_then_run_runs_from_the_cache_instead_of_resuming_the_build_folder() {
+    let p = project();
+    let spec = std::fs::read_to_string(p.path().join("sweeps/saw.toml"))
+        .unwrap()
+        .replace("range = [1, 64]", "range = [1, 8]");
+    write(p.path(), "sweeps/b.toml", &spec);
+    sweep(p.path())
+        .args(["build", "sweeps/b.toml"])
+        .assert()
+        .success();
+    let out = sweep(p.path())
+        .args(["run", "sweeps/b.toml", "--no-analyze"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(
+        stderr(&out).matches("(cached, run").count(),
+        8,
+        "every point built by `sweep build` comes from the cache: {}",
+        stderr(&out)
+    );
+    let runs = run_dirs(&p.path().join("output/b"));
+    assert_eq!(runs.len(), 2, "{runs:?}");
+    assert!(runs[1].display().to_string().ends_with("-build"));
+    assert_eq!(rows(&runs[0].join("results.csv")).len(), 8);
+}

@@ -199,7 +199,17 @@ pub fn build_only(
         None
     };
     let toolchain = Toolchain::find(spec, gpu_arch)?;
-    let dir = store::new_run_dir(&opts.output, &spec.name, "-build", &Manifest::default())?;
+    // A build folder, not a run: `sweep run` never resumes it (state `build`).
+    let manifest = Manifest {
+        sweep: spec.name.clone(),
+        spec_path: spec.path.display().to_string(),
+        spec_hash: spec.hash.clone(),
+        spec: spec.text.clone(),
+        bench: spec.bench.clone(),
+        state: store::BUILD_STATE.into(),
+        ..Manifest::default()
+    };
+    let dir = store::new_run_dir(&opts.output, &spec.name, "-build", &manifest)?;
     let ctx = BuildCtx::new(spec, bench, toolchain, &opts.cache);
     let next = AtomicUsize::new(0);
     let report = Mutex::new(BuildReport {

@@ -153,7 +153,10 @@ fn pick_run_dir(spec: &Spec, opts: &Options) -> Result<Option<PathBuf>, DriverEr
         .find_map(|d| {
             Manifest::load(&d)
                 .ok()
-                .filter(|m| m.shard == shard)
+                // Build folders (and those of older versions, whose manifest was empty) are not runs.
+                .filter(|m| {
+                    m.shard == shard && m.state != store::BUILD_STATE && !m.spec_hash.is_empty()
+                })
                 .map(|m| (d, m))
         })
         .filter(|(_, m)| m.state != "finished");
