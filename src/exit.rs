@@ -21,6 +21,6 @@ Exit codes:
   1    some points failed; the CSV holds every row and the reason
   2    usage error
   3    bad input: spec, template, bench folder or results file
-  4    environment: nvcc missing, no GPU visible, GPU locked by another sweep
+  4    environment: nvcc missing, no GPU visible, GPU or run folder in use by another sweep
   5    slower than allowed: `sweep compare --fail-on-slower PCT` found a point slower by more than PCT %
   130  interrupted (Ctrl-C); run again to resume";

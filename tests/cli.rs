@@ -1665,3 +1665,49 @@ fn build_then_run_runs_from_the_cache_instead_of_resuming_the_build_folder() {
     assert!(runs[1].display().to_string().ends_with("-build"));
     assert_eq!(rows(&runs[0].join("results.csv")).len(), 8);
 }
+
+#[test]
+fn a_second_sweep_of_a_run_in_progress_is_refused_and_writes_nothing() {
+    let p = project();
+    let spec = std::fs::read_to_string(p.path().join("sweeps/saw.toml"))
+        .unwrap()
+        .replace("range = [1, 64]", "range = [1, 6]")
+        .replace("slow_ms = 0", "slow_ms = 400");
+    write(p.path(), "sweeps/slow.toml", &spec);
+    let mut first = sweep_process(p.path())
+        .args(["run", "sweeps/slow.toml", "--no-analyze"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // Wait until the first has rows, so that its run folder exists and is unfinished.
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    let csv = loop {
+        let found = std::fs::read_dir(p.path().join("output/slow"))
+            .ok()
+            .and_then(|mut d| d.next())
+            .map(|e| e.unwrap().path().join("results.csv"));
+        if let Some(c) =
+            found.filter(|c| std::fs::read_to_string(c).is_ok_and(|t| t.lines().count() >= 2))
+        {
+            break c;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the first sweep wrote no row"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let out = sweep(p.path())
+        .args(["run", "sweeps/slow.toml", "--no-analyze"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(4), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("is in use by another sweep (hint: wait for it to end"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(first.wait().unwrap().success());
+    assert_eq!(rows(&csv).len(), 6, "one row per point, none twice");
+}

@@ -81,6 +81,8 @@ pub enum DriverError {
     SpecChanged { dir: String, changes: String },
     #[error("`{dir}` is not a run folder of this spec: {reason}")]
     BadResume { dir: String, reason: String },
+    #[error("the run `{dir}` is in use by another sweep (hint: wait for it to end; its results.csv grows as it runs)")]
+    RunInUse { dir: String },
 }
 
 impl DriverError {
@@ -89,6 +91,7 @@ impl DriverError {
             DriverError::NoGpu
             | DriverError::Gpu(_)
             | DriverError::Locked { .. }
+            | DriverError::RunInUse { .. }
             | DriverError::Compile(_) => crate::exit::ENVIRONMENT,
             _ => crate::exit::BAD_INPUT,
         }
@@ -172,6 +175,28 @@ fn pick_run_dir(spec: &Spec, opts: &Options) -> Result<Option<PathBuf>, DriverEr
         }
     }
     Ok(None)
+}
+
+/// Holds `<run>/run.lock` (flock, released when the file is dropped or sweep dies) for the run.
+fn lock_run(run_dir: &Path) -> Result<std::fs::File, DriverError> {
+    use std::os::fd::AsRawFd;
+    let path = run_dir.join("run.lock");
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .map_err(|e| store::StoreError::Write {
+            path: path.clone(),
+            reason: e.to_string(),
+        })?;
+    // SAFETY: flock on a descriptor this function owns.
+    if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
+        return Err(DriverError::RunInUse {
+            dir: run_dir.display().to_string(),
+        });
+    }
+    Ok(file)
 }
 
 pub fn host() -> String {
@@ -270,6 +295,8 @@ pub fn run(
             store::new_run_dir(&opts.output, &spec.name, &suffix, &manifest)?
         }
     };
+    // One sweep at a time per run folder: two would append to one results.csv.
+    let _run_lock = lock_run(&run_dir)?;
     let csv_path = run_dir.join(store::RESULTS);
     let done = store::read_done(&csv_path, &header)?;
     let sink = CsvSink::open(&csv_path, header.clone(), manifest.dialect)?;
