@@ -1711,3 +1711,35 @@ fn a_second_sweep_of_a_run_in_progress_is_refused_and_writes_nothing() {
     assert!(first.wait().unwrap().success());
     assert_eq!(rows(&csv).len(), 6, "one row per point, none twice");
 }
+
+#[test]
+fn resume_works_from_another_folder() {
+    let p = project();
+    let spec = std::fs::read_to_string(p.path().join("sweeps/saw.toml"))
+        .unwrap()
+        .replace("range = [1, 64]", "range = [1, 4]");
+    write(p.path(), "sweeps/r.toml", &spec);
+    sweep(p.path())
+        .args(["run", "sweeps/r.toml", "--no-analyze"])
+        .assert()
+        .success();
+    let run = run_dir(p.path(), "r");
+    // Make it unfinished: drop the last row and mark the manifest interrupted.
+    let csv = run.join("results.csv");
+    let text = std::fs::read_to_string(&csv).unwrap();
+    let keep: Vec<&str> = text.split_inclusive('\n').collect();
+    std::fs::write(&csv, keep[..keep.len() - 1].concat()).unwrap();
+    let m = std::fs::read_to_string(run.join("manifest.json"))
+        .unwrap()
+        .replace("\"state\": \"finished\"", "\"state\": \"interrupted\"");
+    std::fs::write(run.join("manifest.json"), m).unwrap();
+    let elsewhere = tempfile::tempdir().unwrap();
+    let out = sweep(elsewhere.path())
+        .args(["resume"])
+        .arg(&run)
+        .arg("--no-analyze")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(rows(&csv).len(), 4);
+}
