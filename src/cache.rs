@@ -20,6 +20,10 @@ pub struct Cache {
 pub struct Stats {
     pub entries: usize,
     pub bytes: u64,
+    /// Unfinished builds (`.tmp-*` folders) of sweeps that were killed mid-build, and their bytes
+    /// (counted apart from `entries`; `clean` removes them too).
+    pub partial: usize,
+    pub partial_bytes: u64,
 }
 
 impl Cache {
@@ -102,19 +106,43 @@ impl Cache {
             return s;
         };
         for e in read.filter_map(Result::ok) {
-            if e.file_name().to_string_lossy().starts_with('.') {
-                continue;
-            }
-            s.entries += 1;
-            s.bytes += walkdir::WalkDir::new(e.path())
+            let name = e.file_name().to_string_lossy().into_owned();
+            let bytes = walkdir::WalkDir::new(e.path())
                 .into_iter()
                 .filter_map(Result::ok)
                 .filter_map(|f| f.metadata().ok())
                 .filter(|m| m.is_file())
                 .map(|m| m.len())
                 .sum::<u64>();
+            if name.starts_with(".tmp-") {
+                s.partial += 1;
+                s.partial_bytes += bytes;
+            } else if !name.starts_with('.') {
+                s.entries += 1;
+                s.bytes += bytes;
+            }
         }
         s
+    }
+
+    /// Removes the unfinished builds (`.tmp-<key>-<pid>-<n>`) of processes that are gone: a sweep
+    /// killed mid-build leaves them behind. Those of running sweeps stay.
+    pub fn remove_stale_scratch(&self) {
+        let Ok(read) = std::fs::read_dir(&self.dir) else {
+            return;
+        };
+        for e in read.filter_map(Result::ok) {
+            let name = e.file_name().to_string_lossy().into_owned();
+            let Some(rest) = name.strip_prefix(".tmp-") else {
+                continue;
+            };
+            let pid = rest.rsplit('-').nth(1).and_then(|p| p.parse::<i32>().ok());
+            // SAFETY: kill with signal 0 only asks whether the process exists.
+            let alive = pid.is_some_and(|p| p > 0 && unsafe { libc::kill(p, 0) } == 0);
+            if !alive {
+                let _ = std::fs::remove_dir_all(e.path());
+            }
+        }
     }
 
     pub fn clean(&self) -> std::io::Result<Stats> {
@@ -123,5 +151,35 @@ impl Cache {
             std::fs::remove_dir_all(&self.dir)?;
         }
         Ok(s)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unfinished_builds_are_counted_apart_and_those_of_dead_sweeps_removed() {
+        let tmp = tempfile::tempdir().unwrap();
+        let cache = Cache::new(tmp.path());
+        let done = cache.entry("k1");
+        std::fs::create_dir_all(&done).unwrap();
+        std::fs::write(done.join(BINARY), b"12345").unwrap();
+        // One of a process that cannot exist (pid 2^30), one of this very process.
+        let dead = tmp.path().join(".tmp-k2-1073741824-0");
+        let ours = tmp.path().join(format!(".tmp-k3-{}-0", std::process::id()));
+        for d in [&dead, &ours] {
+            std::fs::create_dir_all(d).unwrap();
+            std::fs::write(d.join("half.o"), b"123").unwrap();
+        }
+        let s = cache.stats();
+        assert_eq!(
+            (s.entries, s.bytes, s.partial, s.partial_bytes),
+            (1, 5, 2, 6)
+        );
+        cache.remove_stale_scratch();
+        assert!(!dead.exists(), "a dead sweep's scratch goes");
+        assert!(ours.exists(), "a running sweep's scratch stays");
+        assert!(done.exists());
     }
 }

@@ -600,6 +600,18 @@ fn dispatch(cli: Cli) -> Result<i32, Fail> {
                 s.entries,
                 s.bytes as f64 / 1048576.0
             );
+            if s.partial > 0 {
+                println!(
+                    "and {} unfinished builds of killed sweeps, {:.1} MiB{}",
+                    s.partial,
+                    s.partial_bytes as f64 / 1048576.0,
+                    if action == "clean" {
+                        ""
+                    } else {
+                        " (the next sweep or `sweep cache clean` removes them)"
+                    }
+                );
+            }
             Ok(exit::OK)
         }
         Command::Analyze { results, select } => analyze(&results, &select, false).map(|_| exit::OK),

@@ -44,11 +44,13 @@ pub(super) struct BuildCtx {
 
 impl BuildCtx {
     pub(super) fn new(spec: &Spec, bench: Bench, toolchain: Toolchain, cache: &Path) -> BuildCtx {
+        let cache = Cache::new(cache);
+        cache.remove_stale_scratch();
         BuildCtx {
             spec: spec.clone(),
             bench,
             toolchain,
-            cache: Cache::new(cache),
+            cache,
             clock: Clock(Instant::now()),
             inflight: Mutex::default(),
         }
