@@ -1743,3 +1743,38 @@ fn resume_works_from_another_folder() {
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(rows(&csv).len(), 4);
 }
+
+#[test]
+fn resume_force_after_an_edit_starts_a_new_run_and_leaves_the_old_one() {
+    let p = project();
+    let spec = std::fs::read_to_string(p.path().join("sweeps/saw.toml"))
+        .unwrap()
+        .replace("range = [1, 64]", "range = [1, 4]");
+    write(p.path(), "sweeps/e.toml", &spec);
+    sweep(p.path())
+        .args(["run", "sweeps/e.toml", "--no-analyze"])
+        .assert()
+        .success();
+    let old = run_dir(p.path(), "e");
+    let before = std::fs::read_to_string(old.join("results.csv")).unwrap();
+    write(
+        p.path(),
+        "sweeps/e.toml",
+        &spec.replace("range = [1, 4]", "range = [1, 6]"),
+    );
+    let out = sweep(p.path())
+        .args(["resume"])
+        .arg(&old)
+        .args(["--force", "--no-analyze"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(
+        std::fs::read_to_string(old.join("results.csv")).unwrap(),
+        before,
+        "the old run is left as it was"
+    );
+    let runs = run_dirs(&p.path().join("output/e"));
+    assert_eq!(runs.len(), 2, "{runs:?}");
+    assert_eq!(rows(&runs[1].join("results.csv")).len(), 6);
+}

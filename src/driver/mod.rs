@@ -142,11 +142,16 @@ fn pick_run_dir(spec: &Spec, opts: &Options) -> Result<Option<PathBuf>, DriverEr
             dir: dir.display().to_string(),
             reason: e.to_string(),
         })?;
-        if m.spec_hash != spec.hash && !opts.force {
-            return Err(DriverError::SpecChanged {
-                dir: dir.display().to_string(),
-                changes: store::spec_changes(&m.spec, &spec.text).join(", "),
-            });
+        if m.spec_hash != spec.hash {
+            if !opts.force {
+                return Err(DriverError::SpecChanged {
+                    dir: dir.display().to_string(),
+                    changes: store::spec_changes(&m.spec, &spec.text).join(", "),
+                });
+            }
+            // --force with a changed spec starts a new run, as the hint says: never the new
+            // spec's points in the old run.
+            return Ok(None);
         }
         return Ok(Some(dir.clone()));
     }
