@@ -353,6 +353,7 @@ fn install_ctrl_c() {
     let _ = ctrlc::set_handler(|| {
         if STOP.swap(true, std::sync::atomic::Ordering::SeqCst) {
             sweep::exec::kill_all();
+            driver::mark_interrupted();
             eprintln!("\ninterrupted twice: children killed; finished rows are in the CSV");
             std::process::exit(exit::INTERRUPTED);
         }

@@ -1778,3 +1778,36 @@ fn resume_force_after_an_edit_starts_a_new_run_and_leaves_the_old_one() {
     assert_eq!(runs.len(), 2, "{runs:?}");
     assert_eq!(rows(&runs[1].join("results.csv")).len(), 6);
 }
+
+#[test]
+fn a_second_sigterm_leaves_the_manifest_interrupted_not_running() {
+    let p = project();
+    let spec = std::fs::read_to_string(p.path().join("sweeps/saw.toml"))
+        .unwrap()
+        .replace("range = [1, 64]", "range = [1, 4]")
+        .replace("mode = \"ok\"", "mode = \"hang\"")
+        .replace("compiler = \"cc\"", "compiler = \"cc\"\nrun_timeout_s = 60");
+    write(p.path(), "sweeps/h.toml", &spec);
+    let mut child = sweep_process(p.path())
+        .args(["run", "sweeps/h.toml", "--no-analyze"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // Wait until the first (hanging) program runs.
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while processes_under(p.path()).is_empty() {
+        assert!(std::time::Instant::now() < deadline, "no program started");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let pid = child.id() as i32;
+    for _ in 0..2 {
+        // SAFETY: signalling our own child.
+        unsafe { libc::kill(pid, libc::SIGTERM) };
+        std::thread::sleep(Duration::from_millis(300));
+    }
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130));
+    let m = manifest(&run_dir(p.path(), "h"));
+    assert_eq!(m["state"], "interrupted");
+}

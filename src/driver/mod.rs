@@ -27,6 +27,23 @@ use std::time::Instant;
 /// Set by the first Ctrl-C: no new build or run starts; the current points finish and are written.
 pub static STOP: AtomicBool = AtomicBool::new(false);
 
+/// The run folder `run` is working in, for [`mark_interrupted`].
+static ACTIVE_RUN: Mutex<Option<PathBuf>> = Mutex::new(None);
+
+/// Writes `interrupted` into the manifest of the run in progress: for a second Ctrl-C or SIGTERM,
+/// which ends sweep at once, before the driver can say so itself.
+pub fn mark_interrupted() {
+    let dir = ACTIVE_RUN.lock().ok().and_then(|d| d.clone());
+    if let Some(dir) = dir {
+        if let Ok(mut m) = Manifest::load(&dir) {
+            if m.state == "running" {
+                m.state = "interrupted".into();
+                let _ = m.save(&dir);
+            }
+        }
+    }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, Default)]
 pub enum Order {
     /// Sweep order (the last axis turns fastest).
@@ -306,6 +323,9 @@ pub fn run(
     };
     // One sweep at a time per run folder: two would append to one results.csv.
     let _run_lock = lock_run(&run_dir)?;
+    if let Ok(mut active) = ACTIVE_RUN.lock() {
+        *active = Some(run_dir.clone());
+    }
     let csv_path = run_dir.join(store::RESULTS);
     let done = store::read_done(&csv_path, &header)?;
     let sink = CsvSink::open(&csv_path, header.clone(), manifest.dialect)?;
