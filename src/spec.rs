@@ -897,4 +897,125 @@ mod tests {
         assert_eq!(s.env["SWEEP_FLUSH_L2"], "1");
         assert_eq!(s.env["SWEEP_BATCH"], "4");
     }
+
+    /// Seeded mutations of every spec in sweeps/ (bytes cut, lines doubled or swapped, TOML
+    /// pieces and extreme numbers put in): each gives a spec error or a plan, never a panic.
+    #[test]
+    fn fuzzed_specs_give_an_error_or_a_plan_never_a_panic() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("sweeps");
+        let mut seeds: Vec<String> = std::fs::read_dir(&dir)
+            .unwrap()
+            .filter_map(|e| e.ok())
+            .filter(|e| e.path().extension().is_some_and(|x| x == "toml"))
+            .map(|e| std::fs::read_to_string(e.path()).unwrap())
+            .collect();
+        seeds.sort();
+        assert!(seeds.len() >= 10);
+        const PIECES: [&str; 24] = [
+            "[[axis]]\n",
+            "[[metric]]\n",
+            "[timing]\n",
+            "[vars]\n",
+            "[analyze]\n",
+            "name = \"",
+            "range = [",
+            "pow2 = [",
+            "values = [",
+            "]",
+            "\"",
+            "=",
+            ",",
+            "zip = [[\"threads\", \"n\"]]\n",
+            "filter = \"((threads",
+            "-1",
+            "0",
+            "1e308",
+            "9223372036854775807",
+            "-9223372036854775808",
+            "step = 0\n",
+            "repeat = 0\n",
+            "placements = 4294967295\n",
+            "\u{0}",
+        ];
+        let mut state: u64 = std::env::var("SWEEP_FUZZ_SEED")
+            .ok()
+            .and_then(|v| v.parse::<u64>().ok())
+            .unwrap_or(0x5EED_F022)
+            .max(1);
+        let mut next = move |n: usize| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state % n.max(1) as u64) as usize
+        };
+        let (mut ok, mut errors) = (0, 0);
+        // SWEEP_FUZZ_CASES for a longer campaign (SWEEP_FUZZ_SEED for another sequence).
+        let cases: usize = std::env::var("SWEEP_FUZZ_CASES")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(3000);
+        for case in 0..cases {
+            let mut text = seeds[case % seeds.len()].clone();
+            for _ in 0..1 + next(4) {
+                let lines: Vec<&str> = text.lines().collect();
+                text = match next(5) {
+                    0 if !text.is_empty() => {
+                        let a = next(text.len());
+                        let b = (a + next(40)).min(text.len());
+                        let (a, b) = (floor(&text, a), floor(&text, b));
+                        format!("{}{}", &text[..a], &text[b..])
+                    }
+                    1 if !lines.is_empty() => {
+                        let k = next(lines.len());
+                        let mut l = lines.clone();
+                        l.insert(k, lines[k]);
+                        l.join("\n")
+                    }
+                    2 if lines.len() > 1 => {
+                        let mut l = lines.clone();
+                        let (a, b) = (next(l.len()), next(l.len()));
+                        l.swap(a, b);
+                        l.join("\n")
+                    }
+                    _ => {
+                        let at = floor(&text, next(text.len() + 1));
+                        format!(
+                            "{}{}{}",
+                            &text[..at],
+                            PIECES[next(PIECES.len())],
+                            &text[at..]
+                        )
+                    }
+                };
+            }
+            let outcome =
+                std::panic::catch_unwind(|| match Spec::parse(Path::new("f.toml"), &text) {
+                    Ok(spec) => {
+                        let size: f64 = spec.axes.iter().map(|a| a.values.len() as f64).product();
+                        if size <= 20_000.0 {
+                            let _ = crate::points::expand(&spec);
+                        }
+                        true
+                    }
+                    Err(e) => {
+                        assert!(!e.to_string().contains('\n'), "one line: {e}");
+                        false
+                    }
+                });
+            match outcome {
+                Ok(true) => ok += 1,
+                Ok(false) => errors += 1,
+                Err(_) => panic!("case {case} panicked on:\n{text}"),
+            }
+        }
+        assert!(ok > 100 && errors > 100, "{ok} parsed, {errors} refused");
+    }
+
+    /// The largest char boundary at or below `i`.
+    fn floor(s: &str, mut i: usize) -> usize {
+        while !s.is_char_boundary(i) {
+            i -= 1;
+        }
+        i
+    }
 }
