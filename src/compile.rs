@@ -21,8 +21,19 @@ pub struct Toolchain {
 
 #[derive(Debug, thiserror::Error)]
 pub enum CompileError {
-    #[error("compiler `{compiler}` not found (hint: put nvcc on PATH, e.g. `export PATH=/usr/local/cuda/bin:$PATH`, or set `compiler` in the spec)")]
+    #[error(
+        "compiler `{compiler}` not found (hint: {})",
+        no_compiler_hint(compiler)
+    )]
     NoCompiler { compiler: String },
+}
+
+fn no_compiler_hint(compiler: &str) -> &'static str {
+    if compiler.contains("nvcc") {
+        "put nvcc on PATH, e.g. `export PATH=/usr/local/cuda/bin:$PATH`, or set `compiler` in the spec"
+    } else {
+        "install it or put it on PATH, or set `compiler` in the spec"
+    }
 }
 
 /// Arch used when the spec names none and no GPU is visible (`sweep build` on a login node).
@@ -105,4 +116,24 @@ pub const BUILD_NICE: i32 = 10;
 /// Builds; the log (command line first) goes to `log`.
 pub fn build(cmd: &Cmd, timeout: Duration, log: &Path) -> Result<exec::Outcome, exec::ExecError> {
     exec::run(cmd, timeout, Sink::Merged(log))
+}
+
+#[cfg(test)]
+mod hint_tests {
+    use super::CompileError;
+
+    #[test]
+    fn a_missing_compiler_gets_a_hint_for_what_it_is() {
+        let nvcc = CompileError::NoCompiler {
+            compiler: "nvcc".into(),
+        };
+        assert!(nvcc.to_string().contains("put nvcc on PATH"), "{nvcc}");
+        let cc = CompileError::NoCompiler {
+            compiler: "clang-99".into(),
+        };
+        assert_eq!(
+            cc.to_string(),
+            "compiler `clang-99` not found (hint: install it or put it on PATH, or set `compiler` in the spec)"
+        );
+    }
 }

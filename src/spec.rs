@@ -417,6 +417,20 @@ impl Spec {
             });
         }
 
+        {
+            let b = file.bench.get_ref();
+            let plain = !b.is_empty()
+                && b.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "_-.".contains(c))
+                && b != "."
+                && b != "..";
+            if !plain {
+                return Err(invalid(
+                    file.bench.span().start,
+                    format!("`bench` = {b:?} is not a bench name (hint: the name of a folder under cuda/, e.g. \"pogorilyy\"; `sweep list` shows them)"),
+                ));
+            }
+        }
         let name = file.name.clone().unwrap_or_else(|| {
             path.file_stem()
                 .map(|s| s.to_string_lossy().into_owned())
@@ -557,6 +571,13 @@ fn tidy_toml_message(m: &str) -> String {
         .collect::<Vec<_>>()
         .join(": ")
         .replace("unknown field", "unknown key");
+    // serde's words for what a user wrote wrong, in a spec's words.
+    if m.contains("did not match any variant of untagged enum Value") {
+        return "a value must be an integer, a float or a string (hint: not a boolean, table or array; write `\"true\"` for a string)".into();
+    }
+    if m.starts_with("invalid type: map, expected a sequence") {
+        return "a table where a list of tables is expected (hint: write `[[axis]]` and `[[metric]]`, with double brackets)".into();
+    }
     match m.split_once(", expected") {
         Some((head, rest)) => format!("{head} (hint: expected{rest})"),
         None => m,
@@ -842,6 +863,26 @@ mod tests {
             (
                 format!("filter = \"{}threads > 1\"\n{OK}", "!".repeat(5000)),
                 "`filter` is 5011 characters long with 0 nested parentheses",
+            ),
+            (
+                "bench = \"b\"\n[[axis]]\nname = \"t\"\nvalues = [true]\n[[metric]]\npattern=\"mflops\"\n".to_string(),
+                "sweeps/t.toml:4: a value must be an integer, a float or a string (hint: not a boolean, table or array",
+            ),
+            (
+                format!("{OK}[vars]\nx = {{a = 1}}\n"),
+                "sweeps/t.toml:8: a value must be an integer, a float or a string",
+            ),
+            (
+                "bench = \"b\"\n[axis]\nname = \"t\"\nrange = [1, 2]\n[[metric]]\npattern=\"mflops\"\n".to_string(),
+                "sweeps/t.toml:2: a table where a list of tables is expected (hint: write `[[axis]]` and `[[metric]]`, with double brackets)",
+            ),
+            (
+                OK.replace("bench = \"b\"", "bench = \"\""),
+                "sweeps/t.toml:1: `bench` = \"\" is not a bench name (hint: the name of a folder under cuda/",
+            ),
+            (
+                OK.replace("bench = \"b\"", "bench = \"../x\""),
+                "`bench` = \"../x\" is not a bench name",
             ),
             (format!("name = \"../../x\"\n{OK}"), "sweeps/t.toml: `name` = \"../../x\" is not a folder name"),
             (format!("name = \"/tmp/x\"\n{OK}"), "`name` = \"/tmp/x\" is not a folder name"),
