@@ -153,6 +153,11 @@ impl Table {
         &self,
         opts: &AnalyzeOptions,
     ) -> Result<(String, Vec<String>, Vec<MetricColumn>), AnalyzeError> {
+        if self.rows.is_empty() {
+            return Err(AnalyzeError::NoRows {
+                path: self.path.clone(),
+            });
+        }
         let listed = |names: &[String]| {
             names
                 .iter()
@@ -537,6 +542,27 @@ mod tests {
         let err = t.select(&opts).err().unwrap().to_string();
         assert!(err.starts_with("no axis `threads` in `"), "{err}");
         assert!(err.ends_with("(hint: the axes are `n`)"), "{err}");
+    }
+
+    #[test]
+    fn a_csv_with_a_header_and_no_row_says_so() {
+        let tmp = tempfile::tempdir().unwrap();
+        let csv = write(
+            tmp.path(),
+            "results.csv",
+            "point_id,index,threads,status,mflops,error\r\n",
+        );
+        let t = Table::read(&csv).unwrap();
+        let err = t
+            .select(&AnalyzeOptions::default())
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.ends_with(
+                "has no rows yet (hint: analyse it once the run has measured some points)"
+            ),
+            "{err}"
+        );
     }
 
     #[test]

@@ -59,6 +59,8 @@ pub enum AnalyzeError {
         "no numeric axis to put on x in `{path}` (hint: the axes are {axes}; name one with --x)"
     )]
     NoNumericAxis { path: PathBuf, axes: String },
+    #[error("`{path}` has no rows yet (hint: analyse it once the run has measured some points)")]
+    NoRows { path: PathBuf },
     #[error("axis `{axis}` has a value that is not a number, `{value}`, in `{path}` line {line} (hint: choose another axis with --x)")]
     NotNumeric {
         axis: String,
