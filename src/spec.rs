@@ -316,6 +316,23 @@ impl Spec {
             line: line_of(offset),
             message,
         };
+        // An error about key `key` (a top-level or [timing] key), at its line when the text has it.
+        let at_key = |key: &str, message: String| {
+            let mut offset = 0;
+            for line in text.split_inclusive('\n') {
+                let t = line.trim_start();
+                if t.strip_prefix(key)
+                    .is_some_and(|rest| rest.trim_start().starts_with('='))
+                {
+                    return invalid(offset, message);
+                }
+                offset += line.len();
+            }
+            SpecError::Whole {
+                path: path.to_path_buf(),
+                message,
+            }
+        };
 
         let mut axes: Vec<Axis> = Vec::new();
         for spanned in &file.axes {
@@ -444,12 +461,12 @@ impl Spec {
                 .chars()
                 .all(|c| c.is_ascii_alphanumeric() || "_-.".contains(c));
         if !folder_name {
-            return Err(SpecError::Whole {
-                path: path.to_path_buf(),
-                message: format!(
+            return Err(at_key(
+                "name",
+                format!(
                     "`name` = {name:?} is not a folder name (hint: letters, digits, `_`, `-` and `.`, not `.` or `..`; runs go to --output/<name>/)"
                 ),
-            });
+            ));
         }
         let compiler = file.compiler.clone().unwrap_or_else(|| "nvcc".into());
         let is_nvcc = Path::new(&compiler)
@@ -457,24 +474,26 @@ impl Spec {
             .map(|f| f.to_string_lossy().contains("nvcc"))
             .unwrap_or(false);
         if file.timing.as_ref().and_then(|t| t.placements) == Some(0) {
-            return Err(SpecError::Whole {
-                path: path.to_path_buf(),
-                message: "`[timing] placements` is 0 (hint: 1 measures the buffers where cudaMalloc put them, 8 is the default)".into(),
-            });
+            return Err(at_key(
+                "placements",
+                "`[timing] placements` is 0 (hint: 1 measures the buffers where cudaMalloc put them, 8 is the default)".into(),
+            ));
         }
         let mut env = file.env.clone();
         env.extend(timing_env(&file.timing.unwrap_or_default()));
         let timeout = |secs: Option<f64>, default: f64, key: &str| -> Result<Duration, SpecError> {
             let s = secs.unwrap_or(default);
             if !(s.is_finite() && s > 0.0) {
-                return Err(SpecError::Whole {
-                    path: path.to_path_buf(),
-                    message: format!("`{key}` must be a positive number of seconds, not {s}"),
-                });
+                return Err(at_key(
+                    key,
+                    format!("`{key}` must be a positive number of seconds, not {s}"),
+                ));
             }
-            Duration::try_from_secs_f64(s).map_err(|_| SpecError::Whole {
-                path: path.to_path_buf(),
-                message: format!("`{key}` = {s:e} is too large (hint: seconds, e.g. 600)"),
+            Duration::try_from_secs_f64(s).map_err(|_| {
+                at_key(
+                    key,
+                    format!("`{key}` = {s:e} is too large (hint: seconds, e.g. 600)"),
+                )
             })
         };
         if let Some(f) = &file.filter {
@@ -812,7 +831,7 @@ mod tests {
             ),
             (
                 format!("{OK}[timing]\nplacements = 0\n"),
-                "sweeps/t.toml: `[timing] placements` is 0 (hint: 1 measures the buffers where cudaMalloc put them, 8 is the default)",
+                "sweeps/t.toml:8: `[timing] placements` is 0 (hint: 1 measures the buffers where cudaMalloc put them, 8 is the default)",
             ),
             (
                 "bench = \"b\"\n[[axis]]\nname = \"t\"\nrange=[1,2]\n[[metric]]\nname=\"x\"\n".into(),
@@ -820,7 +839,7 @@ mod tests {
             ),
             (
                 format!("run_timeout_s = 1e300\n{OK}"),
-                "sweeps/t.toml: `run_timeout_s` = 1e300 is too large",
+                "sweeps/t.toml:1: `run_timeout_s` = 1e300 is too large",
             ),
             (
                 "bench = \"b\"\n[[axis]]\nname = \"t\"\nrange=[-9223372036854775808, 9223372036854775807]\n[[metric]]\npattern=\"mflops\"\n".into(),
@@ -884,7 +903,7 @@ mod tests {
                 OK.replace("bench = \"b\"", "bench = \"../x\""),
                 "`bench` = \"../x\" is not a bench name",
             ),
-            (format!("name = \"../../x\"\n{OK}"), "sweeps/t.toml: `name` = \"../../x\" is not a folder name"),
+            (format!("name = \"../../x\"\n{OK}"), "sweeps/t.toml:1: `name` = \"../../x\" is not a folder name"),
             (format!("name = \"/tmp/x\"\n{OK}"), "`name` = \"/tmp/x\" is not a folder name"),
             (format!("name = \"..\"\n{OK}"), "`name` = \"..\" is not a folder name"),
             (format!("name = \"\"\n{OK}"), "`name` = \"\" is not a folder name"),
