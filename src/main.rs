@@ -428,8 +428,16 @@ fn dispatch(cli: Cli) -> Result<i32, Fail> {
             run_sweep(&spec, &args, None)
         }
         Command::Resume { run_dir, args } => {
+            let run_dir = std::path::absolute(&run_dir).unwrap_or(run_dir);
             let m = sweep::store::Manifest::load(&run_dir)
                 .map_err(|e| Fail(exit::BAD_INPUT, e.to_string()))?;
+            // From any folder: work in the one the run started in, where its spec path, output and
+            // cache paths mean what they meant then.
+            if Path::new(&m.spec_path).is_relative() && Path::new(&m.cwd).is_dir() {
+                std::env::set_current_dir(&m.cwd).map_err(|e| {
+                    Fail(exit::ENVIRONMENT, format!("cannot enter `{}`: {e}", m.cwd))
+                })?;
+            }
             let over = Overrides::from_args(&m.overrides).ok_or_else(|| {
                 Fail(
                     exit::BAD_INPUT,

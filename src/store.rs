@@ -349,7 +349,12 @@ pub struct MetricInfo {
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct Manifest {
     pub sweep: String,
+    /// The spec's path as given to `sweep run`, relative to `cwd` when relative.
     pub spec_path: String,
+    /// The working folder `sweep run` started in (absolute), so that `sweep resume` finds the
+    /// spec, and resolves it the same way, from any folder.
+    #[serde(default)]
+    pub cwd: String,
     pub spec_hash: String,
     pub spec: String,
     pub bench: String,

@@ -274,11 +274,10 @@ pub fn run(
         Some(dir) => Manifest::load(dir)?,
         None => Manifest {
             sweep: spec.name.clone(),
-            // Absolute, so that `sweep resume RUN` works from any folder.
-            spec_path: std::path::absolute(&spec.path)
-                .unwrap_or_else(|_| spec.path.clone())
-                .display()
-                .to_string(),
+            spec_path: spec.path.display().to_string(),
+            cwd: std::env::current_dir()
+                .map(|d| d.display().to_string())
+                .unwrap_or_default(),
             spec_hash: spec.hash.clone(),
             spec: spec.text.clone(),
             bench: spec.bench.clone(),
