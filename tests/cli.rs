@@ -1638,13 +1638,21 @@ fn export_json_has_the_machine_and_every_point_with_its_statistics() {
     }
 }
 
+/// `saw.toml` with each (from, to) replaced, written as `sweeps/<name>.toml`; returns its text.
+fn saw_as(p: &Path, name: &str, changes: &[(&str, &str)]) -> String {
+    let mut spec = std::fs::read_to_string(p.join("sweeps/saw.toml")).unwrap();
+    for (from, to) in changes {
+        assert!(spec.contains(from), "saw.toml has no {from:?}");
+        spec = spec.replace(from, to);
+    }
+    write(p, &format!("sweeps/{name}.toml"), &spec);
+    spec
+}
+
 #[test]
 fn build_then_run_runs_from_the_cache_instead_of_resuming_the_build_folder() {
     let p = project();
-    let spec = std::fs::read_to_string(p.path().join("sweeps/saw.toml"))
-        .unwrap()
-        .replace("range = [1, 64]", "range = [1, 8]");
-    write(p.path(), "sweeps/b.toml", &spec);
+    saw_as(p.path(), "b", &[("range = [1, 64]", "range = [1, 8]")]);
     sweep(p.path())
         .args(["build", "sweeps/b.toml"])
         .assert()
@@ -1669,11 +1677,14 @@ fn build_then_run_runs_from_the_cache_instead_of_resuming_the_build_folder() {
 #[test]
 fn a_second_sweep_of_a_run_in_progress_is_refused_and_writes_nothing() {
     let p = project();
-    let spec = std::fs::read_to_string(p.path().join("sweeps/saw.toml"))
-        .unwrap()
-        .replace("range = [1, 64]", "range = [1, 6]")
-        .replace("slow_ms = 0", "slow_ms = 400");
-    write(p.path(), "sweeps/slow.toml", &spec);
+    saw_as(
+        p.path(),
+        "slow",
+        &[
+            ("range = [1, 64]", "range = [1, 6]"),
+            ("slow_ms = 0", "slow_ms = 400"),
+        ],
+    );
     let mut first = sweep_process(p.path())
         .args(["run", "sweeps/slow.toml", "--no-analyze"])
         .stdout(std::process::Stdio::null())
@@ -1715,10 +1726,7 @@ fn a_second_sweep_of_a_run_in_progress_is_refused_and_writes_nothing() {
 #[test]
 fn resume_works_from_another_folder() {
     let p = project();
-    let spec = std::fs::read_to_string(p.path().join("sweeps/saw.toml"))
-        .unwrap()
-        .replace("range = [1, 64]", "range = [1, 4]");
-    write(p.path(), "sweeps/r.toml", &spec);
+    saw_as(p.path(), "r", &[("range = [1, 64]", "range = [1, 4]")]);
     sweep(p.path())
         .args(["run", "sweeps/r.toml", "--no-analyze"])
         .assert()
@@ -1747,10 +1755,7 @@ fn resume_works_from_another_folder() {
 #[test]
 fn resume_force_after_an_edit_starts_a_new_run_and_leaves_the_old_one() {
     let p = project();
-    let spec = std::fs::read_to_string(p.path().join("sweeps/saw.toml"))
-        .unwrap()
-        .replace("range = [1, 64]", "range = [1, 4]");
-    write(p.path(), "sweeps/e.toml", &spec);
+    let spec = saw_as(p.path(), "e", &[("range = [1, 64]", "range = [1, 4]")]);
     sweep(p.path())
         .args(["run", "sweeps/e.toml", "--no-analyze"])
         .assert()
@@ -1782,12 +1787,15 @@ fn resume_force_after_an_edit_starts_a_new_run_and_leaves_the_old_one() {
 #[test]
 fn a_second_sigterm_leaves_the_manifest_interrupted_not_running() {
     let p = project();
-    let spec = std::fs::read_to_string(p.path().join("sweeps/saw.toml"))
-        .unwrap()
-        .replace("range = [1, 64]", "range = [1, 4]")
-        .replace("mode = \"ok\"", "mode = \"hang\"")
-        .replace("compiler = \"cc\"", "compiler = \"cc\"\nrun_timeout_s = 60");
-    write(p.path(), "sweeps/h.toml", &spec);
+    saw_as(
+        p.path(),
+        "h",
+        &[
+            ("range = [1, 64]", "range = [1, 4]"),
+            ("mode = \"ok\"", "mode = \"hang\""),
+            ("compiler = \"cc\"", "compiler = \"cc\"\nrun_timeout_s = 60"),
+        ],
+    );
     let mut child = sweep_process(p.path())
         .args(["run", "sweeps/h.toml", "--no-analyze"])
         .stdout(std::process::Stdio::null())
