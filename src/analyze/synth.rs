@@ -125,22 +125,7 @@ pub(crate) fn sawtooth(rng: &mut Rng, period: i64, noise: f64) -> Generated {
         .copied()
         .take_while(|&v| cost(v) == cost(first))
         .last();
-    let sense = if rng.chance(0.15) {
-        Sense::LowerIsBetter
-    } else {
-        Sense::HigherIsBetter
-    };
-    let scale = rng.range(10.0, 5000.0);
-    let points = x
-        .iter()
-        .map(|&v| {
-            let clean = match sense {
-                Sense::HigherIsBetter => scale * v as f64 / cost(v),
-                Sense::LowerIsBetter => scale * cost(v),
-            };
-            (v as f64, disturb(rng, clean, noise))
-        })
-        .collect();
+    let (points, sense) = from_cost(rng, &x, cost, noise);
     Generated {
         points,
         sense,
