@@ -87,11 +87,21 @@ pub fn select(all: &[GpuState], wanted: Option<&str>) -> Result<Vec<GpuState>, S
     }
 }
 
-/// An exclusive lock on one GPU, held until dropped (or the process dies: the kernel frees it).
+/// An exclusive lock file (a GPU's, or a run folder's), held until dropped (or the process dies:
+/// the kernel frees it). The file names its holder.
 #[derive(Debug)]
-pub struct GpuLock {
+pub struct HeldLock {
     _file: std::fs::File,
     pub path: PathBuf,
+}
+
+/// Why [`lock_file`] did not take a lock.
+#[derive(Debug)]
+pub enum LockError {
+    /// The file could not be opened: the message.
+    Io(String),
+    /// Another process holds it: who, as that process wrote it.
+    Held(String),
 }
 
 pub fn lock_dir() -> PathBuf {
@@ -101,17 +111,25 @@ pub fn lock_dir() -> PathBuf {
 }
 
 /// Takes the lock of GPU `key`. When another sweep holds it: wait (`wait`) or return who holds it.
-pub fn lock(dir: &Path, key: &str, holder: &str, wait: bool) -> Result<GpuLock, String> {
+pub fn lock(dir: &Path, key: &str, holder: &str, wait: bool) -> Result<HeldLock, String> {
     std::fs::create_dir_all(dir)
         .map_err(|e| format!("cannot create lock folder `{}`: {e}", dir.display()))?;
     let path = dir.join(format!("gpu-{}.lock", key.replace(['/', ' '], "_")));
+    lock_file(path, holder, wait).map_err(|e| match e {
+        LockError::Io(m) | LockError::Held(m) => m,
+    })
+}
+
+/// Takes an exclusive flock on `path` (created if missing) and writes `holder` into it. When
+/// another process holds it: wait (`wait`) or say who.
+pub fn lock_file(path: PathBuf, holder: &str, wait: bool) -> Result<HeldLock, LockError> {
     let mut file = std::fs::OpenOptions::new()
         .read(true)
         .write(true)
         .create(true)
         .truncate(false)
         .open(&path)
-        .map_err(|e| format!("cannot open lock `{}`: {e}", path.display()))?;
+        .map_err(|e| LockError::Io(format!("cannot open lock `{}`: {e}", path.display())))?;
     let flags = if wait {
         libc::LOCK_EX
     } else {
@@ -121,12 +139,12 @@ pub fn lock(dir: &Path, key: &str, holder: &str, wait: bool) -> Result<GpuLock, 
     if unsafe { libc::flock(file.as_raw_fd(), flags) } != 0 {
         let mut who = String::new();
         let _ = file.read_to_string(&mut who);
-        return Err(who.trim().to_string());
+        return Err(LockError::Held(who.trim().to_string()));
     }
     let _ = file.set_len(0);
     let _ = file.rewind();
     let _ = write!(file, "{holder}");
-    Ok(GpuLock { _file: file, path })
+    Ok(HeldLock { _file: file, path })
 }
 
 #[cfg(test)]

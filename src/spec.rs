@@ -158,12 +158,12 @@ pub struct Metric {
 /// Extra statistics the timing core reports for each metric, in column order.
 pub const CORE_STATS: [&str; 4] = ["median", "stddev", "min", "max"];
 
-/// Columns every results.csv has besides the axes and the metrics (see `store::header`): an axis
-/// must not take one of these names.
-pub const ROW_COLUMNS: [&str; 10] = [
-    "point_id",
-    "index",
-    "status",
+/// The columns every results.csv has besides the axes and the metrics, in header order: these
+/// before the axes, `STATUS_COLUMN` between the axes and the metrics, the trailing ones last (see
+/// `store::header`). An axis must not take one of these names.
+pub const LEADING_COLUMNS: [&str; 2] = ["point_id", "index"];
+pub const STATUS_COLUMN: &str = "status";
+pub const TRAILING_COLUMNS: [&str; 7] = [
     "build_s",
     "run_s",
     "cached",
@@ -172,6 +172,14 @@ pub const ROW_COLUMNS: [&str; 10] = [
     "gpu_uuid",
     "error",
 ];
+
+/// Every name in [`LEADING_COLUMNS`], [`STATUS_COLUMN`] and [`TRAILING_COLUMNS`], in that order.
+pub fn row_columns() -> impl Iterator<Item = &'static str> {
+    LEADING_COLUMNS
+        .into_iter()
+        .chain([STATUS_COLUMN])
+        .chain(TRAILING_COLUMNS)
+}
 
 /// The longest `filter`, and its deepest nesting of parentheses: the expression parser recurses
 /// (50,000 nested parentheses overflowed its stack).
@@ -357,13 +365,13 @@ impl Spec {
         }
         // An axis must not take the name of a column the CSV has anyway.
         for (spanned, axis) in file.axes.iter().zip(&axes) {
-            if ROW_COLUMNS.contains(&axis.name.as_str()) {
+            if row_columns().any(|c| c == axis.name) {
                 return Err(invalid(
                     spanned.span().start,
                     format!(
                         "axis `{}` has the name of a results.csv column (hint: rename it; taken: {})",
                         axis.name,
-                        ROW_COLUMNS.join(", ")
+                        row_columns().collect::<Vec<_>>().join(", ")
                     ),
                 ));
             }
@@ -434,19 +442,11 @@ impl Spec {
             });
         }
 
-        {
-            let b = file.bench.get_ref();
-            let plain = !b.is_empty()
-                && b.chars()
-                    .all(|c| c.is_ascii_alphanumeric() || "_-.".contains(c))
-                && b != "."
-                && b != "..";
-            if !plain {
-                return Err(invalid(
-                    file.bench.span().start,
-                    format!("`bench` = {b:?} is not a bench name (hint: the name of a folder under cuda/, e.g. \"pogorilyy\"; `sweep list` shows them)"),
-                ));
-            }
+        if !folder_name(file.bench.get_ref()) {
+            return Err(invalid(
+                file.bench.span().start,
+                format!("`bench` = {:?} is not a bench name (hint: the name of a folder under cuda/, e.g. \"pogorilyy\"; `sweep list` shows them)", file.bench.get_ref()),
+            ));
         }
         let name = file.name.clone().unwrap_or_else(|| {
             path.file_stem()
@@ -454,13 +454,7 @@ impl Spec {
                 .unwrap_or_else(|| "sweep".into())
         });
         // The run folder is output/<name>/...: a name must stay one folder inside --output.
-        let folder_name = !name.is_empty()
-            && name != "."
-            && name != ".."
-            && name
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || "_-.".contains(c));
-        if !folder_name {
+        if !folder_name(&name) {
             return Err(at_key(
                 "name",
                 format!(
@@ -580,6 +574,16 @@ impl Spec {
     pub fn axis_names(&self) -> Vec<String> {
         self.axes.iter().map(|a| a.name.clone()).collect()
     }
+}
+
+/// One plain folder name: letters, digits, `_`, `-` and `.`, not `.` or `..` (the bench's
+/// folder under cuda/, the run's under --output).
+fn folder_name(s: &str) -> bool {
+    !s.is_empty()
+        && s != "."
+        && s != ".."
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "_-.".contains(c))
 }
 
 fn tidy_toml_message(m: &str) -> String {

@@ -148,16 +148,17 @@ pub fn pass_csv(run_dir: &Path, pass: u32) -> PathBuf {
 
 /// The CSV's columns, fixed from the spec before the first point.
 pub fn header(spec: &Spec) -> Vec<String> {
-    let mut h = vec!["point_id".to_string(), "index".to_string()];
+    use crate::spec::{LEADING_COLUMNS, STATUS_COLUMN, TRAILING_COLUMNS};
+    let mut h: Vec<String> = LEADING_COLUMNS.iter().map(|c| c.to_string()).collect();
     h.extend(spec.axis_names());
-    h.push("status".into());
+    h.push(STATUS_COLUMN.into());
     for m in &spec.metrics {
         h.extend(m.columns());
         if spec.repeat > 1 {
             h.push(repeat_spread_column(m));
         }
     }
-    h.extend(crate::spec::ROW_COLUMNS[3..].iter().map(|c| c.to_string()));
+    h.extend(TRAILING_COLUMNS.iter().map(|c| c.to_string()));
     h
 }
 

@@ -13,7 +13,7 @@ use runner::Shared;
 
 use crate::compile::{self, Toolchain};
 use crate::events::{Event, Reporter, Summary};
-use crate::gpu::{self, GpuLock};
+use crate::gpu::{self, HeldLock};
 use crate::points::{self, Point, Shard, Split};
 use crate::render::{self, Bench, RenderError};
 use crate::spec::Spec;
@@ -120,7 +120,7 @@ fn claim_gpus(
     spec: &Spec,
     opts: &Options,
     holder: &str,
-) -> Result<(Vec<GpuState>, Vec<GpuLock>), DriverError> {
+) -> Result<(Vec<GpuState>, Vec<HeldLock>), DriverError> {
     if !spec.gpu {
         return Ok((vec![], vec![]));
     }
@@ -199,26 +199,18 @@ fn pick_run_dir(spec: &Spec, opts: &Options) -> Result<Option<PathBuf>, DriverEr
     Ok(None)
 }
 
-/// Holds `<run>/run.lock` (flock, released when the file is dropped or sweep dies) for the run.
-fn lock_run(run_dir: &Path) -> Result<std::fs::File, DriverError> {
-    use std::os::fd::AsRawFd;
-    let path = run_dir.join("run.lock");
-    let file = std::fs::OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(&path)
-        .map_err(|e| store::StoreError::Write {
-            path: path.clone(),
-            reason: e.to_string(),
-        })?;
-    // SAFETY: flock on a descriptor this function owns.
-    if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
-        return Err(DriverError::RunInUse {
+/// Holds `<run>/run.lock` (see [`gpu::lock_file`]) for the run.
+fn lock_run(run_dir: &Path, holder: &str) -> Result<HeldLock, DriverError> {
+    gpu::lock_file(run_dir.join("run.lock"), holder, false).map_err(|e| match e {
+        gpu::LockError::Io(reason) => store::StoreError::Write {
+            path: run_dir.join("run.lock"),
+            reason,
+        }
+        .into(),
+        gpu::LockError::Held(_) => DriverError::RunInUse {
             dir: run_dir.display().to_string(),
-        });
-    }
-    Ok(file)
+        },
+    })
 }
 
 pub fn host() -> String {
@@ -321,7 +313,7 @@ pub fn run(
         }
     };
     // One sweep at a time per run folder: two would append to one results.csv.
-    let _run_lock = lock_run(&run_dir)?;
+    let _run_lock = lock_run(&run_dir, &holder)?;
     if let Ok(mut active) = ACTIVE_RUN.lock() {
         *active = Some(run_dir.clone());
     }

@@ -177,27 +177,32 @@ fn control(
     if let Ok(s) = started.as_mut() {
         s.go();
     }
-    let (status, values, run_s, error) = finish(&shared.ctx.spec, &b, started);
-    let row = Row {
-        point: b.point.clone(),
-        status,
-        values,
-        build_s: 0.0,
-        run_s,
-        cached: true,
-        gpu: gpu_tag(gpu),
-        error,
-    };
+    let row = row(&b, gpu, finish(&shared.ctx.spec, &b, started));
     shared.append(sink, &row);
 }
 
-fn gpu_tag(gpu: Option<&GpuState>) -> GpuTag {
-    gpu.map(|g| GpuTag {
-        index: g.index.clone(),
-        name: g.name.clone(),
-        uuid: g.uuid.clone(),
-    })
-    .unwrap_or_default()
+/// The row of a built point from what [`finish`] found.
+fn row(
+    b: &Built,
+    gpu: Option<&GpuState>,
+    (status, values, run_s, error): (Status, BTreeMap<String, f64>, f64, String),
+) -> Row {
+    Row {
+        point: b.point.clone(),
+        status,
+        values,
+        build_s: b.build_s,
+        run_s,
+        cached: b.cached,
+        gpu: gpu
+            .map(|g| GpuTag {
+                index: g.index.clone(),
+                name: g.name.clone(),
+                uuid: g.uuid.clone(),
+            })
+            .unwrap_or_default(),
+        error,
+    }
 }
 
 /// Whether SWEEP_TRACE is set: the timing core then traces its phases on stderr, and the runner
@@ -285,21 +290,12 @@ pub(super) fn run_queue(
                 k += 1;
             }
         }
-        let (status, values, run_s, error) = finish(&ctx.spec, &b, started);
+        let raw = row(&b, gpu.as_ref(), finish(&ctx.spec, &b, started));
+        let measured_ok = raw.status.measured();
         if tracing {
             trace(&b.dir, "reaped");
         }
         let run_end = ctx.clock.now();
-        let raw = Row {
-            point: b.point.clone(),
-            status,
-            values,
-            build_s: b.build_s,
-            run_s,
-            cached: b.cached,
-            gpu: gpu_tag(gpu.as_ref()),
-            error,
-        };
         let row = match &shared.aggregate {
             Some(agg) => {
                 shared.append(&agg.pass_sink, &raw);
@@ -326,7 +322,7 @@ pub(super) fn run_queue(
             continue;
         }
         let pos = next - 1;
-        if status.measured() {
+        if measured_ok {
             measured.push_back(Measured {
                 position: pos,
                 built: b,
