@@ -11,14 +11,15 @@ run has fewer than 3 pairs), or half the range of its
 placements' means, or half the range of its processes' values (with `repeat`), whichever is widest
 (older runs lack those columns). Two measurements a, b agree when |a - b| / mean(a, b) <= u_a + u_b.
 Usage: bench/truth.py WORK_DIR [SUFFIX]"""
-import csv, glob, math, statistics as st, sys
+import csv, glob, math, os, statistics as st, sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from truth_spread import own_b, with_floor  # noqa: E402
 
 work = sys.argv[1]
 sfx = sys.argv[2] if len(sys.argv) > 2 else ""
 
 
-T95 = [12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160, 2.145, 2.131,
-       2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042]
 MEASURED = ("ok", "noisy", "unstable")
 between = {}  # label -> metric -> (pairs, b)
 
@@ -40,14 +41,9 @@ def controls(label, rows, path):
             if a > 0 and b > 0:
                 d.append(math.log(b / a))
         if len(d) >= 3:
-            limit = max(6 * 1.4826 * st.median([abs(x) for x in d]), math.log1p(0.01))
-            kept = [x for x in d if abs(x) <= limit]
-            t = T95[len(kept) - 1] if len(kept) <= 30 else 2.042
-            out[m] = (len(kept), t * math.sqrt(sum(x * x for x in kept) / len(kept) / 2))
-    if out:
-        floor = st.median([v[1] for v in out.values()])
-        out = {m: (n, max(b, floor)) for m, (n, b) in out.items()}
-    return out
+            out[m] = own_b(d)
+    floored = with_floor({m: b for m, (_, b) in out.items()})
+    return {m: (n, floored[m]) for m, (n, _) in out.items()}
 
 
 def metrics_of(rows):

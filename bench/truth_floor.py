@@ -7,11 +7,12 @@ three full-sweep runs (full, again, shuf) at that point, and the spread b of eac
 src/analyze/controls.rs; then the share of points of the three contexts (shuffled, 17..80, 300..363 vs full)
 within u_a + u_b, u = max(sqrt(rel_ci^2 + b^2), spread / 2), for the worst series. With and without the floor.
 Usage: python3 bench/truth_floor.py bench/truth_data"""
-import csv, glob, math, random, statistics as st, sys
+import csv, glob, math, os, random, statistics as st, sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from truth_spread import own_b, with_floor  # noqa: E402
 
 work = sys.argv[1] if len(sys.argv) > 1 else "bench/truth_data"
-T95 = [12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160, 2.145, 2.131,
-       2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042]
 
 
 def load(label):
@@ -24,13 +25,6 @@ full = R["full"]
 ms = [c[:-7] for c in full[1] if c.endswith("_mflops") and not any(p in c for p in ("_median_", "_min_", "_max_", "_stddev_"))]
 
 
-def b_of(d):
-    limit = max(6 * 1.4826 * st.median([abs(x) for x in d]), math.log1p(0.01))
-    kept = [x for x in d if abs(x) <= limit]
-    t = T95[len(kept) - 1] if len(kept) <= 30 else 2.042
-    return t * math.sqrt(sum(x * x for x in kept) / len(kept) / 2)
-
-
 def spreads(rnd, points, floor):
     out = {}
     for m in ms:
@@ -38,11 +32,8 @@ def spreads(rnd, points, floor):
         for t in points:
             a, b = rnd.sample(["full", "again", "shuf"], 2)
             d.append(math.log(float(R[a][t][f"{m}_mflops"]) / float(R[b][t][f"{m}_mflops"])))
-        out[m] = b_of(d)
-    if floor:
-        f = st.median(out.values())
-        out = {m: max(v, f) for m, v in out.items()}
-    return out
+        out[m] = own_b(d)[1]
+    return with_floor(out) if floor else out
 
 
 def worst(seed, floor):

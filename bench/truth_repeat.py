@@ -8,28 +8,23 @@ standard deviation of one process's value pooled over the points (from the three
 computes it). Usage: python3 bench/truth_repeat.py bench/truth_data"""
 import csv, glob, math, os, statistics as st, sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from truth_spread import own_b, with_floor  # noqa: E402
+
 work = sys.argv[1] if len(sys.argv) > 1 else "bench/truth_data"
-sys.argv = [sys.argv[0], work]
 rep = f"{work}/repeat3_17_80"
 rows = list(csv.DictReader(open(f"{rep}/results.csv", newline="")))
 passes = [{r["threads"]: r for r in csv.DictReader(open(p, newline=""))} for p in sorted(glob.glob(f"{rep}/passes/pass-*.csv"))]
 ms = [c[:-7] for c in rows[0] if c.endswith("_mflops") and not any(p in c for p in ("_median_", "_min_", "_max_", "_stddev_"))]
 
 # The controls' b of the committed full run, computed as bench/truth.py does.
-here = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, here)
-T95 = [12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160, 2.145, 2.131,
-       2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042]
 full_dir = glob.glob(f"{work}/full/*/*/")[0]
 first = {r["point_id"]: r for r in csv.DictReader(open(full_dir + "results.csv", newline=""))}
 ctl = list(csv.DictReader(open(full_dir + "controls.csv", newline="")))
-own = {}
-for m in ms:
-    d = [math.log(float(c[f"{m}_mflops"]) / float(first[c["point_id"]][f"{m}_mflops"])) for c in ctl]
-    limit = max(6 * 1.4826 * st.median([abs(x) for x in d]), math.log1p(0.01))
-    kept = [x for x in d if abs(x) <= limit]
-    own[m] = T95[len(kept) - 1] * math.sqrt(sum(x * x for x in kept) / len(kept) / 2)
-floor = st.median(own.values())
+b = with_floor({
+    m: own_b([math.log(float(c[f"{m}_mflops"]) / float(first[c["point_id"]][f"{m}_mflops"])) for c in ctl])[1]
+    for m in ms
+})
 
 print(f"repeat = 3 over threads 17..80: {len(passes)} passes of {[len(p) for p in passes]} points")
 print(f"{'series':<18} {'sd of one process':>18} {'95 % (1.96 sd)':>15} {'median repeat_spread':>21} {'controls b (full)':>18}")
@@ -43,4 +38,4 @@ for m in ms:
             var.append(sum((x - mu) ** 2 for x in lv) / 2)
     sd = math.sqrt(sum(var) / len(var))
     spread = st.median(float(r[f"{m}_repeat_spread"]) for r in rows)
-    print(f"{m:<18} {sd:18.3%} {1.96 * sd:15.3%} {spread:21.3%} {max(own[m], floor):18.3%}")
+    print(f"{m:<18} {sd:18.3%} {1.96 * sd:15.3%} {spread:21.3%} {b[m]:18.3%}")
