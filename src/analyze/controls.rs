@@ -26,7 +26,6 @@ use super::load::{carries_values, Table};
 use super::AnalyzeError;
 use serde::Serialize;
 use std::collections::BTreeMap;
-use std::path::Path;
 
 /// The control re-runs' file, beside `results.csv`.
 pub use crate::store::CONTROLS;
@@ -74,19 +73,22 @@ pub fn t95(df: usize) -> f64 {
     }
 }
 
-/// The metric columns' between-process spread from `controls.csv` beside `results`; `None` when
-/// the run has no controls file. Metrics with fewer than [`MIN_PAIRS`] pairs are left out.
-pub fn between_processes(results: &Path) -> Result<Option<Vec<BetweenProcesses>>, AnalyzeError> {
-    let Some(controls) = results
+/// The metric columns' between-process spread from `controls.csv` beside the results CSV `first`
+/// (already read); `None` when the run has no controls file. Metrics with fewer than
+/// [`MIN_PAIRS`] pairs are left out.
+pub(crate) fn between_processes(
+    first: &Table,
+) -> Result<Option<Vec<BetweenProcesses>>, AnalyzeError> {
+    let Some(controls) = first
+        .path
         .parent()
         .map(|d| d.join(CONTROLS))
         .filter(|p| p.is_file())
     else {
         return Ok(None);
     };
-    let first = Table::read(results)?;
     let again = Table::read(&controls)?;
-    Ok(Some(from_tables(&first, &again)))
+    Ok(Some(from_tables(first, &again)))
 }
 
 fn from_tables(first: &Table, again: &Table) -> Vec<BetweenProcesses> {

@@ -170,7 +170,7 @@ pub fn analyze_csv(path: &Path, opts: &AnalyzeOptions) -> Result<Analysis, Analy
     let table = load::Table::read(path)?;
     let (x, by, metrics) = table.select(opts)?;
     let raw = table.series(&x, &by, &metrics)?;
-    let between = controls::between_processes(path)?;
+    let between = controls::between_processes(&table)?;
     let mut stems: Vec<String> = Vec::new();
     let series = raw
         .into_iter()

@@ -81,7 +81,7 @@ impl Run {
             }
         }
         let status = table.header.iter().position(|h| h == "status");
-        let between = crate::analyze::controls::between_processes(path)?
+        let between = crate::analyze::controls::between_processes(&table)?
             .unwrap_or_default()
             .into_iter()
             .map(|b| (b.column, b.u95))
