@@ -16,6 +16,9 @@ pub struct Cache {
     pub dir: PathBuf,
 }
 
+/// Where a build goes before [`Cache::commit`] publishes it: `<SCRATCH><key>-<pid>-<n>`.
+const SCRATCH: &str = ".tmp-";
+
 #[derive(Debug, Default, PartialEq)]
 pub struct Stats {
     pub entries: usize,
@@ -80,7 +83,7 @@ impl Cache {
         let n = NEXT.fetch_add(1, Ordering::Relaxed);
         let dir = self
             .dir
-            .join(format!(".tmp-{key}-{}-{n}", std::process::id()));
+            .join(format!("{SCRATCH}{key}-{}-{n}", std::process::id()));
         if dir.exists() {
             std::fs::remove_dir_all(&dir)?;
         }
@@ -114,7 +117,7 @@ impl Cache {
                 .filter(|m| m.is_file())
                 .map(|m| m.len())
                 .sum::<u64>();
-            if name.starts_with(".tmp-") {
+            if name.starts_with(SCRATCH) {
                 s.partial += 1;
                 s.partial_bytes += bytes;
             } else if !name.starts_with('.') {
@@ -133,7 +136,7 @@ impl Cache {
         };
         for e in read.filter_map(Result::ok) {
             let name = e.file_name().to_string_lossy().into_owned();
-            let Some(rest) = name.strip_prefix(".tmp-") else {
+            let Some(rest) = name.strip_prefix(SCRATCH) else {
                 continue;
             };
             let pid = rest.rsplit('-').nth(1).and_then(|p| p.parse::<i32>().ok());

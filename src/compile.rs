@@ -119,7 +119,7 @@ pub fn build(cmd: &Cmd, timeout: Duration, log: &Path) -> Result<exec::Outcome, 
 }
 
 #[cfg(test)]
-mod hint_tests {
+mod tests {
     use super::CompileError;
 
     #[test]
