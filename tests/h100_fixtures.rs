@@ -15,6 +15,23 @@ fn fixture(sweep: &str) -> PathBuf {
         .join("results.csv")
 }
 
+/// `sweep analyze` of a fixture (with `args`) into a temporary folder: what it printed, and the
+/// folder (analysis.json is there).
+fn analyze(sweep: &str, args: &[&str]) -> (String, tempfile::TempDir) {
+    let out = tempfile::tempdir().unwrap();
+    let o = Command::cargo_bin("sweep")
+        .unwrap()
+        .arg("analyze")
+        .arg(fixture(sweep))
+        .args(args)
+        .arg("--out")
+        .arg(out.path())
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    (String::from_utf8(o.stdout).unwrap(), out)
+}
+
 #[test]
 fn the_thread_sweep_completed_every_point() {
     let rows = rows(&fixture("threads_1_512"));
@@ -33,19 +50,7 @@ fn the_thread_sweep_completed_every_point() {
 
 #[test]
 fn analyze_finds_period_knee_and_best_x_in_every_series_of_the_thread_sweep() {
-    let out = tempfile::tempdir().unwrap();
-    let o = Command::cargo_bin("sweep")
-        .unwrap()
-        .args([
-            "analyze",
-            &fixture("threads_1_512").display().to_string(),
-            "--out",
-        ])
-        .arg(out.path())
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", stderr(&o));
-    let table = String::from_utf8(o.stdout).unwrap();
+    let (table, out) = analyze("threads_1_512", &[]);
     // The series table, not the one on the spread between processes under it.
     let main = table.split("\nBetween processes").next().unwrap();
     assert!(
@@ -160,20 +165,7 @@ fn the_coalesced_copy_reaches_90_percent_of_memcpy_measured_in_the_same_run() {
 /// the adjacent-lane 2-way layout (every warp of 2 or more lanes pays) go by whole warps (32).
 #[test]
 fn the_halfwarp_sweep_reads_one_period_per_conflict_degree() {
-    let out = tempfile::tempdir().unwrap();
-    let o = Command::cargo_bin("sweep")
-        .unwrap()
-        .args([
-            "analyze",
-            &fixture("halfwarp").display().to_string(),
-            "--x",
-            "threads",
-            "--out",
-        ])
-        .arg(out.path())
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", stderr(&o));
+    let (_, out) = analyze("halfwarp", &["--x", "threads"]);
     let json: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(out.path().join("analysis.json")).unwrap())
             .unwrap();
