@@ -8,7 +8,10 @@
 # With PLACEMENTS=1 in the environment every program measures its buffers at one place, as before
 # the placements (the old behaviour, for contrast); with REPEAT=k every point runs in k processes
 # (the spec's `repeat`); the label gets a suffix.
-# Then bench/truth.py compares them. Usage: bench/truth.sh SWEEP_BINARY OUT_DIR [LABEL_SUFFIX]
+# TRUTH_RUNS="full shuf" runs only those (a device command has 10 minutes: the five take about 11; the
+# cache and the run folders stay in TRUTH_WORK for a later call on the same machine).
+# Each run's results.csv, controls.csv and manifest.json are copied to OUT_DIR/truth_data/LABEL/ as soon
+# as it ends. Then bench/truth.py compares them. Usage: bench/truth.sh SWEEP_BINARY OUT_DIR [LABEL_SUFFIX]
 set -uo pipefail
 bin=$(realpath "$1"); out=$(realpath "$2"); sfx=${3:-}
 export PATH=$PATH:/usr/local/cuda/bin
@@ -28,15 +31,20 @@ run() {  # label spec [options...]
   "$bin" run "$s" --output "$work/$label" --cache "$work/cache$sfx" -q "$@" > "$work/$label.log" 2>&1
   local rc=$?
   echo "$label wall_s=$(python3 -c "print(round($(now) - $t0, 1))") rc=$rc"
+  (cd "$work" && find "$label" -name results.csv -o -name controls.csv -o -name manifest.json |
+    tar -c -f - -T - | tar -x -f - -C "$out/truth_data")
 }
+mkdir -p "$out/truth_data"
+runs=${TRUTH_RUNS:-full again shuf s17 s300}
+want() { [[ " $runs " == *" $1 "* ]]; }
 {
   echo "machine: $(nvidia-smi --query-gpu=name,driver_version,clocks.sm,temperature.gpu --format=csv,noheader), $(nproc) cores"
   echo "nvcc: $(nvcc --version | grep release); SWEEP_PLACEMENTS=${SWEEP_PLACEMENTS:-default}; REPEAT=${REPEAT:-1}"
-  run full $spec
-  run again $spec
-  run shuf $spec --order shuffled --seed 7
-  run s17 sweeps/truth_17_80.toml --no-analyze
-  run s300 sweeps/truth_300_363.toml --no-analyze
+  want full && run full $spec
+  want again && run again $spec
+  want shuf && run shuf $spec --order shuffled --seed 7
+  want s17 && run s17 sweeps/truth_17_80.toml --no-analyze
+  want s300 && run s300 sweeps/truth_300_363.toml --no-analyze
   echo "end: $(nvidia-smi --query-gpu=clocks.sm,temperature.gpu --format=csv,noheader)"
-} | tee "$out/truth_runs$sfx.txt"
+} | tee -a "$out/truth_runs$sfx.txt"
 rm -f sweeps/truth_17_80.toml sweeps/truth_300_363.toml sweeps/truth_full.toml

@@ -96,3 +96,67 @@ fn the_confidence_interval_is_the_within_placement_noise() {
         "10 % noise over 16 samples is above a 1 % target"
     );
 }
+
+#[test]
+fn placements_lie_in_sixteen_pages_and_a_short_kernel_visits_each_twice() {
+    let Some(bin) = driver() else { return };
+    let out = std::process::Command::new(&bin)
+        .arg("plan")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", common::stderr(&out));
+    let text = common::stdout(&out);
+    let page = 2usize << 20;
+    let span: usize = text
+        .lines()
+        .find_map(|l| l.strip_prefix("span "))
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert_eq!(span, 16 * page);
+    let mut offsets: BTreeMap<(usize, usize), usize> = BTreeMap::new();
+    for l in text.lines().filter(|l| l.starts_with("offset ")) {
+        let v: Vec<usize> = l[7..].split(' ').map(|x| x.parse().unwrap()).collect();
+        offsets.insert((v[0], v[1]), v[2]);
+    }
+    for i in 0..3 {
+        assert_eq!(
+            offsets[&(i, 0)],
+            0,
+            "placement 0 is where cudaMalloc put the pool"
+        );
+        let mut pages = std::collections::BTreeSet::new();
+        let mut in_page = std::collections::BTreeSet::new();
+        for j in 0..16 {
+            let o = offsets[&(i, j)];
+            assert_eq!(
+                o % 4096,
+                0,
+                "buffer {i} placement {j}: {o} keeps 4 KiB alignment"
+            );
+            assert!(o < span, "buffer {i} placement {j}: {o} inside the span");
+            pages.insert(o / page);
+            in_page.insert(o % page);
+        }
+        assert_eq!(pages.len(), 16, "buffer {i}: 16 placements in 16 pages");
+        assert!(
+            in_page.len() >= 15,
+            "buffer {i}: places inside a page {in_page:?}"
+        );
+    }
+    assert_ne!(
+        offsets[&(0, 1)],
+        offsets[&(1, 1)],
+        "buffers do not share offsets"
+    );
+    let per_visit: Vec<i64> = text
+        .lines()
+        .filter_map(|l| l.strip_prefix("per_visit "))
+        .map(|l| l.rsplit(' ').next().unwrap().parse().unwrap())
+        .collect();
+    // k, min_samples, min_time_ms, first sample ms -> samples per visit:
+    // before the first sample: ceil(10 / 16) = 1; a 50 us sample: ceil(1.1 * 20 / (2 * 16 * 0.05)) = 14
+    // (two passes reach 20 ms); a 5 ms sample: 1; k = 8: ceil(10 / 8) = 2; one placement: 1; a
+    // sample reading 0: at most 1000; no minimum time: ceil(100 / 16) = 7.
+    assert_eq!(per_visit, [1, 14, 1, 2, 1, 1000, 7]);
+}

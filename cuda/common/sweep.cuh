@@ -19,13 +19,15 @@
 //   then blocks reading one byte from fd n before it returns. sweep starts the next point's program
 //   while the current one measures; it opens the gate when the GPU is free, so start-up overlaps
 //   but no two programs ever allocate, copy or measure on the GPU at once.
-// - Placements (SWEEP_PLACEMENTS=k, default 8): buffers a bench allocates with sweep::malloc are
-//   moved (contents copied) to k places inside a pool of their own, the same k offsets (multiples
-//   of 4 KiB, spread over 2 MiB) in every process, and the samples are taken at each place in turn,
-//   in passes that go over every place and back. Where a buffer lies moves store- and L2-bound
-//   kernels by up to 40 % on an H100 (bench/placement.txt), and one cudaMalloc per process samples one
-//   place picked by the allocation history; the value is the median over the places of each place's
-//   mean time, so it does not depend on that history. rel_ci is the within-place noise (pooled),
+// - Placements (SWEEP_PLACEMENTS=k, default 16): buffers a bench allocates with sweep::malloc are
+//   moved (contents copied) to k places inside a pool of their own, the same k offsets in every
+//   process: place j in 2 MiB page j mod 16 of a 32 MiB span, at a 4 KiB step inside that page
+//   (sweep_stats.h, placement_offset), and the samples are taken at each place in turn, in two
+//   passes that go over every place and back (samples_per_visit). Where a buffer lies moves store-
+//   and L2-bound kernels by up to 40 % on an H100, by the 2 MiB page it lies in as well as by its
+//   place inside the page (bench/placement.txt), and one cudaMalloc per process samples one place
+//   picked by the allocation history; the value is the median over the places of each place's
+//   mean time, so it depends far less on that history. rel_ci is the within-place noise (pooled),
 //   spread = (slowest - fastest place mean) / median, unstable=1 when that spread exceeds the target
 //   and is larger than the noise can explain.
 // - Measure lock (SWEEP_MEASURE_LOCK=path, set by the harness): the program holds an exclusive
@@ -85,7 +87,7 @@ struct Options {
   double rated_sm_mhz = 0;       // 0 = read from the device by options_from_env()
   int batch = 0;                 // calls per sample; 0 = automatic (addition: SWEEP_BATCH)
   int device = 0;                // CUDA device used (addition: SWEEP_DEVICE)
-  int placements = 8;            // places of the sweep::malloc buffers (addition: SWEEP_PLACEMENTS)
+  int placements = 16;           // places of the sweep::malloc buffers (addition: SWEEP_PLACEMENTS)
 };
 
 struct Stats {                   // times are seconds per launch
@@ -219,15 +221,6 @@ struct Placed {
 inline std::vector<Placed>& placed() {
   static std::vector<Placed> v;
   return v;
-}
-constexpr size_t kPlacementSpan = 2u << 20;   // offsets lie in [0, 2 MiB)
-constexpr size_t kPlacementGrain = 4u << 10;  // ... on multiples of 4 KiB
-// Offset of placement j of buffer i: a fixed quasi-random sequence (golden ratio), the same in every
-// process; placement 0 of every buffer is offset 0 of its pool.
-inline size_t placement_offset(int i, int j) {
-  if (j == 0) return 0;
-  double x = std::fmod(0.6180339887498949 * (j + 7 * i), 1.0);
-  return (size_t)(x * (kPlacementSpan / kPlacementGrain)) * kPlacementGrain;
 }
 // Moves every registered buffer to placement j (contents copied through a staging buffer, since the
 // old and the new range may overlap) and rewrites the bench's pointer variables.
@@ -386,9 +379,10 @@ cudaError_t free(T* ptr) {
 // resolution (~0.5 us) does not dominate. With flush_l2 every sample is a single cold call.
 // Placements: with buffers from sweep::malloc and opt.placements = k > 1, the samples are taken in
 // passes; a pass visits placement 0, 1, ..., k-1 (the next pass goes back), and a visit moves the
-// buffers there, makes one untimed call, then takes ceil(min_samples / k) samples. The stopping rule
-// is checked at the end of a pass, on the pooled within-placement statistics (the wall-time cap is
-// checked after every sample).
+// buffers there, makes one untimed call, then takes samples_per_visit() samples (sized from the
+// first sample so that min_time_ms is reached in about two passes). The stopping rule is checked
+// at the end of a pass, on the pooled within-placement statistics (the wall-time cap is checked
+// after every sample).
 template <class F>
 Stats measure(const Options& opt, F&& f) {
   detail::State& st = detail::state();
@@ -431,7 +425,8 @@ Stats measure(const Options& opt, F&& f) {
   }
 
   detail::Placements acc(k);
-  const int per_visit = k == 1 ? 1 : std::max(1, (opt.min_samples + k - 1) / k);
+  // Until the first sample tells how long one takes: the fewest that reach min_samples in a pass.
+  int per_visit = detail::samples_per_visit(k, opt.min_samples, opt.min_time_ms, 0);
   auto wall0 = std::chrono::steady_clock::now();
   double gpu_ms = 0;
   bool capped = false;
@@ -445,6 +440,8 @@ Stats measure(const Options& opt, F&& f) {
       }
       for (int i = 0; i < per_visit; ++i) {
         double ms = sample(s.batch);
+        if (pass == 0 && v == 0 && i == 0)
+          per_visit = detail::samples_per_visit(k, opt.min_samples, opt.min_time_ms, ms);
         gpu_ms += ms;
         double t = std::max(ms, 1e-6) * 1e-3 / s.batch;  // floor 1 ns: a 0 ms reading has no rate
         acc.add(j, t);
