@@ -21,7 +21,8 @@
 //   but no two programs ever allocate, copy or measure on the GPU at once.
 // - Placements (SWEEP_PLACEMENTS=k, default 16): buffers a bench allocates with sweep::malloc are
 //   moved (contents copied) to k places inside a pool of their own, the same k offsets in every
-//   process: place j in 2 MiB page j mod 16 of a 32 MiB span, at a 4 KiB step inside that page
+//   process: place j in 2 MiB page j mod 16 of a 32 MiB span (SWEEP_PLACEMENT_PAGES=p: j mod p),
+//   at a 4 KiB step inside that page
 //   (sweep_stats.h, placement_offset), and the samples are taken at each place in turn, in two
 //   passes that go over every place and back (samples_per_visit). Where a buffer lies moves store-
 //   and L2-bound kernels by up to 40 % on an H100, by the 2 MiB page it lies in as well as by its
@@ -88,6 +89,7 @@ struct Options {
   int batch = 0;                 // calls per sample; 0 = automatic (addition: SWEEP_BATCH)
   int device = 0;                // CUDA device used (addition: SWEEP_DEVICE)
   int placements = 16;           // places of the sweep::malloc buffers (addition: SWEEP_PLACEMENTS)
+  int placement_pages = 16;      // 2 MiB pages they spread over, 1..16 (addition: SWEEP_PLACEMENT_PAGES)
 };
 
 struct Stats {                   // times are seconds per launch
@@ -224,13 +226,13 @@ inline std::vector<Placed>& placed() {
 }
 // Moves every registered buffer to placement j (contents copied through a staging buffer, since the
 // old and the new range may overlap) and rewrites the bench's pointer variables.
-inline void place_buffers(int j) {
+inline void place_buffers(int j, int pages) {
   static void* stage = nullptr;
   static size_t stage_bytes = 0;
   auto& v = placed();
   for (size_t i = 0; i < v.size(); ++i) {
     Placed& b = v[i];
-    size_t to = placement_offset((int)i, j);
+    size_t to = placement_offset((int)i, j, pages);
     if (to == b.offset) continue;
     if (stage_bytes < b.bytes) {
       if (stage) SWEEP_CHECK(cudaFree(stage));
@@ -303,6 +305,8 @@ inline Options options_from_env() {
   o.batch = (int)env_num("SWEEP_BATCH", 0);
   o.device = (int)env_num("SWEEP_DEVICE", 0);
   o.placements = std::max(1, (int)env_num("SWEEP_PLACEMENTS", o.placements));
+  o.placement_pages = std::clamp((int)env_num("SWEEP_PLACEMENT_PAGES", o.placement_pages), 1,
+                                 (int)detail::kPlacementPages);
   detail::trace("main");
   int count = 0;
   SWEEP_CHECK(cudaGetDeviceCount(&count));  // loads the driver (host work): outside the lock
@@ -388,7 +392,7 @@ Stats measure(const Options& opt, F&& f) {
   detail::State& st = detail::state();
   detail::MeasureLock lock;  // no other program creates a context while this one measures
   const int k = detail::placed().empty() ? 1 : opt.placements;
-  if (k > 1) detail::place_buffers(0);
+  if (k > 1) detail::place_buffers(0, opt.placement_pages);
   // At least one untimed call even with warmup = 0, and one flush: kernels are loaded lazily
   // (CUDA_MODULE_LOADING=LAZY), and loading one while hold() spins could stall until its timeout.
   for (int i = 0; i < std::max(1, opt.warmup); ++i) {
@@ -434,7 +438,7 @@ Stats measure(const Options& opt, F&& f) {
     for (int v = 0; v < k && !capped; ++v) {
       const int j = pass % 2 ? k - 1 - v : v;
       if (k > 1) {
-        detail::place_buffers(j);
+        detail::place_buffers(j, opt.placement_pages);
         f();  // untimed: the first call at a new place
         SWEEP_CHECK_LAST();
       }

@@ -26,15 +26,17 @@ namespace detail {
 // process. 16 placements sample 16 different pages (the page a buffer lies in moves some kernels
 // as much as where it lies inside one; bench/placement.txt) and 16 different places inside a page.
 // Placement 0 is offset 0, where cudaMalloc put the pool. Offsets keep cudaMalloc's alignment.
+// `pages` < 16 keeps them in the first `pages` pages (1: inside one page, as before 2026-11-24).
 constexpr size_t kPlacementPage = 2u << 20;
 constexpr size_t kPlacementPages = 16;
 constexpr size_t kPlacementSpan = kPlacementPage * kPlacementPages;  // offsets lie in [0, 32 MiB)
 constexpr size_t kPlacementGrain = 4u << 10;
-inline size_t placement_offset(int i, int j) {
+inline size_t placement_offset(int i, int j, int pages = (int)kPlacementPages) {
   if (j == 0) return 0;
   double x = std::fmod(0.6180339887498949 * (j + 7 * i), 1.0);
   size_t in_page = (size_t)(x * (double)(kPlacementPage / kPlacementGrain)) * kPlacementGrain;
-  return (size_t)j % kPlacementPages * kPlacementPage + in_page;
+  size_t p = (size_t)std::clamp(pages, 1, (int)kPlacementPages);
+  return (size_t)j % p * kPlacementPage + in_page;
 }
 
 // Samples per visit of one of k placements: at least enough for min_samples in one pass, and,
