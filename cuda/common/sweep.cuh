@@ -19,16 +19,15 @@
 //   then blocks reading one byte from fd n before it returns. sweep starts the next point's program
 //   while the current one measures; it opens the gate when the GPU is free, so start-up overlaps
 //   but no two programs ever allocate, copy or measure on the GPU at once.
-// - Placements (SWEEP_PLACEMENTS=k, default 16): buffers a bench allocates with sweep::malloc are
-//   moved (contents copied) to k places inside a pool of their own, the same k offsets in every
-//   process: place j in 2 MiB page j mod 16 of a 32 MiB span (SWEEP_PLACEMENT_PAGES=p: j mod p),
-//   at a 4 KiB step inside that page
-//   (sweep_stats.h, placement_offset), and the samples are taken at each place in turn, in two
-//   passes that go over every place and back (samples_per_visit). Where a buffer lies moves store-
-//   and L2-bound kernels by up to 40 % on an H100, by the 2 MiB page it lies in as well as by its
-//   place inside the page (bench/placement.txt), and one cudaMalloc per process samples one place
-//   picked by the allocation history; the value is the median over the places of each place's
-//   mean time, so it depends far less on that history. rel_ci is the within-place noise (pooled),
+// - Placements (SWEEP_PLACEMENTS=k, default 8): buffers a bench allocates with sweep::malloc are
+//   moved (contents copied) to k places inside a pool of their own, the same k offsets (multiples
+//   of 4 KiB, spread over 2 MiB; sweep_stats.h, placement_offset) in every process, and the
+//   samples are taken at each place in turn, in passes that go over every place and back. Where a
+//   buffer lies moves store- and L2-bound kernels by up to 40 % on an H100 (bench/placement.txt),
+//   and one cudaMalloc per process samples one place picked by the allocation history; the value is
+//   the median over the places of each place's mean time, so it depends less on that history
+//   (SWEEP_PLACEMENT_PAGES=p spreads the places over p pages of 2 MiB instead: bench/placement_ab.txt
+//   measured that this moves the median, and does not steady it). rel_ci is the within-place noise (pooled),
 //   spread = (slowest - fastest place mean) / median, unstable=1 when that spread exceeds the target
 //   and is larger than the noise can explain.
 // - Measure lock (SWEEP_MEASURE_LOCK=path, set by the harness): the program holds an exclusive
@@ -88,8 +87,7 @@ struct Options {
   double rated_sm_mhz = 0;       // 0 = read from the device by options_from_env()
   int batch = 0;                 // calls per sample; 0 = automatic (addition: SWEEP_BATCH)
   int device = 0;                // CUDA device used (addition: SWEEP_DEVICE)
-  int placements = 16;           // places of the sweep::malloc buffers (addition: SWEEP_PLACEMENTS)
-  int placement_pages = 16;      // 2 MiB pages they spread over, 1..16 (addition: SWEEP_PLACEMENT_PAGES)
+  int placements = 8;            // places of the sweep::malloc buffers (addition: SWEEP_PLACEMENTS)
 };
 
 struct Stats {                   // times are seconds per launch
@@ -217,22 +215,27 @@ inline double measure_sm_mhz() {
 struct Placed {
   void** user;        // the bench's pointer variable: measure() rewrites it at every move
   size_t bytes;
-  char* pool;         // bytes + kPlacementSpan, allocated once
+  char* pool;         // bytes + placement_span(), allocated once
   size_t offset;      // where the buffer lies in the pool now
 };
 inline std::vector<Placed>& placed() {
   static std::vector<Placed> v;
   return v;
 }
+// SWEEP_PLACEMENT_PAGES=p (1..16, default 1): the placements spread over p pages of 2 MiB (read once).
+inline int placement_pages() {
+  static const int p = std::clamp((int)env_num("SWEEP_PLACEMENT_PAGES", 1), 1, (int)kPlacementPages);
+  return p;
+}
 // Moves every registered buffer to placement j (contents copied through a staging buffer, since the
 // old and the new range may overlap) and rewrites the bench's pointer variables.
-inline void place_buffers(int j, int pages) {
+inline void place_buffers(int j) {
   static void* stage = nullptr;
   static size_t stage_bytes = 0;
   auto& v = placed();
   for (size_t i = 0; i < v.size(); ++i) {
     Placed& b = v[i];
-    size_t to = placement_offset((int)i, j, pages);
+    size_t to = placement_offset((int)i, j, placement_pages());
     if (to == b.offset) continue;
     if (stage_bytes < b.bytes) {
       if (stage) SWEEP_CHECK(cudaFree(stage));
@@ -305,8 +308,6 @@ inline Options options_from_env() {
   o.batch = (int)env_num("SWEEP_BATCH", 0);
   o.device = (int)env_num("SWEEP_DEVICE", 0);
   o.placements = std::max(1, (int)env_num("SWEEP_PLACEMENTS", o.placements));
-  o.placement_pages = std::clamp((int)env_num("SWEEP_PLACEMENT_PAGES", o.placement_pages), 1,
-                                 (int)detail::kPlacementPages);
   detail::trace("main");
   int count = 0;
   SWEEP_CHECK(cudaGetDeviceCount(&count));  // loads the driver (host work): outside the lock
@@ -357,7 +358,7 @@ inline int sm_count() {
 template <class T>
 cudaError_t malloc(T** ptr, size_t bytes) {
   char* pool = nullptr;
-  cudaError_t e = cudaMalloc((void**)&pool, bytes + detail::kPlacementSpan);
+  cudaError_t e = cudaMalloc((void**)&pool, bytes + detail::placement_span(detail::placement_pages()));
   if (e != cudaSuccess) return e;
   detail::placed().push_back({(void**)ptr, bytes, pool, 0});
   *ptr = (T*)pool;
@@ -383,16 +384,15 @@ cudaError_t free(T* ptr) {
 // resolution (~0.5 us) does not dominate. With flush_l2 every sample is a single cold call.
 // Placements: with buffers from sweep::malloc and opt.placements = k > 1, the samples are taken in
 // passes; a pass visits placement 0, 1, ..., k-1 (the next pass goes back), and a visit moves the
-// buffers there, makes one untimed call, then takes samples_per_visit() samples (sized from the
-// first sample so that min_time_ms is reached in about two passes). The stopping rule is checked
-// at the end of a pass, on the pooled within-placement statistics (the wall-time cap is checked
-// after every sample).
+// buffers there, makes one untimed call, then takes ceil(min_samples / k) samples. The stopping rule
+// is checked at the end of a pass, on the pooled within-placement statistics (the wall-time cap is
+// checked after every sample).
 template <class F>
 Stats measure(const Options& opt, F&& f) {
   detail::State& st = detail::state();
   detail::MeasureLock lock;  // no other program creates a context while this one measures
   const int k = detail::placed().empty() ? 1 : opt.placements;
-  if (k > 1) detail::place_buffers(0, opt.placement_pages);
+  if (k > 1) detail::place_buffers(0);
   // At least one untimed call even with warmup = 0, and one flush: kernels are loaded lazily
   // (CUDA_MODULE_LOADING=LAZY), and loading one while hold() spins could stall until its timeout.
   for (int i = 0; i < std::max(1, opt.warmup); ++i) {
@@ -429,8 +429,7 @@ Stats measure(const Options& opt, F&& f) {
   }
 
   detail::Placements acc(k);
-  // Until the first sample tells how long one takes: the fewest that reach min_samples in a pass.
-  int per_visit = detail::samples_per_visit(k, opt.min_samples, opt.min_time_ms, 0);
+  const int per_visit = k == 1 ? 1 : std::max(1, (opt.min_samples + k - 1) / k);
   auto wall0 = std::chrono::steady_clock::now();
   double gpu_ms = 0;
   bool capped = false;
@@ -438,14 +437,12 @@ Stats measure(const Options& opt, F&& f) {
     for (int v = 0; v < k && !capped; ++v) {
       const int j = pass % 2 ? k - 1 - v : v;
       if (k > 1) {
-        detail::place_buffers(j, opt.placement_pages);
+        detail::place_buffers(j);
         f();  // untimed: the first call at a new place
         SWEEP_CHECK_LAST();
       }
       for (int i = 0; i < per_visit; ++i) {
         double ms = sample(s.batch);
-        if (pass == 0 && v == 0 && i == 0)
-          per_visit = detail::samples_per_visit(k, opt.min_samples, opt.min_time_ms, ms);
         gpu_ms += ms;
         double t = std::max(ms, 1e-6) * 1e-3 / s.batch;  // floor 1 ns: a 0 ms reading has no rate
         acc.add(j, t);

@@ -10,8 +10,7 @@
 //              standard errors of a placement mean (about the 99 % studentized range of up to 16
 //              means): where the buffers lie moves the result beyond what the noise explains
 //
-// Also here, for the same reason, the plan of a measurement: where placement j lies
-// (placement_offset) and how many samples each visit of a placement takes (samples_per_visit).
+// Also here, for the same reason: where placement j lies (placement_offset).
 #pragma once
 #include <algorithm>
 #include <cmath>
@@ -21,34 +20,19 @@
 namespace sweep {
 namespace detail {
 
-// Placement j of a bench's buffer i lies in 2 MiB page j mod 16 of its pool's 32 MiB span, at a
-// 4 KiB step inside that page taken from a golden-ratio sequence: the same offsets in every
-// process. 16 placements sample 16 different pages (the page a buffer lies in moves some kernels
-// as much as where it lies inside one; bench/placement.txt) and 16 different places inside a page.
-// Placement 0 is offset 0, where cudaMalloc put the pool. Offsets keep cudaMalloc's alignment.
-// `pages` < 16 keeps them in the first `pages` pages (1: inside one page, as before 2026-11-24).
+// Placement j of a bench's buffer i lies in 2 MiB page j mod `pages` of its pool (pages = 1, the
+// default: all inside one page), at a 4 KiB step inside that page taken from a golden-ratio
+// sequence: the same offsets in every process. Placement 0 is offset 0, where cudaMalloc put the
+// pool. Offsets keep cudaMalloc's alignment. A pool is the buffer's bytes + placement_span(pages).
 constexpr size_t kPlacementPage = 2u << 20;
-constexpr size_t kPlacementPages = 16;
-constexpr size_t kPlacementSpan = kPlacementPage * kPlacementPages;  // offsets lie in [0, 32 MiB)
+constexpr int kPlacementPages = 16;  // at most
 constexpr size_t kPlacementGrain = 4u << 10;
-inline size_t placement_offset(int i, int j, int pages = (int)kPlacementPages) {
+inline size_t placement_span(int pages) { return (size_t)std::clamp(pages, 1, kPlacementPages) * kPlacementPage; }
+inline size_t placement_offset(int i, int j, int pages = 1) {
   if (j == 0) return 0;
   double x = std::fmod(0.6180339887498949 * (j + 7 * i), 1.0);
   size_t in_page = (size_t)(x * (double)(kPlacementPage / kPlacementGrain)) * kPlacementGrain;
-  size_t p = (size_t)std::clamp(pages, 1, (int)kPlacementPages);
-  return (size_t)j % p * kPlacementPage + in_page;
-}
-
-// Samples per visit of one of k placements: at least enough for min_samples in one pass, and,
-// once the first sample's time (first_ms) is known, enough that min_time_ms of samples is reached
-// in two passes (with 10 % to spare), so a short kernel's hundreds of samples cost 2k moves of its
-// buffers, not one move per sample or two. At most 1000.
-inline int samples_per_visit(int k, int min_samples, double min_time_ms, double first_ms) {
-  if (k <= 1) return 1;
-  int n = std::max(1, (min_samples + k - 1) / k);
-  if (first_ms > 0 && min_time_ms > 0)
-    n = std::max(n, (int)std::min(1000.0, std::ceil(1.1 * min_time_ms / (2.0 * k * first_ms))));
-  return std::min(n, 1000);
+  return (size_t)j % (size_t)std::clamp(pages, 1, kPlacementPages) * kPlacementPage + in_page;
 }
 
 // Two-sided 95 % Student t quantile; between table rows the smaller df is used (conservative).

@@ -35,15 +35,12 @@ int main(int argc, char** argv) {
   }
   const char* s = argv[1];
   const double target = 0.01;
-  if (!strcmp(s, "plan")) {  // placement offsets of buffers 0..2, then samples per visit for some inputs
-    for (int i = 0; i < 3; ++i)
-      for (int j = 0; j < 20; ++j) printf("offset %d %d %zu\n", i, j, sweep::detail::placement_offset(i, j));
-    printf("span %zu\n", sweep::detail::kPlacementSpan);
-    const double cases[][4] = {{16, 10, 20, 0}, {16, 10, 20, 0.05}, {16, 10, 20, 5}, {8, 10, 20, 0},
-                               {1, 10, 20, 0.05}, {16, 10, 20, 1e-9}, {16, 100, 0, 0.05}};
-    for (auto& c : cases)
-      printf("per_visit %g %g %g %g %d\n", c[0], c[1], c[2], c[3],
-             sweep::detail::samples_per_visit((int)c[0], (int)c[1], c[2], c[3]));
+  if (!strcmp(s, "plan")) {  // placement offsets of buffers 0..2 in one page and in 16 pages
+    for (int pages : {1, 16})
+      for (int i = 0; i < 3; ++i)
+        for (int j = 0; j < 20; ++j)
+          printf("offset %d %d %d %zu %zu\n", pages, i, j, sweep::detail::placement_offset(i, j, pages),
+                 sweep::detail::placement_span(pages));
     return 0;
   }
   sweep::detail::Placements acc(1);
