@@ -54,5 +54,8 @@ cp "$(ls -d $work/cold/threads_1_512/*/results.csv)" "$out/cold_results.csv"
   printf "naive / cold      : %8.2fx   (target >= 4)\n" "$(calc "$naive / $cold")"
   printf "naive / cold, no prestart: %.2fx\n" "$(calc "$naive / $cold_np")"
   printf "warm / sum of runs: %8.2fx   (target <= 1.2)\n" "$(calc "$warm / $warm_runs")"
+  # issue 19's lines, exactly in its format (targets: cold/warm <= 1.15, naive/cold >= 20)
+  printf "cold/warm: %.2f\n" "$(calc "$cold / $warm")"
+  printf "naive/cold: %.2f\n" "$(calc "$naive / $cold")"
 } >> "$out/pipeline.txt"
 cat "$out/pipeline.txt"
