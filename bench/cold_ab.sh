@@ -3,8 +3,9 @@
 # sweep at threads 17..144, measured as
 #   cold1, cold2 : a fresh build cache each (16 parallel builds at nice +10 beside the programs)
 #   warm1, warm2 : the same again on the filled caches (no builds)
-#   coldj4       : a fresh cache, 4 parallel builds       coldnp : a fresh cache, --no-prestart
-# in the order cold1 warm1 cold2 warm2 coldj4 coldnp. Then bench/pairs.py OUT_DIR compares every two.
+#   coldj4       : a fresh cache, 4 parallel builds (the builds lag behind the programs)
+#   coldnp       : a fresh cache, --no-prestart (only with COLD_NP=1)
+# in the order cold1 warm1 cold2 warm2 coldj4 [coldnp]. Then bench/pairs.py OUT_DIR compares every two.
 # Usage: bench/cold_ab.sh SWEEP_BINARY OUT_DIR
 set -uo pipefail
 bin=$(realpath "$1"); out=$(realpath "$2")
@@ -27,6 +28,6 @@ run() {  # label cache [options...]
   run cold2 cache2
   run warm2 cache2
   run coldj4 cache3 -j 4
-  run coldnp cache4 --no-prestart
+  [ -n "${COLD_NP:-}" ] && run coldnp cache4 --no-prestart
   echo "end: $(nvidia-smi --query-gpu=clocks.sm,temperature.gpu --format=csv,noheader)"
 } | tee "$out/cold_runs.txt"
