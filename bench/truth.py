@@ -14,7 +14,7 @@ Usage: bench/truth.py WORK_DIR [SUFFIX]"""
 import csv, glob, math, os, statistics as st, sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from truth_spread import own_b, with_floor  # noqa: E402
+from truth_spread import clock_range, own_b, with_floor  # noqa: E402
 
 work = sys.argv[1]
 sfx = sys.argv[2] if len(sys.argv) > 2 else ""
@@ -22,6 +22,7 @@ sfx = sys.argv[2] if len(sys.argv) > 2 else ""
 
 MEASURED = ("ok", "noisy", "unstable")
 between = {}  # label -> metric -> (pairs, b)
+clocks = {}  # label -> the range of its SM clock readings
 
 
 def controls(label, rows, path):
@@ -43,7 +44,9 @@ def controls(label, rows, path):
         if len(d) >= 3:
             out[m] = own_b(d)
     floored = with_floor({m: b for m, (_, b) in out.items()})
-    return {m: (n, floored[m]) for m, (n, _) in out.items()}
+    clock = clock_range(list(rows.values()) + ctl)
+    clocks[label] = clock
+    return {m: (n, max(floored[m], clock)) for m, (n, _) in out.items()}
 
 
 def metrics_of(rows):

@@ -3,7 +3,8 @@ computes it (shared by bench/truth.py, truth_floor.py and truth_repeat.py).
 
 d: the pairs' ln(control / first). Pairs beyond 6 robust sigmas (1.4826 median |d|) and 1 % are left
 out; b = t95(kept) * sqrt(mean(d^2) / 2) over the rest; with_floor raises each metric's b to the median
-over the metrics."""
+over the metrics; clock_range is the run's SM clock readings' 1st-99th percentile range over their median,
+which raises every b of the run (controls.rs, clock_range)."""
 import math
 import statistics as st
 
@@ -28,8 +29,19 @@ def own_b(d):
 
 
 def with_floor(b):
-    """{metric: b} with every b raised to the median over the metrics."""
+    """{metric: b} with every b raised to the median over the metrics; clock_range is the run's SM clock readings' 1st-99th percentile range over their median,
+which raises every b of the run (controls.rs, clock_range)."""
     if not b:
         return b
     floor = st.median(b.values())
     return {m: max(v, floor) for m, v in b.items()}
+
+
+def clock_range(rows):
+    """(99th - 1st percentile) / median of the *_sm_mhz readings of the measured rows."""
+    mhz = sorted(float(v) for r in rows if r["status"] in ("ok", "noisy", "unstable")
+                 for k, v in r.items() if k.endswith("_sm_mhz") and v and float(v) > 0)
+    if not mhz:
+        return 0.0
+    at = lambda p: mhz[int(round(p * (len(mhz) - 1)))]  # noqa: E731
+    return (at(0.99) - at(0.01)) / st.median(mhz)

@@ -100,7 +100,10 @@ fn the_confidence_interval_is_the_within_placement_noise() {
 #[test]
 fn placements_lie_inside_one_page_by_default_and_in_as_many_pages_as_asked() {
     let Some(bin) = driver() else { return };
-    let out = std::process::Command::new(&bin).arg("plan").output().unwrap();
+    let out = std::process::Command::new(&bin)
+        .arg("plan")
+        .output()
+        .unwrap();
     assert!(out.status.success(), "{}", common::stderr(&out));
     let page = 2usize << 20;
     // (pages, buffer, placement) -> (offset, span)
@@ -114,20 +117,39 @@ fn placements_lie_inside_one_page_by_default_and_in_as_many_pages_as_asked() {
     }
     for (pages, placements) in [(1, 8), (16, 16)] {
         for i in 0..3 {
-            assert_eq!(plan[&(pages, i, 0)].0, 0, "placement 0 is where cudaMalloc put the pool");
+            assert_eq!(
+                plan[&(pages, i, 0)].0,
+                0,
+                "placement 0 is where cudaMalloc put the pool"
+            );
             let mut seen_pages = std::collections::BTreeSet::new();
             let mut offsets = std::collections::BTreeSet::new();
             for j in 0..placements {
                 let (o, span) = plan[&(pages, i, j)];
                 assert_eq!(span, pages * page);
-                assert_eq!(o % 4096, 0, "{pages} pages, buffer {i}, placement {j}: 4 KiB aligned");
-                assert!(o < span, "{pages} pages, buffer {i}, placement {j}: {o} inside the span");
+                assert_eq!(
+                    o % 4096,
+                    0,
+                    "{pages} pages, buffer {i}, placement {j}: 4 KiB aligned"
+                );
+                assert!(
+                    o < span,
+                    "{pages} pages, buffer {i}, placement {j}: {o} inside the span"
+                );
                 seen_pages.insert(o / page);
                 offsets.insert(o);
             }
             assert_eq!(seen_pages.len(), pages, "{pages} pages, buffer {i}");
-            assert_eq!(offsets.len(), placements, "{pages} pages, buffer {i}: distinct places");
+            assert_eq!(
+                offsets.len(),
+                placements,
+                "{pages} pages, buffer {i}: distinct places"
+            );
         }
-        assert_ne!(plan[&(pages, 0, 1)], plan[&(pages, 1, 1)], "buffers do not share offsets");
+        assert_ne!(
+            plan[&(pages, 0, 1)],
+            plan[&(pages, 1, 1)],
+            "buffers do not share offsets"
+        );
     }
 }

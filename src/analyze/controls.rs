@@ -19,7 +19,11 @@
 //! shares: on an H100 the SM clock wanders between 1973 and 1980 MHz from one process to the next,
 //! and the shared-memory series follow it by 0.3-0.45 % (bench/truth.txt). Sixteen pairs of one
 //! metric can miss such a state, so `u95`, the between-process part of a point's uncertainty, is
-//! the larger of the metric's own half-width and the median of all metrics' own half-widths.
+//! the largest of the metric's own half-width, the median of all metrics' own half-widths, and
+//! the range of the run's SM clock readings (`<metric>_sm_mhz` of every measured row of both
+//! files, 1st to 99th percentile, relative to their median): one H100 ran some programs at 1980
+//! and others at 1995 MHz, and compute-bound values followed by 0.66 % while the pairs of that run
+//! happened to catch no change (bench/truth.txt).
 
 use super::fit::median;
 use super::load::{carries_values, Table};
@@ -41,8 +45,11 @@ pub struct BetweenProcesses {
     pub rel_sd: f64,
     /// 95 % half-width from the metric's own pairs: t(pairs) * rel_sd.
     pub own_u95: f64,
-    /// The between-process 95 % half-width used: the larger of `own_u95` and the median of
-    /// `own_u95` over the sweep's metrics.
+    /// The range of the run's SM clock readings relative to their median (see the module's
+    /// comment); the same for every metric of a run.
+    pub clock_range: f64,
+    /// The between-process 95 % half-width used: the largest of `own_u95`, the median of
+    /// `own_u95` over the sweep's metrics, and `clock_range`.
     pub u95: f64,
     /// The largest |control / first - 1| over the pairs, and the point it was measured at (its
     /// axis values, `threads=13`).
@@ -130,7 +137,41 @@ fn from_tables(first: &Table, again: &Table) -> Vec<BetweenProcesses> {
             out.push(b);
         }
     }
-    with_floor(out)
+    let clock = clock_range(&[first, again]);
+    let mut out = with_floor(out);
+    for b in &mut out {
+        b.clock_range = clock;
+        b.u95 = b.u95.max(clock);
+    }
+    out
+}
+
+/// The spread of the SM clock readings (`*_sm_mhz`) of the tables' measured rows: (99th - 1st
+/// percentile) / median; 0 without readings. Percentiles, not the extremes: a single reading in
+/// thousands (a program that started as the clock changed) is not the run's state.
+fn clock_range(tables: &[&Table]) -> f64 {
+    let mut mhz: Vec<f64> = Vec::new();
+    for t in tables {
+        let Some(st) = t.column("status") else {
+            continue;
+        };
+        let cols: Vec<usize> = (0..t.header.len())
+            .filter(|&i| t.header[i].ends_with("_sm_mhz"))
+            .collect();
+        for r in t.rows.iter().filter(|r| carries_values(t.cell(r, st))) {
+            mhz.extend(
+                cols.iter()
+                    .filter_map(|&c| t.number(t.cell(r, c)))
+                    .filter(|v| v.is_finite() && *v > 0.0),
+            );
+        }
+    }
+    if mhz.is_empty() {
+        return 0.0;
+    }
+    mhz.sort_by(f64::total_cmp);
+    let at = |p: f64| mhz[(p * (mhz.len() - 1) as f64).round() as usize];
+    median(&mhz).map_or(0.0, |m| (at(0.99) - at(0.01)) / m)
 }
 
 /// Raises every metric's `u95` to the median of the metrics' own half-widths (see the module's
@@ -179,6 +220,7 @@ fn summarize(column: &str, d: &[(String, f64)]) -> Option<BetweenProcesses> {
         pairs: d.len(),
         rel_sd,
         own_u95,
+        clock_range: 0.0,
         u95: own_u95,
         max_diff: max_log.exp_m1().abs(),
         max_at,
@@ -239,6 +281,42 @@ mod tests {
         assert_eq!(all[1].u95, a.own_u95, "a's own is above the median");
         assert_eq!(all[2].u95, b.own_u95);
         assert_eq!(all[0].own_u95, quiet.own_u95, "its own stays reported");
+    }
+
+    /// results.csv and controls.csv of `n` points whose values agree between the two processes
+    /// exactly, the first `fast` of them read at 1995 MHz and the others at 1980.
+    fn run_with_clock(dir: &std::path::Path, n: usize, fast: usize) -> Table {
+        let head = "point_id,index,threads,status,x_mflops,x_rel_ci,x_sm_mhz,build_s,run_s,cached,gpu_index,gpu_name,gpu_uuid,error\n";
+        let row = |i: usize| {
+            let mhz = if i < fast { 1995 } else { 1980 };
+            format!("p{i},{i},{i},ok,100,0.001,{mhz},0.1,0.1,false,0,H100,u,\n")
+        };
+        let results: String = head.to_string() + &(0..n).map(row).collect::<String>();
+        let controls: String = head.to_string() + &(0..n).step_by(4).map(row).collect::<String>();
+        std::fs::write(dir.join("results.csv"), results).unwrap();
+        std::fs::write(dir.join(CONTROLS), controls).unwrap();
+        Table::read(&dir.join("results.csv")).unwrap()
+    }
+
+    #[test]
+    fn a_run_whose_clock_changed_says_values_move_by_the_clock_range() {
+        let dir = tempfile::tempdir().unwrap();
+        // A third of the readings at 1995 MHz: the range is 15 / 1980, though every pair agrees.
+        let t = run_with_clock(dir.path(), 90, 30);
+        let b = between_processes(&t).unwrap().unwrap();
+        assert_eq!(b.len(), 1);
+        assert_eq!(b[0].own_u95, 0.0);
+        assert!(
+            (b[0].clock_range - 15.0 / 1980.0).abs() < 1e-9,
+            "{}",
+            b[0].clock_range
+        );
+        assert_eq!(b[0].u95, b[0].clock_range);
+        // One reading in ninety is not the run's state: the percentiles leave it out.
+        let t = run_with_clock(dir.path(), 90, 0);
+        assert_eq!(between_processes(&t).unwrap().unwrap()[0].u95, 0.0);
+        let t = run_with_clock(dir.path(), 200, 1);
+        assert_eq!(between_processes(&t).unwrap().unwrap()[0].clock_range, 0.0);
     }
 
     #[test]

@@ -215,9 +215,11 @@ pub fn between_processes_note(between: &[super::controls::BetweenProcesses]) -> 
         "\nBetween processes ({} points measured again in a fresh process, `controls.csv`): how far \
          a value scatters when its program runs again (95 %), beside each point's own `rel_ci`: the \
          metric's own pairs, or the median over the metrics where that is larger (what differs \
-         between processes, the SM clock above all, is shared by every metric of a program).\n\n\
+         between processes, the SM clock above all, is shared by every metric of a program), or \
+         the range of the run's SM clock readings where that is larger still ({}).\n\n\
          | metric | pairs | ± 95 % | own pairs alone | largest pair difference | outliers (> 6 sigma and 1 %, left out) |\n|---|---|---|---|---|---|\n",
-        between.iter().map(|b| b.pairs).max().unwrap_or(0)
+        between.iter().map(|b| b.pairs).max().unwrap_or(0),
+        percent(between[0].clock_range)
     );
     for b in between {
         let outliers = if b.outliers.is_empty() {
