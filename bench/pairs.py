@@ -2,11 +2,11 @@
 """Every two runs of OUT_DIR/ab_data/<label>.csv (bench/cold_ab.sh, bench/placement_ab.sh) side by side:
 for each pair, over the points both measured, |a - b| / mean(a, b) of every series; prints the worst
 series' p95 and the largest difference (with its series and thread count).
-Usage: bench/pairs.py OUT_DIR"""
+Usage: bench/pairs.py OUT_DIR   (or a folder of <label>.csv files: bench/cold_ab_data/after)"""
 import csv, glob, itertools, os, re, sys
 
 runs = {}
-for f in sorted(glob.glob(f"{sys.argv[1]}/ab_data/*.csv")):
+for f in sorted(glob.glob(f"{sys.argv[1]}/ab_data/*.csv") or glob.glob(f"{sys.argv[1]}/*.csv")):
     runs[os.path.basename(f)[:-4]] = {r["point_id"]: r for r in csv.DictReader(open(f, newline=""))}
 
 
