@@ -103,7 +103,7 @@ pub fn expand(spec: &Spec) -> Result<Vec<Point>, PointsError> {
             let lengths: Vec<usize> = members.iter().map(|&j| spec.axes[j].values.len()).collect();
             if lengths.iter().any(|&l| l != lengths[0]) {
                 return Err(PointsError::ZipLengths {
-                    path,
+                    path: spec.locate("zip"),
                     group: format!("[{}]", group.join(", ")),
                     lengths: lengths
                         .iter()
@@ -131,7 +131,7 @@ pub fn expand(spec: &Spec) -> Result<Vec<Point>, PointsError> {
     let filter = match &spec.filter {
         Some(f) => Some(
             evalexpr::build_operator_tree(f).map_err(|e| PointsError::Filter {
-                path: path.clone(),
+                path: spec.locate("filter"),
                 filter: f.clone(),
                 label: "(parse)".into(),
                 reason: e.to_string(),
@@ -154,7 +154,7 @@ pub fn expand(spec: &Spec) -> Result<Vec<Point>, PointsError> {
         let keep = match &filter {
             Some(tree) => {
                 eval_filter(tree, spec, &values).map_err(|reason| PointsError::Filter {
-                    path: path.clone(),
+                    path: spec.locate("filter"),
                     filter: spec.filter.clone().unwrap_or_default(),
                     label: values
                         .iter()
@@ -184,7 +184,7 @@ pub fn expand(spec: &Spec) -> Result<Vec<Point>, PointsError> {
     }
     if points.is_empty() {
         return Err(PointsError::FilterDropsAll {
-            path,
+            path: spec.locate("filter"),
             filter: spec.filter.clone().unwrap_or_default(),
             total,
         });
@@ -380,7 +380,9 @@ mod tests {
         let bad = spec("zip=[[\"n\",\"tile\"]]\n[[axis]]\nname=\"n\"\nvalues=[64,128]\n[[axis]]\nname=\"tile\"\nvalues=[8]");
         let err = expand(&bad).unwrap_err().to_string();
         assert!(
-            err.contains("zip group [n, tile] joins axes of different lengths (2 vs 1)"),
+            err.starts_with(
+                "t.toml:1: zip group [n, tile] joins axes of different lengths (2 vs 1)"
+            ),
             "{err}"
         );
     }
@@ -405,11 +407,23 @@ mod tests {
     fn filter_errors_are_named() {
         let all = spec("filter = \"threads > 100\"\n[[axis]]\nname=\"threads\"\nrange=[1,4]");
         let err = expand(&all).unwrap_err().to_string();
-        assert_eq!(err, "t.toml: filter `threads > 100` drops every one of the 4 points (hint: check the comparison against the axis ranges)");
+        assert_eq!(err, "t.toml:1: filter `threads > 100` drops every one of the 4 points (hint: check the comparison against the axis ranges)");
         let unknown = spec("filter = \"thread > 1\"\n[[axis]]\nname=\"threads\"\nrange=[1,4]");
         let err = expand(&unknown).unwrap_err().to_string();
         assert!(
-            err.starts_with("t.toml: filter `thread > 1` failed at point threads=1:"),
+            err.starts_with("t.toml:1: filter `thread > 1` failed at point threads=1:"),
+            "{err}"
+        );
+        // A filter below other keys is named at its own line; one set on the command line, by it.
+        let later =
+            spec("name = \"t\"\nfilter = \"thread > 1\"\n[[axis]]\nname=\"threads\"\nrange=[1,4]");
+        let err = expand(&later).unwrap_err().to_string();
+        assert!(err.starts_with("t.toml:2: filter"), "{err}");
+        let mut overridden = later;
+        overridden.overrides = vec!["--filter".into(), "thread > 1".into()];
+        let err = expand(&overridden).unwrap_err().to_string();
+        assert!(
+            err.starts_with("t.toml (with --filter thread > 1): filter"),
             "{err}"
         );
     }

@@ -300,7 +300,32 @@ pub struct Spec {
     pub overrides: Vec<String>,
 }
 
+/// The line (1-based) of the first `key = ...` in a spec's text.
+fn key_line(text: &str, key: &str) -> Option<usize> {
+    text.lines()
+        .position(|line| {
+            line.trim_start()
+                .strip_prefix(key)
+                .is_some_and(|rest| rest.trim_start().starts_with('='))
+        })
+        .map(|i| i + 1)
+}
+
 impl Spec {
+    /// Where the spec sets top-level `key`, for a message about it: `path:line` (the line of
+    /// `key = ...`), or `path (with <overrides>)` when command-line overrides edited the spec (the
+    /// edited text's lines mean nothing to the user), or `path` when the key is not in the file.
+    pub fn locate(&self, key: &str) -> String {
+        let path = self.path.display();
+        if !self.overrides.is_empty() {
+            return format!("{path} (with {})", self.overrides.join(" "));
+        }
+        match key_line(&self.text, key) {
+            Some(line) => format!("{path}:{line}"),
+            None => path.to_string(),
+        }
+    }
+
     pub fn load(path: &Path) -> Result<Spec, SpecError> {
         let text = std::fs::read_to_string(path).map_err(|e| SpecError::Read {
             path: path.to_path_buf(),
@@ -326,15 +351,12 @@ impl Spec {
         };
         // An error about key `key` (a top-level or [timing] key), at its line when the text has it.
         let at_key = |key: &str, message: String| {
-            let mut offset = 0;
-            for line in text.split_inclusive('\n') {
-                let t = line.trim_start();
-                if t.strip_prefix(key)
-                    .is_some_and(|rest| rest.trim_start().starts_with('='))
-                {
-                    return invalid(offset, message);
-                }
-                offset += line.len();
+            if let Some(line) = key_line(text, key) {
+                return SpecError::Invalid {
+                    path: path.to_path_buf(),
+                    line,
+                    message,
+                };
             }
             SpecError::Whole {
                 path: path.to_path_buf(),

@@ -88,6 +88,15 @@ fn analyze_finds_period_knee_and_best_x_in_every_series_of_the_thread_sweep() {
             &[128]
         };
         assert!(want.contains(&period), "{line}");
+        // Those two series' steps every other warp cost 4-5 % more, less than their placements
+        // spread (6.5 %): the analysis says it cannot tell 32 from 64 there (issue 12), and says
+        // nothing of the kind where the steps stand clear of the noise.
+        let unsettled = line.contains("is the main one is not settled");
+        let expected = name.starts_with("global_all_grid") || name.starts_with("global_even_grid");
+        assert_eq!(unsettled, expected, "{line}");
+        if unsettled {
+            assert!(cells[4].starts_with("medium"), "{line}");
+        }
         // The best thread count is a multiple of a warp, within the noise: the value at the
         // multiple of 32 nearest to the best x is within 1 % of the best.
         let nearest = ((best_x / 32.0).round() * 32.0).clamp(32.0, 512.0) as i64;

@@ -161,6 +161,37 @@ impl Placement {
     }
 }
 
+/// A nested period whose own steps are within the noise: what moves a point between placements
+/// (the median spread) or between processes (twice the 95 % half-width) is at least what its steps
+/// cost, so the data cannot say it is there. When its steps are also a sizeable part (a quarter or
+/// more) of the main period's drop, the two are alike enough that which one is the main period is
+/// not settled either: on an H100 the global grid stores read 32 with a nested 64 in one run and
+/// 64 with a nested 32 in the next (steps 14 % and 4-5 %, placements spreading by 6.5-7 %).
+#[derive(Debug, Clone, Copy)]
+pub struct Unsettled {
+    /// The noise the nested steps were compared with.
+    pub noise: f64,
+    /// The main period is in question too (its confidence is lowered one level as well).
+    pub main: bool,
+}
+
+fn nesting_unsettled(
+    curve: &Curve,
+    placement: Option<&Placement>,
+    process: Option<&controls::BetweenProcesses>,
+) -> Option<Unsettled> {
+    curve.secondary.as_ref()?;
+    let cost = curve.secondary_cost?.abs();
+    let noise = placement
+        .map_or(0.0, |pl| pl.median_spread)
+        .max(process.map_or(0.0, |b| 2.0 * b.u95));
+    let drop = curve.drop.as_ref().map_or(0.0, |d| d.relative.abs());
+    (cost < noise).then_some(Unsettled {
+        noise,
+        main: cost >= drop / 4.0,
+    })
+}
+
 fn ordered_map<S: Serializer>(pairs: &[(String, String)], s: S) -> Result<S::Ok, S::Error> {
     s.collect_map(pairs.iter().map(|(k, v)| (k, v)))
 }
@@ -194,12 +225,19 @@ pub fn analyze_csv(path: &Path, opts: &AnalyzeOptions) -> Result<Analysis, Analy
                     .is_some_and(|d| b.u95 >= d.relative.abs() / 2.0)
             });
             let placement_lowers = placement.as_ref().is_some_and(|pl| pl.lowered);
+            let unsettled = nesting_unsettled(&curve, placement.as_ref(), process);
             if let Some(p) = curve.period.as_mut() {
-                if placement_lowers || process_lowers {
+                if placement_lowers || process_lowers || unsettled.is_some_and(|u| u.main) {
                     p.level = p.level.lower();
                 }
             }
+            if let (Some(q), Some(_)) = (curve.secondary.as_mut(), unsettled) {
+                q.level = q.level.lower();
+            }
             let mut reading = reading::reading(&x, &unit, &curve, sense);
+            if let Some(u) = unsettled {
+                reading += &reading::nesting_unsettled(&curve, u);
+            }
             if let Some(pl) = placement.as_ref().filter(|pl| pl.above > 0) {
                 reading += &reading::placement(&x, pl);
             }

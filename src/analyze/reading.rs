@@ -193,6 +193,34 @@ pub fn placement(axis: &str, p: &Placement) -> String {
     s
 }
 
+/// The reading's clause when a nested period's steps are within the noise (see
+/// [`super::Unsettled`]).
+pub fn nesting_unsettled(curve: &Curve, u: super::Unsettled) -> String {
+    let (Some(p), Some(q), Some(c)) = (&curve.period, &curve.secondary, curve.secondary_cost)
+    else {
+        return String::new();
+    };
+    let noise = percent(u.noise);
+    if u.main {
+        format!(
+            "; which of periods {} and {} is the main one is not settled (both confidences one \
+             level lower): the nested steps cost {}, less than a point moves with where its \
+             buffers lie or between processes ({noise})",
+            human(p.period),
+            human(q.period),
+            percent(c.abs())
+        )
+    } else {
+        format!(
+            "; the nested period {} may not be there (its confidence one level lower): its steps \
+             cost {}, less than a point moves with where its buffers lie or between processes \
+             ({noise})",
+            human(q.period),
+            percent(c.abs())
+        )
+    }
+}
+
 /// The reading's clause on a metric's spread between processes (the control re-runs).
 pub fn between_processes(b: &super::controls::BetweenProcesses, lowered: bool) -> String {
     let mut s = format!(
