@@ -297,6 +297,8 @@ fn main() -> ExitCode {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
     let cli = Cli::parse();
+    // Before any thread: whatever ends sweep, what its programs started goes with them.
+    sweep::exec::start_guard();
     match dispatch(cli) {
         Ok(code) => ExitCode::from(code as u8),
         Err(Fail(code, msg)) => {

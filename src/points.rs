@@ -381,7 +381,7 @@ mod tests {
         let err = expand(&bad).unwrap_err().to_string();
         assert!(
             err.starts_with(
-                "t.toml:1: zip group [n, tile] joins axes of different lengths (2 vs 1)"
+                "t.toml:2: zip group [n, tile] joins axes of different lengths (2 vs 1)"
             ),
             "{err}"
         );
@@ -407,18 +407,18 @@ mod tests {
     fn filter_errors_are_named() {
         let all = spec("filter = \"threads > 100\"\n[[axis]]\nname=\"threads\"\nrange=[1,4]");
         let err = expand(&all).unwrap_err().to_string();
-        assert_eq!(err, "t.toml:1: filter `threads > 100` drops every one of the 4 points (hint: check the comparison against the axis ranges)");
+        assert_eq!(err, "t.toml:2: filter `threads > 100` drops every one of the 4 points (hint: check the comparison against the axis ranges)");
         let unknown = spec("filter = \"thread > 1\"\n[[axis]]\nname=\"threads\"\nrange=[1,4]");
         let err = expand(&unknown).unwrap_err().to_string();
         assert!(
-            err.starts_with("t.toml:1: filter `thread > 1` failed at point threads=1:"),
+            err.starts_with("t.toml:2: filter `thread > 1` failed at point threads=1:"),
             "{err}"
         );
-        // A filter below other keys is named at its own line; one set on the command line, by it.
+        // A filter further down is named at its own line; one set on the command line, by it.
         let later =
             spec("name = \"t\"\nfilter = \"thread > 1\"\n[[axis]]\nname=\"threads\"\nrange=[1,4]");
         let err = expand(&later).unwrap_err().to_string();
-        assert!(err.starts_with("t.toml:2: filter"), "{err}");
+        assert!(err.starts_with("t.toml:3: filter"), "{err}");
         let mut overridden = later;
         overridden.overrides = vec!["--filter".into(), "thread > 1".into()];
         let err = expand(&overridden).unwrap_err().to_string();

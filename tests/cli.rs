@@ -433,6 +433,40 @@ fn timeouts_leave_no_stray_process() {
     );
 }
 
+#[test]
+fn a_sigkill_of_sweep_takes_what_its_programs_started_with_it() {
+    let p = project();
+    let spec = std::fs::read_to_string(p.path().join("sweeps/saw.toml"))
+        .unwrap()
+        .replace("range = [1, 64]", "values = [5]")
+        .replace("mode = \"ok\"", "mode = \"spawn2\"")
+        .replace("[analyze]\nx = \"threads\"\n", "");
+    write(p.path(), "sweeps/spawn2.toml", &spec);
+    let mut child = sweep_process(p.path())
+        .args(["run", "sweeps/spawn2.toml", "-q"])
+        .spawn()
+        .unwrap();
+    // The program forks `sleep 4343` and hangs; wait for the grandchild.
+    let t0 = std::time::Instant::now();
+    while !running("sleep 4343") {
+        assert!(
+            t0.elapsed() < Duration::from_secs(30),
+            "the program never started its child"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    child.kill().unwrap(); // SIGKILL: sweep runs no handler of its own
+    child.wait().unwrap();
+    let t1 = std::time::Instant::now();
+    while running("sleep 4343") {
+        assert!(
+            t1.elapsed() < Duration::from_secs(5),
+            "the program's child outlived a SIGKILL of sweep"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
 /// A process whose command line is `cmd` is running (not a zombie).
 fn running(cmd: &str) -> bool {
     std::fs::read_dir("/proc")

@@ -10,7 +10,7 @@
  * the same point folder fails), slow (sleeps SLOW_MS first), jitter (each process gives a value
  * off by -1 %, -0.5 %, 0, +0.5 % or +1 %, picked by its pid: a program whose result differs
  * between processes at random, as a GPU's does),
- * spawn (starts a grandchild and hangs).
+ * spawn (starts a grandchild, `sleep 4242`, and hangs), spawn2 (the same with `sleep 4343`).
  * Build one point by hand: cc -I<dir with params.h> -o p hostsaw.c
  */
 #include "params.h"
@@ -41,8 +41,9 @@ int main(void) {
     fflush(stdout);
     if (!strcmp(mode, "crash")) { raise(SIGSEGV); }
     if (!strcmp(mode, "hang")) { for (;;) pause(); }
-    if (!strcmp(mode, "spawn")) {
-        if (fork() == 0) { execlp("sleep", "sleep", "4242", (char *)0); _exit(1); }
+    if (!strcmp(mode, "spawn") || !strcmp(mode, "spawn2")) {
+        const char *secs = !strcmp(mode, "spawn") ? "4242" : "4343";
+        if (fork() == 0) { execlp("sleep", "sleep", secs, (char *)0); _exit(1); }
         for (;;) pause();
     }
     if (!strcmp(mode, "garbage")) { printf("MFlops: lots\n"); return 0; }
