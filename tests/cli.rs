@@ -404,22 +404,22 @@ fn shuffled_order_runs_the_same_points_in_another_order() {
     assert_eq!(sorted, (0..64).collect::<Vec<_>>());
 }
 
+/// sweeps/<name>.toml: the host saw at threads = 5 alone, in `mode`, with `extra` lines after
+/// the compiler's (e.g. a timeout).
+fn one_point_saw(dir: &Path, name: &str, mode: &str, extra: &str) {
+    let spec = std::fs::read_to_string(dir.join("sweeps/saw.toml"))
+        .unwrap()
+        .replace("range = [1, 64]", "values = [5]")
+        .replace("mode = \"ok\"", &format!("mode = \"{mode}\""))
+        .replace("[analyze]\nx = \"threads\"\n", "")
+        .replace("compiler = \"cc\"", &format!("compiler = \"cc\"\n{extra}"));
+    write(dir, &format!("sweeps/{name}.toml"), &spec);
+}
+
 #[test]
 fn timeouts_leave_no_stray_process() {
     let p = project();
-    let spec = std::fs::read_to_string(p.path().join("sweeps/saw.toml"))
-        .unwrap()
-        .replace("range = [1, 64]", "values = [5]")
-        .replace("mode = \"ok\"", "mode = \"spawn\"")
-        .replace("[analyze]\nx = \"threads\"\n", "");
-    write(
-        p.path(),
-        "sweeps/spawn.toml",
-        &spec.replace(
-            "compiler = \"cc\"",
-            "compiler = \"cc\"\nrun_timeout_s = 0.5",
-        ),
-    );
+    one_point_saw(p.path(), "spawn", "spawn", "run_timeout_s = 0.5");
     let out = sweep(p.path())
         .args(["run", "sweeps/spawn.toml"])
         .output()
@@ -436,12 +436,7 @@ fn timeouts_leave_no_stray_process() {
 #[test]
 fn a_sigkill_of_sweep_takes_what_its_programs_started_with_it() {
     let p = project();
-    let spec = std::fs::read_to_string(p.path().join("sweeps/saw.toml"))
-        .unwrap()
-        .replace("range = [1, 64]", "values = [5]")
-        .replace("mode = \"ok\"", "mode = \"spawn2\"")
-        .replace("[analyze]\nx = \"threads\"\n", "");
-    write(p.path(), "sweeps/spawn2.toml", &spec);
+    one_point_saw(p.path(), "spawn2", "spawn2", "");
     let mut child = sweep_process(p.path())
         .args(["run", "sweeps/spawn2.toml", "-q"])
         .spawn()
