@@ -1,0 +1,278 @@
+//! The command line's shape: subcommands, their options and the groups they share (clap).
+
+use clap::{Args, Parser, Subcommand};
+use std::path::PathBuf;
+use sweep::driver::{self, Order};
+use sweep::exit;
+use sweep::overrides::Overrides;
+use sweep::points::{Shard, Split};
+use sweep::store::Dialect;
+
+#[derive(Parser)]
+#[command(name = "sweep", version, about = "Parameter sweeps of CUDA microbenchmarks, and what the curves mean", after_help = exit::HELP)]
+pub(crate) struct Cli {
+    #[command(subcommand)]
+    pub(crate) command: Command,
+}
+
+#[derive(Args, Clone)]
+pub(crate) struct Where {
+    /// Folder that holds the runs (`<output>/<sweep>/<timestamp>/`)
+    #[arg(long, default_value = "output")]
+    pub(crate) output: PathBuf,
+    /// Build cache folder [default: <output>/.cache, or $SWEEP_CACHE]
+    #[arg(long)]
+    pub(crate) cache: Option<PathBuf>,
+    /// Parallel builds [default: the number of cores]
+    #[arg(long, short)]
+    pub(crate) jobs: Option<usize>,
+}
+
+#[derive(Args, Clone)]
+pub(crate) struct Sharding {
+    /// Run only shard i of N (deterministic partition of the points), e.g. 0/4
+    #[arg(long)]
+    pub(crate) shard: Option<Shard>,
+    /// How points are dealt to shards and GPUs
+    #[arg(long, value_enum, default_value = "series")]
+    pub(crate) split: Split,
+}
+
+/// Overrides of the spec on the command line (nvbench's `-a` style); `plan`, `render`, `build`
+/// and `run` read the spec with them applied.
+#[derive(Args, Clone, Default)]
+pub(crate) struct OverrideArgs {
+    /// Override an axis: `-a threads=17:80` (a range, `LO:HI[:STEP]`) or `-a variant=naive,shared`
+    /// (a list); repeatable
+    #[arg(short = 'a', long = "axis", value_name = "NAME=VALUES", value_parser = sweep::overrides::key_value)]
+    pub(crate) axes: Vec<(String, String)>,
+    /// Override a `[vars]` constant: `--set n=4096`; repeatable
+    #[arg(long = "set", value_name = "KEY=VALUE", value_parser = sweep::overrides::key_value)]
+    pub(crate) vars: Vec<(String, String)>,
+    /// Override a `[timing]` setting: `--timing target_rel_ci=0.02`; repeatable
+    #[arg(long, value_name = "KEY=VALUE", value_parser = sweep::overrides::key_value)]
+    pub(crate) timing: Vec<(String, String)>,
+    /// Replace the spec's filter: `--filter "threads % 32 == 0"`
+    #[arg(long, value_name = "EXPR")]
+    pub(crate) filter: Option<String>,
+}
+
+impl OverrideArgs {
+    pub(crate) fn overrides(&self) -> Overrides {
+        Overrides {
+            axes: self.axes.clone(),
+            vars: self.vars.clone(),
+            timing: self.timing.clone(),
+            filter: self.filter.clone(),
+        }
+    }
+}
+
+#[derive(Args, Clone)]
+pub(crate) struct RunArgs {
+    #[command(flatten)]
+    pub(crate) place: Where,
+    #[command(flatten)]
+    pub(crate) sharding: Sharding,
+    /// CSV dialect: `semicolon` writes `;` and decimal commas for uk/ru/pt/es spreadsheets
+    #[arg(long, value_enum, default_value = "comma")]
+    pub(crate) csv_dialect: Dialect,
+    /// Order of the runs
+    #[arg(long, value_enum, default_value = "sweep")]
+    pub(crate) order: Order,
+    /// Seed of `--order shuffled`
+    #[arg(long, default_value_t = 1)]
+    pub(crate) seed: u64,
+    /// GPUs to use: `all`, or indices/UUIDs like `0,2` [default: the first visible GPU]
+    #[arg(long)]
+    pub(crate) gpus: Option<String>,
+    /// Wait for a GPU another sweep holds, instead of refusing
+    #[arg(long)]
+    pub(crate) wait_lock: bool,
+    /// Start a new run even when an unfinished run of a changed spec exists
+    #[arg(long)]
+    pub(crate) force: bool,
+    /// No progress output (the summary is still printed)
+    #[arg(long, short)]
+    pub(crate) quiet: bool,
+    /// Skip the analysis and charts that the spec's [analyze] asks for
+    #[arg(long)]
+    pub(crate) no_analyze: bool,
+    /// How many GPU programs to start ahead, per GPU, while the current one measures (each
+    /// creates its CUDA context, then waits at its start gate until the GPU is free)
+    #[arg(long, value_name = "N", default_value_t = driver::DEFAULT_PRESTART)]
+    pub(crate) prestart: usize,
+    /// Same as --prestart 0: start each program after the previous one ended
+    #[arg(long)]
+    pub(crate) no_prestart: bool,
+    /// Also write the run as JSON to FILE when it ends: the machine, and every point's axes,
+    /// status, timings and metrics with their statistics (schema in src/export.rs)
+    #[arg(long, value_name = "FILE")]
+    pub(crate) export_json: Option<PathBuf>,
+}
+
+#[derive(Subcommand)]
+pub(crate) enum Command {
+    /// Build and run every point of a sweep; resumes the latest unfinished run of the same spec
+    #[command(after_help = exit::HELP)]
+    Run {
+        /// The sweep spec (`sweeps/<name>.toml`)
+        spec: PathBuf,
+        #[command(flatten)]
+        over: OverrideArgs,
+        #[command(flatten)]
+        args: RunArgs,
+    },
+    /// Finish an unfinished run folder
+    #[command(after_help = exit::HELP)]
+    Resume {
+        /// An unfinished run folder (`output/<sweep>/<stamp>`)
+        run_dir: PathBuf,
+        #[command(flatten)]
+        args: RunArgs,
+    },
+    /// List the points of a sweep and their count, without building
+    #[command(after_help = exit::HELP)]
+    Plan {
+        /// The sweep spec (`sweeps/<name>.toml`)
+        spec: PathBuf,
+        #[command(flatten)]
+        over: OverrideArgs,
+        #[command(flatten)]
+        sharding: Sharding,
+    },
+    /// Print the rendered headers of one point
+    #[command(after_help = exit::HELP)]
+    Render {
+        /// The sweep spec (`sweeps/<name>.toml`)
+        spec: PathBuf,
+        #[command(flatten)]
+        over: OverrideArgs,
+        /// Point index (from `sweep plan`)
+        #[arg(long)]
+        point: usize,
+        /// Write the headers into this folder (to build the point by hand) instead of printing them
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
+    /// Compile every point into the build cache (needs nvcc, not a GPU)
+    #[command(after_help = exit::HELP)]
+    Build {
+        /// The sweep spec (`sweeps/<name>.toml`)
+        spec: PathBuf,
+        #[command(flatten)]
+        over: OverrideArgs,
+        #[command(flatten)]
+        place: Where,
+        #[command(flatten)]
+        sharding: Sharding,
+        /// Build only N points spread evenly over the sweep, the first and the last included
+        /// (a compile check of the corners)
+        #[arg(long)]
+        sample: Option<usize>,
+    },
+    /// List the benches and sweeps found
+    List {
+        /// Project folder holding cuda/ and sweeps/
+        #[arg(default_value = ".")]
+        dir: PathBuf,
+    },
+    /// Build cache: `stats` or `clean`
+    #[command(after_help = exit::HELP)]
+    Cache {
+        /// `stats`: entries and size; `clean`: remove every entry
+        #[arg(value_parser = ["stats", "clean"])]
+        action: String,
+        #[command(flatten)]
+        place: Where,
+    },
+    /// Period, phase, knee, drop and best x of every series of a results CSV
+    #[command(after_help = exit::HELP)]
+    Analyze {
+        /// A results CSV (`output/<sweep>/<stamp>/results.csv`), or any CSV with a numeric axis
+        results: PathBuf,
+        #[command(flatten)]
+        select: Select,
+    },
+    /// Charts (SVG and PNG) of every series of a results CSV
+    #[command(after_help = exit::HELP)]
+    Plot {
+        /// A results CSV (`output/<sweep>/<stamp>/results.csv`)
+        results: PathBuf,
+        #[command(flatten)]
+        select: Select,
+    },
+    /// Two runs point by point: B/A, and same, faster or slower within both sides' uncertainty
+    #[command(after_help = sweep::compare::HELP)]
+    Compare {
+        /// The reference run: a run folder or its results.csv
+        run_a: PathBuf,
+        /// The run compared with it: a run folder or its results.csv
+        run_b: PathBuf,
+        /// Metrics to compare, names or columns, comma-separated [default: every metric of both]
+        #[arg(long, value_delimiter = ',', value_name = "METRICS")]
+        y: Vec<String>,
+        /// Also write compare.csv and compare.md into this folder
+        #[arg(long, value_name = "DIR")]
+        out: Option<PathBuf>,
+        /// Exit 5 when a point is `slower` by more than PCT percent
+        #[arg(long, value_name = "PCT")]
+        fail_on_slower: Option<f64>,
+    },
+    /// Join shard runs into one run folder: one CSV in sweep order, one manifest
+    #[command(after_help = sweep::merge::HELP)]
+    Merge {
+        /// Run folders (output/<sweep>/<stamp>-shard-i-of-N), or a sweep folder (output/<sweep>:
+        /// the latest run of each of its shards)
+        #[arg(required = true)]
+        runs: Vec<PathBuf>,
+        /// The merged run folder [default: <stamp>-merged beside the first run]
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
+    /// Write a Slurm job-array script that runs one shard per task; --submit submits it
+    #[command(after_help = sweep::slurm::HELP)]
+    Slurm {
+        /// The sweep spec (`sweeps/<name>.toml`)
+        spec: PathBuf,
+        /// Number of shards, one array task each
+        #[arg(long)]
+        shards: usize,
+        /// How points are dealt to shards
+        #[arg(long, value_enum, default_value = "series")]
+        split: Split,
+        /// Slurm partition
+        #[arg(long)]
+        partition: Option<String>,
+        /// Generic resources of each task, e.g. gpu:1
+        #[arg(long)]
+        gres: Option<String>,
+        /// Time limit of each task, e.g. 02:00:00
+        #[arg(long)]
+        time: Option<String>,
+        /// CPUs of each task (also its parallel builds)
+        #[arg(long)]
+        cpus_per_task: Option<usize>,
+        #[command(flatten)]
+        place: Where,
+        /// Run sbatch on the script: only the shards without a finished run
+        #[arg(long)]
+        submit: bool,
+    },
+}
+
+#[derive(Args, Clone)]
+pub(crate) struct Select {
+    /// The swept axis (x) [default: the numeric axis with the most values]
+    #[arg(long)]
+    pub(crate) x: Option<String>,
+    /// Metric columns to analyse [default: every metric]
+    #[arg(long, value_delimiter = ',')]
+    pub(crate) y: Vec<String>,
+    /// Axes that tell series apart [default: every axis but x]
+    #[arg(long, value_delimiter = ',')]
+    pub(crate) by: Option<Vec<String>>,
+    /// Where analysis.json, analysis.csv and charts/ go [default: beside the CSV]
+    #[arg(long)]
+    pub(crate) out: Option<PathBuf>,
+}

@@ -1,0 +1,506 @@
+//! What each subcommand does: loads what it needs, calls the library, and turns failures into
+//! one line and an exit code.
+
+use super::args::*;
+use std::path::{Path, PathBuf};
+use sweep::driver::{self, Order, STOP};
+use sweep::events::Progress;
+use sweep::exit;
+use sweep::overrides::Overrides;
+use sweep::points::Split;
+use sweep::spec::Spec;
+use sweep::store::Dialect;
+
+/// A failure with its exit code; printed as one line.
+pub(crate) struct Fail(pub(crate) i32, pub(crate) String);
+
+impl<E: std::fmt::Display> From<(i32, E)> for Fail {
+    fn from((code, e): (i32, E)) -> Fail {
+        Fail(code, e.to_string())
+    }
+}
+
+fn load(spec: &Path) -> Result<Spec, Fail> {
+    Spec::load(spec).map_err(|e| Fail(exit::BAD_INPUT, e.to_string()))
+}
+
+/// The spec with the command-line overrides applied.
+fn load_with(spec: &Path, over: &OverrideArgs) -> Result<Spec, Fail> {
+    sweep::overrides::load(spec, &over.overrides())
+        .map_err(|e| Fail(exit::BAD_INPUT, e.to_string()))
+}
+
+fn cache_dir(place: &Where) -> PathBuf {
+    place
+        .cache
+        .clone()
+        .or_else(|| std::env::var_os("SWEEP_CACHE").map(PathBuf::from))
+        .unwrap_or_else(|| place.output.join(".cache"))
+}
+
+fn options(args: &RunArgs, resume: Option<PathBuf>) -> driver::Options {
+    driver::Options {
+        output: args.place.output.clone(),
+        cache: cache_dir(&args.place),
+        jobs: args.place.jobs.unwrap_or_else(cores),
+        dialect: args.csv_dialect,
+        order: args.order,
+        seed: args.seed,
+        shard: args.sharding.shard,
+        split: args.sharding.split,
+        gpus: args.gpus.clone(),
+        wait_lock: args.wait_lock,
+        force: args.force,
+        resume,
+        command: std::env::args().collect(),
+        prestart: if args.no_prestart { 0 } else { args.prestart },
+    }
+}
+
+fn cores() -> usize {
+    std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1)
+}
+
+fn install_ctrl_c() {
+    let _ = ctrlc::set_handler(|| {
+        if STOP.swap(true, std::sync::atomic::Ordering::SeqCst) {
+            sweep::exec::kill_all();
+            driver::mark_interrupted();
+            eprintln!("\ninterrupted twice: children killed; finished rows are in the CSV");
+            std::process::exit(exit::INTERRUPTED);
+        }
+        eprintln!("\ninterrupted: finishing the current point (Ctrl-C again to kill it)");
+    });
+}
+
+fn run_sweep(spec: &Spec, args: &RunArgs, resume: Option<PathBuf>) -> Result<i32, Fail> {
+    install_ctrl_c();
+    let opts = options(args, resume);
+    let summary = driver::run(spec, &opts, Box::new(Progress::new(args.quiet)))
+        .map_err(|e| Fail(e.exit_code(), e.to_string()))?;
+    print!("{}", summary.text());
+    if let Some(path) = &args.export_json {
+        sweep::export::write_json(&summary.run_dir, path)
+            .map_err(|e| Fail(exit::ENVIRONMENT, e.to_string()))?;
+        eprintln!("wrote {}", path.display());
+    }
+    if summary.interrupted {
+        return Ok(exit::INTERRUPTED);
+    }
+    if let Some(cfg) = spec.analyze.clone().filter(|_| !args.no_analyze) {
+        let select = Select {
+            x: cfg.x,
+            y: cfg.y,
+            by: cfg.by,
+            out: None,
+        };
+        if let Err(Fail(_, msg)) = analyze(&summary.csv, &select, cfg.plot) {
+            eprintln!("warning: the analysis at the end of the run failed: {msg}");
+        }
+    }
+    Ok(if summary.failed() > 0 {
+        exit::POINTS_FAILED
+    } else {
+        exit::OK
+    })
+}
+
+fn analyze(results: &Path, select: &Select, plot: bool) -> Result<(), Fail> {
+    let opts = sweep::analyze::AnalyzeOptions {
+        x: select.x.clone(),
+        y: select.y.clone(),
+        by: select.by.clone(),
+    };
+    let analysis = sweep::analyze::analyze_csv(results, &opts)
+        .map_err(|e| Fail(exit::BAD_INPUT, e.to_string()))?;
+    let out = select
+        .out
+        .clone()
+        .unwrap_or_else(|| results.parent().map(Path::to_path_buf).unwrap_or_default());
+    print!("{}", analysis.to_markdown());
+    let mut files = analysis
+        .write_files(&out)
+        .map_err(|e| Fail(exit::BAD_INPUT, e.to_string()))?;
+    if plot {
+        files.extend(
+            sweep::report::plot(&analysis, &out)
+                .map_err(|e| Fail(exit::BAD_INPUT, e.to_string()))?,
+        );
+    }
+    for f in files {
+        eprintln!("wrote {}", f.display());
+    }
+    Ok(())
+}
+
+pub(crate) fn dispatch(cli: Cli) -> Result<i32, Fail> {
+    match cli.command {
+        Command::Run { spec, over, args } => {
+            let spec = load_with(&spec, &over)?;
+            run_sweep(&spec, &args, None)
+        }
+        Command::Resume { run_dir, args } => {
+            let run_dir = std::path::absolute(&run_dir).unwrap_or(run_dir);
+            let m = sweep::store::Manifest::load(&run_dir)
+                .map_err(|e| Fail(exit::BAD_INPUT, e.to_string()))?;
+            // From any folder: work in the one the run started in, where its spec path, output and
+            // cache paths mean what they meant then.
+            if Path::new(&m.spec_path).is_relative() && Path::new(&m.cwd).is_dir() {
+                std::env::set_current_dir(&m.cwd).map_err(|e| {
+                    Fail(exit::ENVIRONMENT, format!("cannot enter `{}`: {e}", m.cwd))
+                })?;
+            }
+            let over = Overrides::from_args(&m.overrides).ok_or_else(|| {
+                Fail(
+                    exit::BAD_INPUT,
+                    format!(
+                        "`{}`: unreadable overrides {:?} in its manifest",
+                        run_dir.display(),
+                        m.overrides
+                    ),
+                )
+            })?;
+            let spec = sweep::overrides::load(Path::new(&m.spec_path), &over)
+                .map_err(|e| Fail(exit::BAD_INPUT, e.to_string()))?;
+            run_sweep(&spec, &args, Some(run_dir))
+        }
+        Command::Plan {
+            spec,
+            over,
+            sharding,
+        } => {
+            let spec = load_with(&spec, &over)?;
+            let points = driver::plan(&spec, sharding.shard, sharding.split)
+                .map_err(|e| Fail(e.exit_code(), e.to_string()))?;
+            println!("{:>6}  {:<12}  point", "index", "id");
+            for p in &points {
+                println!("{:>6}  {:<12}  {}", p.index, p.id, p.label());
+            }
+            if spec.repeat > 1 {
+                println!(
+                    "{} points, each in {} processes (repeat: pass 1 in this order, the others shuffled)",
+                    points.len(),
+                    spec.repeat
+                );
+            } else {
+                println!("{} points", points.len());
+            }
+            Ok(exit::OK)
+        }
+        Command::Render {
+            spec,
+            over,
+            point,
+            out,
+        } => {
+            let spec = load_with(&spec, &over)?;
+            let points = driver::plan(&spec, None, Split::Series)
+                .map_err(|e| Fail(e.exit_code(), e.to_string()))?;
+            let p = points.get(point).ok_or_else(|| {
+                Fail(
+                    exit::BAD_INPUT,
+                    format!(
+                        "point {point} does not exist (hint: the sweep has points 0..{})",
+                        points.len() - 1
+                    ),
+                )
+            })?;
+            let bench = sweep::render::Bench::locate(&spec).map_err(|e| (exit::BAD_INPUT, e))?;
+            let rendered =
+                sweep::render::render(&bench, &spec, p).map_err(|e| (exit::BAD_INPUT, e))?;
+            match out {
+                Some(dir) => {
+                    sweep::render::write(&rendered, &dir).map_err(|e| {
+                        Fail(
+                            exit::BAD_INPUT,
+                            format!("cannot write headers into `{}`: {e}", dir.display()),
+                        )
+                    })?;
+                    let source = bench.source.display();
+                    let common = bench
+                        .common
+                        .as_ref()
+                        .map(|c| format!(" -I{}", c.display()))
+                        .unwrap_or_default();
+                    println!(
+                        "wrote {} header(s) for {} into {}",
+                        rendered.len(),
+                        p.label(),
+                        dir.display()
+                    );
+                    let arch = if spec.is_nvcc() {
+                        format!(
+                            " -arch={}",
+                            spec.arch.as_deref().unwrap_or(sweep::compile::DEFAULT_ARCH)
+                        )
+                    } else {
+                        String::new()
+                    };
+                    println!(
+                        "build by hand: {}{arch} -I{}{common} -o {}/bench {source} {}",
+                        spec.compiler,
+                        dir.display(),
+                        dir.display(),
+                        sweep::compile::point_flags(&spec, p).join(" ")
+                    );
+                }
+                None => {
+                    for r in &rendered {
+                        println!("// ---- {} ({}) ----", r.file, p.label());
+                        print!("{}", r.text);
+                    }
+                }
+            }
+            Ok(exit::OK)
+        }
+        Command::Build {
+            spec,
+            over,
+            place,
+            sharding,
+            sample,
+        } => {
+            install_ctrl_c();
+            let spec = load_with(&spec, &over)?;
+            let opts = driver::Options {
+                output: place.output.clone(),
+                cache: cache_dir(&place),
+                jobs: place.jobs.unwrap_or_else(cores),
+                dialect: Dialect::Comma,
+                order: Order::Sweep,
+                seed: 0,
+                shard: sharding.shard,
+                split: sharding.split,
+                gpus: None,
+                wait_lock: false,
+                force: false,
+                resume: None,
+                command: std::env::args().collect(),
+                prestart: 0,
+            };
+            let r = driver::build_only(&spec, &opts, sample)
+                .map_err(|e| Fail(e.exit_code(), e.to_string()))?;
+            for f in &r.failed {
+                eprintln!("build failed: {f}");
+            }
+            println!(
+                "built {} points, {} from cache, {} failed, in {:.1} s (arch {} from {}; logs in {})",
+                r.built,
+                r.cached,
+                r.failed.len(),
+                r.wall.as_secs_f64(),
+                r.arch.as_deref().unwrap_or("host"),
+                r.arch_from,
+                r.dir.display()
+            );
+            Ok(if r.failed.is_empty() {
+                exit::OK
+            } else {
+                exit::POINTS_FAILED
+            })
+        }
+        Command::List { dir } => {
+            list(&dir);
+            Ok(exit::OK)
+        }
+        Command::Cache { action, place } => {
+            let cache = sweep::cache::Cache::new(cache_dir(&place));
+            let s = if action == "clean" {
+                cache.clean().map_err(|e| (exit::ENVIRONMENT, e))?
+            } else {
+                cache.stats()
+            };
+            let verb = if action == "clean" {
+                "removed"
+            } else {
+                "holds"
+            };
+            println!(
+                "cache {} {verb} {} builds, {:.1} MiB",
+                cache.dir.display(),
+                s.entries,
+                s.bytes as f64 / 1048576.0
+            );
+            if s.partial > 0 {
+                println!(
+                    "and {} unfinished builds of killed sweeps, {:.1} MiB{}",
+                    s.partial,
+                    s.partial_bytes as f64 / 1048576.0,
+                    if action == "clean" {
+                        ""
+                    } else {
+                        " (the next sweep or `sweep cache clean` removes them)"
+                    }
+                );
+            }
+            Ok(exit::OK)
+        }
+        Command::Analyze { results, select } => analyze(&results, &select, false).map(|_| exit::OK),
+        Command::Plot { results, select } => {
+            let opts = sweep::analyze::AnalyzeOptions {
+                x: select.x.clone(),
+                y: select.y.clone(),
+                by: select.by.clone(),
+            };
+            let a =
+                sweep::analyze::analyze_csv(&results, &opts).map_err(|e| (exit::BAD_INPUT, e))?;
+            let out = select
+                .out
+                .unwrap_or_else(|| results.parent().map(Path::to_path_buf).unwrap_or_default());
+            for f in sweep::report::plot(&a, &out).map_err(|e| (exit::BAD_INPUT, e))? {
+                println!("wrote {}", f.display());
+            }
+            Ok(exit::OK)
+        }
+        Command::Compare {
+            run_a,
+            run_b,
+            y,
+            out,
+            fail_on_slower,
+        } => compare(&run_a, &run_b, y, out, fail_on_slower),
+        Command::Merge { runs, out } => merge(&runs, out),
+        Command::Slurm {
+            spec,
+            shards,
+            split,
+            partition,
+            gres,
+            time,
+            cpus_per_task,
+            place,
+            submit,
+        } => {
+            let binary = std::env::current_exe().map_err(|e| {
+                (
+                    exit::ENVIRONMENT,
+                    format!("cannot find this sweep binary: {e}"),
+                )
+            })?;
+            let req = sweep::slurm::Request {
+                shards,
+                split,
+                binary,
+                cache: cache_dir(&place),
+                output: place.output,
+                jobs: place.jobs,
+                partition,
+                gres,
+                time,
+                cpus_per_task,
+            };
+            slurm(&spec, req, submit)
+        }
+    }
+}
+
+fn compare(
+    a: &Path,
+    b: &Path,
+    y: Vec<String>,
+    out: Option<PathBuf>,
+    fail_on_slower: Option<f64>,
+) -> Result<i32, Fail> {
+    if let Some(pct) = fail_on_slower.filter(|p| !(p.is_finite() && *p >= 0.0)) {
+        return Err(Fail(
+            exit::USAGE,
+            format!("--fail-on-slower `{pct}` is not a percentage (hint: a number >= 0, like 5)"),
+        ));
+    }
+    let c = sweep::compare::compare(a, b, &sweep::compare::Options { y })
+        .map_err(|e| (exit::BAD_INPUT, e))?;
+    print!("{}", c.to_markdown());
+    if let Some(dir) = out {
+        for f in c.write_files(&dir).map_err(|e| (exit::BAD_INPUT, e))? {
+            eprintln!("wrote {}", f.display());
+        }
+    }
+    match fail_on_slower.and_then(|pct| c.too_slow(pct)) {
+        Some(msg) => Err(Fail(exit::SLOWER, msg)),
+        None => Ok(exit::OK),
+    }
+}
+
+fn merge(runs: &[PathBuf], out: Option<PathBuf>) -> Result<i32, Fail> {
+    let fail = |e: sweep::merge::MergeError| Fail(e.exit_code(), e.to_string());
+    let dirs = sweep::merge::resolve(runs).map_err(fail)?;
+    let opts = sweep::merge::Options {
+        out,
+        command: std::env::args().collect(),
+    };
+    let merged = sweep::merge::merge(&dirs, &opts).map_err(fail)?;
+    println!("{}", merged.summary());
+    match merged.missing_error() {
+        Some(msg) => Err(Fail(exit::POINTS_FAILED, msg)),
+        None => Ok(exit::OK),
+    }
+}
+
+fn slurm(spec: &Path, req: sweep::slurm::Request, submit: bool) -> Result<i32, Fail> {
+    let fail = |e: sweep::slurm::SlurmError| Fail(e.exit_code(), e.to_string());
+    let spec = load(spec)?;
+    let job = sweep::slurm::Job::new(&spec, req).map_err(fail)?;
+    let prepared = sweep::slurm::prepare(&job).map_err(fail)?;
+    let (warnings, lines) = prepared.describe(&job);
+    for w in warnings {
+        eprintln!("warning: {w}");
+    }
+    for l in lines {
+        println!("{l}");
+    }
+    if submit && !prepared.todo.is_empty() {
+        let id = sweep::slurm::submit(&prepared.sbatch).map_err(fail)?;
+        let logs = job.sweep_dir().join(format!("slurm-{id}_<task>.out"));
+        println!(
+            "submitted job array {id} (shards {}); task logs: {}",
+            sweep::slurm::ranges(&prepared.todo),
+            logs.display()
+        );
+    }
+    Ok(exit::OK)
+}
+
+fn list(dir: &Path) {
+    let benches: Vec<_> = walkdir::WalkDir::new(dir.join("cuda"))
+        .min_depth(1)
+        .max_depth(1)
+        .sort_by_file_name()
+        .into_iter()
+        .filter_map(Result::ok)
+        .filter(|e| e.file_type().is_dir() && e.file_name() != "common")
+        .filter_map(|e| sweep::render::Bench::open(e.path()).ok())
+        .collect();
+    println!("benches ({}):", benches.len());
+    for b in &benches {
+        let templates: Vec<String> = b
+            .templates
+            .iter()
+            .filter_map(|t| t.file_name().map(|f| f.to_string_lossy().into_owned()))
+            .collect();
+        println!(
+            "  {:<16} {}  [{}]",
+            b.name,
+            b.source.display(),
+            templates.join(", ")
+        );
+    }
+    let specs: Vec<_> = walkdir::WalkDir::new(dir.join("sweeps"))
+        .sort_by_file_name()
+        .into_iter()
+        .filter_map(Result::ok)
+        .filter(|e| e.path().extension().is_some_and(|x| x == "toml"))
+        .collect();
+    println!("sweeps ({}):", specs.len());
+    for e in specs {
+        let line = match Spec::load(e.path()) {
+            Ok(s) => match sweep::points::expand(&s) {
+                Ok(p) => format!("bench {:<14} {} points", s.bench, p.len()),
+                Err(err) => format!("error: {err}"),
+            },
+            Err(err) => format!("error: {err}"),
+        };
+        println!("  {:<28} {line}", e.path().display());
+    }
+}
