@@ -220,10 +220,6 @@ impl CsvSink {
         Ok(sink)
     }
 
-    pub fn path(&self) -> &Path {
-        &self.path
-    }
-
     pub fn fields(&self, row: &Row) -> Vec<String> {
         let d = self.dialect;
         let ok = row.status.measured();
