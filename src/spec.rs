@@ -492,7 +492,7 @@ impl Spec {
         if file.timing.as_ref().and_then(|t| t.placements) == Some(0) {
             return Err(at_key(
                 "placements",
-                "`[timing] placements` is 0 (hint: 1 measures the buffers where cudaMalloc put them, 16 is the default)".into(),
+                "`[timing] placements` is 0 (hint: 1 measures the buffers where cudaMalloc put them, 8 is the default)".into(),
             ));
         }
         let mut env = file.env.clone();
@@ -857,7 +857,7 @@ mod tests {
             ),
             (
                 format!("{OK}[timing]\nplacements = 0\n"),
-                "sweeps/t.toml:8: `[timing] placements` is 0 (hint: 1 measures the buffers where cudaMalloc put them, 16 is the default)",
+                "sweeps/t.toml:8: `[timing] placements` is 0 (hint: 1 measures the buffers where cudaMalloc put them, 8 is the default)",
             ),
             (
                 "bench = \"b\"\n[[axis]]\nname = \"t\"\nrange=[1,2]\n[[metric]]\nname=\"x\"\n".into(),
