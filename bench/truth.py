@@ -22,7 +22,6 @@ sfx = sys.argv[2] if len(sys.argv) > 2 else ""
 
 MEASURED = ("ok", "noisy", "unstable")
 between = {}  # label -> metric -> (pairs, b)
-clocks = {}  # label -> the range of its SM clock readings
 
 
 def controls(label, rows, path):
@@ -45,7 +44,6 @@ def controls(label, rows, path):
             out[m] = own_b(d)
     floored = with_floor({m: b for m, (_, b) in out.items()})
     clock = clock_range(list(rows.values()) + ctl)
-    clocks[label] = clock
     return {m: (n, max(floored[m], clock)) for m, (n, _) in out.items()}
 
 
