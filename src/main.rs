@@ -14,8 +14,11 @@ fn main() -> ExitCode {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
     let cli = cli::args::Cli::parse();
-    // Before any thread: whatever ends sweep, what its programs started goes with them.
-    sweep::exec::start_guard();
+    // Before any thread: whatever ends sweep, what its programs started goes with them. Only
+    // where it starts programs: a fork on every `sweep analyze` or `list` would buy nothing.
+    if cli.command.starts_programs() {
+        sweep::exec::start_guard();
+    }
     match dispatch(cli) {
         Ok(code) => ExitCode::from(code as u8),
         Err(Fail(code, msg)) => {

@@ -261,6 +261,17 @@ pub(crate) enum Command {
     },
 }
 
+impl Command {
+    /// The subcommands that start builds and GPU programs, and so need the guard
+    /// (`sweep::exec::start_guard`); the others start at most a short query.
+    pub(crate) fn starts_programs(&self) -> bool {
+        matches!(
+            self,
+            Command::Run { .. } | Command::Resume { .. } | Command::Build { .. }
+        )
+    }
+}
+
 #[derive(Args, Clone)]
 pub(crate) struct Select {
     /// The swept axis (x) [default: the numeric axis with the most values]
