@@ -40,7 +40,7 @@ EOF
   run_dir() { ls -d "$work/$1"/threads_1_512/*/ | head -1; }
   for pair in "one_warm all_warm" "one_cold all_cold" "one_cold one_warm"; do
     set -- $pair
-    "$bin" compare "$(run_dir "$1")" "$(run_dir "$2")" --out "$work/compare_${1}_$2" > /dev/null
+    "$bin" compare "$(run_dir "$1")" "$(run_dir "$2")" --out "$work/compare_${1}_$2" > "$work/compare_${1}_$2.log" 2>&1
     python3 - "$work/compare_${1}_$2/compare.csv" "$1" "$2" >> "$log" <<'EOF'
 import csv, sys
 from collections import defaultdict
