@@ -66,6 +66,8 @@ pub enum MergeError {
     Spec { dir: String, reason: String },
     #[error("run `{dir}` holds point `{id}`, which its spec does not have (hint: was its results.csv edited?)")]
     Foreign { dir: String, id: String },
+    #[error("run `{dir}` was made by an older sweep, whose point ids (`{id}`) lack the `p` prefix (hint: merge it with the sweep that made it, or re-run it)")]
+    OldIds { dir: String, id: String },
     #[error("{count} points appear more than once: {list} (hint: pass one run per shard; nothing was written)")]
     Duplicates { count: usize, list: String },
     #[error("`{dir}` already holds a merged run (hint: pick another --out, or remove it)")]
@@ -405,6 +407,12 @@ pub fn merge(dirs: &[PathBuf], opts: &Options) -> Result<Merged, MergeError> {
     for (i, input) in inputs.iter().enumerate() {
         for (r, row) in input.rows.iter().enumerate() {
             let id = row.first().map(String::as_str).unwrap_or_default();
+            if crate::points::legacy_id(id) {
+                return Err(MergeError::OldIds {
+                    dir: input.name(),
+                    id: id.into(),
+                });
+            }
             let k = *position.get(id).ok_or_else(|| MergeError::Foreign {
                 dir: input.name(),
                 id: id.to_string(),
@@ -627,21 +635,11 @@ fn write_csv(
         .file_name()
         .map_or("results.csv".into(), |n| n.to_string_lossy());
     let tmp = path.with_file_name(format!(".{name}.tmp"));
-    let file = std::fs::File::create(&tmp).map_err(write_err(&tmp))?;
-    let mut w = csv::WriterBuilder::new()
-        .delimiter(dialect.delimiter())
-        .terminator(csv::Terminator::CRLF)
-        .from_writer(std::io::BufWriter::new(file));
-    let csv_err = |e: csv::Error| MergeError::Write {
-        path: tmp.clone(),
-        reason: e.to_string(),
-    };
-    w.write_record(header).map_err(csv_err)?;
+    let mut text = store::record(header, dialect);
     for row in rows {
-        w.write_record(row.iter()).map_err(csv_err)?;
+        text.extend(store::record(row, dialect));
     }
-    w.flush().map_err(write_err(&tmp))?;
-    drop(w);
+    std::fs::write(&tmp, text).map_err(write_err(&tmp))?;
     std::fs::rename(&tmp, path).map_err(write_err(path))
 }
 

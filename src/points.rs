@@ -65,6 +65,9 @@ pub enum PointsError {
 /// seconds each: 200,000 is already weeks of GPU time, and planning 4.2 M points took 46 s and 7 GB.
 pub const MAX_POINTS: usize = 200_000;
 
+/// A point's id: `p` and 12 hex digits of a hash of the bench and the axis values. The letter
+/// first keeps a spreadsheet from reading an id as a number (`096962288715` lost its zero and
+/// `137798133e26` became 1.4E+34 in LibreOffice), so ids always match `points/<id>/`.
 pub fn point_id(bench: &str, values: &[(String, Value)]) -> String {
     let mut h = Sha256::new();
     h.update(bench.as_bytes());
@@ -80,7 +83,15 @@ pub fn point_id(bench: &str, values: &[(String, Value)]) -> String {
         });
         h.update(v.to_string().as_bytes());
     }
-    crate::spec::hex(&h.finalize()[..6])
+    format!("{ID_PREFIX}{}", crate::spec::hex(&h.finalize()[..6]))
+}
+
+/// The first character of every point id since ids stopped being bare hex digits.
+pub const ID_PREFIX: char = 'p';
+
+/// Whether `id` is a point id of the scheme before [`ID_PREFIX`] (12 bare hex digits).
+pub fn legacy_id(id: &str) -> bool {
+    id.len() == 12 && id.bytes().all(|b| b.is_ascii_hexdigit())
 }
 
 /// Every point of the spec, in sweep order (the last axis varies fastest), filtered.
@@ -434,7 +445,17 @@ mod tests {
         let pts = expand(&s).unwrap();
         assert_ne!(pts[0].id, pts[1].id, "an int and a string differ");
         assert_eq!(pts[0].id, point_id("b", &[("a".into(), Value::Int(1))]));
-        assert_eq!(pts[0].id.len(), 12);
+        assert_eq!(pts[0].id.len(), 13);
+        for p in &pts {
+            // A spreadsheet must never read an id as a number (`1e5`, `0123`).
+            assert!(
+                p.id.starts_with(ID_PREFIX) && p.id.parse::<f64>().is_err(),
+                "{}",
+                p.id
+            );
+            assert!(!legacy_id(&p.id));
+        }
+        assert!(legacy_id("096962288715") && legacy_id("137798133e26"));
     }
 
     #[test]

@@ -7,7 +7,7 @@
 use crate::exec::{self, Cmd};
 use crate::points::{self, Shard, Split};
 use crate::spec::Spec;
-use crate::store::{self, Manifest};
+use crate::store::{self, Dialect, Manifest};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -39,6 +39,8 @@ pub struct Job {
     pub split: Split,
     /// `-j` of each task, when given.
     pub jobs: Option<usize>,
+    /// `--csv-dialect` of every task, so that the shards' CSVs merge.
+    pub dialect: Dialect,
     pub partition: Option<String>,
     pub gres: Option<String>,
     pub time: Option<String>,
@@ -100,6 +102,7 @@ pub struct Request {
     pub output: PathBuf,
     pub cache: PathBuf,
     pub jobs: Option<usize>,
+    pub dialect: Dialect,
     pub partition: Option<String>,
     pub gres: Option<String>,
     pub time: Option<String>,
@@ -146,6 +149,7 @@ impl Job {
             shards: req.shards,
             split,
             jobs: req.jobs,
+            dialect: req.dialect,
             partition: req.partition,
             gres: req.gres,
             time: req.time,
@@ -227,6 +231,8 @@ impl Job {
                 path(&self.cache),
                 "--split".into(),
                 format!("{:?}", self.split).to_lowercase(),
+                "--csv-dialect".into(),
+                self.dialect.name().into(),
             ]);
         if let Some(j) = self.jobs.or(self.cpus_per_task) {
             cmd = cmd.args(["-j".to_string(), j.to_string()]);
@@ -479,6 +485,7 @@ mod tests {
             shards: 4,
             split: Split::Series,
             jobs: None,
+            dialect: Dialect::Semicolon,
             partition: Some("gpu".into()),
             gres: Some("gpu:1".into()),
             time: Some("01:30:00".into()),
@@ -513,7 +520,7 @@ mod tests {
             .all(|l| !l.starts_with("#SBATCH")));
         assert!(s.contains("shard=\"${SLURM_ARRAY_TASK_ID:?"), "{s}");
         assert!(s.ends_with(
-            "exec /opt/sweep/bin/sweep run /p/sweeps/saw.toml --output /scratch/out --cache /shared/cache --split series -j 8 -q --shard \"$shard\"\n"
+            "exec /opt/sweep/bin/sweep run /p/sweeps/saw.toml --output /scratch/out --cache /shared/cache --split series --csv-dialect semicolon -j 8 -q --shard \"$shard\"\n"
         ));
     }
 

@@ -46,6 +46,14 @@ impl Dialect {
         }
     }
 
+    /// The dialect's name, as `--csv-dialect` takes it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Dialect::Comma => "comma",
+            Dialect::Semicolon => "semicolon",
+        }
+    }
+
     /// Reads a number written in this dialect.
     pub fn parse_number(self, s: &str) -> Option<f64> {
         match self {
@@ -187,15 +195,28 @@ pub struct CsvSink {
     dialect: Dialect,
 }
 
-/// One CSV record in `dialect`: RFC 4180 quoting, CRLF line end.
-pub(crate) fn record(fields: &[String], dialect: Dialect) -> Vec<u8> {
-    let mut w = csv::WriterBuilder::new()
-        .delimiter(dialect.delimiter())
-        .terminator(csv::Terminator::CRLF)
-        .from_writer(Vec::new());
-    // Writing to a Vec cannot fail.
-    let _ = w.write_record(fields);
-    w.into_inner().unwrap_or_default()
+/// One CSV record in `dialect`: CRLF line end; a field is quoted (RFC 4180: `"`, inner `"`
+/// doubled) when it holds either separator, a tab, a quote, a line break or edge spaces, whatever
+/// the dialect, because a spreadsheet's import may split on `,` and `;` at once (LibreOffice's
+/// default does).
+pub fn record(fields: &[String], dialect: Dialect) -> Vec<u8> {
+    let mut out = String::new();
+    for (i, f) in fields.iter().enumerate() {
+        if i > 0 {
+            out.push(dialect.delimiter() as char);
+        }
+        let quote =
+            f.contains([',', ';', '\t', '"', '\r', '\n']) || f.starts_with(' ') || f.ends_with(' ');
+        if quote {
+            out.push('"');
+            out.push_str(&f.replace('"', "\"\""));
+            out.push('"');
+        } else {
+            out.push_str(f);
+        }
+    }
+    out.push_str("\r\n");
+    out.into_bytes()
 }
 
 impl CsvSink {

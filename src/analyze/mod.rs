@@ -395,7 +395,6 @@ impl Analysis {
 
     /// `analysis.csv`: one row per series, in the dialect of the results CSV.
     pub fn to_csv(&self) -> String {
-        let delimiter = if self.semicolon { b';' } else { b',' };
         let num = |v: Option<f64>| -> String {
             match v.filter(|v| v.is_finite()) {
                 Some(v) if self.semicolon => format!("{v}").replace('.', ","),
@@ -403,14 +402,16 @@ impl Analysis {
                 None => String::new(),
             }
         };
-        let mut w = csv::WriterBuilder::new()
-            .delimiter(delimiter)
-            .from_writer(Vec::new());
+        let dialect = if self.semicolon {
+            crate::store::Dialect::Semicolon
+        } else {
+            crate::store::Dialect::Comma
+        };
+        let mut out: Vec<u8> = Vec::new();
         let mut header: Vec<String> = vec!["series".into(), "metric".into(), "unit".into()];
         header.extend(self.by.iter().cloned());
         header.extend(CSV_COLUMNS.iter().map(|c| c.to_string()));
-        // Writing to a Vec cannot fail; a failed record would only drop that line.
-        let _ = w.write_record(&header);
+        out.extend(crate::store::record(&header, dialect));
         for s in &self.series {
             let c = &s.curve;
             let p = c.period.as_ref();
@@ -443,9 +444,9 @@ impl Analysis {
                 c.outliers.len().to_string(),
                 s.reading.clone(),
             ]);
-            let _ = w.write_record(&row);
+            out.extend(crate::store::record(&row, dialect));
         }
-        String::from_utf8(w.into_inner().unwrap_or_default()).unwrap_or_default()
+        String::from_utf8(out).unwrap_or_default()
     }
 }
 

@@ -4,6 +4,7 @@ use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
 use sweep::driver::{self, Order};
 use sweep::exit;
+use sweep::export::Format as ExportFormat;
 use sweep::overrides::Overrides;
 use sweep::points::{Shard, Split};
 use sweep::store::Dialect;
@@ -74,9 +75,10 @@ pub(crate) struct RunArgs {
     pub(crate) place: Where,
     #[command(flatten)]
     pub(crate) sharding: Sharding,
-    /// CSV dialect: `semicolon` writes `;` and decimal commas for uk/ru/pt/es spreadsheets
-    #[arg(long, value_enum, default_value = "comma")]
-    pub(crate) csv_dialect: Dialect,
+    /// CSV dialect of results.csv: `semicolon` writes `;` and decimal commas for uk/ru/pt/es
+    /// spreadsheets [default: comma; a resumed run keeps its own]
+    #[arg(long, value_enum)]
+    pub(crate) csv_dialect: Option<Dialect>,
     /// Order of the runs
     #[arg(long, value_enum, default_value = "sweep")]
     pub(crate) order: Order,
@@ -105,6 +107,10 @@ pub(crate) struct RunArgs {
     /// Same as --prestart 0: start each program after the previous one ended
     #[arg(long)]
     pub(crate) no_prestart: bool,
+    /// Also write the run in these formats into `<run>/export/` when it ends (after its
+    /// analysis): xlsx, csv, json, comma-separated
+    #[arg(long, value_enum, value_delimiter = ',', value_name = "FORMATS")]
+    pub(crate) export: Vec<ExportFormat>,
     /// Also write the run as JSON to FILE when it ends: the machine, and every point's axes,
     /// status, timings and metrics with their statistics (schema in src/export.rs)
     #[arg(long, value_name = "FILE")]
@@ -219,6 +225,21 @@ pub(crate) enum Command {
         #[arg(long, value_name = "PCT")]
         fail_on_slower: Option<f64>,
     },
+    /// Write a run as xlsx (typed cells, charts), csv (in a chosen dialect) or json
+    #[command(after_help = EXPORT_HELP)]
+    Export {
+        /// A run folder (`output/<sweep>/<stamp>`)
+        run_dir: PathBuf,
+        /// Formats, comma-separated
+        #[arg(long, value_enum, value_delimiter = ',', default_value = "xlsx")]
+        format: Vec<ExportFormat>,
+        /// Dialect of the csv format [default: the run's]
+        #[arg(long, value_enum)]
+        dialect: Option<Dialect>,
+        /// Folder of the files [default: <run_dir>/export]
+        #[arg(long, value_name = "DIR")]
+        out: Option<PathBuf>,
+    },
     /// Join shard runs into one run folder: one CSV in sweep order, one manifest
     #[command(after_help = sweep::merge::HELP)]
     Merge {
@@ -253,6 +274,9 @@ pub(crate) enum Command {
         /// CPUs of each task (also its parallel builds)
         #[arg(long)]
         cpus_per_task: Option<usize>,
+        /// CSV dialect of every task's results.csv (and so of the merged one)
+        #[arg(long, value_enum, default_value = "comma")]
+        csv_dialect: Dialect,
         #[command(flatten)]
         place: Where,
         /// Run sbatch on the script: only the shards without a finished run
@@ -287,3 +311,12 @@ pub(crate) struct Select {
     #[arg(long)]
     pub(crate) out: Option<PathBuf>,
 }
+
+const EXPORT_HELP: &str = "\
+Files (in --out, default <run_dir>/export):
+  results.xlsx  sheets results (typed cells: numbers as numbers in every locale, ids and names as
+                text; header frozen, autofilter), analysis, one 'chart <unit>' per family of
+                metrics (a line chart against the swept axis) and manifest
+  results.csv   and analysis.csv: in --dialect, UTF-8 with a byte-order mark, text quoted wherever
+                a ',' or ';' could split it. Open them with the options in the README (Spreadsheets).
+  run.json      the run as one document (schema in src/export/json.rs)";

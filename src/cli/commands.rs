@@ -9,7 +9,6 @@ use sweep::exit;
 use sweep::overrides::Overrides;
 use sweep::points::Split;
 use sweep::spec::Spec;
-use sweep::store::Dialect;
 
 /// A failure with its exit code; printed as one line.
 pub(crate) struct Fail(pub(crate) i32, pub(crate) String);
@@ -100,11 +99,36 @@ fn run_sweep(spec: &Spec, args: &RunArgs, resume: Option<PathBuf>) -> Result<i32
             eprintln!("warning: the analysis at the end of the run failed: {msg}");
         }
     }
+    if !args.export.is_empty() {
+        if let Err(Fail(_, msg)) = export(&summary.run_dir, &args.export, None, None) {
+            eprintln!("warning: the export at the end of the run failed: {msg}");
+        }
+    }
     Ok(if summary.failed() > 0 {
         exit::POINTS_FAILED
     } else {
         exit::OK
     })
+}
+
+/// `sweep export`: the run in each format, into `out` (default `<run_dir>/export`).
+fn export(
+    run_dir: &Path,
+    formats: &[sweep::export::Format],
+    dialect: Option<sweep::store::Dialect>,
+    out: Option<PathBuf>,
+) -> Result<i32, Fail> {
+    let run =
+        sweep::export::Run::load(run_dir).map_err(|e| Fail(exit::BAD_INPUT, e.to_string()))?;
+    let out = out.unwrap_or_else(|| run_dir.join("export"));
+    for f in formats {
+        for path in sweep::export::export(&run, *f, dialect, &out)
+            .map_err(|e| Fail(exit::ENVIRONMENT, e.to_string()))?
+        {
+            eprintln!("wrote {}", path.display());
+        }
+    }
+    Ok(exit::OK)
 }
 
 fn analyze(results: &Path, select: &Select, plot: bool) -> Result<(), Fail> {
@@ -268,7 +292,7 @@ pub(crate) fn dispatch(cli: Cli) -> Result<i32, Fail> {
                 output: place.output.clone(),
                 cache: cache_dir(&place),
                 jobs: place.jobs.unwrap_or_else(cores),
-                dialect: Dialect::Comma,
+                dialect: None,
                 order: Order::Sweep,
                 seed: 0,
                 shard: sharding.shard,
@@ -361,6 +385,12 @@ pub(crate) fn dispatch(cli: Cli) -> Result<i32, Fail> {
             out,
             fail_on_slower,
         } => compare(&run_a, &run_b, y, out, fail_on_slower),
+        Command::Export {
+            run_dir,
+            format,
+            dialect,
+            out,
+        } => export(&run_dir, &format, dialect, out),
         Command::Merge { runs, out } => merge(&runs, out),
         Command::Slurm {
             spec,
@@ -370,6 +400,7 @@ pub(crate) fn dispatch(cli: Cli) -> Result<i32, Fail> {
             gres,
             time,
             cpus_per_task,
+            csv_dialect,
             place,
             submit,
         } => {
@@ -386,6 +417,7 @@ pub(crate) fn dispatch(cli: Cli) -> Result<i32, Fail> {
                 cache: cache_dir(&place),
                 output: place.output,
                 jobs: place.jobs,
+                dialect: csv_dialect,
                 partition,
                 gres,
                 time,

@@ -58,7 +58,8 @@ pub struct Options {
     pub output: PathBuf,
     pub cache: PathBuf,
     pub jobs: usize,
-    pub dialect: Dialect,
+    /// The CSV dialect of a new run; `None`: comma, or the dialect of the run resumed.
+    pub dialect: Option<Dialect>,
     pub order: Order,
     pub seed: u64,
     pub shard: Option<Shard>,
@@ -98,6 +99,14 @@ pub enum DriverError {
     SpecChanged { dir: String, changes: String },
     #[error("`{dir}` is not a run folder of this spec: {reason}")]
     BadResume { dir: String, reason: String },
+    #[error("the unfinished run `{dir}` was started by an older sweep, whose point ids lack the `p` prefix; this version cannot resume it (hint: --force starts a new run)")]
+    OldIds { dir: String },
+    #[error("the unfinished run `{dir}` writes the {theirs} CSV dialect; --csv-dialect {asked} would mix two dialects in one results.csv (hint: resume without --csv-dialect, and `sweep export RUN --format csv --dialect {asked}` when it ends)")]
+    DialectDiffers {
+        dir: String,
+        theirs: &'static str,
+        asked: &'static str,
+    },
     #[error("the run `{dir}` is in use by another sweep (hint: wait for it to end; its results.csv grows as it runs)")]
     RunInUse { dir: String },
 }
@@ -170,7 +179,7 @@ fn pick_run_dir(spec: &Spec, opts: &Options) -> Result<Option<PathBuf>, DriverEr
             // spec's points in the old run.
             return Ok(None);
         }
-        return Ok(Some(dir.clone()));
+        return resumable(dir, &m, opts);
     }
     let unfinished = store::runs_of(&opts.output, &spec.name)
         .into_iter()
@@ -187,7 +196,7 @@ fn pick_run_dir(spec: &Spec, opts: &Options) -> Result<Option<PathBuf>, DriverEr
         .filter(|(_, m)| m.state != "finished");
     if let Some((dir, m)) = unfinished {
         if m.spec_hash == spec.hash {
-            return Ok(Some(dir));
+            return resumable(&dir, &m, opts);
         }
         if !opts.force {
             return Err(DriverError::SpecChanged {
@@ -197,6 +206,27 @@ fn pick_run_dir(spec: &Spec, opts: &Options) -> Result<Option<PathBuf>, DriverEr
         }
     }
     Ok(None)
+}
+
+/// `dir` (a run of this spec) if it can be resumed with these options: its rows keep the dialect
+/// they were written in, and its point ids are of this version's scheme. `--force` starts a new run
+/// instead of an old-id run.
+fn resumable(dir: &Path, m: &Manifest, opts: &Options) -> Result<Option<PathBuf>, DriverError> {
+    let shown = dir.display().to_string();
+    if m.point_ids.first().is_some_and(|id| points::legacy_id(id)) {
+        if opts.force {
+            return Ok(None);
+        }
+        return Err(DriverError::OldIds { dir: shown });
+    }
+    if let Some(d) = opts.dialect.filter(|&d| d != m.dialect) {
+        return Err(DriverError::DialectDiffers {
+            dir: shown,
+            theirs: m.dialect.name(),
+            asked: d.name(),
+        });
+    }
+    Ok(Some(dir.to_path_buf()))
 }
 
 /// Holds `<run>/run.lock` (see [`gpu::lock_file`]) for the run.
@@ -294,7 +324,7 @@ pub fn run(
             git_commit: git_commit(&bench.dir),
             started: now(),
             state: "running".into(),
-            dialect: opts.dialect,
+            dialect: opts.dialect.unwrap_or_default(),
             overrides: spec.overrides.clone(),
             ..Manifest::default()
         },

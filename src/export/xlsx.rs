@@ -1,0 +1,325 @@
+//! The xlsx workbook of a run (`sweep export RUN --format xlsx`): typed cells that every locale's
+//! spreadsheet reads as numbers (no decimal mark or separator to guess), ids and names as text.
+//!
+//! Sheets: `results` (every row in sweep order, header frozen, autofilter); `analysis` (when the
+//! run was analysed); one `chart <unit>` sheet per family of metrics (the metrics of one unit,
+//! with a series per metric and value of the other axes) holding the family's table, x = the swept
+//! axis, and a native line chart of it; `manifest` (sweep, machine, GPUs, toolchain, commit,
+//! spec, times).
+
+use super::{Cell, Run, Table};
+use rust_xlsxwriter::{
+    Chart, ChartLegendPosition, ChartType, Format, Workbook, Worksheet, XlsxError,
+};
+use std::collections::BTreeMap;
+
+/// At most this many series share a chart; more go into further charts below it.
+const SERIES_PER_CHART: usize = 24;
+
+/// The workbook's bytes.
+pub fn workbook(run: &Run) -> Result<Vec<u8>, String> {
+    build(run).map_err(|e| e.to_string())
+}
+
+fn build(run: &Run) -> Result<Vec<u8>, XlsxError> {
+    let mut wb = Workbook::new();
+    let bold = Format::new().set_bold();
+    table_sheet(wb.add_worksheet(), "results", &run.results, &bold)?;
+    if let Some(a) = &run.analysis {
+        table_sheet(wb.add_worksheet(), "analysis", a, &bold)?;
+    }
+    for family in families(run) {
+        chart_sheet(wb.add_worksheet(), run, &family, &bold)?;
+    }
+    manifest_sheet(wb.add_worksheet(), run, &bold)?;
+    wb.save_to_buffer()
+}
+
+fn table_sheet(ws: &mut Worksheet, name: &str, t: &Table, bold: &Format) -> Result<(), XlsxError> {
+    ws.set_name(name)?;
+    for (c, h) in t.header.iter().enumerate() {
+        ws.write_string_with_format(0, c as u16, h, bold)?;
+        ws.set_column_width(c as u16, (h.len().clamp(8, 40) + 2) as f64)?;
+    }
+    for (r, row) in t.rows.iter().enumerate() {
+        for (c, cell) in row.iter().enumerate() {
+            write_cell(ws, r as u32 + 1, c as u16, cell)?;
+        }
+    }
+    ws.set_freeze_panes(1, 0)?;
+    if !t.header.is_empty() {
+        ws.autofilter(0, 0, t.rows.len() as u32, t.header.len() as u16 - 1)?;
+    }
+    Ok(())
+}
+
+fn write_cell(ws: &mut Worksheet, r: u32, c: u16, cell: &Cell) -> Result<(), XlsxError> {
+    match cell {
+        Cell::Empty => {}
+        Cell::Number(v) => {
+            ws.write_number(r, c, *v)?;
+        }
+        Cell::Text(t) => {
+            ws.write_string(r, c, fit(t))?;
+        }
+    }
+    Ok(())
+}
+
+/// At most the 32,767 characters a cell holds (a long error message or spec is cut, marked).
+fn fit(s: &str) -> String {
+    const MAX: usize = 32_000;
+    if s.chars().count() <= MAX {
+        return s.to_string();
+    }
+    let mut cut: String = s.chars().take(MAX).collect();
+    cut.push_str(" [cut: see the run folder]");
+    cut
+}
+
+/// The metrics of one unit, charted against the swept axis.
+#[derive(Debug, PartialEq)]
+pub struct Family {
+    pub unit: String,
+    pub x: String,
+    /// (series name, metric column, the other axes' values) in the order they are drawn.
+    pub series: Vec<(String, String, Vec<(String, String)>)>,
+}
+
+/// The families of `run`: x is the numeric axis with the most distinct values (as `sweep
+/// analyze` picks it); none when no axis is numeric (a categorical sweep has its table only).
+pub fn families(run: &Run) -> Vec<Family> {
+    let t = &run.results;
+    let numeric_axis = |a: &str| {
+        t.column(a).is_some_and(|c| {
+            t.rows
+                .iter()
+                .all(|r| matches!(r[c], Cell::Number(_) | Cell::Empty))
+        })
+    };
+    let distinct = |a: &str| {
+        let c = t.column(a).unwrap_or(0);
+        let mut v: Vec<String> = t.rows.iter().map(|r| format!("{:?}", r[c])).collect();
+        v.sort();
+        v.dedup();
+        v.len()
+    };
+    let Some(x) = run
+        .manifest
+        .axes
+        .iter()
+        .filter(|a| numeric_axis(a) && distinct(a) > 1)
+        .max_by_key(|a| distinct(a))
+        .cloned()
+    else {
+        return Vec::new();
+    };
+    let others: Vec<&String> = run.manifest.axes.iter().filter(|a| **a != x).collect();
+    // The other axes' value combinations, in the order they first appear.
+    let mut groups: Vec<Vec<(String, String)>> = Vec::new();
+    for r in &t.rows {
+        let g: Vec<(String, String)> = others
+            .iter()
+            .map(|a| (a.to_string(), text(&r[t.column(a).unwrap_or(0)])))
+            .collect();
+        if !groups.contains(&g) {
+            groups.push(g);
+        }
+    }
+    let mut by_unit: BTreeMap<&str, Family> = BTreeMap::new();
+    for m in &run.manifest.metrics {
+        if t.column(&m.column).is_none() {
+            continue;
+        }
+        let f = by_unit.entry(&m.unit).or_insert_with(|| Family {
+            unit: m.unit.clone(),
+            x: x.clone(),
+            series: Vec::new(),
+        });
+        for g in &groups {
+            let label = std::iter::once(m.name.clone())
+                .chain(g.iter().map(|(a, v)| format!("{a}={v}")))
+                .collect::<Vec<_>>()
+                .join(" ");
+            f.series.push((label, m.column.clone(), g.clone()));
+        }
+    }
+    by_unit.into_values().collect()
+}
+
+fn text(c: &Cell) -> String {
+    match c {
+        Cell::Empty => String::new(),
+        Cell::Number(v) => format!("{v}"),
+        Cell::Text(t) => t.clone(),
+    }
+}
+
+/// A sheet name Excel accepts: at most 31 characters, none of `[]:*?/\`.
+fn sheet_name(unit: &str) -> String {
+    let clean: String = format!("chart {unit}")
+        .chars()
+        .map(|c| if "[]:*?/\\'".contains(c) { '_' } else { c })
+        .collect();
+    clean.chars().take(31).collect()
+}
+
+fn chart_sheet(ws: &mut Worksheet, run: &Run, f: &Family, bold: &Format) -> Result<(), XlsxError> {
+    let name = sheet_name(&f.unit);
+    ws.set_name(&name)?;
+    let t = &run.results;
+    let xc = t.column(&f.x).unwrap_or(0);
+    let mut xs: Vec<f64> = t
+        .rows
+        .iter()
+        .filter_map(|r| match r[xc] {
+            Cell::Number(v) => Some(v),
+            _ => None,
+        })
+        .collect();
+    xs.sort_by(f64::total_cmp);
+    xs.dedup();
+    ws.write_string_with_format(0, 0, &f.x, bold)?;
+    for (i, x) in xs.iter().enumerate() {
+        ws.write_number(i as u32 + 1, 0, *x)?;
+    }
+    let row_of: BTreeMap<u64, u32> = xs
+        .iter()
+        .enumerate()
+        .map(|(i, x)| (x.to_bits(), i as u32 + 1))
+        .collect();
+    for (s, (label, column, group)) in f.series.iter().enumerate() {
+        let c = s as u16 + 1;
+        ws.write_string_with_format(0, c, label, bold)?;
+        ws.set_column_width(c, 14)?;
+        let vc = t.column(column).unwrap_or(0);
+        let status = t.column("status");
+        for r in &t.rows {
+            let in_group = group
+                .iter()
+                .all(|(a, v)| t.column(a).is_some_and(|ac| text(&r[ac]) == *v));
+            // Failed points have no value; the chart leaves a gap there.
+            let measured = status.is_none_or(|sc| {
+                matches!(&r[sc], Cell::Text(st) if matches!(st.as_str(), "ok" | "noisy" | "unstable"))
+            });
+            if let (true, true, Cell::Number(x), Cell::Number(v)) =
+                (in_group, measured, &r[xc], &r[vc])
+            {
+                if let Some(&row) = row_of.get(&x.to_bits()) {
+                    ws.write_number(row, c, *v)?;
+                }
+            }
+        }
+    }
+    ws.set_freeze_panes(1, 1)?;
+    // Powers of two over a wide range (strides, sizes) read best on a log2 axis.
+    let log2 = xs.len() > 2
+        && xs.iter().all(|&x| x > 0.0 && x.log2().fract() == 0.0)
+        && xs[xs.len() - 1] / xs[0] >= 16.0;
+    let last = xs.len() as u32;
+    let anchor = f.series.len() as u16 + 2;
+    for (k, chunk) in f.series.chunks(SERIES_PER_CHART).enumerate() {
+        let mut chart = Chart::new(if xs.len() <= 40 {
+            ChartType::ScatterStraightWithMarkers
+        } else {
+            ChartType::ScatterStraight
+        });
+        for (j, _) in chunk.iter().enumerate() {
+            let c = (k * SERIES_PER_CHART + j) as u16 + 1;
+            chart
+                .add_series()
+                .set_name((name.as_str(), 0, c))
+                .set_categories((name.as_str(), 1, 0, last, 0))
+                .set_values((name.as_str(), 1, c, last, c));
+        }
+        chart.title().set_name(&format!(
+            "{}: {} against {}",
+            run.manifest.sweep, f.unit, f.x
+        ));
+        chart.x_axis().set_name(&f.x);
+        if log2 {
+            chart.x_axis().set_log_base(2);
+        }
+        chart.y_axis().set_name(&f.unit);
+        chart.legend().set_position(ChartLegendPosition::Bottom);
+        chart.set_width(960).set_height(540);
+        ws.insert_chart(1 + 30 * k as u32, anchor, &chart)?;
+    }
+    Ok(())
+}
+
+fn manifest_sheet(ws: &mut Worksheet, run: &Run, bold: &Format) -> Result<(), XlsxError> {
+    ws.set_name("manifest")?;
+    let m = &run.manifest;
+    let mut rows: Vec<(String, Cell)> = vec![
+        ("sweep".into(), Cell::Text(m.sweep.clone())),
+        ("bench".into(), Cell::Text(m.bench.clone())),
+        ("spec path".into(), Cell::Text(m.spec_path.clone())),
+        ("spec sha256".into(), Cell::Text(m.spec_hash.clone())),
+        ("overrides".into(), Cell::Text(m.overrides.join(" "))),
+        ("state".into(), Cell::Text(m.state.clone())),
+        ("started".into(), Cell::Text(m.started.clone())),
+        (
+            "finished".into(),
+            Cell::Text(m.finished.clone().unwrap_or_default()),
+        ),
+        ("host".into(), Cell::Text(m.host.clone())),
+        ("git commit".into(), Cell::Text(m.git_commit.clone())),
+        ("compiler".into(), Cell::Text(m.compiler.clone())),
+        (
+            "compiler version".into(),
+            Cell::Text(m.compiler_version.clone()),
+        ),
+        (
+            "arch".into(),
+            Cell::Text(m.arch.clone().unwrap_or_default()),
+        ),
+        (
+            "csv dialect".into(),
+            Cell::Text(m.dialect.name().to_string()),
+        ),
+        ("points".into(), Cell::Number(m.points_total as f64)),
+        ("command".into(), Cell::Text(m.command.join(" "))),
+    ];
+    for (when, gpus) in [("start", &m.gpus_start), ("end", &m.gpus_end)] {
+        for g in gpus {
+            rows.push((
+                format!("gpu {} at {when}", g.index),
+                Cell::Text(format!(
+                    "{} (uuid {}, driver {}, compute {}, SM {} MHz, memory {} MHz, {} C)",
+                    g.name,
+                    g.uuid,
+                    g.driver,
+                    g.compute_cap,
+                    g.sm_clock_mhz,
+                    g.mem_clock_mhz,
+                    g.temperature_c
+                )),
+            ));
+        }
+    }
+    for (status, n) in &m.counts {
+        rows.push((format!("points {status}"), Cell::Number(*n as f64)));
+    }
+    rows.push(("spec".into(), Cell::Text(m.spec.clone())));
+    ws.write_string_with_format(0, 0, "key", bold)?;
+    ws.write_string_with_format(0, 1, "value", bold)?;
+    for (i, (k, v)) in rows.iter().enumerate() {
+        ws.write_string(i as u32 + 1, 0, k)?;
+        write_cell(ws, i as u32 + 1, 1, v)?;
+    }
+    ws.set_column_width(0, 22)?;
+    ws.set_column_width(1, 100)?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sheet_names_are_ones_excel_accepts() {
+        assert_eq!(sheet_name("GB/s"), "chart GB_s");
+        assert!(sheet_name(&"x".repeat(40)).chars().count() <= 31);
+    }
+}
