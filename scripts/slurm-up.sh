@@ -34,7 +34,8 @@ if ((${#missing[@]})); then
     fi
     log "installing slurmctld slurmd slurm-client munge (missing: ${missing[*]})"
     export DEBIAN_FRONTEND=noninteractive
-    if ! { apt-get update -qq && apt-get install -y -qq --no-install-recommends slurmctld slurmd slurm-client munge; } \
+    # /tmp/sweep-apt.lock: one apt-get at a time among the tests' installers (LibreOffice's too).
+    if ! flock /tmp/sweep-apt.lock bash -c 'apt-get update -qq && apt-get install -y -qq --no-install-recommends slurmctld slurmd slurm-client munge' \
         >"$dir/install.log" 2>&1; then
         tail -n 20 "$dir/install.log" >&2
         log "error: apt-get could not install Slurm (log: $dir/install.log)"

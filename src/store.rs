@@ -196,17 +196,20 @@ pub struct CsvSink {
 }
 
 /// One CSV record in `dialect`: CRLF line end; a field is quoted (RFC 4180: `"`, inner `"`
-/// doubled) when it holds either separator, a tab, a quote, a line break or edge spaces, whatever
-/// the dialect, because a spreadsheet's import may split on `,` and `;` at once (LibreOffice's
-/// default does).
+/// doubled) when it holds the separator, a tab, a quote, a line break or edge spaces, and text also
+/// when it holds the other dialect's separator, because a spreadsheet's import may split on `,`
+/// and `;` at once (LibreOffice's default does); a number's decimal comma stays bare.
 pub fn record(fields: &[String], dialect: Dialect) -> Vec<u8> {
     let mut out = String::new();
     for (i, f) in fields.iter().enumerate() {
         if i > 0 {
             out.push(dialect.delimiter() as char);
         }
-        let quote =
-            f.contains([',', ';', '\t', '"', '\r', '\n']) || f.starts_with(' ') || f.ends_with(' ');
+        // A decimal comma of the semicolon dialect is the one `,` left bare.
+        let quote = f.contains([dialect.delimiter() as char, '\t', '"', '\r', '\n'])
+            || (f.contains([',', ';']) && dialect.parse_number(f).is_none())
+            || f.starts_with(' ')
+            || f.ends_with(' ');
         if quote {
             out.push('"');
             out.push_str(&f.replace('"', "\"\""));
@@ -555,6 +558,18 @@ mod tests {
              abc,3,32,\"a,\"\"b\"\"\",ok,1234.5,1.235,0.5,1,,,,\r\n\
              def,3,32,\"a,\"\"b\"\"\",run_failed,,1.235,0.5,1,,,,\r\n"
         );
+    }
+
+    #[test]
+    fn text_with_either_separator_is_quoted_in_either_dialect() {
+        let f = |v: &[&str], d| {
+            String::from_utf8(record(&v.iter().map(|s| s.to_string()).collect::<Vec<_>>(), d))
+                .unwrap()
+        };
+        // LibreOffice's default import splits on `,` and `;` at once.
+        assert_eq!(f(&["a;b", "1.5", "x"], Dialect::Comma), "\"a;b\",1.5,x\r\n");
+        assert_eq!(f(&["a,b", "1,5", " x"], Dialect::Semicolon), "\"a,b\";1,5;\" x\"\r\n");
+        assert_eq!(f(&["say \"hi\"", ""], Dialect::Comma), "\"say \"\"hi\"\"\",\r\n");
     }
 
     #[test]
