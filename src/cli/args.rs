@@ -112,7 +112,7 @@ pub(crate) struct RunArgs {
     #[arg(long, value_enum, value_delimiter = ',', value_name = "FORMATS")]
     pub(crate) export: Vec<ExportFormat>,
     /// Also write the run as JSON to FILE when it ends: the machine, and every point's axes,
-    /// status, timings and metrics with their statistics (schema in src/export.rs)
+    /// status, timings and metrics with their statistics (schema in src/export/json.rs)
     #[arg(long, value_name = "FILE")]
     pub(crate) export_json: Option<PathBuf>,
 }
