@@ -563,13 +563,22 @@ mod tests {
     #[test]
     fn text_with_either_separator_is_quoted_in_either_dialect() {
         let f = |v: &[&str], d| {
-            String::from_utf8(record(&v.iter().map(|s| s.to_string()).collect::<Vec<_>>(), d))
-                .unwrap()
+            String::from_utf8(record(
+                &v.iter().map(|s| s.to_string()).collect::<Vec<_>>(),
+                d,
+            ))
+            .unwrap()
         };
         // LibreOffice's default import splits on `,` and `;` at once.
         assert_eq!(f(&["a;b", "1.5", "x"], Dialect::Comma), "\"a;b\",1.5,x\r\n");
-        assert_eq!(f(&["a,b", "1,5", " x"], Dialect::Semicolon), "\"a,b\";1,5;\" x\"\r\n");
-        assert_eq!(f(&["say \"hi\"", ""], Dialect::Comma), "\"say \"\"hi\"\"\",\r\n");
+        assert_eq!(
+            f(&["a,b", "1,5", " x"], Dialect::Semicolon),
+            "\"a,b\";1,5;\" x\"\r\n"
+        );
+        assert_eq!(
+            f(&["say \"hi\"", ""], Dialect::Comma),
+            "\"say \"\"hi\"\"\",\r\n"
+        );
     }
 
     #[test]

@@ -163,6 +163,68 @@ fn semicolon_dialect_for_decimal_comma_locales() {
 }
 
 #[test]
+fn a_resumed_run_keeps_its_dialect_and_old_id_runs_are_not_resumed() {
+    let p = project();
+    let spec = std::fs::read_to_string(p.path().join("sweeps/saw.toml"))
+        .unwrap()
+        .replace("range = [1, 64]", "values = [3, 4]")
+        .replace("[analyze]\nx = \"threads\"\n", "");
+    write(p.path(), "sweeps/two.toml", &spec);
+    sweep(p.path())
+        .args(["run", "sweeps/two.toml", "-q"])
+        .assert()
+        .success();
+    let run = run_dir(p.path(), "two");
+    let edit = |f: &dyn Fn(&mut serde_json::Value)| {
+        let mut m = manifest(&run);
+        f(&mut m);
+        std::fs::write(run.join("manifest.json"), m.to_string()).unwrap();
+    };
+    // Unfinished, so that `run` resumes it.
+    edit(&|m| m["state"] = "interrupted".into());
+    let out = sweep(p.path())
+        .args(["run", "sweeps/two.toml", "-q", "--csv-dialect", "semicolon"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("writes the comma CSV dialect; --csv-dialect semicolon would mix"),
+        "{}",
+        stderr(&out)
+    );
+    // Ids of the scheme before the `p` prefix: refused, and --force starts a new run.
+    edit(&|m| {
+        let ids = m["point_ids"].as_array_mut().unwrap();
+        for id in ids.iter_mut() {
+            *id = id.as_str().unwrap().trim_start_matches('p').into();
+        }
+    });
+    let out = sweep(p.path())
+        .args(["run", "sweeps/two.toml", "-q"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("lack the `p` prefix"),
+        "{}",
+        stderr(&out)
+    );
+    sweep(p.path())
+        .args(["run", "sweeps/two.toml", "-q", "--force"])
+        .assert()
+        .success();
+    assert_eq!(run_dirs(&p.path().join("output/two")).len(), 2);
+    // `export` of a folder that is no run says so in one line.
+    let out = sweep(p.path()).args(["export", "sweeps"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(3));
+    assert!(
+        stderr(&out).contains("is not a run folder"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
 fn plan_lists_what_run_does_and_render_prints_headers() {
     let p = project();
     let out = sweep(p.path())

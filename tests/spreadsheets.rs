@@ -23,7 +23,11 @@ fn libreoffice() -> Option<(String, String)> {
         eprintln!("skipped: {}", stderr(&out).trim());
         return None;
     }
-    assert!(out.status.success(), "ensure-libreoffice.sh: {}", stderr(&out));
+    assert!(
+        out.status.success(),
+        "ensure-libreoffice.sh: {}",
+        stderr(&out)
+    );
     let text = String::from_utf8_lossy(&out.stdout).into_owned();
     let get = |k: &str| {
         text.lines()
@@ -83,7 +87,12 @@ fn the_xlsx_of_the_h100_run_reads_back_as_its_csv_in_three_locales() {
     for locale in LOCALES {
         // Sheet `results` against the run's CSV (ids like 499116391296 included), every other
         // sheet against the workbook's own cells.
-        round_trip(&lo, &xlsx, locale, &["--expect-csv", source.to_str().unwrap()]);
+        round_trip(
+            &lo,
+            &xlsx,
+            locale,
+            &["--expect-csv", source.to_str().unwrap()],
+        );
     }
 }
 
@@ -93,7 +102,13 @@ fn the_csv_of_the_h100_run_reads_back_in_both_dialects_with_the_documented_optio
     let tmp = tempfile::tempdir().unwrap();
     let (comma, semi) = (tmp.path().join("comma"), tmp.path().join("semicolon"));
     export(tmp.path(), &fixture(), "csv", &comma, &[]);
-    export(tmp.path(), &fixture(), "csv", &semi, &["--dialect", "semicolon"]);
+    export(
+        tmp.path(),
+        &fixture(),
+        "csv",
+        &semi,
+        &["--dialect", "semicolon"],
+    );
     for locale in LOCALES {
         round_trip(
             &lo,
@@ -135,7 +150,9 @@ fn a_fresh_run_exports_at_its_end_and_its_ids_survive_even_a_default_import() {
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
-    let run = common::run_dirs(&p.path().join("output/saw")).pop().unwrap();
+    let run = common::run_dirs(&p.path().join("output/saw"))
+        .pop()
+        .unwrap();
     let csv = run.join("results.csv");
     let text = std::fs::read_to_string(&csv).unwrap();
     // Every id starts with a letter and names its points/ folder.
@@ -150,7 +167,12 @@ fn a_fresh_run_exports_at_its_end_and_its_ids_survive_even_a_default_import() {
             &lo,
             &exports.join("results.xlsx"),
             locale,
-            &["--dialect", "semicolon", "--expect-csv", csv.to_str().unwrap()],
+            &[
+                "--dialect",
+                "semicolon",
+                "--expect-csv",
+                csv.to_str().unwrap(),
+            ],
         );
         round_trip(
             &lo,

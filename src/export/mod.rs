@@ -122,12 +122,19 @@ pub enum ExportError {
     Write { path: PathBuf, reason: String },
     #[error("`{path}`: {reason}")]
     Read { path: PathBuf, reason: String },
+    #[error("`{dir}` is not a run folder: it has no manifest.json (hint: pass output/<sweep>/<stamp>, the folder that holds results.csv)")]
+    NotARun { dir: PathBuf },
 }
 
 impl Run {
     /// Reads `run_dir` (a run folder: `manifest.json` and `results.csv`; `analysis.csv` when
     /// there is one). Rows come in sweep order (by `index`).
     pub fn load(run_dir: &Path) -> Result<Run, ExportError> {
+        if !run_dir.join(store::MANIFEST).is_file() {
+            return Err(ExportError::NotARun {
+                dir: run_dir.to_path_buf(),
+            });
+        }
         let manifest = Manifest::load(run_dir)?;
         let done = store::read_done(&run_dir.join(store::RESULTS), &manifest.columns)?;
         let index = manifest.columns.iter().position(|c| c == "index");
