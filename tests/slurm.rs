@@ -376,7 +376,7 @@ fn slurm_writes_a_job_array_script_that_runs_each_shard() {
         format!("#SBATCH --output={}/output/saw/slurm-%A_%a.out\n", root.display()),
         "#SBATCH --partition=gpu\n#SBATCH --gres=gpu:1\n#SBATCH --time=00:10:00\n".into(),
         format!(
-            "exec {} run {}/sweeps/saw.toml --output {}/output --cache {}/shared-cache --split points -q --shard \"$shard\"\n",
+            "exec {} run {}/sweeps/saw.toml --output {}/output --cache {}/shared-cache --split points --csv-dialect comma -q --shard \"$shard\"\n",
             assert_cmd::cargo::cargo_bin("sweep").display(),
             root.display(),
             root.display(),

@@ -198,9 +198,9 @@ pub(crate) fn dispatch(cli: Cli) -> Result<i32, Fail> {
             let spec = load_with(&spec, &over)?;
             let points = driver::plan(&spec, sharding.shard, sharding.split)
                 .map_err(|e| Fail(e.exit_code(), e.to_string()))?;
-            println!("{:>6}  {:<12}  point", "index", "id");
+            println!("{:>6}  {:<13}  point", "index", "id");
             for p in &points {
-                println!("{:>6}  {:<12}  {}", p.index, p.id, p.label());
+                println!("{:>6}  {:<13}  {}", p.index, p.id, p.label());
             }
             if spec.repeat > 1 {
                 println!(

@@ -212,10 +212,7 @@ fn chart_sheet(ws: &mut Worksheet, run: &Run, f: &Family, bold: &Format) -> Resu
         }
     }
     ws.set_freeze_panes(1, 1)?;
-    // Powers of two over a wide range (strides, sizes) read best on a log2 axis.
-    let log2 = xs.len() > 2
-        && xs.iter().all(|&x| x > 0.0 && x.log2().fract() == 0.0)
-        && xs[xs.len() - 1] / xs[0] >= 16.0;
+    let log2 = log_axis(&xs);
     let last = xs.len() as u32;
     let anchor = f.series.len() as u16 + 2;
     for (k, chunk) in f.series.chunks(SERIES_PER_CHART).enumerate() {
@@ -246,6 +243,17 @@ fn chart_sheet(ws: &mut Worksheet, run: &Run, f: &Family, bold: &Format) -> Resu
         ws.insert_chart(1 + 30 * k as u32, anchor, &chart)?;
     }
     Ok(())
+}
+
+/// Whether `xs` (sorted, distinct) read best on a log2 axis: positive, over at least a factor 16,
+/// and sparse on a linear one (fewer points than a quarter of the range: strides 1..32 then
+/// 64..1024, sizes in powers of two); a dense sweep such as threads 1..512 stays linear, where a
+/// period shows.
+pub fn log_axis(xs: &[f64]) -> bool {
+    let (Some(&lo), Some(&hi)) = (xs.first(), xs.last()) else {
+        return false;
+    };
+    xs.len() > 2 && lo > 0.0 && hi / lo >= 16.0 && (xs.len() as f64) * 4.0 < hi - lo
 }
 
 fn manifest_sheet(ws: &mut Worksheet, run: &Run, bold: &Format) -> Result<(), XlsxError> {
@@ -316,6 +324,20 @@ fn manifest_sheet(ws: &mut Worksheet, run: &Run, bold: &Format) -> Result<(), Xl
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn sparse_wide_axes_are_log2_and_dense_ones_linear() {
+        let threads: Vec<f64> = (1..=512).map(f64::from).collect();
+        assert!(!log_axis(&threads));
+        let strides: Vec<f64> = (1..=32)
+            .chain([64, 128, 256, 512, 1024])
+            .map(f64::from)
+            .collect();
+        assert!(log_axis(&strides));
+        assert!(log_axis(&[1.0, 2.0, 4.0, 8.0, 16.0, 32.0]));
+        assert!(!log_axis(&[0.0, 1.0, 2.0, 4.0, 1024.0]), "0 has no log");
+        assert!(!log_axis(&[]));
+    }
 
     #[test]
     fn sheet_names_are_ones_excel_accepts() {
