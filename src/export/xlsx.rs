@@ -77,13 +77,16 @@ fn fit(s: &str) -> String {
     cut
 }
 
+/// The other axes' (name, value) pairs that pick one curve out of a family.
+pub type Group = Vec<(String, String)>;
+
 /// The metrics of one unit, charted against the swept axis.
 #[derive(Debug, PartialEq)]
 pub struct Family {
     pub unit: String,
     pub x: String,
-    /// (series name, metric column, the other axes' values) in the order they are drawn.
-    pub series: Vec<(String, String, Vec<(String, String)>)>,
+    /// (series name, metric column, its group) in the order they are drawn.
+    pub series: Vec<(String, String, Group)>,
 }
 
 /// The families of `run`: x is the numeric axis with the most distinct values (as `sweep
@@ -116,9 +119,9 @@ pub fn families(run: &Run) -> Vec<Family> {
     };
     let others: Vec<&String> = run.manifest.axes.iter().filter(|a| **a != x).collect();
     // The other axes' value combinations, in the order they first appear.
-    let mut groups: Vec<Vec<(String, String)>> = Vec::new();
+    let mut groups: Vec<Group> = Vec::new();
     for r in &t.rows {
-        let g: Vec<(String, String)> = others
+        let g: Group = others
             .iter()
             .map(|a| (a.to_string(), text(&r[t.column(a).unwrap_or(0)])))
             .collect();
