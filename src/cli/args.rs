@@ -240,6 +240,12 @@ pub(crate) enum Command {
         #[arg(long, value_name = "DIR")]
         out: Option<PathBuf>,
     },
+    /// Write report.html into a run folder: machine, progress, failures, charts and analysis
+    /// in one self-contained page (a running sweep keeps its own current)
+    Report {
+        /// A run folder (`output/<sweep>/<stamp>`)
+        run_dir: PathBuf,
+    },
     /// Join shard runs into one run folder: one CSV in sweep order, one manifest
     #[command(after_help = sweep::merge::HELP)]
     Merge {

@@ -77,9 +77,14 @@ fn install_ctrl_c() {
 fn run_sweep(spec: &Spec, args: &RunArgs, resume: Option<PathBuf>) -> Result<i32, Fail> {
     install_ctrl_c();
     let opts = options(args, resume);
-    let summary = driver::run(spec, &opts, Box::new(Progress::new(args.quiet)))
-        .map_err(|e| Fail(e.exit_code(), e.to_string()))?;
+    let live = sweep::report::html::Live::new(Box::new(Progress::new(args.quiet)));
+    let summary =
+        driver::run(spec, &opts, Box::new(live)).map_err(|e| Fail(e.exit_code(), e.to_string()))?;
     print!("{}", summary.text());
+    // The report's last version (it makes its own analysis): the run's state is final now.
+    if let Err(e) = sweep::report::html::write(&summary.run_dir) {
+        eprintln!("warning: {e}");
+    }
     if let Some(path) = &args.export_json {
         sweep::export::write_json(&summary.run_dir, path)
             .map_err(|e| Fail(exit::ENVIRONMENT, e.to_string()))?;
@@ -391,6 +396,21 @@ pub(crate) fn dispatch(cli: Cli) -> Result<i32, Fail> {
             dialect,
             out,
         } => export(&run_dir, &format, dialect, out),
+        Command::Report { run_dir } => {
+            if !run_dir.join(sweep::store::MANIFEST).is_file() {
+                return Err(Fail(
+                    exit::BAD_INPUT,
+                    format!(
+                        "`{}` is not a run folder: it has no manifest.json (hint: pass output/<sweep>/<stamp>)",
+                        run_dir.display()
+                    ),
+                ));
+            }
+            let path = sweep::report::html::write(&run_dir)
+                .map_err(|e| Fail(exit::ENVIRONMENT, e.to_string()))?;
+            eprintln!("wrote {}", path.display());
+            Ok(exit::OK)
+        }
         Command::Merge { runs, out } => merge(&runs, out),
         Command::Slurm {
             spec,

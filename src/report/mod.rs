@@ -6,6 +6,7 @@
 //! text, and the SVG gets its title and axis names as plain SVG text, which needs no font file.
 
 mod font;
+pub mod html;
 
 use crate::analyze::reading::{congruence, human};
 use crate::analyze::{Analysis, SeriesAnalysis};
@@ -50,14 +51,8 @@ pub fn plot(analysis: &Analysis, dir: &Path) -> Result<Vec<PathBuf>, ReportError
     for s in &analysis.series {
         let svg = charts.join(format!("{}.svg", s.file_stem));
         let png = charts.join(format!("{}.png", s.file_stem));
-        {
-            let root = SVGBackend::new(&svg, SIZE).into_drawing_area();
-            draw(&root, s, &analysis.x, text).map_err(fail(&svg))?;
-            root.present().map_err(|e| fail(&svg)(e.to_string()))?;
-        }
-        if !text {
-            label_svg(&svg, s, &analysis.x).map_err(fail(&svg))?;
-        }
+        let doc = series_svg(s, &analysis.x, text).map_err(fail(&svg))?;
+        std::fs::write(&svg, doc).map_err(|e| fail(&svg)(e.to_string()))?;
         {
             let root = BitMapBackend::new(&png, SIZE).into_drawing_area();
             draw(&root, s, &analysis.x, text).map_err(fail(&png))?;
@@ -67,11 +62,7 @@ pub fn plot(analysis: &Analysis, dir: &Path) -> Result<Vec<PathBuf>, ReportError
         out.push(png);
     }
     for f in families(analysis) {
-        let curves: Vec<Curve> = f
-            .members
-            .iter()
-            .map(|(label, points)| Curve { label, points })
-            .collect();
+        let curves = f.curves();
         let title = format!("{} variants", f.name);
         let y_name = analysis.series[f.first].unit.clone();
         out.extend(overlay(
@@ -85,18 +76,63 @@ pub fn plot(analysis: &Analysis, dir: &Path) -> Result<Vec<PathBuf>, ReportError
     Ok(out)
 }
 
+/// One series' chart as an SVG document (with its title and axis names even without a font).
+pub fn series_svg(s: &SeriesAnalysis, x_name: &str, text: bool) -> Result<String, String> {
+    let mut doc = String::new();
+    {
+        let root = SVGBackend::with_string(&mut doc, SIZE).into_drawing_area();
+        draw(&root, s, x_name, text)?;
+        root.present().map_err(|e| e.to_string())?;
+    }
+    if !text {
+        doc = with_labels(&doc, &title(s), x_name, &y_label(s))?;
+    }
+    Ok(doc)
+}
+
+/// An overlay chart as an SVG document.
+pub fn overlay_svg(
+    title: &str,
+    x_name: &str,
+    y_name: &str,
+    curves: &[Curve],
+    text: bool,
+) -> Result<String, String> {
+    let mut doc = String::new();
+    {
+        let root = SVGBackend::with_string(&mut doc, SIZE).into_drawing_area();
+        draw_overlay(&root, title, x_name, y_name, curves, text)?;
+        root.present().map_err(|e| e.to_string())?;
+    }
+    if !text {
+        doc = with_labels(&doc, title, x_name, y_name)?;
+    }
+    Ok(doc)
+}
+
 /// Series overlaid on one chart: metrics of one group and unit whose names share all but their
 /// last `_` part (`shared_stride1`, `shared_stride2`, ... -> `shared`) and whose medians lie
 /// within 10x of each other (so that none is flattened at the bottom of the others' axis).
-struct Family {
-    name: String,
+pub(crate) struct Family {
+    pub(crate) name: String,
     stem: String,
     /// Index of its first series in the analysis.
-    first: usize,
+    pub(crate) first: usize,
+    /// Indices of its series in the analysis.
+    pub(crate) series: Vec<usize>,
     members: Vec<(String, Vec<(f64, f64)>)>,
 }
 
-fn families(analysis: &Analysis) -> Vec<Family> {
+impl Family {
+    pub(crate) fn curves(&self) -> Vec<Curve<'_>> {
+        self.members
+            .iter()
+            .map(|(label, points)| Curve { label, points })
+            .collect()
+    }
+}
+
+pub(crate) fn families(analysis: &Analysis) -> Vec<Family> {
     // (name prefix, group, unit) -> indices of its series, in analysis order.
     type Key = (String, Vec<(String, String)>, String);
     let mut keyed: Vec<(Key, Vec<usize>)> = Vec::new();
@@ -147,6 +183,7 @@ fn families(analysis: &Analysis) -> Vec<Family> {
             name,
             stem,
             first: idx[0],
+            series: idx.clone(),
             members: idx
                 .iter()
                 .map(|&i| (analysis.series[i].metric.clone(), points(i)))
@@ -174,11 +211,8 @@ pub fn overlay(
     let text = font::ensure();
     let svg = stem.with_extension("svg");
     let png = stem.with_extension("png");
-    {
-        let root = SVGBackend::new(&svg, SIZE).into_drawing_area();
-        draw_overlay(&root, title, x_name, y_name, curves, text).map_err(fail(&svg))?;
-        root.present().map_err(|e| fail(&svg)(e.to_string()))?;
-    }
+    let doc = overlay_svg(title, x_name, y_name, curves, text).map_err(fail(&svg))?;
+    std::fs::write(&svg, doc).map_err(|e| fail(&svg)(e.to_string()))?;
     {
         let root = BitMapBackend::new(&png, SIZE).into_drawing_area();
         draw_overlay(&root, title, x_name, y_name, curves, text).map_err(fail(&png))?;
@@ -526,33 +560,35 @@ fn compact(v: f64) -> String {
     }
 }
 
-/// Adds the title and the axis names to a chart drawn without text, as SVG text elements.
-fn label_svg(path: &Path, s: &SeriesAnalysis, x_name: &str) -> Result<(), String> {
-    let svg = std::fs::read_to_string(path).map_err(|e| e.to_string())?;
-    let escape = |t: &str| {
-        t.replace('&', "&amp;")
-            .replace('<', "&lt;")
-            .replace('>', "&gt;")
-    };
+/// `svg` with the title and the axis names added as SVG text elements (for a chart drawn
+/// without a font: SVG text needs none).
+fn with_labels(svg: &str, title: &str, x_name: &str, y_name: &str) -> Result<String, String> {
     let (w, h) = SIZE;
     let labels = format!(
         "<text x=\"{}\" y=\"14\" text-anchor=\"middle\" font-family=\"sans-serif\" font-size=\"15\">{}</text>\n\
          <text x=\"{}\" y=\"{}\" text-anchor=\"middle\" font-family=\"sans-serif\" font-size=\"13\">{}</text>\n\
          <text x=\"12\" y=\"{}\" text-anchor=\"middle\" font-family=\"sans-serif\" font-size=\"13\" transform=\"rotate(-90 12 {})\">{}</text>\n",
         w / 2,
-        escape(&title(s)),
+        escape(title),
         w / 2,
         h - 2,
         escape(x_name),
         h / 2,
         h / 2,
-        escape(&y_label(s))
+        escape(y_name)
     );
     let Some(end) = svg.rfind("</svg>") else {
         return Err("no </svg> in the chart".to_string());
     };
-    let patched = format!("{}{}{}", &svg[..end], labels, &svg[end..]);
-    std::fs::write(path, patched).map_err(|e| e.to_string())
+    Ok(format!("{}{}{}", &svg[..end], labels, &svg[end..]))
+}
+
+/// Text for XML and HTML.
+pub(crate) fn escape(t: &str) -> String {
+    t.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
 }
 
 #[cfg(test)]
@@ -609,8 +645,7 @@ mod tests {
         assert!(!svg.contains("<text"), "text drawn without a font");
         // The peaks (8 of them from the knee at 64 to 256) are drawn in their own colour.
         assert!(svg.matches("#D62728").count() >= 6, "peaks missing");
-        label_svg(&path, &s, "threads").unwrap();
-        let svg = std::fs::read_to_string(&path).unwrap();
+        let svg = series_svg(&s, "threads", false).unwrap();
         assert!(
             svg.contains(">threads</text>") && svg.contains("period 32"),
             "labels missing"

@@ -1,0 +1,171 @@
+//! report.html (issue 14) in real headless Chromium: the report of a committed H100 run, and the
+//! live report of a host-program sweep while it runs. A page must load without console errors,
+//! and its screenshot must show the charts (pixels of the data's and the peaks' colours), not
+//! just exist. scripts/ensure-chromium.sh installs Chromium when missing (as root, as in CI).
+mod common;
+use common::{project, run_dirs, stderr, sweep, sweep_process};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+fn chromium() -> Option<String> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let out = std::process::Command::new("bash")
+        .arg(root.join("scripts/ensure-chromium.sh"))
+        .output()
+        .unwrap();
+    if out.status.code() == Some(3) {
+        eprintln!("skipped: {}", stderr(&out).trim());
+        return None;
+    }
+    assert!(out.status.success(), "ensure-chromium.sh: {}", stderr(&out));
+    Some(String::from_utf8_lossy(&out.stdout).trim().to_string())
+}
+
+/// Loads `page` in headless Chromium and screenshots it into `png`; returns the console
+/// messages Chromium logged.
+fn screenshot(browser: &str, page: &Path, png: &Path) -> Vec<String> {
+    let profile = tempfile::tempdir().unwrap();
+    let out = std::process::Command::new(browser)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--hide-scrollbars",
+            "--window-size=1100,1500",
+            "--enable-logging=stderr",
+            "--v=0",
+        ])
+        .arg(format!("--user-data-dir={}", profile.path().display()))
+        .arg(format!("--screenshot={}", png.display()))
+        .arg(format!("file://{}", page.display()))
+        .output()
+        .unwrap();
+    assert!(png.is_file(), "no screenshot: {}", stderr(&out));
+    stderr(&out)
+        .lines()
+        .filter(|l| l.contains("CONSOLE"))
+        .map(String::from)
+        .collect()
+}
+
+/// Pixels of the screenshot near each colour (tests/report/pixels.py).
+fn pixels(png: &Path, colours: &[&str]) -> Vec<usize> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let out = std::process::Command::new("python3")
+        .arg(root.join("tests/report/pixels.py"))
+        .arg(png)
+        .args(colours)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "pixels.py: {}", stderr(&out));
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| l.split(' ').nth(1).unwrap().parse().unwrap())
+        .collect()
+}
+
+/// The data's blue and the peaks' red of the charts; the live banner's yellow.
+const BLUE: &str = "1F77B4";
+const RED: &str = "D62728";
+const BANNER: &str = "FFF3CD";
+
+fn copy_dir(from: &Path, to: &Path) {
+    for e in walkdir::WalkDir::new(from)
+        .into_iter()
+        .filter_map(Result::ok)
+    {
+        let dst = to.join(e.path().strip_prefix(from).unwrap());
+        if e.file_type().is_dir() {
+            std::fs::create_dir_all(&dst).unwrap();
+        } else {
+            std::fs::copy(e.path(), &dst).unwrap();
+        }
+    }
+}
+
+#[test]
+fn the_report_of_the_h100_run_shows_its_charts_in_chromium() {
+    let Some(browser) = chromium() else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let run = tmp.path().join("threads_1_512");
+    copy_dir(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/h100/threads_1_512"),
+        &run,
+    );
+    let out = sweep(tmp.path()).arg("report").arg(&run).output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let html = std::fs::read_to_string(run.join("report.html")).unwrap();
+    assert!(
+        !html.contains("http-equiv=\"refresh\""),
+        "a finished run does not reload"
+    );
+    assert!(
+        !html.contains("<script") && !html.contains("src=\"http"),
+        "self-contained"
+    );
+    assert!(html.contains("NVIDIA H100 80GB HBM3") && html.contains("512 of 512 points done"));
+    // One chart per series (none of the thread sweep's twelve form a family: 1blk and grid are
+    // 200x apart) and the analysis table with its readings.
+    assert_eq!(html.matches("<figure><svg").count(), 12, "charts");
+    assert!(html.contains("<td>128 (high)</td>"), "analysis table");
+    let png = tmp.path().join("shot.png");
+    let console = screenshot(&browser, &run.join("report.html"), &png);
+    assert!(console.is_empty(), "console messages: {console:?}");
+    let n = pixels(&png, &[BLUE, RED]);
+    // The first charts are in view: their curves and peak dots.
+    assert!(n[0] > 3000, "data pixels: {}", n[0]);
+    assert!(n[1] > 200, "peak pixels: {}", n[1]);
+}
+
+#[test]
+fn a_running_sweep_keeps_its_report_current_and_the_page_reloads() {
+    let Some(browser) = chromium() else { return };
+    let p = project();
+    // 64 points of 150 ms each: about 10 s of running to look at.
+    let mut child = sweep_process(p.path())
+        .args(["run", "sweeps/saw.toml", "-q", "--set", "slow_ms=150"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let started = Instant::now();
+    let page: PathBuf = loop {
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "no live report"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+        let Some(run) = run_dirs(&p.path().join("output/saw")).pop() else {
+            continue;
+        };
+        let page = run.join("report.html");
+        let html = std::fs::read_to_string(&page).unwrap_or_default();
+        // Written while running, with some points in (and a chart once two are).
+        if html.contains("http-equiv=\"refresh\"") && html.contains("<figure><svg") {
+            break page;
+        }
+    };
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(html.contains("Running: this page was written at"), "{html}");
+    let png = p.path().join("live.png");
+    let console = screenshot(&browser, &page, &png);
+    assert!(console.is_empty(), "console messages: {console:?}");
+    let n = pixels(&png, &[BLUE, BANNER]);
+    assert!(n[0] > 300, "data pixels: {}", n[0]);
+    assert!(n[1] > 2000, "banner pixels: {}", n[1]);
+    let status = child.wait().unwrap();
+    assert!(status.success(), "the sweep failed");
+    // Its last version: finished, no reload, every point.
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(!html.contains("http-equiv=\"refresh\""));
+    assert!(html.contains("64 of 64 points done: 64 ok."), "{html}");
+    assert!(
+        html.contains("period 16"),
+        "the saw's period in the analysis"
+    );
+}
