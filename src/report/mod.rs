@@ -49,6 +49,10 @@ pub fn plot(analysis: &Analysis, dir: &Path) -> Result<Vec<PathBuf>, ReportError
     let text = font::ensure();
     let mut out = Vec::new();
     for s in &analysis.series {
+        // A single point is no curve.
+        if s.data.iter().filter(|p| p.1.is_some()).count() < 2 {
+            continue;
+        }
         let svg = charts.join(format!("{}.svg", s.file_stem));
         let png = charts.join(format!("{}.png", s.file_stem));
         let doc = series_svg(s, &analysis.x, text).map_err(fail(&svg))?;
@@ -229,6 +233,25 @@ fn draw_overlay<DB: DrawingBackend>(
     curves: &[Curve],
     text: bool,
 ) -> Result<(), String> {
+    let max = curves
+        .iter()
+        .flat_map(|c| c.points.iter().map(|p| p.1.abs()))
+        .filter(|v| v.is_finite())
+        .fold(0.0, f64::max);
+    let (div, y_name) = scale_unit(y_name, max);
+    let owned: Vec<Vec<(f64, f64)>> = curves
+        .iter()
+        .map(|c| c.points.iter().map(|&(x, y)| (x, y / div)).collect())
+        .collect();
+    let curves: Vec<Curve> = curves
+        .iter()
+        .zip(&owned)
+        .map(|(c, points)| Curve {
+            label: c.label,
+            points,
+        })
+        .collect();
+    let (curves, y_name) = (&curves[..], y_name.as_str());
     let e = |e: &dyn std::fmt::Display| e.to_string();
     root.fill(&WHITE).map_err(|x| e(&x))?;
     let all = || {
@@ -362,11 +385,32 @@ fn title(s: &SeriesAnalysis) -> String {
 }
 
 fn y_label(s: &SeriesAnalysis) -> String {
+    let s = &scaled(s);
     if s.unit.is_empty() {
         s.column.clone()
     } else {
-        format!("{} ({})", s.column, s.unit)
+        // The metric's name, not its column: `shared_grid (TFLOP/s)`, not `shared_grid_mflops (TFLOP/s)`.
+        format!("{} ({})", s.metric, s.unit)
     }
+}
+
+/// `s` with its values in a unit people read (TFLOP/s, not 20M MFlops): see [`scale_unit`].
+fn scaled(s: &SeriesAnalysis) -> SeriesAnalysis {
+    let max = s
+        .data
+        .iter()
+        .filter_map(|p| p.1)
+        .map(f64::abs)
+        .fold(0.0, f64::max);
+    let (div, unit) = scale_unit(&s.unit, max);
+    let mut out = s.clone();
+    if div != 1.0 {
+        for p in &mut out.data {
+            p.1 = p.1.map(|v| v / div);
+        }
+        out.unit = unit;
+    }
+    out
 }
 
 /// Draws one chart; `text` false draws no text at all (no font is needed then).
@@ -376,6 +420,7 @@ fn draw<DB: DrawingBackend>(
     x_name: &str,
     text: bool,
 ) -> Result<(), String> {
+    let s = &scaled(s);
     let e = |e: &dyn std::fmt::Display| e.to_string();
     root.fill(&WHITE).map_err(|x| e(&x))?;
     let observed: Vec<(f64, f64)> = s
@@ -550,6 +595,34 @@ fn draw<DB: DrawingBackend>(
     Ok(())
 }
 
+/// A rate unit rescaled for people: values in `unit` whose largest magnitude is `max` become
+/// values / divisor in the returned unit (MFlops of 2e7 are 20 TFLOP/s; GB/s of 3000, 3 TB/s).
+/// Units it does not know stay as they are (divisor 1).
+pub fn scale_unit(unit: &str, max: f64) -> (f64, String) {
+    let base = match unit.to_ascii_lowercase().replace(' ', "").as_str() {
+        "flops" | "flop/s" => Some((1.0, "FLOP/s")),
+        "kflops" | "kflop/s" => Some((1e3, "FLOP/s")),
+        "mflops" | "mflop/s" => Some((1e6, "FLOP/s")),
+        "gflops" | "gflop/s" => Some((1e9, "FLOP/s")),
+        "tflops" | "tflop/s" => Some((1e12, "FLOP/s")),
+        "b/s" => Some((1.0, "B/s")),
+        "kb/s" => Some((1e3, "B/s")),
+        "mb/s" => Some((1e6, "B/s")),
+        "gb/s" => Some((1e9, "B/s")),
+        "tb/s" => Some((1e12, "B/s")),
+        _ => None,
+    };
+    let Some((factor, name)) = base.filter(|_| max.is_finite() && max > 0.0) else {
+        return (1.0, unit.to_string());
+    };
+    let v = max * factor;
+    let (p, prefix) = [(1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")]
+        .into_iter()
+        .find(|(p, _)| v >= *p)
+        .unwrap_or((1.0, ""));
+    (p / factor, format!("{prefix}{name}"))
+}
+
 /// An axis label: 20000000 as `20M`, 1500 as `1500`, 0.25 as `0.25`.
 fn compact(v: f64) -> String {
     match v.abs() {
@@ -621,6 +694,16 @@ mod tests {
             reading: String::new(),
             data,
         }
+    }
+
+    #[test]
+    fn rates_are_shown_in_the_unit_people_read() {
+        assert_eq!(scale_unit("MFlops", 2.08e7), (1e6, "TFLOP/s".into()));
+        assert_eq!(scale_unit("MFlops", 143_755.0), (1e3, "GFLOP/s".into()));
+        assert_eq!(scale_unit("GB/s", 3000.0), (1e3, "TB/s".into()));
+        assert_eq!(scale_unit("GB/s", 450.0), (1.0, "GB/s".into()));
+        assert_eq!(scale_unit("ms", 12.0), (1.0, "ms".into()));
+        assert_eq!(scale_unit("MFlops", 0.0), (1.0, "MFlops".into()));
     }
 
     #[test]
