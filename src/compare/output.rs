@@ -225,12 +225,18 @@ impl Comparison {
                         points: &s.curve_b,
                     },
                 ];
-                let written =
-                    crate::report::overlay(&charts.join(&s.file_stem), &title, x, &y, &curves)
-                        .map_err(|e| CompareError::Write {
-                            path: charts.clone(),
-                            reason: e.to_string(),
-                        })?;
+                let written = crate::report::overlay(
+                    &charts.join(&s.file_stem),
+                    &title,
+                    x,
+                    &y,
+                    &curves,
+                    None,
+                )
+                .map_err(|e| CompareError::Write {
+                    path: charts.clone(),
+                    reason: e.to_string(),
+                })?;
                 files.extend(written);
             }
         }

@@ -215,7 +215,7 @@ fn chart_sheet(ws: &mut Worksheet, run: &Run, f: &Family, bold: &Format) -> Resu
         }
     }
     ws.set_freeze_panes(1, 1)?;
-    let log2 = log_axis(&xs);
+    let log2 = crate::report::log_axis(&xs);
     let last = xs.len() as u32;
     let anchor = f.series.len() as u16 + 2;
     for (k, chunk) in f.series.chunks(SERIES_PER_CHART).enumerate() {
@@ -246,17 +246,6 @@ fn chart_sheet(ws: &mut Worksheet, run: &Run, f: &Family, bold: &Format) -> Resu
         ws.insert_chart(1 + 30 * k as u32, anchor, &chart)?;
     }
     Ok(())
-}
-
-/// Whether `xs` (sorted, distinct) read best on a log2 axis: positive, over at least a factor 16,
-/// and sparse on a linear one (fewer points than a quarter of the range: strides 1..32 then
-/// 64..1024, sizes in powers of two); a dense sweep such as threads 1..512 stays linear, where a
-/// period shows.
-pub fn log_axis(xs: &[f64]) -> bool {
-    let (Some(&lo), Some(&hi)) = (xs.first(), xs.last()) else {
-        return false;
-    };
-    xs.len() > 2 && lo > 0.0 && hi / lo >= 16.0 && (xs.len() as f64) * 4.0 < hi - lo
 }
 
 fn manifest_sheet(ws: &mut Worksheet, run: &Run, bold: &Format) -> Result<(), XlsxError> {
@@ -327,6 +316,8 @@ fn manifest_sheet(ws: &mut Worksheet, run: &Run, bold: &Format) -> Result<(), Xl
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    use crate::report::log_axis;
 
     #[test]
     fn sparse_wide_axes_are_log2_and_dense_ones_linear() {

@@ -212,6 +212,8 @@ fn charts_and_analysis(h: &mut String, run_dir: &Path) {
         }
     };
     let text = font::ensure();
+    let footer = super::footer(run_dir);
+    let footer = footer.as_deref();
     h.push_str("<h2>Charts</h2>\n");
     let fams = families(&analysis);
     let mut in_family = vec![false; analysis.series.len()];
@@ -223,6 +225,7 @@ fn charts_and_analysis(h: &mut String, run_dir: &Path) {
             y,
             &f.curves(),
             text,
+            footer,
         ) {
             Ok(svg) => figure(h, &svg, &f.name),
             Err(e) => {
@@ -238,7 +241,7 @@ fn charts_and_analysis(h: &mut String, run_dir: &Path) {
         if s.data.iter().filter(|p| p.1.is_some()).count() < 2 {
             continue;
         }
-        match series_svg(s, &analysis.x, text) {
+        match series_svg(s, &analysis.x, text, footer) {
             Ok(svg) => figure(h, &svg, &s.name),
             Err(e) => {
                 let _ = writeln!(h, "<p>chart of {}: {}</p>", escape(&s.name), escape(&e));

@@ -47,6 +47,8 @@ pub fn plot(analysis: &Analysis, dir: &Path) -> Result<Vec<PathBuf>, ReportError
         reason: e.to_string(),
     })?;
     let text = font::ensure();
+    let footer = analysis.source.parent().and_then(footer);
+    let footer = footer.as_deref();
     let mut out = Vec::new();
     for s in &analysis.series {
         // A single point is no curve.
@@ -55,11 +57,12 @@ pub fn plot(analysis: &Analysis, dir: &Path) -> Result<Vec<PathBuf>, ReportError
         }
         let svg = charts.join(format!("{}.svg", s.file_stem));
         let png = charts.join(format!("{}.png", s.file_stem));
-        let doc = series_svg(s, &analysis.x, text).map_err(fail(&svg))?;
+        let doc = series_svg(s, &analysis.x, text, footer).map_err(fail(&svg))?;
         std::fs::write(&svg, doc).map_err(|e| fail(&svg)(e.to_string()))?;
         {
             let root = BitMapBackend::new(&png, SIZE).into_drawing_area();
             draw(&root, s, &analysis.x, text).map_err(fail(&png))?;
+            stamp(&root, footer, text).map_err(fail(&png))?;
             root.present().map_err(|e| fail(&png)(e.to_string()))?;
         }
         out.push(svg);
@@ -75,17 +78,24 @@ pub fn plot(analysis: &Analysis, dir: &Path) -> Result<Vec<PathBuf>, ReportError
             &analysis.x,
             &y_name,
             &curves,
+            footer,
         )?);
     }
     Ok(out)
 }
 
 /// One series' chart as an SVG document (with its title and axis names even without a font).
-pub fn series_svg(s: &SeriesAnalysis, x_name: &str, text: bool) -> Result<String, String> {
+pub fn series_svg(
+    s: &SeriesAnalysis,
+    x_name: &str,
+    text: bool,
+    footer: Option<&str>,
+) -> Result<String, String> {
     let mut doc = String::new();
     {
         let root = SVGBackend::with_string(&mut doc, SIZE).into_drawing_area();
         draw(&root, s, x_name, text)?;
+        stamp(&root, footer, text)?;
         root.present().map_err(|e| e.to_string())?;
     }
     if !text {
@@ -101,11 +111,13 @@ pub fn overlay_svg(
     y_name: &str,
     curves: &[Curve],
     text: bool,
+    footer: Option<&str>,
 ) -> Result<String, String> {
     let mut doc = String::new();
     {
         let root = SVGBackend::with_string(&mut doc, SIZE).into_drawing_area();
         draw_overlay(&root, title, x_name, y_name, curves, text)?;
+        stamp(&root, footer, text)?;
         root.present().map_err(|e| e.to_string())?;
     }
     if !text {
@@ -211,15 +223,17 @@ pub fn overlay(
     x_name: &str,
     y_name: &str,
     curves: &[Curve],
+    footer: Option<&str>,
 ) -> Result<Vec<PathBuf>, ReportError> {
     let text = font::ensure();
     let svg = stem.with_extension("svg");
     let png = stem.with_extension("png");
-    let doc = overlay_svg(title, x_name, y_name, curves, text).map_err(fail(&svg))?;
+    let doc = overlay_svg(title, x_name, y_name, curves, text, footer).map_err(fail(&svg))?;
     std::fs::write(&svg, doc).map_err(|e| fail(&svg)(e.to_string()))?;
     {
         let root = BitMapBackend::new(&png, SIZE).into_drawing_area();
         draw_overlay(&root, title, x_name, y_name, curves, text).map_err(fail(&png))?;
+        stamp(&root, footer, text).map_err(fail(&png))?;
         root.present().map_err(|e| fail(&png)(e.to_string()))?;
     }
     Ok(vec![svg, png])
@@ -278,6 +292,8 @@ fn draw_overlay<DB: DrawingBackend>(
         ),
         (title, x_name, y_name),
         text,
+        None,
+        false,
     )?;
     for (i, c) in curves.iter().enumerate() {
         let color = PALETTE[i % PALETTE.len()];
@@ -317,6 +333,8 @@ fn axes<'a, DB: DrawingBackend>(
     (xs, ys): (std::ops::Range<f64>, std::ops::Range<f64>),
     (title, x_name, y_name): (&str, &str, &str),
     text: bool,
+    period: Option<f64>,
+    log2: bool,
 ) -> Result<
     ChartContext<
         'a,
@@ -334,6 +352,16 @@ fn axes<'a, DB: DrawingBackend>(
             .x_label_area_size(48)
             .y_label_area_size(80);
     }
+    // On a log2 axis the ticks are powers of two, labelled as such.
+    let ticks = if log2 {
+        let (lo, hi) = (xs.start.ceil() as i32, xs.end.floor() as i32);
+        let step = ((hi - lo) / 10 + 1).max(1) as usize;
+        (lo..=hi).step_by(step).map(f64::from).collect()
+    } else {
+        x_ticks(xs.start, xs.end, period)
+    };
+    let label = |x: f64| compact(if log2 { x.exp2() } else { x });
+    let (y_lo, y_hi) = (ys.start, ys.end);
     let mut chart = builder.build_cartesian_2d(xs, ys).map_err(|x| e(&x))?;
     let fmt = |v: &f64| compact(*v);
     let mut mesh = chart.configure_mesh();
@@ -344,11 +372,109 @@ fn axes<'a, DB: DrawingBackend>(
             .x_label_formatter(&fmt)
             .y_label_formatter(&fmt)
             .label_style(("sans-serif", 13));
+        // The x ticks are drawn below, where x_ticks puts them (plotters puts them on round
+        // decimal steps; thread counts read in warps and periods).
+        mesh.x_labels(0);
     } else {
         mesh.disable_axes();
     }
     mesh.draw().map_err(|x| e(&x))?;
+    if text {
+        let grid = BLACK.mix(0.12);
+        for &x in &ticks {
+            chart
+                .draw_series(std::iter::once(PathElement::new(
+                    vec![(x, y_lo), (x, y_hi)],
+                    grid,
+                )))
+                .map_err(|x| e(&x))?;
+            let (px, py) = chart.backend_coord(&(x, y_lo));
+            let style = TextStyle::from(("sans-serif", 13).into_font()).pos(
+                plotters::style::text_anchor::Pos::new(
+                    plotters::style::text_anchor::HPos::Center,
+                    plotters::style::text_anchor::VPos::Top,
+                ),
+            );
+            root.draw(&PathElement::new(vec![(px, py), (px, py + 5)], BLACK))
+                .map_err(|x| e(&x))?;
+            root.draw(&Text::new(label(x), (px, py + 8), style))
+                .map_err(|x| e(&x))?;
+        }
+    }
     Ok(chart)
+}
+
+/// Ticks of an x range: on multiples of the period when it gives 4 to 16 ticks, else of a warp
+/// or its multiples (32, 64, ..., 512: thread counts read in warps), else on a round step
+/// (1, 2 or 5 times a power of ten).
+pub fn x_ticks(lo: f64, hi: f64, period: Option<f64>) -> Vec<f64> {
+    let span = hi - lo;
+    if !(span.is_finite() && span > 0.0) {
+        return vec![lo];
+    }
+    let fits = |step: f64| step > 0.0 && (4.0..=16.0).contains(&(span / step));
+    let warps = [32.0, 64.0, 128.0, 256.0, 512.0, 1024.0];
+    let step = period
+        .filter(|&p| fits(p))
+        .or_else(|| warps.into_iter().find(|&w| fits(w)))
+        .unwrap_or_else(|| {
+            let mag = 10f64.powf((span / 8.0).log10().floor());
+            [1.0, 2.0, 5.0, 10.0]
+                .into_iter()
+                .map(|k| k * mag)
+                .find(|&s| span / s <= 10.0)
+                .unwrap_or(10.0 * mag)
+        });
+    let first = (lo / step).ceil() * step;
+    (0..)
+        .map(|i| first + i as f64 * step)
+        .take_while(|&x| x <= hi + 1e-9 * step)
+        .collect()
+}
+
+/// The machine line under a chart: GPU, driver, compiler, commit, date and sweep, from the
+/// `manifest.json` in `run_dir` (none without one: a CSV from elsewhere).
+pub fn footer(run_dir: &Path) -> Option<String> {
+    let m = crate::store::Manifest::load(run_dir).ok()?;
+    let mut parts: Vec<String> = Vec::new();
+    if let Some(g) = m.gpus_start.first() {
+        parts.push(g.name.clone());
+        parts.push(format!("driver {}", g.driver));
+    }
+    let v = &m.compiler_version;
+    let release = v
+        .find("release")
+        .map(|i| {
+            v[i..]
+                .split('|')
+                .next()
+                .unwrap_or_default()
+                .trim()
+                .to_string()
+        })
+        .unwrap_or_else(|| v.clone());
+    parts.push(format!("{} {release}", m.compiler));
+    if !m.git_commit.is_empty() {
+        parts.push(format!("commit {:.7}", m.git_commit));
+    }
+    parts.push(m.started.chars().take(10).collect());
+    parts.push(format!("sweep {}", m.sweep));
+    Some(parts.join(" · "))
+}
+
+/// Writes `footer` small and grey at the bottom left of a chart (with a font only).
+fn stamp<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    footer: Option<&str>,
+    text: bool,
+) -> Result<(), String> {
+    let (Some(f), true) = (footer, text) else {
+        return Ok(());
+    };
+    let grey = BLACK.mix(0.55);
+    let style = TextStyle::from(("sans-serif", 11).into_font()).color(&grey);
+    root.draw(&Text::new(f.to_string(), (8, SIZE.1 as i32 - 16), style))
+        .map_err(|e| e.to_string())
 }
 
 /// The chart's title: the series and what was found.
@@ -394,6 +520,35 @@ fn y_label(s: &SeriesAnalysis) -> String {
     }
 }
 
+/// Whether `xs` (sorted, distinct) read best on a log2 axis: positive, over at least a factor 16,
+/// and sparse on a linear one (fewer points than a quarter of the range: strides 1..32 then
+/// 64..1024, sizes in powers of two); a dense sweep such as threads 1..512 stays linear, where a
+/// period shows.
+pub fn log_axis(xs: &[f64]) -> bool {
+    let (Some(&lo), Some(&hi)) = (xs.first(), xs.last()) else {
+        return false;
+    };
+    xs.len() > 2 && lo > 0.0 && hi / lo >= 16.0 && (xs.len() as f64) * 4.0 < hi - lo
+}
+
+/// `s` with every x (points, peaks, outliers, knee) replaced by log2(x).
+fn on_log2(s: &SeriesAnalysis) -> SeriesAnalysis {
+    let mut out = s.clone();
+    for p in &mut out.data {
+        p.0 = p.0.log2();
+    }
+    for x in out
+        .curve
+        .peaks
+        .iter_mut()
+        .chain(out.curve.outliers.iter_mut())
+    {
+        *x = x.log2();
+    }
+    out.curve.knee = out.curve.knee.map(f64::log2);
+    out
+}
+
 /// `s` with its values in a unit people read (TFLOP/s, not 20M MFlops): see [`scale_unit`].
 fn scaled(s: &SeriesAnalysis) -> SeriesAnalysis {
     let max = s
@@ -421,6 +576,16 @@ fn draw<DB: DrawingBackend>(
     text: bool,
 ) -> Result<(), String> {
     let s = &scaled(s);
+    let distinct: Vec<f64> = {
+        let mut v: Vec<f64> = s.data.iter().map(|p| p.0).collect();
+        v.sort_by(f64::total_cmp);
+        v.dedup();
+        v
+    };
+    // Sparse x over a wide range (strides 1..32 then 64..1024) is drawn on log2(x).
+    let log2 = log_axis(&distinct);
+    let named = s;
+    let s = &if log2 { on_log2(s) } else { s.clone() };
     let e = |e: &dyn std::fmt::Display| e.to_string();
     root.fill(&WHITE).map_err(|x| e(&x))?;
     let observed: Vec<(f64, f64)> = s
@@ -458,8 +623,10 @@ fn draw<DB: DrawingBackend>(
     let mut chart = axes(
         root,
         (x0..x1, y0..y1),
-        (&title(s), x_name, &y_label(s)),
+        (&title(named), x_name, &y_label(named)),
         text,
+        s.curve.period.as_ref().map(|p| p.period),
+        log2,
     )?;
 
     // The data: a line between neighbours, broken at failed points, and a dot per point.
@@ -539,7 +706,7 @@ fn draw<DB: DrawingBackend>(
             .map_err(|x| e(&x))?;
         if text {
             drawn
-                .label(format!("knee {}", human(k)))
+                .label(format!("knee {}", human(if log2 { k.exp2() } else { k })))
                 .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], KNEE.stroke_width(2)));
         }
     }
@@ -560,7 +727,7 @@ fn draw<DB: DrawingBackend>(
         }
     }
     // The period: a bracket from one peak to the next, above the curve.
-    if let (Some(p), [a, _, ..]) = (&s.curve.period, peaks.as_slice()) {
+    if let (Some(p), [a, _, ..], false) = (&s.curve.period, peaks.as_slice(), log2) {
         let y = y_max + 0.06 * (y_max - y_min);
         let tick = 0.025 * (y1 - y0);
         let (xa, xb) = (a.0, a.0 + p.period);
@@ -707,6 +874,20 @@ mod tests {
     }
 
     #[test]
+    fn ticks_fall_on_the_period_or_on_warps() {
+        assert_eq!(x_ticks(-9.0, 521.0, Some(64.0))[..3], [0.0, 64.0, 128.0]);
+        // Period 16 gives 33 ticks over 1..512: warps instead.
+        assert_eq!(x_ticks(-9.0, 521.0, Some(16.0))[..3], [0.0, 64.0, 128.0]);
+        assert_eq!(
+            x_ticks(0.5, 64.5, None),
+            [10.0, 20.0, 30.0, 40.0, 50.0, 60.0]
+        );
+        assert_eq!(x_ticks(0.5, 64.5, Some(16.0)), [16.0, 32.0, 48.0, 64.0]);
+        assert_eq!(x_ticks(0.0, 1.0, None).len(), 11);
+        assert_eq!(x_ticks(3.0, 3.0, None), [3.0]);
+    }
+
+    #[test]
     fn axis_labels_are_compact() {
         assert_eq!(compact(20_000_000.0), "20M");
         assert_eq!(compact(12_500.0), "12.5k");
@@ -728,7 +909,7 @@ mod tests {
         assert!(!svg.contains("<text"), "text drawn without a font");
         // The peaks (8 of them from the knee at 64 to 256) are drawn in their own colour.
         assert!(svg.matches("#D62728").count() >= 6, "peaks missing");
-        let svg = series_svg(&s, "threads", false).unwrap();
+        let svg = series_svg(&s, "threads", false, None).unwrap();
         assert!(
             svg.contains(">threads</text>") && svg.contains("period 32"),
             "labels missing"
