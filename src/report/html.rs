@@ -63,7 +63,7 @@ pub fn page(run_dir: &Path) -> Result<String, String> {
     }
     machine(&mut h, m);
     progress(&mut h, &run);
-    charts_and_analysis(&mut h, run_dir);
+    charts_and_analysis(&mut h, run_dir, &run);
     let _ = writeln!(
         h,
         "<footer>sweep {} · {} · written {now}</footer>\n</body></html>",
@@ -199,15 +199,16 @@ fn cell_text(c: &Cell) -> String {
 
 /// A chart per family of variants and per series in none, then the analysis table; the analysis
 /// is made here from the results so far (0.1 s for the 512 points of the thread sweep).
-fn charts_and_analysis(h: &mut String, run_dir: &Path) {
+fn charts_and_analysis(h: &mut String, run_dir: &Path, run: &Run) {
     let analysis = match analyze_csv(&run_dir.join(store::RESULTS), &AnalyzeOptions::default()) {
         Ok(a) => a,
         Err(e) => {
             let _ = writeln!(
                 h,
-                "<h2>Charts</h2>\n<p>No analysis yet: {}</p>",
+                "<h2>Charts</h2>\n<p>No curve analysis: {}</p>",
                 escape(&e.to_string())
             );
+            bars(h, run);
             return;
         }
     };
@@ -269,6 +270,60 @@ fn charts_and_analysis(h: &mut String, run_dir: &Path) {
         );
     }
     h.push_str("</table>\n");
+}
+
+/// A bar chart per metric for a sweep with no numeric axis (categories only): one bar per point,
+/// labelled with its axis values, its length the value over the metric's largest.
+fn bars(h: &mut String, run: &Run) {
+    let t = &run.results;
+    let status = t.column("status");
+    for m in &run.manifest.metrics {
+        let Some(c) = t.column(&m.column) else {
+            continue;
+        };
+        let values: Vec<(String, f64, String)> = t
+            .rows
+            .iter()
+            .filter_map(|r| match r[c] {
+                Cell::Number(v) => Some((
+                    run.manifest
+                        .axes
+                        .iter()
+                        .filter_map(|a| t.column(a).map(|ac| format!("{a}={}", cell_text(&r[ac]))))
+                        .collect::<Vec<_>>()
+                        .join(" "),
+                    v,
+                    status.map_or(String::new(), |sc| cell_text(&r[sc])),
+                )),
+                _ => None,
+            })
+            .collect();
+        let max = values.iter().map(|v| v.1.abs()).fold(0.0, f64::max);
+        if values.is_empty() || max <= 0.0 {
+            continue;
+        }
+        let _ = writeln!(
+            h,
+            "<h3>{} ({})</h3>\n<table class=\"bars\">",
+            escape(&m.name),
+            escape(&m.unit)
+        );
+        for (label, v, st) in &values {
+            let mark = if st == "ok" {
+                String::new()
+            } else {
+                format!(" ({})", escape(st))
+            };
+            let _ = writeln!(
+                h,
+                "<tr><td>{}{mark}</td><td class=\"num\">{}</td><td style=\"width:50%\"><div style=\"background:#1f77b4;height:1em;width:{:.1}%\"></div></td></tr>",
+                escape(label),
+                escape(&human(*v)),
+                100.0 * v.abs() / max
+            );
+        }
+        h.push_str("</table>\n");
+    }
 }
 
 /// An inline SVG chart: its XML declaration dropped (not allowed inside HTML).
