@@ -43,7 +43,17 @@ fn results(dir: &Path) -> (usize, BTreeMap<String, (String, String)>) {
                 .starts_with('.')
         })
         .collect();
-    assert_eq!(runs.len(), 1, "resume reuses the run folder");
+    let names: Vec<String> = runs
+        .iter()
+        .map(|e| {
+            e.as_ref()
+                .unwrap()
+                .file_name()
+                .to_string_lossy()
+                .into_owned()
+        })
+        .collect();
+    assert_eq!(runs.len(), 1, "resume reuses the run folder: {names:?}");
     let csv = runs
         .into_iter()
         .next()
@@ -60,6 +70,19 @@ fn results(dir: &Path) -> (usize, BTreeMap<String, (String, String)>) {
         out.insert(rec[0].to_string(), (rec[3].to_string(), rec[4].to_string()));
     }
     (n, out)
+}
+
+/// Whether the run of output/kill says `finished` in its manifest.
+fn run_finished(dir: &Path) -> bool {
+    let Ok(entries) = std::fs::read_dir(dir.join("output/kill")) else {
+        return false;
+    };
+    entries.filter_map(Result::ok).any(|e| {
+        std::fs::read_to_string(e.path().join("manifest.json"))
+            .ok()
+            .and_then(|m| serde_json::from_str::<serde_json::Value>(&m).ok())
+            .is_some_and(|m| m["state"] == "finished")
+    })
 }
 
 fn splitmix(state: &mut u64) -> u64 {
@@ -94,6 +117,9 @@ fn sigkill_at_random_moments_loses_and_duplicates_nothing() {
             finished = child.try_wait().unwrap().is_some();
             child.kill().unwrap_or(()); // SIGKILL
             child.wait().unwrap();
+            // Finished also when killed after the run was marked finished, while it wrote its
+            // report: the run is complete, and running again would start a new one.
+            finished |= run_finished(p.path());
             if finished {
                 break;
             }
@@ -159,6 +185,8 @@ fn sigkill_inside_a_repeat_pass_resumes_that_pass_and_combines_every_process() {
             finished = child.try_wait().unwrap().is_some();
             child.kill().unwrap_or(());
             child.wait().unwrap();
+            // As above: killed while writing its report after the run was marked finished.
+            finished |= run_finished(p.path());
             if finished {
                 break;
             }
