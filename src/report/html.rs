@@ -25,7 +25,7 @@ pub const FILE: &str = "report.html";
 /// Writes `<run_dir>/report.html` (through a temporary file: a browser never reads half a page).
 pub fn write(run_dir: &Path) -> Result<PathBuf, ReportError> {
     let path = run_dir.join(FILE);
-    let fail = |e: String| ReportError::Write {
+    let fail = |e: String| ReportError::Page {
         path: path.clone(),
         reason: e,
     };
@@ -136,16 +136,21 @@ fn progress(h: &mut String, run: &Run) {
             None => counts.push((s, 1)),
         }
     }
+    let by_status = counts
+        .iter()
+        .map(|(k, n)| format!("{n} {}", escape(k)))
+        .collect::<Vec<_>>()
+        .join(", ");
     let _ = writeln!(
         h,
-        "<h2>Progress</h2>\n<p>{} of {} points done: {}.</p>",
+        "<h2>Progress</h2>\n<p>{} of {} points done{}.</p>",
         t.rows.len(),
         run.manifest.points_total,
-        counts
-            .iter()
-            .map(|(k, n)| format!("{n} {}", escape(k)))
-            .collect::<Vec<_>>()
-            .join(", ")
+        if by_status.is_empty() {
+            String::new()
+        } else {
+            format!(": {by_status}")
+        }
     );
     let measured = |s: &str| matches!(s, "ok" | "noisy" | "unstable");
     let failed: Vec<&Vec<Cell>> = t

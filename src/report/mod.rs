@@ -18,6 +18,8 @@ use std::path::{Path, PathBuf};
 pub enum ReportError {
     #[error("cannot write chart `{path}`: {reason}")]
     Write { path: PathBuf, reason: String },
+    #[error("cannot make the report `{path}`: {reason}")]
+    Page { path: PathBuf, reason: String },
 }
 
 /// Pixels of every chart.
