@@ -242,12 +242,19 @@ fn charts_and_analysis(h: &mut String, run_dir: &Path, run: &Run) {
             in_family[i] = true;
         }
     }
-    for (s, _) in analysis.series.iter().zip(&in_family).filter(|(_, f)| !**f) {
+    let infos = super::point_info(&analysis);
+    for ((s, _), info) in analysis
+        .series
+        .iter()
+        .zip(&in_family)
+        .zip(&infos)
+        .filter(|((_, f), _)| !**f)
+    {
         // A single point is no curve.
         if s.data.iter().filter(|p| p.1.is_some()).count() < 2 {
             continue;
         }
-        match series_svg(s, &analysis.x, text, footer) {
+        match series_svg(s, &analysis.x, text, footer, info) {
             Ok(svg) => figure(h, &svg, &s.name),
             Err(e) => {
                 let _ = writeln!(h, "<p>chart of {}: {}</p>", escape(&s.name), escape(&e));

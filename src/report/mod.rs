@@ -29,6 +29,9 @@ const PEAK: RGBColor = RGBColor(214, 39, 40);
 const KNEE: RGBColor = RGBColor(44, 160, 44);
 const PERIOD: RGBColor = RGBColor(255, 127, 14);
 const GAP: RGBColor = RGBColor(120, 120, 120);
+const BAND: RGBColor = RGBColor(31, 119, 180);
+const NOISY: RGBColor = RGBColor(148, 103, 189);
+const UNSTABLE: RGBColor = RGBColor(227, 119, 194);
 /// Curves of an overlay chart, in order (the first four are the series chart's colours).
 const PALETTE: [RGBColor; 8] = [
     DATA,
@@ -51,19 +54,20 @@ pub fn plot(analysis: &Analysis, dir: &Path) -> Result<Vec<PathBuf>, ReportError
     let text = font::ensure();
     let footer = analysis.source.parent().and_then(footer);
     let footer = footer.as_deref();
+    let infos = point_info(analysis);
     let mut out = Vec::new();
-    for s in &analysis.series {
+    for (s, info) in analysis.series.iter().zip(&infos) {
         // A single point is no curve.
         if s.data.iter().filter(|p| p.1.is_some()).count() < 2 {
             continue;
         }
         let svg = charts.join(format!("{}.svg", s.file_stem));
         let png = charts.join(format!("{}.png", s.file_stem));
-        let doc = series_svg(s, &analysis.x, text, footer).map_err(fail(&svg))?;
+        let doc = series_svg(s, &analysis.x, text, footer, info).map_err(fail(&svg))?;
         std::fs::write(&svg, doc).map_err(|e| fail(&svg)(e.to_string()))?;
         {
             let root = BitMapBackend::new(&png, SIZE).into_drawing_area();
-            draw(&root, s, &analysis.x, text).map_err(fail(&png))?;
+            draw(&root, s, &analysis.x, text, info).map_err(fail(&png))?;
             stamp(&root, footer, text).map_err(fail(&png))?;
             root.present().map_err(|e| fail(&png)(e.to_string()))?;
         }
@@ -92,11 +96,12 @@ pub fn series_svg(
     x_name: &str,
     text: bool,
     footer: Option<&str>,
+    info: &[PointInfo],
 ) -> Result<String, String> {
     let mut doc = String::new();
     {
         let root = SVGBackend::with_string(&mut doc, SIZE).into_drawing_area();
-        draw(&root, s, x_name, text)?;
+        draw(&root, s, x_name, text, info)?;
         stamp(&root, footer, text)?;
         root.present().map_err(|e| e.to_string())?;
     }
@@ -551,6 +556,67 @@ fn on_log2(s: &SeriesAnalysis) -> SeriesAnalysis {
     out
 }
 
+/// What the CSV says of one point of a series beyond its value: x, the relative half-width of its
+/// uncertainty (the larger of the 95 % confidence half-width within a placement and half the
+/// spread over placements) and its status.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PointInfo {
+    pub x: f64,
+    pub u: f64,
+    pub status: String,
+}
+
+/// [`PointInfo`] of every series of `analysis`, by series index, read from its CSV (empty lists
+/// where the CSV has no such columns, or cannot be read).
+pub fn point_info(analysis: &Analysis) -> Vec<Vec<PointInfo>> {
+    use crate::analyze::load::{self, stat_column};
+    let Ok(table) = load::Table::read(&analysis.source) else {
+        return vec![Vec::new(); analysis.series.len()];
+    };
+    let (Some(xc), status) = (table.column(&analysis.x), table.column("status")) else {
+        return vec![Vec::new(); analysis.series.len()];
+    };
+    let num = |c: Option<usize>, r: &Vec<String>| {
+        c.and_then(|c| r.get(c))
+            .and_then(|v| load::number(v, table.semicolon))
+            .filter(|v| v.is_finite())
+    };
+    analysis
+        .series
+        .iter()
+        .map(|s| {
+            let Some(m) = table.metrics.iter().find(|m| m.column == s.column) else {
+                return Vec::new();
+            };
+            let ci = stat_column(&table.header, m, "rel_ci");
+            let spread = stat_column(&table.header, m, "spread");
+            let group: Vec<(Option<usize>, &str)> = s
+                .group
+                .iter()
+                .map(|(a, v)| (table.column(a), v.as_str()))
+                .collect();
+            table
+                .rows
+                .iter()
+                .filter(|r| {
+                    group
+                        .iter()
+                        .all(|(c, v)| c.and_then(|c| r.get(c)).is_some_and(|x| x == v))
+                })
+                .filter_map(|r| {
+                    Some(PointInfo {
+                        x: num(Some(xc), r)?,
+                        u: num(ci, r)
+                            .unwrap_or(0.0)
+                            .max(num(spread, r).unwrap_or(0.0) / 2.0),
+                        status: status.and_then(|c| r.get(c)).cloned().unwrap_or_default(),
+                    })
+                })
+                .collect()
+        })
+        .collect()
+}
+
 /// `s` with its values in a unit people read (TFLOP/s, not 20M MFlops): see [`scale_unit`].
 fn scaled(s: &SeriesAnalysis) -> SeriesAnalysis {
     let max = s
@@ -576,6 +642,7 @@ fn draw<DB: DrawingBackend>(
     s: &SeriesAnalysis,
     x_name: &str,
     text: bool,
+    info: &[PointInfo],
 ) -> Result<(), String> {
     let s = &scaled(s);
     let distinct: Vec<f64> = {
@@ -631,6 +698,34 @@ fn draw<DB: DrawingBackend>(
         log2,
     )?;
 
+    let x_of = |x: f64| if log2 { x.log2() } else { x };
+    // The uncertainty: a band of value x (1 +- u) around the curve.
+    let u_at: std::collections::HashMap<u64, f64> =
+        info.iter().map(|p| (x_of(p.x).to_bits(), p.u)).collect();
+    let band: Vec<(f64, f64, f64)> = observed
+        .iter()
+        .filter_map(|&(x, y)| {
+            u_at.get(&x.to_bits())
+                .map(|&u| (x, y * (1.0 - u), y * (1.0 + u)))
+        })
+        .collect();
+    if band.len() >= 2 && band.iter().any(|b| b.2 > b.1) {
+        let mut outline: Vec<(f64, f64)> = band.iter().map(|b| (b.0, b.2)).collect();
+        outline.extend(band.iter().rev().map(|b| (b.0, b.1)));
+        let drawn = chart
+            .draw_series(std::iter::once(Polygon::new(
+                outline,
+                BAND.mix(0.25).filled(),
+            )))
+            .map_err(|x| e(&x))?;
+        if text {
+            drawn
+                .label("uncertainty (CI, placements)")
+                .legend(|(x, y)| {
+                    Rectangle::new([(x, y - 4), (x + 20, y + 4)], BAND.mix(0.25).filled())
+                });
+        }
+    }
     // The data: a line between neighbours, broken at failed points, and a dot per point.
     let mut runs: Vec<Vec<(f64, f64)>> = vec![Vec::new()];
     for &(x, y) in &s.data {
@@ -674,6 +769,36 @@ fn draw<DB: DrawingBackend>(
             drawn
                 .label("failed point")
                 .legend(|(x, y)| Cross::new((x + 10, y), 4, GAP.stroke_width(2)));
+        }
+    }
+    // Points the timing core marked: noisy (confidence target missed) and unstable (placements
+    // differ beyond the noise), as small triangles above the dot.
+    for (status, colour, label) in [
+        ("noisy", NOISY, "noisy point"),
+        ("unstable", UNSTABLE, "unstable point (placements differ)"),
+    ] {
+        let marked: Vec<(f64, f64)> = info
+            .iter()
+            .filter(|p| p.status == status)
+            .filter_map(|p| {
+                let x = x_of(p.x);
+                observed.iter().find(|o| o.0 == x).copied()
+            })
+            .collect();
+        if marked.is_empty() {
+            continue;
+        }
+        let drawn = chart
+            .draw_series(
+                marked
+                    .iter()
+                    .map(|&p| TriangleMarker::new(p, 4, colour.stroke_width(1))),
+            )
+            .map_err(|x| e(&x))?;
+        if text {
+            drawn
+                .label(label)
+                .legend(move |(x, y)| TriangleMarker::new((x + 10, y), 4, colour.stroke_width(1)));
         }
     }
     // Outliers left out of the fit: hollow grey circles.
@@ -866,6 +991,57 @@ mod tests {
     }
 
     #[test]
+    fn each_point_brings_its_uncertainty_and_status_from_the_csv() {
+        let dir = tempfile::tempdir().unwrap();
+        let csv = dir.path().join("results.csv");
+        let mut text = String::from(
+            "point_id,index,threads,variant,status,copy_gb_per_s,copy_rel_ci,copy_spread,build_s,run_s,cached,gpu_index,gpu_name,gpu_uuid,error\n",
+        );
+        for (i, (v, st, ci, sp)) in [
+            ("a", "ok", "0.002", "0.01"),
+            ("a", "unstable", "0.001", "0.2"),
+            ("b", "noisy", "0.03", "0"),
+        ]
+        .iter()
+        .enumerate()
+        {
+            text += &format!(
+                "p{i},{i},{},{v},{st},{},{ci},{sp},1,1,0,0,G,u,\n",
+                i + 1,
+                100 + i
+            );
+        }
+        std::fs::write(&csv, text).unwrap();
+        let analysis = crate::analyze::analyze_csv(
+            &csv,
+            &crate::analyze::AnalyzeOptions {
+                x: Some("threads".into()),
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        let info = point_info(&analysis);
+        let of = |v: &str| {
+            let i = analysis
+                .series
+                .iter()
+                .position(|s| s.group == [("variant".to_string(), v.to_string())])
+                .unwrap();
+            info[i].clone()
+        };
+        // u is the larger of rel_ci and half the placement spread.
+        let a = of("a");
+        assert_eq!(a.len(), 2);
+        assert_eq!((a[0].x, a[0].u, a[0].status.as_str()), (1.0, 0.005, "ok"));
+        assert_eq!(
+            (a[1].x, a[1].u, a[1].status.as_str()),
+            (2.0, 0.1, "unstable")
+        );
+        let b = of("b");
+        assert_eq!((b[0].x, b[0].u, b[0].status.as_str()), (3.0, 0.03, "noisy"));
+    }
+
+    #[test]
     fn rates_are_shown_in_the_unit_people_read() {
         assert_eq!(scale_unit("MFlops", 2.08e7), (1e6, "TFLOP/s".into()));
         assert_eq!(scale_unit("MFlops", 143_755.0), (1e3, "GFLOP/s".into()));
@@ -904,14 +1080,14 @@ mod tests {
         let s = series();
         {
             let root = SVGBackend::new(&path, SIZE).into_drawing_area();
-            draw(&root, &s, "threads", false).unwrap();
+            draw(&root, &s, "threads", false, &[]).unwrap();
             root.present().unwrap();
         }
         let svg = std::fs::read_to_string(&path).unwrap();
         assert!(!svg.contains("<text"), "text drawn without a font");
         // The peaks (8 of them from the knee at 64 to 256) are drawn in their own colour.
         assert!(svg.matches("#D62728").count() >= 6, "peaks missing");
-        let svg = series_svg(&s, "threads", false, None).unwrap();
+        let svg = series_svg(&s, "threads", false, None, &[]).unwrap();
         assert!(
             svg.contains(">threads</text>") && svg.contains("period 32"),
             "labels missing"
