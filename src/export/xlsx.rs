@@ -191,7 +191,9 @@ fn chart_sheet(ws: &mut Worksheet, run: &Run, f: &Family, bold: &Format) -> Resu
         .enumerate()
         .map(|(i, x)| (x.to_bits(), i as u32 + 1))
         .collect();
+    let mut medians: Vec<f64> = Vec::new();
     for (s, (label, column, group)) in f.series.iter().enumerate() {
+        let mut values: Vec<f64> = Vec::new();
         let c = s as u16 + 1;
         ws.write_string_with_format(0, c, label, bold)?;
         ws.set_column_width(c, 14)?;
@@ -210,22 +212,24 @@ fn chart_sheet(ws: &mut Worksheet, run: &Run, f: &Family, bold: &Format) -> Resu
             {
                 if let Some(&row) = row_of.get(&x.to_bits()) {
                     ws.write_number(row, c, *v)?;
+                    values.push(v.abs());
                 }
             }
         }
+        medians.push(crate::analyze::fit::median(&values).unwrap_or(0.0));
     }
     ws.set_freeze_panes(1, 1)?;
     let log2 = crate::report::log_axis(&xs);
     let last = xs.len() as u32;
     let anchor = f.series.len() as u16 + 2;
-    for (k, chunk) in f.series.chunks(SERIES_PER_CHART).enumerate() {
+    for (k, chunk) in chart_groups(&medians).iter().enumerate() {
         let mut chart = Chart::new(if xs.len() <= 40 {
             ChartType::ScatterStraightWithMarkers
         } else {
             ChartType::ScatterStraight
         });
-        for (j, _) in chunk.iter().enumerate() {
-            let c = (k * SERIES_PER_CHART + j) as u16 + 1;
+        for &s in chunk {
+            let c = s as u16 + 1;
             chart
                 .add_series()
                 .set_name((name.as_str(), 0, c))
@@ -246,6 +250,28 @@ fn chart_sheet(ws: &mut Worksheet, run: &Run, f: &Family, bold: &Format) -> Resu
         ws.insert_chart(1 + 30 * k as u32, anchor, &chart)?;
     }
     Ok(())
+}
+
+/// The series (by index) of each chart of a family: by falling median, a new chart where a
+/// series' median is more than 10x below the chart's first (so none is flattened at the bottom of
+/// another's axis: the thread sweep's one-block and full-grid stores are 200x apart), and at most
+/// [`SERIES_PER_CHART`] per chart.
+pub fn chart_groups(medians: &[f64]) -> Vec<Vec<usize>> {
+    let mut order: Vec<usize> = (0..medians.len()).collect();
+    order.sort_by(|&a, &b| medians[b].total_cmp(&medians[a]).then(a.cmp(&b)));
+    let mut out: Vec<Vec<usize>> = Vec::new();
+    for i in order {
+        match out.last_mut() {
+            Some(g) if g.len() < SERIES_PER_CHART && medians[i] * 10.0 >= medians[g[0]] => {
+                g.push(i)
+            }
+            _ => out.push(vec![i]),
+        }
+    }
+    for g in &mut out {
+        g.sort_unstable();
+    }
+    out
 }
 
 fn manifest_sheet(ws: &mut Worksheet, run: &Run, bold: &Format) -> Result<(), XlsxError> {
@@ -331,6 +357,22 @@ mod tests {
         assert!(log_axis(&[1.0, 2.0, 4.0, 8.0, 16.0, 32.0]));
         assert!(!log_axis(&[0.0, 1.0, 2.0, 4.0, 1024.0]), "0 has no log");
         assert!(!log_axis(&[]));
+    }
+
+    #[test]
+    fn series_tenfold_apart_get_charts_of_their_own() {
+        assert_eq!(
+            chart_groups(&[1e5, 2e7, 1.2e5, 1.9e7, 0.0]),
+            vec![vec![1, 3], vec![0, 2], vec![4]]
+        );
+        assert_eq!(
+            chart_groups(&[1.0; 30])
+                .iter()
+                .map(Vec::len)
+                .collect::<Vec<_>>(),
+            [24, 6]
+        );
+        assert!(chart_groups(&[]).is_empty());
     }
 
     #[test]
