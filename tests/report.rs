@@ -73,6 +73,9 @@ fn pixels(png: &Path, colours: &[&str]) -> Vec<usize> {
 const BLUE: &str = "1F77B4";
 const RED: &str = "D62728";
 const BANNER: &str = "FFF3CD";
+/// The uncertainty band (the data's blue at 25 % on white) and the unstable points' pink.
+const BAND: &str = "C7DDEC";
+const UNSTABLE: &str = "E377C2";
 
 fn copy_dir(from: &Path, to: &Path) {
     for e in walkdir::WalkDir::new(from)
@@ -116,10 +119,13 @@ fn the_report_of_the_h100_run_shows_its_charts_in_chromium() {
     let png = tmp.path().join("shot.png");
     let console = screenshot(&browser, &run.join("report.html"), &png);
     assert!(console.is_empty(), "console messages: {console:?}");
-    let n = pixels(&png, &[BLUE, RED]);
-    // The first charts are in view: their curves and peak dots.
-    assert!(n[0] > 3000, "data pixels: {}", n[0]);
+    let n = pixels(&png, &[BLUE, RED, BAND, UNSTABLE]);
+    // The first charts are in view: their curves, peak dots, uncertainty bands and the marks
+    // on unstable points (2250, 924, 4461 and 8695 pixels when this was written).
+    assert!(n[0] > 1000, "data pixels: {}", n[0]);
     assert!(n[1] > 200, "peak pixels: {}", n[1]);
+    assert!(n[2] > 1000, "band pixels: {}", n[2]);
+    assert!(n[3] > 1000, "unstable-mark pixels: {}", n[3]);
 }
 
 #[test]
