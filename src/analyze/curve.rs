@@ -289,14 +289,19 @@ fn gcd(a: i64, b: i64) -> i64 {
 /// at most 5 % of the points, the worst first. The floor of 5 % keeps a model that misses some
 /// real structure from throwing that structure away as outliers.
 fn outliers(residuals: &[f64]) -> Vec<usize> {
-    let sigma = robust_sigma(residuals);
-    let limit = (5.0 * sigma).max(0.05);
+    let limit = outlier_limit(residuals);
     let mut far: Vec<usize> = (0..residuals.len())
         .filter(|&i| residuals[i].abs() > limit)
         .collect();
     far.sort_by(|&a, &b| residuals[b].abs().total_cmp(&residuals[a].abs()));
     far.truncate(residuals.len() / 20);
     far
+}
+
+/// How far off (relative) a point must be to be an outlier: 5 robust standard deviations of the
+/// residuals, and 5 %.
+fn outlier_limit(residuals: &[f64]) -> f64 {
+    (5.0 * robust_sigma(residuals)).max(0.05)
 }
 
 /// The cost of one launch at point `i`: work over throughput (work taken as proportional to x),
@@ -404,8 +409,19 @@ fn fit_staircase(grid: &Grid, sense: Sense) -> Option<StairResult> {
             far.retain(|k| by_stair.contains(k));
         }
         far.retain(|k| !rejected.contains(k));
-        if round == 0 && !far.is_empty() {
+        // The last point has one neighbour: a jump there is a spike, unless the steps, carried
+        // on to it, predict it (a step that starts at the last point of the sweep).
+        let last = g.len() - 1;
+        let revive = rejected.contains(&last)
+            && stair.as_ref().is_some_and(|s| {
+                let limit = outlier_limit(&cost.residuals(s.bounds, Some((s.period, s.residue))));
+                cost.stepped_residual(s, last).abs() <= limit
+            });
+        if round == 0 && (!far.is_empty() || revive) {
             rejected.extend(far);
+            if revive {
+                rejected.retain(|&k| k != last);
+            }
             weights = weigh(&rejected);
             continue;
         }

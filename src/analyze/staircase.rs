@@ -730,6 +730,13 @@ impl Cost {
             .collect()
     }
 
+    /// Relative residual of point `i` under the steps and trend of the middle part, carried on
+    /// past the tail when `i` lies there.
+    pub(crate) fn stepped_residual(&self, st: &Staircase, i: usize) -> f64 {
+        let model = self.middle_model(st.bounds, st.period, st.residue);
+        (self.c[i] - model(i)) / self.c[i]
+    }
+
     /// The fitted cost of the middle part, as a function of the point index.
     fn middle_model(
         &self,
