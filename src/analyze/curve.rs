@@ -425,48 +425,51 @@ fn fit_staircase(grid: &Grid, sense: Sense) -> Option<StairResult> {
             weights = weigh(&rejected);
             continue;
         }
-        // The margins of the fit that stands (the rounded edges are costly to fit).
+        // Sharp or rounded edges, whichever scores better after paying for the widths and edges
+        // tried; with rounded edges, the period may move to a neighbour (`rounded_neighbours`).
         let m = (g.len() - rejected.len()) as f64;
-        let (margin_none, margin_shape, rounded_rss, tried) = match &stair {
-            Some(s) => {
-                // Sharp or rounded edges, whichever scores better after paying for the widths
-                // and edges tried.
-                let (rounded, tried) = cost.rounded_rss(s);
-                let score = (m * s.rss.ln()).min(m * rounded.ln() + 2.0 * (tried as f64).ln());
-                (
-                    m * baseline.rss.ln() - score - m.ln() - 2.0 * (s.candidates as f64).ln(),
-                    if cost.needs_shape_test(s) {
-                        m * cost.sine_rss(s).ln() - score
-                    } else {
-                        f64::INFINITY
-                    },
-                    rounded,
-                    tried,
-                )
-            }
-            None => (f64::NEG_INFINITY, f64::NEG_INFINITY, f64::INFINITY, 1),
+        let (rounded_rss, tried) = match &stair {
+            Some(s) => cost.rounded_rss(s),
+            None => (f64::INFINITY, 1),
         };
+        let sharp_by_period = stair.as_ref().map(|s| s.rss_by_period.clone());
         let mut r = StairResult {
             used: used.clone(),
             outliers: rejected.iter().map(|&k| used[k]).collect(),
             cost,
             baseline,
             stair,
-            margin_none,
-            margin_shape,
+            margin_none: f64::NEG_INFINITY,
+            margin_shape: f64::NEG_INFINITY,
             rounded_rss,
             rounded: false,
         };
         rounded_neighbours(&mut r, m, tried);
+        // The margins of the fit that stands: its period, sharp or rounded.
+        if let (Some(s), Some(sharp)) = (&r.stair, &sharp_by_period) {
+            let sharp = sharp
+                .iter()
+                .find(|(p, _)| *p == s.period)
+                .map_or(f64::INFINITY, |(_, rss)| *rss);
+            let score = (m * sharp.ln()).min(m * r.rounded_rss.ln() + 2.0 * (tried as f64).ln());
+            r.margin_none =
+                m * r.baseline.rss.ln() - score - m.ln() - 2.0 * (s.candidates as f64).ln();
+            r.margin_shape = if r.cost.needs_shape_test(s) {
+                m * r.cost.sine_rss(s).ln() - score
+            } else {
+                f64::INFINITY
+            };
+        }
         result = Some(r);
         break;
     }
     result
 }
 
-/// When rounded edges fit better than sharp ones, the sharp fit can put the period one grid
-/// step off (the rise has no edge to lock on): the neighbours are fitted with rounded edges
-/// too, the best of the three is kept, and their scores are the rounded ones.
+/// When rounded edges fit better than sharp ones, the sharp fit can put the period a grid step
+/// or two off (the rise has no edge to lock on): the neighbours are fitted with rounded edges
+/// too, and the period moves to the better one until it fits better than both of its own; the
+/// scores of the periods so fitted are the rounded ones.
 fn rounded_neighbours(r: &mut StairResult, m: f64, tried: usize) {
     let Some(st) = r.stair.as_mut() else {
         return;
@@ -478,30 +481,37 @@ fn rounded_neighbours(r: &mut StairResult, m: f64, tried: usize) {
     }
     r.rounded = true;
     let step = r.cost.stride();
-    let mut best = (st.period, st.residue, rounded);
-    for q in [st.period - step, st.period + step] {
-        if q < 2 {
-            continue;
-        }
-        let (residue, rss, _) = r.cost.rounded_for(st, q);
-        if let Some(entry) = st.rss_by_period.iter_mut().find(|(p, _)| *p == q) {
-            entry.1 = rss;
-        }
-        if rss < best.2 {
-            best = (q, residue, rss);
-        }
-    }
     if let Some(entry) = st.rss_by_period.iter_mut().find(|(p, _)| *p == st.period) {
         entry.1 = rounded;
+    }
+    // Walk to the better rounded neighbour until the period that stands has both of its
+    // neighbours fitted with rounded edges (a wide rise can put the sharp fit two steps off),
+    // among the periods the search tries (three steps between the knee and the tail).
+    let mut best = (st.period, st.residue, rounded);
+    let mut refitted = vec![st.period];
+    for _ in 0..8 {
+        let centre = best.0;
+        for q in [centre - step, centre + step] {
+            if !r.cost.is_candidate(st.bounds, q) || refitted.contains(&q) {
+                continue;
+            }
+            refitted.push(q);
+            let (residue, rss, _) = r.cost.rounded_for(st, q);
+            if let Some(entry) = st.rss_by_period.iter_mut().find(|(p, _)| *p == q) {
+                entry.1 = rss;
+            }
+            if rss < best.2 {
+                best = (q, residue, rss);
+            }
+        }
+        if best.0 == centre {
+            break;
+        }
     }
     if best.0 != st.period {
         st.period = best.0;
         st.residue = best.1;
-        st.rss = st
-            .rss_by_period
-            .iter()
-            .find(|(p, _)| *p == best.0)
-            .map_or(st.rss, |(_, r)| *r);
+        st.rss = best.2;
     }
     r.rounded_rss = best.2;
 }

@@ -309,6 +309,15 @@ impl Cost {
         })
     }
 
+    /// Whether `period` is one that `search` tries with bounds `b`: a multiple of the stride,
+    /// with three steps between the knee and the tail.
+    pub(crate) fn is_candidate(&self, b: Bounds, period: i64) -> bool {
+        b.end >= b.knee + MIN_MIDDLE
+            && period >= 2
+            && period % self.stride == 0
+            && period <= ((self.g[b.end - 1] - self.g[b.knee] + 1) / MIN_STEPS).min(MAX_PERIOD)
+    }
+
     /// Best phase for each period with fixed bounds.
     fn search(&self, b: Bounds) -> Option<Found> {
         if b.end < b.knee + MIN_MIDDLE {
@@ -503,14 +512,20 @@ impl Cost {
         (residue, rss, tried)
     }
 
-    fn rounded_at(&self, b: Bounds, period: i64, residue: i64) -> (f64, usize) {
-        let sharp = residue;
-        let outside = self.flat[b.knee].rss() + self.tail[b.end];
+    /// The widths (grid steps) over which rounded edges rise: an eighth to a half of the period.
+    pub(crate) fn rounded_widths(&self, period: i64) -> Vec<i64> {
         let mut widths: Vec<i64> = [period / 8, period / 4, 3 * period / 8, period / 2]
             .into_iter()
             .filter(|w| *w >= 2)
             .collect();
         widths.dedup();
+        widths
+    }
+
+    fn rounded_at(&self, b: Bounds, period: i64, residue: i64) -> (f64, usize) {
+        let sharp = residue;
+        let outside = self.flat[b.knee].rss() + self.tail[b.end];
+        let widths = self.rounded_widths(period);
         let mut best = f64::INFINITY;
         let mut tried = 0;
         for &width in &widths {
