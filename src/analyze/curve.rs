@@ -454,8 +454,12 @@ fn fit_staircase(grid: &Grid, sense: Sense) -> Option<StairResult> {
             let score = (m * sharp.ln()).min(m * r.rounded_rss.ln() + 2.0 * (tried as f64).ln());
             r.margin_none =
                 m * r.baseline.rss.ln() - score - m.ln() - 2.0 * (s.candidates as f64).ln();
+            // Against a sinusoid, whose phase is free, the rounded edges pay for their width
+            // only: where a rise starts is their phase.
+            let widths = r.cost.rounded_widths(s.period).len().max(1) as f64;
+            let score_shape = (m * sharp.ln()).min(m * r.rounded_rss.ln() + 2.0 * widths.ln());
             r.margin_shape = if r.cost.needs_shape_test(s) {
-                m * r.cost.sine_rss(s).ln() - score
+                m * r.cost.sine_rss(s).ln() - score_shape
             } else {
                 f64::INFINITY
             };
