@@ -319,9 +319,9 @@ fn harder_curves_are_read_right_or_left_unread() {
         100.0 * rate(right, curves),
         100.0 * rate(p_right, p_curves)
     );
-    // The issue asks for 97 %; what is met so far (95.6 %) is held here so that it cannot slip
+    // The issue asks for 97 %; what is met so far (96.9 %) is held here so that it cannot slip
     // back.
-    if rate(p_right, p_curves) < 0.95 {
+    if rate(p_right, p_curves) < 0.96 {
         failures.push(format!(
             "periodic curves right in {:.1} %",
             100.0 * rate(p_right, p_curves)
