@@ -151,10 +151,14 @@ impl Drop for Progress {
 }
 
 fn plain_line(row: &Row, done: usize, total: usize) -> String {
+    // A measured value, not a profile counter or the point's power.
     let first = row
         .values
         .iter()
-        .next()
+        .find(|(k, _)| {
+            !k.contains(crate::profile::config::SEP)
+                && !crate::profile::power::COLUMNS.contains(&k.as_str())
+        })
         .map(|(k, v)| format!(" {k}={v}"))
         .unwrap_or_default();
     let build = if row.cached {

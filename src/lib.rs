@@ -18,6 +18,7 @@ pub mod merge;
 pub mod overrides;
 pub mod parse;
 pub mod points;
+pub mod profile;
 pub mod render;
 pub mod report;
 pub mod run;

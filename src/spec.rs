@@ -79,6 +79,7 @@ struct SpecFile {
     #[serde(default, rename = "metric")]
     metrics: Vec<Spanned<MetricFile>>,
     analyze: Option<AnalyzeCfg>,
+    profile: Option<crate::profile::config::ProfileFile>,
 }
 
 #[derive(Deserialize)]
@@ -298,6 +299,8 @@ pub struct Spec {
     /// The command-line overrides applied (`crate::overrides`), as arguments; empty for a file
     /// read as it is.
     pub overrides: Vec<String>,
+    /// `[profile]`: counters (Nsight Compute) and power read per point after/while it measures.
+    pub profile: Option<crate::profile::Profile>,
 }
 
 /// The line (1-based) of the first `key = ...` in a spec's text.
@@ -550,6 +553,18 @@ impl Spec {
             Some(r) => *r.get_ref(),
             None => 1,
         };
+        let profile = match &file.profile {
+            Some(f) => crate::profile::Profile::from_file(f).map_err(|e| at_key(e.key, e.message))?,
+            None => None,
+        };
+        if profile.as_ref().is_some_and(|p| !p.counters.is_empty())
+            && !metrics.iter().any(|m| matches!(m.source, MetricSource::Core))
+        {
+            return Err(at_key(
+                "ncu_metrics",
+                "`[profile]` asks for counters, but no metric comes from the timing core (hint: counters are read per timing-core metric, inside the NVTX range sweep.cuh opens for it)".into(),
+            ));
+        }
         Ok(Spec {
             path: path.to_path_buf(),
             name,
@@ -574,6 +589,7 @@ impl Spec {
             repeat,
             control_every: file.control_every.unwrap_or(DEFAULT_CONTROL_EVERY),
             overrides: Vec::new(),
+            profile,
         })
     }
 
@@ -591,6 +607,15 @@ impl Spec {
             .get("SWEEP_TARGET_REL_CI")
             .and_then(|v| v.parse().ok())
             .unwrap_or(0.01)
+    }
+
+    /// The profile columns of a metric (`<metric>__<counter>`, none without `[profile]` counters
+    /// or for a metric that does not come from the timing core).
+    pub fn profile_columns(&self, m: &Metric) -> Vec<String> {
+        match (&self.profile, &m.source) {
+            (Some(p), MetricSource::Core) => p.metric_columns(&m.name),
+            _ => Vec::new(),
+        }
     }
 
     pub fn axis_names(&self) -> Vec<String> {

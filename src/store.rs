@@ -165,7 +165,9 @@ pub fn header(spec: &Spec) -> Vec<String> {
         if spec.repeat > 1 {
             h.push(repeat_spread_column(m));
         }
+        h.extend(spec.profile_columns(m));
     }
+    h.extend(spec.profile.iter().flat_map(|p| p.point_columns()));
     h.extend(TRAILING_COLUMNS.iter().map(|c| c.to_string()));
     h
 }

@@ -1913,3 +1913,94 @@ fn a_second_sigterm_leaves_the_manifest_interrupted_not_running() {
     let m = manifest(&run_dir(p.path(), "h"));
     assert_eq!(m["state"], "interrupted");
 }
+
+/// `[profile]` with a stand-in ncu and nvidia-smi (tests/project/tools): the counters of each
+/// metric's range land in `<metric>__<counter>` columns (thousands separators read), the ratio of
+/// the preset is computed, the power columns are filled from the samples of the point's window,
+/// and no profile run overlaps a measurement.
+#[test]
+fn profile_counters_and_power_land_in_the_row_and_never_overlap_a_measurement() {
+    let p = project();
+    let tools = p.path().join("tools");
+    sweep(p.path())
+        .args(["run", "sweeps/profiled.toml"])
+        .env("SWEEP_NCU", tools.join("ncu"))
+        .env("SWEEP_NVIDIA_SMI", tools.join("nvidia-smi"))
+        .assert()
+        .success();
+    let run = run_dir(p.path(), "profiled");
+    let rows = rows(&run.join("results.csv"));
+    assert_eq!(rows.len(), 6);
+    let wf = "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum";
+    for r in &rows {
+        let k: f64 = r["k"].parse().unwrap();
+        assert_eq!(r["status"], "ok", "{r:?}");
+        assert_eq!(r["error"], "", "{r:?}");
+        // range 0 is `fast`, range 1 `slow`: 1,000 x (range + 1) + k
+        assert_eq!(r[&format!("fast__{wf}")].parse::<f64>().unwrap(), 1000.0 + k);
+        assert_eq!(r[&format!("slow__{wf}")].parse::<f64>().unwrap(), 2000.0 + k);
+        // (wavefronts st + ld) / (requests st + ld): every counter has the same value here
+        assert_eq!(r["slow__shared_wavefronts_per_request"], "1");
+        assert_eq!(r["power_w"], "250.5");
+        assert_eq!(r["power_sm_mhz"], "1980");
+        assert!(r["power_samples"].parse::<f64>().unwrap() >= 1.0, "{r:?}");
+        let energy: f64 = r["energy_j"].parse().unwrap();
+        let run_s: f64 = r["run_s"].parse().unwrap();
+        assert!(energy > 0.0 && energy <= 250.5 * (run_s + 0.05), "{energy} J in {run_s} s");
+    }
+    // Every measurement's window, and every profile run's (ncu.times): none overlap.
+    let mut measuring = Vec::new();
+    let mut profiling = Vec::new();
+    for e in std::fs::read_dir(run.join("points")).unwrap() {
+        let dir = e.unwrap().path();
+        let out = std::fs::read_to_string(dir.join("stdout.txt")).unwrap();
+        let line = out.lines().find(|l| l.starts_with("measured ")).unwrap();
+        let t: Vec<f64> = line.split(' ').skip(1).map(|x| x.parse().unwrap()).collect();
+        measuring.push((t[0], t[1]));
+        let nt = std::fs::read_to_string(dir.join("ncu.times")).unwrap();
+        let t: Vec<f64> = nt.split_whitespace().map(|x| x.parse().unwrap()).collect();
+        profiling.push((t[0], t[1]));
+        assert!(std::fs::read_to_string(dir.join("profile.cmd"))
+            .unwrap()
+            .contains("SWEEP_PROFILE=1"));
+    }
+    assert_eq!(profiling.len(), 6);
+    for (a0, a1) in &profiling {
+        for (m0, m1) in &measuring {
+            assert!(a1 <= m0 || a0 >= m1, "profile {a0}..{a1} overlaps measurement {m0}..{m1}");
+        }
+    }
+}
+
+/// A failing ncu leaves the counter cells empty with the reason in `error`; the measurement stands.
+#[test]
+fn a_failing_ncu_leaves_the_counters_empty_and_keeps_the_measurement() {
+    let p = project();
+    let tools = p.path().join("tools");
+    let spec = std::fs::read_to_string(p.path().join("sweeps/profiled.toml")).unwrap();
+    std::fs::write(
+        p.path().join("sweeps/profiled.toml"),
+        spec.replace("power = true\n", ""),
+    )
+    .unwrap();
+    sweep(p.path())
+        .args(["run", "sweeps/profiled.toml"])
+        .env("SWEEP_NCU", tools.join("ncu"))
+        .env("FAKE_NCU_FAIL", "1")
+        .assert()
+        .success();
+    let rows = rows(&run_dir(p.path(), "profiled").join("results.csv"));
+    assert_eq!(rows.len(), 6);
+    for r in &rows {
+        assert_eq!(r["status"], "ok");
+        assert_eq!(r["fast_s"], r["k"], "{r:?}");
+        assert_eq!(r["fast__smsp__inst_executed_op_shared_st.sum"], "");
+        assert!(!r.contains_key("power_w"), "{r:?}");
+        assert!(
+            r["error"].starts_with("profile: ncu failed with exit code 1 (log: ")
+                && r["error"].ends_with("profile.stderr.txt)"),
+            "{}",
+            r["error"]
+        );
+    }
+}

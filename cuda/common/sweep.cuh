@@ -37,6 +37,12 @@
 // - Clock check: before and after the samples a one-thread kernel counts clock64() cycles over
 //   ~200 us of %globaltimer; sm_mhz is the lower of the two readings, throttled=1 when it is > 10 %
 //   below the rated clock.
+// - Profile mode (SWEEP_PROFILE=1, set by the harness for a `[profile]` run under Nsight Compute,
+//   after the point's timed run): measure() makes one untimed call, then exactly one call inside an
+//   NVTX push/pop range `sweep:<n>` (n counts measure() calls from 0) and times nothing; report()
+//   prints `@sweep profile metric=NAME range=sweep:<n>` instead of a metric line, so the harness
+//   can tie ncu's rows (`--nvtx --nvtx-include "regex:sweep:.*/"`) to the metric. No hold kernel,
+//   no clock probe, no L2 flush and no placements run in this mode: ncu sees only the bench's calls.
 //
 // Output per metric (stdout): "<unit>: <value>" and
 //   @sweep metric=<name> unit=<unit> value=.. median=.. stddev=.. min=.. max=.. rel_ci=.. samples=.. noisy=.. throttled=..
@@ -68,6 +74,13 @@
 // The statistics (placements, pooled CI, spread, unstable) live in sweep_stats.h: no CUDA there
 // either, so tests/timing_stats.rs runs them on a CPU.
 #include "sweep_stats.h"
+// NVTX ranges for profile mode (header-only; in the CUDA toolkit, and in PyPI's nvidia-nvtx).
+#if __has_include(<nvtx3/nvToolsExt.h>)
+#include <nvtx3/nvToolsExt.h>
+#define SWEEP_HAS_NVTX 1
+#else
+#define SWEEP_HAS_NVTX 0
+#endif
 
 // Every CUDA runtime call goes through this: on failure it prints the call, file, line and the
 // CUDA error string to stderr and exits with status 1.
@@ -88,6 +101,7 @@ struct Options {
   int batch = 0;                 // calls per sample; 0 = automatic (addition: SWEEP_BATCH)
   int device = 0;                // CUDA device used (addition: SWEEP_DEVICE)
   int placements = 8;            // places of the sweep::malloc buffers (addition: SWEEP_PLACEMENTS)
+  bool profile = false;          // profile mode: one call per metric in an NVTX range (SWEEP_PROFILE)
 };
 
 struct Stats {                   // times are seconds per launch
@@ -103,6 +117,7 @@ struct Stats {                   // times are seconds per launch
   int batch = 1;                 // launches per sample
   bool noisy = false, throttled = false;
   double sm_mhz = 0;             // SM clock: the lower of two readings, before and after the samples
+  int profile_range = -1;        // profile mode: n of the NVTX range `sweep:<n>` of this measure()
 };
 
 namespace detail {
@@ -308,6 +323,12 @@ inline Options options_from_env() {
   o.batch = (int)env_num("SWEEP_BATCH", 0);
   o.device = (int)env_num("SWEEP_DEVICE", 0);
   o.placements = std::max(1, (int)env_num("SWEEP_PLACEMENTS", o.placements));
+  o.profile = env_num("SWEEP_PROFILE", 0) != 0;
+  if (o.profile && !SWEEP_HAS_NVTX) {
+    fprintf(stderr, "error: SWEEP_PROFILE=1 needs NVTX, and this program was built without "
+                    "<nvtx3/nvToolsExt.h> (hint: use a CUDA toolkit that has it, or pip's nvidia-nvtx)\n");
+    exit(1);
+  }
   detail::trace("main");
   int count = 0;
   SWEEP_CHECK(cudaGetDeviceCount(&count));  // loads the driver (host work): outside the lock
@@ -389,8 +410,28 @@ cudaError_t free(T* ptr) {
 // checked after every sample).
 template <class F>
 Stats measure(const Options& opt, F&& f) {
-  detail::State& st = detail::state();
   detail::MeasureLock lock;  // no other program creates a context while this one measures
+  if (opt.profile) {
+    static int ranges = 0;
+    Stats s;
+    s.profile_range = ranges++;
+    f();  // untimed and unranged: kernels load lazily
+    SWEEP_CHECK_LAST();
+    SWEEP_CHECK(cudaDeviceSynchronize());
+    char name[32];
+    snprintf(name, sizeof name, "sweep:%d", s.profile_range);
+#if SWEEP_HAS_NVTX
+    nvtxRangePushA(name);
+#endif
+    f();
+    SWEEP_CHECK_LAST();
+    SWEEP_CHECK(cudaDeviceSynchronize());
+#if SWEEP_HAS_NVTX
+    nvtxRangePop();
+#endif
+    return s;
+  }
+  detail::State& st = detail::state();
   const int k = detail::placed().empty() ? 1 : opt.placements;
   if (k > 1) detail::place_buffers(0);
   // At least one untimed call even with warmup = 0, and one flush: kernels are loaded lazily
@@ -489,6 +530,11 @@ Stats measure(const Options& opt, F&& f) {
 // placements of their mean times); median, min and max are work / the median, max and min sample
 // time; stddev is that of the per-sample rates; spread is that of the placements' mean times.
 inline void report(const char* name, const char* unit, double work, const Stats& s) {
+  if (s.profile_range >= 0) {  // profile mode: nothing was timed
+    printf("@sweep profile metric=%s range=sweep:%d\n", name, s.profile_range);
+    fflush(stdout);
+    return;
+  }
   double sum = 0, sq = 0;
   for (double t : s.times) sum += work / t;
   double mean_rate = sum / s.samples;  // of the per-sample rates, for their stddev only

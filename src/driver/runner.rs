@@ -136,6 +136,85 @@ fn finish(
     (status, parsed.values, run_s, error)
 }
 
+/// `[profile]` counters of a measured point: its binary once more under ncu, in the timing core's
+/// profile mode, after its timed run and before the next point's gate opens (the GPU is this
+/// runner's alone then). Returns the counter columns and, when some stay empty, why.
+fn profile_point(
+    spec: &Spec,
+    b: &Built,
+    gpu: Option<&GpuState>,
+    lock: &Path,
+) -> (BTreeMap<String, f64>, Option<String>) {
+    use crate::profile::ncu;
+    let Some(p) = spec.profile.as_ref().filter(|p| !p.counters.is_empty()) else {
+        return (BTreeMap::new(), None);
+    };
+    let Ok(binary) = b.binary.as_ref() else {
+        return (BTreeMap::new(), None);
+    };
+    let fail = |why: String| (BTreeMap::new(), Some(format!("profile: {why}")));
+    let ncu_path = match ncu::locate() {
+        Ok(n) => n,
+        Err(e) => return fail(e),
+    };
+    let program = run::command(
+        spec,
+        binary,
+        &b.dir,
+        gpu.map(|g| g.uuid.as_str()),
+        b.gated.then_some(lock),
+    );
+    let cmd = ncu::command(&ncu_path, p, &program, &b.dir);
+    let _ = std::fs::write(b.dir.join(ncu::CMD), format!("{}\n", cmd.line()));
+    let _ = std::fs::remove_file(b.dir.join(ncu::CSV));
+    let (out_path, err_path) = (b.dir.join(ncu::STDOUT), b.dir.join(ncu::STDERR));
+    let sink = crate::exec::Sink::Split {
+        stdout: &out_path,
+        stderr: &err_path,
+    };
+    let outcome = match crate::exec::run(&cmd, p.timeout, sink) {
+        Ok(o) => o,
+        Err(e) => return fail(e.to_string()),
+    };
+    if !outcome.success() {
+        return fail(format!(
+            "ncu failed with {} (log: {})",
+            outcome.describe(),
+            err_path.display()
+        ));
+    }
+    let csv = std::fs::read_to_string(b.dir.join(ncu::CSV)).unwrap_or_default();
+    let stdout = std::fs::read_to_string(&out_path).unwrap_or_default();
+    let metrics: Vec<String> = spec
+        .metrics
+        .iter()
+        .filter(|m| matches!(m.source, crate::spec::MetricSource::Core))
+        .map(|m| m.name.clone())
+        .collect();
+    let read = ncu::read(&csv, &stdout, p, &metrics);
+    let why = (!read.problems.is_empty()).then(|| {
+        format!(
+            "profile: {} (log: {})",
+            read.problems.join("; "),
+            b.dir.join(ncu::CSV).display()
+        )
+    });
+    (read.values, why)
+}
+
+/// Adds what profiling found to a row: its values, and a reason to `error` when the row has none.
+fn add_profile(row: &mut Row, values: &BTreeMap<String, f64>, why: &Option<String>) {
+    row.values
+        .extend(values.iter().map(|(k, v)| (k.clone(), *v)));
+    if let Some(w) = why {
+        if row.error.is_empty() {
+            row.error = w.clone();
+        } else {
+            row.error = format!("{}; {w}", row.error);
+        }
+    }
+}
+
 /// A point this runner measured, kept for a control re-run.
 struct Measured {
     position: usize,
@@ -249,6 +328,16 @@ pub(super) fn run_queue(
     });
     let mut measured: VecDeque<Measured> = VecDeque::new();
     let mut builds_done = false;
+    // `[profile] power`: this GPU's power and clock, sampled while the sweep runs.
+    let power: Option<Result<crate::profile::power::NvidiaSmi, String>> = ctx
+        .spec
+        .profile
+        .as_ref()
+        .filter(|p| p.power)
+        .map(|_| {
+            let id = gpu.as_ref().map_or("0", |g| g.uuid.as_str());
+            crate::profile::power::NvidiaSmi::start(id, 20)
+        });
     while next < count && !STOP.load(Ordering::SeqCst) {
         // A point starts only once it and the `prestart` points after it have come from the
         // builder (built, failed or cached), so that a cold run starts its programs in the same
@@ -279,6 +368,7 @@ pub(super) fn run_queue(
                 launch(&ctx.spec, &b, gpu.as_ref(), &lock)
             }
         };
+        let gate_t = crate::profile::power::now();
         if let Ok(s) = started.as_mut() {
             s.go();
             if tracing {
@@ -301,16 +391,44 @@ pub(super) fn run_queue(
                 k += 1;
             }
         }
-        let raw = row(&b, gpu.as_ref(), finish(&ctx.spec, &b, started));
+        let mut raw = row(&b, gpu.as_ref(), finish(&ctx.spec, &b, started));
+        let exit_t = crate::profile::power::now();
         let measured_ok = raw.status.measured();
         if tracing {
             trace(&b.dir, "reaped");
         }
+        let (mut extra, mut why) = if measured_ok {
+            profile_point(&ctx.spec, &b, gpu.as_ref(), &lock)
+        } else {
+            (BTreeMap::new(), None)
+        };
+        if measured_ok {
+            match &power {
+                Some(Ok(src)) => {
+                    use crate::profile::power::{summarize, PowerSource};
+                    let cols = summarize(&src.between(gate_t, exit_t), gate_t, exit_t);
+                    if cols.is_empty() && why.is_none() {
+                        why = Some("power: no sample while the point measured".into());
+                    }
+                    extra.extend(cols);
+                }
+                Some(Err(e)) if why.is_none() => why = Some(format!("power: {e}")),
+                _ => {}
+            }
+        }
+        add_profile(&mut raw, &extra, &why);
         let run_end = ctx.clock.now();
         let row = match &shared.aggregate {
             Some(agg) => {
                 shared.append(&agg.pass_sink, &raw);
-                agg.combine(&raw)
+                let mut combined = agg.combine(&raw);
+                if combined.status.measured() {
+                    // Counters and power are the last process's: they are not measurements to median.
+                    combined
+                        .values
+                        .extend(extra.iter().map(|(k, v)| (k.clone(), *v)));
+                }
+                combined
             }
             None => raw,
         };

@@ -1,0 +1,227 @@
+//! Power, SM clock and temperature while a point measures: samples from a [`PowerSource`]
+//! (nvidia-smi on a GPU host; a fake in tests), summarised over the window from the point's start
+//! gate to its exit.
+//!
+//! nvidia-smi is asked for `power.draw.instant` (on an H100 `power.draw` is a 1 s average, too slow
+//! for a point of ~0.4 s) every 20 ms; on the H100 host the instant reading itself changes about
+//! every 100 ms (bench/ncu_probe.txt), so a point of 0.4 s holds 3-5 distinct readings, and a
+//! single metric of ~25 ms none of its own: the columns are per point, not per metric.
+
+use std::collections::BTreeMap;
+use std::io::BufRead;
+use std::sync::{Arc, Mutex};
+
+/// The per-point columns, in header order.
+pub const COLUMNS: [&str; 6] = [
+    "power_w",
+    "power_max_w",
+    "energy_j",
+    "power_sm_mhz",
+    "power_temp_c",
+    "power_samples",
+];
+
+/// One reading; `t` in seconds since the Unix epoch.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Sample {
+    pub t: f64,
+    pub watts: f64,
+    pub sm_mhz: f64,
+    pub temp_c: f64,
+}
+
+/// Something that has power samples for a time window.
+pub trait PowerSource: Send + Sync {
+    fn between(&self, from: f64, to: f64) -> Vec<Sample>;
+}
+
+/// Seconds since the Unix epoch, now.
+pub fn now() -> f64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs_f64())
+        .unwrap_or(0.0)
+}
+
+/// The point's power columns from the samples of its window `from..to`: mean and max watts,
+/// energy (mean watts x window), mean SM clock, max temperature, how many samples. Empty when the
+/// window holds no sample (the cells stay empty rather than guessed).
+pub fn summarize(samples: &[Sample], from: f64, to: f64) -> BTreeMap<String, f64> {
+    let mut out = BTreeMap::new();
+    let inside: Vec<&Sample> = samples.iter().filter(|s| s.t >= from && s.t <= to).collect();
+    if inside.is_empty() || to <= from {
+        return out;
+    }
+    let n = inside.len() as f64;
+    let mean_w = inside.iter().map(|s| s.watts).sum::<f64>() / n;
+    let values = [
+        mean_w,
+        inside.iter().map(|s| s.watts).fold(f64::MIN, f64::max),
+        mean_w * (to - from),
+        inside.iter().map(|s| s.sm_mhz).sum::<f64>() / n,
+        inside.iter().map(|s| s.temp_c).fold(f64::MIN, f64::max),
+        n,
+    ];
+    for (c, v) in COLUMNS.iter().zip(values) {
+        out.insert(c.to_string(), v);
+    }
+    out
+}
+
+/// One line of `nvidia-smi --query-gpu=timestamp,power.draw.instant,clocks.sm,temperature.gpu
+/// --format=csv,noheader,nounits`: `2026/11/24 15:48:23.589, 125.23, 1980, 36` (local time).
+pub fn parse_line(line: &str) -> Option<Sample> {
+    let mut f = line.split(',').map(str::trim);
+    let ts = f.next()?;
+    let t = chrono::NaiveDateTime::parse_from_str(ts, "%Y/%m/%d %H:%M:%S%.f")
+        .ok()?
+        .and_local_timezone(chrono::Local)
+        .single()?;
+    let t = t.timestamp_millis() as f64 / 1e3;
+    let mut num = || f.next().and_then(|v| v.parse::<f64>().ok());
+    Some(Sample {
+        t,
+        watts: num()?,
+        sm_mhz: num()?,
+        temp_c: num()?,
+    })
+}
+
+/// Samples nvidia-smi prints every `period_ms` for one GPU, kept while it runs (the process is
+/// killed when this is dropped). `$SWEEP_NVIDIA_SMI` names another program (tests).
+pub struct NvidiaSmi {
+    samples: Arc<Mutex<Vec<Sample>>>,
+    child: Mutex<std::process::Child>,
+}
+
+impl NvidiaSmi {
+    pub fn start(gpu: &str, period_ms: u32) -> Result<NvidiaSmi, String> {
+        let program = std::env::var("SWEEP_NVIDIA_SMI")
+            .ok()
+            .filter(|p| !p.is_empty())
+            .unwrap_or_else(|| "nvidia-smi".into());
+        // nvidia-smi's stdout into a pipe is block-buffered: line-buffer it where stdbuf exists,
+        // so a sample reaches sweep within its period.
+        let on_path = |name: &str| {
+            std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())
+                .any(|d| d.join(name).is_file())
+        };
+        let mut command = if on_path("stdbuf") {
+            let mut c = std::process::Command::new("stdbuf");
+            c.args(["-oL", &program]);
+            c
+        } else {
+            std::process::Command::new(&program)
+        };
+        let mut child = command
+            .args([
+                "-i",
+                gpu,
+                "--query-gpu=timestamp,power.draw.instant,clocks.sm,temperature.gpu",
+                "--format=csv,noheader,nounits",
+                "-lms",
+                &period_ms.to_string(),
+            ])
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .stdin(std::process::Stdio::null())
+            .spawn()
+            .map_err(|e| format!("cannot start `{program}` for power sampling: {e} (hint: it comes with the NVIDIA driver; or drop `power` from [profile])"))?;
+        let stdout = child.stdout.take().ok_or("no stdout from nvidia-smi")?;
+        let samples: Arc<Mutex<Vec<Sample>>> = Arc::new(Mutex::new(Vec::new()));
+        let keep = Arc::clone(&samples);
+        std::thread::spawn(move || {
+            for line in std::io::BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                if let (Some(s), Ok(mut v)) = (parse_line(&line), keep.lock()) {
+                    // Old samples are of no use once their points are done: keep ~10 minutes.
+                    let cutoff = s.t - 600.0;
+                    if v.first().is_some_and(|f| f.t < cutoff) {
+                        v.retain(|x| x.t >= cutoff);
+                    }
+                    v.push(s);
+                }
+            }
+        });
+        Ok(NvidiaSmi {
+            samples,
+            child: Mutex::new(child),
+        })
+    }
+}
+
+impl PowerSource for NvidiaSmi {
+    fn between(&self, from: f64, to: f64) -> Vec<Sample> {
+        // Wait (up to 300 ms) for a sample at or after `to`, so the window's end is covered.
+        let deadline = std::time::Instant::now() + std::time::Duration::from_millis(300);
+        loop {
+            let (got, last) = match self.samples.lock() {
+                Ok(v) => (
+                    v.iter().filter(|s| s.t >= from && s.t <= to).copied().collect::<Vec<_>>(),
+                    v.last().map_or(0.0, |s| s.t),
+                ),
+                Err(_) => return Vec::new(),
+            };
+            if last >= to || std::time::Instant::now() >= deadline {
+                return got;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+    }
+}
+
+impl Drop for NvidiaSmi {
+    fn drop(&mut self) {
+        if let Ok(mut c) = self.child.lock() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Samples made up in the test, as a GPU host's nvidia-smi would give them.
+    struct Fake(Vec<Sample>);
+    impl PowerSource for Fake {
+        fn between(&self, from: f64, to: f64) -> Vec<Sample> {
+            self.0.iter().filter(|s| s.t >= from && s.t <= to).copied().collect()
+        }
+    }
+
+    fn s(t: f64, watts: f64) -> Sample {
+        Sample { t, watts, sm_mhz: 1980.0 - watts, temp_c: 30.0 + t }
+    }
+
+    #[test]
+    fn a_window_gets_mean_and_max_watts_energy_clock_and_temperature() {
+        let src = Fake(vec![s(0.9, 500.0), s(1.0, 100.0), s(1.1, 300.0), s(1.2, 200.0), s(1.6, 700.0)]);
+        let v = summarize(&src.between(1.0, 1.5), 1.0, 1.5);
+        assert_eq!(v["power_w"], 200.0);
+        assert_eq!(v["power_max_w"], 300.0);
+        assert!((v["energy_j"] - 100.0).abs() < 1e-9);
+        assert_eq!(v["power_sm_mhz"], 1780.0);
+        assert!((v["power_temp_c"] - 31.2).abs() < 1e-9);
+        assert_eq!(v["power_samples"], 3.0);
+        assert!(summarize(&src.between(2.0, 3.0), 2.0, 3.0).is_empty());
+    }
+
+    #[test]
+    fn nvidia_smi_lines_are_read_in_local_time() {
+        let line = "2026/11/24 15:48:23.589, 125.23, 1980, 36";
+        let got = parse_line(line).unwrap();
+        let want = chrono::NaiveDate::from_ymd_opt(2026, 11, 24)
+            .unwrap()
+            .and_hms_milli_opt(15, 48, 23, 589)
+            .unwrap()
+            .and_local_timezone(chrono::Local)
+            .unwrap()
+            .timestamp_millis() as f64
+            / 1e3;
+        assert_eq!(got, Sample { t: want, watts: 125.23, sm_mhz: 1980.0, temp_c: 36.0 });
+        assert_eq!(parse_line("2026/11/24 15:48:23.589, [N/A], 1980, 36"), None);
+        assert_eq!(parse_line("garbage"), None);
+    }
+}
