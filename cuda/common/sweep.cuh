@@ -40,7 +40,8 @@
 // - Profile mode (SWEEP_PROFILE=1, set by the harness for a `[profile]` run under Nsight Compute,
 //   after the point's timed run): measure() makes one untimed call, then exactly one call inside an
 //   NVTX push/pop range `sweep:<n>` (n counts measure() calls from 0) and times nothing; report()
-//   prints `@sweep profile metric=NAME range=sweep:<n>` instead of a metric line, so the harness
+//   prints `@sweep profile metric=NAME range=sweep:<n>` instead of a metric line (report_value:
+//   `range=none`, a derived value launches nothing), so the harness
 //   can tie ncu's rows (`--nvtx --nvtx-include "regex:sweep:.*/"`) to the metric. No hold kernel,
 //   no clock probe, no L2 flush and no placements run in this mode: ncu sees only the bench's calls.
 //
@@ -556,6 +557,11 @@ inline void report(const char* name, const char* unit, double work, const Stats&
 
 // Prints a plain derived value (no timing statistics).
 inline void report_value(const char* name, const char* unit, double value) {
+  if (detail::env_num("SWEEP_PROFILE", 0) != 0) {  // profile mode: a derived value has no range
+    printf("@sweep profile metric=%s range=none\n", name);
+    fflush(stdout);
+    return;
+  }
   printf("%s: %.6f\n", unit, value);
   printf("@sweep metric=%s unit=%s value=%.6f\n", name, unit, value);
   fflush(stdout);

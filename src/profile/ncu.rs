@@ -82,7 +82,8 @@ pub fn command(ncu: &Path, profile: &Profile, program: &Cmd, point_dir: &Path) -
 }
 
 /// The metric names behind each profile range, from the profiled program's
-/// `@sweep profile metric=NAME range=sweep:<n>` lines.
+/// `@sweep profile metric=NAME range=sweep:<n>` lines (`range=none`: a derived value, which
+/// launches nothing of its own).
 pub fn ranges(stdout: &str) -> BTreeMap<String, Vec<String>> {
     let mut out: BTreeMap<String, Vec<String>> = BTreeMap::new();
     for line in stdout.lines() {
@@ -169,6 +170,8 @@ pub fn read(csv: &str, stdout: &str, profile: &Profile, metrics: &[String]) -> R
         out.problems
             .push(format!("ncu could not read `{u}` on this GPU (n/a)"));
     }
+    // A metric is profiled when the program opened its range; a range without rows launched no
+    // kernel (cudaMemcpy, say: ncu profiles kernels only), and its metric gets no counters.
     let mut profiled = std::collections::BTreeSet::new();
     for (range, names) in &ranges {
         for metric in names.iter().filter(|m| metrics.contains(m)) {
@@ -208,8 +211,9 @@ pub fn read(csv: &str, stdout: &str, profile: &Profile, metrics: &[String]) -> R
                 .collect::<Vec<_>>()
                 .join(", ")
         ));
-    } else if out.values.is_empty() && !profile.counters.is_empty() {
-        out.problems.push("ncu profiled no kernel inside a `sweep:<n>` range".into());
+    } else if cells.is_empty() && unreadable.is_empty() && !ranges.is_empty() {
+        out.problems
+            .push("ncu profiled no kernel inside a `sweep:<n>` range".into());
     }
     out
 }
@@ -244,8 +248,8 @@ mod tests {
             csv += &row(id, 1, "a", "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum", w);
             csv += &row(id, 1, "a", "sm__warps_active.avg.pct_of_peak_sustained_active", o);
         }
-        let stdout = "MFlops: 1\n@sweep profile metric=nc range=sweep:0\n@sweep profile metric=two range=sweep:1\n";
-        let r = read(&csv, stdout, &p, &["nc".into(), "two".into()]);
+        let stdout = "MFlops: 1\n@sweep profile metric=nc range=sweep:0\n@sweep profile metric=two range=sweep:1\n@sweep profile metric=ratio range=none\n";
+        let r = read(&csv, stdout, &p, &["nc".into(), "two".into(), "ratio".into()]);
         assert_eq!(r.problems, Vec::<String>::new());
         assert_eq!(r.values["nc__l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum"], 16384.0);
         assert_eq!(r.values["nc__shared_wavefronts_per_request"], 2.0);
