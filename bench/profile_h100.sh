@@ -32,7 +32,7 @@ for pair in "hw_profiled hw_plain" "cs_profiled cs_plain"; do
 done
 echo "end: $(nvidia-smi --query-gpu=clocks.sm,temperature.gpu --format=csv,noheader)" >> "$log"
 # What came back: the runs without their points/ folders (binaries), plus one point's profile files.
-(cd "$work" && tar czf "$out/runs.tgz" --exclude='*/points/*' --exclude='.cache' hw_profiled hw_plain cs_profiled cs_plain compare_hw_profiled compare_cs_profiled)
+(cd "$work" && tar czf "$out/runs.tgz" --exclude=points --exclude=.cache hw_profiled hw_plain cs_profiled cs_plain compare_hw_profiled compare_cs_profiled)
 p=$(ls -d "$(run_dir hw_profiled)"points/*/ | head -1)
 tar czf "$out/one_point.tgz" -C "$p" .
 cat "$log"

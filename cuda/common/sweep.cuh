@@ -266,6 +266,13 @@ inline void place_buffers(int j) {
   SWEEP_CHECK(cudaDeviceSynchronize());
 }
 
+// Profile mode: how many NVTX ranges measure() opened. One counter for the program (a static in
+// measure<F> itself would be one per timed function's type, and two metrics would share a range).
+inline int& profile_ranges() {
+  static int n = 0;
+  return n;
+}
+
 // The measure lock (SWEEP_MEASURE_LOCK): -1 when the harness gave none.
 inline int measure_lock_fd() {
   static const int fd = [] {
@@ -413,9 +420,8 @@ template <class F>
 Stats measure(const Options& opt, F&& f) {
   detail::MeasureLock lock;  // no other program creates a context while this one measures
   if (opt.profile) {
-    static int ranges = 0;
     Stats s;
-    s.profile_range = ranges++;
+    s.profile_range = detail::profile_ranges()++;
     f();  // untimed and unranged: kernels load lazily
     SWEEP_CHECK_LAST();
     SWEEP_CHECK(cudaDeviceSynchronize());
