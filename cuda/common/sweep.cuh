@@ -39,11 +39,12 @@
 //   below the rated clock.
 // - Profile mode (SWEEP_PROFILE=1, set by the harness for a `[profile]` run under Nsight Compute,
 //   after the point's timed run): measure() makes one untimed call, then exactly one call inside an
-//   NVTX push/pop range `sweep:<n>` (n counts measure() calls from 0) and times nothing; report()
+//   NVTX push/pop range `sweep:<n>` (n counts measure() calls from 0; the L2 flushed before it when
+//   SWEEP_FLUSH_L2=1, as before a timed sample) and times nothing; report()
 //   prints `@sweep profile metric=NAME range=sweep:<n>` instead of a metric line (report_value:
 //   `range=none`, a derived value launches nothing), so the harness
-//   can tie ncu's rows (`--nvtx --nvtx-include "regex:sweep:.*/"`) to the metric. No hold kernel,
-//   no clock probe, no L2 flush and no placements run in this mode: ncu sees only the bench's calls.
+//   can tie ncu's rows (`--nvtx --nvtx-include "regex:^sweep:[0-9]+$/"`) to the metric. No hold
+//   kernel, no clock probe and no placements run in this mode: ncu sees only the bench's calls.
 //
 // Output per metric (stdout): "<unit>: <value>" and
 //   @sweep metric=<name> unit=<unit> value=.. median=.. stddev=.. min=.. max=.. rel_ci=.. samples=.. noisy=.. throttled=..
@@ -424,6 +425,7 @@ Stats measure(const Options& opt, F&& f) {
     s.profile_range = detail::profile_ranges()++;
     f();  // untimed and unranged: kernels load lazily
     SWEEP_CHECK_LAST();
+    if (opt.flush_l2) detail::flush_l2(opt.device);  // as before a timed sample; outside the range
     SWEEP_CHECK(cudaDeviceSynchronize());
     char name[32];
     snprintf(name, sizeof name, "sweep:%d", s.profile_range);
