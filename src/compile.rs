@@ -106,14 +106,6 @@ pub fn command(
         .arg(bench.source.display().to_string())
         .args(flags.iter().cloned())
         .nice(BUILD_NICE)
-        .idle(build_idle())
-}
-
-/// Builds run under SCHED_IDLE as well (unless `SWEEP_BUILD_IDLE=0`, for A/B runs): nice +10 still
-/// left nvcc a share of the CPU the measuring program runs on, and a cold thread sweep took 206.8 s
-/// against 186.9 s warm (bench/truth.txt); an idle-class nvcc takes only CPU time nothing else wants.
-pub fn build_idle() -> bool {
-    std::env::var("SWEEP_BUILD_IDLE").map_or(true, |v| v != "0")
 }
 
 /// Niceness added to every build: nvcc on every core must not slow the host side of the program

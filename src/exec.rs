@@ -21,8 +21,6 @@ pub struct Cmd {
     /// Added to the child's scheduling niceness (0: inherit). Builds run at a lower priority so
     /// that a program measuring on the GPU never waits for a CPU behind nvcc.
     pub nice: i32,
-    /// Runs the child under SCHED_IDLE (Linux): only on a CPU no other process wants.
-    pub idle: bool,
 }
 
 impl Cmd {
@@ -33,17 +31,11 @@ impl Cmd {
             env: BTreeMap::new(),
             cwd: None,
             nice: 0,
-            idle: false,
         }
     }
 
     pub fn nice(mut self, n: i32) -> Cmd {
         self.nice = n;
-        self
-    }
-
-    pub fn idle(mut self, yes: bool) -> Cmd {
-        self.idle = yes;
         self
     }
 
@@ -314,7 +306,7 @@ pub fn start(cmd: &Cmd, sink: Sink, gated: bool) -> Result<Started, ExecError> {
     } else {
         (-1, None)
     };
-    let (nice, idle) = (cmd.nice, cmd.idle);
+    let nice = cmd.nice;
     let expr = expr.before_spawn(move |c| {
         c.process_group(0);
         // SAFETY: prctl, dup2 and fcntl are async-signal-safe. If sweep itself is killed
@@ -329,11 +321,6 @@ pub fn start(cmd: &Cmd, sink: Sink, gated: bool) -> Result<Started, ExecError> {
                         0,
                         libc::getpriority(libc::PRIO_PROCESS, 0) + nice,
                     );
-                }
-                if idle {
-                    // Best effort too: SCHED_IDLE runs the child only on a CPU nothing else wants.
-                    let param = libc::sched_param { sched_priority: 0 };
-                    libc::sched_setscheduler(0, libc::SCHED_IDLE, &param);
                 }
                 if gate_read >= 0 {
                     if gate_read == GATE_FD {
@@ -532,27 +519,6 @@ mod tests {
         let text = std::fs::read_to_string(&log).unwrap();
         let printed: i32 = text.lines().last().unwrap().trim().parse().unwrap();
         assert_eq!(printed, (ours + 7).min(19), "{text}");
-    }
-
-    #[test]
-    fn an_idle_command_runs_under_sched_idle() {
-        let tmp = tempfile::tempdir().unwrap();
-        let log = tmp.path().join("log");
-        // /proc/self/sched's `policy` line: 5 is SCHED_IDLE, 0 SCHED_OTHER.
-        let script = "grep '^policy' /proc/self/sched";
-        let policy = |idle: bool| {
-            let out = run(
-                &Cmd::new("sh").args(["-c", script]).idle(idle),
-                Duration::from_secs(10),
-                Sink::Merged(&log),
-            )
-            .unwrap();
-            assert!(out.success());
-            let text = std::fs::read_to_string(&log).unwrap();
-            text.lines().last().unwrap().split(':').nth(1).unwrap().trim().to_string()
-        };
-        assert_eq!(policy(true), "5");
-        assert_eq!(policy(false), "0");
     }
 
     #[test]
