@@ -24,6 +24,10 @@ fn chromium() -> Option<String> {
 /// Loads `page` in headless Chromium and screenshots it into `png`; returns the console
 /// messages Chromium logged.
 fn screenshot(browser: &str, page: &Path, png: &Path) -> Vec<String> {
+    screenshot_sized(browser, page, png, (1100, 1500))
+}
+
+fn screenshot_sized(browser: &str, page: &Path, png: &Path, (w, h): (u32, u32)) -> Vec<String> {
     let profile = tempfile::tempdir().unwrap();
     let out = std::process::Command::new(browser)
         .args([
@@ -36,10 +40,10 @@ fn screenshot(browser: &str, page: &Path, png: &Path) -> Vec<String> {
             "--disable-component-update",
             "--disable-sync",
             "--hide-scrollbars",
-            "--window-size=1100,1500",
             "--enable-logging=stderr",
             "--v=0",
         ])
+        .arg(format!("--window-size={w},{h}"))
         .arg(format!("--user-data-dir={}", profile.path().display()))
         .arg(format!("--screenshot={}", png.display()))
         .arg(format!("file://{}", page.display()))
@@ -55,10 +59,17 @@ fn screenshot(browser: &str, page: &Path, png: &Path) -> Vec<String> {
 
 /// Pixels of the screenshot near each colour (tests/report/pixels.py).
 fn pixels(png: &Path, colours: &[&str]) -> Vec<usize> {
+    pixels_in(png, None, colours)
+}
+
+/// Pixels near each colour within the box (x0, y0, x1, y1) of the screenshot.
+fn pixels_in(png: &Path, area: Option<[u32; 4]>, colours: &[&str]) -> Vec<usize> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let area = area.map(|[x0, y0, x1, y1]| format!("--box={x0},{y0},{x1},{y1}"));
     let out = std::process::Command::new("python3")
         .arg(root.join("tests/report/pixels.py"))
         .arg(png)
+        .args(area)
         .args(colours)
         .output()
         .unwrap();
@@ -126,6 +137,44 @@ fn the_report_of_the_h100_run_shows_its_charts_in_chromium() {
     assert!(n[1] > 200, "peak pixels: {}", n[1]);
     assert!(n[2] > 1000, "band pixels: {}", n[2]);
     assert!(n[3] > 1000, "unstable-mark pixels: {}", n[3]);
+}
+
+/// The variants' curves (the first four colours of an overlay).
+const GREEN: &str = "2CA02C";
+const ORANGE: &str = "FF7F0E";
+
+#[test]
+fn the_variants_share_a_chart_whose_legend_is_beside_the_plot() {
+    let Some(browser) = chromium() else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let run = tmp.path().join("transpose_sizes");
+    copy_dir(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/h100/transpose_sizes"),
+        &run,
+    );
+    let out = sweep(tmp.path()).arg("report").arg(&run).output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let html = std::fs::read_to_string(run.join("report.html")).unwrap();
+    // The four variants of each metric on one chart: three charts, not twelve.
+    assert_eq!(html.matches("<figure><svg").count(), 3, "charts");
+    assert!(html.contains("<figcaption>transpose by variant</figcaption>"));
+    // Wide enough that the charts show at their own size (1260 pixels, from x = 24, the page's
+    // margin): the plot is 1000 pixels wide, the legend's column right of it.
+    let png = tmp.path().join("shot.png");
+    let console = screenshot_sized(&browser, &run.join("report.html"), &png, (1400, 1500));
+    assert!(console.is_empty(), "console messages: {console:?}");
+    let colours = [BLUE, RED, GREEN, ORANGE];
+    let plot = pixels_in(&png, Some([24, 0, 24 + 1000, 1500]), &colours);
+    let swatches = pixels_in(&png, Some([24 + 1000, 0, 24 + 1000 + 40, 1500]), &colours);
+    let beyond = pixels_in(&png, Some([24 + 1000 + 40, 0, 1400, 1500]), &colours);
+    for (i, c) in colours.iter().enumerate() {
+        // Each variant's curve in the plot (1174, 991, 1282 and 2149 pixels when this was
+        // written), its swatch in the legend's column (96 each: two charts in view) and nothing
+        // of it further right, where the legend's text is.
+        assert!(plot[i] > 500, "{c}: {} pixels in the plot", plot[i]);
+        assert!(swatches[i] >= 40, "{c}: {} pixels of swatches", swatches[i]);
+        assert_eq!(beyond[i], 0, "{c} right of the swatches");
+    }
 }
 
 #[test]
