@@ -3,7 +3,7 @@
 //! and its screenshot must show the charts (pixels of the data's and the peaks' colours), not
 //! just exist. scripts/ensure-chromium.sh installs Chromium when missing (as root, as in CI).
 mod common;
-use common::{project, run_dirs, stderr, sweep, sweep_process};
+use common::{project, run_dirs, stderr, stdout, sweep, sweep_process};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -222,5 +222,97 @@ fn a_running_sweep_keeps_its_report_current_and_the_page_reloads() {
     assert!(
         html.contains("period 16"),
         "the saw's period in the analysis"
+    );
+}
+
+/// Chart files `sweep plot` wrote into `out/charts`, by name.
+fn charts(out: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(out.join("charts"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}
+
+#[test]
+fn sweep_plot_draws_bars_for_a_sweep_of_categories_only() {
+    let tmp = tempfile::tempdir().unwrap();
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/h100/l1_cache");
+    let out = sweep(tmp.path())
+        .arg("plot")
+        .arg(fixture.join("results.csv"))
+        .arg("--out")
+        .arg(tmp.path())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(
+        charts(tmp.path()),
+        [
+            "l1_cache_gb_per_s.png",
+            "l1_cache_gb_per_s.svg",
+            "memcpy_d2d_gb_per_s.png",
+            "memcpy_d2d_gb_per_s.svg"
+        ]
+    );
+    assert!(stdout(&out).contains("l1_cache_gb_per_s.svg"));
+    let svg = std::fs::read_to_string(tmp.path().join("charts/l1_cache_gb_per_s.svg")).unwrap();
+    // Grouped by pattern, coloured by caching (ca blue, cg red).
+    for text in [
+        "l1_cache by pattern and caching",
+        "scattered",
+        "-Xptxas -dlcm=cg",
+    ] {
+        assert!(svg.contains(text), "{text} missing");
+    }
+    assert!(svg.contains("#1F77B4") && svg.contains("#D62728"));
+    // Naming a category as x is still an error, with its hint.
+    let out = sweep(tmp.path())
+        .arg("plot")
+        .arg(fixture.join("results.csv"))
+        .args(["--x", "pattern"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+    assert!(stderr(&out).contains("`pattern`"), "{}", stderr(&out));
+}
+
+#[test]
+fn sweep_plot_draws_no_single_point_and_says_where_those_points_lie() {
+    let tmp = tempfile::tempdir().unwrap();
+    let csv =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/h100/copy_all/results.csv");
+    let out = sweep(tmp.path())
+        .arg("plot")
+        .arg(&csv)
+        .arg("--out")
+        .arg(tmp.path())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    // x is stride: only the stride variant has curves (3 metrics, SVG and PNG); the offset
+    // variant's 33 x 3 series and coalesced's 3 have one point each.
+    assert_eq!(charts(tmp.path()).len(), 6, "{:?}", charts(tmp.path()));
+    assert!(
+        stderr(&out).contains(
+            "note: 102 series have a single point on `stride` and get no chart (hint: their points lie along `offset`: plot them with --x offset)"
+        ),
+        "{}",
+        stderr(&out)
+    );
+    let out = sweep(tmp.path())
+        .arg("plot")
+        .arg(&csv)
+        .args(["--x", "offset", "--out"])
+        .arg(tmp.path().join("by_offset"))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let by_offset = charts(&tmp.path().join("by_offset"));
+    assert_eq!(by_offset.len(), 6, "{by_offset:?}");
+    assert!(
+        by_offset.iter().all(|c| c.contains("variant-offset")),
+        "{by_offset:?}"
     );
 }
