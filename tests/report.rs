@@ -316,3 +316,31 @@ fn sweep_plot_draws_no_single_point_and_says_where_those_points_lie() {
         "{by_offset:?}"
     );
 }
+
+#[test]
+fn the_report_draws_every_curve_of_a_sweep_whose_variants_sweep_different_axes() {
+    let tmp = tempfile::tempdir().unwrap();
+    let run = tmp.path().join("copy_all");
+    copy_dir(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/h100/copy_all"),
+        &run,
+    );
+    let out = sweep(tmp.path()).arg("report").arg(&run).output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let html = std::fs::read_to_string(run.join("report.html")).unwrap();
+    // The stride variant against stride, the offset variant against offset: no single points.
+    let captions: Vec<&str> = html
+        .split("<figcaption>")
+        .skip(1)
+        .filter_map(|c| c.split('<').next())
+        .collect();
+    assert_eq!(captions.len(), 6, "{captions:?}");
+    assert!(captions.contains(&"copy_gb_per_s [variant=stride, offset=0]"));
+    assert!(captions.contains(&"copy_gb_per_s [variant=offset, stride=1]"));
+    // The coalesced copy's one point is in a table, and the analysis lists curves only.
+    assert!(html.contains(
+        "<tr><td>copy_gb_per_s [variant=coalesced, offset=0]</td><td>stride = 1</td><td class=\"num\">2736 GB/s</td></tr>"
+    ));
+    let analysis = &html[html.find("<h2>Analysis</h2>").unwrap()..];
+    assert_eq!(analysis.matches("<tr><td>").count(), 6);
+}

@@ -5,9 +5,10 @@
 
 use super::bars::{bar_charts, bars_svg};
 use super::family::{families, family_svg};
+use super::series::drawable;
 use super::{escape, series_svg, ReportError};
 use crate::analyze::reading::human;
-use crate::analyze::{analyze_csv, AnalyzeError, AnalyzeOptions};
+use crate::analyze::{analyze_csv, Analysis, AnalyzeError, AnalyzeOptions};
 use crate::events::{Event, Reporter};
 use crate::export::{Cell, Run};
 use crate::store::{self, Manifest};
@@ -228,10 +229,35 @@ fn charts_and_analysis(h: &mut String, run_dir: &Path) {
         }
     };
     h.push_str("<h2>Charts</h2>\n");
-    let fams = families(&analysis);
+    let mut views = vec![analysis];
+    // Series of a single point on x lie along another axis (copy_all's offset variant against
+    // stride): a second view puts that axis on x.
+    if let Some(axis) = super::single_point_axis(&views[0]) {
+        let opts = AnalyzeOptions {
+            x: Some(axis),
+            ..Default::default()
+        };
+        if let Ok(a) = analyze_csv(&csv, &opts) {
+            views.push(a);
+        }
+    }
+    for a in &views {
+        charts(h, a, footer);
+    }
+    lone_points(h, &views);
+    h.push_str("<h2>Analysis</h2>\n<table><tr><th>series</th><th>x</th><th>period</th><th>knee</th><th>best</th><th>not fitted</th><th>reading</th></tr>\n");
+    for a in &views {
+        table_rows(h, a);
+    }
+    h.push_str("</table>\n");
+}
+
+/// A chart per family of variants and per series with two points or more in none.
+fn charts(h: &mut String, analysis: &Analysis, footer: Option<&str>) {
+    let fams = families(analysis);
     let mut in_family = vec![false; analysis.series.len()];
     for f in &fams {
-        match family_svg(f, &analysis, footer) {
+        match family_svg(f, analysis, footer) {
             Ok(svg) => figure(h, &svg, &f.name),
             Err(e) => {
                 let _ = writeln!(h, "<p>chart of {}: {}</p>", escape(&f.name), escape(&e));
@@ -241,17 +267,14 @@ fn charts_and_analysis(h: &mut String, run_dir: &Path) {
             in_family[i] = true;
         }
     }
-    let infos = super::point_info(&analysis);
+    let infos = super::point_info(analysis);
     for ((s, _), info) in analysis
         .series
         .iter()
         .zip(&in_family)
         .zip(&infos)
-        .filter(|((_, f), _)| !**f)
+        .filter(|((s, f), _)| !**f && drawable(s))
     {
-        if !super::series::drawable(s) {
-            continue;
-        }
         match series_svg(s, &analysis.x, footer, info) {
             Ok(svg) => figure(h, &svg, &s.name),
             Err(e) => {
@@ -259,8 +282,62 @@ fn charts_and_analysis(h: &mut String, run_dir: &Path) {
             }
         }
     }
-    h.push_str("<h2>Analysis</h2>\n<table><tr><th>series</th><th>period</th><th>knee</th><th>best</th><th>not fitted</th><th>reading</th></tr>\n");
-    for s in &analysis.series {
+}
+
+/// A table of the points that are on no chart: series of a single point in every view
+/// (copy_all's coalesced copy, its one point at stride 1 and offset 0).
+fn lone_points(h: &mut String, views: &[Analysis]) {
+    // A point: its metric and every axis value (x's as a number).
+    let key = |a: &Analysis, s: &crate::analyze::SeriesAnalysis, x: f64| {
+        let mut k: Vec<(String, String)> = s.group.clone();
+        k.push((a.x.clone(), human(x)));
+        k.sort();
+        (s.column.clone(), k)
+    };
+    let drawn: Vec<_> = views
+        .iter()
+        .flat_map(|a| {
+            a.series
+                .iter()
+                .filter(|s| drawable(s))
+                .flat_map(move |s| s.data.iter().map(move |p| key(a, s, p.0)))
+        })
+        .collect();
+    let Some(first) = views.first() else {
+        return;
+    };
+    let lone: Vec<(&crate::analyze::SeriesAnalysis, f64, f64)> = first
+        .series
+        .iter()
+        .filter(|s| !drawable(s))
+        .flat_map(|s| s.data.iter().map(move |p| (s, p.0, p.1)))
+        .filter_map(|(s, x, v)| v.map(|v| (s, x, v)))
+        .filter(|(s, x, _)| !drawn.contains(&key(first, s, *x)))
+        .collect();
+    if lone.is_empty() {
+        return;
+    }
+    h.push_str(
+        "<h3>Points on no curve</h3>\n<table><tr><th>series</th><th>x</th><th>value</th></tr>\n",
+    );
+    for (s, x, v) in lone {
+        let _ = writeln!(
+            h,
+            "<tr><td>{}</td><td>{} = {}</td><td class=\"num\">{} {}</td></tr>",
+            escape(&s.name),
+            escape(&first.x),
+            escape(&human(x)),
+            escape(&human(v)),
+            escape(&s.unit)
+        );
+    }
+    h.push_str("</table>\n");
+}
+
+/// A row of the analysis table per series with two points or more (a single point has no
+/// period, knee or best to speak of).
+fn table_rows(h: &mut String, analysis: &Analysis) {
+    for s in analysis.series.iter().filter(|s| drawable(s)) {
         let c = &s.curve;
         let period = c.period.as_ref().map_or("none".to_string(), |p| {
             format!("{} ({})", human(p.period), p.level.as_str())
@@ -278,8 +355,9 @@ fn charts_and_analysis(h: &mut String, run_dir: &Path) {
             .join(", ");
         let _ = writeln!(
             h,
-            "<tr><td>{}</td><td>{}</td><td class=\"num\">{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td class=\"num\">{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
             escape(&s.name),
+            escape(&analysis.x),
             escape(&period),
             escape(&knee),
             escape(&best),
@@ -287,7 +365,6 @@ fn charts_and_analysis(h: &mut String, run_dir: &Path) {
             escape(&s.reading)
         );
     }
-    h.push_str("</table>\n");
 }
 
 /// A bar chart per metric for a sweep with no numeric axis (categories only).

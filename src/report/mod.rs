@@ -86,21 +86,21 @@ pub fn plot(analysis: &Analysis, dir: &Path) -> Result<Vec<PathBuf>, ReportError
     Ok(out)
 }
 
-/// A line on the series left without a chart for having a single point on x, and the axis
-/// along which their points lie (copy_all: the `offset` variant's 33 series have one point each
-/// on `stride`), when there are any.
-pub fn single_point_note(analysis: &Analysis) -> Option<String> {
-    let single: Vec<&crate::analyze::SeriesAnalysis> = analysis
+/// The series left without a chart for having a single point on x.
+fn single_point(analysis: &Analysis) -> Vec<&crate::analyze::SeriesAnalysis> {
+    analysis
         .series
         .iter()
         .filter(|s| !series::drawable(s))
-        .collect();
-    if single.is_empty() {
-        return None;
-    }
-    // The axis whose values differ most among them is where their points lie.
+        .collect()
+}
+
+/// The axis along which the series with a single point on x lie: the one whose values differ
+/// most among them (copy_all's `offset` variant: 33 series of one point each on `stride`, one
+/// per `offset`).
+pub fn single_point_axis(analysis: &Analysis) -> Option<String> {
     let mut axes: Vec<(&str, Vec<&str>)> = Vec::new();
-    for s in &single {
+    for s in single_point(analysis) {
         for (a, v) in &s.group {
             match axes.iter_mut().find(|(k, _)| k == a) {
                 Some((_, vs)) if !vs.contains(&v.as_str()) => vs.push(v),
@@ -109,17 +109,24 @@ pub fn single_point_note(analysis: &Analysis) -> Option<String> {
             }
         }
     }
-    let along = axes
-        .iter()
+    axes.iter()
         .filter(|(_, v)| v.len() > 1)
         .max_by_key(|(_, v)| v.len())
-        .map(|(a, _)| *a);
+        .map(|(a, _)| a.to_string())
+}
+
+/// A line on the series left without a chart for having a single point on x, and the axis
+/// along which their points lie, when there are any.
+pub fn single_point_note(analysis: &Analysis) -> Option<String> {
+    let n = single_point(analysis).len();
+    if n == 0 {
+        return None;
+    }
     let mut line = format!(
-        "{} series have a single point on `{}` and get no chart",
-        single.len(),
+        "{n} series have a single point on `{}` and get no chart",
         analysis.x
     );
-    if let Some(a) = along {
+    if let Some(a) = single_point_axis(analysis) {
         line += &format!(" (hint: their points lie along `{a}`: plot them with --x {a})");
     }
     Some(line)
