@@ -20,6 +20,7 @@ pub(crate) fn axes<'a, DB: DrawingBackend>(
     text: bool,
     period: Option<f64>,
     log2: bool,
+    measured: &[f64],
 ) -> Result<Plane<'a, DB>, String> {
     let e = |e: &dyn std::fmt::Display| e.to_string();
     let mut builder = ChartBuilder::on(area);
@@ -27,15 +28,8 @@ pub(crate) fn axes<'a, DB: DrawingBackend>(
     if text {
         builder.x_label_area_size(48).y_label_area_size(80);
     }
-    // On a log2 axis the ticks are powers of two, labelled as such.
-    let ticks = if log2 {
-        let (lo, hi) = (xs.start.ceil() as i32, xs.end.floor() as i32);
-        let step = ((hi - lo) / 10 + 1).max(1) as usize;
-        (lo..=hi).step_by(step).map(f64::from).collect()
-    } else {
-        x_ticks(xs.start, xs.end, period)
-    };
-    let label = |x: f64| compact(if log2 { x.exp2() } else { x });
+    let ticks = tick_positions(&xs, period, log2, measured);
+    let label = |x: f64| x_label(if log2 { x.exp2() } else { x });
     let (y_lo, y_hi) = (ys.start, ys.end);
     let mut chart = builder.build_cartesian_2d(xs, ys).map_err(|x| e(&x))?;
     let fmt = |v: &f64| compact(*v);
@@ -77,6 +71,29 @@ pub(crate) fn axes<'a, DB: DrawingBackend>(
     }
     Ok(chart)
 }
+
+/// Where the x ticks go, in the axis's coordinates (log2(x) on a log2 axis): on each measured x
+/// when there are at most [`FEW`] of them (tiles 4, 8, 16, 32 read as such, not as 5, 10, ...),
+/// else on powers of two on a log2 axis, else as [`x_ticks`] says.
+pub(crate) fn tick_positions(
+    xs: &std::ops::Range<f64>,
+    period: Option<f64>,
+    log2: bool,
+    measured: &[f64],
+) -> Vec<f64> {
+    if (2..=FEW).contains(&measured.len()) {
+        return measured.to_vec();
+    }
+    if log2 {
+        let (lo, hi) = (xs.start.ceil() as i32, xs.end.floor() as i32);
+        let step = ((hi - lo) / 10 + 1).max(1) as usize;
+        return (lo..=hi).step_by(step).map(f64::from).collect();
+    }
+    x_ticks(xs.start, xs.end, period)
+}
+
+/// At most this many measured x get a tick each.
+const FEW: usize = 12;
 
 /// Ticks of an x range: on multiples of the period when it gives 4 to 16 ticks, else of a warp
 /// or its multiples (32, 64, ..., 512: thread counts read in warps), else on a round step
@@ -193,6 +210,17 @@ pub(crate) fn scaled(s: &SeriesAnalysis) -> SeriesAnalysis {
     out
 }
 
+/// An x tick label: whole numbers below ten million in full (sizes 16384 and 262144 read as
+/// such, not as `16.38k`), others as [`compact`] writes them.
+pub(crate) fn x_label(v: f64) -> String {
+    let whole = (v - v.round()).abs() < 1e-6 * v.abs().max(1.0);
+    if whole && v.abs() < 1e7 {
+        human(v.round())
+    } else {
+        compact(v)
+    }
+}
+
 /// An axis label: 20000000 as `20M`, 1500 as `1500`, 0.25 as `0.25`.
 pub(crate) fn compact(v: f64) -> String {
     match v.abs() {
@@ -232,6 +260,23 @@ mod tests {
     }
 
     #[test]
+    fn few_measured_x_get_a_tick_each() {
+        let tiles = [4.0, 8.0, 16.0, 32.0];
+        assert_eq!(tick_positions(&(3.0..33.0), None, false, &tiles), tiles);
+        // Many: the period's multiples, or powers of two on a log2 axis.
+        let threads: Vec<f64> = (1..=64).map(f64::from).collect();
+        assert_eq!(
+            tick_positions(&(0.5..64.5), Some(16.0), false, &threads),
+            [16.0, 32.0, 48.0, 64.0]
+        );
+        let strides: Vec<f64> = (0..=40).map(|k| f64::from(k) / 4.0).collect();
+        assert_eq!(
+            tick_positions(&(-0.2..10.2), None, true, &strides),
+            [0.0, 2.0, 4.0, 6.0, 8.0, 10.0]
+        );
+    }
+
+    #[test]
     fn sparse_wide_axes_are_log2_and_dense_ones_linear() {
         let strides: Vec<f64> = (1..=32)
             .chain([64, 128, 256, 512, 1024])
@@ -250,5 +295,9 @@ mod tests {
         assert_eq!(compact(12_500.0), "12.5k");
         assert_eq!(compact(1500.0), "1500");
         assert_eq!(compact(2.5e9), "2.5G");
+        assert_eq!(x_label(16384.0), "16384");
+        assert_eq!(x_label(262_144.000_000_03), "262144");
+        assert_eq!(x_label(33_554_432.0), "33.55M");
+        assert_eq!(x_label(0.5), "0.5");
     }
 }

@@ -362,6 +362,7 @@ impl Chart for Overlay<'_> {
             text,
             None,
             log2,
+            &distinct(all().map(|p| p.0)),
         )?;
         let mut legend = Vec::new();
         for (i, (c, pts)) in self.curves.iter().zip(curves).enumerate() {

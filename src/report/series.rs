@@ -192,6 +192,7 @@ fn draw<DB: DrawingBackend>(
         text,
         s.curve.period.as_ref().map(|p| p.period),
         log2,
+        &distinct(xs.iter().copied()),
     )?;
 
     // The uncertainty: a band of value x (1 +- u) around the curve.
