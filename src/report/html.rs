@@ -1,6 +1,8 @@
 //! `report.html`: one self-contained page per run (inline SVG, no script, nothing fetched): the
 //! sweep, the machine, progress and failures with their log files, a chart per family of
-//! variants and per lone series, and the analysis with its readings. While the run goes on, the
+//! variants and per lone series with two points or more (a second view for series that lie along
+//! another axis than x; bars for a sweep of categories only), the points on no curve, and the
+//! analysis with its readings. While the run goes on, the
 //! page is rewritten as points finish ([`Live`]) and reloads itself every [`RELOAD_S`] seconds.
 
 use super::bars::{bar_charts, bars_svg};
