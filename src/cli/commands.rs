@@ -142,12 +142,20 @@ fn analyze(results: &Path, select: &Select, plot: bool) -> Result<(), Fail> {
         y: select.y.clone(),
         by: select.by.clone(),
     };
-    let analysis = sweep::analyze::analyze_csv(results, &opts)
-        .map_err(|e| Fail(exit::BAD_INPUT, e.to_string()))?;
     let out = select
         .out
         .clone()
         .unwrap_or_else(|| results.parent().map(Path::to_path_buf).unwrap_or_default());
+    let bad = |e: sweep::analyze::AnalyzeError| Fail(exit::BAD_INPUT, e.to_string());
+    let analysis = if plot {
+        match sweep::report::choose(results, &opts).map_err(bad)? {
+            sweep::report::Charts::Lines(a) => *a,
+            // Categories only: no curve to analyse, bars to draw.
+            sweep::report::Charts::Bars => return plot_bars(results, &out),
+        }
+    } else {
+        sweep::analyze::analyze_csv(results, &opts).map_err(bad)?
+    };
     print!("{}", analysis.to_markdown());
     let mut files = analysis
         .write_files(&out)
@@ -157,8 +165,21 @@ fn analyze(results: &Path, select: &Select, plot: bool) -> Result<(), Fail> {
             sweep::report::plot(&analysis, &out)
                 .map_err(|e| Fail(exit::BAD_INPUT, e.to_string()))?,
         );
+        if let Some(note) = sweep::report::single_point_note(&analysis) {
+            eprintln!("note: {note}");
+        }
     }
     for f in files {
+        eprintln!("wrote {}", f.display());
+    }
+    Ok(())
+}
+
+/// Bar charts of a sweep of categories only.
+fn plot_bars(results: &Path, out: &Path) -> Result<(), Fail> {
+    for f in
+        sweep::report::plot_bars(results, out).map_err(|e| Fail(exit::BAD_INPUT, e.to_string()))?
+    {
         eprintln!("wrote {}", f.display());
     }
     Ok(())
@@ -373,12 +394,21 @@ pub(crate) fn dispatch(cli: Cli) -> Result<i32, Fail> {
                 y: select.y.clone(),
                 by: select.by.clone(),
             };
-            let a =
-                sweep::analyze::analyze_csv(&results, &opts).map_err(|e| (exit::BAD_INPUT, e))?;
             let out = select
                 .out
                 .unwrap_or_else(|| results.parent().map(Path::to_path_buf).unwrap_or_default());
-            for f in sweep::report::plot(&a, &out).map_err(|e| (exit::BAD_INPUT, e))? {
+            let files =
+                match sweep::report::choose(&results, &opts).map_err(|e| (exit::BAD_INPUT, e))? {
+                    sweep::report::Charts::Lines(a) => {
+                        if let Some(note) = sweep::report::single_point_note(&a) {
+                            eprintln!("note: {note}");
+                        }
+                        sweep::report::plot(&a, &out)
+                    }
+                    sweep::report::Charts::Bars => sweep::report::plot_bars(&results, &out),
+                }
+                .map_err(|e| (exit::BAD_INPUT, e))?;
+            for f in files {
                 println!("wrote {}", f.display());
             }
             Ok(exit::OK)

@@ -1,11 +1,16 @@
 //! `report.html`: one self-contained page per run (inline SVG, no script, nothing fetched): the
 //! sweep, the machine, progress and failures with their log files, a chart per family of
-//! variants and per lone series, and the analysis with its readings. While the run goes on, the
+//! variants and per lone series with two points or more (a second view for series that lie along
+//! another axis than x; bars for a sweep of categories only), the points on no curve, and the
+//! analysis with its readings. While the run goes on, the
 //! page is rewritten as points finish ([`Live`]) and reloads itself every [`RELOAD_S`] seconds.
 
-use super::{escape, families, font, overlay_svg, series_svg, ReportError};
+use super::bars::{bar_charts, bars_svg};
+use super::family::{families, family_svg};
+use super::series::drawable;
+use super::{escape, series_svg, ReportError};
 use crate::analyze::reading::human;
-use crate::analyze::{analyze_csv, AnalyzeOptions};
+use crate::analyze::{analyze_csv, Analysis, AnalyzeError, AnalyzeOptions};
 use crate::events::{Event, Reporter};
 use crate::export::{Cell, Run};
 use crate::store::{self, Manifest};
@@ -63,7 +68,7 @@ pub fn page(run_dir: &Path) -> Result<String, String> {
     }
     machine(&mut h, m);
     progress(&mut h, &run);
-    charts_and_analysis(&mut h, run_dir, &run);
+    charts_and_analysis(&mut h, run_dir);
     let _ = writeln!(
         h,
         "<footer>sweep {} · {} · written {now}</footer>\n</body></html>",
@@ -74,7 +79,7 @@ pub fn page(run_dir: &Path) -> Result<String, String> {
 }
 
 const STYLE: &str = "<style>
-body{font-family:sans-serif;margin:1.5em;max-width:1100px;color:#222}
+body{font-family:sans-serif;margin:1.5em;max-width:1320px;color:#222}
 table{border-collapse:collapse;margin:.5em 0}td,th{border:1px solid #ccc;padding:.2em .5em;text-align:left;vertical-align:top}
 th{background:#f2f2f2}.num{text-align:right}.live{background:#fff3cd;padding:.4em}
 figure{margin:1em 0}svg{max-width:100%;height:auto}footer{color:#777;margin-top:2em;font-size:90%}
@@ -204,35 +209,57 @@ fn cell_text(c: &Cell) -> String {
 
 /// A chart per family of variants and per series in none, then the analysis table; the analysis
 /// is made here from the results so far (0.1 s for the 512 points of the thread sweep).
-fn charts_and_analysis(h: &mut String, run_dir: &Path, run: &Run) {
-    let analysis = match analyze_csv(&run_dir.join(store::RESULTS), &AnalyzeOptions::default()) {
+fn charts_and_analysis(h: &mut String, run_dir: &Path) {
+    let csv = run_dir.join(store::RESULTS);
+    let footer = super::footer(run_dir);
+    let footer = footer.as_deref();
+    let analysis = match analyze_csv(&csv, &AnalyzeOptions::default()) {
         Ok(a) => a,
+        // Categories only: bars.
+        Err(AnalyzeError::NoNumericAxis { .. }) => {
+            h.push_str("<h2>Charts</h2>\n");
+            bars(h, &csv, footer);
+            return;
+        }
         Err(e) => {
             let _ = writeln!(
                 h,
                 "<h2>Charts</h2>\n<p>No curve analysis: {}</p>",
                 escape(&e.to_string())
             );
-            bars(h, run);
             return;
         }
     };
-    let text = font::ensure();
-    let footer = super::footer(run_dir);
-    let footer = footer.as_deref();
     h.push_str("<h2>Charts</h2>\n");
-    let fams = families(&analysis);
+    let mut views = vec![analysis];
+    // Series of a single point on x lie along another axis (copy_all's offset variant against
+    // stride): a second view puts that axis on x.
+    if let Some(axis) = super::single_point_axis(&views[0]) {
+        let opts = AnalyzeOptions {
+            x: Some(axis),
+            ..Default::default()
+        };
+        if let Ok(a) = analyze_csv(&csv, &opts) {
+            views.push(a);
+        }
+    }
+    for a in &views {
+        charts(h, a, footer);
+    }
+    lone_points(h, &views);
+    h.push_str("<h2>Analysis</h2>\n<table><tr><th>series</th><th>x</th><th>period</th><th>knee</th><th>best</th><th>not fitted</th><th>reading</th></tr>\n");
+    for a in &views {
+        table_rows(h, a);
+    }
+    h.push_str("</table>\n");
+}
+
+/// A chart per family of variants and per series with two points or more in none.
+fn charts(h: &mut String, analysis: &Analysis, footer: Option<&str>) {
+    let fams = families(analysis);
     let mut in_family = vec![false; analysis.series.len()];
     for f in &fams {
-        let y = &analysis.series[f.first].unit;
-        match overlay_svg(
-            &format!("{} variants", f.name),
-            &analysis.x,
-            y,
-            &f.curves(),
-            text,
-            footer,
-        ) {
+        match family_svg(f, analysis, footer) {
             Ok(svg) => figure(h, &svg, &f.name),
             Err(e) => {
                 let _ = writeln!(h, "<p>chart of {}: {}</p>", escape(&f.name), escape(&e));
@@ -242,27 +269,77 @@ fn charts_and_analysis(h: &mut String, run_dir: &Path, run: &Run) {
             in_family[i] = true;
         }
     }
-    let infos = super::point_info(&analysis);
+    let infos = super::point_info(analysis);
     for ((s, _), info) in analysis
         .series
         .iter()
         .zip(&in_family)
         .zip(&infos)
-        .filter(|((_, f), _)| !**f)
+        .filter(|((s, f), _)| !**f && drawable(s))
     {
-        // A single point is no curve.
-        if s.data.iter().filter(|p| p.1.is_some()).count() < 2 {
-            continue;
-        }
-        match series_svg(s, &analysis.x, text, footer, info) {
+        match series_svg(s, &analysis.x, footer, info) {
             Ok(svg) => figure(h, &svg, &s.name),
             Err(e) => {
                 let _ = writeln!(h, "<p>chart of {}: {}</p>", escape(&s.name), escape(&e));
             }
         }
     }
-    h.push_str("<h2>Analysis</h2>\n<table><tr><th>series</th><th>period</th><th>knee</th><th>best</th><th>reading</th></tr>\n");
-    for s in &analysis.series {
+}
+
+/// A table of the points that are on no chart: series of a single point in every view
+/// (copy_all's coalesced copy, its one point at stride 1 and offset 0).
+fn lone_points(h: &mut String, views: &[Analysis]) {
+    // A point: its metric and every axis value (x's as a number).
+    let key = |a: &Analysis, s: &crate::analyze::SeriesAnalysis, x: f64| {
+        let mut k: Vec<(String, String)> = s.group.clone();
+        k.push((a.x.clone(), human(x)));
+        k.sort();
+        (s.column.clone(), k)
+    };
+    let drawn: Vec<_> = views
+        .iter()
+        .flat_map(|a| {
+            a.series
+                .iter()
+                .filter(|s| drawable(s))
+                .flat_map(move |s| s.data.iter().map(move |p| key(a, s, p.0)))
+        })
+        .collect();
+    let Some(first) = views.first() else {
+        return;
+    };
+    let lone: Vec<(&crate::analyze::SeriesAnalysis, f64, f64)> = first
+        .series
+        .iter()
+        .filter(|s| !drawable(s))
+        .flat_map(|s| s.data.iter().map(move |p| (s, p.0, p.1)))
+        .filter_map(|(s, x, v)| v.map(|v| (s, x, v)))
+        .filter(|(s, x, _)| !drawn.contains(&key(first, s, *x)))
+        .collect();
+    if lone.is_empty() {
+        return;
+    }
+    h.push_str(
+        "<h3>Points on no curve</h3>\n<table><tr><th>series</th><th>x</th><th>value</th></tr>\n",
+    );
+    for (s, x, v) in lone {
+        let _ = writeln!(
+            h,
+            "<tr><td>{}</td><td>{} = {}</td><td class=\"num\">{} {}</td></tr>",
+            escape(&s.name),
+            escape(&first.x),
+            escape(&human(x)),
+            escape(&human(v)),
+            escape(&s.unit)
+        );
+    }
+    h.push_str("</table>\n");
+}
+
+/// A row of the analysis table per series with two points or more (a single point has no
+/// period, knee or best to speak of).
+fn table_rows(h: &mut String, analysis: &Analysis) {
+    for s in analysis.series.iter().filter(|s| drawable(s)) {
         let c = &s.curve;
         let period = c.period.as_ref().map_or("none".to_string(), |p| {
             format!("{} ({})", human(p.period), p.level.as_str())
@@ -271,70 +348,43 @@ fn charts_and_analysis(h: &mut String, run_dir: &Path, run: &Run) {
         let best = c.best.as_ref().map_or("-".to_string(), |b| {
             format!("{} = {}", human(b.x), human(b.value))
         });
+        // Points the fits left out (outliers, or a first point above a ramp's line).
+        let not_fitted = c
+            .outliers
+            .iter()
+            .map(|&x| human(x))
+            .collect::<Vec<_>>()
+            .join(", ");
         let _ = writeln!(
             h,
-            "<tr><td>{}</td><td>{}</td><td class=\"num\">{}</td><td>{}</td><td>{}</td></tr>",
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td class=\"num\">{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
             escape(&s.name),
+            escape(&analysis.x),
             escape(&period),
             escape(&knee),
             escape(&best),
+            escape(&not_fitted),
             escape(&s.reading)
         );
     }
-    h.push_str("</table>\n");
 }
 
-/// A bar chart per metric for a sweep with no numeric axis (categories only): one bar per point,
-/// labelled with its axis values, its length the value over the metric's largest.
-fn bars(h: &mut String, run: &Run) {
-    let t = &run.results;
-    let status = t.column("status");
-    for m in &run.manifest.metrics {
-        let Some(c) = t.column(&m.column) else {
-            continue;
-        };
-        let values: Vec<(String, f64, String)> = t
-            .rows
-            .iter()
-            .filter_map(|r| match r[c] {
-                Cell::Number(v) => Some((
-                    run.manifest
-                        .axes
-                        .iter()
-                        .filter_map(|a| t.column(a).map(|ac| format!("{a}={}", cell_text(&r[ac]))))
-                        .collect::<Vec<_>>()
-                        .join(" "),
-                    v,
-                    status.map_or(String::new(), |sc| cell_text(&r[sc])),
-                )),
-                _ => None,
-            })
-            .collect();
-        let max = values.iter().map(|v| v.1.abs()).fold(0.0, f64::max);
-        if values.is_empty() || max <= 0.0 {
-            continue;
+/// A bar chart per metric for a sweep with no numeric axis (categories only).
+fn bars(h: &mut String, csv: &Path, footer: Option<&str>) {
+    match bar_charts(csv) {
+        Ok(charts) => {
+            for b in &charts {
+                match bars_svg(b, footer) {
+                    Ok(svg) => figure(h, &svg, &b.name),
+                    Err(e) => {
+                        let _ = writeln!(h, "<p>chart of {}: {}</p>", escape(&b.name), escape(&e));
+                    }
+                }
+            }
         }
-        let _ = writeln!(
-            h,
-            "<h3>{} ({})</h3>\n<table class=\"bars\">",
-            escape(&m.name),
-            escape(&m.unit)
-        );
-        for (label, v, st) in &values {
-            let mark = if st == "ok" {
-                String::new()
-            } else {
-                format!(" ({})", escape(st))
-            };
-            let _ = writeln!(
-                h,
-                "<tr><td>{}{mark}</td><td class=\"num\">{}</td><td style=\"width:50%\"><div style=\"background:#1f77b4;height:1em;width:{:.1}%\"></div></td></tr>",
-                escape(label),
-                escape(&human(*v)),
-                100.0 * v.abs() / max
-            );
+        Err(e) => {
+            let _ = writeln!(h, "<p>No bar charts: {}</p>", escape(&e));
         }
-        h.push_str("</table>\n");
     }
 }
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Counts the pixels of a PNG near given colours (a screenshot's check: are the charts drawn?).
-Usage: pixels.py FILE RRGGBB [RRGGBB ...] -> one line per colour: `RRGGBB N` (N pixels within 24 of
-it on every channel). Reads 8-bit RGB/RGBA non-interlaced PNGs (what Chromium writes) with zlib
+Usage: pixels.py FILE [--box=X0,Y0,X1,Y1] RRGGBB [RRGGBB ...] -> one line per colour: `RRGGBB N`
+(N pixels within 24 of it on every channel; only those with X0 <= x < X1 and Y0 <= y < Y1 with
+--box). Reads 8-bit RGB/RGBA non-interlaced PNGs (what Chromium writes) with zlib
 alone."""
 import struct
 import sys
@@ -52,15 +53,22 @@ def pixels(path):
 
 def main():
     rows, bpp = pixels(sys.argv[1])
-    want = [tuple(int(c[k:k + 2], 16) for k in (0, 2, 4)) for c in sys.argv[2:]]
+    colours = sys.argv[2:]
+    x0, y0, x1, y1 = 0, 0, 1 << 30, 1 << 30
+    if colours and colours[0].startswith("--box="):
+        x0, y0, x1, y1 = (int(v) for v in colours[0][len("--box="):].split(","))
+        colours = colours[1:]
+    want = [tuple(int(c[k:k + 2], 16) for k in (0, 2, 4)) for c in colours]
     counts = [0] * len(want)
-    for line in rows:
-        for x in range(0, len(line), bpp):
+    for y, line in enumerate(rows):
+        if not y0 <= y < y1:
+            continue
+        for x in range(max(0, x0) * bpp, min(len(line), x1 * bpp), bpp):
             r, g, b = line[x], line[x + 1], line[x + 2]
             for k, (wr, wg, wb) in enumerate(want):
                 if abs(r - wr) <= 24 and abs(g - wg) <= 24 and abs(b - wb) <= 24:
                     counts[k] += 1
-    for c, n in zip(sys.argv[2:], counts):
+    for c, n in zip(colours, counts):
         print(c, n)
 
 

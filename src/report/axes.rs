@@ -1,0 +1,303 @@
+//! Axes of a line chart: which x scale (linear or log2), where the x ticks go (the period, warps,
+//! powers of two), the unit of y (TFLOP/s rather than 20M MFlops) and compact tick labels.
+
+use crate::analyze::reading::human;
+use crate::analyze::SeriesAnalysis;
+use plotters::coord::types::RangedCoordf64;
+use plotters::coord::Shift;
+use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
+
+/// A chart of f64 on both axes.
+pub(crate) type Plane<'a, DB> = ChartContext<'a, DB, Cartesian2d<RangedCoordf64, RangedCoordf64>>;
+
+/// A chart on `area` with the given ranges and its axes drawn: axis names and compact tick labels
+/// when `text`, no text at all otherwise (no font is needed then). The title is the canvas's.
+pub(crate) fn axes<'a, DB: DrawingBackend>(
+    area: &'a DrawingArea<DB, Shift>,
+    (xs, ys): (std::ops::Range<f64>, std::ops::Range<f64>),
+    (x_name, y_name): (&str, &str),
+    text: bool,
+    period: Option<f64>,
+    log2: bool,
+    measured: &[f64],
+) -> Result<Plane<'a, DB>, String> {
+    let e = |e: &dyn std::fmt::Display| e.to_string();
+    let mut builder = ChartBuilder::on(area);
+    builder.margin(16);
+    if text {
+        builder.x_label_area_size(48).y_label_area_size(80);
+    }
+    let ticks = tick_positions(&xs, period, log2, measured);
+    let label = |x: f64| x_label(if log2 { x.exp2() } else { x });
+    let (y_lo, y_hi) = (ys.start, ys.end);
+    let mut chart = builder.build_cartesian_2d(xs, ys).map_err(|x| e(&x))?;
+    let fmt = |v: &f64| compact(*v);
+    let mut mesh = chart.configure_mesh();
+    mesh.light_line_style(WHITE.mix(0.0));
+    if text {
+        mesh.x_desc(x_name)
+            .y_desc(y_name)
+            .x_label_formatter(&fmt)
+            .y_label_formatter(&fmt)
+            .label_style(("sans-serif", 13));
+        // The x ticks are drawn below, where x_ticks puts them (plotters puts them on round
+        // decimal steps; thread counts read in warps and periods).
+        mesh.x_labels(0);
+    } else {
+        mesh.disable_axes();
+    }
+    mesh.draw().map_err(|x| e(&x))?;
+    if text {
+        let grid = BLACK.mix(0.12);
+        for &x in &ticks {
+            chart
+                .draw_series(std::iter::once(PathElement::new(
+                    vec![(x, y_lo), (x, y_hi)],
+                    grid,
+                )))
+                .map_err(|x| e(&x))?;
+            // The chart speaks in the backend's pixels; `area` in its own.
+            let (bx, by) = area.get_base_pixel();
+            let (px, py) = chart.backend_coord(&(x, y_lo));
+            let (px, py) = (px - bx, py - by);
+            let style = TextStyle::from(("sans-serif", 13).into_font())
+                .pos(Pos::new(HPos::Center, VPos::Top));
+            area.draw(&PathElement::new(vec![(px, py), (px, py + 5)], BLACK))
+                .map_err(|x| e(&x))?;
+            area.draw(&Text::new(label(x), (px, py + 8), style))
+                .map_err(|x| e(&x))?;
+        }
+    }
+    Ok(chart)
+}
+
+/// Where the x ticks go, in the axis's coordinates (log2(x) on a log2 axis): on each measured x
+/// when there are at most [`FEW`] of them (tiles 4, 8, 16, 32 read as such, not as 5, 10, ...),
+/// else on powers of two on a log2 axis, else as [`x_ticks`] says.
+pub(crate) fn tick_positions(
+    xs: &std::ops::Range<f64>,
+    period: Option<f64>,
+    log2: bool,
+    measured: &[f64],
+) -> Vec<f64> {
+    if (2..=FEW).contains(&measured.len()) {
+        return measured.to_vec();
+    }
+    if log2 {
+        let (lo, hi) = (xs.start.ceil() as i32, xs.end.floor() as i32);
+        let step = ((hi - lo) / 10 + 1).max(1) as usize;
+        return (lo..=hi).step_by(step).map(f64::from).collect();
+    }
+    x_ticks(xs.start, xs.end, period)
+}
+
+/// At most this many measured x get a tick each.
+const FEW: usize = 12;
+
+/// Ticks of an x range: on multiples of the period when it gives 4 to 16 ticks, else of a warp
+/// or its multiples (32, 64, ..., 512: thread counts read in warps), else on a round step
+/// (1, 2 or 5 times a power of ten).
+pub fn x_ticks(lo: f64, hi: f64, period: Option<f64>) -> Vec<f64> {
+    let span = hi - lo;
+    if !(span.is_finite() && span > 0.0) {
+        return vec![lo];
+    }
+    let fits = |step: f64| step > 0.0 && (4.0..=16.0).contains(&(span / step));
+    let warps = [32.0, 64.0, 128.0, 256.0, 512.0, 1024.0];
+    let step = period
+        .filter(|&p| fits(p))
+        .or_else(|| warps.into_iter().find(|&w| fits(w)))
+        .unwrap_or_else(|| {
+            let mag = 10f64.powf((span / 8.0).log10().floor());
+            [1.0, 2.0, 5.0, 10.0]
+                .into_iter()
+                .map(|k| k * mag)
+                .find(|&s| span / s <= 10.0)
+                .unwrap_or(10.0 * mag)
+        });
+    let first = (lo / step).ceil() * step;
+    (0..)
+        .map(|i| first + i as f64 * step)
+        .take_while(|&x| x <= hi + 1e-9 * step)
+        .collect()
+}
+
+/// Whether `xs` (sorted, distinct) read best on a log2 axis: positive, over at least a factor 16,
+/// and sparse on a linear one (fewer points than a quarter of the range: strides 1..32 then
+/// 64..1024, sizes in powers of two); a dense sweep such as threads 1..512 stays linear, where a
+/// period shows.
+pub fn log_axis(xs: &[f64]) -> bool {
+    let (Some(&lo), Some(&hi)) = (xs.first(), xs.last()) else {
+        return false;
+    };
+    xs.len() > 2 && lo > 0.0 && hi / lo >= 16.0 && (xs.len() as f64) * 4.0 < hi - lo
+}
+
+/// The distinct finite x of some points, sorted.
+pub(crate) fn distinct(xs: impl Iterator<Item = f64>) -> Vec<f64> {
+    let mut v: Vec<f64> = xs.filter(|x| x.is_finite()).collect();
+    v.sort_by(f64::total_cmp);
+    v.dedup();
+    v
+}
+
+/// `s` with every x (points, peaks, outliers, knee, best) replaced by log2(x).
+pub(crate) fn on_log2(s: &SeriesAnalysis) -> SeriesAnalysis {
+    let mut out = s.clone();
+    for p in &mut out.data {
+        p.0 = p.0.log2();
+    }
+    for x in out
+        .curve
+        .peaks
+        .iter_mut()
+        .chain(out.curve.outliers.iter_mut())
+    {
+        *x = x.log2();
+    }
+    out.curve.knee = out.curve.knee.map(f64::log2);
+    if let Some(b) = &mut out.curve.best {
+        b.x = b.x.log2();
+    }
+    out
+}
+
+/// A rate unit rescaled for people: values in `unit` whose largest magnitude is `max` become
+/// values / divisor in the returned unit (MFlops of 2e7 are 20 TFLOP/s; GB/s of 3000, 3 TB/s).
+/// Units it does not know stay as they are (divisor 1).
+pub fn scale_unit(unit: &str, max: f64) -> (f64, String) {
+    let base = match unit.to_ascii_lowercase().replace(' ', "").as_str() {
+        "flops" | "flop/s" => Some((1.0, "FLOP/s")),
+        "kflops" | "kflop/s" => Some((1e3, "FLOP/s")),
+        "mflops" | "mflop/s" => Some((1e6, "FLOP/s")),
+        "gflops" | "gflop/s" => Some((1e9, "FLOP/s")),
+        "tflops" | "tflop/s" => Some((1e12, "FLOP/s")),
+        "b/s" => Some((1.0, "B/s")),
+        "kb/s" => Some((1e3, "B/s")),
+        "mb/s" => Some((1e6, "B/s")),
+        "gb/s" => Some((1e9, "B/s")),
+        "tb/s" => Some((1e12, "B/s")),
+        _ => None,
+    };
+    let Some((factor, name)) = base.filter(|_| max.is_finite() && max > 0.0) else {
+        return (1.0, unit.to_string());
+    };
+    let v = max * factor;
+    let (p, prefix) = [(1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")]
+        .into_iter()
+        .find(|(p, _)| v >= *p)
+        .unwrap_or((1.0, ""));
+    (p / factor, format!("{prefix}{name}"))
+}
+
+/// `s` with its values in a unit people read (TFLOP/s, not 20M MFlops): see [`scale_unit`].
+pub(crate) fn scaled(s: &SeriesAnalysis) -> SeriesAnalysis {
+    let max = s
+        .data
+        .iter()
+        .filter_map(|p| p.1)
+        .map(f64::abs)
+        .fold(0.0, f64::max);
+    let (div, unit) = scale_unit(&s.unit, max);
+    let mut out = s.clone();
+    if div != 1.0 {
+        for p in &mut out.data {
+            p.1 = p.1.map(|v| v / div);
+        }
+        out.unit = unit;
+    }
+    out
+}
+
+/// An x tick label: whole numbers below ten million in full (sizes 16384 and 262144 read as
+/// such, not as `16.38k`), others as [`compact`] writes them.
+pub(crate) fn x_label(v: f64) -> String {
+    let whole = (v - v.round()).abs() < 1e-6 * v.abs().max(1.0);
+    if whole && v.abs() < 1e7 {
+        human(v.round())
+    } else {
+        compact(v)
+    }
+}
+
+/// An axis label: 20000000 as `20M`, 1500 as `1500`, 0.25 as `0.25`.
+pub(crate) fn compact(v: f64) -> String {
+    match v.abs() {
+        a if a >= 1e9 => format!("{}G", human(v / 1e9)),
+        a if a >= 1e6 => format!("{}M", human(v / 1e6)),
+        a if a >= 1e4 => format!("{}k", human(v / 1e3)),
+        _ => human(v),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rates_are_shown_in_the_unit_people_read() {
+        assert_eq!(scale_unit("MFlops", 2.08e7), (1e6, "TFLOP/s".into()));
+        assert_eq!(scale_unit("MFlops", 143_755.0), (1e3, "GFLOP/s".into()));
+        assert_eq!(scale_unit("GB/s", 3000.0), (1e3, "TB/s".into()));
+        assert_eq!(scale_unit("GB/s", 450.0), (1.0, "GB/s".into()));
+        assert_eq!(scale_unit("ms", 12.0), (1.0, "ms".into()));
+        assert_eq!(scale_unit("MFlops", 0.0), (1.0, "MFlops".into()));
+    }
+
+    #[test]
+    fn ticks_fall_on_the_period_or_on_warps() {
+        assert_eq!(x_ticks(-9.0, 521.0, Some(64.0))[..3], [0.0, 64.0, 128.0]);
+        // Period 16 gives 33 ticks over 1..512: warps instead.
+        assert_eq!(x_ticks(-9.0, 521.0, Some(16.0))[..3], [0.0, 64.0, 128.0]);
+        assert_eq!(
+            x_ticks(0.5, 64.5, None),
+            [10.0, 20.0, 30.0, 40.0, 50.0, 60.0]
+        );
+        assert_eq!(x_ticks(0.5, 64.5, Some(16.0)), [16.0, 32.0, 48.0, 64.0]);
+        assert_eq!(x_ticks(0.0, 1.0, None).len(), 11);
+        assert_eq!(x_ticks(3.0, 3.0, None), [3.0]);
+    }
+
+    #[test]
+    fn few_measured_x_get_a_tick_each() {
+        let tiles = [4.0, 8.0, 16.0, 32.0];
+        assert_eq!(tick_positions(&(3.0..33.0), None, false, &tiles), tiles);
+        // Many: the period's multiples, or powers of two on a log2 axis.
+        let threads: Vec<f64> = (1..=64).map(f64::from).collect();
+        assert_eq!(
+            tick_positions(&(0.5..64.5), Some(16.0), false, &threads),
+            [16.0, 32.0, 48.0, 64.0]
+        );
+        let strides: Vec<f64> = (0..=40).map(|k| f64::from(k) / 4.0).collect();
+        assert_eq!(
+            tick_positions(&(-0.2..10.2), None, true, &strides),
+            [0.0, 2.0, 4.0, 6.0, 8.0, 10.0]
+        );
+    }
+
+    #[test]
+    fn sparse_wide_axes_are_log2_and_dense_ones_linear() {
+        let strides: Vec<f64> = (1..=32)
+            .chain([64, 128, 256, 512, 1024])
+            .map(f64::from)
+            .collect();
+        assert!(log_axis(&strides));
+        let threads: Vec<f64> = (1..=512).map(f64::from).collect();
+        assert!(!log_axis(&threads));
+        assert!(!log_axis(&[0.0, 1.0, 1024.0]), "zero has no log");
+        assert!(!log_axis(&[1.0, 8.0]), "two points");
+    }
+
+    #[test]
+    fn axis_labels_are_compact() {
+        assert_eq!(compact(20_000_000.0), "20M");
+        assert_eq!(compact(12_500.0), "12.5k");
+        assert_eq!(compact(1500.0), "1500");
+        assert_eq!(compact(2.5e9), "2.5G");
+        assert_eq!(x_label(16384.0), "16384");
+        assert_eq!(x_label(262_144.000_000_03), "262144");
+        assert_eq!(x_label(33_554_432.0), "33.55M");
+        assert_eq!(x_label(0.5), "0.5");
+    }
+}

@@ -1,0 +1,422 @@
+//! Bar charts for a sweep of categories only (no numeric axis to put on x: cache modes, access
+//! patterns): one horizontal bar per point, its uncertainty as a whisker, grouped by the other
+//! axes and coloured by the axis with the fewest values (`caching`: ca or cg) when there are two
+//! axes or more.
+
+use super::axes::{compact, scale_unit};
+use super::canvas::{self, Chart};
+use super::family::{fewest_values, PALETTE};
+use super::legend::{Entry, Swatch};
+use super::series::{DATA, GAP, NOISY, UNSTABLE};
+use super::ReportError;
+use crate::analyze::load::{self, stat_column, Table};
+use crate::analyze::reading::human;
+use plotters::coord::Shift;
+use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
+use std::path::{Path, PathBuf};
+
+/// One point of a bar chart.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct Bar {
+    /// Index into [`Bars::categories`] and [`Bars::keys`] (0 without a colour axis).
+    category: usize,
+    key: usize,
+    /// `None`: the point failed.
+    value: Option<f64>,
+    /// Relative half-width of its uncertainty.
+    u: f64,
+    status: String,
+}
+
+/// The bar chart of one metric.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct Bars {
+    pub name: String,
+    pub unit: String,
+    pub stem: String,
+    /// The axes that make a category, and the axis whose values are colours.
+    category_axes: Vec<String>,
+    key_axis: Option<String>,
+    categories: Vec<String>,
+    keys: Vec<String>,
+    bars: Vec<Bar>,
+}
+
+/// The axis shown as colours: with two axes or more, the one with the fewest values (2 to 8;
+/// the last of equals), so that the others make the categories a reader compares along.
+pub(crate) fn colour_axis(values_per_axis: &[usize]) -> Option<usize> {
+    if values_per_axis.len() < 2 {
+        return None;
+    }
+    fewest_values(values_per_axis)
+}
+
+/// A bar chart per metric of the CSV at `csv` with two bars or more.
+pub(crate) fn bar_charts(csv: &Path) -> Result<Vec<Bars>, String> {
+    let t = Table::read(csv).map_err(|e| e.to_string())?;
+    let axes: Vec<(String, usize)> = t
+        .axes
+        .iter()
+        .filter_map(|a| t.column(a).map(|c| (a.clone(), c)))
+        .collect();
+    let values = |c: usize| -> Vec<String> {
+        let mut v: Vec<String> = Vec::new();
+        for r in &t.rows {
+            let x = t.cell(r, c).to_string();
+            if !v.contains(&x) {
+                v.push(x);
+            }
+        }
+        v
+    };
+    let counts: Vec<usize> = axes.iter().map(|(_, c)| values(*c).len()).collect();
+    let key = colour_axis(&counts);
+    let keys = key.map_or(vec![String::new()], |k| values(axes[k].1));
+    let category_axes: Vec<&(String, usize)> = axes
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| Some(*i) != key)
+        .map(|(_, a)| a)
+        .collect();
+    let status = t.column("status");
+    let mut out = Vec::new();
+    for m in &t.metrics {
+        let Some(mc) = t.column(&m.column) else {
+            continue;
+        };
+        let (ci, spread) = (
+            stat_column(&t.header, m, "rel_ci"),
+            stat_column(&t.header, m, "spread"),
+        );
+        let num = |c: Option<usize>, r: &[String]| c.and_then(|c| t.number(t.cell(r, c)));
+        let mut categories: Vec<String> = Vec::new();
+        let mut bars = Vec::new();
+        for r in &t.rows {
+            let label = category_axes
+                .iter()
+                .map(|(_, c)| t.cell(r, *c))
+                .collect::<Vec<_>>()
+                .join(" · ");
+            let category = categories
+                .iter()
+                .position(|c| *c == label)
+                .unwrap_or_else(|| {
+                    categories.push(label);
+                    categories.len() - 1
+                });
+            let st = status.map_or("ok", |c| t.cell(r, c)).to_string();
+            let value = num(Some(mc), r).filter(|v| v.is_finite() && load::carries_values(&st));
+            bars.push(Bar {
+                category,
+                key: key.map_or(0, |k| {
+                    keys.iter()
+                        .position(|v| v == t.cell(r, axes[k].1))
+                        .unwrap_or(0)
+                }),
+                value,
+                u: num(ci, r)
+                    .unwrap_or(0.0)
+                    .max(num(spread, r).unwrap_or(0.0) / 2.0),
+                status: st,
+            });
+        }
+        if bars.iter().filter(|b| b.value.is_some()).count() < 2 {
+            continue;
+        }
+        out.push(Bars {
+            name: m.name.clone(),
+            unit: m.unit.clone(),
+            stem: crate::analyze::sanitize(&m.column),
+            category_axes: category_axes.iter().map(|a| a.0.clone()).collect(),
+            key_axis: key.map(|k| axes[k].0.clone()),
+            categories,
+            keys: keys.clone(),
+            bars,
+        });
+    }
+    Ok(out)
+}
+
+/// Writes `charts/<metric column>.svg` and `.png` of every bar chart of the CSV at `csv` into
+/// `dir`; returns the paths.
+pub fn plot_bars(csv: &Path, dir: &Path) -> Result<Vec<PathBuf>, ReportError> {
+    let charts = dir.join("charts");
+    std::fs::create_dir_all(&charts).map_err(|e| canvas::fail(&charts)(e.to_string()))?;
+    let footer = csv.parent().and_then(canvas::footer);
+    let mut out = Vec::new();
+    for b in bar_charts(csv).map_err(canvas::fail(csv))? {
+        out.extend(canvas::write(&b, &charts.join(&b.stem), footer.as_deref())?);
+    }
+    Ok(out)
+}
+
+/// A bar chart as an SVG document.
+pub(crate) fn bars_svg(b: &Bars, footer: Option<&str>) -> Result<String, String> {
+    canvas::svg(b, footer)
+}
+
+impl Bars {
+    fn scale(&self) -> (f64, String) {
+        let max = self
+            .bars
+            .iter()
+            .filter_map(|b| b.value)
+            .map(f64::abs)
+            .fold(0.0, f64::max);
+        scale_unit(&self.unit, max)
+    }
+
+    fn colour(&self, key: usize) -> RGBColor {
+        if self.key_axis.is_some() {
+            PALETTE[key % PALETTE.len()]
+        } else {
+            DATA
+        }
+    }
+}
+
+impl Chart for Bars {
+    fn title(&self) -> String {
+        let mut axes = self.category_axes.clone();
+        axes.extend(self.key_axis.clone());
+        format!("{} by {}", self.name, axes.join(" and "))
+    }
+
+    fn axis_names(&self) -> (String, String) {
+        let (_, unit) = self.scale();
+        let x = if unit.is_empty() {
+            self.name.clone()
+        } else {
+            format!("{} ({unit})", self.name)
+        };
+        (x, self.category_axes.join(" · "))
+    }
+
+    fn draw<DB: DrawingBackend>(
+        &self,
+        plot: &DrawingArea<DB, Shift>,
+        text: bool,
+    ) -> Result<Vec<Entry>, String> {
+        let e = |e: &dyn std::fmt::Display| e.to_string();
+        let (div, _) = self.scale();
+        let (x_name, y_name) = self.axis_names();
+        let k = self.keys.len().max(1) as f64;
+        // Each category takes a row per key and a gap; the first category on top.
+        let slot = k + 0.6;
+        let total = self.categories.len() as f64 * slot - 0.6;
+        let y_of = |b: &Bar| total - (b.category as f64 * slot + b.key as f64) - 1.0;
+        let max = self
+            .bars
+            .iter()
+            .filter_map(|b| b.value.map(|v| v.abs() / div * (1.0 + b.u)))
+            .fold(0.0, f64::max);
+        let max = if max > 0.0 { max } else { 1.0 };
+        let font = ("sans-serif", 13).into_font();
+        let label_w = self
+            .categories
+            .iter()
+            .map(|c| font.box_size(c).map_or(8 * c.len() as u32, |b| b.0))
+            .max()
+            .unwrap_or(0);
+        let mut builder = ChartBuilder::on(plot);
+        builder.margin(16);
+        if text {
+            builder
+                .x_label_area_size(48)
+                .y_label_area_size((label_w + 40).clamp(60, 420));
+        }
+        let mut chart = builder
+            .build_cartesian_2d(0.0..max * 1.18, -0.2..total + 0.2)
+            .map_err(|x| e(&x))?;
+        let fmt = |v: &f64| compact(*v);
+        let mut mesh = chart.configure_mesh();
+        mesh.light_line_style(WHITE.mix(0.0))
+            .disable_y_mesh()
+            .y_labels(0);
+        if text {
+            mesh.x_desc(&x_name)
+                .y_desc(&y_name)
+                .x_label_formatter(&fmt)
+                .label_style(("sans-serif", 13));
+        } else {
+            mesh.disable_axes();
+        }
+        mesh.draw().map_err(|x| e(&x))?;
+        let whisker = BLACK.mix(0.6);
+        for b in &self.bars {
+            let y = y_of(b);
+            let Some(v) = b.value.map(|v| v / div) else {
+                chart
+                    .draw_series(std::iter::once(Cross::new(
+                        (0.0, y + 0.4),
+                        5,
+                        GAP.stroke_width(2),
+                    )))
+                    .map_err(|x| e(&x))?;
+                continue;
+            };
+            chart
+                .draw_series(std::iter::once(Rectangle::new(
+                    [(0.0, y + 0.1), (v, y + 0.9)],
+                    self.colour(b.key).filled(),
+                )))
+                .map_err(|x| e(&x))?;
+            if b.u > 0.0 {
+                let (lo, hi) = (v * (1.0 - b.u), v * (1.0 + b.u));
+                chart
+                    .draw_series([
+                        PathElement::new(vec![(lo, y + 0.5), (hi, y + 0.5)], whisker),
+                        PathElement::new(vec![(lo, y + 0.3), (lo, y + 0.7)], whisker),
+                        PathElement::new(vec![(hi, y + 0.3), (hi, y + 0.7)], whisker),
+                    ])
+                    .map_err(|x| e(&x))?;
+            }
+            if let Some(c) = status_colour(&b.status) {
+                chart
+                    .draw_series(std::iter::once(TriangleMarker::new(
+                        (v * (1.0 + b.u), y + 0.5),
+                        5,
+                        c.stroke_width(1),
+                    )))
+                    .map_err(|x| e(&x))?;
+            }
+        }
+        if text {
+            // Values at the bars' ends, categories left of their rows.
+            let (bx, by) = plot.get_base_pixel();
+            let at = |x: f64, y: f64| {
+                let (px, py) = chart.backend_coord(&(x, y));
+                (px - bx, py - by)
+            };
+            let left = TextStyle::from(("sans-serif", 12).into_font())
+                .pos(Pos::new(HPos::Left, VPos::Center));
+            for b in &self.bars {
+                let y = y_of(b) + 0.5;
+                let (label, x) = match b.value {
+                    Some(v) => (human(v / div), v / div * (1.0 + b.u)),
+                    None => (format!("{} (no value)", b.status), 0.0),
+                };
+                let (px, py) = at(x, y);
+                // Past the status mark, when there is one.
+                let gap = if status_colour(&b.status).is_some() {
+                    14
+                } else {
+                    8
+                };
+                plot.draw(&Text::new(label, (px + gap, py), left.clone()))
+                    .map_err(|x| e(&x))?;
+            }
+            let right = TextStyle::from(("sans-serif", 13).into_font())
+                .pos(Pos::new(HPos::Right, VPos::Center));
+            for (i, c) in self.categories.iter().enumerate() {
+                let mid = total - i as f64 * slot - k / 2.0;
+                let (px, py) = at(0.0, mid);
+                plot.draw(&Text::new(c.clone(), (px - 8, py), right.clone()))
+                    .map_err(|x| e(&x))?;
+            }
+        }
+        let mut legend = Vec::new();
+        match &self.key_axis {
+            Some(axis) => {
+                legend.extend(self.keys.iter().enumerate().map(|(i, v)| {
+                    Entry::new(format!("{axis} = {v}"), Swatch::Fill, self.colour(i))
+                }))
+            }
+            None => legend.push(Entry::new(&self.name, Swatch::Fill, DATA)),
+        }
+        if self.bars.iter().any(|b| b.u > 0.0) {
+            legend.push(Entry::new(
+                "uncertainty (CI, placements)",
+                Swatch::Line,
+                RGBColor(102, 102, 102),
+            ));
+        }
+        for (status, label) in [
+            ("noisy", "noisy point"),
+            ("unstable", "unstable point (placements differ)"),
+        ] {
+            if self.bars.iter().any(|b| b.status == status) {
+                let c = status_colour(status).unwrap_or(GAP);
+                legend.push(Entry::new(label, Swatch::Triangle, c));
+            }
+        }
+        if self.bars.iter().any(|b| b.value.is_none()) {
+            legend.push(Entry::new("failed point", Swatch::Cross, GAP));
+        }
+        Ok(legend)
+    }
+}
+
+fn status_colour(status: &str) -> Option<RGBColor> {
+    match status {
+        "noisy" => Some(NOISY),
+        "unstable" => Some(UNSTABLE),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_axis_with_fewest_values_becomes_the_colours() {
+        // pattern (4 values) and caching (2): caching is the colour.
+        assert_eq!(colour_axis(&[4, 2]), Some(1));
+        assert_eq!(colour_axis(&[2, 2]), Some(1), "the last of equals");
+        assert_eq!(colour_axis(&[3]), None, "one axis: plain bars");
+        assert_eq!(colour_axis(&[20, 12]), None, "too many colours");
+        assert_eq!(
+            colour_axis(&[1, 5]),
+            Some(1),
+            "a one-value axis colours nothing"
+        );
+    }
+
+    #[test]
+    fn a_sweep_of_categories_gets_grouped_bars_with_their_status() {
+        let dir = tempfile::tempdir().unwrap();
+        let csv = dir.path().join("results.csv");
+        let mut text = String::from(
+            "point_id,index,pattern,caching,status,l1_gb_per_s,l1_rel_ci,l1_spread,build_s,run_s,cached,gpu_index,gpu_name,gpu_uuid,error\n",
+        );
+        for (i, (p, c, st, v)) in [
+            ("coalesced", "ca", "ok", "3071"),
+            ("coalesced", "cg", "ok", "3072"),
+            ("strided", "ca", "ok", "979"),
+            ("strided", "cg", "unstable", "611"),
+            ("scattered", "ca", "failed", ""),
+            ("scattered", "cg", "ok", "156"),
+        ]
+        .iter()
+        .enumerate()
+        {
+            text += &format!("p{i},{i},{p},{c},{st},{v},0.01,0.002,1,1,0,0,G,u,\n");
+        }
+        std::fs::write(&csv, text).unwrap();
+        let b = bar_charts(&csv).unwrap();
+        assert_eq!(b.len(), 1, "one metric");
+        let b = &b[0];
+        assert_eq!(b.categories, ["coalesced", "strided", "scattered"]);
+        assert_eq!(b.keys, ["ca", "cg"]);
+        // Named by its column without a manifest.
+        assert_eq!(b.title(), "l1_gb_per_s by pattern and caching");
+        assert_eq!(
+            b.axis_names(),
+            ("l1_gb_per_s (TB/s)".into(), "pattern".into())
+        );
+        assert_eq!(b.bars[3].key, 1);
+        assert_eq!((b.bars[3].value, b.bars[3].u), (Some(611.0), 0.01));
+        assert_eq!(b.bars[4].value, None, "a failed point has no bar");
+        let svg = bars_svg(b, None).unwrap();
+        for t in ["coalesced", "caching = cg", "0.611"] {
+            let x = crate::report::series::tests::text_x(&svg, t);
+            assert!(x.is_some(), "{t} missing");
+        }
+        assert!(svg.contains("#E377C2"), "the unstable mark");
+        let files = plot_bars(&csv, dir.path()).unwrap();
+        assert_eq!(files.len(), 2);
+        assert!(files[0].ends_with("charts/l1_gb_per_s.svg"), "{files:?}");
+    }
+}

@@ -1,0 +1,121 @@
+//! What the CSV says of each point beyond its value (its uncertainty and status), for the bands
+//! and marks of the charts.
+
+use crate::analyze::Analysis;
+
+/// What the CSV says of one point of a series beyond its value: x, the relative half-width of its
+/// uncertainty (the larger of the 95 % confidence half-width within a placement and half the
+/// spread over placements) and its status.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PointInfo {
+    pub x: f64,
+    pub u: f64,
+    pub status: String,
+}
+
+/// [`PointInfo`] of every series of `analysis`, by series index, read from its CSV (empty lists
+/// where the CSV has no such columns, or cannot be read).
+pub fn point_info(analysis: &Analysis) -> Vec<Vec<PointInfo>> {
+    use crate::analyze::load::{self, stat_column};
+    let Ok(table) = load::Table::read(&analysis.source) else {
+        return vec![Vec::new(); analysis.series.len()];
+    };
+    let (Some(xc), status) = (table.column(&analysis.x), table.column("status")) else {
+        return vec![Vec::new(); analysis.series.len()];
+    };
+    let num = |c: Option<usize>, r: &Vec<String>| {
+        c.and_then(|c| r.get(c))
+            .and_then(|v| load::number(v, table.semicolon))
+            .filter(|v| v.is_finite())
+    };
+    analysis
+        .series
+        .iter()
+        .map(|s| {
+            let Some(m) = table.metrics.iter().find(|m| m.column == s.column) else {
+                return Vec::new();
+            };
+            let ci = stat_column(&table.header, m, "rel_ci");
+            let spread = stat_column(&table.header, m, "spread");
+            let group: Vec<(Option<usize>, &str)> = s
+                .group
+                .iter()
+                .map(|(a, v)| (table.column(a), v.as_str()))
+                .collect();
+            table
+                .rows
+                .iter()
+                .filter(|r| {
+                    group
+                        .iter()
+                        .all(|(c, v)| c.and_then(|c| r.get(c)).is_some_and(|x| x == v))
+                })
+                .filter_map(|r| {
+                    Some(PointInfo {
+                        x: num(Some(xc), r)?,
+                        u: num(ci, r)
+                            .unwrap_or(0.0)
+                            .max(num(spread, r).unwrap_or(0.0) / 2.0),
+                        status: status.and_then(|c| r.get(c)).cloned().unwrap_or_default(),
+                    })
+                })
+                .collect()
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_point_brings_its_uncertainty_and_status_from_the_csv() {
+        let dir = tempfile::tempdir().unwrap();
+        let csv = dir.path().join("results.csv");
+        let mut text = String::from(
+            "point_id,index,threads,variant,status,copy_gb_per_s,copy_rel_ci,copy_spread,build_s,run_s,cached,gpu_index,gpu_name,gpu_uuid,error\n",
+        );
+        for (i, (v, st, ci, sp)) in [
+            ("a", "ok", "0.002", "0.01"),
+            ("a", "unstable", "0.001", "0.2"),
+            ("b", "noisy", "0.03", "0"),
+        ]
+        .iter()
+        .enumerate()
+        {
+            text += &format!(
+                "p{i},{i},{},{v},{st},{},{ci},{sp},1,1,0,0,G,u,\n",
+                i + 1,
+                100 + i
+            );
+        }
+        std::fs::write(&csv, text).unwrap();
+        let analysis = crate::analyze::analyze_csv(
+            &csv,
+            &crate::analyze::AnalyzeOptions {
+                x: Some("threads".into()),
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        let info = point_info(&analysis);
+        let of = |v: &str| {
+            let i = analysis
+                .series
+                .iter()
+                .position(|s| s.group == [("variant".to_string(), v.to_string())])
+                .unwrap();
+            info[i].clone()
+        };
+        // u is the larger of rel_ci and half the placement spread.
+        let a = of("a");
+        assert_eq!(a.len(), 2);
+        assert_eq!((a[0].x, a[0].u, a[0].status.as_str()), (1.0, 0.005, "ok"));
+        assert_eq!(
+            (a[1].x, a[1].u, a[1].status.as_str()),
+            (2.0, 0.1, "unstable")
+        );
+        let b = of("b");
+        assert_eq!((b[0].x, b[0].u, b[0].status.as_str()), (3.0, 0.03, "noisy"));
+    }
+}
