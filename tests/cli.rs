@@ -1937,8 +1937,14 @@ fn profile_counters_and_power_land_in_the_row_and_never_overlap_a_measurement() 
         assert_eq!(r["status"], "ok", "{r:?}");
         assert_eq!(r["error"], "", "{r:?}");
         // range 0 is `fast`, range 1 `slow`: 1,000 x (range + 1) + k
-        assert_eq!(r[&format!("fast__{wf}")].parse::<f64>().unwrap(), 1000.0 + k);
-        assert_eq!(r[&format!("slow__{wf}")].parse::<f64>().unwrap(), 2000.0 + k);
+        assert_eq!(
+            r[&format!("fast__{wf}")].parse::<f64>().unwrap(),
+            1000.0 + k
+        );
+        assert_eq!(
+            r[&format!("slow__{wf}")].parse::<f64>().unwrap(),
+            2000.0 + k
+        );
         // (wavefronts st + ld) / (requests st + ld): every counter has the same value here
         assert_eq!(r["slow__shared_wavefronts_per_request"], "1");
         assert_eq!(r["power_w"], "250.5");
@@ -1946,7 +1952,10 @@ fn profile_counters_and_power_land_in_the_row_and_never_overlap_a_measurement() 
         assert!(r["power_samples"].parse::<f64>().unwrap() >= 1.0, "{r:?}");
         let energy: f64 = r["energy_j"].parse().unwrap();
         let run_s: f64 = r["run_s"].parse().unwrap();
-        assert!(energy > 0.0 && energy <= 250.5 * (run_s + 0.05), "{energy} J in {run_s} s");
+        assert!(
+            energy > 0.0 && energy <= 250.5 * (run_s + 0.05),
+            "{energy} J in {run_s} s"
+        );
     }
     // Every measurement's window, and every profile run's (ncu.times): none overlap.
     let mut measuring = Vec::new();
@@ -1955,7 +1964,11 @@ fn profile_counters_and_power_land_in_the_row_and_never_overlap_a_measurement() 
         let dir = e.unwrap().path();
         let out = std::fs::read_to_string(dir.join("stdout.txt")).unwrap();
         let line = out.lines().find(|l| l.starts_with("measured ")).unwrap();
-        let t: Vec<f64> = line.split(' ').skip(1).map(|x| x.parse().unwrap()).collect();
+        let t: Vec<f64> = line
+            .split(' ')
+            .skip(1)
+            .map(|x| x.parse().unwrap())
+            .collect();
         measuring.push((t[0], t[1]));
         let nt = std::fs::read_to_string(dir.join("ncu.times")).unwrap();
         let t: Vec<f64> = nt.split_whitespace().map(|x| x.parse().unwrap()).collect();
@@ -1967,7 +1980,10 @@ fn profile_counters_and_power_land_in_the_row_and_never_overlap_a_measurement() 
     assert_eq!(profiling.len(), 6);
     for (a0, a1) in &profiling {
         for (m0, m1) in &measuring {
-            assert!(a1 <= m0 || a0 >= m1, "profile {a0}..{a1} overlaps measurement {m0}..{m1}");
+            assert!(
+                a1 <= m0 || a0 >= m1,
+                "profile {a0}..{a1} overlaps measurement {m0}..{m1}"
+            );
         }
     }
 }

@@ -329,12 +329,8 @@ pub(super) fn run_queue(
     let mut measured: VecDeque<Measured> = VecDeque::new();
     let mut builds_done = false;
     // `[profile] power`: this GPU's power and clock, sampled while the sweep runs.
-    let power: Option<Result<crate::profile::power::NvidiaSmi, String>> = ctx
-        .spec
-        .profile
-        .as_ref()
-        .filter(|p| p.power)
-        .map(|_| {
+    let power: Option<Result<crate::profile::power::NvidiaSmi, String>> =
+        ctx.spec.profile.as_ref().filter(|p| p.power).map(|_| {
             let id = gpu.as_ref().map_or("0", |g| g.uuid.as_str());
             crate::profile::power::NvidiaSmi::start(id, 20)
         });

@@ -194,14 +194,21 @@ impl Profile {
         self.counters
             .iter()
             .map(|c| format!("{metric}{SEP}{c}"))
-            .chain(self.ratios.iter().map(|r| format!("{metric}{SEP}{}", r.name)))
+            .chain(
+                self.ratios
+                    .iter()
+                    .map(|r| format!("{metric}{SEP}{}", r.name)),
+            )
             .collect()
     }
 
     /// The per-point columns of power sampling (empty without `power = true`).
     pub fn point_columns(&self) -> Vec<String> {
         if self.power {
-            super::power::COLUMNS.iter().map(|c| c.to_string()).collect()
+            super::power::COLUMNS
+                .iter()
+                .map(|c| c.to_string())
+                .collect()
         } else {
             Vec::new()
         }
@@ -225,7 +232,10 @@ mod tests {
         assert_eq!(p.counters[6], "dram__bytes_read.sum");
         assert_eq!(p.ratios.len(), 1);
         let cols = p.metric_columns("stride2");
-        assert_eq!(cols[0], "stride2__l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum");
+        assert_eq!(
+            cols[0],
+            "stride2__l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum"
+        );
         assert_eq!(cols[7], "stride2__shared_wavefronts_per_request");
         assert!(p.point_columns().is_empty());
         assert_eq!(p.timeout, Duration::from_secs(300));
@@ -249,7 +259,11 @@ mod tests {
         );
         let e = table("ncu_metrics = [\"dram bytes; rm -rf\"]\n").unwrap_err();
         assert_eq!(e.key, "ncu_metrics");
-        assert!(e.message.contains("not an Nsight Compute metric name"), "{}", e.message);
+        assert!(
+            e.message.contains("not an Nsight Compute metric name"),
+            "{}",
+            e.message
+        );
         let e = table("power = true\ntimeout_s = -1\n").unwrap_err();
         assert_eq!(e.key, "timeout_s");
     }

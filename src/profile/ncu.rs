@@ -103,13 +103,20 @@ pub fn ranges(stdout: &str) -> BTreeMap<String, Vec<String>> {
 
 /// A counter's value as ncu prints it: `16,384` -> 16384; `n/a` and other text -> None.
 fn number(s: &str) -> Option<f64> {
-    s.trim().replace(',', "").parse::<f64>().ok().filter(|v| v.is_finite())
+    s.trim()
+        .replace(',', "")
+        .parse::<f64>()
+        .ok()
+        .filter(|v| v.is_finite())
 }
 
 /// The `sweep:<n>` range of a row's push/pop range column.
 fn range_of(cell: &str) -> Option<String> {
     let i = cell.find("sweep:")?;
-    let digits: String = cell[i + 6..].chars().take_while(|c| c.is_ascii_digit()).collect();
+    let digits: String = cell[i + 6..]
+        .chars()
+        .take_while(|c| c.is_ascii_digit())
+        .collect();
     (!digits.is_empty()).then(|| format!("sweep:{digits}"))
 }
 
@@ -133,7 +140,7 @@ pub fn read(csv: &str, stdout: &str, profile: &Profile, metrics: &[String]) -> R
     if let Some(start) = start {
         let mut r = csv::ReaderBuilder::new()
             .flexible(true)
-            .from_reader(csv[start..].as_bytes());
+            .from_reader(&csv.as_bytes()[start..]);
         let header = r.headers().cloned().unwrap_or_default();
         let col = |pred: &dyn Fn(&str) -> bool| header.iter().position(pred);
         let name_i = col(&|h| h == "Metric Name");
@@ -141,7 +148,8 @@ pub fn read(csv: &str, stdout: &str, profile: &Profile, metrics: &[String]) -> R
         let range_i = col(&|h| h.starts_with("thread Domain:Push/Pop_Range"));
         if let (Some(ni), Some(vi), Some(ri)) = (name_i, value_i, range_i) {
             for rec in r.records().flatten() {
-                let (Some(name), Some(value), Some(range)) = (rec.get(ni), rec.get(vi), rec.get(ri))
+                let (Some(name), Some(value), Some(range)) =
+                    (rec.get(ni), rec.get(vi), rec.get(ri))
                 else {
                     continue;
                 };
@@ -195,7 +203,8 @@ pub fn read(csv: &str, stdout: &str, profile: &Profile, metrics: &[String]) -> R
                 };
                 if let (Some(n), Some(d)) = (total(ratio.num), total(ratio.den)) {
                     if d > 0.0 {
-                        out.values.insert(format!("{metric}{SEP}{}", ratio.name), n / d);
+                        out.values
+                            .insert(format!("{metric}{SEP}{}", ratio.name), n / d);
                     }
                 }
             }
@@ -238,23 +247,79 @@ mod tests {
     fn counters_land_under_their_metric_with_separators_removed_and_kernels_combined() {
         let p = profile();
         let mut csv = HEAD.to_string();
-        csv += &row(0, 0, "k(float *)", "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum", "16,384");
-        csv += &row(0, 0, "k(float *)", "smsp__inst_executed_op_shared_st.sum", "8,192");
-        csv += &row(0, 0, "k(float *)", "smsp__inst_executed_op_shared_ld.sum", "0");
-        csv += &row(0, 0, "k(float *)", "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum", "0");
-        csv += &row(0, 0, "k(float *)", "sm__warps_active.avg.pct_of_peak_sustained_active", "40");
+        csv += &row(
+            0,
+            0,
+            "k(float *)",
+            "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum",
+            "16,384",
+        );
+        csv += &row(
+            0,
+            0,
+            "k(float *)",
+            "smsp__inst_executed_op_shared_st.sum",
+            "8,192",
+        );
+        csv += &row(
+            0,
+            0,
+            "k(float *)",
+            "smsp__inst_executed_op_shared_ld.sum",
+            "0",
+        );
+        csv += &row(
+            0,
+            0,
+            "k(float *)",
+            "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum",
+            "0",
+        );
+        csv += &row(
+            0,
+            0,
+            "k(float *)",
+            "sm__warps_active.avg.pct_of_peak_sustained_active",
+            "40",
+        );
         // range 1: two kernels
         for (id, w, o) in [(1, "100", "10"), (2, "300", "30")] {
-            csv += &row(id, 1, "a", "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum", w);
-            csv += &row(id, 1, "a", "sm__warps_active.avg.pct_of_peak_sustained_active", o);
+            csv += &row(
+                id,
+                1,
+                "a",
+                "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum",
+                w,
+            );
+            csv += &row(
+                id,
+                1,
+                "a",
+                "sm__warps_active.avg.pct_of_peak_sustained_active",
+                o,
+            );
         }
         let stdout = "MFlops: 1\n@sweep profile metric=nc range=sweep:0\n@sweep profile metric=two range=sweep:1\n@sweep profile metric=ratio range=none\n";
-        let r = read(&csv, stdout, &p, &["nc".into(), "two".into(), "ratio".into()]);
+        let r = read(
+            &csv,
+            stdout,
+            &p,
+            &["nc".into(), "two".into(), "ratio".into()],
+        );
         assert_eq!(r.problems, Vec::<String>::new());
-        assert_eq!(r.values["nc__l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum"], 16384.0);
+        assert_eq!(
+            r.values["nc__l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum"],
+            16384.0
+        );
         assert_eq!(r.values["nc__shared_wavefronts_per_request"], 2.0);
-        assert_eq!(r.values["two__l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum"], 400.0);
-        assert_eq!(r.values["two__sm__warps_active.avg.pct_of_peak_sustained_active"], 20.0);
+        assert_eq!(
+            r.values["two__l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum"],
+            400.0
+        );
+        assert_eq!(
+            r.values["two__sm__warps_active.avg.pct_of_peak_sustained_active"],
+            20.0
+        );
         // no requests counted for `two`: no ratio rather than a division by nothing
         assert!(!r.values.contains_key("two__shared_wavefronts_per_request"));
     }
@@ -263,8 +328,19 @@ mod tests {
     fn unreadable_counters_and_unprofiled_metrics_are_problems_not_numbers() {
         let p = profile();
         let csv = HEAD.to_string()
-            + &row(0, 0, "k", "sm__warps_active.avg.pct_of_peak_sustained_active", "n/a");
-        let r = read(&csv, "@sweep profile metric=nc range=sweep:0\n", &p, &["nc".into(), "gone".into()]);
+            + &row(
+                0,
+                0,
+                "k",
+                "sm__warps_active.avg.pct_of_peak_sustained_active",
+                "n/a",
+            );
+        let r = read(
+            &csv,
+            "@sweep profile metric=nc range=sweep:0\n",
+            &p,
+            &["nc".into(), "gone".into()],
+        );
         assert!(r.values.is_empty());
         assert_eq!(
             r.problems,
@@ -273,18 +349,32 @@ mod tests {
                 "no profiled launch for `gone`".to_string()
             ]
         );
-        let r = read("==ERROR== the application returned an error\n", "", &p, &["nc".into()]);
+        let r = read(
+            "==ERROR== the application returned an error\n",
+            "",
+            &p,
+            &["nc".into()],
+        );
         assert_eq!(r.problems, vec!["ncu wrote no CSV table".to_string()]);
     }
 
     #[test]
     fn the_command_profiles_the_point_in_profile_mode() {
         let mut prog = Cmd::new("/run/p/bench").args(["--n".to_string(), "4".into()]);
-        prog.env.insert("SWEEP_MEASURE_LOCK".into(), "/run/m.lock".into());
+        prog.env
+            .insert("SWEEP_MEASURE_LOCK".into(), "/run/m.lock".into());
         prog.cwd = Some("/run/p".into());
-        let c = command(Path::new("/cuda/bin/ncu"), &profile(), &prog, Path::new("/run/p"));
+        let c = command(
+            Path::new("/cuda/bin/ncu"),
+            &profile(),
+            &prog,
+            Path::new("/run/p"),
+        );
         assert_eq!(c.program, "/cuda/bin/ncu");
-        assert_eq!(c.args[..4], ["--csv", "--nvtx", "--nvtx-include", RANGE_FILTER]);
+        assert_eq!(
+            c.args[..4],
+            ["--csv", "--nvtx", "--nvtx-include", RANGE_FILTER]
+        );
         assert!(c.args[5].starts_with("l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum,"));
         assert_eq!(c.args[7], "/run/p/ncu.csv");
         assert_eq!(c.args[8..], ["/run/p/bench", "--n", "4"]);

@@ -48,7 +48,10 @@ pub fn now() -> f64 {
 /// window holds no sample (the cells stay empty rather than guessed).
 pub fn summarize(samples: &[Sample], from: f64, to: f64) -> BTreeMap<String, f64> {
     let mut out = BTreeMap::new();
-    let inside: Vec<&Sample> = samples.iter().filter(|s| s.t >= from && s.t <= to).collect();
+    let inside: Vec<&Sample> = samples
+        .iter()
+        .filter(|s| s.t >= from && s.t <= to)
+        .collect();
     if inside.is_empty() || to <= from {
         return out;
     }
@@ -157,7 +160,10 @@ impl PowerSource for NvidiaSmi {
         loop {
             let (got, last) = match self.samples.lock() {
                 Ok(v) => (
-                    v.iter().filter(|s| s.t >= from && s.t <= to).copied().collect::<Vec<_>>(),
+                    v.iter()
+                        .filter(|s| s.t >= from && s.t <= to)
+                        .copied()
+                        .collect::<Vec<_>>(),
                     v.last().map_or(0.0, |s| s.t),
                 ),
                 Err(_) => return Vec::new(),
@@ -187,17 +193,32 @@ mod tests {
     struct Fake(Vec<Sample>);
     impl PowerSource for Fake {
         fn between(&self, from: f64, to: f64) -> Vec<Sample> {
-            self.0.iter().filter(|s| s.t >= from && s.t <= to).copied().collect()
+            self.0
+                .iter()
+                .filter(|s| s.t >= from && s.t <= to)
+                .copied()
+                .collect()
         }
     }
 
     fn s(t: f64, watts: f64) -> Sample {
-        Sample { t, watts, sm_mhz: 1980.0 - watts, temp_c: 30.0 + t }
+        Sample {
+            t,
+            watts,
+            sm_mhz: 1980.0 - watts,
+            temp_c: 30.0 + t,
+        }
     }
 
     #[test]
     fn a_window_gets_mean_and_max_watts_energy_clock_and_temperature() {
-        let src = Fake(vec![s(0.9, 500.0), s(1.0, 100.0), s(1.1, 300.0), s(1.2, 200.0), s(1.6, 700.0)]);
+        let src = Fake(vec![
+            s(0.9, 500.0),
+            s(1.0, 100.0),
+            s(1.1, 300.0),
+            s(1.2, 200.0),
+            s(1.6, 700.0),
+        ]);
         let v = summarize(&src.between(1.0, 1.5), 1.0, 1.5);
         assert_eq!(v["power_w"], 200.0);
         assert_eq!(v["power_max_w"], 300.0);
@@ -220,7 +241,15 @@ mod tests {
             .unwrap()
             .timestamp_millis() as f64
             / 1e3;
-        assert_eq!(got, Sample { t: want, watts: 125.23, sm_mhz: 1980.0, temp_c: 36.0 });
+        assert_eq!(
+            got,
+            Sample {
+                t: want,
+                watts: 125.23,
+                sm_mhz: 1980.0,
+                temp_c: 36.0
+            }
+        );
         assert_eq!(parse_line("2026/11/24 15:48:23.589, [N/A], 1980, 36"), None);
         assert_eq!(parse_line("garbage"), None);
     }

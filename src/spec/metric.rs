@@ -1,0 +1,176 @@
+//! A metric of a spec (`[[metric]]`: the timing core's line, a built-in pattern or a regex) and the
+//! results.csv columns it fills; the columns every row has.
+
+use super::axis::valid_ident;
+use regex::Regex;
+use serde::Deserialize;
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct MetricFile {
+    pub(super) name: Option<String>,
+    pub(super) unit: Option<String>,
+    pub(super) pattern: Option<String>,
+    pub(super) regex: Option<String>,
+}
+
+#[derive(Clone, Debug)]
+pub enum MetricSource {
+    /// The timing core's `@sweep metric=NAME ...` line.
+    Core,
+    /// A regex whose group `value` (or first group) is the number.
+    Regex(Regex),
+}
+
+#[derive(Clone, Debug)]
+pub struct Metric {
+    pub name: String,
+    pub unit: String,
+    pub source: MetricSource,
+}
+
+/// Extra statistics the timing core reports for each metric, in column order.
+pub const CORE_STATS: [&str; 4] = ["median", "stddev", "min", "max"];
+
+/// The columns every results.csv has besides the axes and the metrics, in header order: these
+/// before the axes, `STATUS_COLUMN` between the axes and the metrics, the trailing ones last (see
+/// `store::header`). An axis must not take one of these names.
+pub const LEADING_COLUMNS: [&str; 2] = ["point_id", "index"];
+pub const STATUS_COLUMN: &str = "status";
+pub const TRAILING_COLUMNS: [&str; 7] = [
+    "build_s",
+    "run_s",
+    "cached",
+    "gpu_index",
+    "gpu_name",
+    "gpu_uuid",
+    "error",
+];
+
+/// Every name in [`LEADING_COLUMNS`], [`STATUS_COLUMN`] and [`TRAILING_COLUMNS`], in that order.
+pub fn row_columns() -> impl Iterator<Item = &'static str> {
+    LEADING_COLUMNS
+        .into_iter()
+        .chain([STATUS_COLUMN])
+        .chain(TRAILING_COLUMNS)
+}
+
+/// Unitless fields of a timing-core line that get a column `<metric>_<field>`, after [`CORE_STATS`]:
+/// the within-placement confidence half-width, the sample count, the clock flag, the spread of the
+/// placements' mean times, how many placements were sampled, and the SM clock (the lower of two
+/// readings, before and after the samples).
+pub const CORE_FIELDS: [&str; 6] = [
+    "rel_ci",
+    "samples",
+    "throttled",
+    "spread",
+    "placements",
+    "sm_mhz",
+];
+
+impl Metric {
+    /// Column of the metric's value: `<name>_<unit slug>`, or the slug alone when they agree.
+    pub fn column(&self) -> String {
+        let slug = unit_slug(&self.unit);
+        if slug == self.name {
+            slug
+        } else {
+            format!("{}_{}", self.name, slug)
+        }
+    }
+
+    /// Every column this metric fills, the value first.
+    pub fn columns(&self) -> Vec<String> {
+        let mut cols = vec![self.column()];
+        if let MetricSource::Core = self.source {
+            let slug = unit_slug(&self.unit);
+            for stat in CORE_STATS {
+                cols.push(format!("{}_{stat}_{slug}", self.name));
+            }
+            for extra in CORE_FIELDS {
+                cols.push(format!("{}_{extra}", self.name));
+            }
+        }
+        cols
+    }
+}
+
+/// `GB/s` -> `gb_per_s`, `MFlops` -> `mflops`.
+pub fn unit_slug(unit: &str) -> String {
+    let mut out = String::new();
+    for c in unit.replace('/', "_per_").chars() {
+        if c.is_ascii_alphanumeric() {
+            out.push(c.to_ascii_lowercase());
+        } else if !out.ends_with('_') {
+            out.push('_');
+        }
+    }
+    out.trim_matches('_').to_string()
+}
+
+fn builtin(pattern: &str) -> Option<(&'static str, &'static str, &'static str)> {
+    // (name, unit, regex)
+    match pattern {
+        "mflops" => Some((
+            "mflops",
+            "MFlops",
+            r"(?mi)^\s*MFlops\s*[:=]\s*(?P<value>[-+0-9.eE]+)",
+        )),
+        "gflops" => Some((
+            "gflops",
+            "GFlops",
+            r"(?mi)^\s*GFlops\s*[:=]\s*(?P<value>[-+0-9.eE]+)",
+        )),
+        "gb_per_s" => Some((
+            "gb_per_s",
+            "GB/s",
+            r"(?mi)^\s*GB/s\s*[:=]\s*(?P<value>[-+0-9.eE]+)",
+        )),
+        _ => None,
+    }
+}
+
+pub(super) fn read_metric(m: &MetricFile) -> Result<Metric, String> {
+    if let Some(p) = &m.pattern {
+        if m.regex.is_some() {
+            return Err("a metric takes `pattern` or `regex`, not both".into());
+        }
+        let (name, unit, re) = builtin(p).ok_or_else(|| {
+            format!("unknown metric pattern `{p}` (hint: one of `mflops`, `gflops`, `gb_per_s`)")
+        })?;
+        return Ok(Metric {
+            name: m.name.clone().unwrap_or_else(|| name.into()),
+            unit: m.unit.clone().unwrap_or_else(|| unit.into()),
+            source: MetricSource::Regex(Regex::new(re).map_err(|e| e.to_string())?),
+        });
+    }
+    let name = m
+        .name
+        .clone()
+        .ok_or("a metric needs a `name` (or a built-in `pattern`)")?;
+    if !valid_ident(&name) {
+        return Err(format!("metric name `{name}` is not an identifier"));
+    }
+    let unit = m
+        .unit
+        .clone()
+        .ok_or_else(|| format!("metric `{name}` needs a `unit` (it goes into the column name)"))?;
+    let source = match &m.regex {
+        Some(r) => {
+            let re = Regex::new(r).map_err(|e| {
+                format!(
+                    "metric `{name}`: bad regex: {}",
+                    e.to_string().lines().last().unwrap_or("")
+                )
+            })?;
+            if re.captures_len() < 2 {
+                return Err(format!(
+                    "metric `{name}`: the regex needs a group `(?P<value>...)`"
+                ));
+            }
+            MetricSource::Regex(re)
+        }
+        None => MetricSource::Core,
+    };
+    Ok(Metric { name, unit, source })
+}

@@ -1,0 +1,519 @@
+//! Stage `spec`: reads a sweep spec (TOML) into a checked [`Spec`].
+//!
+//! Every error names the file, the line and the key at fault.
+
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+use toml::Spanned;
+
+mod axis;
+mod metric;
+mod timing;
+
+pub use axis::Axis;
+use axis::{expand_axis, AxisFile};
+use metric::{read_metric, MetricFile};
+pub use metric::{
+    row_columns, unit_slug, Metric, MetricSource, CORE_FIELDS, CORE_STATS, LEADING_COLUMNS,
+    STATUS_COLUMN, TRAILING_COLUMNS,
+};
+use timing::{timing_env, TimingFile};
+
+/// The longest `filter`, and its deepest nesting of parentheses: the expression parser recurses
+/// (50,000 nested parentheses overflowed its stack).
+pub const MAX_FILTER_LEN: usize = 4096;
+pub const MAX_FILTER_DEPTH: i64 = 64;
+
+/// `control_every` when the spec sets none: 16 control re-runs in a sweep of 512 points.
+pub const DEFAULT_CONTROL_EVERY: u32 = 32;
+
+/// One value of an axis or a template constant.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum Value {
+    Int(i64),
+    Float(f64),
+    Str(String),
+}
+
+impl fmt::Display for Value {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Value::Int(i) => write!(f, "{i}"),
+            Value::Float(x) => write!(f, "{x}"),
+            Value::Str(s) => f.write_str(s),
+        }
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum SpecError {
+    #[error("cannot read spec `{path}`: {reason}")]
+    Read { path: PathBuf, reason: String },
+    #[error("{path}:{line}: {message}")]
+    Syntax {
+        path: PathBuf,
+        line: usize,
+        message: String,
+    },
+    #[error("{path}:{line}: {message}")]
+    Invalid {
+        path: PathBuf,
+        line: usize,
+        message: String,
+    },
+    #[error("{path}: {message}")]
+    Whole { path: PathBuf, message: String },
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SpecFile {
+    name: Option<String>,
+    description: Option<String>,
+    bench: Spanned<String>,
+    compiler: Option<String>,
+    #[serde(default)]
+    flags: Vec<String>,
+    arch: Option<String>,
+    gpu: Option<bool>,
+    filter: Option<Spanned<String>>,
+    zip: Option<Spanned<Vec<Vec<String>>>>,
+    build_timeout_s: Option<f64>,
+    run_timeout_s: Option<f64>,
+    repeat: Option<Spanned<u32>>,
+    control_every: Option<u32>,
+    #[serde(default)]
+    args: Vec<String>,
+    #[serde(default)]
+    vars: BTreeMap<String, Value>,
+    #[serde(default)]
+    env: BTreeMap<String, String>,
+    timing: Option<TimingFile>,
+    #[serde(default, rename = "axis")]
+    axes: Vec<Spanned<AxisFile>>,
+    #[serde(default, rename = "metric")]
+    metrics: Vec<Spanned<MetricFile>>,
+    analyze: Option<AnalyzeCfg>,
+    profile: Option<crate::profile::config::ProfileFile>,
+}
+
+/// What `sweep run` analyses and plots when it ends.
+#[derive(Deserialize, Serialize, Clone, Debug, Default)]
+#[serde(deny_unknown_fields)]
+pub struct AnalyzeCfg {
+    pub x: Option<String>,
+    pub by: Option<Vec<String>>,
+    #[serde(default)]
+    pub y: Vec<String>,
+    #[serde(default = "yes")]
+    pub plot: bool,
+}
+
+fn yes() -> bool {
+    true
+}
+
+#[derive(Clone, Debug)]
+pub struct Spec {
+    pub path: PathBuf,
+    pub name: String,
+    pub text: String,
+    /// sha256 of the spec text.
+    pub hash: String,
+    pub description: Option<String>,
+    pub bench: String,
+    pub compiler: String,
+    pub flags: Vec<String>,
+    pub arch: Option<String>,
+    /// Running it needs a GPU (default: the compiler is nvcc).
+    pub gpu: bool,
+    pub filter: Option<String>,
+    pub zip: Vec<Vec<String>>,
+    pub build_timeout: Duration,
+    pub run_timeout: Duration,
+    pub args: Vec<String>,
+    pub vars: BTreeMap<String, Value>,
+    pub env: BTreeMap<String, String>,
+    pub axes: Vec<Axis>,
+    pub metrics: Vec<Metric>,
+    pub analyze: Option<AnalyzeCfg>,
+    /// Each point runs in this many independent processes, one per pass over the sweep (pass 0
+    /// in the sweep's order, later passes shuffled); its row holds the median over them.
+    pub repeat: u32,
+    /// After every this many points (fewer in a sweep of under 4 times as many, so that it gets
+    /// four) a runner re-runs one it measured, in a fresh process, into `controls.csv`: the pairs
+    /// measure how much a value moves between processes (0: never).
+    pub control_every: u32,
+    /// The command-line overrides applied (`crate::overrides`), as arguments; empty for a file
+    /// read as it is.
+    pub overrides: Vec<String>,
+    /// `[profile]`: counters (Nsight Compute) and power read per point after/while it measures.
+    pub profile: Option<crate::profile::Profile>,
+}
+
+/// The line (1-based) of the first `key = ...` in a spec's text.
+fn key_line(text: &str, key: &str) -> Option<usize> {
+    text.lines()
+        .position(|line| {
+            line.trim_start()
+                .strip_prefix(key)
+                .is_some_and(|rest| rest.trim_start().starts_with('='))
+        })
+        .map(|i| i + 1)
+}
+
+impl Spec {
+    /// Where the spec sets top-level `key`, for a message about it: `path:line` (the line of
+    /// `key = ...`), or `path (with <overrides>)` when command-line overrides edited the spec (the
+    /// edited text's lines mean nothing to the user), or `path` when the key is not in the file.
+    pub fn locate(&self, key: &str) -> String {
+        let path = self.path.display();
+        if !self.overrides.is_empty() {
+            return format!("{path} (with {})", self.overrides.join(" "));
+        }
+        match key_line(&self.text, key) {
+            Some(line) => format!("{path}:{line}"),
+            None => path.to_string(),
+        }
+    }
+
+    pub fn load(path: &Path) -> Result<Spec, SpecError> {
+        let text = std::fs::read_to_string(path).map_err(|e| SpecError::Read {
+            path: path.to_path_buf(),
+            reason: e.to_string(),
+        })?;
+        Spec::parse(path, &text)
+    }
+
+    pub fn parse(path: &Path, text: &str) -> Result<Spec, SpecError> {
+        let line_of = |offset: usize| text[..offset.min(text.len())].matches('\n').count() + 1;
+        let file: SpecFile = toml::from_str(text).map_err(|e| {
+            let line = e.span().map(|s| line_of(s.start)).unwrap_or(1);
+            SpecError::Syntax {
+                path: path.to_path_buf(),
+                line,
+                message: tidy_toml_message(e.message()),
+            }
+        })?;
+        let invalid = |offset: usize, message: String| SpecError::Invalid {
+            path: path.to_path_buf(),
+            line: line_of(offset),
+            message,
+        };
+        // An error about key `key` (a top-level or [timing] key), at its line when the text has it.
+        let at_key = |key: &str, message: String| {
+            if let Some(line) = key_line(text, key) {
+                return SpecError::Invalid {
+                    path: path.to_path_buf(),
+                    line,
+                    message,
+                };
+            }
+            SpecError::Whole {
+                path: path.to_path_buf(),
+                message,
+            }
+        };
+
+        let mut axes: Vec<Axis> = Vec::new();
+        for spanned in &file.axes {
+            let at = spanned.span().start;
+            let axis = expand_axis(spanned.get_ref()).map_err(|m| invalid(at, m))?;
+            if axes.iter().any(|a| a.name == axis.name) {
+                return Err(invalid(
+                    at,
+                    format!("axis `{}` is defined twice", axis.name),
+                ));
+            }
+            if file.vars.contains_key(&axis.name) {
+                return Err(invalid(
+                    at,
+                    format!(
+                        "axis `{}` has the name of a [vars] constant (hint: rename one of them)",
+                        axis.name
+                    ),
+                ));
+            }
+            axes.push(axis);
+        }
+        // An axis must not take the name of a column the CSV has anyway.
+        for (spanned, axis) in file.axes.iter().zip(&axes) {
+            if row_columns().any(|c| c == axis.name) {
+                return Err(invalid(
+                    spanned.span().start,
+                    format!(
+                        "axis `{}` has the name of a results.csv column (hint: rename it; taken: {})",
+                        axis.name,
+                        row_columns().collect::<Vec<_>>().join(", ")
+                    ),
+                ));
+            }
+        }
+        if axes.is_empty() {
+            return Err(SpecError::Whole {
+                path: path.to_path_buf(),
+                message: "no axis defined (hint: add an [[axis]] table with a name and range, pow2 or values)".into(),
+            });
+        }
+        if let Some(zip) = &file.zip {
+            let mut seen: Vec<&String> = Vec::new();
+            for name in zip.get_ref().iter().flat_map(|g| {
+                let mut g: Vec<&String> = g.iter().collect();
+                g.sort();
+                g.dedup();
+                g
+            }) {
+                if seen.contains(&name) {
+                    return Err(invalid(
+                        zip.span().start,
+                        format!("axis `{name}` is in two zip groups (hint: put the axes that advance together into one group)"),
+                    ));
+                }
+                seen.push(name);
+            }
+            for name in zip.get_ref().iter().flatten() {
+                if !axes.iter().any(|a| &a.name == name) {
+                    return Err(invalid(
+                        zip.span().start,
+                        format!("zip names axis `{name}`, which is not defined"),
+                    ));
+                }
+            }
+        }
+
+        let mut metrics = Vec::new();
+        for spanned in &file.metrics {
+            let at = spanned.span().start;
+            let metric = read_metric(spanned.get_ref()).map_err(|m| invalid(at, m))?;
+            if metrics
+                .iter()
+                .any(|m: &Metric| m.column() == metric.column())
+            {
+                return Err(invalid(
+                    at,
+                    format!("metric column `{}` is defined twice", metric.column()),
+                ));
+            }
+            if let Some(axis) = axes.iter().find(|a| {
+                metric.columns().contains(&a.name)
+                    || a.name == format!("{}_repeat_spread", metric.name)
+            }) {
+                return Err(invalid(
+                    at,
+                    format!(
+                        "metric `{}` writes a column `{}`, which is also an axis (hint: rename the axis or the metric)",
+                        metric.name, axis.name
+                    ),
+                ));
+            }
+            metrics.push(metric);
+        }
+        if metrics.is_empty() {
+            return Err(SpecError::Whole {
+                path: path.to_path_buf(),
+                message: "no metric defined (hint: add [[metric]] with pattern = \"mflops\", or a name and unit)".into(),
+            });
+        }
+
+        if !folder_name(file.bench.get_ref()) {
+            return Err(invalid(
+                file.bench.span().start,
+                format!("`bench` = {:?} is not a bench name (hint: the name of a folder under cuda/, e.g. \"pogorilyy\"; `sweep list` shows them)", file.bench.get_ref()),
+            ));
+        }
+        let name = file.name.clone().unwrap_or_else(|| {
+            path.file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_else(|| "sweep".into())
+        });
+        // The run folder is output/<name>/...: a name must stay one folder inside --output.
+        if !folder_name(&name) {
+            return Err(at_key(
+                "name",
+                format!(
+                    "`name` = {name:?} is not a folder name (hint: letters, digits, `_`, `-` and `.`, not `.` or `..`; runs go to --output/<name>/)"
+                ),
+            ));
+        }
+        let compiler = file.compiler.clone().unwrap_or_else(|| "nvcc".into());
+        let is_nvcc = Path::new(&compiler)
+            .file_name()
+            .map(|f| f.to_string_lossy().contains("nvcc"))
+            .unwrap_or(false);
+        if file.timing.as_ref().and_then(|t| t.placements) == Some(0) {
+            return Err(at_key(
+                "placements",
+                "`[timing] placements` is 0 (hint: 1 measures the buffers where cudaMalloc put them, 8 is the default)".into(),
+            ));
+        }
+        let mut env = file.env.clone();
+        env.extend(timing_env(&file.timing.unwrap_or_default()));
+        let timeout = |secs: Option<f64>, default: f64, key: &str| -> Result<Duration, SpecError> {
+            let s = secs.unwrap_or(default);
+            if !(s.is_finite() && s > 0.0) {
+                return Err(at_key(
+                    key,
+                    format!("`{key}` must be a positive number of seconds, not {s}"),
+                ));
+            }
+            Duration::try_from_secs_f64(s).map_err(|_| {
+                at_key(
+                    key,
+                    format!("`{key}` = {s:e} is too large (hint: seconds, e.g. 600)"),
+                )
+            })
+        };
+        if let Some(f) = &file.filter {
+            let text = f.get_ref();
+            if text.trim().is_empty() {
+                return Err(invalid(f.span().start, "`filter` is empty".into()));
+            }
+            // The expression parser recurses: bound what it is given.
+            let depth = text
+                .chars()
+                .scan(0i64, |d, c| {
+                    *d += match c {
+                        '(' => 1,
+                        ')' => -1,
+                        _ => 0,
+                    };
+                    Some(*d)
+                })
+                .max()
+                .unwrap_or(0);
+            if text.len() > MAX_FILTER_LEN || depth > MAX_FILTER_DEPTH {
+                return Err(invalid(
+                    f.span().start,
+                    format!(
+                        "`filter` is {} characters long with {depth} nested parentheses (hint: at most {MAX_FILTER_LEN} characters and {MAX_FILTER_DEPTH} levels)",
+                        text.len()
+                    ),
+                ));
+            }
+        }
+        let repeat = match &file.repeat {
+            Some(r) if *r.get_ref() == 0 => {
+                return Err(invalid(
+                    r.span().start,
+                    "`repeat` is 0 (hint: 1 runs each point once, 3 in three processes)".into(),
+                ))
+            }
+            Some(r) => *r.get_ref(),
+            None => 1,
+        };
+        let profile = match &file.profile {
+            Some(f) => {
+                crate::profile::Profile::from_file(f).map_err(|e| at_key(e.key, e.message))?
+            }
+            None => None,
+        };
+        if profile.as_ref().is_some_and(|p| !p.counters.is_empty())
+            && !metrics
+                .iter()
+                .any(|m| matches!(m.source, MetricSource::Core))
+        {
+            return Err(at_key(
+                "ncu_metrics",
+                "`[profile]` asks for counters, but no metric comes from the timing core (hint: counters are read per timing-core metric, inside the NVTX range sweep.cuh opens for it)".into(),
+            ));
+        }
+        Ok(Spec {
+            path: path.to_path_buf(),
+            name,
+            hash: hex(&Sha256::digest(text.as_bytes())),
+            text: text.to_string(),
+            description: file.description,
+            bench: file.bench.into_inner(),
+            gpu: file.gpu.unwrap_or(is_nvcc),
+            compiler,
+            flags: file.flags,
+            arch: file.arch,
+            filter: file.filter.map(|f| f.into_inner()),
+            zip: file.zip.map(|z| z.into_inner()).unwrap_or_default(),
+            build_timeout: timeout(file.build_timeout_s, 300.0, "build_timeout_s")?,
+            run_timeout: timeout(file.run_timeout_s, 120.0, "run_timeout_s")?,
+            args: file.args,
+            vars: file.vars,
+            env,
+            axes,
+            metrics,
+            analyze: file.analyze,
+            repeat,
+            control_every: file.control_every.unwrap_or(DEFAULT_CONTROL_EVERY),
+            overrides: Vec::new(),
+            profile,
+        })
+    }
+
+    /// Compiler is nvcc (gets `-arch`).
+    pub fn is_nvcc(&self) -> bool {
+        Path::new(&self.compiler)
+            .file_name()
+            .map(|f| f.to_string_lossy().contains("nvcc"))
+            .unwrap_or(false)
+    }
+
+    /// The timing core's confidence target: `[timing] target_rel_ci`, else its default 1 %.
+    pub fn target_rel_ci(&self) -> f64 {
+        self.env
+            .get("SWEEP_TARGET_REL_CI")
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0.01)
+    }
+
+    /// The profile columns of a metric (`<metric>__<counter>`, none without `[profile]` counters
+    /// or for a metric that does not come from the timing core).
+    pub fn profile_columns(&self, m: &Metric) -> Vec<String> {
+        match (&self.profile, &m.source) {
+            (Some(p), MetricSource::Core) => p.metric_columns(&m.name),
+            _ => Vec::new(),
+        }
+    }
+
+    pub fn axis_names(&self) -> Vec<String> {
+        self.axes.iter().map(|a| a.name.clone()).collect()
+    }
+}
+
+/// One plain folder name: letters, digits, `_`, `-` and `.`, not `.` or `..` (the bench's
+/// folder under cuda/, the run's under --output).
+fn folder_name(s: &str) -> bool {
+    !s.is_empty()
+        && s != "."
+        && s != ".."
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "_-.".contains(c))
+}
+
+fn tidy_toml_message(m: &str) -> String {
+    let m = m
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect::<Vec<_>>()
+        .join(": ")
+        .replace("unknown field", "unknown key");
+    // serde's words for what a user wrote wrong, in a spec's words.
+    if m.contains("did not match any variant of untagged enum Value") {
+        return "a value must be an integer, a float or a string (hint: not a boolean, table or array; write `\"true\"` for a string)".into();
+    }
+    if m.starts_with("invalid type: map, expected a sequence") {
+        return "a table where a list of tables is expected (hint: write `[[axis]]` and `[[metric]]`, with double brackets)".into();
+    }
+    match m.split_once(", expected") {
+        Some((head, rest)) => format!("{head} (hint: expected{rest})"),
+        None => m,
+    }
+}
+
+pub fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,305 @@
+//! Tests of the spec: parsing, errors with file, line and culprit, fuzzed specs.
+
+use super::*;
+
+fn parse(text: &str) -> Result<Spec, String> {
+    Spec::parse(Path::new("sweeps/t.toml"), text).map_err(|e| e.to_string())
+}
+
+const OK: &str = "bench = \"b\"\n[[axis]]\nname = \"threads\"\nrange = [1, 8]\n[[metric]]\npattern = \"mflops\"\n";
+
+#[test]
+fn range_pow2_and_values_expand() {
+    let s = parse(&format!(
+        "{OK}[[axis]]\nname = \"n\"\npow2 = [4, 32]\n[[axis]]\nname = \"v\"\nvalues = [\"a\", 3]\n[[axis]]\nname=\"r\"\nrange=[0,10]\nstep=5\n"
+    ))
+    .unwrap();
+    let vals: Vec<String> = s.axes[1].values.iter().map(|v| v.to_string()).collect();
+    assert_eq!(vals, ["4", "8", "16", "32"]);
+    assert_eq!(s.axes[0].values.len(), 8);
+    assert_eq!(
+        s.axes[2].values,
+        vec![Value::Str("a".into()), Value::Int(3)]
+    );
+    assert_eq!(
+        s.axes[3].values,
+        vec![Value::Int(0), Value::Int(5), Value::Int(10)]
+    );
+}
+
+#[test]
+fn errors_name_file_line_and_culprit() {
+    let cases = [
+        (
+            format!("{OK}colour = 1\n"),
+            "sweeps/t.toml:7: unknown key `colour`",
+        ),
+        (
+            "bench = \"b\"\n[[axis]]\nname = \"threads\"\nrange = [10, 1]\n[[metric]]\npattern=\"mflops\"\n".into(),
+            "sweeps/t.toml:2: axis `threads` is empty: 10..1 step 1 (hint: start must be <= end)",
+        ),
+        (
+            "bench = \"b\"\n[[axis]]\nname = \"v\"\nvalues = []\n[[metric]]\npattern=\"mflops\"\n".into(),
+            "axis `v` is empty: values = []",
+        ),
+        ("bench = \"b\"\n[[axis]\n".into(), "sweeps/t.toml:2:"),
+        (
+            "bench = \"b\"\n[[axis]]\nname = \"t\"\nrange=[1,2]\n[[metric]]\npattern=\"tflops\"\n".into(),
+            "unknown metric pattern `tflops`",
+        ),
+        (
+            "bench = \"b\"\n[[axis]]\nname = \"t\"\nrange=[1,2]\n".into(),
+            "no metric defined",
+        ),
+        (
+            format!("{OK}[[axis]]\nname = \"threads\"\nvalues = [1]\n"),
+            "sweeps/t.toml:7: axis `threads` is defined twice",
+        ),
+        (
+            format!("{OK}[timing]\nplacements = 0\n"),
+            "sweeps/t.toml:8: `[timing] placements` is 0 (hint: 1 measures the buffers where cudaMalloc put them, 8 is the default)",
+        ),
+        (
+            "bench = \"b\"\n[[axis]]\nname = \"t\"\nrange=[1,2]\n[[metric]]\nname=\"x\"\n".into(),
+            "metric `x` needs a `unit`",
+        ),
+        (
+            format!("run_timeout_s = 1e300\n{OK}"),
+            "sweeps/t.toml:1: `run_timeout_s` = 1e300 is too large",
+        ),
+        (
+            "bench = \"b\"\n[[axis]]\nname = \"t\"\nrange=[-9223372036854775808, 9223372036854775807]\n[[metric]]\npattern=\"mflops\"\n".into(),
+            "axis `t` has 18446744073709551616 values (hint: at most 1000000)",
+        ),
+    ];
+    let more = [
+        (
+            "bench = \"b\"\n[[axis]]\nname = \"t\"\nrange = [1, 10, 3]\n[[metric]]\npattern=\"mflops\"\n".to_string(),
+            "sweeps/t.toml:2: axis `t`: `range` has 3 items (hint: two, `range = [first, last]`, and `step = n` for a step)",
+        ),
+        (
+            "bench = \"b\"\n[[axis]]\nname = \"t\"\npow2 = [4]\n[[metric]]\npattern=\"mflops\"\n".to_string(),
+            "axis `t`: `pow2` has 1 items",
+        ),
+        (
+            "bench = \"b\"\n[[axis]]\nname = \"status\"\nvalues = [1]\n[[metric]]\npattern=\"mflops\"\n".to_string(),
+            "sweeps/t.toml:2: axis `status` has the name of a results.csv column (hint: rename it; taken: point_id, index, status,",
+        ),
+        (
+            "bench = \"b\"\n[[axis]]\nname = \"gpu_uuid\"\nvalues = [1]\n[[metric]]\npattern=\"mflops\"\n".to_string(),
+            "axis `gpu_uuid` has the name of a results.csv column",
+        ),
+        (
+            "bench = \"b\"\n[[axis]]\nname = \"mflops\"\nvalues = [1]\n[[metric]]\npattern=\"mflops\"\n".to_string(),
+            "sweeps/t.toml:5: metric `mflops` writes a column `mflops`, which is also an axis",
+        ),
+        (
+            "bench = \"b\"\n[[axis]]\nname = \"copy_rel_ci\"\nvalues = [1]\n[[metric]]\nname=\"copy\"\nunit=\"GB/s\"\n".to_string(),
+            "metric `copy` writes a column `copy_rel_ci`, which is also an axis",
+        ),
+        (
+            "bench = \"b\"\nzip = [[\"a\", \"b\"], [\"a\", \"c\"]]\n[[axis]]\nname = \"a\"\nvalues = [1, 2, 3]\n[[axis]]\nname = \"b\"\nvalues = [4, 5, 6]\n[[axis]]\nname = \"c\"\nvalues = [7]\n[[metric]]\npattern=\"mflops\"\n".to_string(),
+            "sweeps/t.toml:2: axis `a` is in two zip groups (hint: put the axes that advance together into one group)",
+        ),
+        (
+            format!("filter = \"{}threads > 1{}\"\n{OK}", "(".repeat(65), ")".repeat(65)),
+            "sweeps/t.toml:1: `filter` is 141 characters long with 65 nested parentheses (hint: at most 4096 characters and 64 levels)",
+        ),
+        (
+            format!("filter = \"{}threads > 1\"\n{OK}", "!".repeat(5000)),
+            "`filter` is 5011 characters long with 0 nested parentheses",
+        ),
+        (
+            "bench = \"b\"\n[[axis]]\nname = \"t\"\nvalues = [true]\n[[metric]]\npattern=\"mflops\"\n".to_string(),
+            "sweeps/t.toml:4: a value must be an integer, a float or a string (hint: not a boolean, table or array",
+        ),
+        (
+            format!("{OK}[vars]\nx = {{a = 1}}\n"),
+            "sweeps/t.toml:8: a value must be an integer, a float or a string",
+        ),
+        (
+            "bench = \"b\"\n[axis]\nname = \"t\"\nrange = [1, 2]\n[[metric]]\npattern=\"mflops\"\n".to_string(),
+            "sweeps/t.toml:2: a table where a list of tables is expected (hint: write `[[axis]]` and `[[metric]]`, with double brackets)",
+        ),
+        (
+            OK.replace("bench = \"b\"", "bench = \"\""),
+            "sweeps/t.toml:1: `bench` = \"\" is not a bench name (hint: the name of a folder under cuda/",
+        ),
+        (
+            OK.replace("bench = \"b\"", "bench = \"../x\""),
+            "`bench` = \"../x\" is not a bench name",
+        ),
+        (format!("name = \"../../x\"\n{OK}"), "sweeps/t.toml:1: `name` = \"../../x\" is not a folder name"),
+        (format!("name = \"/tmp/x\"\n{OK}"), "`name` = \"/tmp/x\" is not a folder name"),
+        (format!("name = \"..\"\n{OK}"), "`name` = \"..\" is not a folder name"),
+        (format!("name = \"\"\n{OK}"), "`name` = \"\" is not a folder name"),
+    ];
+    for (text, want) in cases.into_iter().chain(more) {
+        let err = parse(&text).unwrap_err();
+        assert!(err.contains(want), "got {err:?}, want {want:?}");
+        assert!(!err.contains('\n'), "one line: {err:?}");
+    }
+}
+
+#[test]
+fn pow2_stops_before_overflow() {
+    let s = parse("bench = \"b\"\n[[axis]]\nname = \"n\"\npow2 = [1073741824, 4611686018427387904]\n[[metric]]\npattern=\"mflops\"\n").unwrap();
+    assert_eq!(s.axes[0].values.len(), 33);
+}
+
+#[test]
+fn columns_carry_units() {
+    let s = parse(&format!(
+        "{OK}[[metric]]\nname = \"copy\"\nunit = \"GB/s\"\n"
+    ))
+    .unwrap();
+    assert_eq!(s.metrics[0].columns(), ["mflops"]);
+    assert_eq!(
+        s.metrics[1].columns(),
+        [
+            "copy_gb_per_s",
+            "copy_median_gb_per_s",
+            "copy_stddev_gb_per_s",
+            "copy_min_gb_per_s",
+            "copy_max_gb_per_s",
+            "copy_rel_ci",
+            "copy_samples",
+            "copy_throttled",
+            "copy_spread",
+            "copy_placements",
+            "copy_sm_mhz"
+        ]
+    );
+    assert!(s.gpu, "nvcc is the default compiler, so a GPU is needed");
+}
+
+#[test]
+fn timing_table_becomes_environment() {
+    let s = parse(&format!(
+        "{OK}[timing]\nmin_samples = 20\nflush_l2 = true\nbatch = 4\n"
+    ))
+    .unwrap();
+    assert_eq!(s.env["SWEEP_MIN_SAMPLES"], "20");
+    assert_eq!(s.env["SWEEP_FLUSH_L2"], "1");
+    assert_eq!(s.env["SWEEP_BATCH"], "4");
+}
+
+/// Seeded mutations of every spec in sweeps/ (bytes cut, lines doubled or swapped, TOML
+/// pieces and extreme numbers put in): each gives a spec error or a plan, never a panic.
+#[test]
+fn fuzzed_specs_give_an_error_or_a_plan_never_a_panic() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("sweeps");
+    let mut seeds: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.path().extension().is_some_and(|x| x == "toml"))
+        .map(|e| std::fs::read_to_string(e.path()).unwrap())
+        .collect();
+    seeds.sort();
+    assert!(seeds.len() >= 10);
+    const PIECES: [&str; 24] = [
+        "[[axis]]\n",
+        "[[metric]]\n",
+        "[timing]\n",
+        "[vars]\n",
+        "[analyze]\n",
+        "name = \"",
+        "range = [",
+        "pow2 = [",
+        "values = [",
+        "]",
+        "\"",
+        "=",
+        ",",
+        "zip = [[\"threads\", \"n\"]]\n",
+        "filter = \"((threads",
+        "-1",
+        "0",
+        "1e308",
+        "9223372036854775807",
+        "-9223372036854775808",
+        "step = 0\n",
+        "repeat = 0\n",
+        "placements = 4294967295\n",
+        "\u{0}",
+    ];
+    let mut state: u64 = std::env::var("SWEEP_FUZZ_SEED")
+        .ok()
+        .and_then(|v| v.parse::<u64>().ok())
+        .unwrap_or(0x5EED_F022)
+        .max(1);
+    let mut next = move |n: usize| {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        (state % n.max(1) as u64) as usize
+    };
+    let (mut ok, mut errors) = (0, 0);
+    // SWEEP_FUZZ_CASES for a longer campaign (SWEEP_FUZZ_SEED for another sequence).
+    let cases: usize = std::env::var("SWEEP_FUZZ_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(3000);
+    for case in 0..cases {
+        let mut text = seeds[case % seeds.len()].clone();
+        for _ in 0..1 + next(4) {
+            let lines: Vec<&str> = text.lines().collect();
+            text = match next(5) {
+                0 if !text.is_empty() => {
+                    let a = next(text.len());
+                    let b = (a + next(40)).min(text.len());
+                    let (a, b) = (floor(&text, a), floor(&text, b));
+                    format!("{}{}", &text[..a], &text[b..])
+                }
+                1 if !lines.is_empty() => {
+                    let k = next(lines.len());
+                    let mut l = lines.clone();
+                    l.insert(k, lines[k]);
+                    l.join("\n")
+                }
+                2 if lines.len() > 1 => {
+                    let mut l = lines.clone();
+                    let (a, b) = (next(l.len()), next(l.len()));
+                    l.swap(a, b);
+                    l.join("\n")
+                }
+                _ => {
+                    let at = floor(&text, next(text.len() + 1));
+                    format!(
+                        "{}{}{}",
+                        &text[..at],
+                        PIECES[next(PIECES.len())],
+                        &text[at..]
+                    )
+                }
+            };
+        }
+        let outcome = std::panic::catch_unwind(|| match Spec::parse(Path::new("f.toml"), &text) {
+            Ok(spec) => {
+                let size: f64 = spec.axes.iter().map(|a| a.values.len() as f64).product();
+                if size <= 20_000.0 {
+                    let _ = crate::points::expand(&spec);
+                }
+                true
+            }
+            Err(e) => {
+                assert!(!e.to_string().contains('\n'), "one line: {e}");
+                false
+            }
+        });
+        match outcome {
+            Ok(true) => ok += 1,
+            Ok(false) => errors += 1,
+            Err(_) => panic!("case {case} panicked on:\n{text}"),
+        }
+    }
+    assert!(ok > 100 && errors > 100, "{ok} parsed, {errors} refused");
+}
+
+/// The largest char boundary at or below `i`.
+fn floor(s: &str, mut i: usize) -> usize {
+    while !s.is_char_boundary(i) {
+        i -= 1;
+    }
+    i
+}
