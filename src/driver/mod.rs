@@ -5,10 +5,12 @@
 
 mod build;
 mod repeat;
+mod resume;
 mod runner;
 
 pub use build::{build_only, sample, BuildReport};
 use build::{BuildCtx, Built};
+use resume::{lock_run, pick_run_dir};
 use runner::Shared;
 
 use crate::compile::{self, Toolchain};
@@ -157,90 +159,6 @@ fn claim_gpus(
         locks.push(lock);
     }
     Ok((chosen, locks))
-}
-
-/// The run folder to resume: the one named by `--resume`, else the latest unfinished run of this
-/// sweep (and shard); None when a new run starts.
-fn pick_run_dir(spec: &Spec, opts: &Options) -> Result<Option<PathBuf>, DriverError> {
-    let shard = opts.shard.map(|s| format!("{}/{}", s.index, s.count));
-    if let Some(dir) = &opts.resume {
-        let m = Manifest::load(dir).map_err(|e| DriverError::BadResume {
-            dir: dir.display().to_string(),
-            reason: e.to_string(),
-        })?;
-        if m.spec_hash != spec.hash {
-            if !opts.force {
-                return Err(DriverError::SpecChanged {
-                    dir: dir.display().to_string(),
-                    changes: store::spec_changes(&m.spec, &spec.text).join(", "),
-                });
-            }
-            // --force with a changed spec starts a new run, as the hint says: never the new
-            // spec's points in the old run.
-            return Ok(None);
-        }
-        return resumable(dir, &m, opts);
-    }
-    let unfinished = store::runs_of(&opts.output, &spec.name)
-        .into_iter()
-        .rev()
-        .find_map(|d| {
-            Manifest::load(&d)
-                .ok()
-                // Build folders (and those of older versions, whose manifest was empty) are not runs.
-                .filter(|m| {
-                    m.shard == shard && m.state != store::BUILD_STATE && !m.spec_hash.is_empty()
-                })
-                .map(|m| (d, m))
-        })
-        .filter(|(_, m)| m.state != "finished");
-    if let Some((dir, m)) = unfinished {
-        if m.spec_hash == spec.hash {
-            return resumable(&dir, &m, opts);
-        }
-        if !opts.force {
-            return Err(DriverError::SpecChanged {
-                dir: dir.display().to_string(),
-                changes: store::spec_changes(&m.spec, &spec.text).join(", "),
-            });
-        }
-    }
-    Ok(None)
-}
-
-/// `dir` (a run of this spec) if it can be resumed with these options: its rows keep the dialect
-/// they were written in, and its point ids are of this version's scheme. `--force` starts a new run
-/// instead of an old-id run.
-fn resumable(dir: &Path, m: &Manifest, opts: &Options) -> Result<Option<PathBuf>, DriverError> {
-    let shown = dir.display().to_string();
-    if m.point_ids.first().is_some_and(|id| points::legacy_id(id)) {
-        if opts.force {
-            return Ok(None);
-        }
-        return Err(DriverError::OldIds { dir: shown });
-    }
-    if let Some(d) = opts.dialect.filter(|&d| d != m.dialect) {
-        return Err(DriverError::DialectDiffers {
-            dir: shown,
-            theirs: m.dialect.name(),
-            asked: d.name(),
-        });
-    }
-    Ok(Some(dir.to_path_buf()))
-}
-
-/// Holds `<run>/run.lock` (see [`gpu::lock_file`]) for the run.
-fn lock_run(run_dir: &Path, holder: &str) -> Result<HeldLock, DriverError> {
-    gpu::lock_file(run_dir.join("run.lock"), holder, false).map_err(|e| match e {
-        gpu::LockError::Io(reason) => store::StoreError::Write {
-            path: run_dir.join("run.lock"),
-            reason,
-        }
-        .into(),
-        gpu::LockError::Held(_) => DriverError::RunInUse {
-            dir: run_dir.display().to_string(),
-        },
-    })
 }
 
 pub fn host() -> String {
