@@ -1,5 +1,5 @@
 /* A host program that behaves like a timing-core bench for `[profile]` tests: it honours the
- * measure lock and the start gate, "measures" two metrics (20 ms each) and prints their lines; with
+ * measure lock and the start gate, "measures" two metrics (150 ms in all) and prints their lines; with
  * SWEEP_PROFILE=1 (the harness runs it so under ncu) it times nothing and prints, per metric, the
  * NVTX range the timing core would have opened: `@sweep profile metric=NAME range=sweep:<n>`.
  * It prints the wall-clock times of its measuring, so tests can check that no profile run overlaps
@@ -34,7 +34,7 @@ int main(void) {
         printf("@sweep profile metric=fast range=sweep:0\n");
         printf("@sweep profile metric=slow range=sweep:1\n");
     } else {
-        usleep(40 * 1000);
+        usleep(150 * 1000);
         printf("@sweep metric=fast unit=s value=%d median=0 stddev=0 min=0 max=0 rel_ci=0.001 samples=10 noisy=0 throttled=0\n", K);
         printf("@sweep metric=slow unit=s value=%d median=0 stddev=0 min=0 max=0 rel_ci=0.001 samples=10 noisy=0 throttled=0\n", 2 * K);
     }
