@@ -374,6 +374,7 @@ pub(crate) mod tests {
             curve,
             placement: None,
             between_processes_u95: None,
+            counter: None,
             reading: String::new(),
             data,
         }
