@@ -205,30 +205,47 @@ fn the_halfwarp_sweep_reads_one_period_per_conflict_degree() {
 #[test]
 fn the_counters_runs_have_counters_and_power_and_the_analysis_names_wavefronts() {
     for (sweep, counter) in [
-        ("halfwarp_counters", "shared_stride2__shared_wavefronts_per_request"),
+        (
+            "halfwarp_counters",
+            "shared_stride2__shared_wavefronts_per_request",
+        ),
         ("copy_stride_counters", "copy__global_sectors_per_request"),
     ] {
         let rows = rows(&fixture(sweep));
         assert!(rows.len() >= 37, "{sweep}");
         for r in &rows {
             assert_eq!(r["error"], "", "{sweep}: {r:?}");
-            assert!(r[counter].parse::<f64>().unwrap() >= 1.0, "{sweep}: {counter}");
+            assert!(
+                r[counter].parse::<f64>().unwrap() >= 1.0,
+                "{sweep}: {counter}"
+            );
             assert!(r["power_w"].parse::<f64>().unwrap() > 50.0, "{sweep}");
             assert!(r["power_samples"].parse::<f64>().unwrap() >= 3.0, "{sweep}");
         }
     }
     let (table, _) = analyze("halfwarp_counters", &[]);
     for (series, first) in [
-        ("shared_stride2_mflops", "(5 of 5 drops; 1 -> 2 at threads = 17)"),
-        ("shared_stride4_mflops", "(11 of 11 drops; 1 -> 2 at threads = 9)"),
-        ("shared_stride8_mflops", "(23 of 23 drops; 1 -> 2 at threads = 5)"),
+        (
+            "shared_stride2_mflops",
+            "(5 of 5 drops; 1 -> 2 at threads = 17)",
+        ),
+        (
+            "shared_stride4_mflops",
+            "(11 of 11 drops; 1 -> 2 at threads = 9)",
+        ),
+        (
+            "shared_stride8_mflops",
+            "(23 of 23 drops; 1 -> 2 at threads = 5)",
+        ),
     ] {
         let line = table
             .lines()
             .find(|l| l.starts_with(&format!("| {series} |")))
             .unwrap();
         assert!(
-            line.contains(&format!("ncu: `shared_wavefronts_per_request` steps with it {first}")),
+            line.contains(&format!(
+                "ncu: `shared_wavefronts_per_request` steps with it {first}"
+            )),
             "{line}"
         );
     }

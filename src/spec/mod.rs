@@ -417,8 +417,12 @@ impl Spec {
                 .iter()
                 .any(|m| matches!(m.source, MetricSource::Core))
         {
+            let key = match &file.profile {
+                Some(f) if f.presets.is_empty() => "ncu_metrics",
+                _ => "presets",
+            };
             return Err(at_key(
-                "ncu_metrics",
+                key,
                 "`[profile]` asks for counters, but no metric comes from the timing core (hint: counters are read per timing-core metric, inside the NVTX range sweep.cuh opens for it)".into(),
             ));
         }
