@@ -688,7 +688,14 @@ pub fn analyze_curve(points: &[(f64, Option<f64>)], sense: Sense) -> Curve {
                 curve.guess = Some(better_harmonic(&grid, &scores));
             } else {
                 let m = (s.used.len() - s.outliers.len()) as f64;
+                let mut found = found;
                 curve.secondary = secondary(&grid, s, st, m);
+                if !coverage.resolves_neighbours() {
+                    found.level = found.level.min(Confidence::Medium);
+                    if let Some(q) = curve.secondary.as_mut() {
+                        q.level = q.level.min(Confidence::Medium);
+                    }
+                }
                 curve.period = Some(found);
                 residue_period = Some((st.period, vec![residue]));
             }
@@ -784,12 +791,14 @@ fn better_harmonic(grid: &Grid, scores: &[(i64, f64)]) -> Guess {
 }
 
 /// A second period nested in the staircase's: reported when fitting both steps together beats
-/// the staircase alone by `DETECT` after paying for the pairs tried, and, for a shorter period,
-/// also beats the staircase with rounded edges (two sharp steps can pass for one rounded one).
+/// the staircase alone by `DETECT` after paying for the pairs tried, and, for a shorter period
+/// or when the staircase's edges are rounded, also beats the staircase with rounded edges (two
+/// sharp steps can pass for one rounded one, and longer sharp steps on top of sharp ones can
+/// pass for the shape of a rounded rise).
 fn secondary(grid: &Grid, s: &StairResult, st: &staircase::Staircase, m: f64) -> Option<Period> {
     let (q, r, rss, tried) = s.cost.nested(st)?;
     let mut gain = m * (st.rss / rss).ln() - m.ln() - 2.0 * (tried as f64).ln();
-    if q < st.period {
+    if q < st.period || s.rounded {
         gain = gain.min(m * (s.rounded_rss / rss).ln());
     }
     (gain > DETECT).then(|| {

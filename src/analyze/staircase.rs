@@ -51,6 +51,14 @@ impl Coverage {
     pub(crate) fn drops_present(&self) -> bool {
         10 * self.absent <= self.seen
     }
+
+    /// Enough seen edges to tell the period from its neighbours beyond a point's doubt: P ± 1
+    /// moves the outermost of `seen` edges by `(seen − 1)/2` grid steps, and a shift of one
+    /// step is what the knee, the trend or a rounded rise can absorb. With fewer, the period
+    /// is at most of medium confidence (x = 1..64 with P = 16 read as 15 or 17).
+    pub(crate) fn resolves_neighbours(&self) -> bool {
+        self.seen >= MIN_STEPS as usize + 2
+    }
 }
 
 /// The best staircase.
