@@ -520,10 +520,11 @@ impl Cost {
         (residue, rss, tried)
     }
 
-    /// The widths (grid steps) over which rounded edges rise: an eighth to a half of the period.
+    /// The widths (grid steps) over which rounded edges rise: an eighth to a half of the period,
+    /// in sixteenths (a rise of 28 on P = 64 fitted with 24 or 32 can pull the period to 65).
     pub(crate) fn rounded_widths(&self, period: i64) -> Vec<i64> {
-        let mut widths: Vec<i64> = [period / 8, period / 4, 3 * period / 8, period / 2]
-            .into_iter()
+        let mut widths: Vec<i64> = (2..=8)
+            .map(|k| k * period / 16)
             .filter(|w| *w >= 2)
             .collect();
         widths.dedup();
