@@ -12,6 +12,9 @@ pub(crate) struct Coverage {
     pub seen: usize,
     /// Those seen where the points do not rise.
     pub absent: usize,
+    /// Those seen whose drop is not exactly where the edge is: the best split of the points
+    /// around it into two levels lies elsewhere (for rounded edges: more than P/8 away).
+    pub off: usize,
 }
 
 impl Coverage {
@@ -27,12 +30,13 @@ impl Coverage {
         10 * self.absent <= self.seen
     }
 
-    /// Enough seen edges to tell the period from its neighbours beyond a point's doubt: P ± 1
-    /// moves the outermost of `seen` edges by `(seen − 1)/2` grid steps, and a shift of one
-    /// step is what the knee, the trend or a rounded rise can absorb. With fewer, the period
-    /// is at most of medium confidence (x = 1..64 with P = 16 read as 15 or 17).
+    /// The period is told from its neighbours beyond a point's doubt: P ± 1 moves the
+    /// outermost of `seen` edges by `(seen − 1)/2` grid steps, and a shift of one step is what
+    /// the knee, the trend or one outlier can absorb; so with fewer than five seen edges,
+    /// every drop must sit exactly at its edge. Otherwise the period is at most of medium
+    /// confidence (x = 1..64 with P = 16 was read as 15 or 17 with high confidence).
     pub(crate) fn resolves_neighbours(&self) -> bool {
-        self.seen >= MIN_STEPS as usize + 2
+        self.seen >= MIN_STEPS as usize + 2 || self.off == 0
     }
 }
 
@@ -116,6 +120,13 @@ impl Cost {
             if missing || self.misplaced(&around, this, p, slack, spread) {
                 cov.absent += 1;
             }
+            let exact = if rounded { p / 8 } else { 0 };
+            if self
+                .best_split(&around, this)
+                .is_some_and(|(off, _, _)| off > exact)
+            {
+                cov.off += 1;
+            }
         }
         cov
     }
@@ -132,9 +143,25 @@ impl Cost {
         slack: i64,
         spread: f64,
     ) -> bool {
+        let Some((off, gain, rss_best)) = self.best_split(idx, edge) else {
+            return false;
+        };
+        // A drop that two levels fit to within the noise (its residual variance at most that of
+        // the noise) is a cliff, sharp even where the staircase's edges are rounded: it must
+        // sit where a sharp edge would.
+        let k = idx.len();
+        let cliff = rss_best <= spread * spread * k as f64 + 1e-12 * k as f64;
+        let slack = if cliff { 2 * self.stride } else { slack };
+        off > slack.max(1) && gain > 2.0 * (period as f64).ln() + 6.0
+    }
+
+    /// The best split of the points `idx` (a period around `edge`) into two levels: how far
+    /// (grid steps) it lies from the edge, how much better it fits than the split at the edge
+    /// (BIC units), and its residual sum of squares. `None` with fewer than 8 points.
+    fn best_split(&self, idx: &[usize], edge: i64) -> Option<(i64, f64, f64)> {
         let k = idx.len();
         if k < 8 {
-            return false;
+            return None;
         }
         let v: Vec<f64> = idx.iter().map(|&i| self.c[i]).collect();
         let rss_at = |split: usize| -> f64 {
@@ -152,11 +179,6 @@ impl Cost {
         let off = (self.g[idx[best]] - self.g[idx[at_edge]]).abs();
         let floor = 1e-12 * k as f64;
         let gain = k as f64 * (rss_at(at_edge).max(floor) / rss_best.max(floor)).ln();
-        // A drop that two levels fit to within the noise (its residual variance at most that of
-        // the noise) is a cliff, sharp even where the staircase's edges are rounded: it must
-        // sit where a sharp edge would.
-        let cliff = rss_best <= spread * spread * k as f64 + floor;
-        let slack = if cliff { 2 * self.stride } else { slack };
-        off > slack.max(1) && gain > 2.0 * (period as f64).ln() + 6.0
+        Some((off, gain, rss_best))
     }
 }
