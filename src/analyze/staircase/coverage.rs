@@ -120,10 +120,17 @@ impl Cost {
             if missing || self.misplaced(&around, this, p, slack, spread) {
                 cov.absent += 1;
             }
+            // An edge between two points farther apart than the grid's stride is not placed
+            // exactly either: the drop could be anywhere in the gap.
             let exact = if rounded { p / 8 } else { 0 };
-            if self
-                .best_split(&around, this)
-                .is_some_and(|(off, _, _)| off > exact)
+            let at = around.partition_point(|&i| self.g[i] <= this);
+            let wide = at == 0
+                || at == around.len()
+                || self.g[around[at]] - self.g[around[at - 1]] > self.stride;
+            if (wide && !rounded)
+                || self
+                    .best_split(&around, this)
+                    .is_some_and(|(off, _, _)| off > exact)
             {
                 cov.off += 1;
             }
