@@ -319,9 +319,8 @@ fn harder_curves_are_read_right_or_left_unread() {
         100.0 * rate(right, curves),
         100.0 * rate(p_right, p_curves)
     );
-    // The issue asks for 97 %; what is met so far (96.9 %) is held here so that it cannot slip
-    // back.
-    if rate(p_right, p_curves) < 0.96 {
+    // The issue's target: 97 % of the periodic curves (97.1 % with the default seed).
+    if rate(p_right, p_curves) < 0.97 {
         failures.push(format!(
             "periodic curves right in {:.1} %",
             100.0 * rate(p_right, p_curves)

@@ -1,0 +1,214 @@
+//! The two models fitted to one curve: the staircase (sharp or rounded edges, outliers left out)
+//! and the fold, each with its BIC margin over the same model without a period.
+
+use super::grid::{cost, outlier_limit, outliers, spikes, Grid};
+use super::Sense;
+use crate::analyze::{fold, staircase};
+
+pub(super) struct StairResult {
+    /// Indices into the grid's observed points that were used.
+    pub(super) used: Vec<usize>,
+    /// Those of them that got no weight in the end (grid indices).
+    pub(super) outliers: Vec<usize>,
+    pub(super) cost: staircase::Cost,
+    pub(super) baseline: staircase::Baseline,
+    pub(super) stair: Option<staircase::Staircase>,
+    /// BIC margin of the staircase over the baseline, after paying for the search.
+    pub(super) margin_none: f64,
+    /// BIC margin of the staircase over a sinusoid of the same period.
+    pub(super) margin_shape: f64,
+    /// The staircase with rounded edges: residual sum of squares, and its BIC score less that
+    /// of the sharp one (negative: the rounded edges fit better after paying for the search).
+    pub(super) rounded_rss: f64,
+    /// The rounded edges score better than the sharp ones.
+    pub(super) rounded: bool,
+}
+
+/// The staircase model, fitted once with weights `1/cost²` (relative residuals), and once more
+/// without the points that neither the baseline nor the staircase explains (outliers), when there
+/// are any. `None` when the cost cannot be formed.
+pub(super) fn fit_staircase(grid: &Grid, sense: Sense) -> Option<StairResult> {
+    let used: Vec<usize> = (0..grid.x.len())
+        .filter(|&i| cost(grid, sense, i).is_some())
+        .collect();
+    let g: Vec<i64> = used.iter().map(|&i| grid.g[i]).collect();
+    let values: Vec<f64> = used.iter().filter_map(|&i| cost(grid, sense, i)).collect();
+    // Lone spikes go first: on a staircase every point shares its level with a neighbour.
+    let mut rejected = spikes(&g, &values);
+    let weigh = |rejected: &[usize]| -> Vec<f64> {
+        values
+            .iter()
+            .enumerate()
+            .map(|(k, c)| {
+                if rejected.contains(&k) {
+                    0.0
+                } else {
+                    1.0 / (c * c)
+                }
+            })
+            .collect()
+    };
+    let mut weights = weigh(&rejected);
+    let mut result = None;
+    for round in 0..2 {
+        let cost = staircase::Cost::new(&g, &values, Some(&weights));
+        let baseline = cost.baseline()?;
+        let stair = cost.staircase(baseline.start);
+        // An outlier is a point that neither the baseline nor the staircase explains; a point
+        // that only one of them misses may be structure.
+        let mut far = outliers(&cost.residuals(baseline.bounds, None));
+        if let Some(s) = &stair {
+            let by_stair = outliers(&cost.residuals(s.bounds, Some((s.period, s.residue))));
+            far.retain(|k| by_stair.contains(k));
+        }
+        far.retain(|k| !rejected.contains(k));
+        // The last point has one neighbour: a jump there is a spike, unless the steps, carried
+        // on to it, predict it (a step that starts at the last point of the sweep).
+        let last = g.len() - 1;
+        let revive = rejected.contains(&last)
+            && stair.as_ref().is_some_and(|s| {
+                let limit = outlier_limit(&cost.residuals(s.bounds, Some((s.period, s.residue))));
+                cost.stepped_residual(s, last).abs() <= limit
+            });
+        if round == 0 && (!far.is_empty() || revive) {
+            rejected.extend(far);
+            if revive {
+                rejected.retain(|&k| k != last);
+            }
+            weights = weigh(&rejected);
+            continue;
+        }
+        // Sharp or rounded edges, whichever scores better after paying for the widths and edges
+        // tried; with rounded edges, the period may move to a neighbour (`rounded_neighbours`).
+        let m = (g.len() - rejected.len()) as f64;
+        let (rounded_rss, tried) = match &stair {
+            Some(s) => cost.rounded_rss(s),
+            None => (f64::INFINITY, 1),
+        };
+        let sharp_by_period = stair.as_ref().map(|s| s.rss_by_period.clone());
+        let mut r = StairResult {
+            used: used.clone(),
+            outliers: rejected.iter().map(|&k| used[k]).collect(),
+            cost,
+            baseline,
+            stair,
+            margin_none: f64::NEG_INFINITY,
+            margin_shape: f64::NEG_INFINITY,
+            rounded_rss,
+            rounded: false,
+        };
+        rounded_neighbours(&mut r, m, tried);
+        // The margins of the fit that stands: its period, sharp or rounded.
+        if let (Some(s), Some(sharp)) = (&r.stair, &sharp_by_period) {
+            let sharp = sharp
+                .iter()
+                .find(|(p, _)| *p == s.period)
+                .map_or(f64::INFINITY, |(_, rss)| *rss);
+            let score = (m * sharp.ln()).min(m * r.rounded_rss.ln() + 2.0 * (tried as f64).ln());
+            r.margin_none =
+                m * r.baseline.rss.ln() - score - m.ln() - 2.0 * (s.candidates as f64).ln();
+            // Against a sinusoid, whose phase is free, the rounded edges pay for their width
+            // only: where a rise starts is their phase.
+            let widths = r.cost.rounded_widths(s.period).len().max(1) as f64;
+            let score_shape = (m * sharp.ln()).min(m * r.rounded_rss.ln() + 2.0 * widths.ln());
+            r.margin_shape = if r.cost.needs_shape_test(s) {
+                m * r.cost.sine_rss(s).ln() - score_shape
+            } else {
+                f64::INFINITY
+            };
+        }
+        result = Some(r);
+        break;
+    }
+    result
+}
+
+/// When rounded edges fit better than sharp ones, the sharp fit can put the period a grid step
+/// or two off (the rise has no edge to lock on): the neighbours are fitted with rounded edges
+/// too, and the period moves to the better one until it fits better than both of its own; the
+/// scores of the periods so fitted are the rounded ones.
+pub(super) fn rounded_neighbours(r: &mut StairResult, m: f64, tried: usize) {
+    let Some(st) = r.stair.as_mut() else {
+        return;
+    };
+    let rounded = r.rounded_rss;
+    let penalty = 2.0 * (tried as f64).ln();
+    if m * rounded.ln() + penalty >= m * st.rss.ln() {
+        return;
+    }
+    r.rounded = true;
+    let step = r.cost.stride();
+    if let Some(entry) = st.rss_by_period.iter_mut().find(|(p, _)| *p == st.period) {
+        entry.1 = rounded;
+    }
+    // Walk to the better rounded neighbour until the period that stands has both of its
+    // neighbours fitted with rounded edges (a wide rise can put the sharp fit two steps off),
+    // among the periods the search tries (three steps between the knee and the tail).
+    let mut best = (st.period, st.residue, rounded);
+    let mut refitted = vec![st.period];
+    for _ in 0..8 {
+        let centre = best.0;
+        for q in [centre - step, centre + step] {
+            if !r.cost.is_candidate(st.bounds, q) || refitted.contains(&q) {
+                continue;
+            }
+            refitted.push(q);
+            let (residue, rss, _) = r.cost.rounded_for(st, q);
+            if let Some(entry) = st.rss_by_period.iter_mut().find(|(p, _)| *p == q) {
+                entry.1 = rss;
+            }
+            if rss < best.2 {
+                best = (q, residue, rss);
+            }
+        }
+        if best.0 == centre {
+            break;
+        }
+    }
+    if best.0 != st.period {
+        st.period = best.0;
+        st.residue = best.1;
+        st.rss = best.2;
+    }
+    r.rounded_rss = best.2;
+}
+
+pub(super) struct FoldResult {
+    pub(super) used: Vec<usize>,
+    pub(super) fold: fold::Fold,
+    pub(super) margin_none: f64,
+}
+
+pub(super) fn fit_fold(grid: &Grid, sense: Sense) -> Option<FoldResult> {
+    let value = |i: usize| -> Option<f64> {
+        let y = grid.y[i];
+        (y > 0.0).then(|| match sense {
+            Sense::HigherIsBetter => y.ln(),
+            Sense::LowerIsBetter => -y.ln(),
+        })
+    };
+    let mut used: Vec<usize> = (0..grid.x.len()).filter(|&i| value(i).is_some()).collect();
+    let mut result = None;
+    for round in 0..2 {
+        let g: Vec<i64> = used.iter().map(|&i| grid.g[i]).collect();
+        let v: Vec<f64> = used.iter().filter_map(|&i| value(i)).collect();
+        let f = fold::fit(&g, &v)?;
+        let margin_none = f.bic_trend - f.bic - 2.0 * (f.candidates as f64).ln();
+        // As for the staircase: an outlier is what neither the trend nor the pattern explains
+        // (the other points of an outlier's class are off the pattern, not off the trend).
+        let mut far = outliers(&f.residuals);
+        let by_trend = outliers(&f.trend_residuals);
+        far.retain(|k| by_trend.contains(k));
+        result = Some(FoldResult {
+            used: used.clone(),
+            fold: f,
+            margin_none,
+        });
+        if far.is_empty() || round == 1 {
+            break;
+        }
+        let drop: Vec<usize> = far.iter().map(|&k| used[k]).collect();
+        used.retain(|i| !drop.contains(i));
+    }
+    result
+}

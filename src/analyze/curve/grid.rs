@@ -1,0 +1,199 @@
+//! The curve on its x grid: points sorted and merged, the grid step, the cost of a launch at
+//! each point, and the points that stand out (spikes, outliers).
+
+use super::Sense;
+use crate::analyze::fit::{median, robust_sigma};
+
+/// The sorted, de-duplicated curve on its x grid.
+pub(super) struct Grid {
+    /// Observed points: x, value, grid index.
+    pub(super) x: Vec<f64>,
+    pub(super) y: Vec<f64>,
+    pub(super) g: Vec<i64>,
+    pub(super) x0: f64,
+    pub(super) unit: f64,
+    pub(super) gaps: usize,
+}
+
+impl Grid {
+    pub(super) fn new(points: &[(f64, Option<f64>)]) -> Grid {
+        let mut pts: Vec<(f64, Option<f64>)> = points
+            .iter()
+            .copied()
+            .filter(|(x, _)| x.is_finite())
+            .collect();
+        pts.sort_by(|a, b| a.0.total_cmp(&b.0));
+        // Several rows at one x (series grouped by fewer axes): their median; a gap if none is ok.
+        let mut merged: Vec<(f64, Option<f64>)> = Vec::new();
+        let mut i = 0;
+        while i < pts.len() {
+            let mut j = i;
+            while j < pts.len() && pts[j].0 == pts[i].0 {
+                j += 1;
+            }
+            let vals: Vec<f64> = pts[i..j]
+                .iter()
+                .filter_map(|p| p.1)
+                .filter(|v| v.is_finite())
+                .collect();
+            merged.push((pts[i].0, median(&vals)));
+            i = j;
+        }
+        let xs: Vec<f64> = merged.iter().map(|p| p.0).collect();
+        let (x0, unit) = grid_unit(&xs);
+        let mut grid = Grid {
+            x: vec![],
+            y: vec![],
+            g: vec![],
+            x0,
+            unit,
+            gaps: 0,
+        };
+        for (x, y) in merged {
+            match y {
+                Some(v) => {
+                    grid.x.push(x);
+                    grid.y.push(v);
+                    grid.g.push(((x - x0) / unit).round() as i64);
+                }
+                None => grid.gaps += 1,
+            }
+        }
+        grid
+    }
+
+    pub(super) fn to_x(&self, g: i64) -> f64 {
+        self.x0 + g as f64 * self.unit
+    }
+}
+
+/// The first x and the step of the grid all x lie on (the gcd of the differences).
+pub(super) fn grid_unit(xs: &[f64]) -> (f64, f64) {
+    let Some(&x0) = xs.first() else {
+        return (0.0, 1.0);
+    };
+    for digits in 0..=6 {
+        let scale = 10f64.powi(digits);
+        let ints: Option<Vec<i64>> = xs
+            .iter()
+            .map(|x| {
+                let v = (x - x0) * scale;
+                ((v - v.round()).abs() < 1e-6 * scale.max(1.0) && v.abs() < 9e15)
+                    .then(|| v.round() as i64)
+            })
+            .collect();
+        if let Some(ints) = ints {
+            let g = ints.iter().fold(0i64, |acc, &v| gcd(acc, v));
+            return (x0, if g == 0 { 1.0 } else { g as f64 / scale });
+        }
+    }
+    let step = xs
+        .windows(2)
+        .map(|w| w[1] - w[0])
+        .filter(|d| *d > 0.0)
+        .fold(f64::INFINITY, f64::min);
+    (x0, if step.is_finite() { step } else { 1.0 })
+}
+
+pub(super) fn gcd(a: i64, b: i64) -> i64 {
+    let (mut a, mut b) = (a.abs(), b.abs());
+    while b != 0 {
+        (a, b) = (b, a % b);
+    }
+    a
+}
+
+/// Points whose relative residual is far out (more than 5 robust standard deviations and 5 %),
+/// at most 5 % of the points, the worst first. The floor of 5 % keeps a model that misses some
+/// real structure from throwing that structure away as outliers.
+pub(super) fn outliers(residuals: &[f64]) -> Vec<usize> {
+    let limit = outlier_limit(residuals);
+    let mut far: Vec<usize> = (0..residuals.len())
+        .filter(|&i| residuals[i].abs() > limit)
+        .collect();
+    far.sort_by(|&a, &b| residuals[b].abs().total_cmp(&residuals[a].abs()));
+    far.truncate(residuals.len() / 20);
+    far
+}
+
+/// How far off (relative) a point must be to be an outlier: 5 robust standard deviations of the
+/// residuals, and 5 %.
+pub(super) fn outlier_limit(residuals: &[f64]) -> f64 {
+    (5.0 * robust_sigma(residuals)).max(0.05)
+}
+
+/// The cost of one launch at point `i`: work over throughput (work taken as proportional to x),
+/// or the time itself.
+pub(super) fn cost(grid: &Grid, sense: Sense, i: usize) -> Option<f64> {
+    let (x, y) = (grid.x[i], grid.y[i]);
+    let c = match sense {
+        Sense::HigherIsBetter if x > 0.0 && y > 0.0 => x / y,
+        Sense::LowerIsBetter if y > 0.0 => y,
+        _ => return None,
+    };
+    c.is_finite().then_some(c)
+}
+
+/// Points that stand out from their neighbours: off the line through the two neighbours (or,
+/// at the ends, through the next two) and off each neighbour, by more than 5 % and more than 5
+/// robust standard deviations of the point-to-point change. A step edge is off the line but
+/// level with one neighbour, so it stays.
+pub(super) fn spikes(g: &[i64], values: &[f64]) -> Vec<usize> {
+    let n = values.len();
+    if n < 4 {
+        return vec![];
+    }
+    let change: Vec<f64> = values
+        .windows(2)
+        .map(|w| (w[1] - w[0]) / w[1].abs().max(f64::MIN_POSITIVE))
+        .collect();
+    let limit = (5.0 * robust_sigma(&change) / std::f64::consts::SQRT_2).max(0.05);
+    // The value on the line through points a and b, at point k.
+    let line = |a: usize, b: usize, k: usize| {
+        values[a] + (values[b] - values[a]) * (g[k] - g[a]) as f64 / (g[b] - g[a]) as f64
+    };
+    (0..n)
+        .filter(|&k| {
+            let (expected, near) = match k {
+                0 => (line(1, 2, 0), (values[0] - values[1]).abs()),
+                _ if k == n - 1 => (line(n - 3, n - 2, k), (values[k] - values[k - 1]).abs()),
+                _ => (
+                    line(k - 1, k + 1, k),
+                    (values[k] - values[k - 1])
+                        .abs()
+                        .min((values[k] - values[k + 1]).abs()),
+                ),
+            };
+            let scale = limit * values[k].abs();
+            (values[k] - expected).abs() > scale && near > scale
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rows_at_the_same_x_merge_into_their_median() {
+        let pts = [
+            (1.0, Some(5.0)),
+            (1.0, Some(7.0)),
+            (1.0, Some(100.0)),
+            (2.0, None),
+            (2.0, None),
+        ];
+        let grid = Grid::new(&pts);
+        assert_eq!(
+            (grid.x.clone(), grid.y.clone(), grid.gaps),
+            (vec![1.0], vec![7.0], 1)
+        );
+    }
+
+    #[test]
+    fn grid_unit_is_the_gcd_of_steps() {
+        assert_eq!(grid_unit(&[128.0, 256.0, 640.0]), (128.0, 128.0));
+        assert_eq!(grid_unit(&[1.0, 3.0, 7.0]), (1.0, 2.0));
+        assert_eq!(grid_unit(&[0.5, 1.0, 2.5]), (0.5, 0.5));
+    }
+}

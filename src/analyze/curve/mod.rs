@@ -1,0 +1,439 @@
+//! One series, one curve: period and phase, knee, drop after the peaks, best x.
+//!
+//! Two models compete. The staircase (`staircase/`) is the physical one for thread counts: the
+//! cost of a launch stays flat up to a knee, then grows by one step per started group of P.
+//! The fold (`fold.rs`) takes over for periodic curves of another shape. A period is reported
+//! only when the model beats the same model without a period by a BIC margin that also pays for
+//! every (period, phase) pair tried; the confidence is the smallest of that margin and the margins
+//! over the harmonics (P/2, P/3, P/4, 2P, 3P, 4P), so a "high" answer is one that no harmonic
+//! comes close to.
+
+mod fits;
+mod grid;
+mod peaks;
+mod selection;
+
+use super::fit::robust_sigma;
+use fits::{fit_fold, fit_staircase};
+use grid::Grid;
+use peaks::{baseline_knee, best, clean, drop_after, left_out, peak_residue, secondary_cost};
+use selection::{better_harmonic, period_of, secondary};
+use serde::Serialize;
+
+/// The least BIC margin, over the model without a period (after paying for every period and
+/// phase tried) and for a staircase also over a sinusoid of the same period (below which the
+/// "steps" are more likely a smooth bend of the curve), for a period to be reported at all.
+/// Calibrated on the generated curves of `accuracy.rs`: pure noise rarely reaches 6.
+pub const DETECT: f64 = 8.0;
+
+/// Whether a larger value of the metric is better (throughput) or worse (time).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Sense {
+    HigherIsBetter,
+    LowerIsBetter,
+}
+
+impl Sense {
+    /// Times (`s`, `ms`, `us`, `ns`, `cycles`) are lower-is-better; everything else higher-is-better.
+    pub fn from_unit(unit: &str) -> Sense {
+        let u = unit.trim().to_ascii_lowercase();
+        let time = [
+            "s", "sec", "ms", "us", "µs", "μs", "ns", "cycles", "clocks", "ticks",
+        ];
+        if time.contains(&u.as_str()) {
+            Sense::LowerIsBetter
+        } else {
+            Sense::HigherIsBetter
+        }
+    }
+
+    /// `a` is better than `b`.
+    fn better(self, a: f64, b: f64) -> bool {
+        match self {
+            Sense::HigherIsBetter => a > b,
+            Sense::LowerIsBetter => a < b,
+        }
+    }
+
+    /// How much worse `after` is than `peak` (positive: a loss).
+    fn loss(self, peak: f64, after: f64) -> f64 {
+        match self {
+            Sense::HigherIsBetter => peak - after,
+            Sense::LowerIsBetter => after - peak,
+        }
+    }
+}
+
+/// Which model found the period.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Method {
+    /// Flat, then a staircase in the cost of a launch.
+    Staircase,
+    /// Trend removed, then folded modulo the period.
+    Fold,
+}
+
+/// How sure the period is: the smallest BIC margin over "no period" and over the harmonics.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Confidence {
+    Low,
+    Medium,
+    High,
+}
+
+impl Confidence {
+    /// Margins of 10 and more are "very strong" evidence on the usual BIC scale; 4 is "positive".
+    pub const HIGH: f64 = 10.0;
+    pub const MEDIUM: f64 = 4.0;
+
+    fn from_margin(margin: f64) -> Confidence {
+        if margin >= Self::HIGH {
+            Confidence::High
+        } else if margin >= Self::MEDIUM {
+            Confidence::Medium
+        } else {
+            Confidence::Low
+        }
+    }
+
+    /// One level less sure (low stays low).
+    pub fn lower(self) -> Confidence {
+        match self {
+            Confidence::High => Confidence::Medium,
+            _ => Confidence::Low,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Confidence::Low => "low",
+            Confidence::Medium => "medium",
+            Confidence::High => "high",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Period {
+    /// Period in units of the swept axis.
+    pub period: f64,
+    /// Peaks sit at `x ≡ phase (mod period)`, `0 <= phase < period`.
+    pub phase: f64,
+    /// Every phase with peaks, when several residues are equally good (a folded pattern such as
+    /// bank conflicts, where every odd stride is a peak); `[phase]` for a staircase.
+    pub peak_phases: Vec<f64>,
+    pub method: Method,
+    /// The smallest of the margins below (BIC units).
+    pub confidence: f64,
+    pub level: Confidence,
+    /// BIC margin over the same model without a period, after paying for the search.
+    pub margin_none: f64,
+    /// BIC margin over P/2 and 2P, when those were tried.
+    pub margin_half: Option<f64>,
+    pub margin_double: Option<f64>,
+}
+
+/// A period the curve suggests but does not support, and why not.
+#[derive(Debug, Clone, Serialize)]
+pub struct Guess {
+    /// Period in units of the swept axis.
+    pub period: f64,
+    pub why: &'static str,
+}
+
+/// The average loss right after each peak.
+#[derive(Debug, Clone, Serialize)]
+pub struct Drop {
+    /// In the metric's unit (positive: worse after the peak).
+    pub absolute: f64,
+    /// Relative to the peak (0.09: 9 %).
+    pub relative: f64,
+    /// Typical distance from a peak to the point after it, in units of x.
+    pub after: f64,
+    /// Number of peaks averaged.
+    pub peaks: usize,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Best {
+    /// Where the best value is.
+    pub x: f64,
+    pub value: f64,
+    /// The smallest x whose value is within 1 % of the best.
+    pub x_within_1pct: f64,
+    pub value_within_1pct: f64,
+}
+
+/// Everything found about one curve.
+#[derive(Debug, Clone, Serialize)]
+pub struct Curve {
+    /// `None`: no periodic structure.
+    pub period: Option<Period>,
+    /// A second period nested in the first (steps of two sizes), when the data supports it.
+    pub secondary: Option<Period>,
+    /// What one step past the second period's own peaks costs (see `secondary_cost`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub secondary_cost: Option<f64>,
+    /// With no period: the one the data comes closest to supporting, when there is one.
+    pub guess: Option<Guess>,
+    /// The last x of the ramp; `None` when the curve has no ramp.
+    pub knee: Option<f64>,
+    pub drop: Option<Drop>,
+    pub best: Option<Best>,
+    /// The worst value observed.
+    pub worst: Option<f64>,
+    /// x of the peaks from the knee on.
+    pub peaks: Vec<f64>,
+    /// x of points left out of the fits as outliers.
+    pub outliers: Vec<f64>,
+    /// Points with a value, and gaps (failed points).
+    pub points: usize,
+    pub gaps: usize,
+}
+
+/// Analyses one curve: `points` are (x, value) with `None` for failed points.
+pub fn analyze_curve(points: &[(f64, Option<f64>)], sense: Sense) -> Curve {
+    let grid = Grid::new(points);
+    let mut curve = Curve {
+        period: None,
+        secondary: None,
+        secondary_cost: None,
+        guess: None,
+        knee: None,
+        drop: None,
+        best: best(&grid, sense),
+        worst: grid
+            .y
+            .iter()
+            .copied()
+            .reduce(|a, b| if sense.better(a, b) { b } else { a }),
+        peaks: vec![],
+        outliers: vec![],
+        points: grid.x.len(),
+        gaps: grid.gaps,
+    };
+    let stair = fit_staircase(&grid, sense);
+    let folded = fit_fold(&grid, sense);
+
+    // Which model speaks: a significant one; of two, the one with the smaller residual variance.
+    let stair_ok = stair
+        .as_ref()
+        .filter(|s| s.margin_none.min(s.margin_shape) > DETECT && s.stair.is_some());
+    let fold_ok = folded.as_ref().filter(|f| f.margin_none > DETECT);
+    let use_stair = match (stair_ok, fold_ok) {
+        (Some(s), Some(f)) => {
+            let st = s.stair.as_ref().map_or(f64::INFINITY, |st| st.rss);
+            let var_s = st / (s.used.len() as f64 - 8.0).max(1.0);
+            let params = 4 + f.fold.period as usize;
+            let var_f = f.fold.rss / (f.used.len() as f64 - params as f64).max(1.0);
+            var_s <= var_f
+        }
+        (Some(_), None) => true,
+        _ => false,
+    };
+
+    let mut residue_period: Option<(i64, Vec<i64>)> = None;
+    if let (true, Some(s)) = (use_stair, stair_ok) {
+        if let Some(st) = &s.stair {
+            let m = s.used.len() as f64;
+            let scores: Vec<(i64, f64)> = st
+                .rss_by_period
+                .iter()
+                .map(|(p, r)| (*p, m * r.ln()))
+                .collect();
+            let margin = s.margin_none.min(s.margin_shape);
+            curve.knee = s.cost.flat_end(st).map(|k| grid.x[s.used[k]]);
+            let noise = robust_sigma(&s.cost.residuals(st.bounds, Some((st.period, st.residue))));
+            let residue = peak_residue(&grid, sense, (st.period, st.residue), curve.knee, noise);
+            // A knee on a peak of the steps moves with the peaks.
+            if let Some(k) = curve.knee {
+                let g = ((k - grid.x0) / grid.unit).round() as i64;
+                if (g - st.residue).rem_euclid(st.period) == 0 && residue != st.residue {
+                    let shift = (residue - st.residue + st.period / 2).rem_euclid(st.period)
+                        - st.period / 2;
+                    curve.knee = Some(clean(grid.to_x(g + shift)));
+                }
+            }
+            let found = period_of(
+                &grid,
+                st.period,
+                &[residue],
+                Method::Staircase,
+                margin,
+                &scores,
+            );
+            curve.outliers = s.outliers.iter().map(|&i| grid.x[i]).collect();
+            let coverage = s.cost.coverage(st, s.rounded);
+            if !coverage.drops_present() {
+                // A few cliffs, not a staircase: the drops in between are missing.
+            } else if !coverage.enough_points() {
+                curve.guess = Some(Guess {
+                    period: found.period,
+                    why: "too few points in each period to see its drops",
+                });
+            } else if found.confidence < 0.0 {
+                curve.guess = Some(better_harmonic(&grid, &scores));
+            } else {
+                let m = (s.used.len() - s.outliers.len()) as f64;
+                let mut found = found;
+                curve.secondary = secondary(&grid, s, st, m);
+                if !coverage.resolves_neighbours() {
+                    found.level = found.level.min(Confidence::Medium);
+                    if let Some(q) = curve.secondary.as_mut() {
+                        q.level = q.level.min(Confidence::Medium);
+                    }
+                }
+                curve.period = Some(found);
+                residue_period = Some((st.period, vec![residue]));
+            }
+        }
+    }
+    // The fold speaks when it is the better model, or when the staircase's period was not
+    // supported by its points.
+    if let (None, Some(f)) = (&curve.period, fold_ok) {
+        let fd = &f.fold;
+        let found = period_of(
+            &grid,
+            fd.period,
+            &fd.peak_residues,
+            Method::Fold,
+            f.margin_none,
+            &fd.bic_by_period,
+        );
+        curve.outliers = left_out(&grid, &f.used);
+        if found.confidence < 0.0 {
+            if curve.guess.is_none() {
+                curve.guess = Some(better_harmonic(&grid, &fd.bic_by_period));
+            }
+        } else {
+            curve.guess = None;
+            curve.period = Some(found);
+            residue_period = Some((fd.period, fd.peak_residues.clone()));
+        }
+    }
+    if curve.period.is_none() {
+        if let Some(s) = &stair {
+            curve.knee = baseline_knee(&grid, &s.used, &s.baseline);
+            curve.outliers = s.outliers.iter().map(|&i| grid.x[i]).collect();
+        }
+    }
+    if let Some((period, residues)) = residue_period {
+        let from = curve.knee.unwrap_or(f64::NEG_INFINITY);
+        let peaks: Vec<usize> = (0..grid.x.len())
+            .filter(|&i| residues.contains(&grid.g[i].rem_euclid(period)) && grid.x[i] >= from)
+            .filter(|i| !curve.outliers.contains(&grid.x[*i]))
+            .collect();
+        curve.peaks = peaks.iter().map(|&i| grid.x[i]).collect();
+        curve.drop = drop_after(&grid, &peaks, period, sense);
+    }
+    // What the second period's own steps cost in the data, so the reading can say how much
+    // it matters (a fit can prefer two periods for the shape of a ramp alone: a small cost says
+    // so). Not used to drop it: at 2-3 % noise that median is too noisy for a threshold (the
+    // nested battery fell below 90 % with one of 0.3 %).
+    if let (Some(p), Some(q)) = (&curve.period, &curve.secondary) {
+        curve.secondary_cost = secondary_cost(&grid, sense, p, q);
+    }
+    curve
+}
+
+#[cfg(test)]
+mod tests {
+    use super::grid::gcd;
+    use super::*;
+
+    fn sawtooth(n: i64, period: i64, phase: i64, knee_steps: i64) -> Vec<(f64, Option<f64>)> {
+        (1..=n)
+            .map(|x| {
+                let steps = super::super::fit::ceil_div(x - phase, period).max(knee_steps);
+                (x as f64, Some(1000.0 * x as f64 / steps as f64))
+            })
+            .collect()
+    }
+
+    #[test]
+    fn exact_warp_sawtooth() {
+        let c = analyze_curve(&sawtooth(512, 32, 0, 3), Sense::HigherIsBetter);
+        let p = c.period.expect("a period");
+        assert_eq!(
+            (p.period, p.phase, p.method),
+            (32.0, 0.0, Method::Staircase)
+        );
+        assert_eq!(p.level, Confidence::High);
+        assert_eq!(c.knee, Some(96.0));
+        let best = c.best.unwrap();
+        assert_eq!(best.x_within_1pct, 96.0);
+        let drop = c.drop.unwrap();
+        // One thread past 32k costs 1 - (32k+1)/(32(k+1)): 25 % at k = 3, falling after.
+        assert!(drop.relative > 0.05 && drop.relative < 0.25, "{drop:?}");
+        assert_eq!(drop.after, 1.0);
+    }
+
+    #[test]
+    fn gaps_are_skipped_and_phase_is_kept() {
+        let mut pts = sawtooth(256, 16, 5, 1);
+        for k in [10usize, 40, 41, 100, 180] {
+            pts[k].1 = None;
+        }
+        let c = analyze_curve(&pts, Sense::HigherIsBetter);
+        let p = c.period.expect("a period");
+        assert_eq!((p.period, p.phase), (16.0, 5.0));
+        assert_eq!(c.gaps, 5);
+        assert!(c.peaks.iter().all(|x| (x - 5.0).rem_euclid(16.0) == 0.0));
+    }
+
+    #[test]
+    fn flat_line_has_no_period_and_no_knee() {
+        let pts: Vec<(f64, Option<f64>)> = (1..=200).map(|x| (x as f64, Some(7.0))).collect();
+        let c = analyze_curve(&pts, Sense::HigherIsBetter);
+        assert!(c.period.is_none());
+        assert!(c.knee.is_none());
+        assert_eq!(c.best.unwrap().x_within_1pct, 1.0);
+    }
+
+    #[test]
+    fn time_metric_best_is_the_smallest() {
+        let pts: Vec<(f64, Option<f64>)> = (1..=50)
+            .map(|x| (x as f64, Some((x as f64 - 20.0).abs() + 5.0)))
+            .collect();
+        let c = analyze_curve(&pts, Sense::LowerIsBetter);
+        assert_eq!(c.best.unwrap().x, 20.0);
+    }
+
+    #[test]
+    fn bank_conflicts_along_a_stride_fold_to_peaks_at_odd_strides() {
+        // Stride 1..32 then 64..1024 in powers of two; throughput divided by the degree of the
+        // bank conflict, gcd(stride, 32), with a little deterministic wobble.
+        let strides: Vec<i64> = (1..=32).chain([64, 128, 256, 512, 1024]).collect();
+        let pts: Vec<(f64, Option<f64>)> = strides
+            .iter()
+            .map(|&s| {
+                let degree = gcd(s, 32) as f64;
+                let wobble = 1.0 + 0.004 * ((s * 7919 % 11) as f64 - 5.0) / 5.0;
+                (s as f64, Some(900.0 / degree * wobble))
+            })
+            .collect();
+        let c = analyze_curve(&pts, Sense::HigherIsBetter);
+        let p = c
+            .period
+            .unwrap_or_else(|| panic!("no period (guess {:?})", c.guess));
+        assert_eq!(p.method, Method::Fold);
+        assert!([2.0, 4.0, 8.0].contains(&p.period), "period {}", p.period);
+        let odd: Vec<f64> = (0..p.period as i64)
+            .filter(|r| r % 2 == 1)
+            .map(|r| r as f64)
+            .collect();
+        assert_eq!(p.peak_phases, odd, "peaks at odd strides");
+        assert!(c.drop.unwrap().relative > 0.4);
+    }
+
+    #[test]
+    fn units_that_are_times_are_lower_is_better() {
+        assert_eq!(Sense::from_unit("us"), Sense::LowerIsBetter);
+        assert_eq!(Sense::from_unit("ms"), Sense::LowerIsBetter);
+        assert_eq!(Sense::from_unit("GB/s"), Sense::HigherIsBetter);
+        assert_eq!(Sense::from_unit("MFlops"), Sense::HigherIsBetter);
+    }
+}

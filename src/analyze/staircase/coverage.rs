@@ -1,0 +1,191 @@
+//! Whether the points show the drops a staircase predicts: seen, absent or misplaced edges.
+
+use super::{model_step, Cost, Staircase, MIN_STEPS};
+use crate::analyze::fit::robust_sigma;
+
+/// How the points cover the drops a staircase predicts (see `Cost::coverage`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct Coverage {
+    /// Edges inside the stepped part.
+    pub predicted: usize,
+    /// Those with points on both sides.
+    pub seen: usize,
+    /// Those seen where the points do not rise.
+    pub absent: usize,
+    /// Those seen whose drop is not exactly where the edge is: the best split of the points
+    /// around it into two levels lies elsewhere (for rounded edges: more than P/8 away).
+    pub off: usize,
+}
+
+impl Coverage {
+    /// Enough whole periods with points on both sides of their drops: three at least, and
+    /// three quarters of those predicted.
+    pub(crate) fn enough_points(&self) -> bool {
+        self.seen >= MIN_STEPS as usize && 4 * self.seen >= 3 * self.predicted
+    }
+
+    /// The predicted drops are there: at most one in ten absent, none when fewer than ten
+    /// were seen (a few cliffs fitted by a staircase miss the drops between them).
+    pub(crate) fn drops_present(&self) -> bool {
+        10 * self.absent <= self.seen
+    }
+
+    /// The period is told from its neighbours beyond a point's doubt: P ± 1 moves the
+    /// outermost of `seen` edges by `(seen − 1)/2` grid steps, and a shift of one step is what
+    /// the knee, the trend or one outlier can absorb; so with fewer than five seen edges,
+    /// every drop must sit exactly at its edge. Otherwise the period is at most of medium
+    /// confidence (x = 1..64 with P = 16 was read as 15 or 17 with high confidence).
+    pub(crate) fn resolves_neighbours(&self) -> bool {
+        self.seen >= MIN_STEPS as usize + 2 || self.off == 0
+    }
+}
+
+impl Cost {
+    /// Whether the points show the staircase's drops: for each edge inside the stepped part,
+    /// the mean of the points in the half period before it against
+    /// the mean of those from a quarter to three quarters of a period after it. A drop is seen
+    /// when both sides have a point; absent when the rise is below half the fitted one by more
+    /// than three standard errors (the noise taken from point-to-point changes, which steps
+    /// hardly move).
+    pub(crate) fn coverage(&self, st: &Staircase, rounded: bool) -> Coverage {
+        let (b, p) = (st.bounds, st.period);
+        let model = self.middle_model(b, p, st.residue);
+        let level = self.flat[b.knee].solve().1[0];
+        // The flat part at its level; the straight tail under the steps carried on: where the
+        // tail does not rise like the steps, their drops are missing (a few cliffs end flat).
+        let fit = |i: usize| if i < b.knee { level } else { model(i) };
+        let step = model_step(self, b, p, st.residue);
+        let all: Vec<usize> = (0..self.len()).collect();
+        let live: Vec<usize> = (0..self.len()).filter(|&i| self.w[i] > 0.0).collect();
+        let change: Vec<f64> = live
+            .windows(2)
+            .filter(|w| w[0] >= b.knee)
+            .map(|w| (self.c[w[1]] - self.c[w[0]]) / self.c[w[1]])
+            .collect();
+        let noise = robust_sigma(&change) / std::f64::consts::SQRT_2;
+        let (lo, hi) = (self.g[b.knee], self.g[self.len() - 1]);
+        let (half, quarter) = ((p / 2).max(1), p / 4);
+        // Points of `of` with grid index in (from, to].
+        let within = |of: &[usize], from: i64, to: i64| -> Vec<usize> {
+            let a = of.partition_point(|&i| self.g[i] <= from);
+            let z = of.partition_point(|&i| self.g[i] <= to);
+            of[a..z].to_vec()
+        };
+        let mean = |idx: &[usize], f: &dyn Fn(usize) -> f64| -> f64 {
+            idx.iter().map(|&i| f(i)).sum::<f64>() / idx.len() as f64
+        };
+        let value = |i: usize| self.c[i];
+        let mut cov = Coverage::default();
+        // From the edge that ends the flat part (a drop too) to the last point.
+        let mut edge = st.residue + (lo - half - st.residue).div_euclid(p) * p;
+        while edge < hi {
+            // The last edge may leave less than a quarter period after it: then its next points.
+            let from = (edge + quarter).min(hi - 1).max(edge);
+            let (before, after) = ((edge - half, edge), (from, from + half));
+            let this = edge;
+            edge += p;
+            if this < lo - half {
+                continue;
+            }
+            let (bi, ai) = (
+                within(&all, before.0, before.1),
+                within(&all, after.0, after.1),
+            );
+            if bi.is_empty() || ai.is_empty() {
+                cov.predicted += usize::from(this >= lo);
+                continue;
+            }
+            let fitted = mean(&ai, &fit) - mean(&bi, &fit);
+            // Before the knee, an edge counts only where the model rises there.
+            if this < lo && fitted < 0.5 * step {
+                continue;
+            }
+            cov.predicted += 1;
+            cov.seen += 1;
+            let (bi, ai) = (
+                within(&live, before.0, before.1),
+                within(&live, after.0, after.1),
+            );
+            if bi.is_empty() || ai.is_empty() {
+                continue;
+            }
+            let observed = mean(&ai, &value) - mean(&bi, &value);
+            let height = mean(&bi, &value).max(mean(&ai, &value));
+            let se = noise * height * (1.0 / ai.len() as f64 + 1.0 / bi.len() as f64).sqrt();
+            let missing = observed < 0.5 * fitted - 3.0 * se;
+            // A rounded rise has no sharp place; a sharp one is where the edge says.
+            let slack = if rounded { p / 8 } else { 2 * self.stride };
+            let around = within(&live, this - half, this + half);
+            let spread = noise * height;
+            if missing || self.misplaced(&around, this, p, slack, spread) {
+                cov.absent += 1;
+            }
+            // An edge between two points farther apart than the grid's stride is not placed
+            // exactly either: the drop could be anywhere in the gap.
+            let exact = if rounded { p / 8 } else { 0 };
+            let at = around.partition_point(|&i| self.g[i] <= this);
+            let wide = at == 0
+                || at == around.len()
+                || self.g[around[at]] - self.g[around[at - 1]] > self.stride;
+            if (wide && !rounded)
+                || self
+                    .best_split(&around, this)
+                    .is_some_and(|(off, _, _)| off > exact)
+            {
+                cov.off += 1;
+            }
+        }
+        cov
+    }
+
+    /// Whether the drop near `edge` (the last point before it) lies elsewhere: the best split of
+    /// the points `idx` (a period around the edge) into two levels (`spread`: the noise of one
+    /// point there) is more than `slack` grid steps from the edge and fits better beyond doubt. Irregular cliffs fitted by a
+    /// staircase have their drops away from the edges.
+    pub(super) fn misplaced(
+        &self,
+        idx: &[usize],
+        edge: i64,
+        period: i64,
+        slack: i64,
+        spread: f64,
+    ) -> bool {
+        let Some((off, gain, rss_best)) = self.best_split(idx, edge) else {
+            return false;
+        };
+        // A drop that two levels fit to within the noise (its residual variance at most that of
+        // the noise) is a cliff, sharp even where the staircase's edges are rounded: it must
+        // sit where a sharp edge would.
+        let k = idx.len();
+        let cliff = rss_best <= spread * spread * k as f64 + 1e-12 * k as f64;
+        let slack = if cliff { 2 * self.stride } else { slack };
+        off > slack.max(1) && gain > 2.0 * (period as f64).ln() + 6.0
+    }
+
+    /// The best split of the points `idx` (a period around `edge`) into two levels: how far
+    /// (grid steps) it lies from the edge, how much better it fits than the split at the edge
+    /// (BIC units), and its residual sum of squares. `None` with fewer than 8 points.
+    fn best_split(&self, idx: &[usize], edge: i64) -> Option<(i64, f64, f64)> {
+        let k = idx.len();
+        if k < 8 {
+            return None;
+        }
+        let v: Vec<f64> = idx.iter().map(|&i| self.c[i]).collect();
+        let rss_at = |split: usize| -> f64 {
+            let part = |s: &[f64]| {
+                let m = s.iter().sum::<f64>() / s.len().max(1) as f64;
+                s.iter().map(|x| (x - m) * (x - m)).sum::<f64>()
+            };
+            part(&v[..split]) + part(&v[split..])
+        };
+        let at_edge = idx.partition_point(|&i| self.g[i] <= edge).clamp(1, k - 1);
+        let (best, rss_best) = (1..k)
+            .map(|s| (s, rss_at(s)))
+            .min_by(|a, b| a.1.total_cmp(&b.1))
+            .unwrap_or((at_edge, 0.0));
+        let off = (self.g[idx[best]] - self.g[idx[at_edge]]).abs();
+        let floor = 1e-12 * k as f64;
+        let gain = k as f64 * (rss_at(at_edge).max(floor) / rss_best.max(floor)).ln();
+        Some((off, gain, rss_best))
+    }
+}

@@ -1,0 +1,204 @@
+//! The search: the baseline without a period (knee, trend, tail), then every period and phase,
+//! alternating with the knee and the start of the straight tail until they settle.
+
+use super::{
+    rising_rss, rss_floor, Baseline, Bounds, Cost, Found, Staircase, MAX_PERIOD, MIN_MIDDLE,
+    MIN_STEPS, TAIL_COST,
+};
+use crate::analyze::fit::Normal;
+
+impl Cost {
+    /// Flat, then a quadratic trend, then a straight tail: the fit a staircase has to beat.
+    pub(crate) fn baseline(&self) -> Option<Baseline> {
+        let n = self.len();
+        if n < MIN_MIDDLE + 2 {
+            return None;
+        }
+        let mid = self.prefix(|i| self.trend_row(i));
+        let fit = |s: &Normal<4>| s.rss();
+        let (start, rss_start) = self.best_bounds(&mid, Bounds { knee: 0, end: n }, 0, false, fit);
+        let (with_tail, rss_tail) = self.best_bounds(&mid, start, 0, true, fit);
+        let (bounds, rss) = if self.tail_pays(rss_start, rss_tail) {
+            (with_tail, rss_tail)
+        } else {
+            (start, rss_start)
+        };
+        let rss_no_knee = self.total(&mid, Bounds { knee: 0, end: n }, fit);
+        let floor = rss_floor(n);
+        rss.is_finite().then_some(Baseline {
+            start,
+            bounds,
+            rss: rss.max(floor),
+            rss_no_knee: rss_no_knee.max(floor),
+        })
+    }
+
+    /// Whether `period` is one that `search` tries with bounds `b`: a multiple of the stride,
+    /// with three steps between the knee and the tail.
+    pub(crate) fn is_candidate(&self, b: Bounds, period: i64) -> bool {
+        b.end >= b.knee + MIN_MIDDLE
+            && period >= 2
+            && period % self.stride == 0
+            && period <= ((self.g[b.end - 1] - self.g[b.knee] + 1) / MIN_STEPS).min(MAX_PERIOD)
+    }
+
+    /// Best phase for each period with fixed bounds.
+    pub(super) fn search(&self, b: Bounds) -> Option<Found> {
+        if b.end < b.knee + MIN_MIDDLE {
+            return None;
+        }
+        let max_period = ((self.g[b.end - 1] - self.g[b.knee] + 1) / MIN_STEPS).min(MAX_PERIOD);
+        let mut best: Option<(i64, i64, f64)> = None;
+        let mut by_period = Vec::new();
+        let mut candidates = 0;
+        let stride = self.stride;
+        for period in (2..=max_period).filter(|p| p % stride == 0) {
+            let (residue, rss) = self.phase_scan(b, period);
+            candidates += period as usize;
+            by_period.push((period, rss));
+            if best.is_none_or(|(_, _, r)| rss < r) {
+                best = Some((period, residue, rss));
+            }
+        }
+        let (period, residue, rss) = best?;
+        Some(Found {
+            period,
+            residue,
+            rss,
+            by_period,
+            candidates,
+        })
+    }
+
+    /// The best phase of one period, and its residual sum of squares, with fixed bounds.
+    pub(super) fn phase_scan(&self, b: Bounds, period: i64) -> (i64, f64) {
+        let outside = self.flat[b.knee].rss() + self.tail[b.end];
+        let mid = b.knee..b.end;
+        // Middle points without their step count (0): the trend part of the sums; the step
+        // count is then shifted in point by point.
+        let mut sums = self.trend5[b.end].minus(&self.trend5[b.knee]);
+        // Points grouped by residue class (a counting sort), so that each phase step visits one
+        // class.
+        let mut starts = vec![0usize; period as usize + 1];
+        for i in mid.clone() {
+            starts[self.g[i].rem_euclid(period) as usize + 1] += 1;
+        }
+        for q in 0..period as usize {
+            starts[q + 1] += starts[q];
+        }
+        let mut fill = starts.clone();
+        let mut order = vec![0; mid.len()];
+        for i in mid.clone() {
+            let q = self.g[i].rem_euclid(period) as usize;
+            order[fill[q]] = i;
+            fill[q] += 1;
+        }
+        for i in mid {
+            let mut row = self.stair_row(i, period, 0);
+            let step = row[3];
+            row[3] = 0.0;
+            sums.shift(self.w[i], &row, 3, step);
+        }
+        let mut best = (0, outside + rising_rss(&sums));
+        let down = period as f64 / self.span;
+        for residue in 1..period {
+            // The step count of this residue class goes down by one.
+            let class = starts[residue as usize]..starts[residue as usize + 1];
+            for &i in &order[class] {
+                let row = self.stair_row(i, period, residue - 1);
+                sums.shift(self.w[i], &row, 3, -down);
+            }
+            let rss = outside + rising_rss(&sums);
+            if rss < best.1 {
+                best = (residue, rss);
+            }
+        }
+        best
+    }
+
+    /// A straight tail is kept only when it improves the fit by more than its cost in BIC terms.
+    pub(super) fn tail_pays(&self, without: f64, with: f64) -> bool {
+        let floor = rss_floor(self.len());
+        let m = self.len() as f64;
+        with.is_finite() && m * (without.max(floor) / with.max(floor)).ln() > TAIL_COST * m.ln()
+    }
+
+    /// Fits the staircase: period and phase with the start's bounds (no tail), then the knee for
+    /// that period and phase, and the period again while the knee moves. Then the same with a
+    /// straight tail, kept when the tail pays for itself.
+    pub(crate) fn staircase(&self, start: Bounds) -> Option<Staircase> {
+        let mut plain = self.settle(start, false);
+        // A knee found without steps can cut a short sweep down to fewer than three periods
+        // (x = 1..64 with P = 16): the steps are also sought from the first point.
+        if 4 * start.knee > self.len() {
+            for knee in [0, start.knee / 2] {
+                let earlier = Bounds {
+                    knee,
+                    end: start.end,
+                };
+                if let Some(other) = self.settle(earlier, false) {
+                    if plain.as_ref().is_none_or(|p| other.rss < p.rss) {
+                        plain = Some(other);
+                    }
+                }
+            }
+        }
+        let plain = plain?;
+        let mid = self.prefix(|i| self.stair_row(i, plain.period, plain.residue));
+        let (b, rss) = self.best_bounds(
+            &mid,
+            plain.bounds,
+            MIN_STEPS * plain.period,
+            true,
+            rising_rss,
+        );
+        if b.end < self.len() && self.tail_pays(plain.rss, rss) {
+            if let Some(tailed) = self.settle(b, true) {
+                if self.tail_pays(plain.rss, tailed.rss) {
+                    return Some(tailed);
+                }
+            }
+        }
+        Some(plain)
+    }
+
+    pub(super) fn settle(&self, start: Bounds, tail: bool) -> Option<Staircase> {
+        let mut bounds = start;
+        let mut found = self.search(bounds)?;
+        for _ in 0..3 {
+            let mid = self.prefix(|i| self.stair_row(i, found.period, found.residue));
+            let (b, rss) =
+                self.best_bounds(&mid, bounds, MIN_STEPS * found.period, tail, rising_rss);
+            if b == bounds || !rss.is_finite() {
+                break;
+            }
+            bounds = b;
+            match self.search(bounds) {
+                Some(again) => found = again,
+                None => break,
+            }
+        }
+        // The multiples of the period that were too long to be candidates are still fitted, so
+        // that the confidence knows whether they would do better.
+        let extent = self.g[bounds.end - 1] - self.g[bounds.knee] + 1;
+        for k in 2..=4 {
+            let q = k * found.period;
+            if q <= extent && !found.by_period.iter().any(|(p, _)| *p == q) {
+                found.by_period.push((q, self.phase_scan(bounds, q).1));
+            }
+        }
+        let floor = rss_floor(self.len());
+        Some(Staircase {
+            period: found.period,
+            residue: found.residue,
+            bounds,
+            rss: found.rss.max(floor),
+            rss_by_period: found
+                .by_period
+                .into_iter()
+                .map(|(q, r)| (q, r.max(floor)))
+                .collect(),
+            candidates: found.candidates,
+        })
+    }
+}
