@@ -10,6 +10,7 @@
 
 use crate::points::{self, Point, Shard};
 use crate::spec::Spec;
+use crate::store::schema::STATUS_COLUMN;
 use crate::store::{self, Dialect, Manifest};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
@@ -282,46 +283,17 @@ pub fn resolve(args: &[PathBuf]) -> Result<Vec<PathBuf>, MergeError> {
     Ok(dirs)
 }
 
+/// A CSV read without changing it (a shard may still be writing): its header (None: no CSV
+/// yet) and its rows of the header's width.
+fn read_csv(path: &Path, dialect: Dialect) -> Result<Table, MergeError> {
+    Ok(match store::read::read_whole_lines(path, dialect)? {
+        Some(csv) => (Some(csv.header.clone()), csv.full_rows()),
+        None => (None, Vec::new()),
+    })
+}
+
 /// A CSV read: its header (None: no CSV yet) and its rows.
 type Table = (Option<Vec<String>>, Vec<Vec<String>>);
-
-/// Reads a results CSV without changing it: whole lines only (a shard may still be writing),
-/// rows of the header's width only.
-fn read_csv(path: &Path, dialect: Dialect) -> Result<Table, MergeError> {
-    let read_err = |e: String| store::StoreError::Read {
-        path: path.to_path_buf(),
-        reason: e,
-    };
-    if !path.exists() {
-        return Ok((None, Vec::new()));
-    }
-    let bytes = std::fs::read(path).map_err(|e| read_err(e.to_string()))?;
-    let whole = bytes
-        .iter()
-        .rposition(|&b| b == b'\n')
-        .map(|i| i + 1)
-        .unwrap_or(0);
-    if whole == 0 {
-        return Ok((None, Vec::new()));
-    }
-    let mut r = csv::ReaderBuilder::new()
-        .delimiter(dialect.delimiter())
-        .flexible(true)
-        .from_reader(&bytes[..whole]);
-    let header: Vec<String> = r
-        .headers()
-        .map_err(|e| read_err(e.to_string()))?
-        .iter()
-        .map(String::from)
-        .collect();
-    let rows = r
-        .records()
-        .filter_map(Result::ok)
-        .filter(|rec| rec.len() == header.len())
-        .map(|rec| rec.iter().map(String::from).collect())
-        .collect();
-    Ok((Some(header), rows))
-}
 
 fn load(dir: &Path) -> Result<Input, MergeError> {
     let manifest = Manifest::load(dir)?;
@@ -347,7 +319,7 @@ fn check_alike(inputs: &[Input]) -> Result<(), MergeError> {
             });
         }
         if other.manifest.dialect != first.manifest.dialect {
-            let name = |d: Dialect| format!("{d:?}").to_lowercase();
+            let name = |d: Dialect| d.name().to_string();
             return Err(MergeError::DialectDiffers {
                 first: first.name(),
                 other: other.name(),
@@ -482,7 +454,7 @@ pub fn merge(dirs: &[PathBuf], opts: &Options) -> Result<Merged, MergeError> {
         .filter_map(|s| s.first())
         .map(|&(i, r)| &inputs[i].rows[r])
         .collect();
-    let status = header.iter().position(|c| c == "status");
+    let status = header.iter().position(|c| c == STATUS_COLUMN);
     let mut counts = BTreeMap::new();
     for row in &rows {
         if let Some(s) = status.and_then(|c| row.get(c)) {
@@ -643,15 +615,12 @@ fn write_csv(
     std::fs::rename(&tmp, path).map_err(write_err(path))
 }
 
+/// Saved as every manifest is; a failure to write it is the environment's, as for the CSV.
 fn save(manifest: &MergedManifest, dir: &Path) -> Result<(), MergeError> {
-    let path = dir.join(store::MANIFEST);
-    let tmp = dir.join(".manifest.json.tmp");
-    let text = serde_json::to_string_pretty(manifest).map_err(|e| MergeError::Write {
-        path: path.clone(),
-        reason: e.to_string(),
-    })?;
-    std::fs::write(&tmp, text).map_err(write_err(&tmp))?;
-    std::fs::rename(&tmp, &path).map_err(write_err(&path))
+    store::manifest::save_manifest(manifest, dir).map_err(|e| match e {
+        store::StoreError::Write { path, reason } => MergeError::Write { path, reason },
+        e => MergeError::Store(e),
+    })
 }
 
 #[cfg(test)]
@@ -667,20 +636,6 @@ mod tests {
         assert_eq!(
             s,
             "`id0` (threads=0), `id1` (threads=1), `id2` (threads=2), `id3` (threads=3), `id4` (threads=4), and 3 more"
-        );
-    }
-
-    #[test]
-    fn a_torn_last_line_is_left_alone_and_not_read() {
-        let tmp = tempfile::tempdir().unwrap();
-        let p = tmp.path().join("r.csv");
-        std::fs::write(&p, "point_id;index;x\r\na;0;1,5\r\nb;1;2\r\nc;2").unwrap();
-        let (h, rows) = read_csv(&p, Dialect::Semicolon).unwrap();
-        assert_eq!(h.unwrap(), ["point_id", "index", "x"]);
-        assert_eq!(rows, [["a", "0", "1,5"], ["b", "1", "2"]]);
-        assert!(
-            std::fs::read_to_string(&p).unwrap().ends_with("c;2"),
-            "the input is not changed"
         );
     }
 }

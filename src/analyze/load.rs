@@ -3,6 +3,9 @@
 //! per combination of the other axes and per metric.
 
 use super::{AnalyzeError, AnalyzeOptions};
+use crate::spec::{CORE_FIELDS, CORE_STATS};
+use crate::store::read::Csv;
+use crate::store::schema::{self, Dialect, INDEX_COLUMN, POINT_ID_COLUMN, STATUS_COLUMN};
 use std::path::{Path, PathBuf};
 
 /// One metric column.
@@ -38,11 +41,7 @@ pub(crate) struct RawSeries {
     pub spread: Vec<(f64, f64)>,
 }
 
-/// A row whose status is this carries metric values (`ok`, `noisy`, `unstable`: see
-/// `Status::measured`).
-pub(crate) fn carries_values(status: &str) -> bool {
-    crate::store::Status::parse(status).is_some_and(crate::store::Status::measured)
-}
+pub(crate) use crate::store::schema::carries_values;
 
 /// The column `<metric>_<suffix>`: by the metric's name, else by the longest prefix of its column
 /// cut at a `_` (a CSV without a manifest names metrics by their column: `copy_gb_per_s` ->
@@ -56,40 +55,19 @@ pub(crate) fn stat_column(header: &[String], m: &MetricColumn, suffix: &str) -> 
     })
 }
 
-/// Columns after `status` that are not metrics of their own.
-const NOT_METRICS: [&str; 6] = ["build_s", "run_s", "cached", "error", "point_id", "index"];
-const NOT_METRIC_PARTS: [&str; 4] = ["_median_", "_stddev_", "_min_", "_max_"];
-const NOT_METRIC_ENDINGS: [&str; 6] = [
-    "_rel_ci",
-    "_samples",
-    "_throttled",
-    "_spread",
-    "_placements",
-    "_sm_mhz",
-];
-
 impl Table {
     pub(crate) fn read(path: &Path) -> Result<Table, AnalyzeError> {
         let read_err = |reason: String| AnalyzeError::Read {
             path: path.to_path_buf(),
             reason,
         };
-        let text = std::fs::read_to_string(path).map_err(|e| read_err(e.to_string()))?;
-        let first = text.lines().next().unwrap_or_default();
-        let semicolon = first.matches(';').count() > first.matches(',').count();
-        let mut reader = csv::ReaderBuilder::new()
-            .delimiter(if semicolon { b';' } else { b',' })
-            .flexible(true)
-            .from_reader(text.as_bytes());
-        let header: Vec<String> = reader
-            .headers()
-            .map_err(|e| read_err(e.to_string()))?
-            .iter()
-            .map(|h| h.trim().to_string())
-            .collect();
+        let bytes = std::fs::read(path).map_err(|e| read_err(e.to_string()))?;
+        let csv = Csv::parse(&bytes, None).map_err(read_err)?;
+        let semicolon = csv.dialect == Dialect::Semicolon;
+        let header: Vec<String> = csv.header.iter().map(|h| h.trim().to_string()).collect();
         let mut rows = Vec::new();
-        for record in reader.records() {
-            let record = record.map_err(|e| read_err(e.to_string()))?;
+        for record in csv.records {
+            let record = record.map_err(read_err)?;
             if record.iter().all(|c| c.trim().is_empty()) {
                 continue;
             }
@@ -250,7 +228,7 @@ impl Table {
             axes: x.to_string(),
         })?;
         let by_cols: Vec<usize> = by.iter().filter_map(|b| self.column(b)).collect();
-        let status_col = self.column("status");
+        let status_col = self.column(STATUS_COLUMN);
         let metric_cols: Vec<Option<usize>> =
             metrics.iter().map(|m| self.column(&m.column)).collect();
         // The placement spread of each metric, by name or by a prefix of its column.
@@ -318,15 +296,25 @@ impl Table {
 
 /// A number as the CSV writes it; with `semicolon`, a decimal comma.
 pub(crate) fn number(cell: &str, semicolon: bool) -> Option<f64> {
-    let c = cell.trim();
-    if c.is_empty() {
-        return None;
-    }
-    if semicolon {
-        c.replace(',', ".").parse().ok()
+    let dialect = if semicolon {
+        Dialect::Semicolon
     } else {
-        c.parse().ok()
-    }
+        Dialect::Comma
+    };
+    dialect.parse_number(cell)
+}
+
+/// Whether a column after `status` of a CSV without a manifest holds a metric's value: not a
+/// fixed column, nor a statistic the timing core writes beside a value (`<metric>_median_<unit>`,
+/// `<metric>_rel_ci`, ...: see `Metric::columns`), nor a repeat spread.
+fn holds_metric_value(column: &str) -> bool {
+    !schema::reserved(column)
+        && !CORE_STATS
+            .iter()
+            .any(|s| column.contains(&format!("_{s}_")))
+        && !CORE_FIELDS
+            .iter()
+            .any(|f| column.ends_with(&format!("_{f}")))
 }
 
 /// Axes and metrics from `manifest.json`: `"axes": [names]`, `"metrics": [{name, unit, column}]`.
@@ -376,32 +364,26 @@ fn guess_columns(
     rows: &[Vec<String>],
     semicolon: bool,
 ) -> Result<(Vec<String>, Vec<MetricColumn>), AnalyzeError> {
-    let status =
-        header
-            .iter()
-            .position(|h| h == "status")
-            .ok_or_else(|| AnalyzeError::NoStatus {
-                path: path.to_path_buf(),
-            })?;
+    let status = header
+        .iter()
+        .position(|h| h == STATUS_COLUMN)
+        .ok_or_else(|| AnalyzeError::NoStatus {
+            path: path.to_path_buf(),
+        })?;
     let start = header
         .iter()
-        .position(|h| h == "index")
+        .position(|h| h == INDEX_COLUMN)
         .map_or(0, |i| i + 1);
     let axes: Vec<String> = header[start.min(status)..status]
         .iter()
-        .filter(|h| *h != "point_id")
+        .filter(|h| *h != POINT_ID_COLUMN)
         .cloned()
         .collect();
     let metrics = header
         .iter()
         .enumerate()
         .skip(status + 1)
-        .filter(|(_, h)| {
-            !NOT_METRICS.contains(&h.as_str())
-                && !h.starts_with("gpu_")
-                && !NOT_METRIC_PARTS.iter().any(|p| h.contains(p))
-                && !NOT_METRIC_ENDINGS.iter().any(|e| h.ends_with(e))
-        })
+        .filter(|(_, h)| holds_metric_value(h))
         .filter(|(c, _)| {
             rows.iter()
                 .any(|r| r.get(*c).and_then(|v| number(v, semicolon)).is_some())
