@@ -3,7 +3,6 @@
 //! A row is written with one `write` call of the whole record and the file is never rewritten, so
 //! killing the process (SIGKILL included) leaves every finished row; a row torn by a crash in the
 //! middle of that call is cut off when the run is resumed.
-
 //!
 //! One owner per file: [`schema`] the columns, statuses and dialects; [`write`] the header and the
 //! rows; [`read`] every reading of a CSV sweep wrote; [`manifest`] `manifest.json`; this file the

@@ -197,6 +197,25 @@ mod tests {
     }
 
     #[test]
+    fn every_fixed_column_is_filled_by_the_writer() {
+        let tmp = tempfile::tempdir().unwrap();
+        let sink =
+            CsvSink::open(&tmp.path().join("r.csv"), header(&spec()), Dialect::Comma).unwrap();
+        let mut r = row("abc", Status::RunFailed);
+        r.gpu = GpuTag {
+            index: "0".into(),
+            name: "H100".into(),
+            uuid: "GPU-1".into(),
+        };
+        r.error = "exit code 1".into();
+        let fields = sink.fields(&r);
+        for col in schema::fixed_columns() {
+            let at = sink.header.iter().position(|h| h == col).unwrap();
+            assert!(!fields[at].is_empty(), "`{col}` is left empty");
+        }
+    }
+
+    #[test]
     fn text_with_either_separator_is_quoted_in_either_dialect() {
         let f = |v: &[&str], d| {
             String::from_utf8(record(
