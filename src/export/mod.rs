@@ -12,6 +12,8 @@ pub mod xlsx;
 
 pub use json::{run_json, write_json, SCHEMA};
 
+use crate::store::read::Csv;
+use crate::store::schema::{INDEX_COLUMN, TEXT_COLUMNS};
 use crate::store::{self, Dialect, Manifest, StoreError};
 use std::path::{Path, PathBuf};
 
@@ -33,10 +35,6 @@ pub enum Cell {
     Number(f64),
     Text(String),
 }
-
-/// Columns that hold text whatever their cells look like: an id such as `096962288715`
-/// (older runs) must not become a number, nor a GPU index list, nor an error message.
-pub const TEXT_COLUMNS: [&str; 5] = ["point_id", "status", "error", "gpu_name", "gpu_uuid"];
 
 /// A CSV's header and rows, every cell typed.
 #[derive(Clone, Debug)]
@@ -137,7 +135,7 @@ impl Run {
         }
         let manifest = Manifest::load(run_dir)?;
         let done = store::read_done(&run_dir.join(store::RESULTS), &manifest.columns)?;
-        let index = manifest.columns.iter().position(|c| c == "index");
+        let index = manifest.columns.iter().position(|c| c == INDEX_COLUMN);
         let mut rows: Vec<Vec<String>> = done.into_values().collect();
         rows.sort_by_key(|r| {
             index
@@ -167,21 +165,15 @@ fn read_analysis(path: &Path) -> Result<Option<Table>, ExportError> {
     let Ok(bytes) = std::fs::read(path) else {
         return Ok(None);
     };
-    let text = String::from_utf8_lossy(&bytes);
-    let text = text.trim_start_matches('\u{feff}');
-    let dialect = Dialect::detect(text.lines().next().unwrap_or_default());
-    let mut r = csv::ReaderBuilder::new()
-        .delimiter(dialect.delimiter())
-        .flexible(true)
-        .from_reader(text.as_bytes());
-    let err = |e: csv::Error| ExportError::Read {
+    let err = |reason: String| ExportError::Read {
         path: path.to_path_buf(),
-        reason: e.to_string(),
+        reason,
     };
-    let header: Vec<String> = r.headers().map_err(err)?.iter().map(String::from).collect();
-    let rows = r
-        .records()
-        .map(|rec| rec.map(|rec| rec.iter().map(String::from).collect::<Vec<_>>()))
+    let csv = Csv::parse(&bytes, None).map_err(err)?;
+    let (header, dialect) = (csv.header, csv.dialect);
+    let rows = csv
+        .records
+        .into_iter()
         .collect::<Result<Vec<_>, _>>()
         .map_err(err)?;
     // Columns before `period` are the series' name, metric, unit and the group's axis values.

@@ -1,17 +1,16 @@
 //! Reading a results CSV into series: which columns are axes and which are metrics (from
 //! `manifest.json` beside the CSV, or guessed from the header), which axis is x, and one series
-//! per combination of the other axes and per metric.
+//! per combination of the other axes and per metric. `columns.rs` tells axes from metrics.
+
+mod columns;
+
+pub(crate) use columns::{stat_column, unit_of_column, MetricColumn};
 
 use super::{AnalyzeError, AnalyzeOptions};
+use crate::store::read::Csv;
+use crate::store::schema::{Dialect, STATUS_COLUMN};
+use columns::{from_manifest, guess_columns};
 use std::path::{Path, PathBuf};
-
-/// One metric column.
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) struct MetricColumn {
-    pub name: String,
-    pub unit: String,
-    pub column: String,
-}
 
 /// The CSV, read.
 pub(crate) struct Table {
@@ -38,35 +37,7 @@ pub(crate) struct RawSeries {
     pub spread: Vec<(f64, f64)>,
 }
 
-/// A row whose status is this carries metric values (`ok`, `noisy`, `unstable`: see
-/// `Status::measured`).
-pub(crate) fn carries_values(status: &str) -> bool {
-    crate::store::Status::parse(status).is_some_and(crate::store::Status::measured)
-}
-
-/// The column `<metric>_<suffix>`: by the metric's name, else by the longest prefix of its column
-/// cut at a `_` (a CSV without a manifest names metrics by their column: `copy_gb_per_s` ->
-/// `copy_rel_ci`).
-pub(crate) fn stat_column(header: &[String], m: &MetricColumn, suffix: &str) -> Option<usize> {
-    let find = |name: String| header.iter().position(|h| *h == name);
-    find(format!("{}_{suffix}", m.name)).or_else(|| {
-        m.column
-            .rmatch_indices('_')
-            .find_map(|(i, _)| find(format!("{}_{suffix}", &m.column[..i])))
-    })
-}
-
-/// Columns after `status` that are not metrics of their own.
-const NOT_METRICS: [&str; 6] = ["build_s", "run_s", "cached", "error", "point_id", "index"];
-const NOT_METRIC_PARTS: [&str; 4] = ["_median_", "_stddev_", "_min_", "_max_"];
-const NOT_METRIC_ENDINGS: [&str; 6] = [
-    "_rel_ci",
-    "_samples",
-    "_throttled",
-    "_spread",
-    "_placements",
-    "_sm_mhz",
-];
+pub(crate) use crate::store::schema::carries_values;
 
 impl Table {
     pub(crate) fn read(path: &Path) -> Result<Table, AnalyzeError> {
@@ -74,22 +45,13 @@ impl Table {
             path: path.to_path_buf(),
             reason,
         };
-        let text = std::fs::read_to_string(path).map_err(|e| read_err(e.to_string()))?;
-        let first = text.lines().next().unwrap_or_default();
-        let semicolon = first.matches(';').count() > first.matches(',').count();
-        let mut reader = csv::ReaderBuilder::new()
-            .delimiter(if semicolon { b';' } else { b',' })
-            .flexible(true)
-            .from_reader(text.as_bytes());
-        let header: Vec<String> = reader
-            .headers()
-            .map_err(|e| read_err(e.to_string()))?
-            .iter()
-            .map(|h| h.trim().to_string())
-            .collect();
+        let bytes = std::fs::read(path).map_err(|e| read_err(e.to_string()))?;
+        let csv = Csv::parse(&bytes, None).map_err(read_err)?;
+        let semicolon = csv.dialect == Dialect::Semicolon;
+        let header: Vec<String> = csv.header.iter().map(|h| h.trim().to_string()).collect();
         let mut rows = Vec::new();
-        for record in reader.records() {
-            let record = record.map_err(|e| read_err(e.to_string()))?;
+        for record in csv.records {
+            let record = record.map_err(read_err)?;
             if record.iter().all(|c| c.trim().is_empty()) {
                 continue;
             }
@@ -250,7 +212,7 @@ impl Table {
             axes: x.to_string(),
         })?;
         let by_cols: Vec<usize> = by.iter().filter_map(|b| self.column(b)).collect();
-        let status_col = self.column("status");
+        let status_col = self.column(STATUS_COLUMN);
         let metric_cols: Vec<Option<usize>> =
             metrics.iter().map(|m| self.column(&m.column)).collect();
         // The placement spread of each metric, by name or by a prefix of its column.
@@ -318,120 +280,12 @@ impl Table {
 
 /// A number as the CSV writes it; with `semicolon`, a decimal comma.
 pub(crate) fn number(cell: &str, semicolon: bool) -> Option<f64> {
-    let c = cell.trim();
-    if c.is_empty() {
-        return None;
-    }
-    if semicolon {
-        c.replace(',', ".").parse().ok()
+    let dialect = if semicolon {
+        Dialect::Semicolon
     } else {
-        c.parse().ok()
-    }
-}
-
-/// Axes and metrics from `manifest.json`: `"axes": [names]`, `"metrics": [{name, unit, column}]`.
-fn from_manifest(
-    path: &Path,
-    header: &[String],
-) -> Result<(Vec<String>, Vec<MetricColumn>), AnalyzeError> {
-    let bad = |reason: String| AnalyzeError::Manifest {
-        path: path.to_path_buf(),
-        reason,
+        Dialect::Comma
     };
-    let text = std::fs::read_to_string(path).map_err(|e| bad(e.to_string()))?;
-    let v: serde_json::Value = serde_json::from_str(&text).map_err(|e| bad(e.to_string()))?;
-    let axes: Vec<String> = v["axes"]
-        .as_array()
-        .ok_or_else(|| bad("no `axes` list".to_string()))?
-        .iter()
-        .filter_map(|a| {
-            a.as_str()
-                .or_else(|| a["name"].as_str())
-                .map(str::to_string)
-        })
-        .collect();
-    let metrics: Vec<MetricColumn> = v["metrics"]
-        .as_array()
-        .ok_or_else(|| bad("no `metrics` list".to_string()))?
-        .iter()
-        .filter_map(|m| {
-            let name = m["name"].as_str()?.to_string();
-            let column = m["column"].as_str().unwrap_or(&name).to_string();
-            Some(MetricColumn {
-                name,
-                unit: m["unit"].as_str().unwrap_or("").to_string(),
-                column,
-            })
-        })
-        .filter(|m| header.contains(&m.column))
-        .collect();
-    Ok((axes, metrics))
-}
-
-/// Without a manifest: axes are the columns between `index` (or the start) and `status`; metrics
-/// are the numeric columns after `status`, less the timing core's statistics and the bookkeeping.
-fn guess_columns(
-    path: &Path,
-    header: &[String],
-    rows: &[Vec<String>],
-    semicolon: bool,
-) -> Result<(Vec<String>, Vec<MetricColumn>), AnalyzeError> {
-    let status =
-        header
-            .iter()
-            .position(|h| h == "status")
-            .ok_or_else(|| AnalyzeError::NoStatus {
-                path: path.to_path_buf(),
-            })?;
-    let start = header
-        .iter()
-        .position(|h| h == "index")
-        .map_or(0, |i| i + 1);
-    let axes: Vec<String> = header[start.min(status)..status]
-        .iter()
-        .filter(|h| *h != "point_id")
-        .cloned()
-        .collect();
-    let metrics = header
-        .iter()
-        .enumerate()
-        .skip(status + 1)
-        .filter(|(_, h)| {
-            !NOT_METRICS.contains(&h.as_str())
-                && !h.starts_with("gpu_")
-                && !NOT_METRIC_PARTS.iter().any(|p| h.contains(p))
-                && !NOT_METRIC_ENDINGS.iter().any(|e| h.ends_with(e))
-        })
-        .filter(|(c, _)| {
-            rows.iter()
-                .any(|r| r.get(*c).and_then(|v| number(v, semicolon)).is_some())
-        })
-        .map(|(_, h)| MetricColumn {
-            name: h.clone(),
-            unit: unit_of_column(h).to_string(),
-            column: h.clone(),
-        })
-        .collect();
-    Ok((axes, metrics))
-}
-
-/// The unit a column name ends with (the design's slugs), or "" when it does not say.
-pub(crate) fn unit_of_column(column: &str) -> &'static str {
-    const SLUGS: [(&str, &str); 9] = [
-        ("gb_per_s", "GB/s"),
-        ("gflops", "GFlops"),
-        ("mflops", "MFlops"),
-        ("fraction", "fraction"),
-        ("cycles", "cycles"),
-        ("_ns", "ns"),
-        ("_us", "us"),
-        ("_ms", "ms"),
-        ("_s", "s"),
-    ];
-    SLUGS
-        .iter()
-        .find(|(slug, _)| column.ends_with(slug))
-        .map_or("", |(_, unit)| unit)
+    dialect.parse_number(cell)
 }
 
 #[cfg(test)]
@@ -573,39 +427,5 @@ mod tests {
             .unwrap()
             .to_string();
         assert!(err.contains("has no `status` column"), "{err}");
-    }
-
-    #[test]
-    fn uncertainty_columns_are_found_by_name_or_by_a_prefix_of_the_column() {
-        let header: Vec<String> = [
-            "copy_gb_per_s",
-            "copy_rel_ci",
-            "copy_spread",
-            "copy_repeat_spread",
-        ]
-        .iter()
-        .map(|s| s.to_string())
-        .collect();
-        let guessed = MetricColumn {
-            name: "copy_gb_per_s".into(),
-            unit: String::new(),
-            column: "copy_gb_per_s".into(),
-        };
-        let from_manifest = MetricColumn {
-            name: "copy".into(),
-            unit: "GB/s".into(),
-            column: "copy_gb_per_s".into(),
-        };
-        for m in [&guessed, &from_manifest] {
-            assert_eq!(stat_column(&header, m, "rel_ci"), Some(1));
-            assert_eq!(stat_column(&header, m, "spread"), Some(2));
-            assert_eq!(stat_column(&header, m, "repeat_spread"), Some(3));
-        }
-        let other = MetricColumn {
-            name: "mflops".into(),
-            unit: String::new(),
-            column: "mflops".into(),
-        };
-        assert_eq!(stat_column(&header, &other, "rel_ci"), None);
     }
 }

@@ -3,112 +3,24 @@
 //! Commands are values ([`Cmd`]): built elsewhere, run here, logged with their exact command line.
 //! Every child leads its own process group, and the whole group is killed when it times out,
 //! when it exits (no orphaned grandchildren), and on the second Ctrl-C.
+//!
+//! `cmd.rs` holds the command values, `outcome.rs` how a process ended, `guard.rs` the process
+//! groups and the guard that outlives sweep; this file starts, gates, waits for and captures.
 
-use std::collections::{BTreeMap, BTreeSet};
+mod cmd;
+mod guard;
+mod outcome;
+
+pub use cmd::Cmd;
+pub use guard::{kill_all, start_guard};
+pub use outcome::{Exit, Outcome};
+
 use std::io::Write;
 use std::os::fd::AsRawFd;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
-use std::path::{Path, PathBuf};
-use std::sync::{mpsc, Mutex};
+use std::path::Path;
+use std::sync::mpsc;
 use std::time::{Duration, Instant};
-
-#[derive(Clone, Debug, PartialEq)]
-pub struct Cmd {
-    pub program: String,
-    pub args: Vec<String>,
-    pub env: BTreeMap<String, String>,
-    pub cwd: Option<PathBuf>,
-    /// Added to the child's scheduling niceness (0: inherit). Builds run at a lower priority so
-    /// that a program measuring on the GPU never waits for a CPU behind nvcc.
-    pub nice: i32,
-}
-
-impl Cmd {
-    pub fn new(program: impl Into<String>) -> Cmd {
-        Cmd {
-            program: program.into(),
-            args: Vec::new(),
-            env: BTreeMap::new(),
-            cwd: None,
-            nice: 0,
-        }
-    }
-
-    pub fn nice(mut self, n: i32) -> Cmd {
-        self.nice = n;
-        self
-    }
-
-    pub fn arg(mut self, a: impl Into<String>) -> Cmd {
-        self.args.push(a.into());
-        self
-    }
-
-    pub fn args<I: IntoIterator<Item = S>, S: Into<String>>(mut self, a: I) -> Cmd {
-        self.args.extend(a.into_iter().map(Into::into));
-        self
-    }
-
-    /// The command line as a shell would read it (for logs and messages).
-    pub fn line(&self) -> String {
-        let env = self.env.iter().map(|(k, v)| format!("{k}={}", quote(v)));
-        let words = std::iter::once(quote(&self.program)).chain(self.args.iter().map(|a| quote(a)));
-        env.chain(words).collect::<Vec<_>>().join(" ")
-    }
-}
-
-fn quote(s: &str) -> String {
-    if !s.is_empty()
-        && s.chars()
-            .all(|c| c.is_ascii_alphanumeric() || "-_./=:,+@%".contains(c))
-    {
-        s.to_string()
-    } else {
-        format!("'{}'", s.replace('\'', "'\\''"))
-    }
-}
-
-/// How a process ended.
-#[derive(Clone, Debug, PartialEq)]
-pub enum Exit {
-    Code(i32),
-    Signal(i32),
-    /// Killed after this limit.
-    TimedOut(Duration),
-}
-
-#[derive(Clone, Debug)]
-pub struct Outcome {
-    pub exit: Exit,
-    pub elapsed: Duration,
-}
-
-impl Outcome {
-    pub fn success(&self) -> bool {
-        self.exit == Exit::Code(0)
-    }
-
-    pub fn describe(&self) -> String {
-        match self.exit {
-            Exit::Code(c) => format!("exit code {c}"),
-            Exit::Signal(s) => format!("killed by signal {s} ({})", signal_name(s)),
-            Exit::TimedOut(limit) => format!("timed out after {} s", limit.as_secs_f64()),
-        }
-    }
-}
-
-fn signal_name(s: i32) -> &'static str {
-    match s {
-        libc::SIGSEGV => "SIGSEGV",
-        libc::SIGABRT => "SIGABRT",
-        libc::SIGKILL => "SIGKILL",
-        libc::SIGBUS => "SIGBUS",
-        libc::SIGFPE => "SIGFPE",
-        libc::SIGTERM => "SIGTERM",
-        libc::SIGINT => "SIGINT",
-        _ => "signal",
-    }
-}
 
 /// Where a command's output goes.
 pub enum Sink<'a> {
@@ -124,118 +36,6 @@ pub enum ExecError {
     NotFound { program: String },
     #[error("cannot start `{line}`: {reason}")]
     Spawn { line: String, reason: String },
-}
-
-static GROUPS: Mutex<BTreeSet<i32>> = Mutex::new(BTreeSet::new());
-
-/// The write end of the guard's pipe (see [`start_guard`]); -1 without a guard.
-static GUARD: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(-1);
-
-/// Starts the guard: a process forked from sweep that outlives it, whatever ends it (SIGKILL
-/// included), and then kills every process group sweep started and had not reaped. The kernel
-/// kills a program when sweep dies (PR_SET_PDEATHSIG), but not what the program started itself
-/// (nvcc's compilers, a bench's helpers); the guard does. sweep tells it each group as it starts
-/// (pgid) and ends (-pgid) over a pipe; end of file on the pipe means sweep is gone. Call before
-/// any thread starts (fork copies only the calling thread). Without a pipe or a fork, sweep runs
-/// unguarded, as before.
-pub fn start_guard() {
-    let mut fds = [0i32; 2];
-    // SAFETY: pipe2 fills two new descriptors.
-    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
-        return;
-    }
-    // SAFETY: called from main before any thread exists; the child runs `guard` and never returns.
-    match unsafe { libc::fork() } {
-        0 => guard(fds[0]),
-        -1 => unsafe {
-            libc::close(fds[0]);
-            libc::close(fds[1]);
-        },
-        _ => {
-            // SAFETY: the read end is the guard's.
-            unsafe { libc::close(fds[0]) };
-            GUARD.store(fds[1], std::sync::atomic::Ordering::SeqCst);
-        }
-    }
-}
-
-/// The guard's whole life: its own session (a Ctrl-C or a kill of sweep's group does not reach
-/// it), no descriptor but the pipe (so nothing waiting for sweep's output waits for it), then
-/// read group ids until end of file and kill the groups still open.
-fn guard(pipe: i32) -> ! {
-    // SAFETY: a single-threaded child after fork; only descriptors, signals and killpg.
-    unsafe {
-        libc::setsid();
-        libc::signal(libc::SIGINT, libc::SIG_IGN);
-        libc::signal(libc::SIGTERM, libc::SIG_IGN);
-        libc::signal(libc::SIGHUP, libc::SIG_IGN);
-        let null = libc::open(c"/dev/null".as_ptr(), libc::O_RDWR);
-        for fd in 0..3 {
-            libc::dup2(null, fd);
-        }
-        let max = libc::sysconf(libc::_SC_OPEN_MAX).clamp(256, 65536) as i32;
-        for fd in 3..max {
-            if fd != pipe {
-                libc::close(fd);
-            }
-        }
-    }
-    let mut open: BTreeSet<i32> = BTreeSet::new();
-    let mut buf = [0u8; 4];
-    let mut have = 0;
-    loop {
-        // SAFETY: reads into the rest of a local buffer.
-        let n = unsafe { libc::read(pipe, buf[have..].as_mut_ptr().cast(), 4 - have) };
-        if n < 0 && std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted {
-            continue;
-        }
-        if n <= 0 {
-            break;
-        }
-        have += n as usize;
-        if have == 4 {
-            let v = i32::from_le_bytes(buf);
-            if v > 0 {
-                open.insert(v);
-            } else {
-                open.remove(&-v);
-            }
-            have = 0;
-        }
-    }
-    for pgid in open {
-        kill_group(pgid);
-    }
-    // SAFETY: ends the guard without running sweep's exit handlers.
-    unsafe { libc::_exit(0) }
-}
-
-/// Tells the guard that group `pgid` started (positive) or ended (negative).
-fn tell_guard(message: i32) {
-    let fd = GUARD.load(std::sync::atomic::Ordering::SeqCst);
-    if fd >= 0 {
-        let bytes = message.to_le_bytes();
-        // SAFETY: a 4-byte write to a pipe is atomic (under PIPE_BUF); a failure (the guard gone)
-        // only leaves sweep unguarded.
-        unsafe { libc::write(fd, bytes.as_ptr().cast(), 4) };
-    }
-}
-
-/// Kills every process group this process started and has not reaped (second Ctrl-C).
-pub fn kill_all() {
-    let groups = GROUPS.lock().map(|g| g.clone()).unwrap_or_default();
-    for pgid in groups {
-        kill_group(pgid);
-    }
-}
-
-fn kill_group(pgid: i32) {
-    if pgid > 1 {
-        // SAFETY: killpg only sends a signal; a stale group id at worst returns ESRCH.
-        unsafe {
-            libc::killpg(pgid, libc::SIGKILL);
-        }
-    }
 }
 
 /// Runs `cmd` to its end or until `timeout`, with its output in `sink`.
@@ -349,10 +149,7 @@ pub fn start(cmd: &Cmd, sink: Sink, gated: bool) -> Result<Started, ExecError> {
         }
     })?;
     let pgid = handle.pids().first().map(|p| *p as i32).unwrap_or(0);
-    tell_guard(pgid);
-    if let Ok(mut g) = GROUPS.lock() {
-        g.insert(pgid);
-    }
+    guard::opened(pgid);
     let (tx, done) = mpsc::channel();
     let waiter = std::thread::spawn(move || {
         let status = handle.wait().map(|o| o.status);
@@ -400,7 +197,7 @@ impl Started {
             .recv_timeout(deadline.saturating_duration_since(Instant::now()))
             .is_err();
         if timed_out {
-            kill_group(self.pgid);
+            guard::kill_group(self.pgid);
         }
         let status = self
             .waiter
@@ -427,14 +224,11 @@ impl Started {
 impl Drop for Started {
     /// The leader is gone or abandoned; whatever is left in its group goes too.
     fn drop(&mut self) {
-        kill_group(self.pgid);
+        guard::kill_group(self.pgid);
         if let Some(w) = self.waiter.take() {
             let _ = w.join();
         }
-        if let Ok(mut g) = GROUPS.lock() {
-            g.remove(&self.pgid);
-        }
-        tell_guard(-self.pgid);
+        guard::closed(self.pgid);
     }
 }
 
@@ -495,13 +289,6 @@ pub fn capture(cmd: &Cmd) -> Result<Captured, ExecError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn command_line_quotes_what_needs_it() {
-        let mut c = Cmd::new("nvcc").args(["-O3", "-Xptxas -dlcm=ca", "it's"]);
-        c.env.insert("A".into(), "1 2".into());
-        assert_eq!(c.line(), "A='1 2' nvcc -O3 '-Xptxas -dlcm=ca' 'it'\\''s'");
-    }
 
     #[test]
     fn a_nice_command_runs_at_a_lower_priority() {

@@ -1,0 +1,179 @@
+//! Which columns of a results CSV are axes and which are metrics: from `manifest.json`, or
+//! guessed from the header; and the columns that go with a metric (its unit, its statistics).
+
+use super::number;
+use crate::analyze::AnalyzeError;
+use crate::spec::{CORE_FIELDS, CORE_STATS};
+use crate::store::schema::{self, INDEX_COLUMN, POINT_ID_COLUMN, STATUS_COLUMN};
+use std::path::Path;
+
+/// One metric column.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct MetricColumn {
+    pub name: String,
+    pub unit: String,
+    pub column: String,
+}
+
+/// The column `<metric>_<suffix>`: by the metric's name, else by the longest prefix of its column
+/// cut at a `_` (a CSV without a manifest names metrics by their column: `copy_gb_per_s` ->
+/// `copy_rel_ci`).
+pub(crate) fn stat_column(header: &[String], m: &MetricColumn, suffix: &str) -> Option<usize> {
+    let find = |name: String| header.iter().position(|h| *h == name);
+    find(format!("{}_{suffix}", m.name)).or_else(|| {
+        m.column
+            .rmatch_indices('_')
+            .find_map(|(i, _)| find(format!("{}_{suffix}", &m.column[..i])))
+    })
+}
+
+/// Whether a column after `status` of a CSV without a manifest holds a metric's value: not a
+/// fixed column, nor a statistic the timing core writes beside a value (`<metric>_median_<unit>`,
+/// `<metric>_rel_ci`, ...: see `Metric::columns`), nor a repeat spread.
+fn holds_metric_value(column: &str) -> bool {
+    !schema::reserved(column)
+        && !CORE_STATS
+            .iter()
+            .any(|s| column.contains(&format!("_{s}_")))
+        && !CORE_FIELDS
+            .iter()
+            .any(|f| column.ends_with(&format!("_{f}")))
+}
+
+/// Axes and metrics from `manifest.json`: `"axes": [names]`, `"metrics": [{name, unit, column}]`.
+pub(super) fn from_manifest(
+    path: &Path,
+    header: &[String],
+) -> Result<(Vec<String>, Vec<MetricColumn>), AnalyzeError> {
+    let bad = |reason: String| AnalyzeError::Manifest {
+        path: path.to_path_buf(),
+        reason,
+    };
+    let text = std::fs::read_to_string(path).map_err(|e| bad(e.to_string()))?;
+    let v: serde_json::Value = serde_json::from_str(&text).map_err(|e| bad(e.to_string()))?;
+    let axes: Vec<String> = v["axes"]
+        .as_array()
+        .ok_or_else(|| bad("no `axes` list".to_string()))?
+        .iter()
+        .filter_map(|a| {
+            a.as_str()
+                .or_else(|| a["name"].as_str())
+                .map(str::to_string)
+        })
+        .collect();
+    let metrics: Vec<MetricColumn> = v["metrics"]
+        .as_array()
+        .ok_or_else(|| bad("no `metrics` list".to_string()))?
+        .iter()
+        .filter_map(|m| {
+            let name = m["name"].as_str()?.to_string();
+            let column = m["column"].as_str().unwrap_or(&name).to_string();
+            Some(MetricColumn {
+                name,
+                unit: m["unit"].as_str().unwrap_or("").to_string(),
+                column,
+            })
+        })
+        .filter(|m| header.contains(&m.column))
+        .collect();
+    Ok((axes, metrics))
+}
+
+/// Without a manifest: axes are the columns between `index` (or the start) and `status`; metrics
+/// are the numeric columns after `status`, less the timing core's statistics and the bookkeeping.
+pub(super) fn guess_columns(
+    path: &Path,
+    header: &[String],
+    rows: &[Vec<String>],
+    semicolon: bool,
+) -> Result<(Vec<String>, Vec<MetricColumn>), AnalyzeError> {
+    let status = header
+        .iter()
+        .position(|h| h == STATUS_COLUMN)
+        .ok_or_else(|| AnalyzeError::NoStatus {
+            path: path.to_path_buf(),
+        })?;
+    let start = header
+        .iter()
+        .position(|h| h == INDEX_COLUMN)
+        .map_or(0, |i| i + 1);
+    let axes: Vec<String> = header[start.min(status)..status]
+        .iter()
+        .filter(|h| *h != POINT_ID_COLUMN)
+        .cloned()
+        .collect();
+    let metrics = header
+        .iter()
+        .enumerate()
+        .skip(status + 1)
+        .filter(|(_, h)| holds_metric_value(h))
+        .filter(|(c, _)| {
+            rows.iter()
+                .any(|r| r.get(*c).and_then(|v| number(v, semicolon)).is_some())
+        })
+        .map(|(_, h)| MetricColumn {
+            name: h.clone(),
+            unit: unit_of_column(h).to_string(),
+            column: h.clone(),
+        })
+        .collect();
+    Ok((axes, metrics))
+}
+
+/// The unit a column name ends with (the design's slugs), or "" when it does not say.
+pub(crate) fn unit_of_column(column: &str) -> &'static str {
+    const SLUGS: [(&str, &str); 9] = [
+        ("gb_per_s", "GB/s"),
+        ("gflops", "GFlops"),
+        ("mflops", "MFlops"),
+        ("fraction", "fraction"),
+        ("cycles", "cycles"),
+        ("_ns", "ns"),
+        ("_us", "us"),
+        ("_ms", "ms"),
+        ("_s", "s"),
+    ];
+    SLUGS
+        .iter()
+        .find(|(slug, _)| column.ends_with(slug))
+        .map_or("", |(_, unit)| unit)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn uncertainty_columns_are_found_by_name_or_by_a_prefix_of_the_column() {
+        let header: Vec<String> = [
+            "copy_gb_per_s",
+            "copy_rel_ci",
+            "copy_spread",
+            "copy_repeat_spread",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        let guessed = MetricColumn {
+            name: "copy_gb_per_s".into(),
+            unit: String::new(),
+            column: "copy_gb_per_s".into(),
+        };
+        let from_manifest = MetricColumn {
+            name: "copy".into(),
+            unit: "GB/s".into(),
+            column: "copy_gb_per_s".into(),
+        };
+        for m in [&guessed, &from_manifest] {
+            assert_eq!(stat_column(&header, m, "rel_ci"), Some(1));
+            assert_eq!(stat_column(&header, m, "spread"), Some(2));
+            assert_eq!(stat_column(&header, m, "repeat_spread"), Some(3));
+        }
+        let other = MetricColumn {
+            name: "mflops".into(),
+            unit: String::new(),
+            column: "mflops".into(),
+        };
+        assert_eq!(stat_column(&header, &other, "rel_ci"), None);
+    }
+}

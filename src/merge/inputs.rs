@@ -1,0 +1,136 @@
+//! The runs a merge reads: which folders an argument stands for, and each run's manifest and
+//! rows, checked to be alike.
+
+use super::MergeError;
+use crate::points::Shard;
+use crate::store::{self, Dialect, Manifest};
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+/// A run folder given to merge, read.
+pub(super) struct Input {
+    pub(super) dir: PathBuf,
+    pub(super) manifest: Manifest,
+    pub(super) header: Option<Vec<String>>,
+    pub(super) rows: Vec<Vec<String>>,
+}
+
+impl Input {
+    pub(super) fn name(&self) -> String {
+        self.dir.display().to_string()
+    }
+}
+
+/// The run folders to merge. Each argument is a run folder, or a sweep folder (`output/<sweep>`),
+/// which stands for the latest run of each of its shards.
+pub fn resolve(args: &[PathBuf]) -> Result<Vec<PathBuf>, MergeError> {
+    let mut dirs: Vec<PathBuf> = Vec::new();
+    for arg in args {
+        if arg.join(store::MANIFEST).is_file() {
+            dirs.push(arg.clone());
+            continue;
+        }
+        // The runs directly in `arg`, oldest first: the latest run of each shard wins.
+        // (shard count, split, index) -> run
+        let mut latest: BTreeMap<(usize, String, usize), PathBuf> = BTreeMap::new();
+        for run in store::runs_of(arg, "") {
+            let Ok(m) = Manifest::load(&run) else {
+                continue;
+            };
+            if let Some(s) = m.shard.as_deref().and_then(|s| s.parse::<Shard>().ok()) {
+                latest.insert((s.count, m.split, s.index), run);
+            }
+        }
+        let shardings: BTreeSet<String> = latest
+            .keys()
+            .map(|(n, split, _)| format!("{n} shards split by {split}"))
+            .collect();
+        match shardings.len() {
+            0 => {
+                return Err(MergeError::NotARun {
+                    dir: arg.display().to_string(),
+                })
+            }
+            1 => dirs.extend(latest.into_values()),
+            _ => {
+                return Err(MergeError::MixedShardings {
+                    dir: arg.display().to_string(),
+                    shardings: shardings.into_iter().collect::<Vec<_>>().join(", "),
+                })
+            }
+        }
+    }
+    // The same folder given twice is one input.
+    let mut seen = BTreeSet::new();
+    dirs.retain(|d| seen.insert(d.canonicalize().unwrap_or_else(|_| d.clone())));
+    if dirs.is_empty() {
+        return Err(MergeError::NoInput);
+    }
+    Ok(dirs)
+}
+
+/// A CSV read without changing it (a shard may still be writing): its header (None: no CSV
+/// yet) and its rows of the header's width.
+pub(super) fn read_csv(path: &Path, dialect: Dialect) -> Result<Table, MergeError> {
+    Ok(match store::read::read_whole_lines(path, dialect)? {
+        Some(csv) => (Some(csv.header.clone()), csv.full_rows()),
+        None => (None, Vec::new()),
+    })
+}
+
+/// A CSV read: its header (None: no CSV yet) and its rows.
+pub(super) type Table = (Option<Vec<String>>, Vec<Vec<String>>);
+
+pub(super) fn load(dir: &Path) -> Result<Input, MergeError> {
+    let manifest = Manifest::load(dir)?;
+    let (header, rows) = read_csv(&dir.join(store::RESULTS), manifest.dialect)?;
+    Ok(Input {
+        dir: dir.to_path_buf(),
+        manifest,
+        header,
+        rows,
+    })
+}
+
+/// Checks that every input is a run of the first one's spec, header and dialect.
+pub(super) fn check_alike(inputs: &[Input]) -> Result<(), MergeError> {
+    let first = &inputs[0];
+    for other in &inputs[1..] {
+        if other.manifest.spec_hash != first.manifest.spec_hash {
+            return Err(MergeError::SpecDiffers {
+                first: first.name(),
+                other: other.name(),
+                first_hash: first.manifest.spec_hash.clone(),
+                other_hash: other.manifest.spec_hash.clone(),
+            });
+        }
+        if other.manifest.dialect != first.manifest.dialect {
+            let name = |d: Dialect| d.name().to_string();
+            return Err(MergeError::DialectDiffers {
+                first: first.name(),
+                other: other.name(),
+                first_dialect: name(first.manifest.dialect),
+                other_dialect: name(other.manifest.dialect),
+            });
+        }
+    }
+    let with_header: Vec<&Input> = inputs.iter().filter(|i| i.header.is_some()).collect();
+    if let Some((first, rest)) = with_header.split_first() {
+        let a = first.header.as_deref().unwrap_or_default();
+        for other in rest {
+            let b = other.header.as_deref().unwrap_or_default();
+            if a != b {
+                let detail = match a.iter().zip(b).position(|(x, y)| x != y) {
+                    Some(i) => format!("column {} is `{}` there and `{}` here", i + 1, b[i], a[i]),
+                    None => format!("{} columns there, {} here", b.len(), a.len()),
+                };
+                return Err(MergeError::HeaderDiffers {
+                    first: first.name(),
+                    other: other.name(),
+                    detail,
+                });
+            }
+        }
+    }
+    Ok(())
+}

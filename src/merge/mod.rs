@@ -1,0 +1,303 @@
+//! `sweep merge`: joins the runs of a sweep's shards into one run folder with one results CSV
+//! (rows in sweep order) and one manifest that lists the runs it came from.
+//!
+//! The inputs must be runs of one spec text (same hash) with the same CSV header and dialect.
+//! Every point of the sweep must appear exactly once: a point in two runs stops the merge
+//! (nothing is written); missing points are named, and the rows there are are still merged, so the
+//! user sees what is missing and which shards to run again (the manifest's `missing` lists them
+//! all, its `state` is `incomplete`). Inputs are only read, never repaired: a shard still running
+//! can be merged as it stands.
+//!
+//! `inputs.rs` finds and reads the runs, `output.rs` writes the merged folder, `summary.rs` holds
+//! its manifest and messages; this file matches the rows to the sweep's points.
+
+mod inputs;
+mod output;
+mod summary;
+
+pub use inputs::resolve;
+pub use summary::{Merged, MergedManifest, MissingPoint, Source};
+
+use crate::points::{self, Point, Shard};
+use crate::spec::Spec;
+use crate::store::schema::STATUS_COLUMN;
+use crate::store::{self, Manifest};
+use inputs::{check_alike, load, read_csv, Input};
+use output::{out_dir, save, write_csv};
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use summary::name_points;
+
+/// `sweep merge --help`, after the options.
+pub const HELP: &str = "\
+A sweep folder (output/<sweep>) stands for the latest run of each of its shards. The runs must
+come from one spec text, with one CSV header and dialect; the merged CSV keeps that dialect, and
+the runs' control re-runs go together into the merged controls.csv.
+
+Exit codes:
+  0    every point of the sweep merged, whatever its status
+  1    points missing: the rest is merged, and its manifest.json lists the missing ones (state
+       `incomplete`); or points in two runs: nothing written
+  3    runs of different specs, headers or dialects, or a run that cannot be read";
+
+#[derive(Debug, thiserror::Error)]
+pub enum MergeError {
+    #[error("no run folder given (hint: sweep merge output/<sweep>/<stamp>-shard-0-of-4 ..., or the sweep folder output/<sweep>)")]
+    NoInput,
+    #[error(
+        "`{dir}` is neither a run folder (no manifest.json) nor a sweep folder holding shard runs"
+    )]
+    NotARun { dir: String },
+    #[error("`{dir}` holds shard runs of several shardings: {shardings} (hint: pass the run folders to merge)")]
+    MixedShardings { dir: String, shardings: String },
+    #[error(transparent)]
+    Store(#[from] store::StoreError),
+    #[error("run `{other}` is of another spec than `{first}` (spec sha256 {other_hash:.12} vs {first_hash:.12}) (hint: merge the shards of one spec text)")]
+    SpecDiffers {
+        first: String,
+        other: String,
+        first_hash: String,
+        other_hash: String,
+    },
+    #[error("run `{other}` has another CSV header than `{first}`: {detail}")]
+    HeaderDiffers {
+        first: String,
+        other: String,
+        detail: String,
+    },
+    #[error("run `{other}` is written in the {other_dialect} CSV dialect and `{first}` in the {first_dialect} one (hint: merge runs of one --csv-dialect)")]
+    DialectDiffers {
+        first: String,
+        other: String,
+        first_dialect: String,
+        other_dialect: String,
+    },
+    #[error("the spec saved in `{dir}` does not expand: {reason}")]
+    Spec { dir: String, reason: String },
+    #[error("run `{dir}` holds point `{id}`, which its spec does not have (hint: was its results.csv edited?)")]
+    Foreign { dir: String, id: String },
+    #[error("run `{dir}` was made by an older sweep, whose point ids (`{id}`) lack the `p` prefix (hint: merge it with the sweep that made it, or re-run it)")]
+    OldIds { dir: String, id: String },
+    #[error("{count} points appear more than once: {list} (hint: pass one run per shard; nothing was written)")]
+    Duplicates { count: usize, list: String },
+    #[error("`{dir}` already holds a merged run (hint: pick another --out, or remove it)")]
+    OutExists { dir: String },
+    #[error("cannot write `{path}`: {reason}")]
+    Write { path: PathBuf, reason: String },
+}
+
+impl MergeError {
+    pub fn exit_code(&self) -> i32 {
+        match self {
+            MergeError::Duplicates { .. } => crate::exit::POINTS_FAILED,
+            MergeError::Write { .. } => crate::exit::ENVIRONMENT,
+            _ => crate::exit::BAD_INPUT,
+        }
+    }
+}
+
+pub struct Options {
+    /// The merged run folder [default: `<sweep folder of the first run>/<stamp>-merged`].
+    pub out: Option<PathBuf>,
+    /// The command line, for the manifest.
+    pub command: Vec<String>,
+}
+
+/// `sweep merge`.
+pub fn merge(dirs: &[PathBuf], opts: &Options) -> Result<Merged, MergeError> {
+    let inputs: Vec<Input> = dirs.iter().map(|d| load(d)).collect::<Result<_, _>>()?;
+    let first = inputs.first().ok_or(MergeError::NoInput)?;
+    check_alike(&inputs)?;
+    let spec_err = |reason: String| MergeError::Spec {
+        dir: first.name(),
+        reason,
+    };
+    let spec = Spec::parse(Path::new(&first.manifest.spec_path), &first.manifest.spec)
+        .map_err(|e| spec_err(e.to_string()))?;
+    let all: Vec<Point> = points::expand(&spec).map_err(|e| spec_err(e.to_string()))?;
+    let position: BTreeMap<&str, usize> = all
+        .iter()
+        .enumerate()
+        .map(|(k, p)| (p.id.as_str(), k))
+        .collect();
+
+    // Every row once, by its place in the sweep.
+    let mut slots: Vec<Vec<(usize, usize)>> = vec![Vec::new(); all.len()];
+    for (i, input) in inputs.iter().enumerate() {
+        for (r, row) in input.rows.iter().enumerate() {
+            let id = row.first().map(String::as_str).unwrap_or_default();
+            if crate::points::legacy_id(id) {
+                return Err(MergeError::OldIds {
+                    dir: input.name(),
+                    id: id.into(),
+                });
+            }
+            let k = *position.get(id).ok_or_else(|| MergeError::Foreign {
+                dir: input.name(),
+                id: id.to_string(),
+            })?;
+            slots[k].push((i, r));
+        }
+    }
+    let twice: Vec<usize> = (0..all.len()).filter(|&k| slots[k].len() > 1).collect();
+    if !twice.is_empty() {
+        let labels: Vec<(String, String)> = twice
+            .iter()
+            .map(|&k| {
+                let runs: Vec<String> = slots[k]
+                    .iter()
+                    .map(|&(i, _)| format!("`{}`", inputs[i].name()))
+                    .collect();
+                (
+                    all[k].id.clone(),
+                    format!("{}; in {}", all[k].label(), runs.join(" and ")),
+                )
+            })
+            .collect();
+        return Err(MergeError::Duplicates {
+            count: twice.len(),
+            list: name_points(labels.iter().map(|(a, b)| (a, b)), labels.len()),
+        });
+    }
+
+    // The shard each missing point belongs to, when the inputs are shards of one count and split.
+    let shardings: BTreeSet<(usize, String)> = inputs
+        .iter()
+        .filter_map(|i| {
+            let s = i.manifest.shard.as_deref()?.parse::<Shard>().ok()?;
+            Some((s.count, i.manifest.split.clone()))
+        })
+        .collect();
+    let shards = (shardings.len() == 1)
+        .then(|| shardings.into_iter().next())
+        .flatten();
+    let owner: Option<Vec<usize>> = shards.as_ref().map(|(count, split)| {
+        let split = if split == "points" {
+            points::Split::Points
+        } else {
+            points::Split::Series
+        };
+        points::assign(&all, *count, split, &points::x_axis(&spec))
+    });
+    let missing: Vec<MissingPoint> = (0..all.len())
+        .filter(|&k| slots[k].is_empty())
+        .map(|k| MissingPoint {
+            point_id: all[k].id.clone(),
+            index: all[k].index,
+            point: all[k].label(),
+            shard: match (&owner, &shards) {
+                (Some(o), Some((count, _))) => Some(format!("{}/{count}", o[k])),
+                _ => None,
+            },
+        })
+        .collect();
+
+    let header = inputs
+        .iter()
+        .find_map(|i| i.header.clone())
+        .unwrap_or_else(|| first.manifest.columns.clone());
+    let rows: Vec<&Vec<String>> = slots
+        .iter()
+        .filter_map(|s| s.first())
+        .map(|&(i, r)| &inputs[i].rows[r])
+        .collect();
+    let status = header.iter().position(|c| c == STATUS_COLUMN);
+    let mut counts = BTreeMap::new();
+    for row in &rows {
+        if let Some(s) = status.and_then(|c| row.get(c)) {
+            *counts.entry(s.clone()).or_insert(0) += 1;
+        }
+    }
+
+    let complete = missing.is_empty();
+    let started = inputs
+        .iter()
+        .map(|i| i.manifest.started.clone())
+        .filter(|s| !s.is_empty())
+        .min();
+    let finished = inputs
+        .iter()
+        .filter_map(|i| i.manifest.finished.clone())
+        .max();
+    let hosts: BTreeSet<&str> = inputs
+        .iter()
+        .map(|i| i.manifest.host.as_str())
+        .filter(|h| !h.is_empty())
+        .collect();
+    let mut gpus_start = Vec::new();
+    let mut gpus_end = Vec::new();
+    for i in &inputs {
+        gpus_start.extend(i.manifest.gpus_start.iter().cloned());
+        gpus_end.extend(i.manifest.gpus_end.iter().cloned());
+    }
+    let run = Manifest {
+        points_total: all.len(),
+        point_ids: all.iter().map(|p| p.id.clone()).collect(),
+        columns: header.clone(),
+        shard: Some("merged".into()),
+        host: hosts.into_iter().collect::<Vec<_>>().join(","),
+        command: opts.command.clone(),
+        gpus_start,
+        gpus_end,
+        started: started.unwrap_or_default(),
+        finished: if complete { finished } else { None },
+        state: if complete { "finished" } else { "incomplete" }.into(),
+        counts: counts.clone(),
+        timeline: Vec::new(),
+        resumed: Vec::new(),
+        ..first.manifest.clone()
+    };
+    let manifest = MergedManifest {
+        run,
+        merged_from: inputs
+            .iter()
+            .map(|i| Source {
+                run: i.name(),
+                shard: i.manifest.shard.clone(),
+                state: i.manifest.state.clone(),
+                host: i.manifest.host.clone(),
+                rows: i.rows.len(),
+            })
+            .collect(),
+        missing,
+    };
+
+    let dir = out_dir(first, opts.out.as_deref(), &manifest.run)?;
+    let csv = dir.join(store::RESULTS);
+    write_csv(&csv, &header, &rows, first.manifest.dialect)?;
+    // The control re-runs of every input (same header), so that the merged run's analysis and
+    // compare still know the spread between processes.
+    let mut controls: Vec<Vec<String>> = Vec::new();
+    for i in &inputs {
+        if let (Some(h), more) = read_csv(&i.dir.join(store::CONTROLS), first.manifest.dialect)? {
+            if h == header {
+                controls.extend(more);
+            }
+        }
+    }
+    if !controls.is_empty() {
+        let refs: Vec<&Vec<String>> = controls.iter().collect();
+        write_csv(
+            &dir.join(store::CONTROLS),
+            &header,
+            &refs,
+            first.manifest.dialect,
+        )?;
+    }
+    save(&manifest, &dir)?;
+    Ok(Merged {
+        dir,
+        csv,
+        runs: inputs.len(),
+        total: all.len(),
+        rows: rows.len(),
+        counts,
+        missing: manifest.missing,
+        spec_path: first.manifest.spec_path.clone(),
+        shards,
+        states: inputs
+            .iter()
+            .filter_map(|i| Some((i.manifest.shard.clone()?, i.manifest.state.clone())))
+            .collect(),
+    })
+}

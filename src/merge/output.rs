@@ -1,0 +1,79 @@
+//! What a merge writes: the merged run folder, its CSVs and its manifest, each whole or not at all.
+
+use super::inputs::Input;
+use super::summary::MergedManifest;
+use super::MergeError;
+use crate::store::{self, Dialect, Manifest};
+use std::path::{Path, PathBuf};
+
+fn write_err(path: &Path) -> impl Fn(std::io::Error) -> MergeError + '_ {
+    move |e| MergeError::Write {
+        path: path.to_path_buf(),
+        reason: e.to_string(),
+    }
+}
+
+/// `--out`, or a new `<stamp>-merged` folder beside the first run; the folder holds a manifest
+/// (state `running`) from the start, as every run folder does.
+pub(super) fn out_dir(
+    first: &Input,
+    out: Option<&Path>,
+    run: &Manifest,
+) -> Result<PathBuf, MergeError> {
+    let placeholder = Manifest {
+        state: "running".into(),
+        ..run.clone()
+    };
+    let dir = match out {
+        Some(dir) => {
+            if dir.join(store::MANIFEST).exists() || dir.join(store::RESULTS).exists() {
+                return Err(MergeError::OutExists {
+                    dir: dir.display().to_string(),
+                });
+            }
+            std::fs::create_dir_all(dir).map_err(write_err(dir))?;
+            placeholder.save(dir)?;
+            dir.to_path_buf()
+        }
+        None => {
+            let abs = first.dir.canonicalize().map_err(write_err(&first.dir))?;
+            let sweep_dir = abs.parent().unwrap_or(&abs);
+            let dir = store::new_run_dir(sweep_dir, "", "-merged", &placeholder)?;
+            // A merged run keeps no point folders: the logs stay in the shard runs.
+            let _ = std::fs::remove_dir(dir.join(store::POINTS));
+            // Named as the user named the inputs (relative stays relative).
+            match (first.dir.parent(), dir.file_name()) {
+                (Some(p), Some(name)) => p.join(name),
+                _ => dir,
+            }
+        }
+    };
+    Ok(dir)
+}
+
+/// Written to a temporary file and renamed: a reader never sees half a CSV.
+pub(super) fn write_csv(
+    path: &Path,
+    header: &[String],
+    rows: &[&Vec<String>],
+    dialect: Dialect,
+) -> Result<(), MergeError> {
+    let name = path
+        .file_name()
+        .map_or("results.csv".into(), |n| n.to_string_lossy());
+    let tmp = path.with_file_name(format!(".{name}.tmp"));
+    let mut text = store::record(header, dialect);
+    for row in rows {
+        text.extend(store::record(row, dialect));
+    }
+    std::fs::write(&tmp, text).map_err(write_err(&tmp))?;
+    std::fs::rename(&tmp, path).map_err(write_err(path))
+}
+
+/// Saved as every manifest is; a failure to write it is the environment's, as for the CSV.
+pub(super) fn save(manifest: &MergedManifest, dir: &Path) -> Result<(), MergeError> {
+    store::manifest::save_manifest(manifest, dir).map_err(|e| match e {
+        store::StoreError::Write { path, reason } => MergeError::Write { path, reason },
+        e => MergeError::Store(e),
+    })
+}

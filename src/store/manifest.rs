@@ -1,0 +1,117 @@
+//! `manifest.json`: what ran, where, with what; saved whole or not at all.
+
+use super::schema::Dialect;
+use super::{write_err, StoreError, MANIFEST};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// GPU state read at the start and the end of a run.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct GpuState {
+    pub index: String,
+    pub name: String,
+    pub uuid: String,
+    pub driver: String,
+    pub compute_cap: String,
+    pub sm_clock_mhz: String,
+    pub mem_clock_mhz: String,
+    pub temperature_c: String,
+}
+
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct MetricInfo {
+    pub name: String,
+    pub unit: String,
+    pub column: String,
+}
+
+/// `manifest.json`: what ran, where, with what.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct Manifest {
+    pub sweep: String,
+    /// The spec's path as given to `sweep run`, relative to `cwd` when relative.
+    pub spec_path: String,
+    /// The working folder `sweep run` started in (absolute), so that `sweep resume` finds the
+    /// spec, and resolves it the same way, from any folder.
+    #[serde(default)]
+    pub cwd: String,
+    pub spec_hash: String,
+    pub spec: String,
+    pub bench: String,
+    pub axes: Vec<String>,
+    pub metrics: Vec<MetricInfo>,
+    pub columns: Vec<String>,
+    pub dialect: Dialect,
+    pub points_total: usize,
+    pub point_ids: Vec<String>,
+    pub shard: Option<String>,
+    pub split: String,
+    pub order: String,
+    pub seed: u64,
+    pub jobs: usize,
+    pub host: String,
+    pub git_commit: String,
+    pub command: Vec<String>,
+    pub compiler: String,
+    pub compiler_version: String,
+    pub arch: Option<String>,
+    pub gpus_start: Vec<GpuState>,
+    pub gpus_end: Vec<GpuState>,
+    pub started: String,
+    pub finished: Option<String>,
+    /// `running`, `finished` or `interrupted`.
+    pub state: String,
+    pub counts: BTreeMap<String, usize>,
+    /// Times of each point's build and run, seconds since the start (for overlap checks).
+    #[serde(default)]
+    pub timeline: Vec<TimelineEntry>,
+    #[serde(default)]
+    pub resumed: Vec<String>,
+    /// Command-line overrides of the spec (`-a`, `--set`, `--timing`, `--filter`), as arguments;
+    /// `spec` is the spec with them applied, and `sweep resume` applies them again.
+    #[serde(default)]
+    pub overrides: Vec<String>,
+}
+
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct TimelineEntry {
+    pub point_id: String,
+    pub build_start: f64,
+    pub build_end: f64,
+    pub run_start: f64,
+    pub run_end: f64,
+    pub cached: bool,
+}
+
+impl Manifest {
+    pub fn load(dir: &Path) -> Result<Manifest, StoreError> {
+        let path = dir.join(MANIFEST);
+        let text = std::fs::read_to_string(&path).map_err(|e| StoreError::Read {
+            path: path.clone(),
+            reason: e.to_string(),
+        })?;
+        serde_json::from_str(&text).map_err(|e| StoreError::Read {
+            path,
+            reason: e.to_string(),
+        })
+    }
+
+    /// Written to a temporary file and renamed, so a crash never leaves half a manifest.
+    pub fn save(&self, dir: &Path) -> Result<(), StoreError> {
+        save_manifest(self, dir)
+    }
+}
+
+/// Saves `manifest` (a [`Manifest`], or one that flattens one in) as `dir/manifest.json`: written
+/// to a temporary file and renamed, so a crash never leaves half a manifest.
+pub fn save_manifest(manifest: &impl Serialize, dir: &Path) -> Result<(), StoreError> {
+    let path = dir.join(MANIFEST);
+    let tmp = dir.join(".manifest.json.tmp");
+    let text = serde_json::to_string_pretty(manifest).map_err(|e| StoreError::Write {
+        path: path.clone(),
+        reason: e.to_string(),
+    })?;
+    std::fs::write(&tmp, text).map_err(write_err(&tmp))?;
+    std::fs::rename(&tmp, &path).map_err(write_err(&path))
+}

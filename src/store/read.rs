@@ -1,0 +1,164 @@
+//! Reading a results CSV (or any CSV sweep writes: controls, passes, analysis) into a header and
+//! rows of fields, in either dialect. Every reader of these files goes through [`Csv::parse`].
+
+use super::schema::Dialect;
+use super::StoreError;
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// A CSV, read: its dialect, its header and its records.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Csv {
+    pub dialect: Dialect,
+    pub header: Vec<String>,
+    /// Every record after the header, of any width; a record that cannot be read (not UTF-8) is
+    /// the reason why.
+    pub records: Vec<Result<Vec<String>, String>>,
+}
+
+impl Csv {
+    /// Parses `bytes` (a leading byte-order mark is skipped) in `dialect`, or, with `None`, in the
+    /// dialect its header line shows ([`Dialect::detect`]).
+    pub fn parse(bytes: &[u8], dialect: Option<Dialect>) -> Result<Csv, String> {
+        let bytes = bytes.strip_prefix("\u{feff}".as_bytes()).unwrap_or(bytes);
+        let dialect = dialect.unwrap_or_else(|| {
+            let first = bytes.split(|&b| b == b'\n').next().unwrap_or_default();
+            Dialect::detect(&String::from_utf8_lossy(first))
+        });
+        let mut r = csv::ReaderBuilder::new()
+            .delimiter(dialect.delimiter())
+            .flexible(true)
+            .from_reader(bytes);
+        let header: Vec<String> = r
+            .headers()
+            .map_err(|e| e.to_string())?
+            .iter()
+            .map(String::from)
+            .collect();
+        let records = r
+            .records()
+            .map(|rec| {
+                rec.map(|rec| rec.iter().map(String::from).collect())
+                    .map_err(|e| e.to_string())
+            })
+            .collect();
+        Ok(Csv {
+            dialect,
+            header,
+            records,
+        })
+    }
+
+    /// The readable records as wide as the header (a record cut short by a crash is left out).
+    pub fn full_rows(self) -> Vec<Vec<String>> {
+        let width = self.header.len();
+        self.records
+            .into_iter()
+            .filter_map(Result::ok)
+            .filter(|r| r.len() == width)
+            .collect()
+    }
+}
+
+/// The length of `bytes` up to and with its last line break: the whole lines.
+fn whole_lines(bytes: &[u8]) -> usize {
+    bytes.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1)
+}
+
+fn read_err(path: &Path) -> impl Fn(String) -> StoreError + '_ {
+    move |reason| StoreError::Read {
+        path: path.to_path_buf(),
+        reason,
+    }
+}
+
+/// Reads a CSV without changing it: whole lines only (a run may still be writing it), in
+/// `dialect`. `None` when there is no CSV or not one whole line yet.
+pub fn read_whole_lines(path: &Path, dialect: Dialect) -> Result<Option<Csv>, StoreError> {
+    if !path.exists() {
+        return Ok(None);
+    }
+    let err = read_err(path);
+    let bytes = std::fs::read(path).map_err(|e| err(e.to_string()))?;
+    match whole_lines(&bytes) {
+        0 => Ok(None),
+        n => Csv::parse(&bytes[..n], Some(dialect))
+            .map(Some)
+            .map_err(err),
+    }
+}
+
+/// The rows already in a CSV that sweep appends to: point id -> fields. A torn last row is cut
+/// off first; a CSV torn inside its header is removed (it held no row). A missing CSV holds no
+/// row.
+pub fn read_done(
+    path: &Path,
+    header: &[String],
+) -> Result<BTreeMap<String, Vec<String>>, StoreError> {
+    let err = read_err(path);
+    if !path.exists() {
+        return Ok(BTreeMap::new());
+    }
+    let bytes = std::fs::read(path).map_err(|e| err(e.to_string()))?;
+    if !bytes.contains(&b'\n') {
+        std::fs::remove_file(path).map_err(|e| err(e.to_string()))?;
+        return Ok(BTreeMap::new());
+    }
+    // Keep whole lines only: a crash can leave a partial last record.
+    let whole = whole_lines(&bytes);
+    if whole < bytes.len() {
+        let f = std::fs::OpenOptions::new()
+            .write(true)
+            .open(path)
+            .map_err(|e| err(e.to_string()))?;
+        f.set_len(whole as u64).map_err(|e| err(e.to_string()))?;
+    }
+    let csv = Csv::parse(&bytes[..whole], None).map_err(&err)?;
+    if csv.header != header {
+        return Err(StoreError::HeaderMismatch {
+            path: path.to_path_buf(),
+        });
+    }
+    Ok(csv
+        .full_rows()
+        .into_iter()
+        .map(|fields| (fields[0].clone(), fields))
+        .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_torn_last_line_is_left_alone_and_not_read() {
+        let tmp = tempfile::tempdir().unwrap();
+        let p = tmp.path().join("r.csv");
+        std::fs::write(&p, "point_id;index;x\r\na;0;1,5\r\nb;1;2\r\nc;2").unwrap();
+        let csv = read_whole_lines(&p, Dialect::Semicolon).unwrap().unwrap();
+        assert_eq!(csv.header, ["point_id", "index", "x"]);
+        assert_eq!(csv.full_rows(), [["a", "0", "1,5"], ["b", "1", "2"]]);
+        assert!(
+            std::fs::read_to_string(&p).unwrap().ends_with("c;2"),
+            "the input is not changed"
+        );
+        std::fs::write(&p, "point_id;in").unwrap();
+        assert_eq!(read_whole_lines(&p, Dialect::Semicolon).unwrap(), None);
+    }
+
+    #[test]
+    fn parse_skips_a_byte_order_mark_and_detects_the_dialect() {
+        let csv = Csv::parse("\u{feff}series;x\r\na;1,5\r\nb\r\n".as_bytes(), None).unwrap();
+        assert_eq!(csv.dialect, Dialect::Semicolon);
+        assert_eq!(csv.header, ["series", "x"]);
+        assert_eq!(csv.records.len(), 2);
+        assert_eq!(csv.full_rows(), [["a", "1,5"]]);
+    }
+
+    #[test]
+    fn a_record_that_is_not_utf8_is_its_reason() {
+        let csv = Csv::parse(b"a,b\n1,\xff\n2,3\n", None).unwrap();
+        assert!(csv.records[0].is_err());
+        assert_eq!(csv.full_rows(), [["2", "3"]]);
+    }
+}

@@ -1,0 +1,232 @@
+//! The results CSV's columns and cells, for every writer and reader: the fixed columns around the
+//! axes and metrics, the statuses a row can have, and the two dialects.
+//!
+//! A header reads `point_id,index,<axes>,status,<metric columns>,build_s,run_s,cached,gpu_index,
+//! gpu_name,gpu_uuid,error`. This module imports nothing from the rest of the crate, so that the
+//! spec can ask it which names are taken.
+
+use serde::{Deserialize, Serialize};
+
+/// The point's id, the first column (`p` + 12 hex digits).
+pub const POINT_ID_COLUMN: &str = "point_id";
+/// The point's place in the sweep.
+pub const INDEX_COLUMN: &str = "index";
+/// The columns before the axes.
+pub const LEADING_COLUMNS: [&str; 2] = [POINT_ID_COLUMN, INDEX_COLUMN];
+/// The column between the axes and the metrics: a [`Status`].
+pub const STATUS_COLUMN: &str = "status";
+/// The columns after the metrics.
+pub const TRAILING_COLUMNS: [&str; 7] = [
+    "build_s",
+    "run_s",
+    "cached",
+    "gpu_index",
+    "gpu_name",
+    "gpu_uuid",
+    "error",
+];
+/// Fixed columns that hold text whatever their cells look like: an id such as `096962288715`
+/// (older runs) must not become a number, nor a GPU name, nor an error message.
+pub const TEXT_COLUMNS: [&str; 5] = ["point_id", "status", "error", "gpu_name", "gpu_uuid"];
+
+/// Every fixed column: [`LEADING_COLUMNS`], [`STATUS_COLUMN`], [`TRAILING_COLUMNS`], in that order.
+pub fn fixed_columns() -> impl Iterator<Item = &'static str> {
+    LEADING_COLUMNS
+        .into_iter()
+        .chain([STATUS_COLUMN])
+        .chain(TRAILING_COLUMNS)
+}
+
+/// Whether `name` is a fixed column, which no axis and no metric column may take: a second
+/// `status` column would make every reader take the wrong one.
+pub fn reserved(name: &str) -> bool {
+    fixed_columns().any(|c| c == name)
+}
+
+/// The one-line refusal of an axis or metric column named like a fixed column, or `None`.
+/// `what` names the culprit: ``axis `status` `` or ``metric `status` ``.
+pub fn refuse_reserved(what: &str, column: &str) -> Option<String> {
+    reserved(column).then(|| {
+        format!(
+            "{what} writes the column `{column}`, which results.csv has anyway (hint: rename it; taken: {})",
+            fixed_columns().collect::<Vec<_>>().join(", ")
+        )
+    })
+}
+
+/// The header: the fixed columns around `axes`, then `metrics` (each metric's columns, in order).
+pub fn header(axes: Vec<String>, metrics: impl IntoIterator<Item = String>) -> Vec<String> {
+    let mut h: Vec<String> = LEADING_COLUMNS.iter().map(|c| c.to_string()).collect();
+    h.extend(axes);
+    h.push(STATUS_COLUMN.into());
+    h.extend(metrics);
+    h.extend(TRAILING_COLUMNS.iter().map(|c| c.to_string()));
+    h
+}
+
+/// With `repeat` > 1: the column of a metric's spread over the processes that measured it,
+/// (largest - smallest) / median.
+pub fn repeat_spread_column(metric_name: &str) -> String {
+    format!("{metric_name}_repeat_spread")
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum Dialect {
+    /// `,` between fields, `.` as decimal mark (RFC 4180).
+    #[default]
+    Comma,
+    /// `;` between fields, `,` as decimal mark (spreadsheets in uk, ru, pt, es locales).
+    Semicolon,
+}
+
+impl Dialect {
+    pub fn delimiter(self) -> u8 {
+        match self {
+            Dialect::Comma => b',',
+            Dialect::Semicolon => b';',
+        }
+    }
+
+    pub fn number(self, v: f64) -> String {
+        let s = format!("{v}");
+        match self {
+            Dialect::Comma => s,
+            Dialect::Semicolon => s.replace('.', ","),
+        }
+    }
+
+    /// The dialect's name, as `--csv-dialect` takes it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Dialect::Comma => "comma",
+            Dialect::Semicolon => "semicolon",
+        }
+    }
+
+    /// Reads a number written in this dialect; `None` for an empty cell.
+    pub fn parse_number(self, s: &str) -> Option<f64> {
+        match self {
+            Dialect::Comma => s.trim().parse().ok(),
+            Dialect::Semicolon => s.trim().replace(',', ".").parse().ok(),
+        }
+    }
+
+    /// The dialect of a CSV, from its header line: semicolons when it has more `;` than `,`.
+    pub fn detect(header: &str) -> Dialect {
+        if header.matches(';').count() > header.matches(',').count() {
+            Dialect::Semicolon
+        } else {
+            Dialect::Comma
+        }
+    }
+}
+
+/// What happened to a point.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, PartialOrd, Ord)]
+#[serde(rename_all = "snake_case")]
+pub enum Status {
+    Ok,
+    Noisy,
+    Unstable,
+    BuildFailed,
+    RunFailed,
+    WrongResult,
+    Timeout,
+    NoMetric,
+}
+
+impl Status {
+    pub const ALL: [Status; 8] = [
+        Status::Ok,
+        Status::Noisy,
+        Status::Unstable,
+        Status::BuildFailed,
+        Status::RunFailed,
+        Status::WrongResult,
+        Status::Timeout,
+        Status::NoMetric,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::Ok => "ok",
+            Status::Noisy => "noisy",
+            Status::Unstable => "unstable",
+            Status::BuildFailed => "build_failed",
+            Status::RunFailed => "run_failed",
+            Status::WrongResult => "wrong_result",
+            Status::Timeout => "timeout",
+            Status::NoMetric => "no_metric",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Status> {
+        Status::ALL.into_iter().find(|st| st.as_str() == s)
+    }
+
+    /// The point measured something (its metric cells are filled).
+    pub fn measured(self) -> bool {
+        matches!(self, Status::Ok | Status::Noisy | Status::Unstable)
+    }
+}
+
+/// Whether a row whose `status` cell reads `cell` carries metric values (`ok`, `noisy`,
+/// `unstable`: see [`Status::measured`]).
+pub fn carries_values(cell: &str) -> bool {
+    Status::parse(cell).is_some_and(Status::measured)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fixed_columns_are_reserved_and_others_are_not() {
+        for c in [
+            "point_id", "index", "status", "build_s", "gpu_uuid", "error",
+        ] {
+            assert!(reserved(c), "{c}");
+        }
+        for c in ["threads", "status_code", "mflops", "errors"] {
+            assert!(!reserved(c), "{c}");
+        }
+        let line = refuse_reserved("metric `status`", "status").unwrap();
+        assert!(
+            line.starts_with(
+                "metric `status` writes the column `status`, which results.csv has anyway"
+            ),
+            "{line}"
+        );
+        assert!(!line.contains('\n'));
+        assert_eq!(refuse_reserved("axis `n`", "n"), None);
+    }
+
+    #[test]
+    fn header_puts_axes_before_status_and_metrics_after() {
+        let h = header(vec!["n".into()], ["mflops".to_string()]);
+        assert_eq!(
+            h.join(","),
+            "point_id,index,n,status,mflops,build_s,run_s,cached,gpu_index,gpu_name,gpu_uuid,error"
+        );
+    }
+
+    #[test]
+    fn the_dialect_is_the_more_frequent_separator_of_the_header() {
+        assert_eq!(Dialect::detect("a,b,status"), Dialect::Comma);
+        assert_eq!(Dialect::detect("a;b;status"), Dialect::Semicolon);
+        // A quoted name with a comma in a semicolon header.
+        assert_eq!(Dialect::detect("a;\"b,c\";status"), Dialect::Semicolon);
+        assert_eq!(Dialect::detect("status"), Dialect::Comma);
+    }
+
+    #[test]
+    fn statuses_round_trip_and_only_measured_ones_carry_values() {
+        for s in Status::ALL {
+            assert_eq!(Status::parse(s.as_str()), Some(s));
+        }
+        assert!(carries_values("noisy"));
+        assert!(!carries_values("timeout"));
+        assert!(!carries_values("okay"));
+    }
+}

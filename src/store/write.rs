@@ -1,0 +1,283 @@
+//! Writing the results CSV: its header from the spec, and one flushed record per finished point.
+
+use super::schema::{self, Dialect, Status};
+use super::{write_err, StoreError};
+use crate::points::Point;
+use crate::spec::Spec;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+/// The GPU a point ran on.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct GpuTag {
+    pub index: String,
+    pub name: String,
+    pub uuid: String,
+}
+
+/// One finished point.
+#[derive(Clone, Debug)]
+pub struct Row {
+    pub point: Point,
+    pub status: Status,
+    pub values: BTreeMap<String, f64>,
+    pub build_s: f64,
+    pub run_s: f64,
+    pub cached: bool,
+    pub gpu: GpuTag,
+    /// One line: why the point failed, naming the log.
+    pub error: String,
+}
+
+/// With `repeat` > 1: the spread of a metric's value over the processes that measured it,
+/// (largest - smallest) / median.
+pub fn repeat_spread_column(m: &crate::spec::Metric) -> String {
+    schema::repeat_spread_column(&m.name)
+}
+
+/// The CSV's columns, fixed from the spec before the first point.
+pub fn header(spec: &Spec) -> Vec<String> {
+    let mut metrics = Vec::new();
+    for m in &spec.metrics {
+        metrics.extend(m.columns());
+        if spec.repeat > 1 {
+            metrics.push(repeat_spread_column(m));
+        }
+        metrics.extend(spec.profile_columns(m));
+    }
+    // `[profile] power`: the point's power columns, after the metrics.
+    metrics.extend(spec.profile.iter().flat_map(|p| p.point_columns()));
+    schema::header(spec.axis_names(), metrics)
+}
+
+/// Appends rows to `results.csv`, one `write` per row, flushed at once.
+pub struct CsvSink {
+    path: PathBuf,
+    file: std::fs::File,
+    header: Vec<String>,
+    dialect: Dialect,
+}
+
+/// One CSV record in `dialect`: CRLF line end; a field is quoted (RFC 4180: `"`, inner `"`
+/// doubled) when it holds the separator, a tab, a quote, a line break or edge spaces, and text also
+/// when it holds the other dialect's separator, because a spreadsheet's import may split on `,`
+/// and `;` at once (LibreOffice's default does); a number's decimal comma stays bare.
+pub fn record(fields: &[String], dialect: Dialect) -> Vec<u8> {
+    let mut out = String::new();
+    for (i, f) in fields.iter().enumerate() {
+        if i > 0 {
+            out.push(dialect.delimiter() as char);
+        }
+        // A decimal comma of the semicolon dialect is the one `,` left bare.
+        let quote = f.contains([dialect.delimiter() as char, '\t', '"', '\r', '\n'])
+            || (f.contains([',', ';']) && dialect.parse_number(f).is_none())
+            || f.starts_with(' ')
+            || f.ends_with(' ');
+        if quote {
+            out.push('"');
+            out.push_str(&f.replace('"', "\"\""));
+            out.push('"');
+        } else {
+            out.push_str(f);
+        }
+    }
+    out.push_str("\r\n");
+    out.into_bytes()
+}
+
+impl CsvSink {
+    /// Creates the CSV with its header, or opens an existing one to append (resume).
+    pub fn open(path: &Path, header: Vec<String>, dialect: Dialect) -> Result<CsvSink, StoreError> {
+        let fresh = !path.exists();
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+            .map_err(write_err(path))?;
+        let mut sink = CsvSink {
+            path: path.to_path_buf(),
+            file,
+            header,
+            dialect,
+        };
+        if fresh {
+            let h = record(&sink.header, dialect);
+            sink.file.write_all(&h).map_err(write_err(path))?;
+        }
+        Ok(sink)
+    }
+
+    pub fn fields(&self, row: &Row) -> Vec<String> {
+        let d = self.dialect;
+        let ok = row.status.measured();
+        self.header
+            .iter()
+            .map(|col| match col.as_str() {
+                "point_id" => row.point.id.clone(),
+                "index" => row.point.index.to_string(),
+                "status" => row.status.as_str().to_string(),
+                "build_s" => d.number((row.build_s * 1000.0).round() / 1000.0),
+                "run_s" => d.number((row.run_s * 1000.0).round() / 1000.0),
+                "cached" => (row.cached as u8).to_string(),
+                "gpu_index" => row.gpu.index.clone(),
+                "gpu_name" => row.gpu.name.clone(),
+                "gpu_uuid" => row.gpu.uuid.clone(),
+                "error" => row.error.clone(),
+                other => match (row.point.get(other), row.values.get(other)) {
+                    (Some(v), _) => match v {
+                        crate::spec::Value::Float(f) => d.number(*f),
+                        v => v.to_string(),
+                    },
+                    (None, Some(v)) if ok => d.number(*v),
+                    _ => String::new(),
+                },
+            })
+            .collect()
+    }
+
+    /// Appends one row in a single write, then flushes.
+    pub fn append(&mut self, row: &Row) -> Result<(), StoreError> {
+        let bytes = record(&self.fields(row), self.dialect);
+        self.file.write_all(&bytes).map_err(write_err(&self.path))?;
+        self.file.flush().map_err(write_err(&self.path))
+    }
+
+    pub fn sync(&self) {
+        let _ = self.file.sync_all();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::spec::Value;
+    use crate::store::read_done;
+
+    fn row(id: &str, status: Status) -> Row {
+        Row {
+            point: Point {
+                index: 3,
+                id: id.into(),
+                values: vec![
+                    ("threads".into(), Value::Int(32)),
+                    ("v".into(), Value::Str("a,\"b\"".into())),
+                ],
+            },
+            status,
+            values: BTreeMap::from([("mflops".to_string(), 1234.5)]),
+            build_s: 1.23456,
+            run_s: 0.5,
+            cached: true,
+            gpu: GpuTag::default(),
+            error: String::new(),
+        }
+    }
+
+    fn spec() -> Spec {
+        Spec::parse(
+            Path::new("t.toml"),
+            "bench=\"b\"\n[[axis]]\nname=\"threads\"\nrange=[1,2]\n[[axis]]\nname=\"v\"\nvalues=[\"x\"]\n[[metric]]\npattern=\"mflops\"\n",
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn rows_follow_the_header_and_rfc4180() {
+        let tmp = tempfile::tempdir().unwrap();
+        let path = tmp.path().join("r.csv");
+        let mut sink = CsvSink::open(&path, header(&spec()), Dialect::Comma).unwrap();
+        sink.append(&row("abc", Status::Ok)).unwrap();
+        sink.append(&row("def", Status::RunFailed)).unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert_eq!(
+            text,
+            "point_id,index,threads,v,status,mflops,build_s,run_s,cached,gpu_index,gpu_name,gpu_uuid,error\r\n\
+             abc,3,32,\"a,\"\"b\"\"\",ok,1234.5,1.235,0.5,1,,,,\r\n\
+             def,3,32,\"a,\"\"b\"\"\",run_failed,,1.235,0.5,1,,,,\r\n"
+        );
+    }
+
+    #[test]
+    fn every_fixed_column_is_filled_by_the_writer() {
+        let tmp = tempfile::tempdir().unwrap();
+        let sink =
+            CsvSink::open(&tmp.path().join("r.csv"), header(&spec()), Dialect::Comma).unwrap();
+        let mut r = row("abc", Status::RunFailed);
+        r.gpu = GpuTag {
+            index: "0".into(),
+            name: "H100".into(),
+            uuid: "GPU-1".into(),
+        };
+        r.error = "exit code 1".into();
+        let fields = sink.fields(&r);
+        for col in schema::fixed_columns() {
+            let at = sink.header.iter().position(|h| h == col).unwrap();
+            assert!(!fields[at].is_empty(), "`{col}` is left empty");
+        }
+    }
+
+    #[test]
+    fn text_with_either_separator_is_quoted_in_either_dialect() {
+        let f = |v: &[&str], d| {
+            String::from_utf8(record(
+                &v.iter().map(|s| s.to_string()).collect::<Vec<_>>(),
+                d,
+            ))
+            .unwrap()
+        };
+        // LibreOffice's default import splits on `,` and `;` at once.
+        assert_eq!(f(&["a;b", "1.5", "x"], Dialect::Comma), "\"a;b\",1.5,x\r\n");
+        assert_eq!(
+            f(&["a,b", "1,5", " x"], Dialect::Semicolon),
+            "\"a,b\";1,5;\" x\"\r\n"
+        );
+        assert_eq!(
+            f(&["say \"hi\"", ""], Dialect::Comma),
+            "\"say \"\"hi\"\"\",\r\n"
+        );
+    }
+
+    #[test]
+    fn semicolon_dialect_uses_decimal_commas() {
+        let tmp = tempfile::tempdir().unwrap();
+        let path = tmp.path().join("r.csv");
+        let mut sink = CsvSink::open(&path, header(&spec()), Dialect::Semicolon).unwrap();
+        sink.append(&row("abc", Status::Ok)).unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(
+            text.starts_with("point_id;index;threads;v;status;mflops;build_s"),
+            "{text}"
+        );
+        assert!(
+            text.contains("abc;3;32;\"a,\"\"b\"\"\";ok;1234,5;1,235;0,5;1;;;;"),
+            "{text}"
+        );
+        assert_eq!(Dialect::Semicolon.parse_number("1234,5"), Some(1234.5));
+    }
+
+    #[test]
+    fn a_torn_last_row_is_cut_and_finished_rows_are_kept() {
+        let tmp = tempfile::tempdir().unwrap();
+        let path = tmp.path().join("r.csv");
+        let h = header(&spec());
+        let mut sink = CsvSink::open(&path, h.clone(), Dialect::Comma).unwrap();
+        sink.append(&row("abc", Status::Ok)).unwrap();
+        drop(sink);
+        let mut f = std::fs::OpenOptions::new()
+            .append(true)
+            .open(&path)
+            .unwrap();
+        f.write_all(b"def,4,33,x,o").unwrap();
+        let done = read_done(&path, &h).unwrap();
+        assert_eq!(done.keys().collect::<Vec<_>>(), ["abc"]);
+        assert!(std::fs::read_to_string(&path).unwrap().ends_with("\r\n"));
+        let mut other = h.clone();
+        other.push("extra".into());
+        assert!(matches!(
+            read_done(&path, &other),
+            Err(StoreError::HeaderMismatch { .. })
+        ));
+    }
+}
