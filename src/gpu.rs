@@ -95,13 +95,19 @@ pub struct HeldLock {
     pub path: PathBuf,
 }
 
-/// Why [`lock_file`] did not take a lock.
-#[derive(Debug)]
+/// Why [`lock`] or [`lock_file`] did not take a lock.
+#[derive(Debug, thiserror::Error)]
 pub enum LockError {
-    /// The file could not be opened: the message.
-    Io(String),
-    /// Another process holds it: who, as that process wrote it.
-    Held(String),
+    /// The lock folder or file could not be made or opened (permissions, a full disk, ...).
+    #[error("cannot open lock `{path}`: {source}")]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    /// Another process holds it: who, as that process wrote it (empty when it wrote nothing).
+    #[error("`{path}` is held by {holder}")]
+    Held { path: PathBuf, holder: String },
 }
 
 pub fn lock_dir() -> PathBuf {
@@ -111,13 +117,13 @@ pub fn lock_dir() -> PathBuf {
 }
 
 /// Takes the lock of GPU `key`. When another sweep holds it: wait (`wait`) or return who holds it.
-pub fn lock(dir: &Path, key: &str, holder: &str, wait: bool) -> Result<HeldLock, String> {
-    std::fs::create_dir_all(dir)
-        .map_err(|e| format!("cannot create lock folder `{}`: {e}", dir.display()))?;
+pub fn lock(dir: &Path, key: &str, holder: &str, wait: bool) -> Result<HeldLock, LockError> {
+    std::fs::create_dir_all(dir).map_err(|source| LockError::Io {
+        path: dir.to_path_buf(),
+        source,
+    })?;
     let path = dir.join(format!("gpu-{}.lock", key.replace(['/', ' '], "_")));
-    lock_file(path, holder, wait).map_err(|e| match e {
-        LockError::Io(m) | LockError::Held(m) => m,
-    })
+    lock_file(path, holder, wait)
 }
 
 /// Takes an exclusive flock on `path` (created if missing) and writes `holder` into it. When
@@ -129,7 +135,10 @@ pub fn lock_file(path: PathBuf, holder: &str, wait: bool) -> Result<HeldLock, Lo
         .create(true)
         .truncate(false)
         .open(&path)
-        .map_err(|e| LockError::Io(format!("cannot open lock `{}`: {e}", path.display())))?;
+        .map_err(|source| LockError::Io {
+            path: path.clone(),
+            source,
+        })?;
     let flags = if wait {
         libc::LOCK_EX
     } else {
@@ -139,7 +148,10 @@ pub fn lock_file(path: PathBuf, holder: &str, wait: bool) -> Result<HeldLock, Lo
     if unsafe { libc::flock(file.as_raw_fd(), flags) } != 0 {
         let mut who = String::new();
         let _ = file.read_to_string(&mut who);
-        return Err(LockError::Held(who.trim().to_string()));
+        return Err(LockError::Held {
+            path,
+            holder: who.trim().to_string(),
+        });
     }
     let _ = file.set_len(0);
     let _ = file.rewind();
@@ -164,9 +176,33 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap();
         let first = lock(tmp.path(), "GPU-abc", "pid 1 run output/x", false).unwrap();
         let second = lock(tmp.path(), "GPU-abc", "pid 2", false).unwrap_err();
-        assert_eq!(second, "pid 1 run output/x");
+        assert!(
+            matches!(&second, LockError::Held { holder, .. } if holder == "pid 1 run output/x"),
+            "{second:?}"
+        );
         drop(first);
         assert!(lock(tmp.path(), "GPU-abc", "pid 2", false).is_ok());
+    }
+
+    #[test]
+    fn a_lock_that_cannot_be_opened_is_an_io_error_not_a_holder() {
+        // Paths no user can open as a lock file, root included: a folder where the lock file
+        // goes, and a lock folder under a regular file.
+        let tmp = tempfile::tempdir().unwrap();
+        std::fs::create_dir(tmp.path().join("gpu-GPU-abc.lock")).unwrap();
+        let err = lock(tmp.path(), "GPU-abc", "pid 2", false).unwrap_err();
+        assert!(
+            matches!(&err, LockError::Io { source, .. } if source.raw_os_error() == Some(libc::EISDIR)),
+            "{err:?}"
+        );
+        assert!(err.to_string().starts_with("cannot open lock `"), "{err}");
+        let file = tmp.path().join("plain");
+        std::fs::write(&file, "").unwrap();
+        let err = lock(&file.join("locks"), "GPU-abc", "pid 2", false).unwrap_err();
+        assert!(
+            matches!(&err, LockError::Io { path, .. } if path == &file.join("locks")),
+            "{err:?}"
+        );
     }
 
     #[test]

@@ -24,6 +24,20 @@ fn bad_specs() -> Vec<(&'static str, String)> {
             with("name = \"threads\"", "name = \"status\""),
         ),
         (
+            "metric named like a column",
+            with(
+                "name = \"saw\"\nunit = \"MFlops\"",
+                "name = \"error\"\nunit = \"error\"",
+            ),
+        ),
+        (
+            "metric named like a power column",
+            with(
+                "name = \"saw\"\nunit = \"MFlops\"",
+                "name = \"power\"\nunit = \"W\"",
+            ) + "[profile]\npower = true\n",
+        ),
+        (
             "axis not an identifier",
             with("name = \"threads\"", "name = \"3d\""),
         ),

@@ -146,15 +146,16 @@ fn claim_gpus(
     let mut locks = Vec::new();
     for g in &chosen {
         let lock =
-            gpu::lock(&gpu::lock_dir(), &g.uuid, holder, opts.wait_lock).map_err(|holder| {
-                DriverError::Locked {
+            gpu::lock(&gpu::lock_dir(), &g.uuid, holder, opts.wait_lock).map_err(|e| match e {
+                gpu::LockError::Held { holder, .. } => DriverError::Locked {
                     gpu: format!("{} ({})", g.index, g.name),
                     holder: if holder.is_empty() {
                         "unknown".into()
                     } else {
                         holder
                     },
-                }
+                },
+                e @ gpu::LockError::Io { .. } => DriverError::Gpu(e.to_string()),
             })?;
         locks.push(lock);
     }

@@ -81,12 +81,12 @@ fn resumable(dir: &Path, m: &Manifest, opts: &Options) -> Result<Option<PathBuf>
 /// Holds `<run>/run.lock` (see [`gpu::lock_file`]) for the run.
 pub(super) fn lock_run(run_dir: &Path, holder: &str) -> Result<HeldLock, DriverError> {
     gpu::lock_file(run_dir.join("run.lock"), holder, false).map_err(|e| match e {
-        gpu::LockError::Io(reason) => store::StoreError::Write {
-            path: run_dir.join("run.lock"),
-            reason,
+        gpu::LockError::Io { path, source } => store::StoreError::Write {
+            path,
+            reason: source.to_string(),
         }
         .into(),
-        gpu::LockError::Held(_) => DriverError::RunInUse {
+        gpu::LockError::Held { .. } => DriverError::RunInUse {
             dir: run_dir.display().to_string(),
         },
     })

@@ -32,29 +32,6 @@ pub struct Metric {
 /// Extra statistics the timing core reports for each metric, in column order.
 pub const CORE_STATS: [&str; 4] = ["median", "stddev", "min", "max"];
 
-/// The columns every results.csv has besides the axes and the metrics, in header order: these
-/// before the axes, `STATUS_COLUMN` between the axes and the metrics, the trailing ones last (see
-/// `store::header`). An axis must not take one of these names.
-pub const LEADING_COLUMNS: [&str; 2] = ["point_id", "index"];
-pub const STATUS_COLUMN: &str = "status";
-pub const TRAILING_COLUMNS: [&str; 7] = [
-    "build_s",
-    "run_s",
-    "cached",
-    "gpu_index",
-    "gpu_name",
-    "gpu_uuid",
-    "error",
-];
-
-/// Every name in [`LEADING_COLUMNS`], [`STATUS_COLUMN`] and [`TRAILING_COLUMNS`], in that order.
-pub fn row_columns() -> impl Iterator<Item = &'static str> {
-    LEADING_COLUMNS
-        .into_iter()
-        .chain([STATUS_COLUMN])
-        .chain(TRAILING_COLUMNS)
-}
-
 /// Unitless fields of a timing-core line that get a column `<metric>_<field>`, after [`CORE_STATS`]:
 /// the within-placement confidence half-width, the sample count, the clock flag, the spread of the
 /// placements' mean times, how many placements were sampled, and the SM clock (the lower of two

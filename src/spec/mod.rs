@@ -17,10 +17,7 @@ mod timing;
 pub use axis::Axis;
 use axis::{expand_axis, AxisFile};
 use metric::{read_metric, MetricFile};
-pub use metric::{
-    row_columns, unit_slug, Metric, MetricSource, CORE_FIELDS, CORE_STATS, LEADING_COLUMNS,
-    STATUS_COLUMN, TRAILING_COLUMNS,
-};
+pub use metric::{unit_slug, Metric, MetricSource, CORE_FIELDS, CORE_STATS};
 use timing::{timing_env, TimingFile};
 
 /// The longest `filter`, and its deepest nesting of parentheses: the expression parser recurses
@@ -243,13 +240,13 @@ impl Spec {
         }
         // An axis must not take the name of a column the CSV has anyway.
         for (spanned, axis) in file.axes.iter().zip(&axes) {
-            if row_columns().any(|c| c == axis.name) {
+            if crate::store::schema::reserved(&axis.name) {
                 return Err(invalid(
                     spanned.span().start,
                     format!(
                         "axis `{}` has the name of a results.csv column (hint: rename it; taken: {})",
                         axis.name,
-                        row_columns().collect::<Vec<_>>().join(", ")
+                        crate::store::schema::fixed_columns().collect::<Vec<_>>().join(", ")
                     ),
                 ));
             }
@@ -298,6 +295,11 @@ impl Spec {
                     at,
                     format!("metric column `{}` is defined twice", metric.column()),
                 ));
+            }
+            if let Some(line) = metric.columns().iter().find_map(|c| {
+                crate::store::schema::refuse_reserved(&format!("metric `{}`", metric.name), c)
+            }) {
+                return Err(invalid(at, line));
             }
             if let Some(axis) = axes.iter().find(|a| {
                 metric.columns().contains(&a.name)
@@ -412,6 +414,18 @@ impl Spec {
             }
             None => None,
         };
+        if let Some(col) = profile.as_ref().and_then(|p| {
+            let taken = p.point_columns();
+            metrics
+                .iter()
+                .flat_map(|m| m.columns())
+                .find(|c| taken.contains(c))
+        }) {
+            return Err(at_key(
+                "power",
+                format!("a metric writes the column `{col}`, which `[profile] power` adds (hint: rename the metric)"),
+            ));
+        }
         if profile.as_ref().is_some_and(|p| !p.counters.is_empty())
             && !metrics
                 .iter()
