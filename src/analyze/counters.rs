@@ -97,6 +97,56 @@ pub fn clause(axis: &str, s: &Stepping) -> String {
     )
 }
 
+/// The `[profile]` counter columns of the analysed metrics (`<metric>__<counter>`), as series
+/// grouped like the metrics' own.
+pub(super) fn counter_series(
+    table: &super::load::Table,
+    x: &str,
+    by: &[String],
+    metrics: &[super::load::MetricColumn],
+) -> Result<Vec<super::load::RawSeries>, super::AnalyzeError> {
+    use crate::profile::config::SEP;
+    let cols: Vec<super::load::MetricColumn> = table
+        .header
+        .iter()
+        .filter(|h| {
+            metrics
+                .iter()
+                .any(|m| h.starts_with(&format!("{}{SEP}", m.name)))
+        })
+        .map(|h| super::load::MetricColumn {
+            name: h.clone(),
+            unit: String::new(),
+            column: h.clone(),
+        })
+        .collect();
+    if cols.is_empty() {
+        return Ok(Vec::new());
+    }
+    table.series(x, by, &cols)
+}
+
+/// The counters of series `r` (same group, columns `<its metric>__<counter>`), by counter name,
+/// with the points that have a value.
+pub(super) fn counters_of(
+    all: &[super::load::RawSeries],
+    r: &super::load::RawSeries,
+) -> Vec<(String, Vec<(f64, f64)>)> {
+    let prefix = format!("{}{}", r.metric.name, crate::profile::config::SEP);
+    all.iter()
+        .filter(|c| c.group == r.group)
+        .filter_map(|c| {
+            let name = c.metric.column.strip_prefix(&prefix)?;
+            let pts = c
+                .points
+                .iter()
+                .filter_map(|&(x, v)| Some((x, v?)))
+                .collect();
+            Some((name.to_string(), pts))
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -207,88 +207,88 @@ pub fn analyze_csv(path: &Path, opts: &AnalyzeOptions) -> Result<Analysis, Analy
     let (x, by, metrics) = table.select(opts)?;
     let raw = table.series(&x, &by, &metrics)?;
     let between = controls::between_processes(&table)?;
-    let counter_series = counter_series(&table, &x, &by, &metrics)?;
+    let counter_series = counters::counter_series(&table, &x, &by, &metrics)?;
     let mut stems: Vec<String> = Vec::new();
-    let series =
-        raw.into_iter()
-            .map(|r| {
-                let unit = if r.metric.unit.is_empty() {
-                    load::unit_of_column(&r.metric.column).to_string()
-                } else {
-                    r.metric.unit.clone()
-                };
-                let sense = Sense::from_unit(&unit);
-                let mut curve = analyze_curve(&r.points, sense);
-                let placement = Placement::of(&r.spread, &curve);
-                let process = between
-                    .iter()
-                    .flatten()
-                    .find(|b| b.column == r.metric.column);
-                let process_lowers = process.is_some_and(|b| {
-                    curve
-                        .drop
-                        .as_ref()
-                        .is_some_and(|d| b.u95 >= d.relative.abs() / 2.0)
-                });
-                let placement_lowers = placement.as_ref().is_some_and(|pl| pl.lowered);
-                let unsettled = nesting_unsettled(&curve, placement.as_ref(), process);
-                if let Some(p) = curve.period.as_mut() {
-                    if placement_lowers || process_lowers || unsettled.is_some_and(|u| u.main) {
-                        p.level = p.level.lower();
-                    }
+    let series = raw
+        .into_iter()
+        .map(|r| {
+            let unit = if r.metric.unit.is_empty() {
+                load::unit_of_column(&r.metric.column).to_string()
+            } else {
+                r.metric.unit.clone()
+            };
+            let sense = Sense::from_unit(&unit);
+            let mut curve = analyze_curve(&r.points, sense);
+            let placement = Placement::of(&r.spread, &curve);
+            let process = between
+                .iter()
+                .flatten()
+                .find(|b| b.column == r.metric.column);
+            let process_lowers = process.is_some_and(|b| {
+                curve
+                    .drop
+                    .as_ref()
+                    .is_some_and(|d| b.u95 >= d.relative.abs() / 2.0)
+            });
+            let placement_lowers = placement.as_ref().is_some_and(|pl| pl.lowered);
+            let unsettled = nesting_unsettled(&curve, placement.as_ref(), process);
+            if let Some(p) = curve.period.as_mut() {
+                if placement_lowers || process_lowers || unsettled.is_some_and(|u| u.main) {
+                    p.level = p.level.lower();
                 }
-                if let (Some(q), Some(_)) = (curve.secondary.as_mut(), unsettled) {
-                    q.level = q.level.lower();
-                }
-                let mut reading = reading::reading(&x, &unit, &curve, sense);
-                if let Some(u) = unsettled {
-                    reading += &reading::nesting_unsettled(&curve, u);
-                }
-                if let Some(pl) = placement.as_ref().filter(|pl| pl.above > 0) {
-                    reading += &reading::placement(&x, pl);
-                }
-                if let Some(b) = process {
-                    reading += &reading::between_processes(b, process_lowers && !placement_lowers);
-                }
-                let counter = curve.period.as_ref().and_then(|_| {
-                    counters::stepping(&curve.peaks, &counters_of(&counter_series, &r))
-                });
-                if let Some(c) = &counter {
-                    reading += &counters::clause(&x, c);
-                }
-                let groups: Vec<String> = r.group.iter().map(|(k, v)| format!("{k}={v}")).collect();
-                let name = if groups.is_empty() {
-                    r.metric.column.clone()
-                } else {
-                    format!("{} [{}]", r.metric.column, groups.join(", "))
-                };
-                let mut stem = sanitize(
-                    &std::iter::once(r.metric.column.clone())
-                        .chain(groups)
-                        .collect::<Vec<_>>()
-                        .join("__"),
-                );
-                if stems.contains(&stem) {
-                    stem = format!("{stem}_{}", stems.len());
-                }
-                stems.push(stem.clone());
-                SeriesAnalysis {
-                    name,
-                    file_stem: stem,
-                    metric: r.metric.name,
-                    unit,
-                    column: r.metric.column,
-                    group: r.group,
-                    sense,
-                    curve,
-                    placement,
-                    between_processes_u95: process.map(|b| b.u95),
-                    counter,
-                    reading,
-                    data: r.points,
-                }
-            })
-            .collect();
+            }
+            if let (Some(q), Some(_)) = (curve.secondary.as_mut(), unsettled) {
+                q.level = q.level.lower();
+            }
+            let mut reading = reading::reading(&x, &unit, &curve, sense);
+            if let Some(u) = unsettled {
+                reading += &reading::nesting_unsettled(&curve, u);
+            }
+            if let Some(pl) = placement.as_ref().filter(|pl| pl.above > 0) {
+                reading += &reading::placement(&x, pl);
+            }
+            if let Some(b) = process {
+                reading += &reading::between_processes(b, process_lowers && !placement_lowers);
+            }
+            let counter = curve.period.as_ref().and_then(|_| {
+                counters::stepping(&curve.peaks, &counters::counters_of(&counter_series, &r))
+            });
+            if let Some(c) = &counter {
+                reading += &counters::clause(&x, c);
+            }
+            let groups: Vec<String> = r.group.iter().map(|(k, v)| format!("{k}={v}")).collect();
+            let name = if groups.is_empty() {
+                r.metric.column.clone()
+            } else {
+                format!("{} [{}]", r.metric.column, groups.join(", "))
+            };
+            let mut stem = sanitize(
+                &std::iter::once(r.metric.column.clone())
+                    .chain(groups)
+                    .collect::<Vec<_>>()
+                    .join("__"),
+            );
+            if stems.contains(&stem) {
+                stem = format!("{stem}_{}", stems.len());
+            }
+            stems.push(stem.clone());
+            SeriesAnalysis {
+                name,
+                file_stem: stem,
+                metric: r.metric.name,
+                unit,
+                column: r.metric.column,
+                group: r.group,
+                sense,
+                curve,
+                placement,
+                between_processes_u95: process.map(|b| b.u95),
+                counter,
+                reading,
+                data: r.points,
+            }
+        })
+        .collect();
     Ok(Analysis {
         source: path.to_path_buf(),
         x,
@@ -297,53 +297,6 @@ pub fn analyze_csv(path: &Path, opts: &AnalyzeOptions) -> Result<Analysis, Analy
         between_processes: between,
         semicolon: table.semicolon,
     })
-}
-
-/// The `[profile]` counter columns of the analysed metrics (`<metric>__<counter>`), as series
-/// grouped like the metrics' own.
-fn counter_series(
-    table: &load::Table,
-    x: &str,
-    by: &[String],
-    metrics: &[load::MetricColumn],
-) -> Result<Vec<load::RawSeries>, AnalyzeError> {
-    use crate::profile::config::SEP;
-    let cols: Vec<load::MetricColumn> = table
-        .header
-        .iter()
-        .filter(|h| {
-            metrics
-                .iter()
-                .any(|m| h.starts_with(&format!("{}{SEP}", m.name)))
-        })
-        .map(|h| load::MetricColumn {
-            name: h.clone(),
-            unit: String::new(),
-            column: h.clone(),
-        })
-        .collect();
-    if cols.is_empty() {
-        return Ok(Vec::new());
-    }
-    table.series(x, by, &cols)
-}
-
-/// The counters of series `r` (same group, columns `<its metric>__<counter>`), by counter name,
-/// with the points that have a value.
-fn counters_of(all: &[load::RawSeries], r: &load::RawSeries) -> Vec<(String, Vec<(f64, f64)>)> {
-    let prefix = format!("{}{}", r.metric.name, crate::profile::config::SEP);
-    all.iter()
-        .filter(|c| c.group == r.group)
-        .filter_map(|c| {
-            let name = c.metric.column.strip_prefix(&prefix)?;
-            let pts = c
-                .points
-                .iter()
-                .filter_map(|&(x, v)| Some((x, v?)))
-                .collect();
-            Some((name.to_string(), pts))
-        })
-        .collect()
 }
 
 /// Letters, digits, `-`, `_` and `.` kept; anything else becomes `-`.
