@@ -426,6 +426,39 @@ impl Spec {
                 "`[profile]` asks for counters, but no metric comes from the timing core (hint: counters are read per timing-core metric, inside the NVTX range sweep.cuh opens for it)".into(),
             ));
         }
+        if let (Some(p), Some(f)) = (&profile, &file.profile) {
+            // A column the profile adds must be new: the store writes a row's values by column
+            // name, so a metric `power` in W would be overwritten by the sampled power.
+            let counters_key = if f.presets.is_empty() {
+                "ncu_metrics"
+            } else {
+                "presets"
+            };
+            let added = metrics
+                .iter()
+                .filter(|m| matches!(m.source, MetricSource::Core))
+                .flat_map(|m| p.metric_columns(&m.name))
+                .map(|c| (counters_key, c))
+                .chain(p.point_columns().into_iter().map(|c| ("power", c)));
+            let taken: Vec<(String, String, &str)> = axes
+                .iter()
+                .map(|a| (a.name.clone(), format!("axis `{}`", a.name), "axis"))
+                .chain(metrics.iter().flat_map(|m| {
+                    m.columns()
+                        .into_iter()
+                        .chain([crate::store::repeat_spread_column(m)])
+                        .map(|c| (c, format!("metric `{}`", m.name), "metric"))
+                }))
+                .collect();
+            for (key, col) in added {
+                if let Some((_, owner, kind)) = taken.iter().find(|(c, _, _)| *c == col) {
+                    return Err(at_key(
+                        key,
+                        format!("`[profile] {key}` adds a column `{col}`, which {owner} writes too (hint: rename the {kind})"),
+                    ));
+                }
+            }
+        }
         Ok(Spec {
             path: path.to_path_buf(),
             name,

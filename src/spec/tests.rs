@@ -303,3 +303,30 @@ fn floor(s: &str, mut i: usize) -> usize {
     }
     i
 }
+
+/// A column `[profile]` adds must not be one the spec writes already: the sampled power would
+/// overwrite a metric `power` in W (both cells named `power_w`), a ratio a metric `a_` whose unit
+/// slug is the ratio's name.
+#[test]
+fn profile_columns_never_take_a_metric_or_axis_column() {
+    let core = "bench = \"b\"\n[[axis]]\nname = \"k\"\nrange = [1, 2]\n[[metric]]\nname = \"fast\"\nunit = \"s\"\n";
+    let cases = [
+        (
+            format!("{core}[[metric]]\nname = \"power\"\nunit = \"W\"\nregex = 'P (?P<value>[0-9.]+)'\n[profile]\npower = true\n"),
+            "sweeps/t.toml:13: `[profile] power` adds a column `power_w`, which metric `power` writes too (hint: rename the metric)",
+        ),
+        (
+            "bench = \"b\"\n[[axis]]\nname = \"energy_j\"\nrange = [1, 2]\n[[metric]]\nname = \"fast\"\nunit = \"s\"\n[profile]\npower = true\n".into(),
+            "sweeps/t.toml:9: `[profile] power` adds a column `energy_j`, which axis `energy_j` writes too (hint: rename the axis)",
+        ),
+        (
+            format!("{core}[[metric]]\nname = \"fast_\"\nunit = \"shared wavefronts per request\"\n[profile]\npresets = [\"shared_banks\"]\n"),
+            "sweeps/t.toml:12: `[profile] presets` adds a column `fast__shared_wavefronts_per_request`, which metric `fast_` writes too (hint: rename the metric)",
+        ),
+    ];
+    for (text, want) in cases {
+        assert_eq!(parse(&text).unwrap_err(), want, "{text}");
+    }
+    // The same metrics without the colliding profile columns are fine.
+    assert!(parse(&format!("{core}[[metric]]\nname = \"power\"\nunit = \"W\"\nregex = 'P (?P<value>[0-9.]+)'\n[profile]\npresets = [\"occupancy\"]\n")).is_ok());
+}
