@@ -1923,7 +1923,7 @@ fn profile_counters_and_power_land_in_the_row_and_never_overlap_a_measurement() 
     let p = project();
     let tools = p.path().join("tools");
     sweep(p.path())
-        .args(["run", "sweeps/profiled.toml"])
+        .args(["run", "sweeps/profiled.toml", "--export-json", "run.json"])
         .env("SWEEP_NCU", tools.join("ncu"))
         .env("SWEEP_NVIDIA_SMI", tools.join("nvidia-smi"))
         .assert()
@@ -1932,6 +1932,23 @@ fn profile_counters_and_power_land_in_the_row_and_never_overlap_a_measurement() 
     let rows = rows(&run.join("results.csv"));
     assert_eq!(rows.len(), 6);
     let wf = "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum";
+    // The JSON export carries them too, as numbers: counters under their metric, power per point.
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(p.path().join("run.json")).unwrap()).unwrap();
+    for (point, r) in json["points"].as_array().unwrap().iter().zip(&rows) {
+        let k: f64 = r["k"].parse().unwrap();
+        assert_eq!(
+            point["metrics"]["slow"]["counters"][wf],
+            2000.0 + k,
+            "{point}"
+        );
+        assert_eq!(
+            point["metrics"]["fast"]["counters"]["shared_wavefronts_per_request"],
+            1.0
+        );
+        assert_eq!(point["power"]["power_w"], 250.5, "{point}");
+        assert!(point["power"]["energy_j"].as_f64().unwrap() > 0.0);
+    }
     for r in &rows {
         let k: f64 = r["k"].parse().unwrap();
         assert_eq!(r["status"], "ok", "{r:?}");
