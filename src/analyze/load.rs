@@ -369,7 +369,8 @@ fn from_manifest(
 }
 
 /// Without a manifest: axes are the columns between `index` (or the start) and `status`; metrics
-/// are the numeric columns after `status`, less the timing core's statistics and the bookkeeping.
+/// are the numeric columns after `status`, less the timing core's statistics, `[profile]` counters
+/// and power, and the bookkeeping.
 fn guess_columns(
     path: &Path,
     header: &[String],
@@ -392,10 +393,27 @@ fn guess_columns(
         .filter(|h| *h != "point_id")
         .cloned()
         .collect();
+    // `[profile] power` writes all its columns; a header with them all is a profiled run's.
+    let power = crate::profile::power::COLUMNS
+        .iter()
+        .all(|c| header.iter().any(|h| h == c));
+    // `<metric>__<counter>`: a `[profile]` counter when `<metric>` has columns of its own
+    // (`<metric>_<unit>`, `<metric>_rel_ci`, ...), else a metric whose name holds `__`.
+    let counter = |h: &str| {
+        h.find(crate::profile::config::SEP).is_some_and(|i| {
+            let own = format!("{}_", &h[..i]);
+            header.iter().any(|c| {
+                c.strip_prefix(&own)
+                    .is_some_and(|rest| !rest.is_empty() && !rest.starts_with('_'))
+            })
+        })
+    };
+    let profiled = |h: &str| counter(h) || (power && crate::profile::power::COLUMNS.contains(&h));
     let metrics = header
         .iter()
         .enumerate()
         .skip(status + 1)
+        .filter(|(_, h)| !profiled(h))
         .filter(|(_, h)| {
             !NOT_METRICS.contains(&h.as_str())
                 && !h.starts_with("gpu_")
@@ -459,6 +477,25 @@ mod tests {
         let cols: Vec<&str> = t.metrics.iter().map(|m| m.column.as_str()).collect();
         assert_eq!(cols, ["copy_gb_per_s"]);
         assert_eq!(t.metrics[0].unit, "GB/s");
+    }
+
+    /// A profiled run's CSV without its manifest: the `[profile]` counters (`<metric>__<counter>`)
+    /// and the power columns are not metrics of their own; a metric whose name merely holds `__`
+    /// still is.
+    #[test]
+    fn profile_columns_are_not_guessed_as_metrics() {
+        let dir = tempfile::tempdir().unwrap();
+        let csv = write(
+            dir.path(),
+            "results.csv",
+            "point_id,index,k,status,fast_s,fast_rel_ci,fast__dram__bytes_read.sum,fast__shared_wavefronts_per_request,copy__v2_gb_per_s,power_w,power_max_w,energy_j,power_sm_mhz,power_temp_c,power_samples,build_s,run_s,cached,gpu_index,gpu_name,gpu_uuid,error
+             a,0,1,ok,1,0.01,1001,1,5,250.5,250.5,38.2,1980,40,7,0.1,0.2,0,,,,
+             b,1,2,ok,2,0.01,1002,2,6,250.5,250.5,38.7,1980,40,7,0.1,0.2,0,,,,
+",
+        );
+        let t = Table::read(&csv).unwrap();
+        let cols: Vec<&str> = t.metrics.iter().map(|m| m.column.as_str()).collect();
+        assert_eq!(cols, ["fast_s", "copy__v2_gb_per_s"]);
     }
 
     #[test]
