@@ -2037,3 +2037,55 @@ fn a_failing_ncu_leaves_the_counters_empty_and_keeps_the_measurement() {
         );
     }
 }
+
+/// An ncu that hangs (and starts a child that would outlive it) is killed at `[profile] timeout_s`:
+/// the row keeps its measurement, the counters stay empty, `error` says it timed out and how to
+/// give it longer, and nothing it started is left running.
+#[test]
+fn a_hanging_ncu_is_killed_at_its_timeout_and_the_row_stands() {
+    let p = project();
+    let hang = write(
+        p.path(),
+        "tools/ncu-hang",
+        "#!/bin/sh\nsleep 600 &\necho $! >> \"$0.pids\"\nsleep 600\n",
+    );
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&hang, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let spec = std::fs::read_to_string(p.path().join("sweeps/profiled.toml")).unwrap();
+    std::fs::write(
+        p.path().join("sweeps/profiled.toml"),
+        spec.replace("power = true\n", "timeout_s = 0.5\n")
+            .replace("range = [1, 6]", "range = [1, 2]"),
+    )
+    .unwrap();
+    let t0 = std::time::Instant::now();
+    sweep(p.path())
+        .args(["run", "sweeps/profiled.toml"])
+        .env("SWEEP_NCU", &hang)
+        .assert()
+        .success();
+    assert!(t0.elapsed() < Duration::from_secs(30), "{:?}", t0.elapsed());
+    let rows = rows(&run_dir(p.path(), "profiled").join("results.csv"));
+    assert_eq!(rows.len(), 2);
+    for r in &rows {
+        assert_eq!(r["status"], "ok");
+        assert_eq!(r["fast_s"], r["k"], "{r:?}");
+        assert_eq!(r["fast__smsp__inst_executed_op_shared_st.sum"], "");
+        assert!(
+            r["error"].starts_with(
+                "profile: ncu timed out after 0.5 s (hint: a longer `[profile] timeout_s`; log: "
+            ) && r["error"].ends_with("profile.stderr.txt)"),
+            "{}",
+            r["error"]
+        );
+    }
+    let pids = std::fs::read_to_string(p.path().join("tools/ncu-hang.pids")).unwrap();
+    assert_eq!(pids.lines().count(), 2, "one ncu run per point");
+    for pid in pids.lines() {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        assert!(
+            stat.is_empty() || stat.contains(") Z "),
+            "ncu's child {pid} still runs: {stat}"
+        );
+    }
+}

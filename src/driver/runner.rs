@@ -176,6 +176,13 @@ fn profile_point(
         Ok(o) => o,
         Err(e) => return fail(e.to_string()),
     };
+    if let Exit::TimedOut(limit) = outcome.exit {
+        return fail(format!(
+            "ncu timed out after {} s (hint: a longer `[profile] timeout_s`; log: {})",
+            limit.as_secs_f64(),
+            err_path.display()
+        ));
+    }
     if !outcome.success() {
         return fail(format!(
             "ncu failed with {} (log: {})",
