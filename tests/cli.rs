@@ -2089,3 +2089,49 @@ fn a_hanging_ncu_is_killed_at_its_timeout_and_the_row_stands() {
         );
     }
 }
+
+/// With `repeat = 2` the counters are the last process's (they are no measurement to median), so
+/// ncu runs once per point, in the last pass: profiling is ~2 s a point on the H100, not to be
+/// paid once per pass for cells nobody reads. The combined row has them, with the power columns.
+#[test]
+fn with_repeat_ncu_profiles_each_point_once_in_the_last_pass() {
+    let p = project();
+    let tools = p.path().join("tools");
+    let counting = write(
+        p.path(),
+        "tools/ncu-counting",
+        &format!(
+            "#!/bin/sh\necho run >> \"$0.runs\"\nexec {} \"$@\"\n",
+            tools.join("ncu").display()
+        ),
+    );
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&counting, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let spec = std::fs::read_to_string(p.path().join("sweeps/profiled.toml")).unwrap();
+    std::fs::write(
+        p.path().join("sweeps/profiled.toml"),
+        spec.replace("compiler = \"cc\"\n", "compiler = \"cc\"\nrepeat = 2\n")
+            .replace("range = [1, 6]", "range = [1, 3]"),
+    )
+    .unwrap();
+    sweep(p.path())
+        .args(["run", "sweeps/profiled.toml"])
+        .env("SWEEP_NCU", &counting)
+        .env("SWEEP_NVIDIA_SMI", tools.join("nvidia-smi"))
+        .assert()
+        .success();
+    let runs = std::fs::read_to_string(p.path().join("tools/ncu-counting.runs")).unwrap();
+    assert_eq!(runs.lines().count(), 3, "one ncu run per point");
+    let run = run_dir(p.path(), "profiled");
+    let wf = "fast__l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum";
+    for r in rows(&run.join("results.csv")) {
+        let k: f64 = r["k"].parse().unwrap();
+        assert_eq!(r["status"], "ok", "{r:?}");
+        assert_eq!(r["error"], "", "{r:?}");
+        assert_eq!(r[wf].parse::<f64>().unwrap(), 1000.0 + k, "{r:?}");
+        assert_eq!(r["power_w"], "250.5", "{r:?}");
+    }
+    for r in rows(&run.join("passes/pass-0.csv")) {
+        assert_eq!(r[wf], "", "{r:?}");
+    }
+}

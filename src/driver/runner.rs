@@ -400,7 +400,9 @@ pub(super) fn run_queue(
         if tracing {
             trace(&b.dir, "reaped");
         }
-        let (mut extra, mut why) = if measured_ok {
+        // Counters are the last process's (`repeat`): an earlier pass would profile for nothing.
+        let last_pass = ctx.spec.repeat <= 1 || shared.aggregate.is_some();
+        let (mut extra, mut why) = if measured_ok && last_pass {
             profile_point(&ctx.spec, &b, gpu.as_ref(), &lock)
         } else {
             (BTreeMap::new(), None)
