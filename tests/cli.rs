@@ -2135,3 +2135,46 @@ fn with_repeat_ncu_profiles_each_point_once_in_the_last_pass() {
         assert_eq!(r[wf], "", "{r:?}");
     }
 }
+
+/// An nvidia-smi that cannot sample (an old driver refuses `power.draw.instant` and exits at once;
+/// a GPU without a power sensor prints `[N/A]`) leaves the power cells empty, and `error` says
+/// what nvidia-smi said rather than only that no sample came.
+#[test]
+fn a_failing_nvidia_smi_says_why_the_power_cells_are_empty() {
+    let p = project();
+    let spec = std::fs::read_to_string(p.path().join("sweeps/profiled.toml")).unwrap();
+    std::fs::write(
+        p.path().join("sweeps/profiled.toml"),
+        spec.replace("presets = [\"shared_banks\"]\n", "")
+            .replace("range = [1, 6]", "range = [1, 2]"),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    let cases = [
+        (
+            "#!/bin/sh\necho 'Field \"power.draw.instant\" is not a valid field to query.' >&2\nexit 2\n",
+            "power: `nvidia-smi` ended with exit code 2: Field \"power.draw.instant\" is not a valid field to query.",
+        ),
+        (
+            "#!/bin/bash\nwhile :; do printf '%(%Y/%m/%d %H:%M:%S)T.000, [N/A], [N/A], 40\\n' -1; sleep 0.02; done\n",
+            "power: nvidia-smi printed no reading: `",
+        ),
+    ];
+    for (i, (script, want)) in cases.iter().enumerate() {
+        let smi = write(p.path(), &format!("tools/smi-{i}"), script);
+        std::fs::set_permissions(&smi, std::fs::Permissions::from_mode(0o755)).unwrap();
+        sweep(p.path())
+            .args(["run", "--force", "sweeps/profiled.toml"])
+            .env("SWEEP_NVIDIA_SMI", &smi)
+            .assert()
+            .success();
+        let runs = run_dirs(&p.path().join("output/profiled"));
+        let rows = rows(&runs.last().unwrap().join("results.csv"));
+        assert_eq!(rows.len(), 2);
+        for r in &rows {
+            assert_eq!(r["status"], "ok");
+            assert_eq!(r["power_w"], "");
+            assert!(r["error"].starts_with(want), "{}", r["error"]);
+        }
+    }
+}

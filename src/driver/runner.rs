@@ -413,7 +413,11 @@ pub(super) fn run_queue(
                     use crate::profile::power::{summarize, PowerSource};
                     let cols = summarize(&src.between(gate_t, exit_t), gate_t, exit_t);
                     if cols.is_empty() && why.is_none() {
-                        why = Some("power: no sample while the point measured".into());
+                        let what = src.trouble();
+                        let what = what
+                            .as_deref()
+                            .unwrap_or("no sample while the point measured");
+                        why = Some(format!("power: {what}"));
                     }
                     extra.extend(cols);
                 }

@@ -95,6 +95,20 @@ pub fn parse_line(line: &str) -> Option<Sample> {
 pub struct NvidiaSmi {
     samples: Arc<Mutex<Vec<Sample>>>,
     child: Mutex<std::process::Child>,
+    /// The first line nvidia-smi wrote to stderr (why it ended, as a rule).
+    said: Arc<Mutex<Option<String>>>,
+    /// The last line of its stdout that did not read as a sample (`[N/A]` readings).
+    unread: Arc<Mutex<Option<String>>>,
+}
+
+/// Keeps a line (cut to 120 characters) in `slot`; `first`: only when it holds none yet.
+fn keep_line(slot: &Mutex<Option<String>>, line: &str, first: bool) {
+    let line = line.trim();
+    if let Ok(mut s) = slot.lock() {
+        if !line.is_empty() && (!first || s.is_none()) {
+            *s = Some(line.chars().take(120).collect());
+        }
+    }
 }
 
 impl NvidiaSmi {
@@ -126,30 +140,71 @@ impl NvidiaSmi {
                 &period_ms.to_string(),
             ])
             .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
             .stdin(std::process::Stdio::null())
             .spawn()
             .map_err(|e| format!("cannot start `{program}` for power sampling: {e} (hint: it comes with the NVIDIA driver; or drop `power` from [profile])"))?;
         let stdout = child.stdout.take().ok_or("no stdout from nvidia-smi")?;
         let samples: Arc<Mutex<Vec<Sample>>> = Arc::new(Mutex::new(Vec::new()));
+        let (said, unread) = (Arc::default(), Arc::default());
+        if let Some(stderr) = child.stderr.take() {
+            let said = Arc::clone(&said);
+            std::thread::spawn(move || {
+                for line in std::io::BufReader::new(stderr).lines() {
+                    let Ok(line) = line else { break };
+                    keep_line(&said, &line, true);
+                }
+            });
+        }
         let keep = Arc::clone(&samples);
+        let not_read = Arc::clone(&unread);
         std::thread::spawn(move || {
             for line in std::io::BufReader::new(stdout).lines() {
                 let Ok(line) = line else { break };
-                if let (Some(s), Ok(mut v)) = (parse_line(&line), keep.lock()) {
+                let Some(sample) = parse_line(&line) else {
+                    keep_line(&not_read, &line, false);
+                    continue;
+                };
+                if let Ok(mut v) = keep.lock() {
                     // Old samples are of no use once their points are done: keep ~10 minutes.
-                    let cutoff = s.t - 600.0;
+                    let cutoff = sample.t - 600.0;
                     if v.first().is_some_and(|f| f.t < cutoff) {
                         v.retain(|x| x.t >= cutoff);
                     }
-                    v.push(s);
+                    v.push(sample);
                 }
             }
         });
         Ok(NvidiaSmi {
             samples,
             child: Mutex::new(child),
+            said,
+            unread,
         })
+    }
+
+    /// Why no sample comes, where nvidia-smi shows it: it ended (its exit and the first line of
+    /// its stderr), or its lines do not read as samples (`[N/A]`: no reading on this GPU).
+    pub fn trouble(&self) -> Option<String> {
+        let line = |slot: &Mutex<Option<String>>| slot.lock().ok().and_then(|s| s.clone());
+        let ended = self
+            .child
+            .lock()
+            .ok()
+            .and_then(|mut c| c.try_wait().ok().flatten());
+        if let Some(status) = ended {
+            let how = match status.code() {
+                Some(c) => format!("exit code {c}"),
+                None => "a signal".to_string(),
+            };
+            // Its stderr may still be on its way to the reader.
+            std::thread::sleep(std::time::Duration::from_millis(50));
+            return Some(match line(&self.said) {
+                Some(l) => format!("`nvidia-smi` ended with {how}: {l}"),
+                None => format!("`nvidia-smi` ended with {how}"),
+            });
+        }
+        line(&self.unread).map(|l| format!("nvidia-smi printed no reading: `{l}`"))
     }
 }
 
