@@ -426,6 +426,28 @@ impl Spec {
                 "`[profile]` asks for counters, but no metric comes from the timing core (hint: counters are read per timing-core metric, inside the NVTX range sweep.cuh opens for it)".into(),
             ));
         }
+        if profile.as_ref().is_some_and(|p| !p.counters.is_empty()) {
+            // `<metric>__<counter>`: a metric `fast__x` beside `fast` would read as a counter of it.
+            let sep = crate::profile::config::SEP;
+            if let Some((spanned, m)) = file
+                .metrics
+                .iter()
+                .zip(&metrics)
+                .find(|(_, m)| m.name.contains(sep) || m.name.ends_with('_'))
+            {
+                let mut plain = m.name.trim_end_matches('_').to_string();
+                while plain.contains(sep) {
+                    plain = plain.replace(sep, "_");
+                }
+                return Err(invalid(
+                    spanned.span().start,
+                    format!(
+                        "metric name `{}` makes columns with `{sep}`, which separates a metric from its counter in `[profile]` columns (hint: rename it, e.g. `{plain}`)",
+                        m.name,
+                    ),
+                ));
+            }
+        }
         if let (Some(p), Some(f)) = (&profile, &file.profile) {
             // A column the profile adds must be new: the store writes a row's values by column
             // name, so a metric `power` in W would be overwritten by the sampled power.

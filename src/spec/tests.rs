@@ -320,12 +320,21 @@ fn profile_columns_never_take_a_metric_or_axis_column() {
             "sweeps/t.toml:9: `[profile] power` adds a column `energy_j`, which axis `energy_j` writes too (hint: rename the axis)",
         ),
         (
-            format!("{core}[[metric]]\nname = \"fast_\"\nunit = \"shared wavefronts per request\"\n[profile]\npresets = [\"shared_banks\"]\n"),
-            "sweeps/t.toml:12: `[profile] presets` adds a column `fast__shared_wavefronts_per_request`, which metric `fast_` writes too (hint: rename the metric)",
+            format!("{core}[[axis]]\nname = \"fast__shared_wavefronts_per_request\"\nvalues = [1]\n[profile]\npresets = [\"shared_banks\"]\n"),
+            "sweeps/t.toml:12: `[profile] presets` adds a column `fast__shared_wavefronts_per_request`, which axis `fast__shared_wavefronts_per_request` writes too (hint: rename the axis)",
         ),
     ];
     for (text, want) in cases {
         assert_eq!(parse(&text).unwrap_err(), want, "{text}");
+    }
+    // `__` separates a metric from its counter: a metric `fast__x` beside `fast` would read as a
+    // counter `x_s` of `fast` (in the export and the analysis).
+    // A metric `fast_` in s writes `fast__s`: a counter `s` of `fast`.
+    for (name, plain) in [("fast__x", "fast_x"), ("fast_", "fast"), ("a___b", "a_b")] {
+        assert_eq!(
+            parse(&format!("{core}[[metric]]\nname = \"{name}\"\nunit = \"s\"\nregex = 'x (?P<value>[0-9.]+)'\n[profile]\npresets = [\"occupancy\"]\n")).unwrap_err(),
+            format!("sweeps/t.toml:8: metric name `{name}` makes columns with `__`, which separates a metric from its counter in `[profile]` columns (hint: rename it, e.g. `{plain}`)")
+        );
     }
     // The same metrics without the colliding profile columns are fine.
     assert!(parse(&format!("{core}[[metric]]\nname = \"power\"\nunit = \"W\"\nregex = 'P (?P<value>[0-9.]+)'\n[profile]\npresets = [\"occupancy\"]\n")).is_ok());
