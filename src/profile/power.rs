@@ -76,11 +76,8 @@ pub fn summarize(samples: &[Sample], from: f64, to: f64) -> BTreeMap<String, f64
 pub fn parse_line(line: &str) -> Option<Sample> {
     let mut f = line.split(',').map(str::trim);
     let ts = f.next()?;
-    let t = chrono::NaiveDateTime::parse_from_str(ts, "%Y/%m/%d %H:%M:%S%.f")
-        .ok()?
-        .and_local_timezone(chrono::Local)
-        .single()?;
-    let t = t.timestamp_millis() as f64 / 1e3;
+    let t = chrono::NaiveDateTime::parse_from_str(ts, "%Y/%m/%d %H:%M:%S%.f").ok()?;
+    let t = instant(t.and_local_timezone(chrono::Local), now())?;
     let mut num = || f.next().and_then(|v| v.parse::<f64>().ok());
     Some(Sample {
         t,
@@ -88,6 +85,27 @@ pub fn parse_line(line: &str) -> Option<Sample> {
         sm_mhz: num()?,
         temp_c: num()?,
     })
+}
+
+/// Seconds since the Unix epoch of a local time: of the two a DST change repeats, the one nearer
+/// `now` (a sample is read within milliseconds of its stamp).
+fn instant<Tz: chrono::TimeZone>(
+    local: chrono::LocalResult<chrono::DateTime<Tz>>,
+    now: f64,
+) -> Option<f64> {
+    let secs = |t: &chrono::DateTime<Tz>| t.timestamp_millis() as f64 / 1e3;
+    match local {
+        chrono::LocalResult::Single(t) => Some(secs(&t)),
+        chrono::LocalResult::Ambiguous(a, b) => {
+            let (a, b) = (secs(&a), secs(&b));
+            Some(if (a - now).abs() <= (b - now).abs() {
+                a
+            } else {
+                b
+            })
+        }
+        chrono::LocalResult::None => None,
+    }
 }
 
 /// Samples nvidia-smi prints every `period_ms` for one GPU, kept while it runs (the process is
@@ -282,6 +300,31 @@ mod tests {
         assert!((v["power_temp_c"] - 31.2).abs() < 1e-9);
         assert_eq!(v["power_samples"], 3.0);
         assert!(summarize(&src.between(2.0, 3.0), 2.0, 3.0).is_empty());
+    }
+
+    /// nvidia-smi prints local time without its offset: in the hour a DST change repeats, a
+    /// stamp names two instants, and the one nearer now is meant (a sweep overnight must not lose
+    /// an hour of power readings); a stamp of the hour skipped names none.
+    #[test]
+    fn a_stamp_of_the_repeated_dst_hour_is_the_instant_nearer_now() {
+        use chrono::{FixedOffset, LocalResult, TimeZone};
+        let at = |offset_h: i32| {
+            FixedOffset::east_opt(offset_h * 3600)
+                .unwrap()
+                .with_ymd_and_hms(2026, 10, 25, 2, 30, 0)
+                .unwrap()
+        };
+        // 02:30 CEST (+2) is 00:30 UTC, 02:30 CET (+1) is 01:30 UTC.
+        let (summer, winter) = (at(2), at(1));
+        let both = LocalResult::Ambiguous(summer, winter);
+        let secs = |t: chrono::DateTime<FixedOffset>| t.timestamp() as f64;
+        assert_eq!(instant(both, secs(summer) + 60.0), Some(secs(summer)));
+        assert_eq!(instant(both, secs(winter) + 60.0), Some(secs(winter)));
+        assert_eq!(
+            instant(LocalResult::Single(summer), 0.0),
+            Some(secs(summer))
+        );
+        assert_eq!(instant::<FixedOffset>(LocalResult::None, 0.0), None);
     }
 
     #[test]
