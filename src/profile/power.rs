@@ -117,6 +117,8 @@ pub struct NvidiaSmi {
     said: Arc<Mutex<Option<String>>>,
     /// The last line of its stdout that did not read as a sample (`[N/A]` readings).
     unread: Arc<Mutex<Option<String>>>,
+    /// Its stdout has ended: no sample will come.
+    closed: Arc<std::sync::atomic::AtomicBool>,
 }
 
 /// Keeps a line (cut to 120 characters) in `slot`; `first`: only when it holds none yet.
@@ -135,6 +137,10 @@ impl NvidiaSmi {
             .ok()
             .filter(|p| !p.is_empty())
             .unwrap_or_else(|| "nvidia-smi".into());
+        Self::spawn(&program, gpu, period_ms)
+    }
+
+    fn spawn(program: &str, gpu: &str, period_ms: u32) -> Result<NvidiaSmi, String> {
         // nvidia-smi's stdout into a pipe is block-buffered: line-buffer it where stdbuf exists,
         // so a sample reaches sweep within its period.
         let on_path = |name: &str| {
@@ -143,10 +149,10 @@ impl NvidiaSmi {
         };
         let mut command = if on_path("stdbuf") {
             let mut c = std::process::Command::new("stdbuf");
-            c.args(["-oL", &program]);
+            c.args(["-oL", program]);
             c
         } else {
-            std::process::Command::new(&program)
+            std::process::Command::new(program)
         };
         let mut child = command
             .args([
@@ -176,6 +182,8 @@ impl NvidiaSmi {
         }
         let keep = Arc::clone(&samples);
         let not_read = Arc::clone(&unread);
+        let closed = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let ended = Arc::clone(&closed);
         std::thread::spawn(move || {
             for line in std::io::BufReader::new(stdout).lines() {
                 let Ok(line) = line else { break };
@@ -192,12 +200,14 @@ impl NvidiaSmi {
                     v.push(sample);
                 }
             }
+            ended.store(true, std::sync::atomic::Ordering::SeqCst);
         });
         Ok(NvidiaSmi {
             samples,
             child: Mutex::new(child),
             said,
             unread,
+            closed,
         })
     }
 
@@ -231,6 +241,8 @@ impl PowerSource for NvidiaSmi {
         // Wait (up to 300 ms) for a sample at or after `to`, so the window's end is covered.
         let deadline = std::time::Instant::now() + std::time::Duration::from_millis(300);
         loop {
+            // Read before the samples: once it is set, every sample is in.
+            let closed = self.closed.load(std::sync::atomic::Ordering::SeqCst);
             let (got, last) = match self.samples.lock() {
                 Ok(v) => (
                     v.iter()
@@ -241,7 +253,7 @@ impl PowerSource for NvidiaSmi {
                 ),
                 Err(_) => return Vec::new(),
             };
-            if last >= to || std::time::Instant::now() >= deadline {
+            if last >= to || closed || std::time::Instant::now() >= deadline {
                 return got;
             }
             std::thread::sleep(std::time::Duration::from_millis(20));
@@ -325,6 +337,24 @@ mod tests {
             Some(secs(summer))
         );
         assert_eq!(instant::<FixedOffset>(LocalResult::None, 0.0), None);
+    }
+
+    /// Once nvidia-smi has ended no sample can come: a point does not wait for one (300 ms a
+    /// point, for every point of the sweep).
+    #[test]
+    fn an_ended_nvidia_smi_is_not_waited_for() {
+        let smi = NvidiaSmi::spawn("false", "0", 20).unwrap();
+        let t0 = std::time::Instant::now();
+        while smi.trouble().is_none() {
+            assert!(t0.elapsed().as_secs() < 10, "`false` never ended");
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        let t = now();
+        let t0 = std::time::Instant::now();
+        assert!(smi.between(t - 1.0, t).is_empty());
+        let waited = t0.elapsed();
+        assert!(waited.as_millis() < 150, "waited {waited:?}");
     }
 
     #[test]
