@@ -1923,7 +1923,7 @@ fn profile_counters_and_power_land_in_the_row_and_never_overlap_a_measurement() 
     let p = project();
     let tools = p.path().join("tools");
     sweep(p.path())
-        .args(["run", "sweeps/profiled.toml"])
+        .args(["run", "sweeps/profiled.toml", "--export-json", "run.json"])
         .env("SWEEP_NCU", tools.join("ncu"))
         .env("SWEEP_NVIDIA_SMI", tools.join("nvidia-smi"))
         .assert()
@@ -1932,6 +1932,23 @@ fn profile_counters_and_power_land_in_the_row_and_never_overlap_a_measurement() 
     let rows = rows(&run.join("results.csv"));
     assert_eq!(rows.len(), 6);
     let wf = "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum";
+    // The JSON export carries them too, as numbers: counters under their metric, power per point.
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(p.path().join("run.json")).unwrap()).unwrap();
+    for (point, r) in json["points"].as_array().unwrap().iter().zip(&rows) {
+        let k: f64 = r["k"].parse().unwrap();
+        assert_eq!(
+            point["metrics"]["slow"]["counters"][wf],
+            2000.0 + k,
+            "{point}"
+        );
+        assert_eq!(
+            point["metrics"]["fast"]["counters"]["shared_wavefronts_per_request"],
+            1.0
+        );
+        assert_eq!(point["power"]["power_w"], 250.5, "{point}");
+        assert!(point["power"]["energy_j"].as_f64().unwrap() > 0.0);
+    }
     for r in &rows {
         let k: f64 = r["k"].parse().unwrap();
         assert_eq!(r["status"], "ok", "{r:?}");
@@ -2018,5 +2035,146 @@ fn a_failing_ncu_leaves_the_counters_empty_and_keeps_the_measurement() {
             "{}",
             r["error"]
         );
+    }
+}
+
+/// An ncu that hangs (and starts a child that would outlive it) is killed at `[profile] timeout_s`:
+/// the row keeps its measurement, the counters stay empty, `error` says it timed out and how to
+/// give it longer, and nothing it started is left running.
+#[test]
+fn a_hanging_ncu_is_killed_at_its_timeout_and_the_row_stands() {
+    let p = project();
+    let hang = write(
+        p.path(),
+        "tools/ncu-hang",
+        "#!/bin/sh\nsleep 600 &\necho $! >> \"$0.pids\"\nsleep 600\n",
+    );
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&hang, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let spec = std::fs::read_to_string(p.path().join("sweeps/profiled.toml")).unwrap();
+    std::fs::write(
+        p.path().join("sweeps/profiled.toml"),
+        spec.replace("power = true\n", "timeout_s = 0.5\n")
+            .replace("range = [1, 6]", "range = [1, 2]"),
+    )
+    .unwrap();
+    let t0 = std::time::Instant::now();
+    sweep(p.path())
+        .args(["run", "sweeps/profiled.toml"])
+        .env("SWEEP_NCU", &hang)
+        .assert()
+        .success();
+    assert!(t0.elapsed() < Duration::from_secs(30), "{:?}", t0.elapsed());
+    let rows = rows(&run_dir(p.path(), "profiled").join("results.csv"));
+    assert_eq!(rows.len(), 2);
+    for r in &rows {
+        assert_eq!(r["status"], "ok");
+        assert_eq!(r["fast_s"], r["k"], "{r:?}");
+        assert_eq!(r["fast__smsp__inst_executed_op_shared_st.sum"], "");
+        assert!(
+            r["error"].starts_with(
+                "profile: ncu timed out after 0.5 s (hint: a longer `[profile] timeout_s`; log: "
+            ) && r["error"].ends_with("profile.stderr.txt)"),
+            "{}",
+            r["error"]
+        );
+    }
+    let pids = std::fs::read_to_string(p.path().join("tools/ncu-hang.pids")).unwrap();
+    assert_eq!(pids.lines().count(), 2, "one ncu run per point");
+    for pid in pids.lines() {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        assert!(
+            stat.is_empty() || stat.contains(") Z "),
+            "ncu's child {pid} still runs: {stat}"
+        );
+    }
+}
+
+/// With `repeat = 2` the counters are the last process's (they are no measurement to median), so
+/// ncu runs once per point, in the last pass: profiling is ~2 s a point on the H100, not to be
+/// paid once per pass for cells nobody reads. The combined row has them, with the power columns.
+#[test]
+fn with_repeat_ncu_profiles_each_point_once_in_the_last_pass() {
+    let p = project();
+    let tools = p.path().join("tools");
+    let counting = write(
+        p.path(),
+        "tools/ncu-counting",
+        &format!(
+            "#!/bin/sh\necho run >> \"$0.runs\"\nexec {} \"$@\"\n",
+            tools.join("ncu").display()
+        ),
+    );
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&counting, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let spec = std::fs::read_to_string(p.path().join("sweeps/profiled.toml")).unwrap();
+    std::fs::write(
+        p.path().join("sweeps/profiled.toml"),
+        spec.replace("compiler = \"cc\"\n", "compiler = \"cc\"\nrepeat = 2\n")
+            .replace("range = [1, 6]", "range = [1, 3]"),
+    )
+    .unwrap();
+    sweep(p.path())
+        .args(["run", "sweeps/profiled.toml"])
+        .env("SWEEP_NCU", &counting)
+        .env("SWEEP_NVIDIA_SMI", tools.join("nvidia-smi"))
+        .assert()
+        .success();
+    let runs = std::fs::read_to_string(p.path().join("tools/ncu-counting.runs")).unwrap();
+    assert_eq!(runs.lines().count(), 3, "one ncu run per point");
+    let run = run_dir(p.path(), "profiled");
+    let wf = "fast__l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum";
+    for r in rows(&run.join("results.csv")) {
+        let k: f64 = r["k"].parse().unwrap();
+        assert_eq!(r["status"], "ok", "{r:?}");
+        assert_eq!(r["error"], "", "{r:?}");
+        assert_eq!(r[wf].parse::<f64>().unwrap(), 1000.0 + k, "{r:?}");
+        assert_eq!(r["power_w"], "250.5", "{r:?}");
+    }
+    for r in rows(&run.join("passes/pass-0.csv")) {
+        assert_eq!(r[wf], "", "{r:?}");
+    }
+}
+
+/// An nvidia-smi that cannot sample (an old driver refuses `power.draw.instant` and exits at once;
+/// a GPU without a power sensor prints `[N/A]`) leaves the power cells empty, and `error` says
+/// what nvidia-smi said rather than only that no sample came.
+#[test]
+fn a_failing_nvidia_smi_says_why_the_power_cells_are_empty() {
+    let p = project();
+    let spec = std::fs::read_to_string(p.path().join("sweeps/profiled.toml")).unwrap();
+    std::fs::write(
+        p.path().join("sweeps/profiled.toml"),
+        spec.replace("presets = [\"shared_banks\"]\n", "")
+            .replace("range = [1, 6]", "range = [1, 2]"),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    let cases = [
+        (
+            "#!/bin/sh\necho 'Field \"power.draw.instant\" is not a valid field to query.' >&2\nexit 2\n",
+            "power: `nvidia-smi` ended with exit code 2: Field \"power.draw.instant\" is not a valid field to query.",
+        ),
+        (
+            "#!/bin/bash\nwhile :; do printf '%(%Y/%m/%d %H:%M:%S)T.000, [N/A], [N/A], 40\\n' -1; sleep 0.02; done\n",
+            "power: nvidia-smi printed no reading: `",
+        ),
+    ];
+    for (i, (script, want)) in cases.iter().enumerate() {
+        let smi = write(p.path(), &format!("tools/smi-{i}"), script);
+        std::fs::set_permissions(&smi, std::fs::Permissions::from_mode(0o755)).unwrap();
+        sweep(p.path())
+            .args(["run", "--force", "sweeps/profiled.toml"])
+            .env("SWEEP_NVIDIA_SMI", &smi)
+            .assert()
+            .success();
+        let runs = run_dirs(&p.path().join("output/profiled"));
+        let rows = rows(&runs.last().unwrap().join("results.csv"));
+        assert_eq!(rows.len(), 2);
+        for r in &rows {
+            assert_eq!(r["status"], "ok");
+            assert_eq!(r["power_w"], "");
+            assert!(r["error"].starts_with(want), "{}", r["error"]);
+        }
     }
 }

@@ -176,6 +176,13 @@ fn profile_point(
         Ok(o) => o,
         Err(e) => return fail(e.to_string()),
     };
+    if let Exit::TimedOut(limit) = outcome.exit {
+        return fail(format!(
+            "ncu timed out after {} s (hint: a longer `[profile] timeout_s`; log: {})",
+            limit.as_secs_f64(),
+            err_path.display()
+        ));
+    }
     if !outcome.success() {
         return fail(format!(
             "ncu failed with {} (log: {})",
@@ -393,7 +400,9 @@ pub(super) fn run_queue(
         if tracing {
             trace(&b.dir, "reaped");
         }
-        let (mut extra, mut why) = if measured_ok {
+        // Counters are the last process's (`repeat`): an earlier pass would profile for nothing.
+        let last_pass = ctx.spec.repeat <= 1 || shared.aggregate.is_some();
+        let (mut extra, mut why) = if measured_ok && last_pass {
             profile_point(&ctx.spec, &b, gpu.as_ref(), &lock)
         } else {
             (BTreeMap::new(), None)
@@ -404,7 +413,11 @@ pub(super) fn run_queue(
                     use crate::profile::power::{summarize, PowerSource};
                     let cols = summarize(&src.between(gate_t, exit_t), gate_t, exit_t);
                     if cols.is_empty() && why.is_none() {
-                        why = Some("power: no sample while the point measured".into());
+                        let what = src.trouble();
+                        let what = what
+                            .as_deref()
+                            .unwrap_or("no sample while the point measured");
+                        why = Some(format!("power: {what}"));
                     }
                     extra.extend(cols);
                 }

@@ -8,7 +8,9 @@
 //! {name: value}, `status`, `error`, `build_s`, `run_s`, `cached`, `gpu` {`index`, `name`,
 //! `uuid`}, `metrics` {name: {`unit`, `value`, and each statistic the CSV has: `median`,
 //! `stddev`, `min`, `max`, `rel_ci`, `samples`, `throttled`, `spread`, `placements`, `sm_mhz`,
-//! `repeat_spread`}}}]. Numbers are JSON numbers; an empty cell is left out.
+//! `repeat_spread`, and with `[profile]` counters `counters` {counter: value}}}, with `[profile]
+//! power` `power` {`power_w`, `power_max_w`, `energy_j`, `power_sm_mhz`, `power_temp_c`,
+//! `power_samples`}}]. Numbers are JSON numbers; an empty cell is left out.
 
 use crate::spec::{CORE_FIELDS, CORE_STATS};
 use crate::store::{self, Dialect, Manifest, StoreError};
@@ -75,13 +77,31 @@ pub fn run_json(run_dir: &Path) -> Result<Value, StoreError> {
                     stats.insert(stat.into(), cell(&fields[i], m.dialect));
                 }
             }
+            // `[profile]` counters of the metric (`<metric>__<counter>` columns), by counter.
+            let prefix = format!("{}{}", info.name, crate::profile::config::SEP);
+            let mut counters = Map::new();
+            for (i, c) in m.columns.iter().enumerate() {
+                if let Some(counter) = c.strip_prefix(&prefix) {
+                    if !fields[i].is_empty() {
+                        counters.insert(counter.into(), cell(&fields[i], m.dialect));
+                    }
+                }
+            }
+            if !counters.is_empty() {
+                stats.insert("counters".into(), Value::Object(counters));
+            }
             metrics.insert(info.name.clone(), Value::Object(stats));
+        }
+        // `[profile] power`: the point's power columns.
+        let mut power = Map::new();
+        for c in crate::profile::power::COLUMNS {
+            if let Some(i) = col(c).filter(|&i| !fields[i].is_empty()) {
+                power.insert(c.into(), cell(&fields[i], m.dialect));
+            }
         }
         let index: usize = get("index").parse().unwrap_or(0);
         let number = |name: &str| m.dialect.parse_number(get(name));
-        points.push((
-            index,
-            json!({
+        let mut point = json!({
                 "id": get("point_id"),
                 "index": index,
                 "axes": axes,
@@ -92,8 +112,11 @@ pub fn run_json(run_dir: &Path) -> Result<Value, StoreError> {
                 "cached": get("cached") == "1",
                 "gpu": {"index": get("gpu_index"), "name": get("gpu_name"), "uuid": get("gpu_uuid")},
                 "metrics": metrics,
-            }),
-        ));
+        });
+        if !power.is_empty() {
+            point["power"] = Value::Object(power);
+        }
+        points.push((index, point));
     }
     points.sort_by_key(|(i, _)| *i);
     Ok(json!({

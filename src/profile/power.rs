@@ -76,11 +76,8 @@ pub fn summarize(samples: &[Sample], from: f64, to: f64) -> BTreeMap<String, f64
 pub fn parse_line(line: &str) -> Option<Sample> {
     let mut f = line.split(',').map(str::trim);
     let ts = f.next()?;
-    let t = chrono::NaiveDateTime::parse_from_str(ts, "%Y/%m/%d %H:%M:%S%.f")
-        .ok()?
-        .and_local_timezone(chrono::Local)
-        .single()?;
-    let t = t.timestamp_millis() as f64 / 1e3;
+    let t = chrono::NaiveDateTime::parse_from_str(ts, "%Y/%m/%d %H:%M:%S%.f").ok()?;
+    let t = instant(t.and_local_timezone(chrono::Local), now())?;
     let mut num = || f.next().and_then(|v| v.parse::<f64>().ok());
     Some(Sample {
         t,
@@ -90,11 +87,48 @@ pub fn parse_line(line: &str) -> Option<Sample> {
     })
 }
 
+/// Seconds since the Unix epoch of a local time: of the two a DST change repeats, the one nearer
+/// `now` (a sample is read within milliseconds of its stamp).
+fn instant<Tz: chrono::TimeZone>(
+    local: chrono::LocalResult<chrono::DateTime<Tz>>,
+    now: f64,
+) -> Option<f64> {
+    let secs = |t: &chrono::DateTime<Tz>| t.timestamp_millis() as f64 / 1e3;
+    match local {
+        chrono::LocalResult::Single(t) => Some(secs(&t)),
+        chrono::LocalResult::Ambiguous(a, b) => {
+            let (a, b) = (secs(&a), secs(&b));
+            Some(if (a - now).abs() <= (b - now).abs() {
+                a
+            } else {
+                b
+            })
+        }
+        chrono::LocalResult::None => None,
+    }
+}
+
 /// Samples nvidia-smi prints every `period_ms` for one GPU, kept while it runs (the process is
 /// killed when this is dropped). `$SWEEP_NVIDIA_SMI` names another program (tests).
 pub struct NvidiaSmi {
     samples: Arc<Mutex<Vec<Sample>>>,
     child: Mutex<std::process::Child>,
+    /// The first line nvidia-smi wrote to stderr (why it ended, as a rule).
+    said: Arc<Mutex<Option<String>>>,
+    /// The last line of its stdout that did not read as a sample (`[N/A]` readings).
+    unread: Arc<Mutex<Option<String>>>,
+    /// Its stdout has ended: no sample will come.
+    closed: Arc<std::sync::atomic::AtomicBool>,
+}
+
+/// Keeps a line (cut to 120 characters) in `slot`; `first`: only when it holds none yet.
+fn keep_line(slot: &Mutex<Option<String>>, line: &str, first: bool) {
+    let line = line.trim();
+    if let Ok(mut s) = slot.lock() {
+        if !line.is_empty() && (!first || s.is_none()) {
+            *s = Some(line.chars().take(120).collect());
+        }
+    }
 }
 
 impl NvidiaSmi {
@@ -103,6 +137,10 @@ impl NvidiaSmi {
             .ok()
             .filter(|p| !p.is_empty())
             .unwrap_or_else(|| "nvidia-smi".into());
+        Self::spawn(&program, gpu, period_ms)
+    }
+
+    fn spawn(program: &str, gpu: &str, period_ms: u32) -> Result<NvidiaSmi, String> {
         // nvidia-smi's stdout into a pipe is block-buffered: line-buffer it where stdbuf exists,
         // so a sample reaches sweep within its period.
         let on_path = |name: &str| {
@@ -111,10 +149,10 @@ impl NvidiaSmi {
         };
         let mut command = if on_path("stdbuf") {
             let mut c = std::process::Command::new("stdbuf");
-            c.args(["-oL", &program]);
+            c.args(["-oL", program]);
             c
         } else {
-            std::process::Command::new(&program)
+            std::process::Command::new(program)
         };
         let mut child = command
             .args([
@@ -126,30 +164,75 @@ impl NvidiaSmi {
                 &period_ms.to_string(),
             ])
             .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
             .stdin(std::process::Stdio::null())
             .spawn()
             .map_err(|e| format!("cannot start `{program}` for power sampling: {e} (hint: it comes with the NVIDIA driver; or drop `power` from [profile])"))?;
         let stdout = child.stdout.take().ok_or("no stdout from nvidia-smi")?;
         let samples: Arc<Mutex<Vec<Sample>>> = Arc::new(Mutex::new(Vec::new()));
+        let (said, unread) = (Arc::default(), Arc::default());
+        if let Some(stderr) = child.stderr.take() {
+            let said = Arc::clone(&said);
+            std::thread::spawn(move || {
+                for line in std::io::BufReader::new(stderr).lines() {
+                    let Ok(line) = line else { break };
+                    keep_line(&said, &line, true);
+                }
+            });
+        }
         let keep = Arc::clone(&samples);
+        let not_read = Arc::clone(&unread);
+        let closed = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let ended = Arc::clone(&closed);
         std::thread::spawn(move || {
             for line in std::io::BufReader::new(stdout).lines() {
                 let Ok(line) = line else { break };
-                if let (Some(s), Ok(mut v)) = (parse_line(&line), keep.lock()) {
+                let Some(sample) = parse_line(&line) else {
+                    keep_line(&not_read, &line, false);
+                    continue;
+                };
+                if let Ok(mut v) = keep.lock() {
                     // Old samples are of no use once their points are done: keep ~10 minutes.
-                    let cutoff = s.t - 600.0;
+                    let cutoff = sample.t - 600.0;
                     if v.first().is_some_and(|f| f.t < cutoff) {
                         v.retain(|x| x.t >= cutoff);
                     }
-                    v.push(s);
+                    v.push(sample);
                 }
             }
+            ended.store(true, std::sync::atomic::Ordering::SeqCst);
         });
         Ok(NvidiaSmi {
             samples,
             child: Mutex::new(child),
+            said,
+            unread,
+            closed,
         })
+    }
+
+    /// Why no sample comes, where nvidia-smi shows it: it ended (its exit and the first line of
+    /// its stderr), or its lines do not read as samples (`[N/A]`: no reading on this GPU).
+    pub fn trouble(&self) -> Option<String> {
+        let line = |slot: &Mutex<Option<String>>| slot.lock().ok().and_then(|s| s.clone());
+        let ended = self
+            .child
+            .lock()
+            .ok()
+            .and_then(|mut c| c.try_wait().ok().flatten());
+        if let Some(status) = ended {
+            let how = match status.code() {
+                Some(c) => format!("exit code {c}"),
+                None => "a signal".to_string(),
+            };
+            // Its stderr may still be on its way to the reader.
+            std::thread::sleep(std::time::Duration::from_millis(50));
+            return Some(match line(&self.said) {
+                Some(l) => format!("`nvidia-smi` ended with {how}: {l}"),
+                None => format!("`nvidia-smi` ended with {how}"),
+            });
+        }
+        line(&self.unread).map(|l| format!("nvidia-smi printed no reading: `{l}`"))
     }
 }
 
@@ -158,6 +241,8 @@ impl PowerSource for NvidiaSmi {
         // Wait (up to 300 ms) for a sample at or after `to`, so the window's end is covered.
         let deadline = std::time::Instant::now() + std::time::Duration::from_millis(300);
         loop {
+            // Read before the samples: once it is set, every sample is in.
+            let closed = self.closed.load(std::sync::atomic::Ordering::SeqCst);
             let (got, last) = match self.samples.lock() {
                 Ok(v) => (
                     v.iter()
@@ -168,7 +253,7 @@ impl PowerSource for NvidiaSmi {
                 ),
                 Err(_) => return Vec::new(),
             };
-            if last >= to || std::time::Instant::now() >= deadline {
+            if last >= to || closed || std::time::Instant::now() >= deadline {
                 return got;
             }
             std::thread::sleep(std::time::Duration::from_millis(20));
@@ -227,6 +312,49 @@ mod tests {
         assert!((v["power_temp_c"] - 31.2).abs() < 1e-9);
         assert_eq!(v["power_samples"], 3.0);
         assert!(summarize(&src.between(2.0, 3.0), 2.0, 3.0).is_empty());
+    }
+
+    /// nvidia-smi prints local time without its offset: in the hour a DST change repeats, a
+    /// stamp names two instants, and the one nearer now is meant (a sweep overnight must not lose
+    /// an hour of power readings); a stamp of the hour skipped names none.
+    #[test]
+    fn a_stamp_of_the_repeated_dst_hour_is_the_instant_nearer_now() {
+        use chrono::{FixedOffset, LocalResult, TimeZone};
+        let at = |offset_h: i32| {
+            FixedOffset::east_opt(offset_h * 3600)
+                .unwrap()
+                .with_ymd_and_hms(2026, 10, 25, 2, 30, 0)
+                .unwrap()
+        };
+        // 02:30 CEST (+2) is 00:30 UTC, 02:30 CET (+1) is 01:30 UTC.
+        let (summer, winter) = (at(2), at(1));
+        let both = LocalResult::Ambiguous(summer, winter);
+        let secs = |t: chrono::DateTime<FixedOffset>| t.timestamp() as f64;
+        assert_eq!(instant(both, secs(summer) + 60.0), Some(secs(summer)));
+        assert_eq!(instant(both, secs(winter) + 60.0), Some(secs(winter)));
+        assert_eq!(
+            instant(LocalResult::Single(summer), 0.0),
+            Some(secs(summer))
+        );
+        assert_eq!(instant::<FixedOffset>(LocalResult::None, 0.0), None);
+    }
+
+    /// Once nvidia-smi has ended no sample can come: a point does not wait for one (300 ms a
+    /// point, for every point of the sweep).
+    #[test]
+    fn an_ended_nvidia_smi_is_not_waited_for() {
+        let smi = NvidiaSmi::spawn("false", "0", 20).unwrap();
+        let t0 = std::time::Instant::now();
+        while smi.trouble().is_none() {
+            assert!(t0.elapsed().as_secs() < 10, "`false` never ended");
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        let t = now();
+        let t0 = std::time::Instant::now();
+        assert!(smi.between(t - 1.0, t).is_empty());
+        let waited = t0.elapsed();
+        assert!(waited.as_millis() < 150, "waited {waited:?}");
     }
 
     #[test]

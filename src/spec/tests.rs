@@ -303,3 +303,39 @@ fn floor(s: &str, mut i: usize) -> usize {
     }
     i
 }
+
+/// A column `[profile]` adds must not be one the spec writes already: the sampled power would
+/// overwrite a metric `power` in W (both cells named `power_w`), a ratio a metric `a_` whose unit
+/// slug is the ratio's name.
+#[test]
+fn profile_columns_never_take_a_metric_or_axis_column() {
+    let core = "bench = \"b\"\n[[axis]]\nname = \"k\"\nrange = [1, 2]\n[[metric]]\nname = \"fast\"\nunit = \"s\"\n";
+    let cases = [
+        (
+            format!("{core}[[metric]]\nname = \"power\"\nunit = \"W\"\nregex = 'P (?P<value>[0-9.]+)'\n[profile]\npower = true\n"),
+            "sweeps/t.toml:13: `[profile] power` adds a column `power_w`, which metric `power` writes too (hint: rename the metric)",
+        ),
+        (
+            "bench = \"b\"\n[[axis]]\nname = \"energy_j\"\nrange = [1, 2]\n[[metric]]\nname = \"fast\"\nunit = \"s\"\n[profile]\npower = true\n".into(),
+            "sweeps/t.toml:9: `[profile] power` adds a column `energy_j`, which axis `energy_j` writes too (hint: rename the axis)",
+        ),
+        (
+            format!("{core}[[axis]]\nname = \"fast__shared_wavefronts_per_request\"\nvalues = [1]\n[profile]\npresets = [\"shared_banks\"]\n"),
+            "sweeps/t.toml:12: `[profile] presets` adds a column `fast__shared_wavefronts_per_request`, which axis `fast__shared_wavefronts_per_request` writes too (hint: rename the axis)",
+        ),
+    ];
+    for (text, want) in cases {
+        assert_eq!(parse(&text).unwrap_err(), want, "{text}");
+    }
+    // `__` separates a metric from its counter: a metric `fast__x` beside `fast` would read as a
+    // counter `x_s` of `fast` (in the export and the analysis).
+    // A metric `fast_` in s writes `fast__s`: a counter `s` of `fast`.
+    for (name, plain) in [("fast__x", "fast_x"), ("fast_", "fast"), ("a___b", "a_b")] {
+        assert_eq!(
+            parse(&format!("{core}[[metric]]\nname = \"{name}\"\nunit = \"s\"\nregex = 'x (?P<value>[0-9.]+)'\n[profile]\npresets = [\"occupancy\"]\n")).unwrap_err(),
+            format!("sweeps/t.toml:8: metric name `{name}` makes columns with `__`, which separates a metric from its counter in `[profile]` columns (hint: rename it, e.g. `{plain}`)")
+        );
+    }
+    // The same metrics without the colliding profile columns are fine.
+    assert!(parse(&format!("{core}[[metric]]\nname = \"power\"\nunit = \"W\"\nregex = 'P (?P<value>[0-9.]+)'\n[profile]\npresets = [\"occupancy\"]\n")).is_ok());
+}

@@ -80,7 +80,8 @@ pub(super) fn from_manifest(
 }
 
 /// Without a manifest: axes are the columns between `index` (or the start) and `status`; metrics
-/// are the numeric columns after `status`, less the timing core's statistics and the bookkeeping.
+/// are the numeric columns after `status`, less the timing core's statistics, `[profile]` counters
+/// and power, and the bookkeeping.
 pub(super) fn guess_columns(
     path: &Path,
     header: &[String],
@@ -102,10 +103,27 @@ pub(super) fn guess_columns(
         .filter(|h| *h != POINT_ID_COLUMN)
         .cloned()
         .collect();
+    // `[profile] power` writes all its columns; a header with them all is a profiled run's.
+    let power = crate::profile::power::COLUMNS
+        .iter()
+        .all(|c| header.iter().any(|h| h == c));
+    // `<metric>__<counter>`: a `[profile]` counter when `<metric>` has columns of its own
+    // (`<metric>_<unit>`, `<metric>_rel_ci`, ...), else a metric whose name holds `__`.
+    let counter = |h: &str| {
+        h.find(crate::profile::config::SEP).is_some_and(|i| {
+            let own = format!("{}_", &h[..i]);
+            header.iter().any(|c| {
+                c.strip_prefix(&own)
+                    .is_some_and(|rest| !rest.is_empty() && !rest.starts_with('_'))
+            })
+        })
+    };
+    let profiled = |h: &str| counter(h) || (power && crate::profile::power::COLUMNS.contains(&h));
     let metrics = header
         .iter()
         .enumerate()
         .skip(status + 1)
+        .filter(|(_, h)| !profiled(h))
         .filter(|(_, h)| holds_metric_value(h))
         .filter(|(c, _)| {
             rows.iter()

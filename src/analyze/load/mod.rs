@@ -298,6 +298,25 @@ mod tests {
         p
     }
 
+    /// A profiled run's CSV without its manifest: the `[profile]` counters (`<metric>__<counter>`)
+    /// and the power columns are not metrics of their own; a metric whose name merely holds `__`
+    /// still is.
+    #[test]
+    fn profile_columns_are_not_guessed_as_metrics() {
+        let dir = tempfile::tempdir().unwrap();
+        let csv = write(
+            dir.path(),
+            "results.csv",
+            "point_id,index,k,status,fast_s,fast_rel_ci,fast__dram__bytes_read.sum,fast__shared_wavefronts_per_request,copy__v2_gb_per_s,power_w,power_max_w,energy_j,power_sm_mhz,power_temp_c,power_samples,build_s,run_s,cached,gpu_index,gpu_name,gpu_uuid,error
+             a,0,1,ok,1,0.01,1001,1,5,250.5,250.5,38.2,1980,40,7,0.1,0.2,0,,,,
+             b,1,2,ok,2,0.01,1002,2,6,250.5,250.5,38.7,1980,40,7,0.1,0.2,0,,,,
+",
+        );
+        let t = Table::read(&csv).unwrap();
+        let cols: Vec<&str> = t.metrics.iter().map(|m| m.column.as_str()).collect();
+        assert_eq!(cols, ["fast_s", "copy__v2_gb_per_s"]);
+    }
+
     #[test]
     fn columns_are_guessed_from_the_header_without_a_manifest() {
         let dir = tempfile::tempdir().unwrap();
