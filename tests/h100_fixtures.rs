@@ -256,3 +256,22 @@ fn the_counters_runs_have_counters_and_power_and_the_analysis_names_wavefronts()
         .unwrap();
     assert!(!line.contains("ncu:"), "{line}");
 }
+
+/// A run folder stands for its results.csv: `sweep analyze RUN` reads what `sweep analyze
+/// RUN/results.csv` reads.
+#[test]
+fn analyze_takes_a_run_folder_for_its_results_csv() {
+    let dir = fixture("copy_stride");
+    let out = tempfile::tempdir().unwrap();
+    let by_folder = Command::cargo_bin("sweep")
+        .unwrap()
+        .arg("analyze")
+        .arg(dir.parent().unwrap())
+        .arg("--out")
+        .arg(out.path())
+        .output()
+        .unwrap();
+    assert!(by_folder.status.success(), "{}", stderr(&by_folder));
+    let (by_file, _) = analyze("copy_stride", &[]);
+    assert_eq!(String::from_utf8(by_folder.stdout).unwrap(), by_file);
+}

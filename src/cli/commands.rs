@@ -176,6 +176,15 @@ fn analyze(results: &Path, select: &Select, plot: bool) -> Result<(), Fail> {
 }
 
 /// Bar charts of a sweep of categories only.
+/// A run folder given where a results CSV is expected stands for its `results.csv`.
+fn results_csv(path: PathBuf) -> PathBuf {
+    if path.is_dir() {
+        path.join(sweep::store::RESULTS)
+    } else {
+        path
+    }
+}
+
 fn plot_bars(results: &Path, out: &Path) -> Result<(), Fail> {
     for f in
         sweep::report::plot_bars(results, out).map_err(|e| Fail(exit::BAD_INPUT, e.to_string()))?
@@ -387,8 +396,11 @@ pub(crate) fn dispatch(cli: Cli) -> Result<i32, Fail> {
             }
             Ok(exit::OK)
         }
-        Command::Analyze { results, select } => analyze(&results, &select, false).map(|_| exit::OK),
+        Command::Analyze { results, select } => {
+            analyze(&results_csv(results), &select, false).map(|_| exit::OK)
+        }
         Command::Plot { results, select } => {
+            let results = results_csv(results);
             let opts = sweep::analyze::AnalyzeOptions {
                 x: select.x.clone(),
                 y: select.y.clone(),
