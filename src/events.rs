@@ -150,15 +150,23 @@ impl Drop for Progress {
     }
 }
 
+/// A metric's own value, not one of its statistics (`_max_s`, `_rel_ci`, ...), a profile counter or
+/// the point's power: what the progress line shows.
+fn is_value_column(k: &str) -> bool {
+    use crate::spec::{CORE_FIELDS, CORE_STATS};
+    !k.contains(crate::profile::config::SEP)
+        && !crate::profile::power::COLUMNS.contains(&k)
+        && !CORE_STATS.iter().any(|s| k.contains(&format!("_{s}_")))
+        && !CORE_FIELDS.iter().any(|f| k.ends_with(&format!("_{f}")))
+        && !k.ends_with("_repeat_spread")
+}
+
 fn plain_line(row: &Row, done: usize, total: usize) -> String {
     // A measured value, not a profile counter or the point's power.
     let first = row
         .values
         .iter()
-        .find(|(k, _)| {
-            !k.contains(crate::profile::config::SEP)
-                && !crate::profile::power::COLUMNS.contains(&k.as_str())
-        })
+        .find(|(k, _)| is_value_column(k))
         .map(|(k, v)| format!(" {k}={v}"))
         .unwrap_or_default();
     let build = if row.cached {
