@@ -38,6 +38,8 @@ pub fn command(
     const CONNECTIONS: &str = "CUDA_DEVICE_MAX_CONNECTIONS";
     let mut cmd = Cmd::new(binary.display().to_string()).args(spec.args.iter().cloned());
     cmd.env = spec.env.clone();
+    // `[timing]` after `[env]`: the table's settings win, as they always did.
+    cmd.env.extend(spec.timing.env());
     if let Some(g) = gpu {
         cmd.env.insert("CUDA_VISIBLE_DEVICES".into(), g.to_string());
     }
@@ -84,4 +86,31 @@ pub fn last_error_line(point_dir: &Path) -> Option<String> {
         .map(str::trim)
         .find(|l| !l.is_empty())
         .map(|l| l.chars().take(200).collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_command_gets_env_then_timing_which_wins() {
+        let spec = Spec::parse(
+            Path::new("t.toml"),
+            "bench = \"b\"\ncompiler = \"cc\"\n[env]\nFOO = \"1\"\nSWEEP_BATCH = \"9\"\n[timing]\nbatch = 4\ntarget_rel_ci = 0.02\n[[axis]]\nname = \"k\"\nrange = [1, 2]\n[[metric]]\npattern = \"mflops\"\n",
+        )
+        .unwrap();
+        let cmd = command(
+            &spec,
+            Path::new("/p/bench"),
+            Path::new("/p"),
+            Some("GPU-1"),
+            None,
+        );
+        assert_eq!(cmd.env["FOO"], "1");
+        assert_eq!(cmd.env["SWEEP_BATCH"], "4");
+        assert_eq!(cmd.env["SWEEP_TARGET_REL_CI"], "0.02");
+        assert_eq!(cmd.env["CUDA_VISIBLE_DEVICES"], "GPU-1");
+        assert!(!cmd.env.contains_key("SWEEP_MEASURE_LOCK"));
+        assert_eq!(spec.target_rel_ci(), 0.02);
+    }
 }

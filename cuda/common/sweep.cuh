@@ -97,7 +97,7 @@ struct Options {
   int min_samples = 10;
   double min_time_ms = 20;       // minimum summed GPU time of the samples
   double max_time_ms = 2000;     // hard cap (wall time) per metric
-  double target_rel_ci = 0.01;   // relative 95 % CI half-width of the mean
+  double target_rel_ci = 0.01;   // relative 95 % CI half-width of the mean (= DEFAULT_TARGET_REL_CI, src/spec/timing.rs)
   bool flush_l2 = false;         // read a 2x-L2 buffer before every sample (outside the timing)
   double rated_sm_mhz = 0;       // 0 = read from the device by options_from_env()
   int batch = 0;                 // calls per sample; 0 = automatic (addition: SWEEP_BATCH)

@@ -18,7 +18,7 @@ pub use axis::Axis;
 use axis::{expand_axis, AxisFile};
 use metric::{read_metric, MetricFile};
 pub use metric::{unit_slug, Metric, MetricSource, CORE_FIELDS, CORE_STATS};
-use timing::{timing_env, TimingFile};
+pub use timing::{Timing, DEFAULT_TARGET_REL_CI};
 
 /// The longest `filter`, and its deepest nesting of parentheses: the expression parser recurses
 /// (50,000 nested parentheses overflowed its stack).
@@ -90,7 +90,7 @@ struct SpecFile {
     vars: BTreeMap<String, Value>,
     #[serde(default)]
     env: BTreeMap<String, String>,
-    timing: Option<TimingFile>,
+    timing: Option<Timing>,
     #[serde(default, rename = "axis")]
     axes: Vec<Spanned<AxisFile>>,
     #[serde(default, rename = "metric")]
@@ -135,7 +135,11 @@ pub struct Spec {
     pub run_timeout: Duration,
     pub args: Vec<String>,
     pub vars: BTreeMap<String, Value>,
+    /// `[env]`: the program's environment as the spec gives it (the timing core's settings are
+    /// in `timing`, added when a command is built).
     pub env: BTreeMap<String, String>,
+    /// `[timing]`, typed.
+    pub timing: Timing,
     pub axes: Vec<Axis>,
     pub metrics: Vec<Metric>,
     pub analyze: Option<AnalyzeCfg>,
@@ -353,8 +357,8 @@ impl Spec {
                 "`[timing] placements` is 0 (hint: 1 measures the buffers where cudaMalloc put them, 8 is the default)".into(),
             ));
         }
-        let mut env = file.env.clone();
-        env.extend(timing_env(&file.timing.unwrap_or_default()));
+        let env = file.env.clone();
+        let timing = file.timing.clone().unwrap_or_default();
         let timeout = |secs: Option<f64>, default: f64, key: &str| -> Result<Duration, SpecError> {
             let s = secs.unwrap_or(default);
             if !(s.is_finite() && s > 0.0) {
@@ -501,6 +505,7 @@ impl Spec {
             args: file.args,
             vars: file.vars,
             env,
+            timing,
             axes,
             metrics,
             analyze: file.analyze,
@@ -521,10 +526,7 @@ impl Spec {
 
     /// The timing core's confidence target: `[timing] target_rel_ci`, else its default 1 %.
     pub fn target_rel_ci(&self) -> f64 {
-        self.env
-            .get("SWEEP_TARGET_REL_CI")
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(0.01)
+        self.timing.target_rel_ci()
     }
 
     /// The profile columns of a metric (`<metric>__<counter>`, none without `[profile]` counters

@@ -179,9 +179,15 @@ fn timing_table_becomes_environment() {
         "{OK}[timing]\nmin_samples = 20\nflush_l2 = true\nbatch = 4\n"
     ))
     .unwrap();
-    assert_eq!(s.env["SWEEP_MIN_SAMPLES"], "20");
-    assert_eq!(s.env["SWEEP_FLUSH_L2"], "1");
-    assert_eq!(s.env["SWEEP_BATCH"], "4");
+    let env = s.timing.env();
+    assert_eq!(env["SWEEP_MIN_SAMPLES"], "20");
+    assert_eq!(env["SWEEP_FLUSH_L2"], "1");
+    assert_eq!(env["SWEEP_BATCH"], "4");
+    assert!(
+        !s.env.contains_key("SWEEP_BATCH"),
+        "[env] is the spec's own"
+    );
+    assert_eq!(s.target_rel_ci(), DEFAULT_TARGET_REL_CI);
 }
 
 /// Seeded mutations of every spec in sweeps/ (bytes cut, lines doubled or swapped, TOML
