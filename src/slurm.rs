@@ -303,7 +303,7 @@ pub fn finished_shards(job: &Job) -> BTreeMap<usize, PathBuf> {
         if shard.count == job.shards
             && m.spec_hash == job.spec_hash
             && m.split == split
-            && m.state == "finished"
+            && m.state == crate::store::RunState::Finished
         {
             done.insert(shard.index, dir);
         }

@@ -208,7 +208,7 @@ pub fn build_only(
         spec_hash: spec.hash.clone(),
         spec: spec.text.clone(),
         bench: spec.bench.clone(),
-        state: store::BUILD_STATE.into(),
+        state: store::RunState::Build,
         ..Manifest::default()
     };
     let dir = store::new_run_dir(&opts.output, &spec.name, "-build", &manifest)?;

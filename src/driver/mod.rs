@@ -38,8 +38,8 @@ pub fn mark_interrupted() {
     let dir = ACTIVE_RUN.lock().ok().and_then(|d| d.clone());
     if let Some(dir) = dir {
         if let Ok(mut m) = Manifest::load(&dir) {
-            if m.state == "running" {
-                m.state = "interrupted".into();
+            if m.state == store::RunState::Running {
+                m.state = store::RunState::Interrupted;
                 let _ = m.save(&dir);
             }
         }
@@ -242,7 +242,7 @@ pub fn run(
             host: host(),
             git_commit: git_commit(&bench.dir),
             started: now(),
-            state: "running".into(),
+            state: store::RunState::Running,
             dialect: opts.dialect.unwrap_or_default(),
             overrides: spec.overrides.clone(),
             ..Manifest::default()
@@ -269,7 +269,7 @@ pub fn run(
     let csv_path = run_dir.join(store::RESULTS);
     let done = store::read_done(&csv_path, &header)?;
     let sink = CsvSink::open(&csv_path, header.clone(), manifest.dialect)?;
-    manifest.state = "running".into();
+    manifest.state = store::RunState::Running;
     manifest.finished = None;
     manifest.jobs = opts.jobs;
     manifest.command = opts.command.clone();
@@ -408,7 +408,11 @@ pub fn run(
         .all(|id| finished_ids.contains(id));
     summary.interrupted = !complete;
     summary.wall = wall.elapsed();
-    manifest.state = if complete { "finished" } else { "interrupted" }.into();
+    manifest.state = if complete {
+        store::RunState::Finished
+    } else {
+        store::RunState::Interrupted
+    };
     manifest.finished = complete.then(now);
     manifest.gpus_end = if spec.gpu {
         let now_gpus = gpu::list();

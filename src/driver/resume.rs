@@ -38,11 +38,11 @@ pub(super) fn pick_run_dir(spec: &Spec, opts: &Options) -> Result<Option<PathBuf
                 .ok()
                 // Build folders (and those of older versions, whose manifest was empty) are not runs.
                 .filter(|m| {
-                    m.shard == shard && m.state != store::BUILD_STATE && !m.spec_hash.is_empty()
+                    m.shard == shard && m.state != store::RunState::Build && !m.spec_hash.is_empty()
                 })
                 .map(|m| (d, m))
         })
-        .filter(|(_, m)| m.state != "finished");
+        .filter(|(_, m)| m.state != store::RunState::Finished);
     if let Some((dir, m)) = unfinished {
         if m.spec_hash == spec.hash {
             return resumable(&dir, &m, opts);

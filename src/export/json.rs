@@ -125,7 +125,7 @@ pub fn run_json(run_dir: &Path) -> Result<Value, StoreError> {
         "bench": m.bench,
         "spec_hash": m.spec_hash,
         "overrides": m.overrides,
-        "state": m.state,
+        "state": m.state.as_str(),
         "started": m.started,
         "finished": m.finished,
         "machine": {

@@ -283,7 +283,7 @@ fn manifest_sheet(ws: &mut Worksheet, run: &Run, bold: &Format) -> Result<(), Xl
         ("spec path".into(), Cell::Text(m.spec_path.clone())),
         ("spec sha256".into(), Cell::Text(m.spec_hash.clone())),
         ("overrides".into(), Cell::Text(m.overrides.join(" "))),
-        ("state".into(), Cell::Text(m.state.clone())),
+        ("state".into(), Cell::Text(m.state.as_str().into())),
         ("started".into(), Cell::Text(m.started.clone())),
         (
             "finished".into(),

@@ -241,7 +241,11 @@ pub fn merge(dirs: &[PathBuf], opts: &Options) -> Result<Merged, MergeError> {
         gpus_end,
         started: started.unwrap_or_default(),
         finished: if complete { finished } else { None },
-        state: if complete { "finished" } else { "incomplete" }.into(),
+        state: if complete {
+            crate::store::RunState::Finished
+        } else {
+            crate::store::RunState::Incomplete
+        },
         counts: counts.clone(),
         timeline: Vec::new(),
         resumed: Vec::new(),
@@ -254,7 +258,7 @@ pub fn merge(dirs: &[PathBuf], opts: &Options) -> Result<Merged, MergeError> {
             .map(|i| Source {
                 run: i.name(),
                 shard: i.manifest.shard.clone(),
-                state: i.manifest.state.clone(),
+                state: i.manifest.state,
                 host: i.manifest.host.clone(),
                 rows: i.rows.len(),
             })
@@ -297,7 +301,7 @@ pub fn merge(dirs: &[PathBuf], opts: &Options) -> Result<Merged, MergeError> {
         shards,
         states: inputs
             .iter()
-            .filter_map(|i| Some((i.manifest.shard.clone()?, i.manifest.state.clone())))
+            .filter_map(|i| Some((i.manifest.shard.clone()?, i.manifest.state.to_string())))
             .collect(),
     })
 }

@@ -21,7 +21,7 @@ pub(super) fn out_dir(
     run: &Manifest,
 ) -> Result<PathBuf, MergeError> {
     let placeholder = Manifest {
-        state: "running".into(),
+        state: crate::store::RunState::Running,
         ..run.clone()
     };
     let dir = match out {

@@ -23,7 +23,7 @@ pub struct MergedManifest {
 pub struct Source {
     pub run: String,
     pub shard: Option<String>,
-    pub state: String,
+    pub state: crate::store::RunState,
     pub host: String,
     pub rows: usize,
 }

@@ -45,7 +45,7 @@ pub fn write(run_dir: &Path) -> Result<PathBuf, ReportError> {
 pub fn page(run_dir: &Path) -> Result<String, String> {
     let run = Run::load(run_dir).map_err(|e| e.to_string())?;
     let m = &run.manifest;
-    let running = m.state == "running";
+    let running = m.state == crate::store::RunState::Running;
     let mut h = String::new();
     let title = format!("sweep: {} ({})", m.sweep, m.state);
     let _ = write!(
@@ -125,7 +125,7 @@ fn machine(h: &mut String, m: &Manifest) {
     row(h, "git commit", &m.git_commit);
     row(h, "started", &m.started);
     row(h, "finished", m.finished.as_deref().unwrap_or("-"));
-    row(h, "state", &m.state);
+    row(h, "state", m.state.as_str());
     h.push_str("</table>\n");
 }
 

@@ -6,6 +6,41 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::Path;
 
+/// Where a run folder stands, as its manifest says (`"running"`, `"finished"`, ...).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RunState {
+    /// Points are being measured (or the process died without saying otherwise).
+    #[default]
+    Running,
+    /// Every point has its row.
+    Finished,
+    /// Stopped (Ctrl-C, a write error, a signal) before every point had its row: resumable.
+    Interrupted,
+    /// A merge of shards of which some were not finished.
+    Incomplete,
+    /// A `sweep build` folder: builds only, never a run to resume.
+    Build,
+}
+
+impl RunState {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RunState::Running => "running",
+            RunState::Finished => "finished",
+            RunState::Interrupted => "interrupted",
+            RunState::Incomplete => "incomplete",
+            RunState::Build => "build",
+        }
+    }
+}
+
+impl std::fmt::Display for RunState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// GPU state read at the start and the end of a run.
 #[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
 pub struct GpuState {
@@ -60,8 +95,7 @@ pub struct Manifest {
     pub gpus_end: Vec<GpuState>,
     pub started: String,
     pub finished: Option<String>,
-    /// `running`, `finished` or `interrupted`.
-    pub state: String,
+    pub state: RunState,
     pub counts: BTreeMap<String, usize>,
     /// Times of each point's build and run, seconds since the start (for overlap checks).
     #[serde(default)]
@@ -114,4 +148,25 @@ pub fn save_manifest(manifest: &impl Serialize, dir: &Path) -> Result<(), StoreE
     })?;
     std::fs::write(&tmp, text).map_err(write_err(&tmp))?;
     std::fs::rename(&tmp, &path).map_err(write_err(&path))
+}
+
+#[cfg(test)]
+mod state_tests {
+    use super::RunState;
+
+    #[test]
+    fn a_run_state_is_written_as_the_word_manifests_always_had() {
+        for s in [
+            RunState::Running,
+            RunState::Finished,
+            RunState::Interrupted,
+            RunState::Incomplete,
+            RunState::Build,
+        ] {
+            let json = serde_json::to_string(&s).unwrap();
+            assert_eq!(json, format!("\"{}\"", s.as_str()));
+            assert_eq!(serde_json::from_str::<RunState>(&json).unwrap(), s);
+        }
+        assert!(serde_json::from_str::<RunState>("\"paused\"").is_err());
+    }
 }

@@ -13,7 +13,7 @@ pub mod read;
 pub mod schema;
 pub mod write;
 
-pub use manifest::{GpuState, Manifest, MetricInfo, TimelineEntry};
+pub use manifest::{GpuState, Manifest, MetricInfo, RunState, TimelineEntry};
 pub use read::read_done;
 pub use schema::{Dialect, Status};
 pub use write::{header, record, repeat_spread_column, CsvSink, GpuTag, Row};
@@ -24,8 +24,6 @@ use std::path::{Path, PathBuf};
 pub const RESULTS: &str = "results.csv";
 pub const MANIFEST: &str = "manifest.json";
 pub const POINTS: &str = "points";
-/// The `state` of a `sweep build` folder's manifest: builds only, never a run to resume.
-pub const BUILD_STATE: &str = "build";
 /// The control re-runs (`control_every`): rows of points measured a second time, in a fresh
 /// process, with the header of `results.csv`.
 pub const CONTROLS: &str = "controls.csv";
