@@ -12,6 +12,7 @@ use toml::Spanned;
 
 mod axis;
 mod metric;
+mod profile;
 mod timing;
 
 pub use axis::Axis;
@@ -418,74 +419,13 @@ impl Spec {
             }
             None => None,
         };
-        if profile.as_ref().is_some_and(|p| !p.counters.is_empty())
-            && !metrics
-                .iter()
-                .any(|m| matches!(m.source, MetricSource::Core))
-        {
-            let key = match &file.profile {
-                Some(f) if f.presets.is_empty() => "ncu_metrics",
-                _ => "presets",
-            };
-            return Err(at_key(
-                key,
-                "`[profile]` asks for counters, but no metric comes from the timing core (hint: counters are read per timing-core metric, inside the NVTX range sweep.cuh opens for it)".into(),
-            ));
-        }
-        if profile.as_ref().is_some_and(|p| !p.counters.is_empty()) {
-            // `<metric>__<counter>`: a metric `fast__x` beside `fast` would read as a counter of it.
-            let sep = crate::profile::config::SEP;
-            if let Some((spanned, m)) = file
-                .metrics
-                .iter()
-                .zip(&metrics)
-                .find(|(_, m)| m.name.contains(sep) || m.name.ends_with('_'))
-            {
-                let mut plain = m.name.trim_end_matches('_').to_string();
-                while plain.contains(sep) {
-                    plain = plain.replace(sep, "_");
-                }
-                return Err(invalid(
-                    spanned.span().start,
-                    format!(
-                        "metric name `{}` makes columns with `{sep}`, which separates a metric from its counter in `[profile]` columns (hint: rename it, e.g. `{plain}`)",
-                        m.name,
-                    ),
-                ));
-            }
-        }
         if let (Some(p), Some(f)) = (&profile, &file.profile) {
-            // A column the profile adds must be new: the store writes a row's values by column
-            // name, so a metric `power` in W would be overwritten by the sampled power.
-            let counters_key = if f.presets.is_empty() {
-                "ncu_metrics"
-            } else {
-                "presets"
-            };
-            let added = metrics
-                .iter()
-                .filter(|m| matches!(m.source, MetricSource::Core))
-                .flat_map(|m| p.metric_columns(&m.name))
-                .map(|c| (counters_key, c))
-                .chain(p.point_columns().into_iter().map(|c| ("power", c)));
-            let taken: Vec<(String, String, &str)> = axes
-                .iter()
-                .map(|a| (a.name.clone(), format!("axis `{}`", a.name), "axis"))
-                .chain(metrics.iter().flat_map(|m| {
-                    m.columns()
-                        .into_iter()
-                        .chain([crate::store::repeat_spread_column(m)])
-                        .map(|c| (c, format!("metric `{}`", m.name), "metric"))
-                }))
-                .collect();
-            for (key, col) in added {
-                if let Some((_, owner, kind)) = taken.iter().find(|(c, _, _)| *c == col) {
-                    return Err(at_key(
-                        key,
-                        format!("`[profile] {key}` adds a column `{col}`, which {owner} writes too (hint: rename the {kind})"),
-                    ));
-                }
-            }
+            profile::check(f, p, &file.metrics, &metrics, &axes).map_err(
+                |(at, message)| match at {
+                    profile::At::Key(key) => at_key(key, message),
+                    profile::At::Offset(offset) => invalid(offset, message),
+                },
+            )?;
         }
         Ok(Spec {
             path: path.to_path_buf(),
