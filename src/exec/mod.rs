@@ -232,6 +232,13 @@ impl Drop for Started {
     }
 }
 
+/// The file `name` in the first folder of PATH that has it.
+pub fn on_path(name: &str) -> Option<std::path::PathBuf> {
+    std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())
+        .map(|d| d.join(name))
+        .find(|p| p.is_file())
+}
+
 /// Runs a short query (like `nvcc --version`) and returns its stdout, or None when it fails.
 pub fn query(program: &str, args: &[&str]) -> Option<String> {
     let out = duct::cmd(program, args)

@@ -35,16 +35,10 @@ pub fn locate() -> Result<PathBuf, String> {
             ))
         };
     }
-    let path = std::env::var_os("PATH").unwrap_or_default();
-    let on_path = |name: &str| {
-        std::env::split_paths(&path)
-            .map(|d| d.join(name))
-            .find(|p| p.is_file())
-    };
-    if let Some(p) = on_path("ncu") {
+    if let Some(p) = crate::exec::on_path("ncu") {
         return Ok(p);
     }
-    if let Some(p) = on_path("nvcc").and_then(|n| n.parent().map(|d| d.join("ncu"))) {
+    if let Some(p) = crate::exec::on_path("nvcc").and_then(|n| n.parent().map(|d| d.join("ncu"))) {
         if p.is_file() {
             return Ok(p);
         }

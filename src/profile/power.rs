@@ -143,11 +143,7 @@ impl NvidiaSmi {
     fn spawn(program: &str, gpu: &str, period_ms: u32) -> Result<NvidiaSmi, String> {
         // nvidia-smi's stdout into a pipe is block-buffered: line-buffer it where stdbuf exists,
         // so a sample reaches sweep within its period.
-        let on_path = |name: &str| {
-            std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())
-                .any(|d| d.join(name).is_file())
-        };
-        let mut command = if on_path("stdbuf") {
+        let mut command = if crate::exec::on_path("stdbuf").is_some() {
             let mut c = std::process::Command::new("stdbuf");
             c.args(["-oL", program]);
             c
