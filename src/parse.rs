@@ -29,7 +29,7 @@ fn token_re() -> &'static Regex {
 }
 
 /// The `key=value` pairs of every `@sweep` line, in order.
-fn core_lines(stdout: &str) -> Vec<BTreeMap<String, String>> {
+pub(crate) fn core_lines(stdout: &str) -> Vec<BTreeMap<String, String>> {
     stdout
         .lines()
         .filter_map(|l| l.trim().strip_prefix("@sweep "))

@@ -79,17 +79,11 @@ pub fn command(ncu: &Path, profile: &Profile, program: &Cmd, point_dir: &Path) -
 /// `@sweep profile metric=NAME range=sweep:<n>` lines (`range=none`: a derived value, which
 /// launches nothing of its own).
 pub fn ranges(stdout: &str) -> BTreeMap<String, Vec<String>> {
+    // Only a profile line has `range=`.
     let mut out: BTreeMap<String, Vec<String>> = BTreeMap::new();
-    for line in stdout.lines() {
-        let Some(rest) = line.trim().strip_prefix("@sweep profile ") else {
-            continue;
-        };
-        let field = |key: &str| {
-            rest.split_whitespace()
-                .find_map(|kv| kv.strip_prefix(key).and_then(|v| v.strip_prefix('=')))
-        };
-        if let (Some(m), Some(r)) = (field("metric"), field("range")) {
-            out.entry(r.to_string()).or_default().push(m.to_string());
+    for fields in crate::parse::core_lines(stdout) {
+        if let (Some(m), Some(r)) = (fields.get("metric"), fields.get("range")) {
+            out.entry(r.clone()).or_default().push(m.clone());
         }
     }
     out
@@ -350,6 +344,35 @@ mod tests {
             &["nc".into()],
         );
         assert_eq!(r.problems, vec!["ncu wrote no CSV table".to_string()]);
+    }
+
+    /// What ncu 2025.3 wrote on the H100 for one point of the half-warp sweep (threads = 83,
+    /// bench/profile_data): every metric gets its counters, stride 2 its 2 wavefronts per request.
+    #[test]
+    fn the_h100_output_reads_in_full() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("bench/profile_data");
+        let csv = std::fs::read_to_string(dir.join("ncu.csv")).unwrap();
+        let stdout = std::fs::read_to_string(dir.join("profile.stdout.txt")).unwrap();
+        let f: ProfileFile = toml::from_str("presets = [\"shared_banks\"]\n").unwrap();
+        let p = Profile::from_file(&f).unwrap().unwrap();
+        let metrics: Vec<String> = ranges(&stdout).into_values().flatten().collect();
+        assert_eq!(metrics.len(), 10);
+        let r = read(&csv, &stdout, &p, &metrics);
+        assert_eq!(r.problems, Vec::<String>::new());
+        // six counters each; the ratio for the seven shared-memory layouts only (the global
+        // stores make no shared request to divide by)
+        assert_eq!(r.values.len(), 10 * 6 + 7);
+        assert!(!r
+            .values
+            .contains_key("global_vec1__shared_wavefronts_per_request"));
+        assert_eq!(
+            r.values["shared_stride2__shared_wavefronts_per_request"],
+            2.0
+        );
+        assert_eq!(
+            r.values["shared_stride1__shared_wavefronts_per_request"],
+            1.0
+        );
     }
 
     #[test]
