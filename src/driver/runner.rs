@@ -209,6 +209,32 @@ fn profile_point(
     (read.values, why)
 }
 
+/// `[profile] power`: the point's power columns from the samples of its window (gate to exit),
+/// and why they are empty when they are.
+fn power_point(
+    power: Option<&Result<crate::profile::power::NvidiaSmi, String>>,
+    from: f64,
+    to: f64,
+) -> (BTreeMap<String, f64>, Option<String>) {
+    use crate::profile::power::{summarize, PowerSource};
+    match power {
+        Some(Ok(src)) => {
+            let cols = summarize(&src.between(from, to), from, to);
+            let why = cols.is_empty().then(|| {
+                let what = src.trouble();
+                format!(
+                    "power: {}",
+                    what.as_deref()
+                        .unwrap_or("no sample while the point measured")
+                )
+            });
+            (cols, why)
+        }
+        Some(Err(e)) => (BTreeMap::new(), Some(format!("power: {e}"))),
+        None => (BTreeMap::new(), None),
+    }
+}
+
 /// Adds what profiling found to a row: its values, and a reason to `error` when the row has none.
 fn add_profile(row: &mut Row, values: &BTreeMap<String, f64>, why: &Option<String>) {
     row.values
@@ -408,22 +434,9 @@ pub(super) fn run_queue(
             (BTreeMap::new(), None)
         };
         if measured_ok {
-            match &power {
-                Some(Ok(src)) => {
-                    use crate::profile::power::{summarize, PowerSource};
-                    let cols = summarize(&src.between(gate_t, exit_t), gate_t, exit_t);
-                    if cols.is_empty() && why.is_none() {
-                        let what = src.trouble();
-                        let what = what
-                            .as_deref()
-                            .unwrap_or("no sample while the point measured");
-                        why = Some(format!("power: {what}"));
-                    }
-                    extra.extend(cols);
-                }
-                Some(Err(e)) if why.is_none() => why = Some(format!("power: {e}")),
-                _ => {}
-            }
+            let (cols, power_why) = power_point(power.as_ref(), gate_t, exit_t);
+            extra.extend(cols);
+            why = why.or(power_why);
         }
         add_profile(&mut raw, &extra, &why);
         let run_end = ctx.clock.now();
