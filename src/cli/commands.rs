@@ -136,7 +136,8 @@ fn export(
     Ok(exit::OK)
 }
 
-fn analyze(results: &Path, select: &Select, plot: bool) -> Result<(), Fail> {
+/// What `--x`, `--y`, `--by` select, and where the files go: `--out`, else beside the CSV.
+fn selection(results: &Path, select: &Select) -> (sweep::analyze::AnalyzeOptions, PathBuf) {
     let opts = sweep::analyze::AnalyzeOptions {
         x: select.x.clone(),
         y: select.y.clone(),
@@ -146,6 +147,11 @@ fn analyze(results: &Path, select: &Select, plot: bool) -> Result<(), Fail> {
         .out
         .clone()
         .unwrap_or_else(|| results.parent().map(Path::to_path_buf).unwrap_or_default());
+    (opts, out)
+}
+
+fn analyze(results: &Path, select: &Select, plot: bool) -> Result<(), Fail> {
+    let (opts, out) = selection(results, select);
     let bad = |e: sweep::analyze::AnalyzeError| Fail(exit::BAD_INPUT, e.to_string());
     let analysis = if plot {
         match sweep::report::choose(results, &opts).map_err(bad)? {
@@ -175,7 +181,6 @@ fn analyze(results: &Path, select: &Select, plot: bool) -> Result<(), Fail> {
     Ok(())
 }
 
-/// Bar charts of a sweep of categories only.
 /// A run folder given where a results CSV is expected stands for its `results.csv`.
 fn results_csv(path: PathBuf) -> PathBuf {
     if path.is_dir() {
@@ -185,6 +190,7 @@ fn results_csv(path: PathBuf) -> PathBuf {
     }
 }
 
+/// Bar charts of a sweep of categories only.
 fn plot_bars(results: &Path, out: &Path) -> Result<(), Fail> {
     for f in
         sweep::report::plot_bars(results, out).map_err(|e| Fail(exit::BAD_INPUT, e.to_string()))?
@@ -401,14 +407,7 @@ pub(crate) fn dispatch(cli: Cli) -> Result<i32, Fail> {
         }
         Command::Plot { results, select } => {
             let results = results_csv(results);
-            let opts = sweep::analyze::AnalyzeOptions {
-                x: select.x.clone(),
-                y: select.y.clone(),
-                by: select.by.clone(),
-            };
-            let out = select
-                .out
-                .unwrap_or_else(|| results.parent().map(Path::to_path_buf).unwrap_or_default());
+            let (opts, out) = selection(&results, &select);
             let files =
                 match sweep::report::choose(&results, &opts).map_err(|e| (exit::BAD_INPUT, e))? {
                     sweep::report::Charts::Lines(a) => {
