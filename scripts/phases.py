@@ -14,7 +14,7 @@ PHASES = [  # label, start mark, end mark (the last metric's mark is "last")
     ("teardown: last metric -> exit seen", "last", "reaped"),
     ("run_s: gate opened -> exit seen", "go", "reaped"),
 ]
-FIXED = {"main", "ctx-lock", "context", "gate", "teardown", "exit", "go", "reaped"}
+FIXED = {"main", "ctx-lock", "context", "gate", "teardown", "exit", "go", "reaped", "m-begin", "m-ready", "m-sampled"}
 
 
 def marks(point_dir):
@@ -32,6 +32,36 @@ def marks(point_dir):
     return t
 
 
+def inside(point_dir):
+    """Per point, the measuring time split by the timing core's m-* marks (summed over its metrics):
+    set-up (m-begin -> m-ready: first placement, warm-up calls, clock probe), sampling (m-ready ->
+    m-sampled), wrap-up (m-sampled -> the metric's report: clock probe, the bench's checks), between
+    metrics (report -> next m-begin: the bench's own work), and the GPU time of the samples."""
+    path = os.path.join(point_dir, "stderr.txt")
+    if not os.path.exists(path):
+        return None
+    parts = {"set-up": 0.0, "sampling": 0.0, "wrap-up": 0.0, "between metrics": 0.0, "samples' GPU time": 0.0}
+    prev, prev_phase, last_report = None, None, None
+    for line in open(path):
+        if line.startswith("# trace-gpu "):
+            parts["samples' GPU time"] += float(line.split()[2]) / 1e3
+        if not line.startswith("# trace "):
+            continue
+        _, _, phase, v = line.split()
+        v = float(v)
+        if phase == "m-begin" and last_report is not None:
+            parts["between metrics"] += v - last_report
+        elif phase == "m-ready":
+            parts["set-up"] += v - prev
+        elif phase == "m-sampled":
+            parts["sampling"] += v - prev
+        elif phase not in FIXED and prev is not None and prev_phase == "m-sampled":
+            parts["wrap-up"] += v - prev
+            last_report = v
+        prev, prev_phase = v, phase
+    return parts if prev is not None else None
+
+
 for root in sys.argv[1:]:
     points = [marks(os.path.dirname(p)) for p in glob.glob(f"{root}/**/harness.trace", recursive=True)]
     points = [t for t in points if all(k in t for k in ("main", "context", "go", "gate", "last", "reaped"))]
@@ -40,3 +70,8 @@ for root in sys.argv[1:]:
         v = sorted(t[b] - t[a] for t in points)
         if v:
             print(f"  {label:38s} median {st.median(v) * 1e3:7.1f} ms   90th pct {v[int(.9 * len(v))] * 1e3:7.1f} ms")
+    split = [p for p in (inside(os.path.dirname(p)) for p in glob.glob(f"{root}/**/harness.trace", recursive=True)) if p]
+    split = [p for p in split if p["sampling"] > 0]
+    for k in (split[0] if split else {}):
+        v = sorted(p[k] for p in split)
+        print(f"  measuring, {k:31s} median {st.median(v) * 1e3:7.1f} ms   90th pct {v[int(.9 * len(v))] * 1e3:7.1f} ms")

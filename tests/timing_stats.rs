@@ -153,3 +153,44 @@ fn placements_lie_inside_one_page_by_default_and_in_as_many_pages_as_asked() {
         );
     }
 }
+
+#[test]
+fn the_fill_pass_takes_as_many_samples_per_place_as_reach_the_minimum_time() {
+    let Some(bin) = driver() else { return };
+    let out = std::process::Command::new(&bin)
+        .arg("fill")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", common::stderr(&out));
+    let got: Vec<(String, i64)> = common::stdout(&out)
+        .lines()
+        .map(|l| {
+            let (case, n) = l["fill ".len()..].rsplit_once(' ').unwrap();
+            (case.to_string(), n.parse().unwrap())
+        })
+        .collect();
+    let want: &[(&str, i64)] = &[
+        // 16 samples of 40 us (0.64 ms) at 8 places: 4.36 ms to go = 109 samples = 14 per place
+        ("8 2 5 0.64 16", 14),
+        // min_time already reached: the base
+        ("8 2 5 5.2 16", 2),
+        // 0.1 ms short, but never fewer than the base
+        ("8 2 5 4.9 16", 2),
+        // one place: nothing to visit, one sample per pass as before
+        ("1 1 5 0.04 1", 1),
+        // a 0 ms reading (floored to 1 ns per sample): capped, never unbounded
+        ("8 2 5 0 16", 4096),
+        // 10 us samples, 20 ms: 19.84 ms to go = 1984 samples = 248 per place
+        ("8 2 20 0.16 16", 248),
+        // 4 places, base 3: 2.6 ms to go at 0.2 ms = 13 samples = ceil(3.25) = 4 per place
+        ("4 3 5 2.4 12", 4),
+        // an absurd min_time: capped
+        ("8 2 1e+09 1 16", 4096),
+    ];
+    assert_eq!(
+        got,
+        want.iter()
+            .map(|(c, n)| (c.to_string(), *n))
+            .collect::<Vec<_>>()
+    );
+}

@@ -267,6 +267,12 @@ inline void place_buffers(int j) {
   SWEEP_CHECK(cudaDeviceSynchronize());
 }
 
+// SWEEP_FILL_PASS=0 turns the fill pass off (samples_in_fill_pass, sweep_stats.h), for the A/B bench.
+inline bool fill_pass() {
+  static const bool on = env_num("SWEEP_FILL_PASS", 1) != 0;
+  return on;
+}
+
 // Profile mode: how many NVTX ranges measure() opened. One counter for the program (a static in
 // measure<F> itself would be one per timed function's type, and two metrics would share a range).
 inline int& profile_ranges() {
@@ -414,8 +420,9 @@ cudaError_t free(T* ptr) {
 // resolution (~0.5 us) does not dominate. With flush_l2 every sample is a single cold call.
 // Placements: with buffers from sweep::malloc and opt.placements = k > 1, the samples are taken in
 // passes; a pass visits placement 0, 1, ..., k-1 (the next pass goes back), and a visit moves the
-// buffers there, makes one untimed call, then takes ceil(min_samples / k) samples. The stopping rule
-// is checked at the end of a pass, on the pooled within-placement statistics (the wall-time cap is
+// buffers there, makes one untimed call, then takes ceil(min_samples / k) samples, except in the
+// second pass (the fill pass), which takes at each place as many as bring the GPU time to
+// min_time_ms (detail::samples_in_fill_pass). The stopping rule is checked at the end of a pass, on the pooled within-placement statistics (the wall-time cap is
 // checked after every sample).
 template <class F>
 Stats measure(const Options& opt, F&& f) {
@@ -442,6 +449,7 @@ Stats measure(const Options& opt, F&& f) {
   }
   detail::State& st = detail::state();
   const int k = detail::placed().empty() ? 1 : opt.placements;
+  detail::trace("m-begin");
   if (k > 1) detail::place_buffers(0);
   // At least one untimed call even with warmup = 0, and one flush: kernels are loaded lazily
   // (CUDA_MODULE_LOADING=LAZY), and loading one while hold() spins could stall until its timeout.
@@ -452,6 +460,7 @@ Stats measure(const Options& opt, F&& f) {
   if (opt.flush_l2) detail::flush_l2(opt.device);
   SWEEP_CHECK(cudaDeviceSynchronize());
   const double mhz_before = detail::measure_sm_mhz();
+  detail::trace("m-ready");
 
   // One sample of `calls` calls (<= 256: well inside the launch queue while held): hold the
   // stream, [flush], start event, calls, stop event, release; returns milliseconds.
@@ -479,11 +488,16 @@ Stats measure(const Options& opt, F&& f) {
   }
 
   detail::Placements acc(k);
-  const int per_visit = k == 1 ? 1 : std::max(1, (opt.min_samples + k - 1) / k);
+  const int base_visit = k == 1 ? 1 : std::max(1, (opt.min_samples + k - 1) / k);
   auto wall0 = std::chrono::steady_clock::now();
   double gpu_ms = 0;
   bool capped = false;
+  int passes = 0;
   for (int pass = 0; !capped; ++pass) {
+    passes = pass + 1;
+    const int per_visit = pass == 1 && detail::fill_pass()
+                              ? detail::samples_in_fill_pass(k, base_visit, opt.min_time_ms, gpu_ms, acc.samples())
+                              : base_visit;
     for (int v = 0; v < k && !capped; ++v) {
       const int j = pass % 2 ? k - 1 - v : v;
       if (k > 1) {
@@ -509,6 +523,9 @@ Stats measure(const Options& opt, F&& f) {
       break;
     if (capped) s.noisy = !(s.rel_ci <= opt.target_rel_ci);
   }
+  detail::trace("m-sampled");
+  if (detail::tracing())
+    fprintf(stderr, "# trace-gpu %.3f ms in %d samples x %d, %d passes\n", gpu_ms, acc.samples(), s.batch, passes);
   int held_too_long = 0;
   SWEEP_CHECK(cudaMemcpy(&held_too_long, st.held_too_long, sizeof(int), cudaMemcpyDeviceToHost));
   if (held_too_long) {

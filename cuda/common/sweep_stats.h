@@ -132,5 +132,20 @@ class Placements {
   std::vector<double> times_;
 };
 
+// Samples per visit in the second pass (the fill pass) of measure(). The first pass takes `base`
+// samples (ceil(min_samples / k)) at each of the k places; if their GPU time `gpu_ms` over `samples`
+// samples falls short of min_time_ms, the second pass takes at each place as many as reach it, so a
+// short kernel visits each place twice instead of once per `base` samples (a visit moves the buffers
+// and makes an untimed call: about a third of a thread-sweep point's measuring time went there,
+// bench/measuring.txt). Each place still gets the same number of samples, so the value (the median
+// over places of their means) is the same estimator. Later passes, if the noise target is not met,
+// go back to `base`.
+inline int samples_in_fill_pass(int k, int base, double min_time_ms, double gpu_ms, int samples) {
+  if (k <= 1 || samples <= 0 || gpu_ms >= min_time_ms) return base;
+  const double per_sample = std::max(gpu_ms / samples, 1e-6);
+  const double need = std::ceil((min_time_ms - gpu_ms) / (k * per_sample));
+  return (int)std::clamp(need, (double)base, 4096.0);
+}
+
 }  // namespace detail
 }  // namespace sweep

@@ -30,11 +30,19 @@ static sweep::detail::Placements run(int k, int passes, int per, double amp, con
 
 int main(int argc, char** argv) {
   if (argc != 2) {
-    fprintf(stderr, "usage: stats equal|one_slow|noise_hides|half_slow|single|cut_short|plan\n");
+    fprintf(stderr, "usage: stats equal|one_slow|noise_hides|half_slow|single|cut_short|plan|fill\n");
     return 2;
   }
   const char* s = argv[1];
   const double target = 0.01;
+  if (!strcmp(s, "fill")) {  // samples per visit of the fill pass: k base min_time_ms gpu_ms samples -> n
+    const double cases[][5] = {{8, 2, 5, 0.64, 16},  {8, 2, 5, 5.2, 16},  {8, 2, 5, 4.9, 16}, {1, 1, 5, 0.04, 1},
+                               {8, 2, 5, 0, 16},     {8, 2, 20, 0.16, 16}, {4, 3, 5, 2.4, 12}, {8, 2, 1e9, 1, 16}};
+    for (const auto& c : cases)
+      printf("fill %g %g %g %g %g %d\n", c[0], c[1], c[2], c[3], c[4],
+             sweep::detail::samples_in_fill_pass((int)c[0], (int)c[1], c[2], c[3], (int)c[4]));
+    return 0;
+  }
   if (!strcmp(s, "plan")) {  // placement offsets of buffers 0..2 in one page and in 16 pages
     for (int pages : {1, 16})
       for (int i = 0; i < 3; ++i)
