@@ -2005,6 +2005,104 @@ fn profile_counters_and_power_land_in_the_row_and_never_overlap_a_measurement() 
     }
 }
 
+/// `metric_power_ms`: after the timed run, a power pass (the program in the timing core's power
+/// mode, each metric looped for 200 ms) gives every metric its own watts and value per watt from
+/// the samples inside its window; the pass never overlaps a measurement; a program that prints no
+/// window leaves the cells empty and says why, and the measurement stands.
+#[test]
+fn metric_power_gives_each_metric_its_watts_and_value_per_watt() {
+    let p = project();
+    let tools = p.path().join("tools");
+    let spec = std::fs::read_to_string(p.path().join("sweeps/profiled.toml")).unwrap();
+    std::fs::write(
+        p.path().join("sweeps/profiled.toml"),
+        spec.replace("presets = [\"shared_banks\"]\npower = true\n", "metric_power_ms = 200\n")
+            .replace("range = [1, 6]", "range = [1, 3]"),
+    )
+    .unwrap();
+    sweep(p.path())
+        .args(["run", "sweeps/profiled.toml", "--export-json", "run.json"])
+        .env("SWEEP_NVIDIA_SMI", tools.join("nvidia-smi"))
+        .assert()
+        .success();
+    let run = run_dir(p.path(), "profiled");
+    let rows = rows(&run.join("results.csv"));
+    assert_eq!(rows.len(), 3);
+    // The JSON export puts them under the metric's `power`, not among its counters.
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(p.path().join("run.json")).unwrap()).unwrap();
+    for point in json["points"].as_array().unwrap() {
+        assert_eq!(point["metrics"]["fast"]["power"]["power_w"], 250.5, "{point}");
+        assert!(point["metrics"]["fast"]["counters"].is_null(), "{point}");
+        assert!(point["metrics"]["slow"]["power"]["s_per_w"].as_f64().unwrap() > 0.0);
+    }
+    for r in &rows {
+        let k: f64 = r["k"].parse().unwrap();
+        assert_eq!(r["status"], "ok", "{r:?}");
+        assert_eq!(r["error"], "", "{r:?}");
+        assert!(!r.contains_key("power_w"), "no per-point columns without `power`: {r:?}");
+        assert_eq!(r["fast__power_w"], "250.5", "{r:?}");
+        assert_eq!(r["slow__power_w"], "250.5", "{r:?}");
+        let per_w: f64 = r["slow__s_per_w"].parse().unwrap();
+        assert!((per_w - 2.0 * k / 250.5).abs() < 1e-9, "{per_w}");
+    }
+    let mut measuring = Vec::new();
+    let mut powering = Vec::new();
+    for e in std::fs::read_dir(run.join("points")).unwrap() {
+        let dir = e.unwrap().path();
+        let times = |file: &str, tag: &str| -> (f64, f64) {
+            let out = std::fs::read_to_string(dir.join(file)).unwrap();
+            let line = out.lines().find(|l| l.starts_with(tag)).unwrap();
+            let t: Vec<f64> = line.split(' ').skip(1).map(|x| x.parse().unwrap()).collect();
+            (t[0], t[1])
+        };
+        measuring.push(times("stdout.txt", "measured "));
+        powering.push(times("power.stdout.txt", "powered "));
+        assert!(std::fs::read_to_string(dir.join("power.cmd"))
+            .unwrap()
+            .contains("SWEEP_POWER_MS=200"));
+    }
+    assert_eq!(powering.len(), 3);
+    for (a0, a1) in &powering {
+        assert!(a1 - a0 >= 0.4, "two metrics of 200 ms: {a0}..{a1}");
+        for (m0, m1) in &measuring {
+            assert!(a1 <= m0 || a0 >= m1, "power pass {a0}..{a1} overlaps measurement {m0}..{m1}");
+        }
+    }
+
+    // A program with no power mode: it measures again and prints no window.
+    let q = project();
+    std::fs::copy(
+        p.path().join("sweeps/profiled.toml"),
+        q.path().join("sweeps/profiled.toml"),
+    )
+    .unwrap();
+    let src = std::fs::read_to_string(q.path().join("cuda/profiled/profiled.c")).unwrap();
+    std::fs::write(
+        q.path().join("cuda/profiled/profiled.c"),
+        src.replace("getenv(\"SWEEP_POWER_MS\")", "getenv(\"NO_SUCH_VARIABLE\")"),
+    )
+    .unwrap();
+    sweep(q.path())
+        .args(["run", "sweeps/profiled.toml"])
+        .env("SWEEP_NVIDIA_SMI", tools.join("nvidia-smi"))
+        .assert()
+        .success();
+    let again = common::rows(&run_dir(q.path(), "profiled").join("results.csv"));
+    assert_eq!(again.len(), 3);
+    for r in &again {
+        assert_eq!(r["status"], "ok", "{r:?}");
+        assert_eq!(r["fast_s"], r["k"], "{r:?}");
+        assert_eq!(r["fast__power_w"], "", "{r:?}");
+        assert!(
+            r["error"].starts_with("power: no power window for `fast`; no power window for `slow` (log: ")
+                && r["error"].ends_with("power.stdout.txt)"),
+            "{}",
+            r["error"]
+        );
+    }
+}
+
 /// A failing ncu leaves the counter cells empty with the reason in `error`; the measurement stands.
 #[test]
 fn a_failing_ncu_leaves_the_counters_empty_and_keeps_the_measurement() {

@@ -80,6 +80,15 @@ fn bad_specs() -> Vec<(&'static str, String)> {
             with("name = \"saw\"\nunit = \"MFlops\"", "pattern = \"mflops\"")
                 + "[profile]\npresets = [\"memory\"]\n",
         ),
+        (
+            "metric power too short",
+            format!("{SAW}[profile]\nmetric_power_ms = 50\n"),
+        ),
+        (
+            "metric power without a timing-core metric",
+            with("name = \"saw\"\nunit = \"MFlops\"", "pattern = \"mflops\"")
+                + "[profile]\nmetric_power_ms = 1000\n",
+        ),
     ]
 }
 

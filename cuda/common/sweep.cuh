@@ -45,6 +45,10 @@
 //   `range=none`, a derived value launches nothing), so the harness
 //   can tie ncu's rows (`--nvtx --nvtx-include "regex:^sweep:[0-9]+$/"`) to the metric. No hold
 //   kernel, no clock probe and no placements run in this mode: ncu sees only the bench's calls.
+// - Power mode (SWEEP_POWER_MS=n, set by the harness for `[profile] metric_power_ms`, after the
+//   point's timed run): measure() loops the timed function for n ms (detail::power_loop) and
+//   report() prints `@sweep power metric=NAME t0=<unix s> t1=<unix s> calls=<n>` (report_value:
+//   `window=none`); sweep averages the power samples it took in that window.
 //
 // Output per metric (stdout): "<unit>: <value>" and
 //   @sweep metric=<name> unit=<unit> value=.. median=.. stddev=.. min=.. max=.. rel_ci=.. samples=.. noisy=.. throttled=..
@@ -104,6 +108,7 @@ struct Options {
   int device = 0;                // CUDA device used (addition: SWEEP_DEVICE)
   int placements = 8;            // places of the sweep::malloc buffers (addition: SWEEP_PLACEMENTS)
   bool profile = false;          // profile mode: one call per metric in an NVTX range (SWEEP_PROFILE)
+  double power_ms = 0;           // power mode: each metric's call looped for this long (SWEEP_POWER_MS)
 };
 
 struct Stats {                   // times are seconds per launch
@@ -120,6 +125,8 @@ struct Stats {                   // times are seconds per launch
   bool noisy = false, throttled = false;
   double sm_mhz = 0;             // SM clock: the lower of two readings, before and after the samples
   int profile_range = -1;        // profile mode: n of the NVTX range `sweep:<n>` of this measure()
+  double power_t0 = 0, power_t1 = 0;  // power mode: the loop's window, seconds since the Unix epoch
+  long long power_calls = 0;          // power mode: calls in that window (0: not power mode)
 };
 
 namespace detail {
@@ -267,6 +274,43 @@ inline void place_buffers(int j) {
   SWEEP_CHECK(cudaDeviceSynchronize());
 }
 
+inline double unix_now() {
+  timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+// Power mode (SWEEP_POWER_MS=n, set by the harness for `[profile] metric_power_ms`, after the
+// point's timed run): the warm-up calls, then `f` back to back in chunks of ~10 ms (a sync after
+// each, so the loop ends within a chunk of n ms) for n ms of wall time, while sweep samples the
+// GPU's power; the window's ends go to report(). No placements, no L2 flush, no hold kernel: the
+// kernel's steady-state power, not the timed run's (a spec with flush_l2 times cold calls).
+template <class F>
+Stats power_loop(const Options& opt, F& f) {
+  Stats s;
+  for (int i = 0; i < std::max(1, opt.warmup); ++i) f();
+  SWEEP_CHECK_LAST();
+  SWEEP_CHECK(cudaDeviceSynchronize());
+  auto ms_since = [](std::chrono::steady_clock::time_point t) {
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t).count();
+  };
+  auto c0 = std::chrono::steady_clock::now();
+  f();
+  SWEEP_CHECK_LAST();
+  SWEEP_CHECK(cudaDeviceSynchronize());
+  const int chunk = (int)std::clamp(std::ceil(10.0 / std::max(ms_since(c0), 1e-3)), 1.0, 256.0);
+  s.power_t0 = unix_now();
+  auto start = std::chrono::steady_clock::now();
+  do {
+    for (int i = 0; i < chunk; ++i) f();
+    SWEEP_CHECK_LAST();
+    SWEEP_CHECK(cudaDeviceSynchronize());
+    s.power_calls += chunk;
+  } while (ms_since(start) < opt.power_ms);
+  s.power_t1 = unix_now();
+  return s;
+}
+
 // SWEEP_FILL_PASS=0 turns the fill pass off (samples_in_fill_pass, sweep_stats.h), for the A/B bench.
 inline bool fill_pass() {
   static const bool on = env_num("SWEEP_FILL_PASS", 1) != 0;
@@ -339,6 +383,7 @@ inline Options options_from_env() {
   o.device = (int)env_num("SWEEP_DEVICE", 0);
   o.placements = std::max(1, (int)env_num("SWEEP_PLACEMENTS", o.placements));
   o.profile = env_num("SWEEP_PROFILE", 0) != 0;
+  o.power_ms = std::max(0.0, env_num("SWEEP_POWER_MS", 0));
   if (o.profile && !SWEEP_HAS_NVTX) {
     fprintf(stderr, "error: SWEEP_PROFILE=1 needs NVTX, and this program was built without "
                     "<nvtx3/nvToolsExt.h> (hint: use a CUDA toolkit that has it, or pip's nvidia-nvtx)\n");
@@ -447,6 +492,7 @@ Stats measure(const Options& opt, F&& f) {
 #endif
     return s;
   }
+  if (opt.power_ms > 0) return detail::power_loop(opt, f);
   detail::State& st = detail::state();
   const int k = detail::placed().empty() ? 1 : opt.placements;
   detail::trace("m-begin");
@@ -561,6 +607,11 @@ inline void report(const char* name, const char* unit, double work, const Stats&
     fflush(stdout);
     return;
   }
+  if (s.power_calls > 0) {  // power mode: the loop's window, for the harness's power samples
+    printf("@sweep power metric=%s t0=%.6f t1=%.6f calls=%lld\n", name, s.power_t0, s.power_t1, s.power_calls);
+    fflush(stdout);
+    return;
+  }
   double sum = 0, sq = 0;
   for (double t : s.times) sum += work / t;
   double mean_rate = sum / s.samples;  // of the per-sample rates, for their stddev only
@@ -584,6 +635,11 @@ inline void report(const char* name, const char* unit, double work, const Stats&
 inline void report_value(const char* name, const char* unit, double value) {
   if (detail::env_num("SWEEP_PROFILE", 0) != 0) {  // profile mode: a derived value has no range
     printf("@sweep profile metric=%s range=none\n", name);
+    fflush(stdout);
+    return;
+  }
+  if (detail::env_num("SWEEP_POWER_MS", 0) > 0) {  // power mode: a derived value draws no power
+    printf("@sweep power metric=%s window=none\n", name);
     fflush(stdout);
     return;
   }

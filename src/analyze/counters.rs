@@ -113,6 +113,7 @@ pub(super) fn counter_series(
             metrics
                 .iter()
                 .any(|m| h.starts_with(&format!("{}{SEP}", m.name)))
+                && !crate::profile::metric_power::is_column(h)
         })
         .map(|h| super::load::MetricColumn {
             name: h.clone(),

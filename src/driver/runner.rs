@@ -235,6 +235,50 @@ fn power_point(
     }
 }
 
+/// `[profile] metric_power_ms`: the point's program once more in the timing core's power mode,
+/// after its timed run (and ncu) and before the next gate opens; each timing-core metric's watts
+/// and value per watt (see [`crate::profile::metric_power`]).
+fn metric_power_point(
+    spec: &Spec,
+    b: &Built,
+    gpu: Option<&GpuState>,
+    lock: &Path,
+    power: Option<&Result<crate::profile::power::NvidiaSmi, String>>,
+    values: &BTreeMap<String, f64>,
+) -> (BTreeMap<String, f64>, Option<String>) {
+    use crate::profile::metric_power::{limit, run_pass, Wanted};
+    let (Some(every), Ok(binary)) = (
+        spec.profile.as_ref().and_then(|p| p.metric_power),
+        b.binary.as_ref(),
+    ) else {
+        return (BTreeMap::new(), None);
+    };
+    let source = match power {
+        Some(Ok(src)) => src,
+        Some(Err(e)) => return (BTreeMap::new(), Some(format!("power: {e}"))),
+        None => return (BTreeMap::new(), None),
+    };
+    let wanted: Vec<Wanted> = spec
+        .metrics
+        .iter()
+        .filter(|m| matches!(m.source, crate::spec::MetricSource::Core))
+        .map(|m| Wanted {
+            metric: &m.name,
+            value_column: m.column(),
+            unit_slug: crate::spec::unit_slug(&m.unit),
+        })
+        .collect();
+    let program = run::command(
+        spec,
+        binary,
+        &b.dir,
+        gpu.map(|g| g.uuid.as_str()),
+        b.gated.then_some(lock),
+    );
+    let limit = limit(every, wanted.len(), spec.run_timeout);
+    run_pass(&program, &b.dir, every, limit, source, values, &wanted)
+}
+
 /// Adds what profiling found to a row: its values, and a reason to `error` when the row has none.
 fn add_profile(row: &mut Row, values: &BTreeMap<String, f64>, why: &Option<String>) {
     row.values
@@ -363,7 +407,7 @@ pub(super) fn run_queue(
     let mut builds_done = false;
     // `[profile] power`: this GPU's power and clock, sampled while the sweep runs.
     let power: Option<Result<crate::profile::power::NvidiaSmi, String>> =
-        ctx.spec.profile.as_ref().filter(|p| p.power).map(|_| {
+        ctx.spec.profile.as_ref().filter(|p| p.samples_power()).map(|_| {
             let id = gpu.as_ref().map_or("0", |g| g.uuid.as_str());
             crate::profile::power::NvidiaSmi::start(id, 20)
         });
@@ -433,8 +477,14 @@ pub(super) fn run_queue(
         } else {
             (BTreeMap::new(), None)
         };
-        if measured_ok {
+        if measured_ok && ctx.spec.profile.as_ref().is_some_and(|p| p.power) {
             let (cols, power_why) = power_point(power.as_ref(), gate_t, exit_t);
+            extra.extend(cols);
+            why = why.or(power_why);
+        }
+        if measured_ok && last_pass {
+            let (cols, power_why) =
+                metric_power_point(&ctx.spec, &b, gpu.as_ref(), &lock, power.as_ref(), &raw.values);
             extra.extend(cols);
             why = why.or(power_why);
         }

@@ -8,7 +8,8 @@
 //! {name: value}, `status`, `error`, `build_s`, `run_s`, `cached`, `gpu` {`index`, `name`,
 //! `uuid`}, `metrics` {name: {`unit`, `value`, and each statistic the CSV has: `median`,
 //! `stddev`, `min`, `max`, `rel_ci`, `samples`, `throttled`, `spread`, `placements`, `sm_mhz`,
-//! `repeat_spread`, and with `[profile]` counters `counters` {counter: value}}}, with `[profile]
+//! `repeat_spread`, and with `[profile]` counters `counters` {counter: value}, with `[profile]
+//! metric_power_ms` `power` {`power_w`, `<unit>_per_w`}}}, with `[profile]
 //! power` `power` {`power_w`, `power_max_w`, `energy_j`, `power_sm_mhz`, `power_temp_c`,
 //! `power_samples`}}]. Numbers are JSON numbers; an empty cell is left out.
 
@@ -79,16 +80,25 @@ pub fn run_json(run_dir: &Path) -> Result<Value, StoreError> {
             }
             // `[profile]` counters of the metric (`<metric>__<counter>` columns), by counter.
             let prefix = format!("{}{}", info.name, crate::profile::config::SEP);
-            let mut counters = Map::new();
+            // `metric_power_ms`: its watts and value per watt, under `power`.
+            let (mut counters, mut power) = (Map::new(), Map::new());
             for (i, c) in m.columns.iter().enumerate() {
                 if let Some(counter) = c.strip_prefix(&prefix) {
                     if !fields[i].is_empty() {
-                        counters.insert(counter.into(), cell(&fields[i], m.dialect));
+                        let to = if crate::profile::metric_power::is_column(c) {
+                            &mut power
+                        } else {
+                            &mut counters
+                        };
+                        to.insert(counter.into(), cell(&fields[i], m.dialect));
                     }
                 }
             }
             if !counters.is_empty() {
                 stats.insert("counters".into(), Value::Object(counters));
+            }
+            if !power.is_empty() {
+                stats.insert("power".into(), Value::Object(power));
             }
             metrics.insert(info.name.clone(), Value::Object(stats));
         }

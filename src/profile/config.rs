@@ -6,6 +6,7 @@
 //! presets = ["shared_banks"]                 # named sets of counters (see PRESETS)
 //! ncu_metrics = ["dram__bytes_read.sum"]     # raw ncu metric names, added to the presets'
 //! power = true                               # mean/max watts, SM clock, energy per point
+//! metric_power_ms = 1000                     # each metric's own watts and <unit> per watt
 //! timeout_s = 300                            # one point's ncu run (default 300 s)
 //! ```
 
@@ -104,6 +105,7 @@ pub struct ProfileFile {
     pub ncu_metrics: Vec<String>,
     #[serde(default)]
     pub power: bool,
+    pub metric_power_ms: Option<f64>,
     pub timeout_s: Option<f64>,
 }
 
@@ -114,11 +116,18 @@ pub struct Profile {
     pub counters: Vec<String>,
     pub ratios: Vec<Ratio>,
     pub power: bool,
+    /// `metric_power_ms`: after the timed run, each timing-core metric's call looped this long
+    /// while power is sampled (the timing core's power mode; [`super::metric_power`]).
+    pub metric_power: Option<Duration>,
     pub timeout: Duration,
 }
 
 /// Default limit of one point's ncu run: ncu replays every profiled launch once per pass.
 pub const DEFAULT_TIMEOUT_S: f64 = 300.0;
+
+/// Bounds of `metric_power_ms`: below 200 ms a window holds one or two distinct power readings.
+pub const MIN_METRIC_POWER_MS: f64 = 200.0;
+pub const MAX_METRIC_POWER_MS: f64 = 60_000.0;
 
 /// Separates a metric's name from its counter's in a column: `<metric>__<counter>`.
 pub const SEP: &str = "__";
@@ -178,19 +187,34 @@ impl Profile {
                 format!("`[profile] timeout_s` must be a positive number of seconds, not {secs}"),
             ));
         }
-        if counters.is_empty() && !f.power {
+        let metric_power = match f.metric_power_ms {
+            None => None,
+            Some(ms) if ms.is_finite() && (MIN_METRIC_POWER_MS..=MAX_METRIC_POWER_MS).contains(&ms) => {
+                Some(Duration::from_secs_f64(ms / 1e3))
+            }
+            Some(ms) => {
+                return Err(err(
+                    "metric_power_ms",
+                    format!("`[profile] metric_power_ms` must be {MIN_METRIC_POWER_MS} to {MAX_METRIC_POWER_MS} ms, not {ms} (hint: nvidia-smi's power reading changes about every 100 ms; 1000 gives each metric several)"),
+                ))
+            }
+        };
+        if counters.is_empty() && !f.power && metric_power.is_none() {
             return Ok(None);
         }
         Ok(Some(Profile {
             counters,
             ratios,
             power: f.power,
+            metric_power,
             timeout: Duration::from_secs_f64(secs),
         }))
     }
 
-    /// The columns a timed metric gets: one per counter, then one per ratio.
-    pub fn metric_columns(&self, metric: &str) -> Vec<String> {
+    /// The columns a timed metric gets: one per counter, then one per ratio, then with
+    /// `metric_power_ms` its watts and its value per watt (`unit_slug`: the metric's unit as its
+    /// value column spells it, e.g. `mflops`).
+    pub fn metric_columns(&self, metric: &str, unit_slug: &str) -> Vec<String> {
         self.counters
             .iter()
             .map(|c| format!("{metric}{SEP}{c}"))
@@ -199,7 +223,17 @@ impl Profile {
                     .iter()
                     .map(|r| format!("{metric}{SEP}{}", r.name)),
             )
+            .chain(
+                self.metric_power
+                    .iter()
+                    .flat_map(|_| super::metric_power::columns(metric, unit_slug)),
+            )
             .collect()
+    }
+
+    /// Power is sampled: for the per-point columns, the per-metric power pass, or both.
+    pub fn samples_power(&self) -> bool {
+        self.power || self.metric_power.is_some()
     }
 
     /// The per-point columns of power sampling (empty without `power = true`).
@@ -231,7 +265,7 @@ mod tests {
         assert_eq!(p.counters.len(), 7);
         assert_eq!(p.counters[6], "dram__bytes_read.sum");
         assert_eq!(p.ratios.len(), 1);
-        let cols = p.metric_columns("stride2");
+        let cols = p.metric_columns("stride2", "mflops");
         assert_eq!(
             cols[0],
             "stride2__l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum"
@@ -266,5 +300,20 @@ mod tests {
         );
         let e = table("power = true\ntimeout_s = -1\n").unwrap_err();
         assert_eq!(e.key, "timeout_s");
+        let e = table("metric_power_ms = 50\n").unwrap_err();
+        assert_eq!(e.key, "metric_power_ms");
+        assert!(e.message.contains("200 to 60000 ms, not 50"), "{}", e.message);
+    }
+
+    #[test]
+    fn metric_power_adds_watts_and_value_per_watt_to_each_metric() {
+        let p = table("metric_power_ms = 1000\n").unwrap().unwrap();
+        assert!(p.samples_power() && !p.power);
+        assert_eq!(p.metric_power, Some(Duration::from_secs(1)));
+        assert_eq!(
+            p.metric_columns("copy", "gb_s"),
+            ["copy__power_w", "copy__gb_s_per_w"]
+        );
+        assert!(p.point_columns().is_empty());
     }
 }

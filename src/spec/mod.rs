@@ -473,7 +473,7 @@ impl Spec {
     /// or for a metric that does not come from the timing core).
     pub fn profile_columns(&self, m: &Metric) -> Vec<String> {
         match (&self.profile, &m.source) {
-            (Some(p), MetricSource::Core) => p.metric_columns(&m.name),
+            (Some(p), MetricSource::Core) => p.metric_columns(&m.name, &metric::unit_slug(&m.unit)),
             _ => Vec::new(),
         }
     }

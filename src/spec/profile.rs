@@ -20,22 +20,31 @@ pub(super) fn check(
     metrics: &[Metric],
     axes: &[Axis],
 ) -> Result<(), (At, String)> {
-    // The key that asks for counters: `presets` when there are any, else `ncu_metrics`.
-    let counters_key = if file.presets.is_empty() {
+    // The key that asks for the columns: `presets` when there are any, else `ncu_metrics`, else
+    // `metric_power_ms` (the power pass alone).
+    let counters_key = if !file.presets.is_empty() {
+        "presets"
+    } else if !file.ncu_metrics.is_empty() || p.metric_power.is_none() {
         "ncu_metrics"
     } else {
-        "presets"
+        "metric_power_ms"
     };
-    if !p.counters.is_empty() {
-        if !metrics
-            .iter()
-            .any(|m| matches!(m.source, MetricSource::Core))
-        {
-            return Err((
-                At::Key(counters_key),
-                "`[profile]` asks for counters, but no metric comes from the timing core (hint: counters are read per timing-core metric, inside the NVTX range sweep.cuh opens for it)".into(),
-            ));
-        }
+    let no_core = !metrics
+        .iter()
+        .any(|m| matches!(m.source, MetricSource::Core));
+    if !p.counters.is_empty() && no_core {
+        return Err((
+            At::Key(counters_key),
+            "`[profile]` asks for counters, but no metric comes from the timing core (hint: counters are read per timing-core metric, inside the NVTX range sweep.cuh opens for it)".into(),
+        ));
+    }
+    if p.metric_power.is_some() && no_core {
+        return Err((
+            At::Key("metric_power_ms"),
+            "`[profile] metric_power_ms` asks for each metric's power, but no metric comes from the timing core (hint: the power pass loops each timing-core metric's call; `power = true` gives the point's power)".into(),
+        ));
+    }
+    if !p.counters.is_empty() || p.metric_power.is_some() {
         // `<metric>__<counter>`: a metric `fast__x` beside `fast` would read as a counter of it.
         if let Some((spanned, m)) = metric_files
             .iter()
@@ -60,7 +69,7 @@ pub(super) fn check(
     let added = metrics
         .iter()
         .filter(|m| matches!(m.source, MetricSource::Core))
-        .flat_map(|m| p.metric_columns(&m.name))
+        .flat_map(|m| p.metric_columns(&m.name, &super::metric::unit_slug(&m.unit)))
         .map(|c| (counters_key, c))
         .chain(p.point_columns().into_iter().map(|c| ("power", c)));
     let taken: Vec<(String, String, &str)> = axes
