@@ -2016,8 +2016,11 @@ fn metric_power_gives_each_metric_its_watts_and_value_per_watt() {
     let spec = std::fs::read_to_string(p.path().join("sweeps/profiled.toml")).unwrap();
     std::fs::write(
         p.path().join("sweeps/profiled.toml"),
-        spec.replace("presets = [\"shared_banks\"]\npower = true\n", "metric_power_ms = 200\n")
-            .replace("range = [1, 6]", "range = [1, 3]"),
+        spec.replace(
+            "presets = [\"shared_banks\"]\npower = true\n",
+            "metric_power_ms = 200\n",
+        )
+        .replace("range = [1, 6]", "range = [1, 3]"),
     )
     .unwrap();
     sweep(p.path())
@@ -2032,15 +2035,26 @@ fn metric_power_gives_each_metric_its_watts_and_value_per_watt() {
     let json: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(p.path().join("run.json")).unwrap()).unwrap();
     for point in json["points"].as_array().unwrap() {
-        assert_eq!(point["metrics"]["fast"]["power"]["power_w"], 250.5, "{point}");
+        assert_eq!(
+            point["metrics"]["fast"]["power"]["power_w"], 250.5,
+            "{point}"
+        );
         assert!(point["metrics"]["fast"]["counters"].is_null(), "{point}");
-        assert!(point["metrics"]["slow"]["power"]["s_per_w"].as_f64().unwrap() > 0.0);
+        assert!(
+            point["metrics"]["slow"]["power"]["s_per_w"]
+                .as_f64()
+                .unwrap()
+                > 0.0
+        );
     }
     for r in &rows {
         let k: f64 = r["k"].parse().unwrap();
         assert_eq!(r["status"], "ok", "{r:?}");
         assert_eq!(r["error"], "", "{r:?}");
-        assert!(!r.contains_key("power_w"), "no per-point columns without `power`: {r:?}");
+        assert!(
+            !r.contains_key("power_w"),
+            "no per-point columns without `power`: {r:?}"
+        );
         assert_eq!(r["fast__power_w"], "250.5", "{r:?}");
         assert_eq!(r["slow__power_w"], "250.5", "{r:?}");
         let per_w: f64 = r["slow__s_per_w"].parse().unwrap();
@@ -2053,7 +2067,11 @@ fn metric_power_gives_each_metric_its_watts_and_value_per_watt() {
         let times = |file: &str, tag: &str| -> (f64, f64) {
             let out = std::fs::read_to_string(dir.join(file)).unwrap();
             let line = out.lines().find(|l| l.starts_with(tag)).unwrap();
-            let t: Vec<f64> = line.split(' ').skip(1).map(|x| x.parse().unwrap()).collect();
+            let t: Vec<f64> = line
+                .split(' ')
+                .skip(1)
+                .map(|x| x.parse().unwrap())
+                .collect();
             (t[0], t[1])
         };
         measuring.push(times("stdout.txt", "measured "));
@@ -2066,7 +2084,10 @@ fn metric_power_gives_each_metric_its_watts_and_value_per_watt() {
     for (a0, a1) in &powering {
         assert!(a1 - a0 >= 0.4, "two metrics of 200 ms: {a0}..{a1}");
         for (m0, m1) in &measuring {
-            assert!(a1 <= m0 || a0 >= m1, "power pass {a0}..{a1} overlaps measurement {m0}..{m1}");
+            assert!(
+                a1 <= m0 || a0 >= m1,
+                "power pass {a0}..{a1} overlaps measurement {m0}..{m1}"
+            );
         }
     }
 
@@ -2095,8 +2116,9 @@ fn metric_power_gives_each_metric_its_watts_and_value_per_watt() {
         assert_eq!(r["fast_s"], r["k"], "{r:?}");
         assert_eq!(r["fast__power_w"], "", "{r:?}");
         assert!(
-            r["error"].starts_with("power: no power window for `fast`; no power window for `slow` (log: ")
-                && r["error"].ends_with("power.stdout.txt)"),
+            r["error"].starts_with(
+                "power: no power window for `fast`; no power window for `slow` (log: "
+            ) && r["error"].ends_with("power.stdout.txt)"),
             "{}",
             r["error"]
         );

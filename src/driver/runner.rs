@@ -406,8 +406,12 @@ pub(super) fn run_queue(
     let mut measured: VecDeque<Measured> = VecDeque::new();
     let mut builds_done = false;
     // `[profile] power`: this GPU's power and clock, sampled while the sweep runs.
-    let power: Option<Result<crate::profile::power::NvidiaSmi, String>> =
-        ctx.spec.profile.as_ref().filter(|p| p.samples_power()).map(|_| {
+    let power: Option<Result<crate::profile::power::NvidiaSmi, String>> = ctx
+        .spec
+        .profile
+        .as_ref()
+        .filter(|p| p.samples_power())
+        .map(|_| {
             let id = gpu.as_ref().map_or("0", |g| g.uuid.as_str());
             crate::profile::power::NvidiaSmi::start(id, 20)
         });
@@ -483,8 +487,14 @@ pub(super) fn run_queue(
             why = why.or(power_why);
         }
         if measured_ok && last_pass {
-            let (cols, power_why) =
-                metric_power_point(&ctx.spec, &b, gpu.as_ref(), &lock, power.as_ref(), &raw.values);
+            let (cols, power_why) = metric_power_point(
+                &ctx.spec,
+                &b,
+                gpu.as_ref(),
+                &lock,
+                power.as_ref(),
+                &raw.values,
+            );
             extra.extend(cols);
             why = why.or(power_why);
         }

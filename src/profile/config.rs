@@ -302,7 +302,11 @@ mod tests {
         assert_eq!(e.key, "timeout_s");
         let e = table("metric_power_ms = 50\n").unwrap_err();
         assert_eq!(e.key, "metric_power_ms");
-        assert!(e.message.contains("200 to 60000 ms, not 50"), "{}", e.message);
+        assert!(
+            e.message.contains("200 to 60000 ms, not 50"),
+            "{}",
+            e.message
+        );
     }
 
     #[test]

@@ -161,12 +161,17 @@ pub fn run_pass(
 
 /// How long a power pass may take: every metric's loop, plus the program's start-up and its
 /// checks (the timed run's own limit).
-pub fn limit(every: std::time::Duration, metrics: usize, run_timeout: std::time::Duration) -> std::time::Duration {
+pub fn limit(
+    every: std::time::Duration,
+    metrics: usize,
+    run_timeout: std::time::Duration,
+) -> std::time::Duration {
     every * (metrics as u32).max(1) * 2 + run_timeout
 }
 
 fn mean_watts(samples: &[Sample]) -> Option<f64> {
-    (!samples.is_empty()).then(|| samples.iter().map(|s| s.watts).sum::<f64>() / samples.len() as f64)
+    (!samples.is_empty())
+        .then(|| samples.iter().map(|s| s.watts).sum::<f64>() / samples.len() as f64)
 }
 
 #[cfg(test)]
@@ -227,7 +232,12 @@ mod tests {
     #[test]
     fn a_missing_window_or_sample_leaves_the_cells_empty_and_says_why() {
         let w = windows("@sweep power metric=add t0=100.0 t1=101.0 calls=9\n");
-        let (cols, problems) = per_metric(&w, &Stepped, &BTreeMap::new(), &[wanted("add"), wanted("mul")]);
+        let (cols, problems) = per_metric(
+            &w,
+            &Stepped,
+            &BTreeMap::new(),
+            &[wanted("add"), wanted("mul")],
+        );
         assert!(cols.is_empty());
         assert_eq!(
             problems,
