@@ -14,7 +14,7 @@ PHASES = [  # label, start mark, end mark (the last metric's mark is "last")
     ("teardown: last metric -> exit seen", "last", "reaped"),
     ("run_s: gate opened -> exit seen", "go", "reaped"),
 ]
-FIXED = {"main", "ctx-lock", "context", "gate", "teardown", "exit", "go", "reaped", "m-begin", "m-ready", "m-sampled"}
+FIXED = {"main", "ctx-lock", "context", "gate", "session-lock", "teardown", "exit", "go", "reaped", "m-begin", "m-ready", "m-sampled"}
 
 
 def marks(point_dir):

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# The two-valued band of shared_nc_grid (threads 258..284; bench/truth.txt) inside sweeps: is the low value
+# tied to a neighbour creating its CUDA context just before the metric? The thread sweep at threads 240..300,
+# built once, then one run per label of LABELS (default: RUNS runs with prestart, pre1.., and NP with
+# --no-prestart, nop1..; a label new* runs with SWEEP_SESSION_LOCK=1: the program holds the measure lock
+# from its gate to its exit; others with the default, the lock around context creation and each measure()), SWEEP_TRACE=1; every point's trace (stderr.txt, harness.trace) and results.csv
+# come back (band.tgz) for bench/band.py.
+# Usage: bench/band.sh SWEEP_BINARY OUT_DIR
+set -uo pipefail
+bin=$(realpath "$1"); out=$(realpath "$2")
+export PATH=$PATH:/usr/local/cuda/bin
+work=${BAND_WORK:-/tmp/band}; mkdir -p "$work" "$out"
+sed 's/^range = \[1, 512\]/range = [240, 300]/' sweeps/threads_1_512.toml > sweeps/band.toml
+echo "machine: $(nvidia-smi --query-gpu=name,driver_version,clocks.sm,temperature.gpu --format=csv,noheader), $(nproc) cores"
+"$bin" build sweeps/band.toml --cache "$work/cache" > "$work/build.log" 2>&1; echo "build rc=$?"
+labels=${LABELS:-}
+if [ -z "$labels" ]; then
+  for i in $(seq 1 "${RUNS:-3}"); do labels="$labels pre$i"; done
+  for i in $(seq 1 "${NP:-2}"); do labels="$labels nop$i"; done
+fi
+for label in $labels; do
+  opt=(); [[ $label == nop* ]] && opt=(--no-prestart)
+  session=0; [[ $label == new* ]] && session=1
+  t0=$(date +%s.%N)
+  SWEEP_SESSION_LOCK=$session SWEEP_TRACE=1 "$bin" run sweeps/band.toml --output "$work/$label" --cache "$work/cache" --no-analyze -q "${opt[@]}" > "$work/$label.log" 2>&1
+  rc=$?
+  echo "$label wall_s=$(python3 -c "print(round($(date +%s.%N) - $t0, 1))") rc=$rc"
+done
+echo "end: $(nvidia-smi --query-gpu=clocks.sm,temperature.gpu --format=csv,noheader)"
+(cd "$work" && find $labels -name results.csv -o -name stderr.txt -o -name harness.trace | tar czf "$out/band.tgz" -T -)
+rm -f sweeps/band.toml
