@@ -244,9 +244,8 @@ fn metric_power_point(
     gpu: Option<&GpuState>,
     lock: &Path,
     power: Option<&Result<crate::profile::power::NvidiaSmi, String>>,
-    values: &BTreeMap<String, f64>,
 ) -> (BTreeMap<String, f64>, Option<String>) {
-    use crate::profile::metric_power::{limit, run_pass, Wanted};
+    use crate::profile::metric_power::{limit, run_pass};
     let (Some(every), Ok(binary)) = (
         spec.profile.as_ref().and_then(|p| p.metric_power),
         b.binary.as_ref(),
@@ -258,16 +257,7 @@ fn metric_power_point(
         Some(Err(e)) => return (BTreeMap::new(), Some(format!("power: {e}"))),
         None => return (BTreeMap::new(), None),
     };
-    let wanted: Vec<Wanted> = spec
-        .metrics
-        .iter()
-        .filter(|m| matches!(m.source, crate::spec::MetricSource::Core))
-        .map(|m| Wanted {
-            metric: &m.name,
-            value_column: m.column(),
-            unit_slug: crate::spec::unit_slug(&m.unit),
-        })
-        .collect();
+    let wanted = power_wanted(spec);
     let program = run::command(
         spec,
         binary,
@@ -276,7 +266,20 @@ fn metric_power_point(
         b.gated.then_some(lock),
     );
     let limit = limit(every, wanted.len(), spec.run_timeout);
-    run_pass(&program, &b.dir, every, limit, source, values, &wanted)
+    run_pass(&program, &b.dir, every, limit, source, &wanted)
+}
+
+/// The metrics of a power pass: every timing-core metric.
+fn power_wanted(spec: &Spec) -> Vec<crate::profile::metric_power::Wanted<'_>> {
+    spec.metrics
+        .iter()
+        .filter(|m| matches!(m.source, crate::spec::MetricSource::Core))
+        .map(|m| crate::profile::metric_power::Wanted {
+            metric: &m.name,
+            value_column: m.column(),
+            unit_slug: crate::spec::unit_slug(&m.unit),
+        })
+        .collect()
 }
 
 /// Adds what profiling found to a row: its values, and a reason to `error` when the row has none.
@@ -487,14 +490,8 @@ pub(super) fn run_queue(
             why = why.or(power_why);
         }
         if measured_ok && last_pass {
-            let (cols, power_why) = metric_power_point(
-                &ctx.spec,
-                &b,
-                gpu.as_ref(),
-                &lock,
-                power.as_ref(),
-                &raw.values,
-            );
+            let (cols, power_why) =
+                metric_power_point(&ctx.spec, &b, gpu.as_ref(), &lock, power.as_ref());
             extra.extend(cols);
             why = why.or(power_why);
         }
@@ -514,6 +511,16 @@ pub(super) fn run_queue(
             }
             None => raw,
         };
+        let mut row = row;
+        if ctx
+            .spec
+            .profile
+            .as_ref()
+            .is_some_and(|p| p.metric_power.is_some())
+        {
+            // From the row's final values: with `repeat`, the median over the processes.
+            crate::profile::metric_power::add_per_watt(&mut row.values, &power_wanted(&ctx.spec));
+        }
         shared.append(&shared.sink, &row);
         if let Ok(mut t) = shared.timeline.lock() {
             t.push(TimelineEntry {

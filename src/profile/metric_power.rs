@@ -70,12 +70,11 @@ pub struct Wanted<'a> {
     pub unit_slug: String,
 }
 
-/// The per-metric power columns from the windows and the samples, with the timed values of the
-/// row (`values`, by column). Returns the columns and what kept some of them empty.
+/// Each metric's watts (`<metric>__power_w`) from the windows and the samples. Returns the
+/// columns and what kept some of them empty.
 pub fn per_metric(
     windows: &[Window],
     source: &dyn PowerSource,
-    values: &BTreeMap<String, f64>,
     wanted: &[Wanted],
 ) -> (BTreeMap<String, f64>, Vec<String>) {
     let mut out = BTreeMap::new();
@@ -95,13 +94,25 @@ pub fn per_metric(
             ));
             continue;
         };
-        let [power_col, per_w_col] = columns(w.metric, &w.unit_slug);
+        let [power_col, _] = columns(w.metric, &w.unit_slug);
         out.insert(power_col, watts);
-        if let Some(v) = values.get(&w.value_column).filter(|_| watts > 0.0) {
-            out.insert(per_w_col, v / watts);
-        }
     }
     (out, problems)
+}
+
+/// Each metric's value per watt (`<metric>__<unit>_per_w`) from the row's final values: its value
+/// (with `repeat`, the median over the processes) over its watts. Where either is missing, none.
+pub fn add_per_watt(values: &mut BTreeMap<String, f64>, wanted: &[Wanted]) {
+    for w in wanted {
+        let [power_col, per_w_col] = columns(w.metric, &w.unit_slug);
+        let (Some(v), Some(watts)) = (values.get(&w.value_column), values.get(&power_col)) else {
+            continue;
+        };
+        if *watts > 0.0 {
+            let per_w = v / watts;
+            values.insert(per_w_col, per_w);
+        }
+    }
 }
 
 /// Runs the power pass of one measured point: `program` (the point's command, as the timed run
@@ -113,7 +124,6 @@ pub fn run_pass(
     every: std::time::Duration,
     limit: std::time::Duration,
     source: &dyn PowerSource,
-    values: &BTreeMap<String, f64>,
     wanted: &[Wanted],
 ) -> (BTreeMap<String, f64>, Option<String>) {
     use crate::exec::Exit;
@@ -148,7 +158,7 @@ pub fn run_pass(
         ));
     }
     let stdout = std::fs::read_to_string(&out_path).unwrap_or_default();
-    let (cols, problems) = per_metric(&windows(&stdout), source, values, wanted);
+    let (cols, problems) = per_metric(&windows(&stdout), source, wanted);
     let why = (!problems.is_empty()).then(|| {
         format!(
             "power: {} (log: {})",
@@ -221,23 +231,20 @@ mod tests {
     #[test]
     fn a_metric_gets_the_settled_mean_of_its_window_and_its_value_per_watt() {
         let w = windows("@sweep power metric=add t0=10.0 t1=11.0 calls=9\n");
-        let values = BTreeMap::from([("add_mflops".to_string(), 60_000.0)]);
-        let (cols, problems) = per_metric(&w, &Stepped, &values, &[wanted("add")]);
+        let (mut cols, problems) = per_metric(&w, &Stepped, &[wanted("add")]);
         assert!(problems.is_empty(), "{problems:?}");
         // The first 200 ms (the 100 W readings before the step) are left out.
         assert_eq!(cols["add__power_w"], 300.0);
+        cols.insert("add_mflops".into(), 60_000.0);
+        add_per_watt(&mut cols, &[wanted("add"), wanted("mul")]);
         assert_eq!(cols["add__mflops_per_w"], 200.0);
+        assert!(!cols.contains_key("mul__mflops_per_w"));
     }
 
     #[test]
     fn a_missing_window_or_sample_leaves_the_cells_empty_and_says_why() {
         let w = windows("@sweep power metric=add t0=100.0 t1=101.0 calls=9\n");
-        let (cols, problems) = per_metric(
-            &w,
-            &Stepped,
-            &BTreeMap::new(),
-            &[wanted("add"), wanted("mul")],
-        );
+        let (cols, problems) = per_metric(&w, &Stepped, &[wanted("add"), wanted("mul")]);
         assert!(cols.is_empty());
         assert_eq!(
             problems,
