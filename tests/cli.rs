@@ -2125,6 +2125,43 @@ fn metric_power_gives_each_metric_its_watts_and_value_per_watt() {
     }
 }
 
+#[test]
+fn metric_power_without_samples_says_why_nvidia_smi_gave_none() {
+    let p = project();
+    let spec = std::fs::read_to_string(p.path().join("sweeps/profiled.toml")).unwrap();
+    std::fs::write(
+        p.path().join("sweeps/profiled.toml"),
+        spec.replace(
+            "presets = [\"shared_banks\"]\npower = true\n",
+            "metric_power_ms = 200\n",
+        )
+        .replace("range = [1, 6]", "range = [1, 1]"),
+    )
+    .unwrap();
+    let smi = write(
+        p.path(),
+        "tools/broken-smi",
+        "#!/bin/sh\necho 'NVIDIA-SMI has failed because it could not communicate' >&2\nexit 9\n",
+    );
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&smi, std::fs::Permissions::from_mode(0o755)).unwrap();
+    sweep(p.path())
+        .args(["run", "sweeps/profiled.toml"])
+        .env("SWEEP_NVIDIA_SMI", &smi)
+        .assert()
+        .success();
+    let rows = rows(&run_dir(p.path(), "profiled").join("results.csv"));
+    assert_eq!(rows.len(), 1);
+    let r = &rows[0];
+    assert_eq!(r["status"], "ok", "{r:?}");
+    assert_eq!(r["fast_s"], "1", "the timed value stays: {r:?}");
+    assert_eq!(r["fast__power_w"], "", "{r:?}");
+    assert!(
+        r["error"].contains("ended with exit code 9: NVIDIA-SMI has failed"),
+        "{r:?}"
+    );
+}
+
 /// A failing ncu leaves the counter cells empty with the reason in `error`; the measurement stands.
 #[test]
 fn a_failing_ncu_leaves_the_counters_empty_and_keeps_the_measurement() {

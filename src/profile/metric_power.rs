@@ -45,20 +45,72 @@ pub struct Window {
     pub calls: u64,
 }
 
-/// The windows the program printed; `window=none` (a derived value) gives none.
-pub fn windows(stdout: &str) -> Vec<Window> {
-    crate::parse::core_lines(stdout)
+/// What one `@sweep power` line says about its metric.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Line {
+    /// The loop's window.
+    Window(Window),
+    /// `window=none`: a derived value, which launches nothing of its own.
+    NoLoad(String),
+    /// A line that gives no window: the metric and why.
+    Bad(String, String),
+}
+
+impl Line {
+    fn metric(&self) -> &str {
+        match self {
+            Line::Window(w) => &w.metric,
+            Line::NoLoad(m) | Line::Bad(m, _) => m,
+        }
+    }
+}
+
+/// The `@sweep power` lines the program printed (those without `metric=` say nothing).
+pub fn lines(stdout: &str) -> Vec<Line> {
+    let power: String = stdout
+        .lines()
+        .filter(|l| l.trim().starts_with("@sweep power "))
+        .map(|l| format!("{}\n", l.trim()))
+        .collect();
+    crate::parse::core_lines(&power)
         .into_iter()
         .filter_map(|f| {
-            let num = |k: &str| f.get(k).and_then(|v| v.parse::<f64>().ok());
-            let (t0, t1, calls) = (num("t0")?, num("t1")?, num("calls")?);
             let metric = f.get("metric")?.clone();
-            (t1 > t0).then_some(Window {
-                metric,
-                t0,
-                t1,
-                calls: calls as u64,
+            if f.get("window").is_some_and(|w| w == "none") {
+                return Some(Line::NoLoad(metric));
+            }
+            let num = |k: &str| {
+                f.get(k)
+                    .and_then(|v| v.parse::<f64>().ok())
+                    .filter(|v| v.is_finite())
+            };
+            let calls = f.get("calls").and_then(|v| v.parse::<u64>().ok());
+            Some(match (num("t0"), num("t1"), calls) {
+                (Some(t0), Some(t1), Some(calls)) if t1 > t0 && calls > 0 => Line::Window(Window {
+                    metric,
+                    t0,
+                    t1,
+                    calls,
+                }),
+                (Some(t0), Some(t1), _) if t1 <= t0 => {
+                    Line::Bad(metric, format!("t1 = {t1} is not after t0 = {t0}"))
+                }
+                (Some(_), Some(_), _) => {
+                    Line::Bad(metric, "`calls` is not a whole number above 0".to_string())
+                }
+                _ => Line::Bad(metric, "`t0` or `t1` is not a number".to_string()),
             })
+        })
+        .collect()
+}
+
+/// The windows the program printed; `window=none` (a derived value) and bad lines give none.
+pub fn windows(stdout: &str) -> Vec<Window> {
+    lines(stdout)
+        .into_iter()
+        .filter_map(|l| match l {
+            Line::Window(w) => Some(w),
+            _ => None,
         })
         .collect()
 }
@@ -70,25 +122,61 @@ pub struct Wanted<'a> {
     pub unit_slug: String,
 }
 
-/// Each metric's watts (`<metric>__power_w`) from the windows and the samples. Returns the
-/// columns and what kept some of them empty.
+/// How far a window may reach outside the power pass's process (clock rounding).
+const SLACK_S: f64 = 0.5;
+
+/// Each metric's watts (`<metric>__power_w`) from the program's power lines and the samples;
+/// `pass`: when the power pass's process started and ended (a window outside it is not its).
+/// Returns the columns and what kept some of them empty. A derived value (`window=none`) draws
+/// no power of its own: its cells stay empty without a problem.
 pub fn per_metric(
-    windows: &[Window],
+    lines: &[Line],
     source: &dyn PowerSource,
     wanted: &[Wanted],
+    pass: Option<(f64, f64)>,
 ) -> (BTreeMap<String, f64>, Vec<String>) {
     let mut out = BTreeMap::new();
     let mut problems = Vec::new();
     for w in wanted {
-        let Some(win) = windows.iter().find(|x| x.metric == w.metric) else {
-            problems.push(format!("no power window for `{}`", w.metric));
-            continue;
+        let mine: Vec<&Line> = lines.iter().filter(|l| l.metric() == w.metric).collect();
+        let win = match mine.as_slice() {
+            [] => {
+                problems.push(format!("no power window for `{}`", w.metric));
+                continue;
+            }
+            [Line::NoLoad(_)] => continue,
+            [Line::Bad(_, why)] => {
+                problems.push(format!("bad power window for `{}`: {why}", w.metric));
+                continue;
+            }
+            [Line::Window(win)] => win,
+            more => {
+                problems.push(format!(
+                    "{} power lines for `{}` (one expected)",
+                    more.len(),
+                    w.metric
+                ));
+                continue;
+            }
         };
+        if let Some((start, end)) = pass {
+            if win.t0 < start - SLACK_S || win.t1 > end + SLACK_S {
+                problems.push(format!(
+                    "`{}`'s power window {:.3}..{:.3} lies outside the power pass ({start:.3}..{end:.3})",
+                    w.metric, win.t0, win.t1
+                ));
+                continue;
+            }
+        }
         let from = win.t0 + SETTLE_S.min(SETTLE_SHARE * (win.t1 - win.t0));
         let samples = source.between(from, win.t1);
         let Some(watts) = mean_watts(&samples) else {
+            let trouble = source
+                .trouble()
+                .map(|t| format!(": {t}"))
+                .unwrap_or_default();
             problems.push(format!(
-                "no power sample in `{}`'s {:.0} ms window",
+                "no power sample in `{}`'s {:.0} ms window{trouble}",
                 w.metric,
                 (win.t1 - win.t0) * 1e3
             ));
@@ -139,10 +227,12 @@ pub fn run_pass(
         stderr: &err_path,
     };
     let fail = |why: String| (BTreeMap::new(), Some(format!("power: {why}")));
+    let started = super::power::now();
     let outcome = match crate::exec::run(&cmd, limit, sink) {
         Ok(o) => o,
         Err(e) => return fail(e.to_string()),
     };
+    let ended = super::power::now();
     if let Exit::TimedOut(t) = outcome.exit {
         return fail(format!(
             "the power pass timed out after {} s (log: {})",
@@ -158,7 +248,7 @@ pub fn run_pass(
         ));
     }
     let stdout = std::fs::read_to_string(&out_path).unwrap_or_default();
-    let (cols, problems) = per_metric(&windows(&stdout), source, wanted);
+    let (cols, problems) = per_metric(&lines(&stdout), source, wanted, Some((started, ended)));
     let why = (!problems.is_empty()).then(|| {
         format!(
             "power: {} (log: {})",
@@ -230,8 +320,8 @@ mod tests {
 
     #[test]
     fn a_metric_gets_the_settled_mean_of_its_window_and_its_value_per_watt() {
-        let w = windows("@sweep power metric=add t0=10.0 t1=11.0 calls=9\n");
-        let (mut cols, problems) = per_metric(&w, &Stepped, &[wanted("add")]);
+        let w = lines("@sweep power metric=add t0=10.0 t1=11.0 calls=9\n");
+        let (mut cols, problems) = per_metric(&w, &Stepped, &[wanted("add")], Some((9.9, 11.1)));
         assert!(problems.is_empty(), "{problems:?}");
         // The first 200 ms (the 100 W readings before the step) are left out.
         assert_eq!(cols["add__power_w"], 300.0);
@@ -243,14 +333,54 @@ mod tests {
 
     #[test]
     fn a_missing_window_or_sample_leaves_the_cells_empty_and_says_why() {
-        let w = windows("@sweep power metric=add t0=100.0 t1=101.0 calls=9\n");
-        let (cols, problems) = per_metric(&w, &Stepped, &[wanted("add"), wanted("mul")]);
+        let w = lines("@sweep power metric=add t0=100.0 t1=101.0 calls=9\n");
+        let (cols, problems) = per_metric(&w, &Stepped, &[wanted("add"), wanted("mul")], None);
         assert!(cols.is_empty());
         assert_eq!(
             problems,
             [
                 "no power sample in `add`'s 1000 ms window",
                 "no power window for `mul`"
+            ]
+        );
+    }
+
+    #[test]
+    fn a_derived_value_has_no_window_and_no_problem() {
+        let w = lines(
+            "@sweep power metric=add t0=10.0 t1=11.0 calls=9\n@sweep power metric=ratio window=none\n",
+        );
+        let (cols, problems) = per_metric(&w, &Stepped, &[wanted("add"), wanted("ratio")], None);
+        assert!(problems.is_empty(), "{problems:?}");
+        assert_eq!(cols.len(), 1);
+        assert_eq!(cols["add__power_w"], 300.0);
+    }
+
+    #[test]
+    fn bad_duplicate_or_foreign_windows_give_no_watts_and_say_why() {
+        let out = "@sweep power metric=a t0=11.0 t1=10.0 calls=9\n\
+                   @sweep power metric=b t0=nan t1=11.0 calls=9\n\
+                   @sweep power metric=c t0=10.0 t1=11.0\n\
+                   @sweep power metric=d t0=10.0 t1=11.0 calls=0\n\
+                   @sweep power metric=e t0=10.0 t1=11.0 calls=1\n\
+                   @sweep power metric=e t0=12.0 t1=13.0 calls=1\n\
+                   @sweep power metric=f t0=0 t1=inf calls=1\n\
+                   @sweep power metric=g t0=0 t1=20 calls=1\n\
+                   @sweep power metric=h t0=10.0 t1=11.0 calls=1\n";
+        let names = ["a", "b", "c", "d", "e", "f", "g", "h"];
+        let want: Vec<Wanted> = names.iter().map(|n| wanted(n)).collect();
+        let (cols, problems) = per_metric(&lines(out), &Stepped, &want, Some((9.9, 13.1)));
+        assert_eq!(cols.keys().collect::<Vec<_>>(), ["h__power_w"]);
+        assert_eq!(
+            problems,
+            [
+                "bad power window for `a`: t1 = 10 is not after t0 = 11",
+                "bad power window for `b`: `t0` or `t1` is not a number",
+                "bad power window for `c`: `calls` is not a whole number above 0",
+                "bad power window for `d`: `calls` is not a whole number above 0",
+                "2 power lines for `e` (one expected)",
+                "bad power window for `f`: `t0` or `t1` is not a number",
+                "`g`'s power window 0.000..20.000 lies outside the power pass (9.900..13.100)",
             ]
         );
     }

@@ -33,6 +33,10 @@ pub struct Sample {
 /// Something that has power samples for a time window.
 pub trait PowerSource: Send + Sync {
     fn between(&self, from: f64, to: f64) -> Vec<Sample>;
+    /// Why no sample comes, where the source can tell.
+    fn trouble(&self) -> Option<String> {
+        None
+    }
 }
 
 /// Seconds since the Unix epoch, now.
@@ -206,10 +210,12 @@ impl NvidiaSmi {
             closed,
         })
     }
+}
 
+impl PowerSource for NvidiaSmi {
     /// Why no sample comes, where nvidia-smi shows it: it ended (its exit and the first line of
     /// its stderr), or its lines do not read as samples (`[N/A]`: no reading on this GPU).
-    pub fn trouble(&self) -> Option<String> {
+    fn trouble(&self) -> Option<String> {
         let line = |slot: &Mutex<Option<String>>| slot.lock().ok().and_then(|s| s.clone());
         let ended = self
             .child
@@ -230,9 +236,7 @@ impl NvidiaSmi {
         }
         line(&self.unread).map(|l| format!("nvidia-smi printed no reading: `{l}`"))
     }
-}
 
-impl PowerSource for NvidiaSmi {
     fn between(&self, from: f64, to: f64) -> Vec<Sample> {
         // Wait (up to 300 ms) for a sample at or after `to`, so the window's end is covered.
         let deadline = std::time::Instant::now() + std::time::Duration::from_millis(300);
