@@ -82,7 +82,12 @@ pub fn parse_line(line: &str) -> Option<Sample> {
     let ts = f.next()?;
     let t = chrono::NaiveDateTime::parse_from_str(ts, "%Y/%m/%d %H:%M:%S%.f").ok()?;
     let t = instant(t.and_local_timezone(chrono::Local), now())?;
-    let mut num = || f.next().and_then(|v| v.parse::<f64>().ok());
+    // `nan` or `inf` is no reading.
+    let mut num = || {
+        f.next()
+            .and_then(|v| v.parse::<f64>().ok())
+            .filter(|v| v.is_finite())
+    };
     Some(Sample {
         t,
         watts: num()?,
@@ -380,5 +385,7 @@ mod tests {
         );
         assert_eq!(parse_line("2026/11/24 15:48:23.589, [N/A], 1980, 36"), None);
         assert_eq!(parse_line("garbage"), None);
+        assert_eq!(parse_line("2026/11/24 15:48:23.589, nan, 1980, 36"), None);
+        assert_eq!(parse_line("2026/11/24 15:48:23.589, 250, inf, 36"), None);
     }
 }
