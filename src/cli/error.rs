@@ -1,0 +1,110 @@
+//! Why a subcommand failed: one typed error that keeps the library's error (its source) until
+//! `main` prints it, and the one place that maps a failure to its exit code. A library error
+//! whose exit code depends on what failed with it (a `ReportError` from charts is bad input, from
+//! `report.html` the environment) has one variant per meaning.
+
+use std::path::PathBuf;
+use sweep::exit;
+
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum CliError {
+    /// The spec (with its overrides) does not load.
+    #[error(transparent)]
+    Spec(#[from] sweep::spec::SpecError),
+    #[error(transparent)]
+    Driver(#[from] sweep::driver::DriverError),
+    /// A results CSV cannot be analysed, or its analysis written.
+    #[error(transparent)]
+    Analyze(#[from] sweep::analyze::AnalyzeError),
+    /// Charts of a results CSV.
+    #[error(transparent)]
+    Plot(#[from] sweep::report::ReportError),
+    /// `report.html` of a run folder cannot be written.
+    #[error(transparent)]
+    Page(sweep::report::ReportError),
+    /// A run folder to export does not load.
+    #[error(transparent)]
+    ReadRun(sweep::export::ExportError),
+    /// An export file cannot be written.
+    #[error(transparent)]
+    Export(sweep::export::ExportError),
+    /// `--export-json FILE` cannot be written.
+    #[error(transparent)]
+    ExportJson(sweep::store::StoreError),
+    /// The manifest of a run folder to resume.
+    #[error(transparent)]
+    Manifest(sweep::store::StoreError),
+    #[error("cannot enter `{dir}`: {source}")]
+    EnterDir {
+        dir: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("`{}`: unreadable overrides {overrides:?} in its manifest", run_dir.display())]
+    BadOverrides {
+        run_dir: PathBuf,
+        overrides: Vec<String>,
+    },
+    #[error("point {point} does not exist (hint: the sweep has points 0..{last})")]
+    NoPoint { point: usize, last: usize },
+    #[error(transparent)]
+    Render(#[from] sweep::render::RenderError),
+    #[error("cannot write headers into `{}`: {source}", dir.display())]
+    WriteHeaders {
+        dir: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    /// `sweep cache clean`.
+    #[error(transparent)]
+    CacheClean(std::io::Error),
+    #[error("`{}` is not a run folder: it has no manifest.json (hint: pass output/<sweep>/<stamp>)", dir.display())]
+    NotRunFolder { dir: PathBuf },
+    #[error("cannot find this sweep binary: {0}")]
+    CurrentExe(#[source] std::io::Error),
+    #[error("--fail-on-slower `{0}` is not a percentage (hint: a number >= 0, like 5)")]
+    NotPercentage(f64),
+    #[error(transparent)]
+    Compare(#[from] sweep::compare::CompareError),
+    /// `sweep compare --fail-on-slower`: what lost more than allowed.
+    #[error("{0}")]
+    Slower(String),
+    #[error(transparent)]
+    Merge(#[from] sweep::merge::MergeError),
+    /// `sweep merge`: the points no run holds.
+    #[error("{0}")]
+    MissingPoints(String),
+    #[error(transparent)]
+    Slurm(#[from] sweep::slurm::SlurmError),
+}
+
+impl CliError {
+    /// The exit code of this failure (listed in `sweep --help`, src/exit.rs).
+    pub(crate) fn exit_code(&self) -> i32 {
+        match self {
+            CliError::Driver(e) => e.exit_code(),
+            CliError::Merge(e) => e.exit_code(),
+            CliError::Slurm(e) => e.exit_code(),
+            CliError::Spec(_)
+            | CliError::Analyze(_)
+            | CliError::Plot(_)
+            | CliError::ReadRun(_)
+            | CliError::Manifest(_)
+            | CliError::BadOverrides { .. }
+            | CliError::NoPoint { .. }
+            | CliError::Render(_)
+            | CliError::WriteHeaders { .. }
+            | CliError::NotRunFolder { .. }
+            | CliError::Compare(_) => exit::BAD_INPUT,
+            CliError::Page(_)
+            | CliError::Export(_)
+            | CliError::ExportJson(_)
+            | CliError::EnterDir { .. }
+            | CliError::CacheClean(_)
+            | CliError::CurrentExe(_) => exit::ENVIRONMENT,
+            CliError::NotPercentage(_) => exit::USAGE,
+            CliError::Slower(_) => exit::SLOWER,
+            CliError::MissingPoints(_) => exit::POINTS_FAILED,
+        }
+    }
+}
