@@ -4,6 +4,7 @@
 //! strictly one at a time, in its order, as soon as each is built. Builds never wait for runs.
 
 mod build;
+mod outcome;
 mod repeat;
 mod resume;
 mod runner;

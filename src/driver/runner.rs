@@ -2,6 +2,7 @@
 //! at a time, in its order, as soon as each is built, and starts the next gated program early.
 
 use super::build::{BuildCtx, Built};
+use super::outcome::{PointError, Ran};
 use super::STOP;
 use crate::events::{Event, Summary};
 use crate::exec::{Exit, Started};
@@ -50,90 +51,68 @@ impl Shared<'_> {
 }
 
 /// A started program, or why it could not start.
-type Launched = Result<Started, (Status, String)>;
+type Launched = Result<Started, std::sync::Arc<PointError>>;
 
 /// Starts the program of a built point (one that honours the gate waits there until
 /// [`Started::go`]), or says why not.
 fn launch(spec: &Spec, b: &Built, gpu: Option<&GpuState>, lock: &std::path::Path) -> Launched {
-    let binary = b.binary.as_ref().map_err(|e| e.clone())?;
+    let binary = b.binary.as_ref().map_err(std::sync::Arc::clone)?;
     let uuid = gpu.map(|g| g.uuid.as_str());
     let lock = b.gated.then_some(lock);
     let cmd = run::command(spec, binary, &b.dir, uuid, lock);
     let _ = std::fs::write(b.dir.join("run.cmd"), format!("{}\n", cmd.line()));
-    run::start(&cmd, &b.dir, b.gated).map_err(|e| (Status::RunFailed, e.to_string()))
+    run::start(&cmd, &b.dir, b.gated).map_err(|e| PointError::Start(e).into())
 }
 
 /// Lets a started point run to its end and classifies what happened.
-fn finish(
-    spec: &Spec,
-    b: &Built,
-    started: Launched,
-) -> (Status, BTreeMap<String, f64>, f64, String) {
+fn finish(spec: &Spec, b: &Built, started: Launched) -> Ran {
     let outcome = match started.map(|s| s.wait(spec.run_timeout)) {
         Ok(Ok(o)) => o,
-        Ok(Err(e)) => return (Status::RunFailed, BTreeMap::new(), 0.0, e.to_string()),
-        Err((status, msg)) => return (status, BTreeMap::new(), 0.0, msg),
+        Ok(Err(e)) => return Ran::failed(PointError::Start(e)),
+        Err(e) => return Ran::failed(e),
     };
     let run_s = outcome.elapsed.as_secs_f64();
     let stdout_path = b.dir.join(run::STDOUT);
     let stderr_path = b.dir.join(run::STDERR);
     let stdout = std::fs::read_to_string(&stdout_path).unwrap_or_default();
     let parsed = parse::parse(&stdout, &spec.metrics, spec.target_rel_ci());
-    let why = || {
-        run::last_error_line(&b.dir)
-            .map(|l| format!(": {l}"))
-            .unwrap_or_default()
-    };
-    let (status, error) = if matches!(outcome.exit, Exit::TimedOut(_)) {
-        (
-            Status::Timeout,
-            format!(
-                "run {} (log: {})",
-                outcome.describe(),
-                stderr_path.display()
-            ),
-        )
+    let verdict = if matches!(outcome.exit, Exit::TimedOut(_)) {
+        Err(PointError::TimedOut {
+            outcome,
+            stderr: stderr_path,
+        })
     } else if parsed.check_failed.is_some() || outcome.exit == Exit::Code(3) {
         let what = parsed
             .check_failed
             .clone()
             .unwrap_or_else(|| "exit code 3".into());
-        (
-            Status::WrongResult,
-            format!("wrong result: {what} (log: {})", stdout_path.display()),
-        )
+        Err(PointError::WrongResult {
+            what,
+            stdout: stdout_path,
+        })
     } else if !outcome.success() {
-        (
-            Status::RunFailed,
-            format!(
-                "program failed with {}{} (log: {})",
-                outcome.describe(),
-                why(),
-                stderr_path.display()
-            ),
-        )
+        Err(PointError::Failed {
+            outcome,
+            last_error: run::last_error_line(&b.dir),
+            stderr: stderr_path,
+        })
     } else if !parsed.missing.is_empty() {
-        (
-            Status::NoMetric,
-            format!(
-                "no metric {} in the output (log: {})",
-                parsed
-                    .missing
-                    .iter()
-                    .map(|m| format!("`{m}`"))
-                    .collect::<Vec<_>>()
-                    .join(", "),
-                stdout_path.display()
-            ),
-        )
+        Err(PointError::NoMetric {
+            missing: parsed.missing.clone(),
+            stdout: stdout_path,
+        })
     } else if parsed.unstable {
-        (Status::Unstable, String::new())
+        Ok(Status::Unstable)
     } else if parsed.noisy {
-        (Status::Noisy, String::new())
+        Ok(Status::Noisy)
     } else {
-        (Status::Ok, String::new())
+        Ok(Status::Ok)
     };
-    (status, parsed.values, run_s, error)
+    Ran {
+        values: parsed.values,
+        run_s,
+        verdict: verdict.map_err(std::sync::Arc::new),
+    }
 }
 
 /// `[profile]` counters of a measured point: its binary once more under ncu, in the timing core's
@@ -293,18 +272,15 @@ fn control(
     shared.append(sink, &row);
 }
 
-/// The row of a built point from what [`finish`] found.
-fn row(
-    b: &Built,
-    gpu: Option<&GpuState>,
-    (status, values, run_s, error): (Status, BTreeMap<String, f64>, f64, String),
-) -> Row {
+/// The row of a built point from what [`finish`] found: here its failure becomes words.
+fn row(b: &Built, gpu: Option<&GpuState>, ran: Ran) -> Row {
+    let (status, error) = (ran.status(), ran.error());
     Row {
         point: b.point.clone(),
         status,
-        values,
+        values: ran.values,
         build_s: b.build_s,
-        run_s,
+        run_s: ran.run_s,
         cached: b.cached,
         gpu: gpu
             .map(|g| GpuTag {
