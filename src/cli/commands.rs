@@ -71,10 +71,6 @@ fn run_sweep(spec: &Spec, args: &RunArgs, resume: Option<PathBuf>) -> Result<i32
     let live = sweep::report::html::Live::new(Box::new(Progress::new(args.quiet)));
     let summary = driver::run(spec, &opts, Box::new(live))?;
     print!("{}", summary.text());
-    // The report's last version (it makes its own analysis): the run's state is final now.
-    if let Err(e) = sweep::report::html::write(&summary.run_dir) {
-        eprintln!("warning: {e}");
-    }
     if let Some(path) = &args.export_json {
         sweep::export::write_json(&summary.run_dir, path).map_err(CliError::ExportJson)?;
         eprintln!("wrote {}", path.display());

@@ -4,6 +4,7 @@
 //! strictly one at a time, in its order, as soon as each is built. Builds never wait for runs.
 
 mod build;
+mod dispatch;
 mod outcome;
 mod repeat;
 mod resume;
@@ -11,6 +12,7 @@ mod runner;
 
 pub use build::{build_only, sample, BuildReport};
 use build::{BuildCtx, Built};
+use dispatch::{CsvWriter, Dispatch};
 use resume::{lock_run, pick_run_dir};
 use runner::Shared;
 
@@ -24,7 +26,7 @@ use crate::store::{self, CsvSink, Dialect, GpuState, Manifest};
 use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{mpsc, Arc, Mutex};
+use std::sync::{mpsc, Mutex};
 use std::time::Instant;
 
 /// Set by the first Ctrl-C: no new build or run starts; the current points finish and are written.
@@ -284,10 +286,14 @@ pub fn run(
         .iter()
         .map(|g| format!("gpu {} ({})", g.index, g.name))
         .collect();
-    let reporter = Arc::new(Mutex::new(reporter));
+    // Every event goes to the CSV, summary, timeline and reporter listeners in turn; a row the
+    // CSV could not take stops the sweep.
+    let dispatch = Mutex::new(Dispatch::new(reporter));
     let emit = |e: Event| {
-        if let Ok(mut r) = reporter.lock() {
-            r.on(&e);
+        if let Ok(mut d) = dispatch.lock() {
+            if !d.on(&e) {
+                STOP.store(true, Ordering::SeqCst);
+            }
         }
     };
     let ctx = BuildCtx::new(spec, bench, toolchain, &opts.cache);
@@ -300,8 +306,6 @@ pub fn run(
         })?;
     }
     let mut sink = Some(sink);
-    let mut last_summary = Summary::default();
-    let mut timeline_all = Vec::new();
     for pass in 0..passes {
         let last = pass + 1 == passes;
         // The CSV this pass appends to, and what it already holds.
@@ -338,6 +342,9 @@ pub fn run(
                 emit(Event::Warning(&w));
             }
         }
+        if let Ok(mut d) = dispatch.lock() {
+            d.csv = Some(CsvWriter::new(pass_sink));
+        }
         emit(Event::Started {
             run_dir: &run_dir,
             total: manifest.points_total,
@@ -349,15 +356,6 @@ pub fn run(
         });
         let shared = Shared {
             ctx: &ctx,
-            sink: Mutex::new(pass_sink),
-            summary: Mutex::new(Summary {
-                run_dir: run_dir.clone(),
-                csv: csv_path.clone(),
-                total: manifest.points_total,
-                skipped: manifest.points_total - todo.len(),
-                ..Summary::default()
-            }),
-            timeline: Mutex::new(Vec::new()),
             write_error: Mutex::new(None),
             emit: &emit,
             run_dir: run_dir.clone(),
@@ -379,9 +377,6 @@ pub fn run(
         };
         execute(&shared, &todo, &owner, runners, &gpus, opts);
         let Shared {
-            sink: used,
-            summary,
-            timeline,
             write_error,
             controls,
             ..
@@ -392,16 +387,16 @@ pub fn run(
         if let Some(e) = write_error.into_inner().ok().flatten() {
             return Err(e.into());
         }
-        if let Ok(used) = used.lock() {
-            used.sync();
+        let csv = dispatch.lock().ok().and_then(|mut d| d.csv.take());
+        if let Some(csv) = csv {
+            csv.finish()?;
         }
-        last_summary = summary.into_inner().unwrap_or_default();
-        timeline_all.append(&mut timeline.into_inner().unwrap_or_default());
         if STOP.load(Ordering::SeqCst) {
             break;
         }
     }
-    let mut summary = last_summary;
+    let mut dispatch = dispatch.into_inner().unwrap_or_else(|e| e.into_inner());
+    let mut summary = std::mem::take(&mut dispatch.summary);
     let finished_ids: HashSet<String> = store::read_done(&csv_path, &header)?.into_keys().collect();
     let complete = manifest
         .point_ids
@@ -424,8 +419,9 @@ pub fn run(
         vec![]
     };
     manifest.counts = count_statuses(&csv_path, &header);
-    manifest.timeline.append(&mut timeline_all);
+    manifest.timeline.append(&mut dispatch.timeline.entries);
     manifest.save(&run_dir)?;
+    dispatch.on(&Event::RunFinished { summary: &summary });
     Ok(summary)
 }
 
@@ -464,6 +460,8 @@ fn execute(
                     point: &built.point,
                     cached: built.cached,
                     failed: built.binary.is_err(),
+                    started: built.started,
+                    ended: built.ended,
                 });
                 if senders[owner[i]].send((plan.position[i], built)).is_err() {
                     break;

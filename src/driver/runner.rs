@@ -4,30 +4,30 @@
 use super::build::{BuildCtx, Built};
 use super::outcome::{PointError, Ran};
 use super::STOP;
-use crate::events::{Event, Summary};
+use crate::events::Event;
 use crate::exec::{Exit, Started};
 use crate::parse;
 use crate::run;
 use crate::spec::Spec;
-use crate::store::{self, CsvSink, GpuState, GpuTag, Row, Status, TimelineEntry};
+use crate::store::{self, CsvSink, GpuState, GpuTag, Row, Status};
 use std::collections::{BTreeMap, VecDeque};
 use std::path::Path;
 use std::sync::atomic::Ordering;
 use std::sync::{mpsc, Mutex};
 use std::time::Duration;
 
-/// What the runners share: the build context, the CSV and what the summary and manifest collect.
+/// What the runners share: the build context, where events go and the CSVs beside the results
+/// (a `repeat` run's raw rows, control re-runs). A point's row goes out as an event, to the
+/// listeners of src/driver/dispatch.rs.
 pub(super) struct Shared<'a> {
     pub(super) ctx: &'a BuildCtx,
-    pub(super) sink: Mutex<CsvSink>,
-    pub(super) summary: Mutex<Summary>,
-    pub(super) timeline: Mutex<Vec<TimelineEntry>>,
+    /// A write error of the pass or controls CSV, kept for the driver.
     pub(super) write_error: Mutex<Option<store::StoreError>>,
     pub(super) emit: &'a (dyn Fn(Event) + Sync),
     /// Holds the measure lock of each GPU (see [`run::measure_lock`]).
     pub(super) run_dir: std::path::PathBuf,
-    /// The last pass of a `repeat` run: raw rows go to its pass CSV, and `sink` gets the row
-    /// combined over all passes.
+    /// The last pass of a `repeat` run: raw rows go to its pass CSV, and the row combined over
+    /// all passes goes out as the point's.
     pub(super) aggregate: Option<super::repeat::Aggregator>,
     /// Control re-runs (`control_every` > 0, one pass): where their rows go.
     pub(super) controls: Option<Mutex<CsvSink>>,
@@ -430,21 +430,11 @@ pub(super) fn run_queue(
             }
             None => raw,
         };
-        shared.append(&shared.sink, &row);
-        if let Ok(mut t) = shared.timeline.lock() {
-            t.push(TimelineEntry {
-                point_id: b.point.id.clone(),
-                build_start: b.started,
-                build_end: b.ended,
-                run_start,
-                run_end,
-                cached: b.cached,
-            });
-        }
-        if let Ok(mut sm) = shared.summary.lock() {
-            sm.record(&row);
-        }
-        emit(Event::Finished { row: &row });
+        emit(Event::Finished {
+            row: &row,
+            run_start,
+            run_end,
+        });
         if every == 0 {
             continue;
         }
