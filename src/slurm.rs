@@ -230,7 +230,7 @@ impl Job {
                 "--cache".into(),
                 path(&self.cache),
                 "--split".into(),
-                format!("{:?}", self.split).to_lowercase(),
+                self.split.as_str().to_string(),
                 "--csv-dialect".into(),
                 self.dialect.name().into(),
             ]);
@@ -299,10 +299,9 @@ pub fn finished_shards(job: &Job) -> BTreeMap<usize, PathBuf> {
         let Some(shard) = m.shard.as_deref().and_then(|s| s.parse::<Shard>().ok()) else {
             continue;
         };
-        let split = format!("{:?}", job.split).to_lowercase();
         if shard.count == job.shards
             && m.spec_hash == job.spec_hash
-            && m.split == split
+            && m.split == Some(job.split)
             && m.state == crate::store::RunState::Finished
         {
             done.insert(shard.index, dir);

@@ -4,11 +4,11 @@
 use super::args::*;
 use super::error::CliError;
 use std::path::{Path, PathBuf};
-use sweep::driver::{self, Order, STOP};
+use sweep::driver::{self, STOP};
 use sweep::events::Progress;
 use sweep::exit;
 use sweep::overrides::Overrides;
-use sweep::points::Split;
+use sweep::points::{Order, Split};
 use sweep::spec::Spec;
 
 fn load(spec: &Path) -> Result<Spec, CliError> {

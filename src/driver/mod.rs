@@ -19,7 +19,7 @@ use runner::Shared;
 use crate::compile::{self, Toolchain};
 use crate::events::{Event, Reporter, Summary};
 use crate::gpu::{self, HeldLock};
-use crate::points::{self, Point, Shard, Split};
+use crate::points::{self, Order, Point, Shard, Split};
 use crate::render::{self, Bench, RenderError};
 use crate::spec::Spec;
 use crate::store::{self, CsvSink, Dialect, GpuState, Manifest};
@@ -49,15 +49,6 @@ pub fn mark_interrupted() {
     }
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, Default)]
-pub enum Order {
-    /// Sweep order (the last axis turns fastest).
-    #[default]
-    Sweep,
-    /// A seeded shuffle (`--seed`), so slow drift of the GPU cannot pose as structure.
-    Shuffled,
-}
-
 #[derive(Clone, Debug)]
 pub struct Options {
     pub output: PathBuf,
@@ -69,7 +60,7 @@ pub struct Options {
     pub seed: u64,
     pub shard: Option<Shard>,
     pub split: Split,
-    pub gpus: Option<String>,
+    pub gpus: Option<gpu::GpuChoice>,
     pub wait_lock: bool,
     pub force: bool,
     pub resume: Option<PathBuf>,
@@ -94,8 +85,11 @@ pub enum DriverError {
     Store(#[from] store::StoreError),
     #[error("no GPU visible: `nvidia-smi` lists none (hint: `sweep build` compiles without a GPU; set `gpu = false` in the spec for a host program)")]
     NoGpu,
-    #[error("{0}")]
-    Gpu(String),
+    #[error(transparent)]
+    Gpu(#[from] gpu::SelectError),
+    /// A GPU's lock file cannot be made or read.
+    #[error(transparent)]
+    GpuLock(gpu::LockError),
     #[error(
         "gpu {gpu} is in use by another sweep ({holder}) (hint: --wait-lock to queue behind it)"
     )]
@@ -121,6 +115,7 @@ impl DriverError {
         match self {
             DriverError::NoGpu
             | DriverError::Gpu(_)
+            | DriverError::GpuLock(_)
             | DriverError::Locked { .. }
             | DriverError::RunInUse { .. }
             | DriverError::Compile(_) => crate::exit::ENVIRONMENT,
@@ -142,7 +137,7 @@ fn claim_gpus(
     if all.is_empty() {
         return Err(DriverError::NoGpu);
     }
-    let chosen = gpu::select(&all, opts.gpus.as_deref()).map_err(DriverError::Gpu)?;
+    let chosen = gpu::select(&all, opts.gpus.as_ref())?;
     if chosen.is_empty() {
         return Err(DriverError::NoGpu);
     }
@@ -158,7 +153,7 @@ fn claim_gpus(
                         holder
                     },
                 },
-                e @ gpu::LockError::Io { .. } => DriverError::Gpu(e.to_string()),
+                e @ gpu::LockError::Io { .. } => DriverError::GpuLock(e),
             })?;
         locks.push(lock);
     }
@@ -239,8 +234,8 @@ pub fn run(
             points_total: points.len(),
             point_ids: points.iter().map(|p| p.id.clone()).collect(),
             shard: opts.shard.map(|s| format!("{}/{}", s.index, s.count)),
-            split: format!("{:?}", opts.split).to_lowercase(),
-            order: format!("{:?}", opts.order).to_lowercase(),
+            split: Some(opts.split),
+            order: Some(opts.order),
             seed: opts.seed,
             host: host(),
             git_commit: git_commit(&bench.dir),

@@ -161,22 +161,18 @@ pub fn merge(dirs: &[PathBuf], opts: &Options) -> Result<Merged, MergeError> {
     }
 
     // The shard each missing point belongs to, when the inputs are shards of one count and split.
-    let shardings: BTreeSet<(usize, String)> = inputs
+    let shardings: BTreeSet<(usize, Option<points::Split>)> = inputs
         .iter()
         .filter_map(|i| {
             let s = i.manifest.shard.as_deref()?.parse::<Shard>().ok()?;
-            Some((s.count, i.manifest.split.clone()))
+            Some((s.count, i.manifest.split))
         })
         .collect();
     let shards = (shardings.len() == 1)
         .then(|| shardings.into_iter().next())
         .flatten();
     let owner: Option<Vec<usize>> = shards.as_ref().map(|(count, split)| {
-        let split = if split == "points" {
-            points::Split::Points
-        } else {
-            points::Split::Series
-        };
+        let split = split.unwrap_or(points::Split::Series);
         points::assign(&all, *count, split, &points::x_axis(&spec))
     });
     let missing: Vec<MissingPoint> = (0..all.len())
