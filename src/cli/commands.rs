@@ -65,11 +65,13 @@ fn install_ctrl_c() {
     });
 }
 
-fn run_sweep(spec: &Spec, args: &RunArgs, resume: Option<PathBuf>) -> Result<i32, CliError> {
+/// What `sweep run` and `sweep resume` do: the sweep ([`driver::run_sweep`]), then its summary,
+/// `--export-json`, analysis and exports.
+fn run_command(spec: &Spec, args: &RunArgs, resume: Option<PathBuf>) -> Result<i32, CliError> {
     install_ctrl_c();
     let opts = options(args, resume);
     let live = sweep::report::html::Live::new(Box::new(Progress::new(args.quiet)));
-    let summary = driver::run(spec, &opts, Box::new(live))?;
+    let summary = driver::run_sweep(spec, &opts, Box::new(live))?;
     print!("{}", summary.text());
     if let Some(path) = &args.export_json {
         sweep::export::write_json(&summary.run_dir, path).map_err(CliError::ExportJson)?;
@@ -178,7 +180,7 @@ pub(crate) fn dispatch(cli: Cli) -> Result<i32, CliError> {
     match cli.command {
         Command::Run { spec, over, args } => {
             let spec = load_with(&spec, &over)?;
-            run_sweep(&spec, &args, None)
+            run_command(&spec, &args, None)
         }
         Command::Resume { run_dir, args } => {
             let run_dir = std::path::absolute(&run_dir).unwrap_or(run_dir);
@@ -197,7 +199,7 @@ pub(crate) fn dispatch(cli: Cli) -> Result<i32, CliError> {
                     overrides: m.overrides.clone(),
                 })?;
             let spec = sweep::overrides::load(Path::new(&m.spec_path), &over)?;
-            run_sweep(&spec, &args, Some(run_dir))
+            run_command(&spec, &args, Some(run_dir))
         }
         Command::Plan {
             spec,

@@ -3,15 +3,15 @@
 //! Builds run on `jobs` threads, always ahead; each GPU has one runner that takes its points
 //! strictly one at a time, in its order, as soon as each is built. Builds never wait for runs.
 
-mod build;
+mod builder;
 mod dispatch;
 mod outcome;
 mod repeat;
 mod resume;
 mod runner;
 
-pub use build::{build_only, sample, BuildReport};
-use build::{BuildCtx, Built};
+pub use builder::{build_only, sample, BuildReport};
+use builder::{BuildCtx, Built};
 use dispatch::{CsvWriter, Dispatch};
 use resume::{lock_run, pick_run_dir};
 use runner::Shared;
@@ -192,8 +192,9 @@ fn preflight(spec: &Spec, bench: &Bench, points: &[Point]) -> Result<(), DriverE
     Ok(())
 }
 
-/// `sweep run`.
-pub fn run(
+/// `sweep run` and `sweep resume`: builds and measures every point of the spec that its run
+/// folder does not hold yet; the summary is its last pass's.
+pub fn run_sweep(
     spec: &Spec,
     opts: &Options,
     reporter: Box<dyn Reporter>,
@@ -466,7 +467,7 @@ fn execute(
         drop(senders);
         for (r, rx) in receivers.into_iter().enumerate() {
             let (count, gpu) = (plan.queues[r].len(), gpus.get(r).cloned());
-            s.spawn(move || runner::run_queue(shared, count, rx, gpu, opts.prestart));
+            s.spawn(move || runner::measure(shared, count, rx, gpu, opts.prestart));
         }
     });
 }

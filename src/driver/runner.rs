@@ -1,7 +1,7 @@
 //! The run stage of the driver: one runner per GPU (or the host) takes its points strictly one
 //! at a time, in its order, as soon as each is built, and starts the next gated program early.
 
-use super::build::{BuildCtx, Built};
+use super::builder::{BuildCtx, Built};
 use super::outcome::{PointError, Ran};
 use super::STOP;
 use crate::events::Event;
@@ -151,7 +151,7 @@ fn profile_point(
         stdout: &out_path,
         stderr: &err_path,
     };
-    let outcome = match crate::exec::run(&cmd, p.timeout, sink) {
+    let outcome = match crate::exec::start_and_wait(&cmd, p.timeout, sink) {
         Ok(o) => o,
         Err(e) => return fail(e.to_string()),
     };
@@ -316,8 +316,9 @@ fn trace(dir: &std::path::Path, phase: &str) {
     }
 }
 
-/// Runs `count` points that arrive on `rx` as (position in this runner's order, built point).
-pub(super) fn run_queue(
+/// The runner's loop: measures, one at a time in its order, the `count` points that arrive on
+/// `rx` as (position in this runner's order, built point).
+pub(super) fn measure(
     shared: &Shared,
     count: usize,
     rx: mpsc::Receiver<(usize, Built)>,

@@ -38,8 +38,8 @@ pub enum ExecError {
     Spawn { line: String, reason: String },
 }
 
-/// Runs `cmd` to its end or until `timeout`, with its output in `sink`.
-pub fn run(cmd: &Cmd, timeout: Duration, sink: Sink) -> Result<Outcome, ExecError> {
+/// Starts `cmd` (ungated) and waits for its end or `timeout`, with its output in `sink`.
+pub fn start_and_wait(cmd: &Cmd, timeout: Duration, sink: Sink) -> Result<Outcome, ExecError> {
     start(cmd, sink, false)?.wait(timeout)
 }
 
@@ -303,7 +303,7 @@ mod tests {
         let log = tmp.path().join("log");
         // SAFETY: getpriority only reads this process's niceness.
         let ours = unsafe { libc::getpriority(libc::PRIO_PROCESS, 0) };
-        let out = run(
+        let out = start_and_wait(
             &Cmd::new("nice").nice(7),
             Duration::from_secs(10),
             Sink::Merged(&log),
@@ -322,7 +322,7 @@ mod tests {
         // The shell starts a grandchild that would outlive a plain kill of the shell.
         let script = format!("sleep 30 & echo $! > {}; wait", pidfile.display());
         let log = tmp.path().join("log");
-        let out = run(
+        let out = start_and_wait(
             &Cmd::new("sh").args(["-c", &script]),
             Duration::from_millis(300),
             Sink::Merged(&log),
@@ -397,21 +397,21 @@ mod tests {
     fn exit_codes_and_signals_are_told_apart() {
         let tmp = tempfile::tempdir().unwrap();
         let log = tmp.path().join("log");
-        let code = run(
+        let code = start_and_wait(
             &Cmd::new("sh").args(["-c", "exit 3"]),
             Duration::from_secs(5),
             Sink::Merged(&log),
         )
         .unwrap();
         assert_eq!(code.exit, Exit::Code(3));
-        let sig = run(
+        let sig = start_and_wait(
             &Cmd::new("sh").args(["-c", "kill -SEGV $$"]),
             Duration::from_secs(5),
             Sink::Merged(&log),
         )
         .unwrap();
         assert_eq!(sig.exit, Exit::Signal(libc::SIGSEGV));
-        let missing = run(
+        let missing = start_and_wait(
             &Cmd::new("no-such-program-xyz"),
             Duration::from_secs(5),
             Sink::Merged(&log),
