@@ -96,8 +96,12 @@ pub enum DriverError {
     Locked { gpu: String, holder: String },
     #[error("the spec changed since the unfinished run `{dir}` started: {changes} differ (hint: --force starts a new run)")]
     SpecChanged { dir: String, changes: String },
-    #[error("`{dir}` is not a run folder of this spec: {reason}")]
-    BadResume { dir: String, reason: String },
+    #[error("`{dir}` is not a run folder of this spec: {source}")]
+    BadResume {
+        dir: String,
+        #[source]
+        source: store::StoreError,
+    },
     #[error("the unfinished run `{dir}` was started by an older sweep, whose point ids lack the `p` prefix; this version cannot resume it (hint: --force starts a new run)")]
     OldIds { dir: String },
     #[error("the unfinished run `{dir}` writes the {theirs} CSV dialect; --csv-dialect {asked} would mix two dialects in one results.csv (hint: resume without --csv-dialect, and `sweep export RUN --format csv --dialect {asked}` when it ends)")]

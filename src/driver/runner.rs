@@ -134,7 +134,7 @@ fn profile_point(
     let fail = |why: String| (BTreeMap::new(), Some(format!("profile: {why}")));
     let ncu_path = match ncu::locate() {
         Ok(n) => n,
-        Err(e) => return fail(e),
+        Err(e) => return fail(e.to_string()),
     };
     let program = run::command(
         spec,
@@ -191,7 +191,7 @@ fn profile_point(
 /// `[profile] power`: the point's power columns from the samples of its window (gate to exit),
 /// and why they are empty when they are.
 fn power_point(
-    power: Option<&Result<crate::profile::power::NvidiaSmi, String>>,
+    power: Option<&Result<crate::profile::power::NvidiaSmi, crate::profile::power::PowerError>>,
     from: f64,
     to: f64,
 ) -> (BTreeMap<String, f64>, Option<String>) {
@@ -339,7 +339,7 @@ pub(super) fn measure(
     let mut measured: VecDeque<Measured> = VecDeque::new();
     let mut builds_done = false;
     // `[profile] power`: this GPU's power and clock, sampled while the sweep runs.
-    let power: Option<Result<crate::profile::power::NvidiaSmi, String>> =
+    let power: Option<Result<crate::profile::power::NvidiaSmi, crate::profile::power::PowerError>> =
         ctx.spec.profile.as_ref().filter(|p| p.power).map(|_| {
             let id = gpu.as_ref().map_or("0", |g| g.uuid.as_str());
             crate::profile::power::NvidiaSmi::start(id, 20)

@@ -34,8 +34,19 @@ pub enum Sink<'a> {
 pub enum ExecError {
     #[error("`{program}` not found (hint: put it on PATH or name it with a full path)")]
     NotFound { program: String },
-    #[error("cannot start `{line}`: {reason}")]
-    Spawn { line: String, reason: String },
+    #[error("cannot start `{line}`: {source}")]
+    Spawn {
+        line: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("cannot start `{line}`: cannot write log `{}`: {source}", log.display())]
+    Log {
+        line: String,
+        log: std::path::PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
 }
 
 /// Starts `cmd` (ungated) and waits for its end or `timeout`, with its output in `sink`.
@@ -59,9 +70,9 @@ pub struct Started {
 
 /// Starts `cmd` without waiting for it.
 pub fn start(cmd: &Cmd, sink: Sink, gated: bool) -> Result<Started, ExecError> {
-    let spawn_err = |e: std::io::Error| ExecError::Spawn {
+    let spawn_err = |source: std::io::Error| ExecError::Spawn {
         line: cmd.line(),
-        reason: e.to_string(),
+        source,
     };
     let mut expr = duct::cmd(&cmd.program, &cmd.args).unchecked().stdin_null();
     for (k, v) in &cmd.env {
@@ -73,9 +84,10 @@ pub fn start(cmd: &Cmd, sink: Sink, gated: bool) -> Result<Started, ExecError> {
     expr = match sink {
         Sink::Split { stdout, stderr } => expr.stdout_path(stdout).stderr_path(stderr),
         Sink::Merged(log) => {
-            let mut file = std::fs::File::create(log).map_err(|e| ExecError::Spawn {
+            let mut file = std::fs::File::create(log).map_err(|source| ExecError::Log {
                 line: cmd.line(),
-                reason: format!("cannot write log `{}`: {e}", log.display()),
+                log: log.to_path_buf(),
+                source,
             })?;
             let _ = writeln!(file, "$ {}", cmd.line());
             expr.stderr_to_stdout().stdout_file(file)
@@ -283,7 +295,7 @@ pub fn capture(cmd: &Cmd) -> Result<Captured, ExecError> {
         },
         _ => ExecError::Spawn {
             line: cmd.line(),
-            reason: e.to_string(),
+            source: e,
         },
     })?;
     Ok(Captured {

@@ -52,8 +52,12 @@ impl fmt::Display for Value {
 
 #[derive(Debug, thiserror::Error)]
 pub enum SpecError {
-    #[error("cannot read spec `{path}`: {reason}")]
-    Read { path: PathBuf, reason: String },
+    #[error("cannot read spec `{path}`: {source}")]
+    Read {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
     #[error("{path}:{line}: {message}")]
     Syntax {
         path: PathBuf,
@@ -201,9 +205,9 @@ impl Spec {
     }
 
     pub fn load(path: &Path) -> Result<Spec, SpecError> {
-        let text = std::fs::read_to_string(path).map_err(|e| SpecError::Read {
+        let text = std::fs::read_to_string(path).map_err(|source| SpecError::Read {
             path: path.to_path_buf(),
-            reason: e.to_string(),
+            source,
         })?;
         Spec::parse(path, &text)
     }
