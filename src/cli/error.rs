@@ -108,3 +108,38 @@ impl CliError {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::CliError;
+    use std::error::Error as _;
+    use sweep::exit;
+
+    #[test]
+    fn each_failure_has_its_exit_code_and_keeps_its_source() {
+        let io = || std::io::Error::other("gone");
+        for (e, code) in [
+            (CliError::NotPercentage(-1.0), exit::USAGE),
+            (CliError::Slower("slower".into()), exit::SLOWER),
+            (
+                CliError::MissingPoints("missing".into()),
+                exit::POINTS_FAILED,
+            ),
+            (CliError::CurrentExe(io()), exit::ENVIRONMENT),
+            (CliError::CacheClean(io()), exit::ENVIRONMENT),
+            (CliError::NotRunFolder { dir: "d".into() }, exit::BAD_INPUT),
+            (
+                CliError::Driver(sweep::driver::DriverError::NoGpu),
+                exit::ENVIRONMENT,
+            ),
+        ] {
+            assert_eq!(e.exit_code(), code, "{e}");
+        }
+        let e = CliError::EnterDir {
+            dir: "/x".into(),
+            source: io(),
+        };
+        assert_eq!(e.to_string(), "cannot enter `/x`: gone");
+        assert_eq!(e.source().map(|s| s.to_string()).as_deref(), Some("gone"));
+    }
+}

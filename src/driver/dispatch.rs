@@ -114,3 +114,100 @@ impl Dispatch {
         ok
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::points::Point;
+    use crate::store::{Row, Status};
+    use std::path::Path;
+
+    fn point(id: &str) -> Point {
+        Point {
+            index: 0,
+            id: id.into(),
+            values: vec![],
+        }
+    }
+
+    fn row(p: &Point, status: Status, cached: bool) -> Row {
+        Row {
+            point: p.clone(),
+            status,
+            values: Default::default(),
+            build_s: if cached { 0.0 } else { 1.0 },
+            run_s: 0.5,
+            cached,
+            gpu: Default::default(),
+            error: String::new(),
+        }
+    }
+
+    fn started(todo: usize) -> Event<'static> {
+        Event::Started {
+            run_dir: Path::new("/runs/x"),
+            total: 5,
+            todo,
+            resumed: true,
+            jobs: 1,
+            gpus: &[],
+            pass: None,
+        }
+    }
+
+    #[test]
+    fn the_timeline_has_an_entry_for_each_point_run_with_its_build_times() {
+        let (a, b) = (point("pa"), point("pb"));
+        let mut t = Timeline::default();
+        for (p, from) in [(&a, 1.0), (&b, 2.0)] {
+            t.on(&Event::Built {
+                point: p,
+                cached: false,
+                failed: false,
+                started: from,
+                ended: from + 0.5,
+            });
+        }
+        t.on(&Event::Finished {
+            row: &row(&a, Status::Ok, false),
+            run_start: 3.0,
+            run_end: 4.0,
+        });
+        // `pb` was built, then the sweep stopped: no entry.
+        assert_eq!(t.entries.len(), 1);
+        let e = &t.entries[0];
+        assert_eq!(
+            (
+                e.point_id.as_str(),
+                e.build_start,
+                e.build_end,
+                e.run_start,
+                e.run_end
+            ),
+            ("pa", 1.0, 1.5, 3.0, 4.0)
+        );
+    }
+
+    #[test]
+    fn the_summary_starts_with_each_pass_and_counts_its_rows() {
+        let p = point("pa");
+        let mut s = Summary::default();
+        s.on(&started(3));
+        s.on(&Event::Finished {
+            row: &row(&p, Status::RunFailed, false),
+            run_start: 0.0,
+            run_end: 1.0,
+        });
+        s.on(&Event::Finished {
+            row: &row(&p, Status::Ok, true),
+            run_start: 1.0,
+            run_end: 2.0,
+        });
+        assert_eq!((s.total, s.skipped, s.failed()), (5, 2, 1));
+        assert_eq!((s.built, s.cached), (1, 1));
+        assert_eq!(s.csv, Path::new("/runs/x/results.csv"));
+        // A later pass starts over.
+        s.on(&started(5));
+        assert_eq!((s.skipped, s.failed(), s.built), (0, 0, 0));
+    }
+}

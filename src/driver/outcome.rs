@@ -130,3 +130,56 @@ impl Ran {
             .unwrap_or_default()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    fn ended(exit: Exit) -> Outcome {
+        Outcome {
+            exit,
+            elapsed: Duration::from_millis(10),
+        }
+    }
+
+    #[test]
+    fn a_failure_gives_the_status_and_the_words_of_its_row() {
+        let log = PathBuf::from("p/build.log");
+        let timed_out = PointError::Build {
+            outcome: ended(Exit::TimedOut(Duration::from_secs(2))),
+            first: None,
+            log: log.clone(),
+        };
+        assert_eq!(timed_out.status(), Status::Timeout);
+        assert_eq!(
+            timed_out.to_string(),
+            "build failed with timed out after 2 s (log: p/build.log)"
+        );
+        let failed = PointError::Build {
+            outcome: ended(Exit::Code(1)),
+            first: Some("x.cu(3): error: y".into()),
+            log,
+        };
+        assert_eq!(failed.status(), Status::BuildFailed);
+        assert_eq!(
+            failed.to_string(),
+            "build failed with exit code 1: x.cu(3): error: y (log: p/build.log)"
+        );
+        let no_metric = Ran::failed(PointError::NoMetric {
+            missing: vec!["copy_gb_per_s".into(), "mflops".into()],
+            stdout: "p/stdout.txt".into(),
+        });
+        assert_eq!(no_metric.status(), Status::NoMetric);
+        assert_eq!(
+            no_metric.error(),
+            "no metric `copy_gb_per_s`, `mflops` in the output (log: p/stdout.txt)"
+        );
+        let ok = Ran {
+            values: BTreeMap::new(),
+            run_s: 1.0,
+            verdict: Ok(Status::Noisy),
+        };
+        assert_eq!((ok.status(), ok.error()), (Status::Noisy, String::new()));
+    }
+}
