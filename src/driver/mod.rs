@@ -302,7 +302,7 @@ pub fn run_sweep(
     if passes > 1 {
         std::fs::create_dir_all(run_dir.join("passes")).map_err(|e| store::StoreError::Write {
             path: run_dir.join("passes"),
-            reason: e.to_string(),
+            cause: e.into(),
         })?;
     }
     let mut sink = Some(sink);

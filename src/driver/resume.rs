@@ -83,7 +83,7 @@ pub(super) fn lock_run(run_dir: &Path, holder: &str) -> Result<HeldLock, DriverE
     gpu::lock_file(run_dir.join("run.lock"), holder, false).map_err(|e| match e {
         gpu::LockError::Io { path, source } => store::StoreError::Write {
             path,
-            reason: source.to_string(),
+            cause: source.into(),
         }
         .into(),
         gpu::LockError::Held { .. } => DriverError::RunInUse {

@@ -169,7 +169,7 @@ fn read_analysis(path: &Path) -> Result<Option<Table>, ExportError> {
         path: path.to_path_buf(),
         reason,
     };
-    let csv = Csv::parse(&bytes, None).map_err(err)?;
+    let csv = Csv::parse(&bytes, None).map_err(|e| err(e.to_string()))?;
     let (header, dialect) = (csv.header, csv.dialect);
     let rows = csv
         .records

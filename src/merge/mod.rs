@@ -82,8 +82,12 @@ pub enum MergeError {
     Duplicates { count: usize, list: String },
     #[error("`{dir}` already holds a merged run (hint: pick another --out, or remove it)")]
     OutExists { dir: String },
-    #[error("cannot write `{path}`: {reason}")]
-    Write { path: PathBuf, reason: String },
+    #[error("cannot write `{path}`: {cause}")]
+    Write {
+        path: PathBuf,
+        #[source]
+        cause: crate::store::Cause,
+    },
 }
 
 impl MergeError {

@@ -154,11 +154,11 @@ impl Manifest {
         let path = dir.join(MANIFEST);
         let text = std::fs::read_to_string(&path).map_err(|e| StoreError::Read {
             path: path.clone(),
-            reason: e.to_string(),
+            cause: e.into(),
         })?;
         serde_json::from_str(&text).map_err(|e| StoreError::Read {
             path,
-            reason: e.to_string(),
+            cause: e.into(),
         })
     }
 
@@ -175,7 +175,7 @@ pub fn save_manifest(manifest: &impl Serialize, dir: &Path) -> Result<(), StoreE
     let tmp = dir.join(".manifest.json.tmp");
     let text = serde_json::to_string_pretty(manifest).map_err(|e| StoreError::Write {
         path: path.clone(),
-        reason: e.to_string(),
+        cause: e.into(),
     })?;
     std::fs::write(&tmp, text).map_err(write_err(&tmp))?;
     std::fs::rename(&tmp, &path).map_err(write_err(&path))
