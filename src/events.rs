@@ -38,6 +38,15 @@ pub enum Event<'a> {
         run_start: f64,
         run_end: f64,
     },
+    /// The last pass of a `repeat` run: one process's own row of a point, before it is combined
+    /// with the earlier passes' into the point's row (`Finished`).
+    Raw {
+        row: &'a Row,
+    },
+    /// A control re-run's row (`control_every`).
+    Control {
+        row: &'a Row,
+    },
     /// Something the user should know that does not stop the run.
     Warning(&'a str),
     /// The run is over and its manifest says so (finished, or interrupted); `summary` is what
@@ -119,7 +128,10 @@ impl Reporter for Progress {
                     self.bar = Some(bar);
                 }
             }
-            Event::Built { .. } | Event::RunFinished { .. } => {}
+            Event::Built { .. }
+            | Event::Raw { .. }
+            | Event::Control { .. }
+            | Event::RunFinished { .. } => {}
             Event::Running { point } => {
                 if let Some(bar) = &self.bar {
                     bar.set_message(point.label());

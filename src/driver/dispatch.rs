@@ -1,21 +1,37 @@
-//! Where the driver's events go: each one, in turn, to the results CSV, the summary, the
-//! timeline and the user's reporter (progress, live report). The runners only emit; what a
-//! finished point leaves behind is written by these listeners.
+//! Where the driver's events go: each one, in turn, to the CSVs (results, a `repeat` run's raw
+//! rows, control re-runs), the summary, the timeline and the user's reporter (progress, live
+//! report). The runners only emit; what a finished point leaves behind is written by these
+//! listeners.
 
 use crate::events::{Event, Reporter, Summary};
 use crate::store::{CsvSink, StoreError, TimelineEntry};
 use std::collections::HashMap;
 
-/// The CSV a pass appends its rows to (`results.csv`, or a pass CSV of a `repeat` run); keeps
-/// the first write error for the driver.
+/// Which rows a [`CsvWriter`] takes.
+#[derive(Clone, Copy)]
+pub(super) enum Rows {
+    /// Points' rows (`Finished`): `results.csv`, or the pass CSV of a `repeat` run's earlier pass.
+    Points,
+    /// The last pass's own rows (`Raw`), into its pass CSV.
+    Raw,
+    /// Control re-runs (`Control`), into `controls.csv`.
+    Controls,
+}
+
+/// A CSV that appends the rows of one kind of event; keeps the last write error for the driver.
 pub(super) struct CsvWriter {
     sink: CsvSink,
+    rows: Rows,
     error: Option<StoreError>,
 }
 
 impl CsvWriter {
-    pub(super) fn new(sink: CsvSink) -> CsvWriter {
-        CsvWriter { sink, error: None }
+    pub(super) fn new(sink: CsvSink, rows: Rows) -> CsvWriter {
+        CsvWriter {
+            sink,
+            rows,
+            error: None,
+        }
     }
 
     /// The file on disk, or the write error that stopped the sweep.
@@ -32,10 +48,14 @@ impl CsvWriter {
 
 impl Reporter for CsvWriter {
     fn on(&mut self, event: &Event) {
-        if let Event::Finished { row, .. } = event {
-            if let Err(e) = self.sink.append(row) {
-                self.error = Some(e);
-            }
+        let row = match (event, self.rows) {
+            (Event::Finished { row, .. }, Rows::Points)
+            | (Event::Raw { row }, Rows::Raw)
+            | (Event::Control { row }, Rows::Controls) => row,
+            _ => return,
+        };
+        if let Err(e) = self.sink.append(row) {
+            self.error = Some(e);
         }
     }
 }
@@ -82,8 +102,8 @@ impl Reporter for Timeline {
 
 /// Every listener of a run, called in this order for each event.
 pub(super) struct Dispatch {
-    /// The CSV of the pass in progress (set by the driver before the pass starts).
-    pub(super) csv: Option<CsvWriter>,
+    /// The CSVs of the pass in progress (set by the driver before it starts, taken after).
+    pub(super) csvs: Vec<CsvWriter>,
     /// What the pass in progress did (reset by `Started`).
     pub(super) summary: Summary,
     pub(super) timeline: Timeline,
@@ -93,20 +113,20 @@ pub(super) struct Dispatch {
 impl Dispatch {
     pub(super) fn new(reporter: Box<dyn Reporter>) -> Dispatch {
         Dispatch {
-            csv: None,
+            csvs: Vec::new(),
             summary: Summary::default(),
             timeline: Timeline::default(),
             reporter,
         }
     }
 
-    /// Hands `event` to every listener; false when the CSV could not be written (the sweep must
+    /// Hands `event` to every listener; false when a CSV could not be written (the sweep must
     /// stop: its rows would be lost).
     pub(super) fn on(&mut self, event: &Event) -> bool {
         let mut ok = true;
-        if let Some(csv) = self.csv.as_mut() {
+        for csv in &mut self.csvs {
             csv.on(event);
-            ok = csv.error.is_none();
+            ok &= csv.error.is_none();
         }
         self.summary.on(event);
         self.timeline.on(event);
@@ -186,6 +206,42 @@ mod tests {
             ),
             ("pa", 1.0, 1.5, 3.0, 4.0)
         );
+    }
+
+    #[test]
+    fn each_csv_takes_the_rows_of_its_own_event() {
+        let dir = tempfile::tempdir().unwrap();
+        let header = vec!["point_id".to_string(), "status".to_string()];
+        let open = |name: &str, rows: Rows| {
+            let sink = CsvSink::open(&dir.path().join(name), header.clone(), Default::default());
+            CsvWriter::new(sink.unwrap(), rows)
+        };
+        let mut d = Dispatch::new(Box::new(Summary::default()));
+        d.csvs = vec![
+            open("results.csv", Rows::Points),
+            open("raw.csv", Rows::Raw),
+            open("controls.csv", Rows::Controls),
+        ];
+        let (a, b, c) = (point("pa"), point("pb"), point("pc"));
+        let finished = row(&a, Status::Ok, false);
+        assert!(d.on(&Event::Raw {
+            row: &row(&b, Status::Noisy, false)
+        }));
+        assert!(d.on(&Event::Finished {
+            row: &finished,
+            run_start: 0.0,
+            run_end: 1.0,
+        }));
+        assert!(d.on(&Event::Control {
+            row: &row(&c, Status::RunFailed, false)
+        }));
+        for csv in std::mem::take(&mut d.csvs) {
+            csv.finish().unwrap();
+        }
+        let read = |name: &str| std::fs::read_to_string(dir.path().join(name)).unwrap();
+        assert_eq!(read("results.csv"), "point_id,status\r\npa,ok\r\n");
+        assert_eq!(read("raw.csv"), "point_id,status\r\npb,noisy\r\n");
+        assert_eq!(read("controls.csv"), "point_id,status\r\npc,run_failed\r\n");
     }
 
     #[test]

@@ -12,7 +12,7 @@ mod runner;
 
 pub use builder::{build_only, sample, BuildReport};
 use builder::{BuildCtx, Built};
-use dispatch::{CsvWriter, Dispatch};
+use dispatch::{CsvWriter, Dispatch, Rows};
 use resume::{lock_run, pick_run_dir};
 use runner::Shared;
 
@@ -308,7 +308,7 @@ pub fn run_sweep(
     let mut sink = Some(sink);
     for pass in 0..passes {
         let last = pass + 1 == passes;
-        // The CSV this pass appends to, and what it already holds.
+        // The CSVs this pass appends to, and what they already hold.
         let (pass_sink, pass_done, aggregate) = if passes == 1 {
             (sink.take(), BTreeMap::new(), None)
         } else if !last {
@@ -321,6 +321,18 @@ pub fn run_sweep(
             (sink.take(), BTreeMap::new(), Some(agg))
         };
         let Some(pass_sink) = pass_sink else { break };
+        let mut csvs = vec![CsvWriter::new(pass_sink, Rows::Points)];
+        if aggregate.is_some() {
+            let path = store::pass_csv(&run_dir, pass);
+            let raw = CsvSink::open(&path, header.clone(), manifest.dialect)?;
+            csvs.push(CsvWriter::new(raw, Rows::Raw));
+        }
+        let controls = passes == 1 && spec.control_every > 0;
+        if controls {
+            let path = run_dir.join(store::CONTROLS);
+            let c = CsvSink::open(&path, header.clone(), manifest.dialect)?;
+            csvs.push(CsvWriter::new(c, Rows::Controls));
+        }
         let mut todo: Vec<Point> = points
             .iter()
             .filter(|p| !done.contains_key(&p.id) && !pass_done.contains_key(&p.id))
@@ -343,7 +355,7 @@ pub fn run_sweep(
             }
         }
         if let Ok(mut d) = dispatch.lock() {
-            d.csv = Some(CsvWriter::new(pass_sink));
+            d.csvs = csvs;
         }
         emit(Event::Started {
             run_dir: &run_dir,
@@ -356,7 +368,6 @@ pub fn run_sweep(
         });
         let shared = Shared {
             ctx: &ctx,
-            write_error: Mutex::new(None),
             emit: &emit,
             run_dir: run_dir.clone(),
             aggregate,
@@ -364,31 +375,14 @@ pub fn run_sweep(
                 std::fs::read_to_string(run_dir.join(store::CONTROLS))
                     .map_or(0, |t| t.lines().count().saturating_sub(1)),
             ),
-            controls: if passes == 1 && spec.control_every > 0 {
-                let path = run_dir.join(store::CONTROLS);
-                Some(Mutex::new(CsvSink::open(
-                    &path,
-                    header.clone(),
-                    manifest.dialect,
-                )?))
-            } else {
-                None
-            },
+            controls,
         };
         execute(&shared, &todo, &owner, runners, &gpus, opts);
-        let Shared {
-            write_error,
-            controls,
-            ..
-        } = shared;
-        if let Some(Ok(c)) = controls.map(Mutex::into_inner) {
-            c.sync();
-        }
-        if let Some(e) = write_error.into_inner().ok().flatten() {
-            return Err(e.into());
-        }
-        let csv = dispatch.lock().ok().and_then(|mut d| d.csv.take());
-        if let Some(csv) = csv {
+        let csvs = dispatch
+            .lock()
+            .map(|mut d| std::mem::take(&mut d.csvs))
+            .unwrap_or_default();
+        for csv in csvs {
             csv.finish()?;
         }
         if STOP.load(Ordering::SeqCst) {

@@ -9,45 +9,28 @@ use crate::exec::{Exit, Started};
 use crate::parse;
 use crate::run;
 use crate::spec::Spec;
-use crate::store::{self, CsvSink, GpuState, GpuTag, Row, Status};
+use crate::store::{GpuState, GpuTag, Row, Status};
 use std::collections::{BTreeMap, VecDeque};
 use std::path::Path;
 use std::sync::atomic::Ordering;
-use std::sync::{mpsc, Mutex};
+use std::sync::mpsc;
 use std::time::Duration;
 
-/// What the runners share: the build context, where events go and the CSVs beside the results
-/// (a `repeat` run's raw rows, control re-runs). A point's row goes out as an event, to the
-/// listeners of src/driver/dispatch.rs.
+/// What the runners share: the build context and where events go. Every row goes out as an
+/// event, to the listeners of src/driver/dispatch.rs (the CSVs among them).
 pub(super) struct Shared<'a> {
     pub(super) ctx: &'a BuildCtx,
-    /// A write error of the pass or controls CSV, kept for the driver.
-    pub(super) write_error: Mutex<Option<store::StoreError>>,
     pub(super) emit: &'a (dyn Fn(Event) + Sync),
     /// Holds the measure lock of each GPU (see [`run::measure_lock`]).
     pub(super) run_dir: std::path::PathBuf,
-    /// The last pass of a `repeat` run: raw rows go to its pass CSV, and the row combined over
-    /// all passes goes out as the point's.
+    /// The last pass of a `repeat` run: each raw row goes out as `Raw`, and the row combined over
+    /// all passes as the point's.
     pub(super) aggregate: Option<super::repeat::Aggregator>,
-    /// Control re-runs (`control_every` > 0, one pass): where their rows go.
-    pub(super) controls: Option<Mutex<CsvSink>>,
+    /// Control re-runs are made (`control_every` > 0, one pass); their rows go out as `Control`.
+    pub(super) controls: bool,
     /// Numbers the control folders (`points/<id>/control-<n>`) across runners and resumes: starts
     /// at the rows `controls.csv` already holds.
     pub(super) controls_made: std::sync::atomic::AtomicUsize,
-}
-
-impl Shared<'_> {
-    /// Appends `row` to `sink`; a write error is kept for the driver and stops the sweep.
-    fn append(&self, sink: &Mutex<CsvSink>, row: &Row) {
-        if let Ok(mut sink) = sink.lock() {
-            if let Err(e) = sink.append(row) {
-                if let Ok(mut w) = self.write_error.lock() {
-                    *w = Some(e);
-                }
-                STOP.store(true, Ordering::SeqCst);
-            }
-        }
-    }
 }
 
 /// A started program, or why it could not start.
@@ -241,15 +224,8 @@ fn control_target(pos: usize, every: usize) -> Option<usize> {
 }
 
 /// Runs the program of a point measured before once more, in a fresh process that writes into
-/// `points/<id>/control-<n>/`, and appends its row to `controls.csv`.
-fn control(
-    shared: &Shared,
-    sink: &Mutex<CsvSink>,
-    m: &Measured,
-    gpu: Option<&GpuState>,
-    lock: &Path,
-    n: usize,
-) {
+/// `points/<id>/control-<n>/`; its row goes out for `controls.csv`.
+fn control(shared: &Shared, m: &Measured, gpu: Option<&GpuState>, lock: &Path, n: usize) {
     let dir = m.built.dir.join(format!("control-{n}"));
     if std::fs::create_dir_all(&dir).is_err() {
         return;
@@ -269,7 +245,7 @@ fn control(
         s.go();
     }
     let row = row(&b, gpu, finish(&shared.ctx.spec, &b, started));
-    shared.append(sink, &row);
+    (shared.emit)(Event::Control { row: &row });
 }
 
 /// The row of a built point from what [`finish`] found: here its failure becomes words.
@@ -333,9 +309,11 @@ pub(super) fn measure(
     let mut ahead: VecDeque<(usize, Launched)> = VecDeque::new();
     let mut next = 0;
     // Short sweeps re-run more often, so that every sweep gets at least four controls.
-    let every = shared.controls.as_ref().map_or(0, |_| {
+    let every = if shared.controls {
         (ctx.spec.control_every as usize).min((count / 4).max(1))
-    });
+    } else {
+        0
+    };
     let mut measured: VecDeque<Measured> = VecDeque::new();
     let mut builds_done = false;
     // `[profile] power`: this GPU's power and clock, sampled while the sweep runs.
@@ -419,7 +397,7 @@ pub(super) fn measure(
         let run_end = ctx.clock.now();
         let row = match &shared.aggregate {
             Some(agg) => {
-                shared.append(&agg.pass_sink, &raw);
+                emit(Event::Raw { row: &raw });
                 let mut combined = agg.combine(&raw);
                 if combined.status.measured() {
                     // Counters and power are the last process's: they are not measurements to median.
@@ -450,11 +428,11 @@ pub(super) fn measure(
             }
         }
         let target = control_target(pos, every);
-        if let (Some(t), Some(sink)) = (target, shared.controls.as_ref()) {
+        if let (Some(t), true) = (target, shared.controls) {
             if let Some(m) = measured.iter().find(|m| m.position == t) {
                 if !STOP.load(Ordering::SeqCst) {
                     let n = shared.controls_made.fetch_add(1, Ordering::SeqCst);
-                    control(shared, sink, m, gpu.as_ref(), &lock, n);
+                    control(shared, m, gpu.as_ref(), &lock, n);
                 }
             }
         }
