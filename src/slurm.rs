@@ -81,18 +81,6 @@ pub enum SlurmError {
     NoJobId { line: String, stdout: String },
 }
 
-impl SlurmError {
-    pub fn exit_code(&self) -> i32 {
-        match self {
-            SlurmError::Shards(_) | SlurmError::Option { .. } | SlurmError::Path { .. } => {
-                crate::exit::USAGE
-            }
-            SlurmError::Points(_) => crate::exit::BAD_INPUT,
-            _ => crate::exit::ENVIRONMENT,
-        }
-    }
-}
-
 /// What `sweep slurm` was asked, before the paths are made absolute.
 #[derive(Clone, Debug)]
 pub struct Request {

@@ -1,10 +1,14 @@
 //! Why a subcommand failed: one typed error that keeps the library's error (its source) until
-//! `main` prints it, and the one place that maps a failure to its exit code. A library error
+//! `main` prints it, and the one place that maps a failure to its exit code (the library's errors
+//! say what went wrong, not how sweep exits). A library error
 //! whose exit code depends on what failed with it (a `ReportError` from charts is bad input, from
 //! `report.html` the environment) has one variant per meaning.
 
 use std::path::PathBuf;
+use sweep::driver::DriverError;
 use sweep::exit;
+use sweep::merge::MergeError;
+use sweep::slurm::SlurmError;
 
 #[derive(Debug, thiserror::Error)]
 pub(crate) enum CliError {
@@ -12,7 +16,7 @@ pub(crate) enum CliError {
     #[error(transparent)]
     Spec(#[from] sweep::spec::SpecError),
     #[error(transparent)]
-    Driver(#[from] sweep::driver::DriverError),
+    Driver(#[from] DriverError),
     /// A results CSV cannot be analysed, or its analysis written.
     #[error(transparent)]
     Analyze(#[from] sweep::analyze::AnalyzeError),
@@ -70,21 +74,39 @@ pub(crate) enum CliError {
     #[error("{0}")]
     Slower(String),
     #[error(transparent)]
-    Merge(#[from] sweep::merge::MergeError),
+    Merge(#[from] MergeError),
     /// `sweep merge`: the points no run holds.
     #[error("{0}")]
     MissingPoints(String),
     #[error(transparent)]
-    Slurm(#[from] sweep::slurm::SlurmError),
+    Slurm(#[from] SlurmError),
 }
 
 impl CliError {
     /// The exit code of this failure (listed in `sweep --help`, src/exit.rs).
     pub(crate) fn exit_code(&self) -> i32 {
         match self {
-            CliError::Driver(e) => e.exit_code(),
-            CliError::Merge(e) => e.exit_code(),
-            CliError::Slurm(e) => e.exit_code(),
+            CliError::Driver(e) => match e {
+                DriverError::NoGpu
+                | DriverError::Gpu(_)
+                | DriverError::GpuLock(_)
+                | DriverError::Locked { .. }
+                | DriverError::RunInUse { .. }
+                | DriverError::Compile(_) => exit::ENVIRONMENT,
+                _ => exit::BAD_INPUT,
+            },
+            CliError::Merge(e) => match e {
+                MergeError::Duplicates { .. } => exit::POINTS_FAILED,
+                MergeError::Write { .. } => exit::ENVIRONMENT,
+                _ => exit::BAD_INPUT,
+            },
+            CliError::Slurm(e) => match e {
+                SlurmError::Shards(_) | SlurmError::Option { .. } | SlurmError::Path { .. } => {
+                    exit::USAGE
+                }
+                SlurmError::Points(_) => exit::BAD_INPUT,
+                _ => exit::ENVIRONMENT,
+            },
             CliError::Spec(_)
             | CliError::Analyze(_)
             | CliError::Plot(_)
@@ -111,7 +133,7 @@ impl CliError {
 
 #[cfg(test)]
 mod tests {
-    use super::CliError;
+    use super::{CliError, DriverError, MergeError};
     use std::error::Error as _;
     use sweep::exit;
 
@@ -128,9 +150,17 @@ mod tests {
             (CliError::CurrentExe(io()), exit::ENVIRONMENT),
             (CliError::CacheClean(io()), exit::ENVIRONMENT),
             (CliError::NotRunFolder { dir: "d".into() }, exit::BAD_INPUT),
+            (CliError::Driver(DriverError::NoGpu), exit::ENVIRONMENT),
             (
-                CliError::Driver(sweep::driver::DriverError::NoGpu),
-                exit::ENVIRONMENT,
+                CliError::Driver(DriverError::OldIds { dir: "d".into() }),
+                exit::BAD_INPUT,
+            ),
+            (
+                CliError::Merge(MergeError::Duplicates {
+                    count: 1,
+                    list: "p".into(),
+                }),
+                exit::POINTS_FAILED,
             ),
         ] {
             assert_eq!(e.exit_code(), code, "{e}");

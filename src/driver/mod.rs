@@ -114,20 +114,6 @@ pub enum DriverError {
     RunInUse { dir: String },
 }
 
-impl DriverError {
-    pub fn exit_code(&self) -> i32 {
-        match self {
-            DriverError::NoGpu
-            | DriverError::Gpu(_)
-            | DriverError::GpuLock(_)
-            | DriverError::Locked { .. }
-            | DriverError::RunInUse { .. }
-            | DriverError::Compile(_) => crate::exit::ENVIRONMENT,
-            _ => crate::exit::BAD_INPUT,
-        }
-    }
-}
-
 /// The GPUs a run uses, locked; or none for a host program.
 fn claim_gpus(
     spec: &Spec,

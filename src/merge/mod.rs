@@ -90,16 +90,6 @@ pub enum MergeError {
     },
 }
 
-impl MergeError {
-    pub fn exit_code(&self) -> i32 {
-        match self {
-            MergeError::Duplicates { .. } => crate::exit::POINTS_FAILED,
-            MergeError::Write { .. } => crate::exit::ENVIRONMENT,
-            _ => crate::exit::BAD_INPUT,
-        }
-    }
-}
-
 pub struct Options {
     /// The merged run folder [default: `<sweep folder of the first run>/<stamp>-merged`].
     pub out: Option<PathBuf>,
