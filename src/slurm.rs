@@ -57,14 +57,25 @@ pub enum SlurmError {
     Option {
         option: &'static str,
         value: String,
-        reason: String,
+        reason: &'static str,
     },
     #[error(transparent)]
     Points(#[from] points::PointsError),
-    #[error("cannot use `{path}` in the job: {reason}")]
-    Path { path: PathBuf, reason: String },
-    #[error("cannot write `{path}`: {reason}")]
-    Write { path: PathBuf, reason: String },
+    /// A path that cannot be made absolute.
+    #[error("cannot use `{path}` in the job: {source}")]
+    Path {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("cannot use `{path}` in the job: #SBATCH lines cannot hold a path with spaces or quotes (hint: --output elsewhere, or run from another folder)")]
+    PathInScript { path: PathBuf },
+    #[error("cannot write `{path}`: {source}")]
+    Write {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
     #[error(
         "`sbatch` not found (hint: run on a Slurm login node, or submit the script there by hand)"
     )]
@@ -103,9 +114,9 @@ impl Job {
         if req.shards == 0 || req.shards > 10_000 {
             return Err(SlurmError::Shards(req.shards));
         }
-        let path_err = |p: &Path, e: std::io::Error| SlurmError::Path {
+        let path_err = |p: &Path, source: std::io::Error| SlurmError::Path {
             path: p.to_path_buf(),
-            reason: e.to_string(),
+            source,
         };
         let here = Path::new(".");
         let workdir = here.canonicalize().map_err(|e| path_err(here, e))?;
@@ -158,7 +169,7 @@ impl Job {
                 Err(SlurmError::Option {
                     option,
                     value: v.clone(),
-                    reason: "it is empty or holds a space, quote, `#` or backslash".into(),
+                    reason: "it is empty or holds a space, quote, `#` or backslash",
                 })
             }
             _ => Ok(()),
@@ -173,7 +184,7 @@ impl Job {
                 return Err(SlurmError::Option {
                     option: "time",
                     value: t.clone(),
-                    reason: "not a Slurm time (hint: HH:MM:SS, MM, or D-HH:MM:SS)".into(),
+                    reason: "not a Slurm time (hint: HH:MM:SS, MM, or D-HH:MM:SS)",
                 });
             }
         }
@@ -182,10 +193,7 @@ impl Job {
                 .chars()
                 .any(|c| c.is_whitespace() || c == '"' || c == '\'')
             {
-                return Err(SlurmError::Path {
-                    path: p.clone(),
-                    reason: "#SBATCH lines cannot hold a path with spaces or quotes (hint: --output elsewhere, or run from another folder)".into(),
-                });
+                return Err(SlurmError::PathInScript { path: p.clone() });
             }
         }
         Ok(())
@@ -365,9 +373,9 @@ impl Prepared {
 pub fn prepare(job: &Job) -> Result<Prepared, SlurmError> {
     let dir = job.sweep_dir();
     let script = job.script_path();
-    let write_err = |path: &Path, e: std::io::Error| SlurmError::Write {
+    let write_err = |path: &Path, source: std::io::Error| SlurmError::Write {
         path: path.to_path_buf(),
-        reason: e.to_string(),
+        source,
     };
     std::fs::create_dir_all(&dir).map_err(|e| write_err(&dir, e))?;
     std::fs::write(&script, job.script()).map_err(|e| write_err(&script, e))?;

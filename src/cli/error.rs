@@ -101,9 +101,10 @@ impl CliError {
                 _ => exit::BAD_INPUT,
             },
             CliError::Slurm(e) => match e {
-                SlurmError::Shards(_) | SlurmError::Option { .. } | SlurmError::Path { .. } => {
-                    exit::USAGE
-                }
+                SlurmError::Shards(_)
+                | SlurmError::Option { .. }
+                | SlurmError::Path { .. }
+                | SlurmError::PathInScript { .. } => exit::USAGE,
                 SlurmError::Points(_) => exit::BAD_INPUT,
                 _ => exit::ENVIRONMENT,
             },
