@@ -72,8 +72,18 @@ pub enum MergeError {
         first_dialect: String,
         other_dialect: String,
     },
-    #[error("the spec saved in `{dir}` does not expand: {reason}")]
-    Spec { dir: String, reason: String },
+    #[error("the spec saved in `{dir}` does not expand: {source}")]
+    Spec {
+        dir: String,
+        #[source]
+        source: Box<crate::spec::SpecError>,
+    },
+    #[error("the spec saved in `{dir}` does not expand: {source}")]
+    Points {
+        dir: String,
+        #[source]
+        source: points::PointsError,
+    },
     #[error("run `{dir}` holds point `{id}`, which its spec does not have (hint: was its results.csv edited?)")]
     Foreign { dir: String, id: String },
     #[error("run `{dir}` was made by an older sweep, whose point ids (`{id}`) lack the `p` prefix (hint: merge it with the sweep that made it, or re-run it)")]
@@ -102,13 +112,16 @@ pub fn merge(dirs: &[PathBuf], opts: &Options) -> Result<Merged, MergeError> {
     let inputs: Vec<Input> = dirs.iter().map(|d| load(d)).collect::<Result<_, _>>()?;
     let first = inputs.first().ok_or(MergeError::NoInput)?;
     check_alike(&inputs)?;
-    let spec_err = |reason: String| MergeError::Spec {
+    let spec = Spec::parse(Path::new(&first.manifest.spec_path), &first.manifest.spec).map_err(
+        |source| MergeError::Spec {
+            dir: first.name(),
+            source: Box::new(source),
+        },
+    )?;
+    let all: Vec<Point> = points::expand(&spec).map_err(|source| MergeError::Points {
         dir: first.name(),
-        reason,
-    };
-    let spec = Spec::parse(Path::new(&first.manifest.spec_path), &first.manifest.spec)
-        .map_err(|e| spec_err(e.to_string()))?;
-    let all: Vec<Point> = points::expand(&spec).map_err(|e| spec_err(e.to_string()))?;
+        source,
+    })?;
     let position: BTreeMap<&str, usize> = all
         .iter()
         .enumerate()
