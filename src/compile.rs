@@ -115,7 +115,7 @@ pub const BUILD_NICE: i32 = 10;
 
 /// Builds; the log (command line first) goes to `log`.
 pub fn build(cmd: &Cmd, timeout: Duration, log: &Path) -> Result<exec::Outcome, exec::ExecError> {
-    exec::run(cmd, timeout, Sink::Merged(log))
+    exec::start_and_wait(cmd, timeout, Sink::Merged(log))
 }
 
 #[cfg(test)]

@@ -25,15 +25,35 @@ pub enum Event<'a> {
         point: &'a Point,
         cached: bool,
         failed: bool,
+        /// When its build started and ended, in seconds since the run started.
+        started: f64,
+        ended: f64,
     },
     Running {
         point: &'a Point,
     },
+    /// A point's row, with when its run started and ended (seconds since the run started).
     Finished {
+        row: &'a Row,
+        run_start: f64,
+        run_end: f64,
+    },
+    /// The last pass of a `repeat` run: one process's own row of a point, before it is combined
+    /// with the earlier passes' into the point's row (`Finished`).
+    Raw {
+        row: &'a Row,
+    },
+    /// A control re-run's row (`control_every`).
+    Control {
         row: &'a Row,
     },
     /// Something the user should know that does not stop the run.
     Warning(&'a str),
+    /// The run is over and its manifest says so (finished, or interrupted); `summary` is what
+    /// its last pass did.
+    RunFinished {
+        summary: &'a Summary,
+    },
 }
 
 pub trait Reporter: Send {
@@ -108,13 +128,16 @@ impl Reporter for Progress {
                     self.bar = Some(bar);
                 }
             }
-            Event::Built { .. } => {}
+            Event::Built { .. }
+            | Event::Raw { .. }
+            | Event::Control { .. }
+            | Event::RunFinished { .. } => {}
             Event::Running { point } => {
                 if let Some(bar) = &self.bar {
                     bar.set_message(point.label());
                 }
             }
-            Event::Finished { row } => {
+            Event::Finished { row, .. } => {
                 self.done += 1;
                 if !row.status.measured() {
                     self.failed += 1;
@@ -266,6 +289,30 @@ impl Summary {
             out += "run the same command again to resume\n";
         }
         out
+    }
+}
+
+/// The summary listens: `Started` begins a pass's, each `Finished` row counts.
+impl Reporter for Summary {
+    fn on(&mut self, event: &Event) {
+        match event {
+            Event::Started {
+                run_dir,
+                total,
+                todo,
+                ..
+            } => {
+                *self = Summary {
+                    run_dir: run_dir.to_path_buf(),
+                    csv: run_dir.join(crate::store::RESULTS),
+                    total: *total,
+                    skipped: total.saturating_sub(*todo),
+                    ..Summary::default()
+                }
+            }
+            Event::Finished { row, .. } => self.record(row),
+            _ => {}
+        }
     }
 }
 

@@ -48,9 +48,36 @@ pub fn arch_of(gpu: &GpuState) -> Option<String> {
     Some(format!("sm_{}{}", major.trim(), minor.trim()))
 }
 
+/// `--gpus`: which GPUs a run uses, parsed once on the command line.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum GpuChoice {
+    /// `--gpus all`: every GPU this process may see.
+    All,
+    /// `--gpus 0,2`: these indices or UUIDs, in this order.
+    List(Vec<String>),
+}
+
+impl std::str::FromStr for GpuChoice {
+    type Err = std::convert::Infallible;
+
+    /// Never fails: a GPU that is not there is found out by [`select`], which can say which are.
+    fn from_str(s: &str) -> Result<GpuChoice, Self::Err> {
+        Ok(match s.trim() {
+            "all" => GpuChoice::All,
+            list => GpuChoice::List(list.split(',').map(|w| w.trim().to_string()).collect()),
+        })
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum SelectError {
+    #[error("gpu `{gpu}` is not visible (hint: visible GPUs: {})", visible.join(", "))]
+    NotVisible { gpu: String, visible: Vec<String> },
+}
+
 /// The GPUs a run may use: `--gpus all`, `--gpus 0,2`, or (None) the first one this process may
 /// see (the first entry of `CUDA_VISIBLE_DEVICES` when it is set, as under Slurm).
-pub fn select(all: &[GpuState], wanted: Option<&str>) -> Result<Vec<GpuState>, String> {
+pub fn select(all: &[GpuState], wanted: Option<&GpuChoice>) -> Result<Vec<GpuState>, SelectError> {
     let visible: Vec<String> = std::env::var("CUDA_VISIBLE_DEVICES")
         .ok()
         .filter(|v| !v.trim().is_empty())
@@ -64,23 +91,19 @@ pub fn select(all: &[GpuState], wanted: Option<&str>) -> Result<Vec<GpuState>, S
             .filter_map(|v| all.iter().find(|g| &g.index == v || &g.uuid == v).cloned())
             .collect()
     };
-    match wanted.map(str::trim) {
+    match wanted {
         None => Ok(allowed.into_iter().take(1).collect()),
-        Some("all") => Ok(allowed),
-        Some(list) => list
-            .split(',')
+        Some(GpuChoice::All) => Ok(allowed),
+        Some(GpuChoice::List(list)) => list
+            .iter()
             .map(|w| {
-                let w = w.trim();
                 allowed
                     .iter()
-                    .find(|g| g.index == w || g.uuid == w)
+                    .find(|g| &g.index == w || &g.uuid == w)
                     .cloned()
-                    .ok_or_else(|| {
-                        let have: Vec<&str> = allowed.iter().map(|g| g.index.as_str()).collect();
-                        format!(
-                            "gpu `{w}` is not visible (hint: visible GPUs: {})",
-                            have.join(", ")
-                        )
+                    .ok_or_else(|| SelectError::NotVisible {
+                        gpu: w.clone(),
+                        visible: allowed.iter().map(|g| g.index.clone()).collect(),
                     })
             })
             .collect(),
@@ -211,11 +234,17 @@ mod tests {
         if std::env::var("CUDA_VISIBLE_DEVICES").is_ok() {
             return; // the host's own setting decides; the parsing is tested above
         }
+        let choice = |s: &str| s.parse::<GpuChoice>().unwrap();
         assert_eq!(select(&gpus, None).unwrap().len(), 1);
-        assert_eq!(select(&gpus, Some("all")).unwrap().len(), 2);
-        assert_eq!(select(&gpus, Some("1")).unwrap()[0].uuid, "GPU-b");
+        assert_eq!(select(&gpus, Some(&choice(" all"))).unwrap().len(), 2);
+        assert_eq!(select(&gpus, Some(&choice("1"))).unwrap()[0].uuid, "GPU-b");
+        let two = select(&gpus, Some(&choice("1, GPU-a"))).unwrap();
         assert_eq!(
-            select(&gpus, Some("3")).unwrap_err(),
+            (two[0].uuid.as_str(), two[1].uuid.as_str()),
+            ("GPU-b", "GPU-a")
+        );
+        assert_eq!(
+            select(&gpus, Some(&choice("3"))).unwrap_err().to_string(),
             "gpu `3` is not visible (hint: visible GPUs: 0, 1)"
         );
     }

@@ -3,7 +3,7 @@
 mod cli;
 
 use clap::Parser;
-use cli::commands::{dispatch, Fail};
+use cli::commands::dispatch;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
@@ -21,9 +21,9 @@ fn main() -> ExitCode {
     }
     match dispatch(cli) {
         Ok(code) => ExitCode::from(code as u8),
-        Err(Fail(code, msg)) => {
-            eprintln!("error: {msg}");
-            ExitCode::from(code as u8)
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::from(e.exit_code() as u8)
         }
     }
 }

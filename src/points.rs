@@ -251,13 +251,58 @@ impl std::str::FromStr for Shard {
     }
 }
 
-/// How points are spread over shards and GPUs.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+/// How points are spread over shards and GPUs (`--split`; in the manifest as `"series"` or
+/// `"points"`).
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    clap::ValueEnum,
+    serde::Serialize,
+    serde::Deserialize,
+)]
+#[serde(rename_all = "lowercase")]
 pub enum Split {
     /// Every point of a series to the same place, so no curve is stitched from two devices.
     Series,
     /// Points dealt round-robin, whatever their series.
     Points,
+}
+
+impl Split {
+    /// The word `--split` takes and the manifest holds.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Split::Series => "series",
+            Split::Points => "points",
+        }
+    }
+}
+
+/// The order a run measures its points in (`--order`; in the manifest as `"sweep"` or
+/// `"shuffled"`).
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    PartialEq,
+    Eq,
+    Default,
+    clap::ValueEnum,
+    serde::Serialize,
+    serde::Deserialize,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum Order {
+    /// Sweep order (the last axis turns fastest).
+    #[default]
+    Sweep,
+    /// A seeded shuffle (`--seed`), so slow drift of the GPU cannot pose as structure.
+    Shuffled,
 }
 
 /// The axis a series runs along: `[analyze] x`, else the axis with the most values.

@@ -22,8 +22,12 @@ pub enum RenderError {
     NoBench { bench: String, spec: String },
     #[error("bench `{bench}` has no program: expected `{dir}/{bench}.cu` (or .c / .cpp)")]
     NoSource { bench: String, dir: String },
-    #[error("cannot read `{path}`: {reason}")]
-    Io { path: String, reason: String },
+    #[error("cannot read `{path}`: {source}")]
+    Io {
+        path: String,
+        #[source]
+        source: std::io::Error,
+    },
     #[error("template `{template}` line {line}: variable `{variable}` is not defined for point {point} (hint: add an axis or a [vars] entry named `{variable}`)")]
     Undefined {
         template: String,
@@ -146,9 +150,9 @@ pub fn render(bench: &Bench, spec: &Spec, point: &Point) -> Result<Vec<Rendered>
             .file_name()
             .map(|f| f.to_string_lossy().into_owned())
             .unwrap_or_default();
-        let text = std::fs::read_to_string(path).map_err(|e| RenderError::Io {
+        let text = std::fs::read_to_string(path).map_err(|source| RenderError::Io {
             path: path.display().to_string(),
-            reason: e.to_string(),
+            source,
         })?;
         let rendered = tera::Tera::one_off(&text, &ctx, false)
             .map_err(|e| render_error(&template, &text, point, &e))?;

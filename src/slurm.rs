@@ -57,14 +57,25 @@ pub enum SlurmError {
     Option {
         option: &'static str,
         value: String,
-        reason: String,
+        reason: &'static str,
     },
     #[error(transparent)]
     Points(#[from] points::PointsError),
-    #[error("cannot use `{path}` in the job: {reason}")]
-    Path { path: PathBuf, reason: String },
-    #[error("cannot write `{path}`: {reason}")]
-    Write { path: PathBuf, reason: String },
+    /// A path that cannot be made absolute.
+    #[error("cannot use `{path}` in the job: {source}")]
+    Path {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("cannot use `{path}` in the job: #SBATCH lines cannot hold a path with spaces or quotes (hint: --output elsewhere, or run from another folder)")]
+    PathInScript { path: PathBuf },
+    #[error("cannot write `{path}`: {source}")]
+    Write {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
     #[error(
         "`sbatch` not found (hint: run on a Slurm login node, or submit the script there by hand)"
     )]
@@ -79,18 +90,6 @@ pub enum SlurmError {
     },
     #[error("`{line}` printed no job id: `{stdout}`")]
     NoJobId { line: String, stdout: String },
-}
-
-impl SlurmError {
-    pub fn exit_code(&self) -> i32 {
-        match self {
-            SlurmError::Shards(_) | SlurmError::Option { .. } | SlurmError::Path { .. } => {
-                crate::exit::USAGE
-            }
-            SlurmError::Points(_) => crate::exit::BAD_INPUT,
-            _ => crate::exit::ENVIRONMENT,
-        }
-    }
 }
 
 /// What `sweep slurm` was asked, before the paths are made absolute.
@@ -115,9 +114,9 @@ impl Job {
         if req.shards == 0 || req.shards > 10_000 {
             return Err(SlurmError::Shards(req.shards));
         }
-        let path_err = |p: &Path, e: std::io::Error| SlurmError::Path {
+        let path_err = |p: &Path, source: std::io::Error| SlurmError::Path {
             path: p.to_path_buf(),
-            reason: e.to_string(),
+            source,
         };
         let here = Path::new(".");
         let workdir = here.canonicalize().map_err(|e| path_err(here, e))?;
@@ -170,7 +169,7 @@ impl Job {
                 Err(SlurmError::Option {
                     option,
                     value: v.clone(),
-                    reason: "it is empty or holds a space, quote, `#` or backslash".into(),
+                    reason: "it is empty or holds a space, quote, `#` or backslash",
                 })
             }
             _ => Ok(()),
@@ -185,7 +184,7 @@ impl Job {
                 return Err(SlurmError::Option {
                     option: "time",
                     value: t.clone(),
-                    reason: "not a Slurm time (hint: HH:MM:SS, MM, or D-HH:MM:SS)".into(),
+                    reason: "not a Slurm time (hint: HH:MM:SS, MM, or D-HH:MM:SS)",
                 });
             }
         }
@@ -194,10 +193,7 @@ impl Job {
                 .chars()
                 .any(|c| c.is_whitespace() || c == '"' || c == '\'')
             {
-                return Err(SlurmError::Path {
-                    path: p.clone(),
-                    reason: "#SBATCH lines cannot hold a path with spaces or quotes (hint: --output elsewhere, or run from another folder)".into(),
-                });
+                return Err(SlurmError::PathInScript { path: p.clone() });
             }
         }
         Ok(())
@@ -230,7 +226,7 @@ impl Job {
                 "--cache".into(),
                 path(&self.cache),
                 "--split".into(),
-                format!("{:?}", self.split).to_lowercase(),
+                self.split.as_str().to_string(),
                 "--csv-dialect".into(),
                 self.dialect.name().into(),
             ]);
@@ -299,10 +295,9 @@ pub fn finished_shards(job: &Job) -> BTreeMap<usize, PathBuf> {
         let Some(shard) = m.shard.as_deref().and_then(|s| s.parse::<Shard>().ok()) else {
             continue;
         };
-        let split = format!("{:?}", job.split).to_lowercase();
         if shard.count == job.shards
             && m.spec_hash == job.spec_hash
-            && m.split == split
+            && m.split == Some(job.split)
             && m.state == crate::store::RunState::Finished
         {
             done.insert(shard.index, dir);
@@ -378,9 +373,9 @@ impl Prepared {
 pub fn prepare(job: &Job) -> Result<Prepared, SlurmError> {
     let dir = job.sweep_dir();
     let script = job.script_path();
-    let write_err = |path: &Path, e: std::io::Error| SlurmError::Write {
+    let write_err = |path: &Path, source: std::io::Error| SlurmError::Write {
         path: path.to_path_buf(),
-        reason: e.to_string(),
+        source,
     };
     std::fs::create_dir_all(&dir).map_err(|e| write_err(&dir, e))?;
     std::fs::write(&script, job.script()).map_err(|e| write_err(&script, e))?;

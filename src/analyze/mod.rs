@@ -71,8 +71,12 @@ pub enum AnalyzeError {
     },
     #[error("no metric columns in `{path}`")]
     NoMetrics { path: PathBuf },
-    #[error("cannot write `{path}`: {reason}")]
-    Write { path: PathBuf, reason: String },
+    #[error("cannot write `{path}`: {cause}")]
+    Write {
+        path: PathBuf,
+        #[source]
+        cause: crate::store::Cause,
+    },
 }
 
 /// The analysis of every series of one results CSV.
@@ -391,18 +395,24 @@ impl Analysis {
 
     /// Writes `analysis.json` and `analysis.csv` into `dir` (created if missing).
     pub fn write_files(&self, dir: &Path) -> Result<Vec<PathBuf>, AnalyzeError> {
-        let write_err = |path: &Path, e: &dyn std::fmt::Display| AnalyzeError::Write {
-            path: path.to_path_buf(),
-            reason: e.to_string(),
+        let write_err = |path: &Path| {
+            let path = path.to_path_buf();
+            move |e: std::io::Error| AnalyzeError::Write {
+                path,
+                cause: e.into(),
+            }
         };
-        std::fs::create_dir_all(dir).map_err(|e| write_err(dir, &e))?;
+        std::fs::create_dir_all(dir).map_err(write_err(dir))?;
         let json_path = dir.join("analysis.json");
-        let json = serde_json::to_string_pretty(self).map_err(|e| write_err(&json_path, &e))?;
-        std::fs::write(&json_path, json + "\n").map_err(|e| write_err(&json_path, &e))?;
+        let json = serde_json::to_string_pretty(self).map_err(|e| AnalyzeError::Write {
+            path: json_path.clone(),
+            cause: e.into(),
+        })?;
+        std::fs::write(&json_path, json + "\n").map_err(write_err(&json_path))?;
         let csv_path = dir.join("analysis.csv");
-        std::fs::write(&csv_path, self.to_csv()).map_err(|e| write_err(&csv_path, &e))?;
+        std::fs::write(&csv_path, self.to_csv()).map_err(write_err(&csv_path))?;
         let md_path = dir.join("analysis.md");
-        std::fs::write(&md_path, self.to_markdown()).map_err(|e| write_err(&md_path, &e))?;
+        std::fs::write(&md_path, self.to_markdown()).map_err(write_err(&md_path))?;
         Ok(vec![json_path, csv_path, md_path])
     }
 

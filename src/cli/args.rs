@@ -2,11 +2,11 @@
 
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
-use sweep::driver::{self, Order};
+use sweep::driver;
 use sweep::exit;
 use sweep::export::Format as ExportFormat;
 use sweep::overrides::Overrides;
-use sweep::points::{Shard, Split};
+use sweep::points::{Order, Shard, Split};
 use sweep::store::Dialect;
 
 #[derive(Parser)]
@@ -87,7 +87,7 @@ pub(crate) struct RunArgs {
     pub(crate) seed: u64,
     /// GPUs to use: `all`, or indices/UUIDs like `0,2` [default: the first visible GPU]
     #[arg(long)]
-    pub(crate) gpus: Option<String>,
+    pub(crate) gpus: Option<sweep::gpu::GpuChoice>,
     /// Wait for a GPU another sweep holds, instead of refusing
     #[arg(long)]
     pub(crate) wait_lock: bool,

@@ -1,32 +1,23 @@
-//! What each subcommand does: loads what it needs, calls the library, and turns failures into
-//! one line and an exit code.
+//! What each subcommand does: loads what it needs and calls the library; a failure comes back as
+//! a [`CliError`] (src/cli/error.rs), which `main` prints and maps to its exit code.
 
 use super::args::*;
+use super::error::CliError;
 use std::path::{Path, PathBuf};
-use sweep::driver::{self, Order, STOP};
+use sweep::driver::{self, STOP};
 use sweep::events::Progress;
 use sweep::exit;
 use sweep::overrides::Overrides;
-use sweep::points::Split;
+use sweep::points::{Order, Split};
 use sweep::spec::Spec;
 
-/// A failure with its exit code; printed as one line.
-pub(crate) struct Fail(pub(crate) i32, pub(crate) String);
-
-impl<E: std::fmt::Display> From<(i32, E)> for Fail {
-    fn from((code, e): (i32, E)) -> Fail {
-        Fail(code, e.to_string())
-    }
-}
-
-fn load(spec: &Path) -> Result<Spec, Fail> {
-    Spec::load(spec).map_err(|e| Fail(exit::BAD_INPUT, e.to_string()))
+fn load(spec: &Path) -> Result<Spec, CliError> {
+    Ok(Spec::load(spec)?)
 }
 
 /// The spec with the command-line overrides applied.
-fn load_with(spec: &Path, over: &OverrideArgs) -> Result<Spec, Fail> {
-    sweep::overrides::load(spec, &over.overrides())
-        .map_err(|e| Fail(exit::BAD_INPUT, e.to_string()))
+fn load_with(spec: &Path, over: &OverrideArgs) -> Result<Spec, CliError> {
+    Ok(sweep::overrides::load(spec, &over.overrides())?)
 }
 
 fn cache_dir(place: &Where) -> PathBuf {
@@ -74,20 +65,16 @@ fn install_ctrl_c() {
     });
 }
 
-fn run_sweep(spec: &Spec, args: &RunArgs, resume: Option<PathBuf>) -> Result<i32, Fail> {
+/// What `sweep run` and `sweep resume` do: the sweep ([`driver::run_sweep`]), then its summary,
+/// `--export-json`, analysis and exports.
+fn run_command(spec: &Spec, args: &RunArgs, resume: Option<PathBuf>) -> Result<i32, CliError> {
     install_ctrl_c();
     let opts = options(args, resume);
     let live = sweep::report::html::Live::new(Box::new(Progress::new(args.quiet)));
-    let summary =
-        driver::run(spec, &opts, Box::new(live)).map_err(|e| Fail(e.exit_code(), e.to_string()))?;
+    let summary = driver::run_sweep(spec, &opts, Box::new(live))?;
     print!("{}", summary.text());
-    // The report's last version (it makes its own analysis): the run's state is final now.
-    if let Err(e) = sweep::report::html::write(&summary.run_dir) {
-        eprintln!("warning: {e}");
-    }
     if let Some(path) = &args.export_json {
-        sweep::export::write_json(&summary.run_dir, path)
-            .map_err(|e| Fail(exit::ENVIRONMENT, e.to_string()))?;
+        sweep::export::write_json(&summary.run_dir, path).map_err(CliError::ExportJson)?;
         eprintln!("wrote {}", path.display());
     }
     if summary.interrupted {
@@ -100,13 +87,13 @@ fn run_sweep(spec: &Spec, args: &RunArgs, resume: Option<PathBuf>) -> Result<i32
             by: cfg.by,
             out: None,
         };
-        if let Err(Fail(_, msg)) = analyze(&summary.csv, &select, cfg.plot) {
-            eprintln!("warning: the analysis at the end of the run failed: {msg}");
+        if let Err(e) = analyze(&summary.csv, &select, cfg.plot) {
+            eprintln!("warning: the analysis at the end of the run failed: {e}");
         }
     }
     if !args.export.is_empty() {
-        if let Err(Fail(_, msg)) = export(&summary.run_dir, &args.export, None, None) {
-            eprintln!("warning: the export at the end of the run failed: {msg}");
+        if let Err(e) = export(&summary.run_dir, &args.export, None, None) {
+            eprintln!("warning: the export at the end of the run failed: {e}");
         }
     }
     Ok(if summary.failed() > 0 {
@@ -122,14 +109,11 @@ fn export(
     formats: &[sweep::export::Format],
     dialect: Option<sweep::store::Dialect>,
     out: Option<PathBuf>,
-) -> Result<i32, Fail> {
-    let run =
-        sweep::export::Run::load(run_dir).map_err(|e| Fail(exit::BAD_INPUT, e.to_string()))?;
+) -> Result<i32, CliError> {
+    let run = sweep::export::Run::load(run_dir).map_err(CliError::ReadRun)?;
     let out = out.unwrap_or_else(|| run_dir.join("export"));
     for f in formats {
-        for path in sweep::export::export(&run, *f, dialect, &out)
-            .map_err(|e| Fail(exit::ENVIRONMENT, e.to_string()))?
-        {
+        for path in sweep::export::export(&run, *f, dialect, &out).map_err(CliError::Export)? {
             eprintln!("wrote {}", path.display());
         }
     }
@@ -150,27 +134,21 @@ fn selection(results: &Path, select: &Select) -> (sweep::analyze::AnalyzeOptions
     (opts, out)
 }
 
-fn analyze(results: &Path, select: &Select, plot: bool) -> Result<(), Fail> {
+fn analyze(results: &Path, select: &Select, plot: bool) -> Result<(), CliError> {
     let (opts, out) = selection(results, select);
-    let bad = |e: sweep::analyze::AnalyzeError| Fail(exit::BAD_INPUT, e.to_string());
     let analysis = if plot {
-        match sweep::report::choose(results, &opts).map_err(bad)? {
+        match sweep::report::choose(results, &opts)? {
             sweep::report::Charts::Lines(a) => *a,
             // Categories only: no curve to analyse, bars to draw.
             sweep::report::Charts::Bars => return plot_bars(results, &out),
         }
     } else {
-        sweep::analyze::analyze_csv(results, &opts).map_err(bad)?
+        sweep::analyze::analyze_csv(results, &opts)?
     };
     print!("{}", analysis.to_markdown());
-    let mut files = analysis
-        .write_files(&out)
-        .map_err(|e| Fail(exit::BAD_INPUT, e.to_string()))?;
+    let mut files = analysis.write_files(&out)?;
     if plot {
-        files.extend(
-            sweep::report::plot(&analysis, &out)
-                .map_err(|e| Fail(exit::BAD_INPUT, e.to_string()))?,
-        );
+        files.extend(sweep::report::plot(&analysis, &out)?);
         if let Some(note) = sweep::report::single_point_note(&analysis) {
             eprintln!("note: {note}");
         }
@@ -191,45 +169,37 @@ fn results_csv(path: PathBuf) -> PathBuf {
 }
 
 /// Bar charts of a sweep of categories only.
-fn plot_bars(results: &Path, out: &Path) -> Result<(), Fail> {
-    for f in
-        sweep::report::plot_bars(results, out).map_err(|e| Fail(exit::BAD_INPUT, e.to_string()))?
-    {
+fn plot_bars(results: &Path, out: &Path) -> Result<(), CliError> {
+    for f in sweep::report::plot_bars(results, out)? {
         eprintln!("wrote {}", f.display());
     }
     Ok(())
 }
 
-pub(crate) fn dispatch(cli: Cli) -> Result<i32, Fail> {
+pub(crate) fn dispatch(cli: Cli) -> Result<i32, CliError> {
     match cli.command {
         Command::Run { spec, over, args } => {
             let spec = load_with(&spec, &over)?;
-            run_sweep(&spec, &args, None)
+            run_command(&spec, &args, None)
         }
         Command::Resume { run_dir, args } => {
             let run_dir = std::path::absolute(&run_dir).unwrap_or(run_dir);
-            let m = sweep::store::Manifest::load(&run_dir)
-                .map_err(|e| Fail(exit::BAD_INPUT, e.to_string()))?;
+            let m = sweep::store::Manifest::load(&run_dir).map_err(CliError::Manifest)?;
             // From any folder: work in the one the run started in, where its spec path, output and
             // cache paths mean what they meant then.
             if Path::new(&m.spec_path).is_relative() && Path::new(&m.cwd).is_dir() {
-                std::env::set_current_dir(&m.cwd).map_err(|e| {
-                    Fail(exit::ENVIRONMENT, format!("cannot enter `{}`: {e}", m.cwd))
+                std::env::set_current_dir(&m.cwd).map_err(|source| CliError::EnterDir {
+                    dir: m.cwd.clone(),
+                    source,
                 })?;
             }
-            let over = Overrides::from_args(&m.overrides).ok_or_else(|| {
-                Fail(
-                    exit::BAD_INPUT,
-                    format!(
-                        "`{}`: unreadable overrides {:?} in its manifest",
-                        run_dir.display(),
-                        m.overrides
-                    ),
-                )
-            })?;
-            let spec = sweep::overrides::load(Path::new(&m.spec_path), &over)
-                .map_err(|e| Fail(exit::BAD_INPUT, e.to_string()))?;
-            run_sweep(&spec, &args, Some(run_dir))
+            let over =
+                Overrides::from_args(&m.overrides).ok_or_else(|| CliError::BadOverrides {
+                    run_dir: run_dir.clone(),
+                    overrides: m.overrides.clone(),
+                })?;
+            let spec = sweep::overrides::load(Path::new(&m.spec_path), &over)?;
+            run_command(&spec, &args, Some(run_dir))
         }
         Command::Plan {
             spec,
@@ -237,8 +207,7 @@ pub(crate) fn dispatch(cli: Cli) -> Result<i32, Fail> {
             sharding,
         } => {
             let spec = load_with(&spec, &over)?;
-            let points = driver::plan(&spec, sharding.shard, sharding.split)
-                .map_err(|e| Fail(e.exit_code(), e.to_string()))?;
+            let points = driver::plan(&spec, sharding.shard, sharding.split)?;
             println!("{:>6}  {:<13}  point", "index", "id");
             for p in &points {
                 println!("{:>6}  {:<13}  {}", p.index, p.id, p.label());
@@ -261,27 +230,20 @@ pub(crate) fn dispatch(cli: Cli) -> Result<i32, Fail> {
             out,
         } => {
             let spec = load_with(&spec, &over)?;
-            let points = driver::plan(&spec, None, Split::Series)
-                .map_err(|e| Fail(e.exit_code(), e.to_string()))?;
-            let p = points.get(point).ok_or_else(|| {
-                Fail(
-                    exit::BAD_INPUT,
-                    format!(
-                        "point {point} does not exist (hint: the sweep has points 0..{})",
-                        points.len() - 1
-                    ),
-                )
+            let points = driver::plan(&spec, None, Split::Series)?;
+            let p = points.get(point).ok_or_else(|| CliError::NoPoint {
+                point,
+                last: points.len() - 1,
             })?;
-            let bench = sweep::render::Bench::locate(&spec).map_err(|e| (exit::BAD_INPUT, e))?;
-            let rendered =
-                sweep::render::render(&bench, &spec, p).map_err(|e| (exit::BAD_INPUT, e))?;
+            let bench = sweep::render::Bench::locate(&spec)?;
+            let rendered = sweep::render::render(&bench, &spec, p)?;
             match out {
                 Some(dir) => {
-                    sweep::render::write(&rendered, &dir).map_err(|e| {
-                        Fail(
-                            exit::BAD_INPUT,
-                            format!("cannot write headers into `{}`: {e}", dir.display()),
-                        )
+                    sweep::render::write(&rendered, &dir).map_err(|source| {
+                        CliError::WriteHeaders {
+                            dir: dir.clone(),
+                            source,
+                        }
                     })?;
                     let source = bench.source.display();
                     let common = bench
@@ -345,8 +307,7 @@ pub(crate) fn dispatch(cli: Cli) -> Result<i32, Fail> {
                 command: std::env::args().collect(),
                 prestart: 0,
             };
-            let r = driver::build_only(&spec, &opts, sample)
-                .map_err(|e| Fail(e.exit_code(), e.to_string()))?;
+            let r = driver::build_only(&spec, &opts, sample)?;
             for f in &r.failed {
                 eprintln!("build failed: {f}");
             }
@@ -373,7 +334,7 @@ pub(crate) fn dispatch(cli: Cli) -> Result<i32, Fail> {
         Command::Cache { action, place } => {
             let cache = sweep::cache::Cache::new(cache_dir(&place));
             let s = if action == "clean" {
-                cache.clean().map_err(|e| (exit::ENVIRONMENT, e))?
+                cache.clean().map_err(CliError::CacheClean)?
             } else {
                 cache.stats()
             };
@@ -408,17 +369,15 @@ pub(crate) fn dispatch(cli: Cli) -> Result<i32, Fail> {
         Command::Plot { results, select } => {
             let results = results_csv(results);
             let (opts, out) = selection(&results, &select);
-            let files =
-                match sweep::report::choose(&results, &opts).map_err(|e| (exit::BAD_INPUT, e))? {
-                    sweep::report::Charts::Lines(a) => {
-                        if let Some(note) = sweep::report::single_point_note(&a) {
-                            eprintln!("note: {note}");
-                        }
-                        sweep::report::plot(&a, &out)
+            let files = match sweep::report::choose(&results, &opts)? {
+                sweep::report::Charts::Lines(a) => {
+                    if let Some(note) = sweep::report::single_point_note(&a) {
+                        eprintln!("note: {note}");
                     }
-                    sweep::report::Charts::Bars => sweep::report::plot_bars(&results, &out),
+                    sweep::report::plot(&a, &out)
                 }
-                .map_err(|e| (exit::BAD_INPUT, e))?;
+                sweep::report::Charts::Bars => sweep::report::plot_bars(&results, &out),
+            }?;
             for f in files {
                 println!("wrote {}", f.display());
             }
@@ -439,16 +398,9 @@ pub(crate) fn dispatch(cli: Cli) -> Result<i32, Fail> {
         } => export(&run_dir, &format, dialect, out),
         Command::Report { run_dir } => {
             if !run_dir.join(sweep::store::MANIFEST).is_file() {
-                return Err(Fail(
-                    exit::BAD_INPUT,
-                    format!(
-                        "`{}` is not a run folder: it has no manifest.json (hint: pass output/<sweep>/<stamp>)",
-                        run_dir.display()
-                    ),
-                ));
+                return Err(CliError::NotRunFolder { dir: run_dir });
             }
-            let path = sweep::report::html::write(&run_dir)
-                .map_err(|e| Fail(exit::ENVIRONMENT, e.to_string()))?;
+            let path = sweep::report::html::write(&run_dir).map_err(CliError::Page)?;
             eprintln!("wrote {}", path.display());
             Ok(exit::OK)
         }
@@ -465,12 +417,7 @@ pub(crate) fn dispatch(cli: Cli) -> Result<i32, Fail> {
             place,
             submit,
         } => {
-            let binary = std::env::current_exe().map_err(|e| {
-                (
-                    exit::ENVIRONMENT,
-                    format!("cannot find this sweep binary: {e}"),
-                )
-            })?;
+            let binary = std::env::current_exe().map_err(CliError::CurrentExe)?;
             let req = sweep::slurm::Request {
                 shards,
                 split,
@@ -495,47 +442,41 @@ fn compare(
     y: Vec<String>,
     out: Option<PathBuf>,
     fail_on_slower: Option<f64>,
-) -> Result<i32, Fail> {
+) -> Result<i32, CliError> {
     if let Some(pct) = fail_on_slower.filter(|p| !(p.is_finite() && *p >= 0.0)) {
-        return Err(Fail(
-            exit::USAGE,
-            format!("--fail-on-slower `{pct}` is not a percentage (hint: a number >= 0, like 5)"),
-        ));
+        return Err(CliError::NotPercentage(pct));
     }
-    let c = sweep::compare::compare(a, b, &sweep::compare::Options { y })
-        .map_err(|e| (exit::BAD_INPUT, e))?;
+    let c = sweep::compare::compare(a, b, &sweep::compare::Options { y })?;
     print!("{}", c.to_markdown());
     if let Some(dir) = out {
-        for f in c.write_files(&dir).map_err(|e| (exit::BAD_INPUT, e))? {
+        for f in c.write_files(&dir)? {
             eprintln!("wrote {}", f.display());
         }
     }
     match fail_on_slower.and_then(|pct| c.too_slow(pct)) {
-        Some(msg) => Err(Fail(exit::SLOWER, msg)),
+        Some(msg) => Err(CliError::Slower(msg)),
         None => Ok(exit::OK),
     }
 }
 
-fn merge(runs: &[PathBuf], out: Option<PathBuf>) -> Result<i32, Fail> {
-    let fail = |e: sweep::merge::MergeError| Fail(e.exit_code(), e.to_string());
-    let dirs = sweep::merge::resolve(runs).map_err(fail)?;
+fn merge(runs: &[PathBuf], out: Option<PathBuf>) -> Result<i32, CliError> {
+    let dirs = sweep::merge::resolve(runs)?;
     let opts = sweep::merge::Options {
         out,
         command: std::env::args().collect(),
     };
-    let merged = sweep::merge::merge(&dirs, &opts).map_err(fail)?;
+    let merged = sweep::merge::merge(&dirs, &opts)?;
     println!("{}", merged.summary());
     match merged.missing_error() {
-        Some(msg) => Err(Fail(exit::POINTS_FAILED, msg)),
+        Some(msg) => Err(CliError::MissingPoints(msg)),
         None => Ok(exit::OK),
     }
 }
 
-fn slurm(spec: &Path, req: sweep::slurm::Request, submit: bool) -> Result<i32, Fail> {
-    let fail = |e: sweep::slurm::SlurmError| Fail(e.exit_code(), e.to_string());
+fn slurm(spec: &Path, req: sweep::slurm::Request, submit: bool) -> Result<i32, CliError> {
     let spec = load(spec)?;
-    let job = sweep::slurm::Job::new(&spec, req).map_err(fail)?;
-    let prepared = sweep::slurm::prepare(&job).map_err(fail)?;
+    let job = sweep::slurm::Job::new(&spec, req)?;
+    let prepared = sweep::slurm::prepare(&job)?;
     let (warnings, lines) = prepared.describe(&job);
     for w in warnings {
         eprintln!("warning: {w}");
@@ -544,7 +485,7 @@ fn slurm(spec: &Path, req: sweep::slurm::Request, submit: bool) -> Result<i32, F
         println!("{l}");
     }
     if submit && !prepared.todo.is_empty() {
-        let id = sweep::slurm::submit(&prepared.sbatch).map_err(fail)?;
+        let id = sweep::slurm::submit(&prepared.sbatch)?;
         let logs = job.sweep_dir().join(format!("slurm-{id}_<task>.out"));
         println!(
             "submitted job array {id} (shards {}); task logs: {}",

@@ -1,4 +1,6 @@
-//! The `sweep` command line: `args` says what it accepts, `commands` what each subcommand does.
+//! The `sweep` command line: `args` says what it accepts, `commands` what each subcommand does,
+//! `error` why one failed and with which exit code.
 
 pub(crate) mod args;
 pub(crate) mod commands;
+pub(crate) mod error;

@@ -76,8 +76,19 @@ pub enum CompareError {
     },
     #[error("no metric `{name}` in both runs (hint: the metrics of both are {common})")]
     UnknownMetric { name: String, common: String },
-    #[error("cannot write `{path}`: {reason}")]
-    Write { path: PathBuf, reason: String },
+    #[error("cannot write `{path}`: {source}")]
+    Write {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    /// A chart of A against B cannot be drawn or written.
+    #[error("cannot write `{path}`: {source}")]
+    Chart {
+        path: PathBuf,
+        #[source]
+        source: crate::report::ReportError,
+    },
 }
 
 /// What to compare: `y` the metric names or columns (default: every metric both runs have).

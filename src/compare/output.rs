@@ -186,9 +186,9 @@ impl Comparison {
 
     /// Writes `compare.csv` and `compare.md` into `dir` (created if missing).
     pub fn write_files(&self, dir: &Path) -> Result<Vec<PathBuf>, CompareError> {
-        let err = |path: &Path, e: std::io::Error| CompareError::Write {
+        let err = |path: &Path, source: std::io::Error| CompareError::Write {
             path: path.to_path_buf(),
-            reason: e.to_string(),
+            source,
         };
         std::fs::create_dir_all(dir).map_err(|e| err(dir, e))?;
         let csv = dir.join("compare.csv");
@@ -233,9 +233,9 @@ impl Comparison {
                     &curves,
                     None,
                 )
-                .map_err(|e| CompareError::Write {
+                .map_err(|source| CompareError::Chart {
                     path: charts.clone(),
-                    reason: e.to_string(),
+                    source,
                 })?;
                 files.extend(written);
             }

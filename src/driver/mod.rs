@@ -3,27 +3,30 @@
 //! Builds run on `jobs` threads, always ahead; each GPU has one runner that takes its points
 //! strictly one at a time, in its order, as soon as each is built. Builds never wait for runs.
 
-mod build;
+mod builder;
+mod dispatch;
+mod outcome;
 mod repeat;
 mod resume;
 mod runner;
 
-pub use build::{build_only, sample, BuildReport};
-use build::{BuildCtx, Built};
+pub use builder::{build_only, sample, BuildReport};
+use builder::{BuildCtx, Built};
+use dispatch::{CsvWriter, Dispatch, Rows};
 use resume::{lock_run, pick_run_dir};
 use runner::Shared;
 
 use crate::compile::{self, Toolchain};
 use crate::events::{Event, Reporter, Summary};
 use crate::gpu::{self, HeldLock};
-use crate::points::{self, Point, Shard, Split};
+use crate::points::{self, Order, Point, Shard, Split};
 use crate::render::{self, Bench, RenderError};
 use crate::spec::Spec;
 use crate::store::{self, CsvSink, Dialect, GpuState, Manifest};
 use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{mpsc, Arc, Mutex};
+use std::sync::{mpsc, Mutex};
 use std::time::Instant;
 
 /// Set by the first Ctrl-C: no new build or run starts; the current points finish and are written.
@@ -46,15 +49,6 @@ pub fn mark_interrupted() {
     }
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, Default)]
-pub enum Order {
-    /// Sweep order (the last axis turns fastest).
-    #[default]
-    Sweep,
-    /// A seeded shuffle (`--seed`), so slow drift of the GPU cannot pose as structure.
-    Shuffled,
-}
-
 #[derive(Clone, Debug)]
 pub struct Options {
     pub output: PathBuf,
@@ -66,7 +60,7 @@ pub struct Options {
     pub seed: u64,
     pub shard: Option<Shard>,
     pub split: Split,
-    pub gpus: Option<String>,
+    pub gpus: Option<gpu::GpuChoice>,
     pub wait_lock: bool,
     pub force: bool,
     pub resume: Option<PathBuf>,
@@ -91,16 +85,23 @@ pub enum DriverError {
     Store(#[from] store::StoreError),
     #[error("no GPU visible: `nvidia-smi` lists none (hint: `sweep build` compiles without a GPU; set `gpu = false` in the spec for a host program)")]
     NoGpu,
-    #[error("{0}")]
-    Gpu(String),
+    #[error(transparent)]
+    Gpu(#[from] gpu::SelectError),
+    /// A GPU's lock file cannot be made or read.
+    #[error(transparent)]
+    GpuLock(gpu::LockError),
     #[error(
         "gpu {gpu} is in use by another sweep ({holder}) (hint: --wait-lock to queue behind it)"
     )]
     Locked { gpu: String, holder: String },
     #[error("the spec changed since the unfinished run `{dir}` started: {changes} differ (hint: --force starts a new run)")]
     SpecChanged { dir: String, changes: String },
-    #[error("`{dir}` is not a run folder of this spec: {reason}")]
-    BadResume { dir: String, reason: String },
+    #[error("`{dir}` is not a run folder of this spec: {source}")]
+    BadResume {
+        dir: String,
+        #[source]
+        source: store::StoreError,
+    },
     #[error("the unfinished run `{dir}` was started by an older sweep, whose point ids lack the `p` prefix; this version cannot resume it (hint: --force starts a new run)")]
     OldIds { dir: String },
     #[error("the unfinished run `{dir}` writes the {theirs} CSV dialect; --csv-dialect {asked} would mix two dialects in one results.csv (hint: resume without --csv-dialect, and `sweep export RUN --format csv --dialect {asked}` when it ends)")]
@@ -111,19 +112,6 @@ pub enum DriverError {
     },
     #[error("the run `{dir}` is in use by another sweep (hint: wait for it to end; its results.csv grows as it runs)")]
     RunInUse { dir: String },
-}
-
-impl DriverError {
-    pub fn exit_code(&self) -> i32 {
-        match self {
-            DriverError::NoGpu
-            | DriverError::Gpu(_)
-            | DriverError::Locked { .. }
-            | DriverError::RunInUse { .. }
-            | DriverError::Compile(_) => crate::exit::ENVIRONMENT,
-            _ => crate::exit::BAD_INPUT,
-        }
-    }
 }
 
 /// The GPUs a run uses, locked; or none for a host program.
@@ -139,7 +127,7 @@ fn claim_gpus(
     if all.is_empty() {
         return Err(DriverError::NoGpu);
     }
-    let chosen = gpu::select(&all, opts.gpus.as_deref()).map_err(DriverError::Gpu)?;
+    let chosen = gpu::select(&all, opts.gpus.as_ref())?;
     if chosen.is_empty() {
         return Err(DriverError::NoGpu);
     }
@@ -155,7 +143,7 @@ fn claim_gpus(
                         holder
                     },
                 },
-                e @ gpu::LockError::Io { .. } => DriverError::Gpu(e.to_string()),
+                e @ gpu::LockError::Io { .. } => DriverError::GpuLock(e),
             })?;
         locks.push(lock);
     }
@@ -194,8 +182,9 @@ fn preflight(spec: &Spec, bench: &Bench, points: &[Point]) -> Result<(), DriverE
     Ok(())
 }
 
-/// `sweep run`.
-pub fn run(
+/// `sweep run` and `sweep resume`: builds and measures every point of the spec that its run
+/// folder does not hold yet; the summary is its last pass's.
+pub fn run_sweep(
     spec: &Spec,
     opts: &Options,
     reporter: Box<dyn Reporter>,
@@ -236,8 +225,8 @@ pub fn run(
             points_total: points.len(),
             point_ids: points.iter().map(|p| p.id.clone()).collect(),
             shard: opts.shard.map(|s| format!("{}/{}", s.index, s.count)),
-            split: format!("{:?}", opts.split).to_lowercase(),
-            order: format!("{:?}", opts.order).to_lowercase(),
+            split: Some(opts.split),
+            order: Some(opts.order),
             seed: opts.seed,
             host: host(),
             git_commit: git_commit(&bench.dir),
@@ -283,10 +272,14 @@ pub fn run(
         .iter()
         .map(|g| format!("gpu {} ({})", g.index, g.name))
         .collect();
-    let reporter = Arc::new(Mutex::new(reporter));
+    // Every event goes to the CSV, summary, timeline and reporter listeners in turn; a row the
+    // CSV could not take stops the sweep.
+    let dispatch = Mutex::new(Dispatch::new(reporter));
     let emit = |e: Event| {
-        if let Ok(mut r) = reporter.lock() {
-            r.on(&e);
+        if let Ok(mut d) = dispatch.lock() {
+            if !d.on(&e) {
+                STOP.store(true, Ordering::SeqCst);
+            }
         }
     };
     let ctx = BuildCtx::new(spec, bench, toolchain, &opts.cache);
@@ -295,15 +288,13 @@ pub fn run(
     if passes > 1 {
         std::fs::create_dir_all(run_dir.join("passes")).map_err(|e| store::StoreError::Write {
             path: run_dir.join("passes"),
-            reason: e.to_string(),
+            cause: e.into(),
         })?;
     }
     let mut sink = Some(sink);
-    let mut last_summary = Summary::default();
-    let mut timeline_all = Vec::new();
     for pass in 0..passes {
         let last = pass + 1 == passes;
-        // The CSV this pass appends to, and what it already holds.
+        // The CSVs this pass appends to, and what they already hold.
         let (pass_sink, pass_done, aggregate) = if passes == 1 {
             (sink.take(), BTreeMap::new(), None)
         } else if !last {
@@ -316,6 +307,18 @@ pub fn run(
             (sink.take(), BTreeMap::new(), Some(agg))
         };
         let Some(pass_sink) = pass_sink else { break };
+        let mut csvs = vec![CsvWriter::new(pass_sink, Rows::Points)];
+        if aggregate.is_some() {
+            let path = store::pass_csv(&run_dir, pass);
+            let raw = CsvSink::open(&path, header.clone(), manifest.dialect)?;
+            csvs.push(CsvWriter::new(raw, Rows::Raw));
+        }
+        let controls = passes == 1 && spec.control_every > 0;
+        if controls {
+            let path = run_dir.join(store::CONTROLS);
+            let c = CsvSink::open(&path, header.clone(), manifest.dialect)?;
+            csvs.push(CsvWriter::new(c, Rows::Controls));
+        }
         let mut todo: Vec<Point> = points
             .iter()
             .filter(|p| !done.contains_key(&p.id) && !pass_done.contains_key(&p.id))
@@ -337,6 +340,9 @@ pub fn run(
                 emit(Event::Warning(&w));
             }
         }
+        if let Ok(mut d) = dispatch.lock() {
+            d.csvs = csvs;
+        }
         emit(Event::Started {
             run_dir: &run_dir,
             total: manifest.points_total,
@@ -348,16 +354,6 @@ pub fn run(
         });
         let shared = Shared {
             ctx: &ctx,
-            sink: Mutex::new(pass_sink),
-            summary: Mutex::new(Summary {
-                run_dir: run_dir.clone(),
-                csv: csv_path.clone(),
-                total: manifest.points_total,
-                skipped: manifest.points_total - todo.len(),
-                ..Summary::default()
-            }),
-            timeline: Mutex::new(Vec::new()),
-            write_error: Mutex::new(None),
             emit: &emit,
             run_dir: run_dir.clone(),
             aggregate,
@@ -365,42 +361,22 @@ pub fn run(
                 std::fs::read_to_string(run_dir.join(store::CONTROLS))
                     .map_or(0, |t| t.lines().count().saturating_sub(1)),
             ),
-            controls: if passes == 1 && spec.control_every > 0 {
-                let path = run_dir.join(store::CONTROLS);
-                Some(Mutex::new(CsvSink::open(
-                    &path,
-                    header.clone(),
-                    manifest.dialect,
-                )?))
-            } else {
-                None
-            },
+            controls,
         };
         execute(&shared, &todo, &owner, runners, &gpus, opts);
-        let Shared {
-            sink: used,
-            summary,
-            timeline,
-            write_error,
-            controls,
-            ..
-        } = shared;
-        if let Some(Ok(c)) = controls.map(Mutex::into_inner) {
-            c.sync();
+        let csvs = dispatch
+            .lock()
+            .map(|mut d| std::mem::take(&mut d.csvs))
+            .unwrap_or_default();
+        for csv in csvs {
+            csv.finish()?;
         }
-        if let Some(e) = write_error.into_inner().ok().flatten() {
-            return Err(e.into());
-        }
-        if let Ok(used) = used.lock() {
-            used.sync();
-        }
-        last_summary = summary.into_inner().unwrap_or_default();
-        timeline_all.append(&mut timeline.into_inner().unwrap_or_default());
         if STOP.load(Ordering::SeqCst) {
             break;
         }
     }
-    let mut summary = last_summary;
+    let mut dispatch = dispatch.into_inner().unwrap_or_else(|e| e.into_inner());
+    let mut summary = std::mem::take(&mut dispatch.summary);
     let finished_ids: HashSet<String> = store::read_done(&csv_path, &header)?.into_keys().collect();
     let complete = manifest
         .point_ids
@@ -423,8 +399,9 @@ pub fn run(
         vec![]
     };
     manifest.counts = count_statuses(&csv_path, &header);
-    manifest.timeline.append(&mut timeline_all);
+    manifest.timeline.append(&mut dispatch.timeline.entries);
     manifest.save(&run_dir)?;
+    dispatch.on(&Event::RunFinished { summary: &summary });
     Ok(summary)
 }
 
@@ -463,6 +440,8 @@ fn execute(
                     point: &built.point,
                     cached: built.cached,
                     failed: built.binary.is_err(),
+                    started: built.started,
+                    ended: built.ended,
                 });
                 if senders[owner[i]].send((plan.position[i], built)).is_err() {
                     break;
@@ -472,7 +451,7 @@ fn execute(
         drop(senders);
         for (r, rx) in receivers.into_iter().enumerate() {
             let (count, gpu) = (plan.queues[r].len(), gpus.get(r).cloned());
-            s.spawn(move || runner::run_queue(shared, count, rx, gpu, opts.prestart));
+            s.spawn(move || runner::measure(shared, count, rx, gpu, opts.prestart));
         }
     });
 }

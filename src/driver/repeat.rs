@@ -6,10 +6,9 @@
 
 use crate::analyze::fit::median;
 use crate::spec::{Metric, Spec, CORE_FIELDS, CORE_STATS};
-use crate::store::{self, CsvSink, Dialect, Row, Status, StoreError};
+use crate::store::{self, Dialect, Row, Status, StoreError};
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::sync::Mutex;
 
 /// One earlier pass's row of a point.
 struct Earlier {
@@ -31,8 +30,6 @@ enum Rule {
 
 /// Builds `results.csv` rows from the last pass and the earlier passes' CSVs.
 pub(super) struct Aggregator {
-    /// The last pass's raw rows.
-    pub(super) pass_sink: Mutex<CsvSink>,
     earlier: BTreeMap<String, Vec<Earlier>>,
     /// Every metric column and how it combines.
     rules: Vec<(String, Rule)>,
@@ -64,7 +61,7 @@ fn rules(m: &Metric) -> Vec<(String, Rule)> {
 }
 
 impl Aggregator {
-    /// Reads passes 0..repeat-1 (all but the last) and opens the last pass's CSV.
+    /// Reads passes 0..repeat-1 (all but the last).
     pub(super) fn open(
         spec: &Spec,
         run_dir: &Path,
@@ -99,9 +96,7 @@ impl Aggregator {
                 });
             }
         }
-        let last = store::pass_csv(run_dir, spec.repeat - 1);
         Ok(Aggregator {
-            pass_sink: Mutex::new(CsvSink::open(&last, header.to_vec(), dialect)?),
             earlier,
             rules,
             metrics: spec.metrics.clone(),

@@ -13,9 +13,9 @@ use std::path::{Path, PathBuf};
 pub(super) fn pick_run_dir(spec: &Spec, opts: &Options) -> Result<Option<PathBuf>, DriverError> {
     let shard = opts.shard.map(|s| format!("{}/{}", s.index, s.count));
     if let Some(dir) = &opts.resume {
-        let m = Manifest::load(dir).map_err(|e| DriverError::BadResume {
+        let m = Manifest::load(dir).map_err(|source| DriverError::BadResume {
             dir: dir.display().to_string(),
-            reason: e.to_string(),
+            source,
         })?;
         if m.spec_hash != spec.hash {
             if !opts.force {
@@ -83,7 +83,7 @@ pub(super) fn lock_run(run_dir: &Path, holder: &str) -> Result<HeldLock, DriverE
     gpu::lock_file(run_dir.join("run.lock"), holder, false).map_err(|e| match e {
         gpu::LockError::Io { path, source } => store::StoreError::Write {
             path,
-            reason: source.to_string(),
+            cause: source.into(),
         }
         .into(),
         gpu::LockError::Held { .. } => DriverError::RunInUse {

@@ -1,139 +1,101 @@
 //! The run stage of the driver: one runner per GPU (or the host) takes its points strictly one
 //! at a time, in its order, as soon as each is built, and starts the next gated program early.
 
-use super::build::{BuildCtx, Built};
+use super::builder::{BuildCtx, Built};
+use super::outcome::{PointError, Ran};
 use super::STOP;
-use crate::events::{Event, Summary};
+use crate::events::Event;
 use crate::exec::{Exit, Started};
 use crate::parse;
 use crate::run;
 use crate::spec::Spec;
-use crate::store::{self, CsvSink, GpuState, GpuTag, Row, Status, TimelineEntry};
+use crate::store::{GpuState, GpuTag, Row, Status};
 use std::collections::{BTreeMap, VecDeque};
 use std::path::Path;
 use std::sync::atomic::Ordering;
-use std::sync::{mpsc, Mutex};
+use std::sync::mpsc;
 use std::time::Duration;
 
-/// What the runners share: the build context, the CSV and what the summary and manifest collect.
+/// What the runners share: the build context and where events go. Every row goes out as an
+/// event, to the listeners of src/driver/dispatch.rs (the CSVs among them).
 pub(super) struct Shared<'a> {
     pub(super) ctx: &'a BuildCtx,
-    pub(super) sink: Mutex<CsvSink>,
-    pub(super) summary: Mutex<Summary>,
-    pub(super) timeline: Mutex<Vec<TimelineEntry>>,
-    pub(super) write_error: Mutex<Option<store::StoreError>>,
     pub(super) emit: &'a (dyn Fn(Event) + Sync),
     /// Holds the measure lock of each GPU (see [`run::measure_lock`]).
     pub(super) run_dir: std::path::PathBuf,
-    /// The last pass of a `repeat` run: raw rows go to its pass CSV, and `sink` gets the row
-    /// combined over all passes.
+    /// The last pass of a `repeat` run: each raw row goes out as `Raw`, and the row combined over
+    /// all passes as the point's.
     pub(super) aggregate: Option<super::repeat::Aggregator>,
-    /// Control re-runs (`control_every` > 0, one pass): where their rows go.
-    pub(super) controls: Option<Mutex<CsvSink>>,
+    /// Control re-runs are made (`control_every` > 0, one pass); their rows go out as `Control`.
+    pub(super) controls: bool,
     /// Numbers the control folders (`points/<id>/control-<n>`) across runners and resumes: starts
     /// at the rows `controls.csv` already holds.
     pub(super) controls_made: std::sync::atomic::AtomicUsize,
 }
 
-impl Shared<'_> {
-    /// Appends `row` to `sink`; a write error is kept for the driver and stops the sweep.
-    fn append(&self, sink: &Mutex<CsvSink>, row: &Row) {
-        if let Ok(mut sink) = sink.lock() {
-            if let Err(e) = sink.append(row) {
-                if let Ok(mut w) = self.write_error.lock() {
-                    *w = Some(e);
-                }
-                STOP.store(true, Ordering::SeqCst);
-            }
-        }
-    }
-}
-
 /// A started program, or why it could not start.
-type Launched = Result<Started, (Status, String)>;
+type Launched = Result<Started, std::sync::Arc<PointError>>;
 
 /// Starts the program of a built point (one that honours the gate waits there until
 /// [`Started::go`]), or says why not.
 fn launch(spec: &Spec, b: &Built, gpu: Option<&GpuState>, lock: &std::path::Path) -> Launched {
-    let binary = b.binary.as_ref().map_err(|e| e.clone())?;
+    let binary = b.binary.as_ref().map_err(std::sync::Arc::clone)?;
     let uuid = gpu.map(|g| g.uuid.as_str());
     let lock = b.gated.then_some(lock);
     let cmd = run::command(spec, binary, &b.dir, uuid, lock);
     let _ = std::fs::write(b.dir.join("run.cmd"), format!("{}\n", cmd.line()));
-    run::start(&cmd, &b.dir, b.gated).map_err(|e| (Status::RunFailed, e.to_string()))
+    run::start(&cmd, &b.dir, b.gated).map_err(|e| PointError::Start(e).into())
 }
 
 /// Lets a started point run to its end and classifies what happened.
-fn finish(
-    spec: &Spec,
-    b: &Built,
-    started: Launched,
-) -> (Status, BTreeMap<String, f64>, f64, String) {
+fn finish(spec: &Spec, b: &Built, started: Launched) -> Ran {
     let outcome = match started.map(|s| s.wait(spec.run_timeout)) {
         Ok(Ok(o)) => o,
-        Ok(Err(e)) => return (Status::RunFailed, BTreeMap::new(), 0.0, e.to_string()),
-        Err((status, msg)) => return (status, BTreeMap::new(), 0.0, msg),
+        Ok(Err(e)) => return Ran::failed(PointError::Start(e)),
+        Err(e) => return Ran::failed(e),
     };
     let run_s = outcome.elapsed.as_secs_f64();
     let stdout_path = b.dir.join(run::STDOUT);
     let stderr_path = b.dir.join(run::STDERR);
     let stdout = std::fs::read_to_string(&stdout_path).unwrap_or_default();
     let parsed = parse::parse(&stdout, &spec.metrics, spec.target_rel_ci());
-    let why = || {
-        run::last_error_line(&b.dir)
-            .map(|l| format!(": {l}"))
-            .unwrap_or_default()
-    };
-    let (status, error) = if matches!(outcome.exit, Exit::TimedOut(_)) {
-        (
-            Status::Timeout,
-            format!(
-                "run {} (log: {})",
-                outcome.describe(),
-                stderr_path.display()
-            ),
-        )
+    let verdict = if matches!(outcome.exit, Exit::TimedOut(_)) {
+        Err(PointError::TimedOut {
+            outcome,
+            stderr: stderr_path,
+        })
     } else if parsed.check_failed.is_some() || outcome.exit == Exit::Code(3) {
         let what = parsed
             .check_failed
             .clone()
             .unwrap_or_else(|| "exit code 3".into());
-        (
-            Status::WrongResult,
-            format!("wrong result: {what} (log: {})", stdout_path.display()),
-        )
+        Err(PointError::WrongResult {
+            what,
+            stdout: stdout_path,
+        })
     } else if !outcome.success() {
-        (
-            Status::RunFailed,
-            format!(
-                "program failed with {}{} (log: {})",
-                outcome.describe(),
-                why(),
-                stderr_path.display()
-            ),
-        )
+        Err(PointError::Failed {
+            outcome,
+            last_error: run::last_error_line(&b.dir),
+            stderr: stderr_path,
+        })
     } else if !parsed.missing.is_empty() {
-        (
-            Status::NoMetric,
-            format!(
-                "no metric {} in the output (log: {})",
-                parsed
-                    .missing
-                    .iter()
-                    .map(|m| format!("`{m}`"))
-                    .collect::<Vec<_>>()
-                    .join(", "),
-                stdout_path.display()
-            ),
-        )
+        Err(PointError::NoMetric {
+            missing: parsed.missing.clone(),
+            stdout: stdout_path,
+        })
     } else if parsed.unstable {
-        (Status::Unstable, String::new())
+        Ok(Status::Unstable)
     } else if parsed.noisy {
-        (Status::Noisy, String::new())
+        Ok(Status::Noisy)
     } else {
-        (Status::Ok, String::new())
+        Ok(Status::Ok)
     };
-    (status, parsed.values, run_s, error)
+    Ran {
+        values: parsed.values,
+        run_s,
+        verdict: verdict.map_err(std::sync::Arc::new),
+    }
 }
 
 /// `[profile]` counters of a measured point: its binary once more under ncu, in the timing core's
@@ -155,7 +117,7 @@ fn profile_point(
     let fail = |why: String| (BTreeMap::new(), Some(format!("profile: {why}")));
     let ncu_path = match ncu::locate() {
         Ok(n) => n,
-        Err(e) => return fail(e),
+        Err(e) => return fail(e.to_string()),
     };
     let program = run::command(
         spec,
@@ -172,7 +134,7 @@ fn profile_point(
         stdout: &out_path,
         stderr: &err_path,
     };
-    let outcome = match crate::exec::run(&cmd, p.timeout, sink) {
+    let outcome = match crate::exec::start_and_wait(&cmd, p.timeout, sink) {
         Ok(o) => o,
         Err(e) => return fail(e.to_string()),
     };
@@ -212,7 +174,7 @@ fn profile_point(
 /// `[profile] power`: the point's power columns from the samples of its window (gate to exit),
 /// and why they are empty when they are.
 fn power_point(
-    power: Option<&Result<crate::profile::power::NvidiaSmi, String>>,
+    power: Option<&Result<crate::profile::power::NvidiaSmi, crate::profile::power::PowerError>>,
     from: f64,
     to: f64,
 ) -> (BTreeMap<String, f64>, Option<String>) {
@@ -243,7 +205,7 @@ fn metric_power_point(
     b: &Built,
     gpu: Option<&GpuState>,
     lock: &Path,
-    power: Option<&Result<crate::profile::power::NvidiaSmi, String>>,
+    power: Option<&Result<crate::profile::power::NvidiaSmi, crate::profile::power::PowerError>>,
 ) -> (BTreeMap<String, f64>, Option<String>) {
     use crate::profile::metric_power::{limit, run_pass};
     let (Some(every), Ok(binary)) = (
@@ -309,15 +271,8 @@ fn control_target(pos: usize, every: usize) -> Option<usize> {
 }
 
 /// Runs the program of a point measured before once more, in a fresh process that writes into
-/// `points/<id>/control-<n>/`, and appends its row to `controls.csv`.
-fn control(
-    shared: &Shared,
-    sink: &Mutex<CsvSink>,
-    m: &Measured,
-    gpu: Option<&GpuState>,
-    lock: &Path,
-    n: usize,
-) {
+/// `points/<id>/control-<n>/`; its row goes out for `controls.csv`.
+fn control(shared: &Shared, m: &Measured, gpu: Option<&GpuState>, lock: &Path, n: usize) {
     let dir = m.built.dir.join(format!("control-{n}"));
     if std::fs::create_dir_all(&dir).is_err() {
         return;
@@ -337,21 +292,18 @@ fn control(
         s.go();
     }
     let row = row(&b, gpu, finish(&shared.ctx.spec, &b, started));
-    shared.append(sink, &row);
+    (shared.emit)(Event::Control { row: &row });
 }
 
-/// The row of a built point from what [`finish`] found.
-fn row(
-    b: &Built,
-    gpu: Option<&GpuState>,
-    (status, values, run_s, error): (Status, BTreeMap<String, f64>, f64, String),
-) -> Row {
+/// The row of a built point from what [`finish`] found: here its failure becomes words.
+fn row(b: &Built, gpu: Option<&GpuState>, ran: Ran) -> Row {
+    let (status, error) = (ran.status(), ran.error());
     Row {
         point: b.point.clone(),
         status,
-        values,
+        values: ran.values,
         build_s: b.build_s,
-        run_s,
+        run_s: ran.run_s,
         cached: b.cached,
         gpu: gpu
             .map(|g| GpuTag {
@@ -387,8 +339,9 @@ fn trace(dir: &std::path::Path, phase: &str) {
     }
 }
 
-/// Runs `count` points that arrive on `rx` as (position in this runner's order, built point).
-pub(super) fn run_queue(
+/// The runner's loop: measures, one at a time in its order, the `count` points that arrive on
+/// `rx` as (position in this runner's order, built point).
+pub(super) fn measure(
     shared: &Shared,
     count: usize,
     rx: mpsc::Receiver<(usize, Built)>,
@@ -403,21 +356,23 @@ pub(super) fn run_queue(
     let mut ahead: VecDeque<(usize, Launched)> = VecDeque::new();
     let mut next = 0;
     // Short sweeps re-run more often, so that every sweep gets at least four controls.
-    let every = shared.controls.as_ref().map_or(0, |_| {
+    let every = if shared.controls {
         (ctx.spec.control_every as usize).min((count / 4).max(1))
-    });
+    } else {
+        0
+    };
     let mut measured: VecDeque<Measured> = VecDeque::new();
     let mut builds_done = false;
     // `[profile] power`: this GPU's power and clock, sampled while the sweep runs.
-    let power: Option<Result<crate::profile::power::NvidiaSmi, String>> = ctx
-        .spec
-        .profile
-        .as_ref()
-        .filter(|p| p.samples_power())
-        .map(|_| {
-            let id = gpu.as_ref().map_or("0", |g| g.uuid.as_str());
-            crate::profile::power::NvidiaSmi::start(id, 20)
-        });
+    let power: Option<Result<crate::profile::power::NvidiaSmi, crate::profile::power::PowerError>> =
+        ctx.spec
+            .profile
+            .as_ref()
+            .filter(|p| p.samples_power())
+            .map(|_| {
+                let id = gpu.as_ref().map_or("0", |g| g.uuid.as_str());
+                crate::profile::power::NvidiaSmi::start(id, 20)
+            });
     while next < count && !STOP.load(Ordering::SeqCst) {
         // A point starts only once it and the `prestart` points after it have come from the
         // builder (built, failed or cached), so that a cold run starts its programs in the same
@@ -499,7 +454,7 @@ pub(super) fn run_queue(
         let run_end = ctx.clock.now();
         let row = match &shared.aggregate {
             Some(agg) => {
-                shared.append(&agg.pass_sink, &raw);
+                emit(Event::Raw { row: &raw });
                 let mut combined = agg.combine(&raw);
                 if combined.status.measured() {
                     // Counters and power are the last process's: they are not measurements to median.
@@ -521,21 +476,11 @@ pub(super) fn run_queue(
             // From the row's final values: with `repeat`, the median over the processes.
             crate::profile::metric_power::add_per_watt(&mut row.values, &power_wanted(&ctx.spec));
         }
-        shared.append(&shared.sink, &row);
-        if let Ok(mut t) = shared.timeline.lock() {
-            t.push(TimelineEntry {
-                point_id: b.point.id.clone(),
-                build_start: b.started,
-                build_end: b.ended,
-                run_start,
-                run_end,
-                cached: b.cached,
-            });
-        }
-        if let Ok(mut sm) = shared.summary.lock() {
-            sm.record(&row);
-        }
-        emit(Event::Finished { row: &row });
+        emit(Event::Finished {
+            row: &row,
+            run_start,
+            run_end,
+        });
         if every == 0 {
             continue;
         }
@@ -550,11 +495,11 @@ pub(super) fn run_queue(
             }
         }
         let target = control_target(pos, every);
-        if let (Some(t), Some(sink)) = (target, shared.controls.as_ref()) {
+        if let (Some(t), true) = (target, shared.controls) {
             if let Some(m) = measured.iter().find(|m| m.position == t) {
                 if !STOP.load(Ordering::SeqCst) {
                     let n = shared.controls_made.fetch_add(1, Ordering::SeqCst);
-                    control(shared, sink, m, gpu.as_ref(), &lock, n);
+                    control(shared, m, gpu.as_ref(), &lock, n);
                 }
             }
         }

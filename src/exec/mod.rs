@@ -34,12 +34,23 @@ pub enum Sink<'a> {
 pub enum ExecError {
     #[error("`{program}` not found (hint: put it on PATH or name it with a full path)")]
     NotFound { program: String },
-    #[error("cannot start `{line}`: {reason}")]
-    Spawn { line: String, reason: String },
+    #[error("cannot start `{line}`: {source}")]
+    Spawn {
+        line: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("cannot start `{line}`: cannot write log `{}`: {source}", log.display())]
+    Log {
+        line: String,
+        log: std::path::PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
 }
 
-/// Runs `cmd` to its end or until `timeout`, with its output in `sink`.
-pub fn run(cmd: &Cmd, timeout: Duration, sink: Sink) -> Result<Outcome, ExecError> {
+/// Starts `cmd` (ungated) and waits for its end or `timeout`, with its output in `sink`.
+pub fn start_and_wait(cmd: &Cmd, timeout: Duration, sink: Sink) -> Result<Outcome, ExecError> {
     start(cmd, sink, false)?.wait(timeout)
 }
 
@@ -59,9 +70,9 @@ pub struct Started {
 
 /// Starts `cmd` without waiting for it.
 pub fn start(cmd: &Cmd, sink: Sink, gated: bool) -> Result<Started, ExecError> {
-    let spawn_err = |e: std::io::Error| ExecError::Spawn {
+    let spawn_err = |source: std::io::Error| ExecError::Spawn {
         line: cmd.line(),
-        reason: e.to_string(),
+        source,
     };
     let mut expr = duct::cmd(&cmd.program, &cmd.args).unchecked().stdin_null();
     for (k, v) in &cmd.env {
@@ -73,9 +84,10 @@ pub fn start(cmd: &Cmd, sink: Sink, gated: bool) -> Result<Started, ExecError> {
     expr = match sink {
         Sink::Split { stdout, stderr } => expr.stdout_path(stdout).stderr_path(stderr),
         Sink::Merged(log) => {
-            let mut file = std::fs::File::create(log).map_err(|e| ExecError::Spawn {
+            let mut file = std::fs::File::create(log).map_err(|source| ExecError::Log {
                 line: cmd.line(),
-                reason: format!("cannot write log `{}`: {e}", log.display()),
+                log: log.to_path_buf(),
+                source,
             })?;
             let _ = writeln!(file, "$ {}", cmd.line());
             expr.stderr_to_stdout().stdout_file(file)
@@ -283,7 +295,7 @@ pub fn capture(cmd: &Cmd) -> Result<Captured, ExecError> {
         },
         _ => ExecError::Spawn {
             line: cmd.line(),
-            reason: e.to_string(),
+            source: e,
         },
     })?;
     Ok(Captured {
@@ -303,7 +315,7 @@ mod tests {
         let log = tmp.path().join("log");
         // SAFETY: getpriority only reads this process's niceness.
         let ours = unsafe { libc::getpriority(libc::PRIO_PROCESS, 0) };
-        let out = run(
+        let out = start_and_wait(
             &Cmd::new("nice").nice(7),
             Duration::from_secs(10),
             Sink::Merged(&log),
@@ -322,7 +334,7 @@ mod tests {
         // The shell starts a grandchild that would outlive a plain kill of the shell.
         let script = format!("sleep 30 & echo $! > {}; wait", pidfile.display());
         let log = tmp.path().join("log");
-        let out = run(
+        let out = start_and_wait(
             &Cmd::new("sh").args(["-c", &script]),
             Duration::from_millis(300),
             Sink::Merged(&log),
@@ -397,21 +409,21 @@ mod tests {
     fn exit_codes_and_signals_are_told_apart() {
         let tmp = tempfile::tempdir().unwrap();
         let log = tmp.path().join("log");
-        let code = run(
+        let code = start_and_wait(
             &Cmd::new("sh").args(["-c", "exit 3"]),
             Duration::from_secs(5),
             Sink::Merged(&log),
         )
         .unwrap();
         assert_eq!(code.exit, Exit::Code(3));
-        let sig = run(
+        let sig = start_and_wait(
             &Cmd::new("sh").args(["-c", "kill -SEGV $$"]),
             Duration::from_secs(5),
             Sink::Merged(&log),
         )
         .unwrap();
         assert_eq!(sig.exit, Exit::Signal(libc::SIGSEGV));
-        let missing = run(
+        let missing = start_and_wait(
             &Cmd::new("no-such-program-xyz"),
             Duration::from_secs(5),
             Sink::Merged(&log),

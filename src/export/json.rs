@@ -157,10 +157,10 @@ pub fn write_json(run_dir: &Path, path: &Path) -> Result<(), StoreError> {
     let v = run_json(run_dir)?;
     let text = serde_json::to_string_pretty(&v).map_err(|e| StoreError::Write {
         path: path.to_path_buf(),
-        reason: e.to_string(),
+        cause: e.into(),
     })?;
     std::fs::write(path, text + "\n").map_err(|e| StoreError::Write {
         path: path.to_path_buf(),
-        reason: e.to_string(),
+        cause: e.into(),
     })
 }

@@ -116,8 +116,18 @@ pub struct Run {
 pub enum ExportError {
     #[error(transparent)]
     Store(#[from] StoreError),
-    #[error("cannot write `{path}`: {reason}")]
-    Write { path: PathBuf, reason: String },
+    #[error("cannot write `{path}`: {source}")]
+    Write {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("cannot write `{path}`: {source}")]
+    Workbook {
+        path: PathBuf,
+        #[source]
+        source: rust_xlsxwriter::XlsxError,
+    },
     #[error("`{path}`: {reason}")]
     Read { path: PathBuf, reason: String },
     #[error("`{dir}` is not a run folder: it has no manifest.json (hint: pass output/<sweep>/<stamp>, the folder that holds results.csv)")]
@@ -169,7 +179,7 @@ fn read_analysis(path: &Path) -> Result<Option<Table>, ExportError> {
         path: path.to_path_buf(),
         reason,
     };
-    let csv = Csv::parse(&bytes, None).map_err(err)?;
+    let csv = Csv::parse(&bytes, None).map_err(|e| err(e.to_string()))?;
     let (header, dialect) = (csv.header, csv.dialect);
     let rows = csv
         .records
@@ -195,15 +205,15 @@ pub fn export(
     dialect: Option<Dialect>,
     out: &Path,
 ) -> Result<Vec<PathBuf>, ExportError> {
-    std::fs::create_dir_all(out).map_err(|e| ExportError::Write {
+    std::fs::create_dir_all(out).map_err(|source| ExportError::Write {
         path: out.to_path_buf(),
-        reason: e.to_string(),
+        source,
     })?;
     let write = |name: &str, bytes: &[u8]| -> Result<PathBuf, ExportError> {
         let path = out.join(name);
-        std::fs::write(&path, bytes).map_err(|e| ExportError::Write {
+        std::fs::write(&path, bytes).map_err(|source| ExportError::Write {
             path: path.clone(),
-            reason: e.to_string(),
+            source,
         })?;
         Ok(path)
     };
@@ -229,9 +239,9 @@ pub fn export(
             Ok(files)
         }
         Format::Xlsx => {
-            let bytes = xlsx::workbook(run).map_err(|reason| ExportError::Write {
+            let bytes = xlsx::workbook(run).map_err(|source| ExportError::Workbook {
                 path: out.join("results.xlsx"),
-                reason,
+                source,
             })?;
             Ok(vec![write("results.xlsx", &bytes)?])
         }

@@ -17,8 +17,8 @@ use std::collections::BTreeMap;
 const SERIES_PER_CHART: usize = 24;
 
 /// The workbook's bytes.
-pub fn workbook(run: &Run) -> Result<Vec<u8>, String> {
-    build(run).map_err(|e| e.to_string())
+pub fn workbook(run: &Run) -> Result<Vec<u8>, XlsxError> {
+    build(run)
 }
 
 fn build(run: &Run) -> Result<Vec<u8>, XlsxError> {

@@ -2,7 +2,7 @@
 //! rows, checked to be alike.
 
 use super::MergeError;
-use crate::points::Shard;
+use crate::points::{Shard, Split};
 use crate::store::{self, Dialect, Manifest};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -32,7 +32,7 @@ pub fn resolve(args: &[PathBuf]) -> Result<Vec<PathBuf>, MergeError> {
         }
         // The runs directly in `arg`, oldest first: the latest run of each shard wins.
         // (shard count, split, index) -> run
-        let mut latest: BTreeMap<(usize, String, usize), PathBuf> = BTreeMap::new();
+        let mut latest: BTreeMap<(usize, Option<Split>, usize), PathBuf> = BTreeMap::new();
         for run in store::runs_of(arg, "") {
             let Ok(m) = Manifest::load(&run) else {
                 continue;
@@ -43,7 +43,9 @@ pub fn resolve(args: &[PathBuf]) -> Result<Vec<PathBuf>, MergeError> {
         }
         let shardings: BTreeSet<String> = latest
             .keys()
-            .map(|(n, split, _)| format!("{n} shards split by {split}"))
+            .map(|(n, split, _)| {
+                format!("{n} shards split by {}", split.map_or("", |s| s.as_str()))
+            })
             .collect();
         match shardings.len() {
             0 => {

@@ -72,8 +72,18 @@ pub enum MergeError {
         first_dialect: String,
         other_dialect: String,
     },
-    #[error("the spec saved in `{dir}` does not expand: {reason}")]
-    Spec { dir: String, reason: String },
+    #[error("the spec saved in `{dir}` does not expand: {source}")]
+    Spec {
+        dir: String,
+        #[source]
+        source: Box<crate::spec::SpecError>,
+    },
+    #[error("the spec saved in `{dir}` does not expand: {source}")]
+    Points {
+        dir: String,
+        #[source]
+        source: points::PointsError,
+    },
     #[error("run `{dir}` holds point `{id}`, which its spec does not have (hint: was its results.csv edited?)")]
     Foreign { dir: String, id: String },
     #[error("run `{dir}` was made by an older sweep, whose point ids (`{id}`) lack the `p` prefix (hint: merge it with the sweep that made it, or re-run it)")]
@@ -82,18 +92,12 @@ pub enum MergeError {
     Duplicates { count: usize, list: String },
     #[error("`{dir}` already holds a merged run (hint: pick another --out, or remove it)")]
     OutExists { dir: String },
-    #[error("cannot write `{path}`: {reason}")]
-    Write { path: PathBuf, reason: String },
-}
-
-impl MergeError {
-    pub fn exit_code(&self) -> i32 {
-        match self {
-            MergeError::Duplicates { .. } => crate::exit::POINTS_FAILED,
-            MergeError::Write { .. } => crate::exit::ENVIRONMENT,
-            _ => crate::exit::BAD_INPUT,
-        }
-    }
+    #[error("cannot write `{path}`: {cause}")]
+    Write {
+        path: PathBuf,
+        #[source]
+        cause: crate::store::Cause,
+    },
 }
 
 pub struct Options {
@@ -108,13 +112,16 @@ pub fn merge(dirs: &[PathBuf], opts: &Options) -> Result<Merged, MergeError> {
     let inputs: Vec<Input> = dirs.iter().map(|d| load(d)).collect::<Result<_, _>>()?;
     let first = inputs.first().ok_or(MergeError::NoInput)?;
     check_alike(&inputs)?;
-    let spec_err = |reason: String| MergeError::Spec {
+    let spec = Spec::parse(Path::new(&first.manifest.spec_path), &first.manifest.spec).map_err(
+        |source| MergeError::Spec {
+            dir: first.name(),
+            source: Box::new(source),
+        },
+    )?;
+    let all: Vec<Point> = points::expand(&spec).map_err(|source| MergeError::Points {
         dir: first.name(),
-        reason,
-    };
-    let spec = Spec::parse(Path::new(&first.manifest.spec_path), &first.manifest.spec)
-        .map_err(|e| spec_err(e.to_string()))?;
-    let all: Vec<Point> = points::expand(&spec).map_err(|e| spec_err(e.to_string()))?;
+        source,
+    })?;
     let position: BTreeMap<&str, usize> = all
         .iter()
         .enumerate()
@@ -161,22 +168,18 @@ pub fn merge(dirs: &[PathBuf], opts: &Options) -> Result<Merged, MergeError> {
     }
 
     // The shard each missing point belongs to, when the inputs are shards of one count and split.
-    let shardings: BTreeSet<(usize, String)> = inputs
+    let shardings: BTreeSet<(usize, Option<points::Split>)> = inputs
         .iter()
         .filter_map(|i| {
             let s = i.manifest.shard.as_deref()?.parse::<Shard>().ok()?;
-            Some((s.count, i.manifest.split.clone()))
+            Some((s.count, i.manifest.split))
         })
         .collect();
     let shards = (shardings.len() == 1)
         .then(|| shardings.into_iter().next())
         .flatten();
     let owner: Option<Vec<usize>> = shards.as_ref().map(|(count, split)| {
-        let split = if split == "points" {
-            points::Split::Points
-        } else {
-            points::Split::Series
-        };
+        let split = split.unwrap_or(points::Split::Series);
         points::assign(&all, *count, split, &points::x_axis(&spec))
     });
     let missing: Vec<MissingPoint> = (0..all.len())

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 fn write_err(path: &Path) -> impl Fn(std::io::Error) -> MergeError + '_ {
     move |e| MergeError::Write {
         path: path.to_path_buf(),
-        reason: e.to_string(),
+        cause: e.into(),
     }
 }
 
@@ -73,7 +73,7 @@ pub(super) fn write_csv(
 /// Saved as every manifest is; a failure to write it is the environment's, as for the CSV.
 pub(super) fn save(manifest: &MergedManifest, dir: &Path) -> Result<(), MergeError> {
     store::manifest::save_manifest(manifest, dir).map_err(|e| match e {
-        store::StoreError::Write { path, reason } => MergeError::Write { path, reason },
+        store::StoreError::Write { path, cause } => MergeError::Write { path, cause },
         e => MergeError::Store(e),
     })
 }

@@ -49,7 +49,7 @@ pub struct Merged {
     pub counts: BTreeMap<String, usize>,
     pub missing: Vec<MissingPoint>,
     pub(super) spec_path: String,
-    pub(super) shards: Option<(usize, String)>,
+    pub(super) shards: Option<(usize, Option<crate::points::Split>)>,
     /// Each input shard (`1/4`) -> its run's state.
     pub(super) states: BTreeMap<String, String>,
 }
@@ -91,10 +91,9 @@ impl Merged {
             .collect();
         let hint = match &self.shards {
             Some((count, split)) if !shards.is_empty() => {
-                let split = if split == "series" {
-                    String::new()
-                } else {
-                    format!(" --split {split}")
+                let split = match split {
+                    Some(crate::points::Split::Series) => String::new(),
+                    other => format!(" --split {}", other.map_or("", |s| s.as_str())),
                 };
                 let owners: Vec<String> = shards
                     .iter()

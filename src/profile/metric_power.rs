@@ -228,7 +228,7 @@ pub fn run_pass(
     };
     let fail = |why: String| (BTreeMap::new(), Some(format!("power: {why}")));
     let started = super::power::now();
-    let outcome = match crate::exec::run(&cmd, limit, sink) {
+    let outcome = match crate::exec::start_and_wait(&cmd, limit, sink) {
         Ok(o) => o,
         Err(e) => return fail(e.to_string()),
     };

@@ -21,18 +21,24 @@ pub const CMD: &str = "profile.cmd";
 /// The NVTX ranges the timing core opens in profile mode (`sweep:<n>`), as ncu's filter.
 pub const RANGE_FILTER: &str = "regex:^sweep:[0-9]+$/";
 
+/// Why there is no ncu to run.
+#[derive(Debug, thiserror::Error)]
+pub enum LocateError {
+    #[error("`SWEEP_NCU` = `{}` is not a file (hint: the path of Nsight Compute's `ncu`)", .0.display())]
+    NotAFile(PathBuf),
+    #[error("`ncu` not found (hint: Nsight Compute comes with the CUDA toolkit; put its bin folder on PATH or set SWEEP_NCU)")]
+    NotFound,
+}
+
 /// Where ncu is: `$SWEEP_NCU`, else `ncu` on PATH, else beside `nvcc` on PATH, else the CUDA
 /// toolkit's default `/usr/local/cuda/bin/ncu`.
-pub fn locate() -> Result<PathBuf, String> {
+pub fn locate() -> Result<PathBuf, LocateError> {
     if let Some(p) = std::env::var_os("SWEEP_NCU").filter(|p| !p.is_empty()) {
         let p = PathBuf::from(p);
         return if p.is_file() {
             Ok(p)
         } else {
-            Err(format!(
-                "`SWEEP_NCU` = `{}` is not a file (hint: the path of Nsight Compute's `ncu`)",
-                p.display()
-            ))
+            Err(LocateError::NotAFile(p))
         };
     }
     if let Some(p) = crate::exec::on_path("ncu") {
@@ -47,7 +53,7 @@ pub fn locate() -> Result<PathBuf, String> {
     if default.is_file() {
         return Ok(default);
     }
-    Err("`ncu` not found (hint: Nsight Compute comes with the CUDA toolkit; put its bin folder on PATH or set SWEEP_NCU)".into())
+    Err(LocateError::NotFound)
 }
 
 /// The profile command of a point: `program` (the point's own command, as the timed run had it)

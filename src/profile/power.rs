@@ -140,8 +140,21 @@ fn keep_line(slot: &Mutex<Option<String>>, line: &str, first: bool) {
     }
 }
 
+/// Why power is not sampled.
+#[derive(Debug, thiserror::Error)]
+pub enum PowerError {
+    #[error("cannot start `{program}` for power sampling: {source} (hint: it comes with the NVIDIA driver; or drop `power` from [profile])")]
+    Start {
+        program: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("no stdout from nvidia-smi")]
+    NoStdout,
+}
+
 impl NvidiaSmi {
-    pub fn start(gpu: &str, period_ms: u32) -> Result<NvidiaSmi, String> {
+    pub fn start(gpu: &str, period_ms: u32) -> Result<NvidiaSmi, PowerError> {
         let program = std::env::var("SWEEP_NVIDIA_SMI")
             .ok()
             .filter(|p| !p.is_empty())
@@ -149,7 +162,7 @@ impl NvidiaSmi {
         Self::spawn(&program, gpu, period_ms)
     }
 
-    fn spawn(program: &str, gpu: &str, period_ms: u32) -> Result<NvidiaSmi, String> {
+    fn spawn(program: &str, gpu: &str, period_ms: u32) -> Result<NvidiaSmi, PowerError> {
         // nvidia-smi's stdout into a pipe is block-buffered: line-buffer it where stdbuf exists,
         // so a sample reaches sweep within its period.
         let mut command = if crate::exec::on_path("stdbuf").is_some() {
@@ -172,8 +185,11 @@ impl NvidiaSmi {
             .stderr(std::process::Stdio::piped())
             .stdin(std::process::Stdio::null())
             .spawn()
-            .map_err(|e| format!("cannot start `{program}` for power sampling: {e} (hint: it comes with the NVIDIA driver; or drop `power` from [profile])"))?;
-        let stdout = child.stdout.take().ok_or("no stdout from nvidia-smi")?;
+            .map_err(|source| PowerError::Start {
+                program: program.to_string(),
+                source,
+            })?;
+        let stdout = child.stdout.take().ok_or(PowerError::NoStdout)?;
         let samples: Arc<Mutex<Vec<Sample>>> = Arc::new(Mutex::new(Vec::new()));
         let (said, unread) = (Arc::default(), Arc::default());
         if let Some(stderr) = child.stderr.take() {

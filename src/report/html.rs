@@ -402,7 +402,8 @@ fn figure(h: &mut String, svg: &str, caption: &str) {
 }
 
 /// Wraps a [`Reporter`] and keeps `<run>/report.html` current while the run goes on: a thread
-/// rewrites it at most every few seconds after points finished, off the runner's path.
+/// rewrites it at most every few seconds after points finished, off the runner's path; when the
+/// run is over (its manifest final), the page's last version.
 pub struct Live {
     inner: Box<dyn Reporter>,
     run_dir: Arc<Mutex<Option<PathBuf>>>,
@@ -459,17 +460,30 @@ impl Reporter for Live {
                 self.dirty.store(true, Ordering::SeqCst);
             }
             Event::Finished { .. } => self.dirty.store(true, Ordering::SeqCst),
+            Event::RunFinished { summary } => {
+                // The report's last version (it makes its own analysis): no rewrite after it.
+                self.stop_rewrites();
+                if let Err(e) = write(&summary.run_dir) {
+                    eprintln!("warning: {e}");
+                }
+            }
             _ => {}
         }
         self.inner.on(event);
     }
 }
 
-impl Drop for Live {
-    fn drop(&mut self) {
+impl Live {
+    fn stop_rewrites(&mut self) {
         self.stop.store(true, Ordering::SeqCst);
         if let Some(t) = self.thread.take() {
             let _ = t.join();
         }
+    }
+}
+
+impl Drop for Live {
+    fn drop(&mut self) {
+        self.stop_rewrites();
     }
 }

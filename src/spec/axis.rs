@@ -29,54 +29,97 @@ pub(super) fn valid_ident(name: &str) -> bool {
         && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
-pub(super) fn expand_axis(a: &AxisFile) -> Result<Axis, String> {
+/// Why an `[[axis]]` table is wrong (the spec adds its file and line).
+#[derive(Debug, thiserror::Error)]
+pub enum AxisError {
+    #[error("axis name `{0}` is not an identifier (hint: letters, digits and `_`, not starting with a digit)")]
+    NotIdentifier(String),
+    #[error("axis `{0}` needs exactly one of `range`, `pow2`, `values`")]
+    NotOneKind(String),
+    #[error("axis `{0}`: `step` only goes with `range`")]
+    StepWithoutRange(String),
+    #[error(
+        "axis `{name}`: `{key}` has {items} items (hint: two, `{key} = [first, last]`{})",
+        step_hint(key)
+    )]
+    NotTwoBounds {
+        name: String,
+        key: &'static str,
+        items: usize,
+    },
+    #[error("axis `{name}` has step {step} (hint: step must be > 0)")]
+    BadStep { name: String, step: i64 },
+    #[error("axis `{name}` is empty: {from}..{to} step {step} (hint: start must be <= end)")]
+    EmptyRange {
+        name: String,
+        from: i64,
+        to: i64,
+        step: i64,
+    },
+    #[error("axis `{name}` has {count} values (hint: at most 1000000)")]
+    TooMany { name: String, count: i128 },
+    #[error("axis `{name}`: pow2 bounds {from} and {to} must be powers of two")]
+    NotPowersOfTwo { name: String, from: i64, to: i64 },
+    #[error("axis `{name}` is empty: pow2 {from}..{to} (hint: start must be <= end)")]
+    EmptyPow2 { name: String, from: i64, to: i64 },
+    #[error("axis `{0}` is empty: values = [] (hint: list at least one value)")]
+    NoValues(String),
+    #[error("axis `{0}` has compiler_flags = true, so its values must be strings")]
+    FlagsNotStrings(String),
+}
+
+fn step_hint(key: &str) -> &'static str {
+    if key == "range" {
+        ", and `step = n` for a step"
+    } else {
+        ""
+    }
+}
+
+pub(super) fn expand_axis(a: &AxisFile) -> Result<Axis, AxisError> {
     let name = &a.name;
     if !valid_ident(name) {
-        return Err(format!(
-            "axis name `{name}` is not an identifier (hint: letters, digits and `_`, not starting with a digit)"
-        ));
+        return Err(AxisError::NotIdentifier(name.clone()));
     }
     let given = [a.range.is_some(), a.pow2.is_some(), a.values.is_some()];
     if given.iter().filter(|g| **g).count() != 1 {
-        return Err(format!(
-            "axis `{name}` needs exactly one of `range`, `pow2`, `values`"
-        ));
+        return Err(AxisError::NotOneKind(name.clone()));
     }
     if a.step.is_some() && a.range.is_none() {
-        return Err(format!("axis `{name}`: `step` only goes with `range`"));
+        return Err(AxisError::StepWithoutRange(name.clone()));
     }
-    let bounds =
-        |key: &str, v: &Option<Vec<i64>>| -> Result<Option<[i64; 2]>, String> {
-            match v.as_deref() {
-                None => Ok(None),
-                Some(&[from, to]) => Ok(Some([from, to])),
-                Some(other) => {
-                    Err(format!(
-                "axis `{name}`: `{key}` has {} items (hint: two, `{key} = [first, last]`{})",
-                other.len(),
-                if key == "range" { ", and `step = n` for a step" } else { "" }
-            ))
-                }
-            }
-        };
+    let bounds = |key: &'static str, v: &Option<Vec<i64>>| match v.as_deref() {
+        None => Ok(None),
+        Some(&[from, to]) => Ok(Some([from, to])),
+        Some(other) => Err(AxisError::NotTwoBounds {
+            name: name.clone(),
+            key,
+            items: other.len(),
+        }),
+    };
     let (range, pow2) = (bounds("range", &a.range)?, bounds("pow2", &a.pow2)?);
     let values = if let Some([from, to]) = range {
         let step = a.step.unwrap_or(1);
         if step <= 0 {
-            return Err(format!(
-                "axis `{name}` has step {step} (hint: step must be > 0)"
-            ));
+            return Err(AxisError::BadStep {
+                name: name.clone(),
+                step,
+            });
         }
         if from > to {
-            return Err(format!(
-                "axis `{name}` is empty: {from}..{to} step {step} (hint: start must be <= end)"
-            ));
+            return Err(AxisError::EmptyRange {
+                name: name.clone(),
+                from,
+                to,
+                step,
+            });
         }
         let count = (to as i128 - from as i128) / step as i128 + 1;
         if count > 1_000_000 {
-            return Err(format!(
-                "axis `{name}` has {count} values (hint: at most 1000000)"
-            ));
+            return Err(AxisError::TooMany {
+                name: name.clone(),
+                count,
+            });
         }
         (0..count as i64)
             .map(|i| Value::Int(from + i * step))
@@ -84,14 +127,18 @@ pub(super) fn expand_axis(a: &AxisFile) -> Result<Axis, String> {
     } else if let Some([from, to]) = pow2 {
         let pow = |v: i64| v > 0 && (v & (v - 1)) == 0;
         if !pow(from) || !pow(to) {
-            return Err(format!(
-                "axis `{name}`: pow2 bounds {from} and {to} must be powers of two"
-            ));
+            return Err(AxisError::NotPowersOfTwo {
+                name: name.clone(),
+                from,
+                to,
+            });
         }
         if from > to {
-            return Err(format!(
-                "axis `{name}` is empty: pow2 {from}..{to} (hint: start must be <= end)"
-            ));
+            return Err(AxisError::EmptyPow2 {
+                name: name.clone(),
+                from,
+                to,
+            });
         }
         let mut v = Vec::new();
         let mut x = Some(from);
@@ -103,16 +150,12 @@ pub(super) fn expand_axis(a: &AxisFile) -> Result<Axis, String> {
     } else {
         let values = a.values.clone().unwrap_or_default();
         if values.is_empty() {
-            return Err(format!(
-                "axis `{name}` is empty: values = [] (hint: list at least one value)"
-            ));
+            return Err(AxisError::NoValues(name.clone()));
         }
         values
     };
     if a.compiler_flags && values.iter().any(|v| !matches!(v, Value::Str(_))) {
-        return Err(format!(
-            "axis `{name}` has compiler_flags = true, so its values must be strings"
-        ));
+        return Err(AxisError::FlagsNotStrings(name.clone()));
     }
     Ok(Axis {
         name: name.clone(),

@@ -107,43 +107,61 @@ fn builtin(pattern: &str) -> Option<(&'static str, &'static str, &'static str)> 
     }
 }
 
-pub(super) fn read_metric(m: &MetricFile) -> Result<Metric, String> {
+/// Why a `[[metric]]` table is wrong (the spec adds its file and line).
+#[derive(Debug, thiserror::Error)]
+pub enum MetricError {
+    #[error("a metric takes `pattern` or `regex`, not both")]
+    PatternAndRegex,
+    #[error("unknown metric pattern `{0}` (hint: one of `mflops`, `gflops`, `gb_per_s`)")]
+    UnknownPattern(String),
+    /// A built-in pattern's regex does not compile (a bug).
+    #[error(transparent)]
+    Builtin(regex::Error),
+    #[error("a metric needs a `name` (or a built-in `pattern`)")]
+    NoName,
+    #[error("metric name `{0}` is not an identifier")]
+    NotIdentifier(String),
+    #[error("metric `{0}` needs a `unit` (it goes into the column name)")]
+    NoUnit(String),
+    /// regex's message spans lines (the pattern, a caret, the reason): only its last is shown.
+    #[error("metric `{name}`: bad regex: {}", source.to_string().lines().last().unwrap_or(""))]
+    BadRegex {
+        name: String,
+        #[source]
+        source: regex::Error,
+    },
+    #[error("metric `{0}`: the regex needs a group `(?P<value>...)`")]
+    NoValueGroup(String),
+}
+
+pub(super) fn read_metric(m: &MetricFile) -> Result<Metric, MetricError> {
     if let Some(p) = &m.pattern {
         if m.regex.is_some() {
-            return Err("a metric takes `pattern` or `regex`, not both".into());
+            return Err(MetricError::PatternAndRegex);
         }
-        let (name, unit, re) = builtin(p).ok_or_else(|| {
-            format!("unknown metric pattern `{p}` (hint: one of `mflops`, `gflops`, `gb_per_s`)")
-        })?;
+        let (name, unit, re) = builtin(p).ok_or_else(|| MetricError::UnknownPattern(p.clone()))?;
         return Ok(Metric {
             name: m.name.clone().unwrap_or_else(|| name.into()),
             unit: m.unit.clone().unwrap_or_else(|| unit.into()),
-            source: MetricSource::Regex(Regex::new(re).map_err(|e| e.to_string())?),
+            source: MetricSource::Regex(Regex::new(re).map_err(MetricError::Builtin)?),
         });
     }
-    let name = m
-        .name
-        .clone()
-        .ok_or("a metric needs a `name` (or a built-in `pattern`)")?;
+    let name = m.name.clone().ok_or(MetricError::NoName)?;
     if !valid_ident(&name) {
-        return Err(format!("metric name `{name}` is not an identifier"));
+        return Err(MetricError::NotIdentifier(name));
     }
     let unit = m
         .unit
         .clone()
-        .ok_or_else(|| format!("metric `{name}` needs a `unit` (it goes into the column name)"))?;
+        .ok_or_else(|| MetricError::NoUnit(name.clone()))?;
     let source = match &m.regex {
         Some(r) => {
-            let re = Regex::new(r).map_err(|e| {
-                format!(
-                    "metric `{name}`: bad regex: {}",
-                    e.to_string().lines().last().unwrap_or("")
-                )
+            let re = Regex::new(r).map_err(|source| MetricError::BadRegex {
+                name: name.clone(),
+                source,
             })?;
             if re.captures_len() < 2 {
-                return Err(format!(
-                    "metric `{name}`: the regex needs a group `(?P<value>...)`"
-                ));
+                return Err(MetricError::NoValueGroup(name));
             }
             MetricSource::Regex(re)
         }

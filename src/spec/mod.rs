@@ -16,7 +16,9 @@ mod profile;
 mod timing;
 
 pub use axis::Axis;
+pub use axis::AxisError;
 use axis::{expand_axis, AxisFile};
+pub use metric::MetricError;
 use metric::{read_metric, MetricFile};
 pub use metric::{unit_slug, Metric, MetricSource, CORE_FIELDS, CORE_STATS};
 pub use timing::{Timing, DEFAULT_TARGET_REL_CI};
@@ -50,8 +52,12 @@ impl fmt::Display for Value {
 
 #[derive(Debug, thiserror::Error)]
 pub enum SpecError {
-    #[error("cannot read spec `{path}`: {reason}")]
-    Read { path: PathBuf, reason: String },
+    #[error("cannot read spec `{path}`: {source}")]
+    Read {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
     #[error("{path}:{line}: {message}")]
     Syntax {
         path: PathBuf,
@@ -66,6 +72,20 @@ pub enum SpecError {
     },
     #[error("{path}: {message}")]
     Whole { path: PathBuf, message: String },
+    #[error("{path}:{line}: {source}")]
+    Axis {
+        path: PathBuf,
+        line: usize,
+        #[source]
+        source: AxisError,
+    },
+    #[error("{path}:{line}: {source}")]
+    Metric {
+        path: PathBuf,
+        line: usize,
+        #[source]
+        source: MetricError,
+    },
 }
 
 #[derive(Deserialize)]
@@ -185,9 +205,9 @@ impl Spec {
     }
 
     pub fn load(path: &Path) -> Result<Spec, SpecError> {
-        let text = std::fs::read_to_string(path).map_err(|e| SpecError::Read {
+        let text = std::fs::read_to_string(path).map_err(|source| SpecError::Read {
             path: path.to_path_buf(),
-            reason: e.to_string(),
+            source,
         })?;
         Spec::parse(path, &text)
     }
@@ -225,7 +245,11 @@ impl Spec {
         let mut axes: Vec<Axis> = Vec::new();
         for spanned in &file.axes {
             let at = spanned.span().start;
-            let axis = expand_axis(spanned.get_ref()).map_err(|m| invalid(at, m))?;
+            let axis = expand_axis(spanned.get_ref()).map_err(|source| SpecError::Axis {
+                path: path.to_path_buf(),
+                line: line_of(at),
+                source,
+            })?;
             if axes.iter().any(|a| a.name == axis.name) {
                 return Err(invalid(
                     at,
@@ -291,7 +315,11 @@ impl Spec {
         let mut metrics = Vec::new();
         for spanned in &file.metrics {
             let at = spanned.span().start;
-            let metric = read_metric(spanned.get_ref()).map_err(|m| invalid(at, m))?;
+            let metric = read_metric(spanned.get_ref()).map_err(|source| SpecError::Metric {
+                path: path.to_path_buf(),
+                line: line_of(at),
+                source,
+            })?;
             if metrics
                 .iter()
                 .any(|m: &Metric| m.column() == metric.column())

@@ -2,6 +2,7 @@
 
 use super::schema::Dialect;
 use super::{write_err, StoreError, MANIFEST};
+use crate::points::{Order, Split};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -81,8 +82,12 @@ pub struct Manifest {
     pub points_total: usize,
     pub point_ids: Vec<String>,
     pub shard: Option<String>,
-    pub split: String,
-    pub order: String,
+    /// `--split` (`"series"`, `"points"`); a build folder's or a merge's has none (`""`).
+    #[serde(with = "word_or_empty")]
+    pub split: Option<Split>,
+    /// `--order` (`"sweep"`, `"shuffled"`); none (`""`) as `split`.
+    #[serde(with = "word_or_empty")]
+    pub order: Option<Order>,
     pub seed: u64,
     pub jobs: usize,
     pub host: String,
@@ -108,6 +113,32 @@ pub struct Manifest {
     pub overrides: Vec<String>,
 }
 
+/// A word of the manifest that may be empty: `""` is `None`, any other word the value it names.
+mod word_or_empty {
+    use serde::de::IntoDeserializer;
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    pub(super) fn serialize<S: Serializer, T: Serialize>(
+        v: &Option<T>,
+        s: S,
+    ) -> Result<S::Ok, S::Error> {
+        match v {
+            Some(v) => v.serialize(s),
+            None => s.serialize_str(""),
+        }
+    }
+
+    pub(super) fn deserialize<'de, D: Deserializer<'de>, T: Deserialize<'de>>(
+        d: D,
+    ) -> Result<Option<T>, D::Error> {
+        let word = String::deserialize(d)?;
+        if word.is_empty() {
+            return Ok(None);
+        }
+        T::deserialize(word.as_str().into_deserializer()).map(Some)
+    }
+}
+
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct TimelineEntry {
     pub point_id: String,
@@ -123,11 +154,11 @@ impl Manifest {
         let path = dir.join(MANIFEST);
         let text = std::fs::read_to_string(&path).map_err(|e| StoreError::Read {
             path: path.clone(),
-            reason: e.to_string(),
+            cause: e.into(),
         })?;
         serde_json::from_str(&text).map_err(|e| StoreError::Read {
             path,
-            reason: e.to_string(),
+            cause: e.into(),
         })
     }
 
@@ -144,7 +175,7 @@ pub fn save_manifest(manifest: &impl Serialize, dir: &Path) -> Result<(), StoreE
     let tmp = dir.join(".manifest.json.tmp");
     let text = serde_json::to_string_pretty(manifest).map_err(|e| StoreError::Write {
         path: path.clone(),
-        reason: e.to_string(),
+        cause: e.into(),
     })?;
     std::fs::write(&tmp, text).map_err(write_err(&tmp))?;
     std::fs::rename(&tmp, &path).map_err(write_err(&path))
@@ -168,5 +199,61 @@ mod state_tests {
             assert_eq!(serde_json::from_str::<RunState>(&json).unwrap(), s);
         }
         assert!(serde_json::from_str::<RunState>("\"paused\"").is_err());
+    }
+}
+
+#[cfg(test)]
+mod word_tests {
+    use super::Manifest;
+    use crate::points::{Order, Split};
+
+    /// A manifest an earlier sweep wrote (an H100 run committed in tests/fixtures).
+    const OLD: &str = include_str!("../../tests/fixtures/h100/aos_soa/manifest.json");
+
+    #[test]
+    fn an_old_manifest_reads_its_split_and_order_and_writes_the_same_words() {
+        let m: Manifest = serde_json::from_str(OLD).unwrap();
+        assert_eq!(
+            (m.split, m.order),
+            (Some(Split::Series), Some(Order::Sweep))
+        );
+        let back = serde_json::to_value(&m).unwrap();
+        assert_eq!(
+            (&back["split"], &back["order"]),
+            (&"series".into(), &"sweep".into())
+        );
+    }
+
+    #[test]
+    fn every_split_and_order_word_and_the_empty_one_read_back() {
+        let mut v: serde_json::Value = serde_json::from_str(OLD).unwrap();
+        for (split, order, want) in [
+            (
+                "points",
+                "shuffled",
+                (Some(Split::Points), Some(Order::Shuffled)),
+            ),
+            ("series", "sweep", (Some(Split::Series), Some(Order::Sweep))),
+            // A build folder's manifest (and so a merge of one's) has neither.
+            ("", "", (None, None)),
+        ] {
+            v["split"] = split.into();
+            v["order"] = order.into();
+            let m: Manifest = serde_json::from_value(v.clone()).unwrap();
+            assert_eq!((m.split, m.order), want);
+            let back = serde_json::to_value(&m).unwrap();
+            assert_eq!(
+                (&back["split"], &back["order"]),
+                (&split.into(), &order.into())
+            );
+        }
+        v["split"] = "diagonal".into();
+        assert!(serde_json::from_value::<Manifest>(v).is_err());
+    }
+
+    #[test]
+    fn a_default_manifest_writes_empty_words_as_before() {
+        let back = serde_json::to_value(Manifest::default()).unwrap();
+        assert_eq!((&back["split"], &back["order"]), (&"".into(), &"".into()));
     }
 }

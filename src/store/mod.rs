@@ -35,18 +35,39 @@ pub fn pass_csv(run_dir: &Path, pass: u32) -> PathBuf {
 
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
-    #[error("cannot write `{path}`: {reason}")]
-    Write { path: PathBuf, reason: String },
-    #[error("cannot read `{path}`: {reason}")]
-    Read { path: PathBuf, reason: String },
+    #[error("cannot write `{path}`: {cause}")]
+    Write {
+        path: PathBuf,
+        #[source]
+        cause: Cause,
+    },
+    #[error("cannot read `{path}`: {cause}")]
+    Read {
+        path: PathBuf,
+        #[source]
+        cause: Cause,
+    },
     #[error("`{path}` has another header than this spec gives (hint: the spec, or the columns this version of sweep writes, changed; use --force to start a new run)")]
     HeaderMismatch { path: PathBuf },
+}
+
+/// What went wrong under a [`StoreError`], kept as the error it was until it is printed.
+#[derive(Debug, thiserror::Error)]
+pub enum Cause {
+    #[error(transparent)]
+    Io(#[from] std::io::Error),
+    #[error(transparent)]
+    Json(#[from] serde_json::Error),
+    #[error(transparent)]
+    Csv(#[from] csv::Error),
+    #[error("cannot find a free run folder name")]
+    NoFreeName,
 }
 
 fn write_err(path: &Path) -> impl Fn(std::io::Error) -> StoreError + '_ {
     move |e| StoreError::Write {
         path: path.to_path_buf(),
-        reason: e.to_string(),
+        cause: e.into(),
     }
 }
 
@@ -94,7 +115,7 @@ pub fn new_run_dir(
         if n > 1000 {
             return Err(StoreError::Write {
                 path: dir,
-                reason: "cannot find a free run folder name".into(),
+                cause: Cause::NoFreeName,
             });
         }
     }

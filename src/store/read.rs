@@ -19,7 +19,7 @@ pub struct Csv {
 impl Csv {
     /// Parses `bytes` (a leading byte-order mark is skipped) in `dialect`, or, with `None`, in the
     /// dialect its header line shows ([`Dialect::detect`]).
-    pub fn parse(bytes: &[u8], dialect: Option<Dialect>) -> Result<Csv, String> {
+    pub fn parse(bytes: &[u8], dialect: Option<Dialect>) -> Result<Csv, csv::Error> {
         let bytes = bytes.strip_prefix("\u{feff}".as_bytes()).unwrap_or(bytes);
         let dialect = dialect.unwrap_or_else(|| {
             let first = bytes.split(|&b| b == b'\n').next().unwrap_or_default();
@@ -29,12 +29,7 @@ impl Csv {
             .delimiter(dialect.delimiter())
             .flexible(true)
             .from_reader(bytes);
-        let header: Vec<String> = r
-            .headers()
-            .map_err(|e| e.to_string())?
-            .iter()
-            .map(String::from)
-            .collect();
+        let header: Vec<String> = r.headers()?.iter().map(String::from).collect();
         let records = r
             .records()
             .map(|rec| {
@@ -65,10 +60,10 @@ fn whole_lines(bytes: &[u8]) -> usize {
     bytes.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1)
 }
 
-fn read_err(path: &Path) -> impl Fn(String) -> StoreError + '_ {
-    move |reason| StoreError::Read {
+fn read_err<E: Into<super::Cause>>(path: &Path) -> impl Fn(E) -> StoreError + '_ {
+    move |e| StoreError::Read {
         path: path.to_path_buf(),
-        reason,
+        cause: e.into(),
     }
 }
 
@@ -78,13 +73,12 @@ pub fn read_whole_lines(path: &Path, dialect: Dialect) -> Result<Option<Csv>, St
     if !path.exists() {
         return Ok(None);
     }
-    let err = read_err(path);
-    let bytes = std::fs::read(path).map_err(|e| err(e.to_string()))?;
+    let bytes = std::fs::read(path).map_err(read_err(path))?;
     match whole_lines(&bytes) {
         0 => Ok(None),
         n => Csv::parse(&bytes[..n], Some(dialect))
             .map(Some)
-            .map_err(err),
+            .map_err(read_err(path)),
     }
 }
 
@@ -95,13 +89,13 @@ pub fn read_done(
     path: &Path,
     header: &[String],
 ) -> Result<BTreeMap<String, Vec<String>>, StoreError> {
-    let err = read_err(path);
+    let err = read_err::<std::io::Error>(path);
     if !path.exists() {
         return Ok(BTreeMap::new());
     }
-    let bytes = std::fs::read(path).map_err(|e| err(e.to_string()))?;
+    let bytes = std::fs::read(path).map_err(&err)?;
     if !bytes.contains(&b'\n') {
-        std::fs::remove_file(path).map_err(|e| err(e.to_string()))?;
+        std::fs::remove_file(path).map_err(&err)?;
         return Ok(BTreeMap::new());
     }
     // Keep whole lines only: a crash can leave a partial last record.
@@ -110,10 +104,10 @@ pub fn read_done(
         let f = std::fs::OpenOptions::new()
             .write(true)
             .open(path)
-            .map_err(|e| err(e.to_string()))?;
-        f.set_len(whole as u64).map_err(|e| err(e.to_string()))?;
+            .map_err(&err)?;
+        f.set_len(whole as u64).map_err(&err)?;
     }
-    let csv = Csv::parse(&bytes[..whole], None).map_err(&err)?;
+    let csv = Csv::parse(&bytes[..whole], None).map_err(read_err(path))?;
     if csv.header != header {
         return Err(StoreError::HeaderMismatch {
             path: path.to_path_buf(),

@@ -46,7 +46,7 @@ impl Table {
             reason,
         };
         let bytes = std::fs::read(path).map_err(|e| read_err(e.to_string()))?;
-        let csv = Csv::parse(&bytes, None).map_err(read_err)?;
+        let csv = Csv::parse(&bytes, None).map_err(|e| read_err(e.to_string()))?;
         let semicolon = csv.dialect == Dialect::Semicolon;
         let header: Vec<String> = csv.header.iter().map(|h| h.trim().to_string()).collect();
         let mut rows = Vec::new();

@@ -1,17 +1,17 @@
 //! The build stage of the driver: render, cache lookup, compile. Shared by `sweep run` (builds
 //! run ahead of the runners) and `sweep build` (builds only).
 
+use super::outcome::PointError;
 use super::{plan, preflight, DriverError, Options, STOP};
 use crate::cache::{self, Cache};
 use crate::compile::{self, Toolchain};
 use crate::events::Clock;
-use crate::exec::Exit;
 use crate::gpu;
 use crate::points::Point;
 use crate::render::{self, Bench};
 use crate::run;
 use crate::spec::Spec;
-use crate::store::{self, Manifest, Status};
+use crate::store::{self, Manifest};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -22,7 +22,7 @@ use std::time::{Duration, Instant};
 pub(super) struct Built {
     pub(super) point: Point,
     pub(super) dir: PathBuf,
-    pub(super) binary: Result<PathBuf, (Status, String)>,
+    pub(super) binary: Result<PathBuf, Arc<PointError>>,
     /// The binary waits at the start gate, so it may be started while another point measures.
     pub(super) gated: bool,
     pub(super) build_s: f64,
@@ -62,7 +62,7 @@ impl BuildCtx {
         let result = self.build_inner(&point, &dir);
         let (binary, cached) = match result {
             Ok((b, cached)) => (Ok(b), cached),
-            Err(e) => (Err(e), false),
+            Err(e) => (Err(Arc::new(e)), false),
         };
         let gated = binary.as_ref().is_ok_and(|b| run::honours_gate(b));
         Built {
@@ -81,19 +81,15 @@ impl BuildCtx {
         }
     }
 
-    fn build_inner(&self, point: &Point, dir: &Path) -> Result<(PathBuf, bool), (Status, String)> {
-        let failed = |m: String| (Status::BuildFailed, m);
-        let rendered =
-            render::render(&self.bench, &self.spec, point).map_err(|e| failed(e.to_string()))?;
-        render::write(&rendered, dir).map_err(|e| {
-            failed(format!(
-                "cannot write headers into `{}`: {e}",
-                dir.display()
-            ))
+    fn build_inner(&self, point: &Point, dir: &Path) -> Result<(PathBuf, bool), PointError> {
+        let rendered = render::render(&self.bench, &self.spec, point)?;
+        render::write(&rendered, dir).map_err(|source| PointError::WriteHeaders {
+            dir: dir.to_path_buf(),
+            source,
         })?;
         let flags = compile::point_flags(&self.spec, point);
         let key = Cache::key(&self.toolchain, &self.bench, &rendered, &flags)
-            .map_err(|e| failed(format!("cannot read the bench's files: {e}")))?;
+            .map_err(PointError::ReadBench)?;
         let log = dir.join(cache::LOG);
         let key_lock = self
             .inflight
@@ -105,12 +101,13 @@ impl BuildCtx {
             let _ = std::fs::copy(self.cache.entry(&key).join(cache::LOG), &log);
             return Ok((bin, true));
         }
-        let scratch = self.cache.scratch(&key).map_err(|e| {
-            failed(format!(
-                "cannot create a build folder in `{}`: {e}",
-                self.cache.dir.display()
-            ))
-        })?;
+        let scratch = self
+            .cache
+            .scratch(&key)
+            .map_err(|source| PointError::Scratch {
+                cache: self.cache.dir.clone(),
+                source,
+            })?;
         let cmd = compile::command(
             &self.toolchain,
             &self.bench,
@@ -118,42 +115,35 @@ impl BuildCtx {
             dir,
             &scratch.join(cache::BINARY),
         );
-        let outcome = compile::build(&cmd, self.spec.build_timeout, &log)
-            .map_err(|e| failed(e.to_string()))?;
+        let outcome =
+            compile::build(&cmd, self.spec.build_timeout, &log).map_err(PointError::StartBuild)?;
         if !outcome.success() {
             let _ = std::fs::remove_dir_all(&scratch);
-            let status = if matches!(outcome.exit, Exit::TimedOut(_)) {
-                Status::Timeout
-            } else {
-                Status::BuildFailed
-            };
             let first = first_error_line(&log);
-            return Err((
-                status,
-                format!(
-                    "build failed with {}{first} (log: {})",
-                    outcome.describe(),
-                    log.display()
-                ),
-            ));
+            return Err(PointError::Build {
+                outcome,
+                first,
+                log,
+            });
         }
         let _ = std::fs::copy(&log, scratch.join(cache::LOG));
         let bin = self
             .cache
             .commit(&key, &scratch)
-            .map_err(|e| failed(format!("cannot store the build in the cache: {e}")))?;
+            .map_err(PointError::CacheStore)?;
         Ok((bin, false))
     }
 }
 
-fn first_error_line(log: &Path) -> String {
+/// The first line of a build log (after the command line) that says `error`, else its first
+/// line, cut to 160 characters.
+fn first_error_line(log: &Path) -> Option<String> {
     let text = std::fs::read_to_string(log).unwrap_or_default();
     text.lines()
         .skip(1)
         .find(|l| l.contains("error"))
         .or_else(|| text.lines().skip(1).find(|l| !l.trim().is_empty()))
-        .map(|l| format!(": {}", l.trim().chars().take(160).collect::<String>()))
-        .unwrap_or_default()
+        .map(|l| l.trim().chars().take(160).collect::<String>())
 }
 
 /// What `sweep build` did.
@@ -234,7 +224,7 @@ pub fn build_only(
                     match &b.binary {
                         Ok(_) if b.cached => r.cached += 1,
                         Ok(_) => r.built += 1,
-                        Err((_, msg)) => r.failed.push(format!("{}: {msg}", p.label())),
+                        Err(e) => r.failed.push(format!("{}: {e}", p.label())),
                     }
                 }
             });

@@ -1,0 +1,176 @@
+//! Why a subcommand failed: one typed error that keeps the library's error (its source) until
+//! `main` prints it, and the one place that maps a failure to its exit code (the library's errors
+//! say what went wrong, not how sweep exits). A library error
+//! whose exit code depends on what failed with it (a `ReportError` from charts is bad input, from
+//! `report.html` the environment) has one variant per meaning.
+
+use std::path::PathBuf;
+use sweep::driver::DriverError;
+use sweep::exit;
+use sweep::merge::MergeError;
+use sweep::slurm::SlurmError;
+
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum CliError {
+    /// The spec (with its overrides) does not load.
+    #[error(transparent)]
+    Spec(#[from] sweep::spec::SpecError),
+    #[error(transparent)]
+    Driver(#[from] DriverError),
+    /// A results CSV cannot be analysed, or its analysis written.
+    #[error(transparent)]
+    Analyze(#[from] sweep::analyze::AnalyzeError),
+    /// Charts of a results CSV.
+    #[error(transparent)]
+    Plot(#[from] sweep::report::ReportError),
+    /// `report.html` of a run folder cannot be written.
+    #[error(transparent)]
+    Page(sweep::report::ReportError),
+    /// A run folder to export does not load.
+    #[error(transparent)]
+    ReadRun(sweep::export::ExportError),
+    /// An export file cannot be written.
+    #[error(transparent)]
+    Export(sweep::export::ExportError),
+    /// `--export-json FILE` cannot be written.
+    #[error(transparent)]
+    ExportJson(sweep::store::StoreError),
+    /// The manifest of a run folder to resume.
+    #[error(transparent)]
+    Manifest(sweep::store::StoreError),
+    #[error("cannot enter `{dir}`: {source}")]
+    EnterDir {
+        dir: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("`{}`: unreadable overrides {overrides:?} in its manifest", run_dir.display())]
+    BadOverrides {
+        run_dir: PathBuf,
+        overrides: Vec<String>,
+    },
+    #[error("point {point} does not exist (hint: the sweep has points 0..{last})")]
+    NoPoint { point: usize, last: usize },
+    #[error(transparent)]
+    Render(#[from] sweep::render::RenderError),
+    #[error("cannot write headers into `{}`: {source}", dir.display())]
+    WriteHeaders {
+        dir: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    /// `sweep cache clean`.
+    #[error(transparent)]
+    CacheClean(std::io::Error),
+    #[error("`{}` is not a run folder: it has no manifest.json (hint: pass output/<sweep>/<stamp>)", dir.display())]
+    NotRunFolder { dir: PathBuf },
+    #[error("cannot find this sweep binary: {0}")]
+    CurrentExe(#[source] std::io::Error),
+    #[error("--fail-on-slower `{0}` is not a percentage (hint: a number >= 0, like 5)")]
+    NotPercentage(f64),
+    #[error(transparent)]
+    Compare(#[from] sweep::compare::CompareError),
+    /// `sweep compare --fail-on-slower`: what lost more than allowed.
+    #[error("{0}")]
+    Slower(String),
+    #[error(transparent)]
+    Merge(#[from] MergeError),
+    /// `sweep merge`: the points no run holds.
+    #[error("{0}")]
+    MissingPoints(String),
+    #[error(transparent)]
+    Slurm(#[from] SlurmError),
+}
+
+impl CliError {
+    /// The exit code of this failure (listed in `sweep --help`, src/exit.rs).
+    pub(crate) fn exit_code(&self) -> i32 {
+        match self {
+            CliError::Driver(e) => match e {
+                DriverError::NoGpu
+                | DriverError::Gpu(_)
+                | DriverError::GpuLock(_)
+                | DriverError::Locked { .. }
+                | DriverError::RunInUse { .. }
+                | DriverError::Compile(_) => exit::ENVIRONMENT,
+                _ => exit::BAD_INPUT,
+            },
+            CliError::Merge(e) => match e {
+                MergeError::Duplicates { .. } => exit::POINTS_FAILED,
+                MergeError::Write { .. } => exit::ENVIRONMENT,
+                _ => exit::BAD_INPUT,
+            },
+            CliError::Slurm(e) => match e {
+                SlurmError::Shards(_)
+                | SlurmError::Option { .. }
+                | SlurmError::Path { .. }
+                | SlurmError::PathInScript { .. } => exit::USAGE,
+                SlurmError::Points(_) => exit::BAD_INPUT,
+                _ => exit::ENVIRONMENT,
+            },
+            CliError::Spec(_)
+            | CliError::Analyze(_)
+            | CliError::Plot(_)
+            | CliError::ReadRun(_)
+            | CliError::Manifest(_)
+            | CliError::BadOverrides { .. }
+            | CliError::NoPoint { .. }
+            | CliError::Render(_)
+            | CliError::WriteHeaders { .. }
+            | CliError::NotRunFolder { .. }
+            | CliError::Compare(_) => exit::BAD_INPUT,
+            CliError::Page(_)
+            | CliError::Export(_)
+            | CliError::ExportJson(_)
+            | CliError::EnterDir { .. }
+            | CliError::CacheClean(_)
+            | CliError::CurrentExe(_) => exit::ENVIRONMENT,
+            CliError::NotPercentage(_) => exit::USAGE,
+            CliError::Slower(_) => exit::SLOWER,
+            CliError::MissingPoints(_) => exit::POINTS_FAILED,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{CliError, DriverError, MergeError};
+    use std::error::Error as _;
+    use sweep::exit;
+
+    #[test]
+    fn each_failure_has_its_exit_code_and_keeps_its_source() {
+        let io = || std::io::Error::other("gone");
+        for (e, code) in [
+            (CliError::NotPercentage(-1.0), exit::USAGE),
+            (CliError::Slower("slower".into()), exit::SLOWER),
+            (
+                CliError::MissingPoints("missing".into()),
+                exit::POINTS_FAILED,
+            ),
+            (CliError::CurrentExe(io()), exit::ENVIRONMENT),
+            (CliError::CacheClean(io()), exit::ENVIRONMENT),
+            (CliError::NotRunFolder { dir: "d".into() }, exit::BAD_INPUT),
+            (CliError::Driver(DriverError::NoGpu), exit::ENVIRONMENT),
+            (
+                CliError::Driver(DriverError::OldIds { dir: "d".into() }),
+                exit::BAD_INPUT,
+            ),
+            (
+                CliError::Merge(MergeError::Duplicates {
+                    count: 1,
+                    list: "p".into(),
+                }),
+                exit::POINTS_FAILED,
+            ),
+        ] {
+            assert_eq!(e.exit_code(), code, "{e}");
+        }
+        let e = CliError::EnterDir {
+            dir: "/x".into(),
+            source: io(),
+        };
+        assert_eq!(e.to_string(), "cannot enter `/x`: gone");
+        assert_eq!(e.source().map(|s| s.to_string()).as_deref(), Some("gone"));
+    }
+}

@@ -1,0 +1,185 @@
+//! How a point ends: why it was not measured ([`PointError`], typed with its source until the
+//! row's `error` cell is written) and what its run gave ([`Ran`]).
+
+use crate::exec::{ExecError, Exit, Outcome};
+use crate::render::RenderError;
+use crate::store::Status;
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+/// Why a point has no measurement: its build, its start or its run failed.
+#[derive(Debug, thiserror::Error)]
+pub(super) enum PointError {
+    #[error(transparent)]
+    Render(#[from] RenderError),
+    #[error("cannot write headers into `{}`: {source}", dir.display())]
+    WriteHeaders {
+        dir: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("cannot read the bench's files: {0}")]
+    ReadBench(#[source] std::io::Error),
+    #[error("cannot create a build folder in `{}`: {source}", cache.display())]
+    Scratch {
+        cache: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    /// The compiler could not be started.
+    #[error(transparent)]
+    StartBuild(ExecError),
+    /// The compiler ended without success (or ran out of time).
+    #[error("build failed with {}{} (log: {})", outcome.describe(), colon(first), log.display())]
+    Build {
+        outcome: Outcome,
+        /// The log's first error line.
+        first: Option<String>,
+        log: PathBuf,
+    },
+    #[error("cannot store the build in the cache: {0}")]
+    CacheStore(#[source] std::io::Error),
+    /// The program could not be started, or waited for.
+    #[error(transparent)]
+    Start(ExecError),
+    #[error("run {} (log: {})", outcome.describe(), stderr.display())]
+    TimedOut { outcome: Outcome, stderr: PathBuf },
+    #[error("wrong result: {what} (log: {})", stdout.display())]
+    WrongResult { what: String, stdout: PathBuf },
+    #[error("program failed with {}{} (log: {})", outcome.describe(), colon(last_error), stderr.display())]
+    Failed {
+        outcome: Outcome,
+        /// The last line of its stderr that says what went wrong.
+        last_error: Option<String>,
+        stderr: PathBuf,
+    },
+    #[error("no metric {} in the output (log: {})", quoted(missing), stdout.display())]
+    NoMetric {
+        missing: Vec<String>,
+        stdout: PathBuf,
+    },
+}
+
+fn colon(line: &Option<String>) -> String {
+    line.as_ref().map(|l| format!(": {l}")).unwrap_or_default()
+}
+
+fn quoted(names: &[String]) -> String {
+    names
+        .iter()
+        .map(|m| format!("`{m}`"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+impl PointError {
+    /// The point's status in the results CSV.
+    pub(super) fn status(&self) -> Status {
+        match self {
+            PointError::Render(_)
+            | PointError::WriteHeaders { .. }
+            | PointError::ReadBench(_)
+            | PointError::Scratch { .. }
+            | PointError::StartBuild(_)
+            | PointError::CacheStore(_) => Status::BuildFailed,
+            PointError::Build { outcome, .. } => match outcome.exit {
+                Exit::TimedOut(_) => Status::Timeout,
+                _ => Status::BuildFailed,
+            },
+            PointError::Start(_) | PointError::Failed { .. } => Status::RunFailed,
+            PointError::TimedOut { .. } => Status::Timeout,
+            PointError::WrongResult { .. } => Status::WrongResult,
+            PointError::NoMetric { .. } => Status::NoMetric,
+        }
+    }
+}
+
+/// What running a built point gave: its metric values and time, and its status (`ok`, `noisy`
+/// or `unstable`) or why it has none. Shared ([`Arc`]) because a build's failure is every run's
+/// of that point (a control re-run included).
+pub(super) struct Ran {
+    pub(super) values: BTreeMap<String, f64>,
+    pub(super) run_s: f64,
+    pub(super) verdict: Result<Status, Arc<PointError>>,
+}
+
+impl Ran {
+    /// A point that did not run, or ran without a usable result.
+    pub(super) fn failed(e: impl Into<Arc<PointError>>) -> Ran {
+        Ran {
+            values: BTreeMap::new(),
+            run_s: 0.0,
+            verdict: Err(e.into()),
+        }
+    }
+
+    pub(super) fn status(&self) -> Status {
+        match &self.verdict {
+            Ok(s) => *s,
+            Err(e) => e.status(),
+        }
+    }
+
+    /// The row's `error` cell: empty for a measured point.
+    pub(super) fn error(&self) -> String {
+        self.verdict
+            .as_ref()
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    fn ended(exit: Exit) -> Outcome {
+        Outcome {
+            exit,
+            elapsed: Duration::from_millis(10),
+        }
+    }
+
+    #[test]
+    fn a_failure_gives_the_status_and_the_words_of_its_row() {
+        let log = PathBuf::from("p/build.log");
+        let timed_out = PointError::Build {
+            outcome: ended(Exit::TimedOut(Duration::from_secs(2))),
+            first: None,
+            log: log.clone(),
+        };
+        assert_eq!(timed_out.status(), Status::Timeout);
+        assert_eq!(
+            timed_out.to_string(),
+            "build failed with timed out after 2 s (log: p/build.log)"
+        );
+        let failed = PointError::Build {
+            outcome: ended(Exit::Code(1)),
+            first: Some("x.cu(3): error: y".into()),
+            log,
+        };
+        assert_eq!(failed.status(), Status::BuildFailed);
+        assert_eq!(
+            failed.to_string(),
+            "build failed with exit code 1: x.cu(3): error: y (log: p/build.log)"
+        );
+        let no_metric = Ran::failed(PointError::NoMetric {
+            missing: vec!["copy_gb_per_s".into(), "mflops".into()],
+            stdout: "p/stdout.txt".into(),
+        });
+        assert_eq!(no_metric.status(), Status::NoMetric);
+        assert_eq!(
+            no_metric.error(),
+            "no metric `copy_gb_per_s`, `mflops` in the output (log: p/stdout.txt)"
+        );
+        let ok = Ran {
+            values: BTreeMap::new(),
+            run_s: 1.0,
+            verdict: Ok(Status::Noisy),
+        };
+        assert_eq!((ok.status(), ok.error()), (Status::Noisy, String::new()));
+    }
+}
