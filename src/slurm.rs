@@ -28,23 +28,12 @@ pub struct Job {
     /// The sweep's name (`output/<sweep>/`).
     pub sweep: String,
     pub spec_hash: String,
-    /// Absolute paths: the tasks run elsewhere, in another working folder.
+    /// Absolute, as every path of the job: the tasks run elsewhere, in another working folder.
     pub spec: PathBuf,
-    pub binary: PathBuf,
-    pub output: PathBuf,
-    pub cache: PathBuf,
     /// The tasks' working folder (`#SBATCH --chdir`).
     pub workdir: PathBuf,
-    pub shards: usize,
-    pub split: Split,
-    /// `-j` of each task, when given.
-    pub jobs: Option<usize>,
-    /// `--csv-dialect` of every task, so that the shards' CSVs merge.
-    pub dialect: Dialect,
-    pub partition: Option<String>,
-    pub gres: Option<String>,
-    pub time: Option<String>,
-    pub cpus_per_task: Option<usize>,
+    /// What `sweep slurm` was asked, its paths made absolute.
+    pub request: Request,
     /// Points in each shard: with `--split series` a shard can get none.
     pub shard_sizes: Vec<usize>,
 }
@@ -92,7 +81,7 @@ pub enum SlurmError {
     NoJobId { line: String, stdout: String },
 }
 
-/// What `sweep slurm` was asked, before the paths are made absolute.
+/// What `sweep slurm` was asked.
 #[derive(Clone, Debug)]
 pub struct Request {
     pub shards: usize,
@@ -100,7 +89,9 @@ pub struct Request {
     pub binary: PathBuf,
     pub output: PathBuf,
     pub cache: PathBuf,
+    /// `-j` of each task, when given.
     pub jobs: Option<usize>,
+    /// `--csv-dialect` of every task, so that the shards' CSVs merge.
     pub dialect: Dialect,
     pub partition: Option<String>,
     pub gres: Option<String>,
@@ -110,7 +101,7 @@ pub struct Request {
 
 impl Job {
     /// Checks the request and makes every path absolute.
-    pub fn new(spec: &Spec, req: Request) -> Result<Job, SlurmError> {
+    pub fn new(spec: &Spec, mut req: Request) -> Result<Job, SlurmError> {
         if req.shards == 0 || req.shards > 10_000 {
             return Err(SlurmError::Shards(req.shards));
         }
@@ -120,39 +111,26 @@ impl Job {
         };
         let here = Path::new(".");
         let workdir = here.canonicalize().map_err(|e| path_err(here, e))?;
-        let absolute = |p: &Path| {
-            if p.is_absolute() {
-                p.to_path_buf()
-            } else {
-                workdir.join(p)
+        for p in [&mut req.binary, &mut req.output, &mut req.cache] {
+            if !p.is_absolute() {
+                *p = workdir.join(&*p);
             }
-        };
+        }
         let spec_path = spec
             .path
             .canonicalize()
             .map_err(|e| path_err(&spec.path, e))?;
-        let split = req.split;
         let all = points::expand(spec)?;
         let mut shard_sizes = vec![0; req.shards];
-        for owner in points::assign(&all, req.shards, split, &points::x_axis(spec)) {
+        for owner in points::assign(&all, req.shards, req.split, &points::x_axis(spec)) {
             shard_sizes[owner] += 1;
         }
         let job = Job {
             sweep: spec.name.clone(),
             spec_hash: spec.hash.clone(),
             spec: spec_path,
-            binary: absolute(&req.binary),
-            output: absolute(&req.output),
-            cache: absolute(&req.cache),
-            workdir: workdir.clone(),
-            shards: req.shards,
-            split,
-            jobs: req.jobs,
-            dialect: req.dialect,
-            partition: req.partition,
-            gres: req.gres,
-            time: req.time,
-            cpus_per_task: req.cpus_per_task,
+            workdir,
+            request: req,
             shard_sizes,
         };
         job.check()?;
@@ -174,9 +152,9 @@ impl Job {
             }
             _ => Ok(()),
         };
-        plain("partition", &self.partition)?;
-        plain("gres", &self.gres)?;
-        if let Some(t) = &self.time {
+        plain("partition", &self.request.partition)?;
+        plain("gres", &self.request.gres)?;
+        if let Some(t) = &self.request.time {
             let ok = regex::Regex::new(r"^(\d+-)?\d+(:\d+){0,2}$|^(?i:infinite|unlimited)$")
                 .map(|r| r.is_match(t))
                 .unwrap_or(false);
@@ -188,7 +166,7 @@ impl Job {
                 });
             }
         }
-        for p in [&self.output, &self.workdir] {
+        for p in [&self.request.output, &self.workdir] {
             if p.to_string_lossy()
                 .chars()
                 .any(|c| c.is_whitespace() || c == '"' || c == '\'')
@@ -201,12 +179,12 @@ impl Job {
 
     /// `<output>/<sweep>/`: the runs, the script and the task logs.
     pub fn sweep_dir(&self) -> PathBuf {
-        self.output.join(&self.sweep)
+        self.request.output.join(&self.sweep)
     }
 
     pub fn script_path(&self) -> PathBuf {
         self.sweep_dir()
-            .join(format!("slurm-array-{}.sh", self.shards))
+            .join(format!("slurm-array-{}.sh", self.request.shards))
     }
 
     /// The log of each task: `%A` is the array's job id, `%a` the task id.
@@ -217,20 +195,20 @@ impl Job {
     /// What every task runs, less its `--shard` (which the shell fills in from the task id).
     pub fn task_command(&self) -> Cmd {
         let path = |p: &Path| p.display().to_string();
-        let mut cmd = Cmd::new(path(&self.binary))
+        let mut cmd = Cmd::new(path(&self.request.binary))
             .arg("run")
             .arg(path(&self.spec))
             .args([
                 "--output".to_string(),
-                path(&self.output),
+                path(&self.request.output),
                 "--cache".into(),
-                path(&self.cache),
+                path(&self.request.cache),
                 "--split".into(),
-                self.split.as_str().to_string(),
+                self.request.split.as_str().to_string(),
                 "--csv-dialect".into(),
-                self.dialect.name().into(),
+                self.request.dialect.name().into(),
             ]);
-        if let Some(j) = self.jobs.or(self.cpus_per_task) {
+        if let Some(j) = self.request.jobs.or(self.request.cpus_per_task) {
             cmd = cmd.args(["-j".to_string(), j.to_string()]);
         }
         cmd.arg("-q")
@@ -241,23 +219,23 @@ impl Job {
         let mut s = String::from("#!/bin/bash\n");
         let mut sbatch = |k: &str, v: &str| s.push_str(&format!("#SBATCH --{k}={v}\n"));
         sbatch("job-name", &format!("sweep-{}", self.sweep));
-        sbatch("array", &format!("0-{}", self.shards - 1));
+        sbatch("array", &format!("0-{}", self.request.shards - 1));
         sbatch("output", &self.log_path("out").display().to_string());
         sbatch("error", &self.log_path("err").display().to_string());
         sbatch("chdir", &self.workdir.display().to_string());
-        if let Some(p) = &self.partition {
+        if let Some(p) = &self.request.partition {
             sbatch("partition", p);
         }
-        if let Some(g) = &self.gres {
+        if let Some(g) = &self.request.gres {
             sbatch("gres", g);
         }
-        if let Some(t) = &self.time {
+        if let Some(t) = &self.request.time {
             sbatch("time", t);
         }
-        if let Some(c) = self.cpus_per_task {
+        if let Some(c) = self.request.cpus_per_task {
             sbatch("cpus-per-task", &c.to_string());
         }
-        let n = self.shards;
+        let n = self.request.shards;
         let sweep_dir = self.sweep_dir();
         s.push_str(&format!(
             "#
@@ -277,7 +255,7 @@ exec {command} --shard \"$shard\"
             spec = self.spec.display(),
             hash = self.spec_hash,
             dir = sweep_dir.display(),
-            cache = self.cache.display(),
+            cache = self.request.cache.display(),
             command = self.task_command().line(),
         ));
         s
@@ -288,16 +266,16 @@ exec {command} --shard \"$shard\"
 /// index -> the latest such run.
 pub fn finished_shards(job: &Job) -> BTreeMap<usize, PathBuf> {
     let mut done = BTreeMap::new();
-    for dir in store::runs_of(&job.output, &job.sweep) {
+    for dir in store::runs_of(&job.request.output, &job.sweep) {
         let Ok(m) = Manifest::load(&dir) else {
             continue;
         };
         let Some(shard) = m.shard.as_deref().and_then(|s| s.parse::<Shard>().ok()) else {
             continue;
         };
-        if shard.count == job.shards
+        if shard.count == job.request.shards
             && m.spec_hash == job.spec_hash
-            && m.split == Some(job.split)
+            && m.split == Some(job.request.split)
             && m.state == crate::store::RunState::Finished
         {
             done.insert(shard.index, dir);
@@ -323,7 +301,7 @@ pub struct Prepared {
 impl Prepared {
     /// What to tell the user before submitting: warnings, then plain lines.
     pub fn describe(&self, job: &Job) -> (Vec<String>, Vec<String>) {
-        let n = job.shards;
+        let n = job.request.shards;
         let list = |ids: &[usize]| {
             ids.iter()
                 .map(|i| format!("{i}/{n}"))
@@ -383,14 +361,14 @@ pub fn prepare(job: &Job) -> Result<Prepared, SlurmError> {
     std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755))
         .map_err(|e| write_err(&script, e))?;
     let finished = finished_shards(job);
-    let empty: Vec<usize> = (0..job.shards)
+    let empty: Vec<usize> = (0..job.request.shards)
         .filter(|&i| job.shard_sizes[i] == 0)
         .collect();
-    let todo: Vec<usize> = (0..job.shards)
+    let todo: Vec<usize> = (0..job.request.shards)
         .filter(|&i| !finished.contains_key(&i) && job.shard_sizes[i] > 0)
         .collect();
     let mut sbatch = Cmd::new("sbatch");
-    if todo.len() < job.shards && !todo.is_empty() {
+    if todo.len() < job.request.shards && !todo.is_empty() {
         sbatch = sbatch.arg(format!("--array={}", ranges(&todo)));
     }
     let sbatch = sbatch.arg(script.display().to_string());
@@ -473,18 +451,20 @@ mod tests {
             sweep: "saw".into(),
             spec_hash: "0123456789abcdef".into(),
             spec: "/p/sweeps/saw.toml".into(),
-            binary: "/opt/sweep/bin/sweep".into(),
-            output: "/scratch/out".into(),
-            cache: "/shared/cache".into(),
             workdir: "/p".into(),
-            shards: 4,
-            split: Split::Series,
-            jobs: None,
-            dialect: Dialect::Semicolon,
-            partition: Some("gpu".into()),
-            gres: Some("gpu:1".into()),
-            time: Some("01:30:00".into()),
-            cpus_per_task: Some(8),
+            request: Request {
+                shards: 4,
+                split: Split::Series,
+                binary: "/opt/sweep/bin/sweep".into(),
+                output: "/scratch/out".into(),
+                cache: "/shared/cache".into(),
+                jobs: None,
+                dialect: Dialect::Semicolon,
+                partition: Some("gpu".into()),
+                gres: Some("gpu:1".into()),
+                time: Some("01:30:00".into()),
+                cpus_per_task: Some(8),
+            },
             shard_sizes: vec![16; 4],
         }
     }
@@ -524,19 +504,19 @@ mod tests {
         type Edit = fn(&mut Job);
         let cases: Vec<(Edit, &str)> = vec![
             (
-                |j| j.time = Some("90 min".into()),
+                |j| j.request.time = Some("90 min".into()),
                 "`--time 90 min` cannot go into an #SBATCH line: not a Slurm time",
             ),
             (
-                |j| j.partition = Some("gpu\n#SBATCH --x".into()),
+                |j| j.request.partition = Some("gpu\n#SBATCH --x".into()),
                 "`--partition gpu\n#SBATCH --x` cannot go",
             ),
             (
-                |j| j.gres = Some(String::new()),
+                |j| j.request.gres = Some(String::new()),
                 "`--gres ` cannot go into an #SBATCH line: it is empty",
             ),
             (
-                |j| j.output = "/a b".into(),
+                |j| j.request.output = "/a b".into(),
                 "cannot use `/a b` in the job: #SBATCH lines cannot hold a path with spaces",
             ),
         ];
@@ -548,7 +528,7 @@ mod tests {
         }
         for t in ["15", "1-00:00:00", "2:30", "UNLIMITED", "12:00:00"] {
             let mut j = job();
-            j.time = Some(t.into());
+            j.request.time = Some(t.into());
             assert!(j.check().is_ok(), "{t}");
         }
     }

@@ -36,13 +36,24 @@ pub(super) struct Shared<'a> {
 /// A started program, or why it could not start.
 type Launched = Result<Started, std::sync::Arc<PointError>>;
 
+/// The command of a built point's program: on `gpu` when there is one, and waiting at the gate
+/// (`lock`) when the point is gated. Its timed run, its ncu pass and its power pass all run it.
+fn program(
+    spec: &Spec,
+    b: &Built,
+    binary: &Path,
+    gpu: Option<&GpuState>,
+    lock: &Path,
+) -> crate::exec::Cmd {
+    let uuid = gpu.map(|g| g.uuid.as_str());
+    run::command(spec, binary, &b.dir, uuid, b.gated.then_some(lock))
+}
+
 /// Starts the program of a built point (one that honours the gate waits there until
 /// [`Started::go`]), or says why not.
 fn launch(spec: &Spec, b: &Built, gpu: Option<&GpuState>, lock: &std::path::Path) -> Launched {
     let binary = b.binary.as_ref().map_err(std::sync::Arc::clone)?;
-    let uuid = gpu.map(|g| g.uuid.as_str());
-    let lock = b.gated.then_some(lock);
-    let cmd = run::command(spec, binary, &b.dir, uuid, lock);
+    let cmd = program(spec, b, binary, gpu, lock);
     let _ = std::fs::write(b.dir.join("run.cmd"), format!("{}\n", cmd.line()));
     run::start(&cmd, &b.dir, b.gated).map_err(|e| PointError::Start(e).into())
 }
@@ -107,7 +118,7 @@ fn profile_point(
     gpu: Option<&GpuState>,
     lock: &Path,
 ) -> (BTreeMap<String, f64>, Option<String>) {
-    use crate::profile::ncu;
+    use crate::profile::{ncu, run_program};
     let Some(p) = spec.profile.as_ref().filter(|p| !p.counters.is_empty()) else {
         return (BTreeMap::new(), None);
     };
@@ -119,38 +130,14 @@ fn profile_point(
         Ok(n) => n,
         Err(e) => return fail(e.to_string()),
     };
-    let program = run::command(
-        spec,
-        binary,
-        &b.dir,
-        gpu.map(|g| g.uuid.as_str()),
-        b.gated.then_some(lock),
-    );
+    let program = program(spec, b, binary, gpu, lock);
     let cmd = ncu::command(&ncu_path, p, &program, &b.dir);
     let _ = std::fs::write(b.dir.join(ncu::CMD), format!("{}\n", cmd.line()));
     let _ = std::fs::remove_file(b.dir.join(ncu::CSV));
     let (out_path, err_path) = (b.dir.join(ncu::STDOUT), b.dir.join(ncu::STDERR));
-    let sink = crate::exec::Sink::Split {
-        stdout: &out_path,
-        stderr: &err_path,
-    };
-    let outcome = match crate::exec::start_and_wait(&cmd, p.timeout, sink) {
-        Ok(o) => o,
-        Err(e) => return fail(e.to_string()),
-    };
-    if let Exit::TimedOut(limit) = outcome.exit {
-        return fail(format!(
-            "ncu timed out after {} s (hint: a longer `[profile] timeout_s`; log: {})",
-            limit.as_secs_f64(),
-            err_path.display()
-        ));
-    }
-    if !outcome.success() {
-        return fail(format!(
-            "ncu failed with {} (log: {})",
-            outcome.describe(),
-            err_path.display()
-        ));
+    let hint = "a longer `[profile] timeout_s`";
+    if let Err(why) = run_program(&cmd, p.timeout, &out_path, &err_path, "ncu", Some(hint)) {
+        return fail(why);
     }
     let csv = std::fs::read_to_string(b.dir.join(ncu::CSV)).unwrap_or_default();
     let stdout = std::fs::read_to_string(&out_path).unwrap_or_default();
@@ -220,13 +207,7 @@ fn metric_power_point(
         None => return (BTreeMap::new(), None),
     };
     let wanted = power_wanted(spec);
-    let program = run::command(
-        spec,
-        binary,
-        &b.dir,
-        gpu.map(|g| g.uuid.as_str()),
-        b.gated.then_some(lock),
-    );
+    let program = program(spec, b, binary, gpu, lock);
     let limit = limit(every, wanted.len(), spec.run_timeout);
     run_pass(&program, &b.dir, every, limit, source, &wanted)
 }

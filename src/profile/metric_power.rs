@@ -214,7 +214,6 @@ pub fn run_pass(
     source: &dyn PowerSource,
     wanted: &[Wanted],
 ) -> (BTreeMap<String, f64>, Option<String>) {
-    use crate::exec::Exit;
     let mut cmd = program.clone();
     cmd.env.insert(
         "SWEEP_POWER_MS".into(),
@@ -222,31 +221,12 @@ pub fn run_pass(
     );
     let _ = std::fs::write(point_dir.join(CMD), format!("{}\n", cmd.line()));
     let (out_path, err_path) = (point_dir.join(STDOUT), point_dir.join(STDERR));
-    let sink = crate::exec::Sink::Split {
-        stdout: &out_path,
-        stderr: &err_path,
-    };
-    let fail = |why: String| (BTreeMap::new(), Some(format!("power: {why}")));
     let started = super::power::now();
-    let outcome = match crate::exec::start_and_wait(&cmd, limit, sink) {
-        Ok(o) => o,
-        Err(e) => return fail(e.to_string()),
-    };
+    if let Err(why) = super::run_program(&cmd, limit, &out_path, &err_path, "the power pass", None)
+    {
+        return (BTreeMap::new(), Some(format!("power: {why}")));
+    }
     let ended = super::power::now();
-    if let Exit::TimedOut(t) = outcome.exit {
-        return fail(format!(
-            "the power pass timed out after {} s (log: {})",
-            t.as_secs_f64(),
-            err_path.display()
-        ));
-    }
-    if !outcome.success() {
-        return fail(format!(
-            "the power pass failed with {} (log: {})",
-            outcome.describe(),
-            err_path.display()
-        ));
-    }
     let stdout = std::fs::read_to_string(&out_path).unwrap_or_default();
     let (cols, problems) = per_metric(&lines(&stdout), source, wanted, Some((started, ended)));
     let why = (!problems.is_empty()).then(|| {

@@ -16,3 +16,79 @@ pub mod ncu;
 pub mod power;
 
 pub use config::Profile;
+
+use crate::exec::{Cmd, Exit, Sink};
+use std::path::Path;
+use std::time::Duration;
+
+/// Runs the program of an extra pass of a measured point (under ncu, or the power pass) to its end
+/// within `limit`, its stdout and stderr into two files. When it cannot start, times out or fails,
+/// says why: the pass named as `name`, a time-out with `timeout_hint` when there is one, and the
+/// stderr file as the log.
+pub fn run_program(
+    cmd: &Cmd,
+    limit: Duration,
+    stdout: &Path,
+    stderr: &Path,
+    name: &str,
+    timeout_hint: Option<&str>,
+) -> Result<(), String> {
+    let outcome = crate::exec::start_and_wait(cmd, limit, Sink::Split { stdout, stderr })
+        .map_err(|e| e.to_string())?;
+    if let Exit::TimedOut(t) = outcome.exit {
+        let hint = timeout_hint
+            .map(|h| format!("hint: {h}; "))
+            .unwrap_or_default();
+        return Err(format!(
+            "{name} timed out after {} s ({hint}log: {})",
+            t.as_secs_f64(),
+            stderr.display()
+        ));
+    }
+    if !outcome.success() {
+        return Err(format!(
+            "{name} failed with {} (log: {})",
+            outcome.describe(),
+            stderr.display()
+        ));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The words of a pass that fails or times out: the pass's name, the hint, the stderr log.
+    #[test]
+    fn a_pass_that_fails_or_times_out_says_so_with_its_log() {
+        let tmp = tempfile::tempdir().unwrap();
+        let (out, err) = (tmp.path().join("out.txt"), tmp.path().join("err.txt"));
+        let run = |script: &str, name: &str, hint: Option<&str>| {
+            let cmd = Cmd::new("sh").args(["-c", script]);
+            run_program(&cmd, Duration::from_millis(300), &out, &err, name, hint)
+        };
+        let log = err.display();
+        assert_eq!(run("exit 0", "ncu", None), Ok(()));
+        assert_eq!(
+            run("exit 1", "the power pass", None),
+            Err(format!(
+                "the power pass failed with exit code 1 (log: {log})"
+            ))
+        );
+        assert_eq!(
+            run("exec sleep 5", "the power pass", None),
+            Err(format!("the power pass timed out after 0.3 s (log: {log})"))
+        );
+        assert_eq!(
+            run(
+                "exec sleep 5",
+                "ncu",
+                Some("a longer `[profile] timeout_s`")
+            ),
+            Err(format!(
+                "ncu timed out after 0.3 s (hint: a longer `[profile] timeout_s`; log: {log})"
+            ))
+        );
+    }
+}

@@ -266,24 +266,6 @@ pub fn overlay(
     canvas::write(&chart, stem, footer)
 }
 
-/// An overlay chart as an SVG document.
-pub fn overlay_svg(
-    title: &str,
-    x_name: &str,
-    y_name: &str,
-    curves: &[Curve],
-    footer: Option<&str>,
-) -> Result<String, String> {
-    let chart = Overlay {
-        title,
-        x_name,
-        y_name,
-        quantity: None,
-        curves,
-    };
-    canvas::svg(&chart, footer)
-}
-
 impl Overlay<'_> {
     /// The divisor of the values and the unit they are drawn in.
     fn unit(&self) -> (f64, String) {
@@ -485,7 +467,14 @@ mod tests {
                 points: &b,
             },
         ];
-        let svg = overlay_svg("copy variants", "stride", "GB/s", &curves, None).unwrap();
+        let chart = Overlay {
+            title: "copy variants",
+            x_name: "stride",
+            y_name: "GB/s",
+            quantity: None,
+            curves: &curves,
+        };
+        let svg = canvas::svg(&chart, None).unwrap();
         for (label, colour) in [("copy_vec1", "#1F77B4"), ("copy_vec2", "#D62728")] {
             let x = crate::report::series::tests::text_x(&svg, label).unwrap();
             assert!(x > canvas::PLOT_W as f64, "{label} at {x}");

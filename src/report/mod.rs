@@ -27,7 +27,7 @@ mod series;
 pub use axes::{log_axis, scale_unit, x_ticks};
 pub use bars::plot_bars;
 pub use canvas::footer;
-pub use family::{overlay, overlay_svg, Curve};
+pub use family::{overlay, Curve};
 pub use points::{point_info, PointInfo};
 pub use series::series_svg;
 
