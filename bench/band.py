@@ -12,6 +12,11 @@ for f in sorted(glob.glob(f"{root}/*/*/*/results.csv")):
     runs[label] = {int(r["threads"]): r for r in csv.DictReader(open(f))}
 
 
+def retries(d):
+    p = os.path.join(d, "stderr.txt")
+    return sum(1 for line in open(p) if line.startswith("# trace m-retry")) if os.path.exists(p) else 0
+
+
 def marks(d):
     out = {}
     for name in ("stderr.txt", "harness.trace"):
@@ -25,7 +30,7 @@ def marks(d):
 
 
 best = {t: max(float(runs[l][t]["shared_nc_grid_mflops"]) for l in runs) for t in next(iter(runs.values()))}
-print(f"{'run':6s} {'points':>6s} {'>0.5% low':>10s} {'>5% low':>8s} {'clock<1980':>10s} {'ctx inside':>10s}  worst")
+print(f"{'run':6s} {'points':>6s} {'>0.5% low':>10s} {'>5% low':>8s} {'clock<1980':>10s} {'ctx inside':>10s} {'retries':>7s}  worst")
 for label, rows in runs.items():
     run_dir = os.path.dirname(glob.glob(f"{root}/{label}/*/*/results.csv")[0])
     m = {r["point_id"]: marks(os.path.join(run_dir, "points", r["point_id"])) for r in rows.values()}
@@ -39,5 +44,6 @@ for label, rows in runs.items():
             inside += 1
     slow_clock = sum(1 for r in rows.values() for k in r if k.endswith("_sm_mhz") and r[k] and float(r[k]) < 1980)
     worst = min(low)
+    n_retries = sum(retries(os.path.join(run_dir, "points", r["point_id"])) for r in rows.values())
     print(f"{label:6s} {len(rows):6d} {sum(1 for d, _ in low if d < -0.005):10d} {sum(1 for d, _ in low if d < -0.05):8d} "
-          f"{slow_clock:10d} {inside:10d}  {100 * worst[0]:+.2f} % at {worst[1]}")
+          f"{slow_clock:10d} {inside:10d} {n_retries:7d}  {100 * worst[0]:+.2f} % at {worst[1]}")
