@@ -3,10 +3,9 @@
 # tied to a neighbour creating its CUDA context just before the metric? The thread sweep at threads 240..300,
 # built once, then one run per label of LABELS (default: RUNS runs with prestart, pre1.., and NP with
 # --no-prestart, nop1..; a label new* runs with SWEEP_SESSION_LOCK=1: the program holds the measure lock
-# from its gate to its exit; a label rty* with SWEEP_CLOCK_RETRIES=${RETRIES:-3} and SWEEP_CLOCK_RETRY_TOL=${RETRY_TOL:-0.002}
-# (the timing core's clock retries); a label setN* with SWEEP_SETTLE_MS=N (the GPU idles N ms between one
-# program's exit and the next gate, prestart kept); others with the default, the lock around context creation and each measure()), SWEEP_TRACE=1; every point's trace (stderr.txt, harness.trace) and results.csv
-# come back (band.tgz) for bench/band.py.
+# from its gate to its exit; others with the default, the lock around context creation and each measure()), SWEEP_TRACE=1; every point's trace (stderr.txt, harness.trace) and results.csv
+# come back (band.tgz) for bench/band.py. pre* labels pass --prestart 1 (the default before 2026-11-25 was 1, now 0).
+# The labels rty* (clock retries) and setN* (settle gaps) of 2026-11-25 ran with the tree of commit 66d0ef4.
 # Usage: bench/band.sh SWEEP_BINARY OUT_DIR
 set -uo pipefail
 bin=$(realpath "$1"); out=$(realpath "$2")
@@ -21,12 +20,10 @@ if [ -z "$labels" ]; then
   for i in $(seq 1 "${NP:-2}"); do labels="$labels nop$i"; done
 fi
 for label in $labels; do
-  opt=(); [[ $label == nop* ]] && opt=(--no-prestart)
+  opt=(); [[ $label == nop* ]] && opt=(--no-prestart); [[ $label == pre* || $label == new* || $label == old* ]] && opt=(--prestart 1)
   session=0; [[ $label == new* ]] && session=1
-  retries=0; [[ $label == rty* ]] && retries=${RETRIES:-3}
-  settle=; [[ $label =~ ^set([0-9]+) ]] && settle=${BASH_REMATCH[1]}
   t0=$(date +%s.%N)
-  SWEEP_SETTLE_MS=$settle SWEEP_CLOCK_RETRY_TOL=${RETRY_TOL:-0.002} SWEEP_CLOCK_RETRIES=$retries SWEEP_SESSION_LOCK=$session SWEEP_TRACE=1 "$bin" run sweeps/band.toml --output "$work/$label" --cache "$work/cache" --no-analyze -q "${opt[@]}" > "$work/$label.log" 2>&1
+  SWEEP_SESSION_LOCK=$session SWEEP_TRACE=1 "$bin" run sweeps/band.toml --output "$work/$label" --cache "$work/cache" --no-analyze -q "${opt[@]}" > "$work/$label.log" 2>&1
   rc=$?
   echo "$label wall_s=$(python3 -c "print(round($(date +%s.%N) - $t0, 1))") rc=$rc"
 done

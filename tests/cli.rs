@@ -653,7 +653,7 @@ fn lock_times(dir: &Path) -> Vec<Vec<f64>> {
 fn prestart_overlaps_start_up_but_never_measurements() {
     let p = project();
     sweep(p.path())
-        .args(["run", "sweeps/gated.toml", "-j", "2"])
+        .args(["run", "sweeps/gated.toml", "-j", "2", "--prestart", "1"])
         .assert()
         .success();
     let t = gate_times(&run_dir(p.path(), "gated"));
@@ -683,16 +683,26 @@ fn prestart_overlaps_start_up_but_never_measurements() {
         }
     }
 
+    // The default starts none ahead: each program starts after the previous one ended.
     sweep(p.path())
-        .args(["run", "sweeps/gated.toml", "--no-prestart"])
+        .args(["run", "sweeps/gated.toml"])
         .assert()
         .success();
     let runs = run_dirs(&p.path().join("output/gated"));
     let t = gate_times(&runs[1]);
     assert!(
         t.windows(2).all(|w| w[1].0 >= w[0].2),
-        "--no-prestart starts each program after the previous ended"
+        "by default each program starts after the previous ended: {t:?}"
     );
+    // The manifest says how each run measured (a resumed run keeps it).
+    let prestart = |dir: &Path| {
+        let m: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(dir.join("manifest.json")).unwrap())
+                .unwrap();
+        m["prestart"].as_u64()
+    };
+    assert_eq!(prestart(&runs[0]), Some(1));
+    assert_eq!(prestart(&runs[1]), Some(0));
 }
 
 #[test]

@@ -109,7 +109,6 @@ struct Options {
   int placements = 8;            // places of the sweep::malloc buffers (addition: SWEEP_PLACEMENTS)
   bool profile = false;          // profile mode: one call per metric in an NVTX range (SWEEP_PROFILE)
   double power_ms = 0;           // power mode: each metric's call looped for this long (SWEEP_POWER_MS)
-  int clock_retries = 0;         // clock retries: attempts after the first (SWEEP_CLOCK_RETRIES)
 };
 
 struct Stats {                   // times are seconds per launch
@@ -125,7 +124,6 @@ struct Stats {                   // times are seconds per launch
   int batch = 1;                 // launches per sample
   bool noisy = false, throttled = false;
   double sm_mhz = 0;             // SM clock: the lower of two readings, before and after the samples
-  int retries = 0;               // clock retries: attempts discarded because sm_mhz read low
   int profile_range = -1;        // profile mode: n of the NVTX range `sweep:<n>` of this measure()
   double power_t0 = 0, power_t1 = 0;  // power mode: the loop's window, seconds since the Unix epoch
   long long power_calls = 0;          // power mode: calls in that window (0: not power mode)
@@ -382,43 +380,6 @@ inline void trace(const char* phase) {
 // sweep with prestart and never without; on the next host neither design showed it, and the SM-clock
 // dips that came with it followed how busy the GPU was kept, not where contexts were created. Not
 // shown to help, so not the default.
-// Clock retries: how far below the reference a reading may be (SWEEP_CLOCK_RETRY_TOL, default 0.2 %:
-// 1976 MHz on a 1980 MHz H100). bench/band.txt: the state in which shared_nc_grid at 258-288 threads
-// loses 8 % read 1964-1971 MHz on one host (normal 1975-1980) and 1972-1975 on another (normal
-// 1976-1980, though 1973 also came with the normal value there).
-inline double clock_retry_tolerance() {
-  static const double tol = std::clamp(env_num("SWEEP_CLOCK_RETRY_TOL", 0.002), 0.0, 0.5);
-  return tol;
-}
-// Whether this process's readings are still held to the rated clock (false once a metric spent its
-// retries without reaching it: from then on the reference is the highest reading seen).
-inline bool& clock_reference_reached() {
-  static bool reached = true;
-  return reached;
-}
-inline double& clock_max_seen() {
-  static double m = 0;
-  return m;
-}
-inline void note_clock(double mhz) { clock_max_seen() = std::max(clock_max_seen(), mhz); }
-inline bool clock_low(double mhz, double rated) {
-  const double ref = clock_reference_reached() ? rated : clock_max_seen();
-  return ref > 0 && mhz < (1 - clock_retry_tolerance()) * ref;
-}
-
-// The start gate (SWEEP_GATE_FD): blocks until the harness writes a byte (the GPU is ours); no-op without one.
-inline void wait_for_gate() {
-  const char* gate = getenv("SWEEP_GATE_FD");
-  if (!gate) return;
-  int fd = atoi(gate);
-  char c;
-  ssize_t n;
-  do n = read(fd, &c, 1); while (n < 0 && errno == EINTR);
-  close(fd);
-  trace("gate");
-  printf("# start gate opened\n");
-}
-
 inline void hold_measure_lock_to_exit() {
   if (measure_lock_fd() < 0 || env_num("SWEEP_SESSION_LOCK", 0) == 0) return;
   while (flock(measure_lock_fd(), LOCK_EX) < 0 && errno == EINTR) {
@@ -446,7 +407,6 @@ inline Options options_from_env() {
   o.placements = std::max(1, (int)env_num("SWEEP_PLACEMENTS", o.placements));
   o.profile = env_num("SWEEP_PROFILE", 0) != 0;
   o.power_ms = std::max(0.0, env_num("SWEEP_POWER_MS", 0));
-  o.clock_retries = std::clamp((int)env_num("SWEEP_CLOCK_RETRIES", o.clock_retries), 0, 16);
   if (o.profile && !SWEEP_HAS_NVTX) {
     fprintf(stderr, "error: SWEEP_PROFILE=1 needs NVTX, and this program was built without "
                     "<nvtx3/nvToolsExt.h> (hint: use a CUDA toolkit that has it, or pip's nvidia-nvtx)\n");
@@ -474,7 +434,15 @@ inline Options options_from_env() {
   SWEEP_CHECK(cudaGetDeviceProperties(&p, o.device));
   printf("# device %d: %s, sm_%d%d, %d SMs, L2 %d KiB, rated SM clock %.0f MHz\n", o.device, p.name,
          p.major, p.minor, p.multiProcessorCount, p.l2CacheSize >> 10, o.rated_sm_mhz);
-  detail::wait_for_gate();
+  if (const char* gate = getenv("SWEEP_GATE_FD")) {  // wait until the harness says the GPU is ours
+    int fd = atoi(gate);
+    char c;
+    ssize_t n;
+    do n = read(fd, &c, 1); while (n < 0 && errno == EINTR);
+    close(fd);
+    detail::trace("gate");
+    printf("# start gate opened\n");
+  }
   detail::hold_measure_lock_to_exit();
   return o;
 }
@@ -589,83 +557,45 @@ Stats measure(const Options& opt, F&& f) {
     if (ms < 0.010) s.batch = (int)std::min(256.0, std::ceil(0.050 / std::max(ms, 1e-4)));
   }
 
-  // One attempt: the passes over the placements, between two clock readings.
+  detail::Placements acc(k);
   const int base_visit = k == 1 ? 1 : std::max(1, (opt.min_samples + k - 1) / k);
-  auto attempt = [&](double mhz_before) {
-    Stats a;
-    a.batch = s.batch;
-    detail::Placements acc(k);
-    auto wall0 = std::chrono::steady_clock::now();
-    double gpu_ms = 0;
-    bool capped = false;
-    int passes = 0;
-    for (int pass = 0; !capped; ++pass) {
-      passes = pass + 1;
-      const int per_visit = pass == 1 && detail::fill_pass()
-                                ? detail::samples_in_fill_pass(k, base_visit, opt.min_time_ms, gpu_ms, acc.samples())
-                                : base_visit;
-      for (int v = 0; v < k && !capped; ++v) {
-        const int j = pass % 2 ? k - 1 - v : v;
-        if (k > 1) {
-          detail::place_buffers(j);
-          f();  // untimed: the first call at a new place
-          SWEEP_CHECK_LAST();
-        }
-        for (int i = 0; i < per_visit; ++i) {
-          double ms = sample(a.batch);
-          gpu_ms += ms;
-          double t = std::max(ms, 1e-6) * 1e-3 / a.batch;  // floor 1 ns: a 0 ms reading has no rate
-          acc.add(j, t);
-          double wall_ms =
-              std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - wall0).count();
-          if (wall_ms >= opt.max_time_ms) {
-            capped = true;
-            break;
-          }
+  auto wall0 = std::chrono::steady_clock::now();
+  double gpu_ms = 0;
+  bool capped = false;
+  int passes = 0;
+  for (int pass = 0; !capped; ++pass) {
+    passes = pass + 1;
+    const int per_visit = pass == 1 && detail::fill_pass()
+                              ? detail::samples_in_fill_pass(k, base_visit, opt.min_time_ms, gpu_ms, acc.samples())
+                              : base_visit;
+    for (int v = 0; v < k && !capped; ++v) {
+      const int j = pass % 2 ? k - 1 - v : v;
+      if (k > 1) {
+        detail::place_buffers(j);
+        f();  // untimed: the first call at a new place
+        SWEEP_CHECK_LAST();
+      }
+      for (int i = 0; i < per_visit; ++i) {
+        double ms = sample(s.batch);
+        gpu_ms += ms;
+        double t = std::max(ms, 1e-6) * 1e-3 / s.batch;  // floor 1 ns: a 0 ms reading has no rate
+        acc.add(j, t);
+        double wall_ms =
+            std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - wall0).count();
+        if (wall_ms >= opt.max_time_ms) {
+          capped = true;
+          break;
         }
       }
-      a.rel_ci = acc.pooled_rel_ci();
-      if (acc.samples() >= opt.min_samples && gpu_ms >= opt.min_time_ms && a.rel_ci <= opt.target_rel_ci)
-        break;
-      if (capped) a.noisy = !(a.rel_ci <= opt.target_rel_ci);
     }
-    detail::trace("m-sampled");
-    if (detail::tracing())
-      fprintf(stderr, "# trace-gpu %.3f ms in %d samples x %d, %d passes\n", gpu_ms, acc.samples(), a.batch, passes);
-    const detail::Placements::Summary sum = acc.summarize(opt.target_rel_ci);
-    a.times = acc.times();
-    a.samples = acc.samples();
-    a.mean = sum.mean;
-    a.median = sum.median;
-    a.stddev = sum.stddev;
-    a.min = sum.min;
-    a.max = sum.max;
-    a.rel_ci = sum.rel_ci;
-    a.spread = sum.spread;
-    a.placements = sum.placements;
-    a.unstable = sum.unstable;
-    a.sm_mhz = std::min(mhz_before, detail::measure_sm_mhz());
-    return a;
-  };
-
-  // Clock retries (opt.clock_retries > 0): an attempt whose SM clock read more than
-  // detail::clock_retry_tolerance() below the reference (the rated clock, until a metric of this
-  // process has spent its retries without reaching it; then the highest reading this process has
-  // seen) is taken again, up to clock_retries times; the attempt with the highest reading stands.
-  Stats best = attempt(mhz_before);
-  detail::note_clock(best.sm_mhz);
-  int retries = 0;
-  while (retries < opt.clock_retries && detail::clock_low(best.sm_mhz, opt.rated_sm_mhz)) {
-    ++retries;
-    detail::trace("m-retry");
-    Stats a = attempt(detail::measure_sm_mhz());
-    detail::note_clock(a.sm_mhz);
-    if (a.sm_mhz > best.sm_mhz) best = a;
+    s.rel_ci = acc.pooled_rel_ci();
+    if (acc.samples() >= opt.min_samples && gpu_ms >= opt.min_time_ms && s.rel_ci <= opt.target_rel_ci)
+      break;
+    if (capped) s.noisy = !(s.rel_ci <= opt.target_rel_ci);
   }
-  if (retries == opt.clock_retries && retries > 0 && detail::clock_low(best.sm_mhz, opt.rated_sm_mhz))
-    detail::clock_reference_reached() = false;  // this GPU does not reach its rated clock here
-  best.retries = retries;
-  s = best;
+  detail::trace("m-sampled");
+  if (detail::tracing())
+    fprintf(stderr, "# trace-gpu %.3f ms in %d samples x %d, %d passes\n", gpu_ms, acc.samples(), s.batch, passes);
   int held_too_long = 0;
   SWEEP_CHECK(cudaMemcpy(&held_too_long, st.held_too_long, sizeof(int), cudaMemcpyDeviceToHost));
   if (held_too_long) {
@@ -673,6 +603,20 @@ Stats measure(const Options& opt, F&& f) {
                     "synchronize?); its time includes host delays\n");
     SWEEP_CHECK(cudaMemset(st.held_too_long, 0, sizeof(int)));
   }
+
+  const detail::Placements::Summary sum = acc.summarize(opt.target_rel_ci);
+  s.times = acc.times();
+  s.samples = acc.samples();
+  s.mean = sum.mean;
+  s.median = sum.median;
+  s.stddev = sum.stddev;
+  s.min = sum.min;
+  s.max = sum.max;
+  s.rel_ci = sum.rel_ci;
+  s.spread = sum.spread;
+  s.placements = sum.placements;
+  s.unstable = sum.unstable;
+  s.sm_mhz = std::min(mhz_before, detail::measure_sm_mhz());
   s.throttled = opt.rated_sm_mhz > 0 && s.sm_mhz < 0.9 * opt.rated_sm_mhz;
   return s;
 }
@@ -700,13 +644,13 @@ inline void report(const char* name, const char* unit, double work, const Stats&
   double value = work / s.mean;
   printf("%s: %.4f\n", unit, value);
   printf("@sweep metric=%s unit=%s value=%.4f median=%.4f stddev=%.4f min=%.4f max=%.4f rel_ci=%.6f "
-         "samples=%d noisy=%d throttled=%d spread=%.6f placements=%d unstable=%d sm_mhz=%.0f retries=%d\n",
+         "samples=%d noisy=%d throttled=%d spread=%.6f placements=%d unstable=%d sm_mhz=%.0f\n",
          name, unit, value, work / s.median, sd, work / s.max, work / s.min,
          std::isfinite(s.rel_ci) ? s.rel_ci : 1.0, s.samples, (int)s.noisy, (int)s.throttled,
-         s.spread, s.placements, (int)s.unstable, s.sm_mhz, s.retries);
+         s.spread, s.placements, (int)s.unstable, s.sm_mhz);
   printf("# %s: %.3f us per launch, %d samples x %d launches at %d placement(s) (spread %.1f %%), "
-         "SM clock %.0f MHz, %d clock retries\n", name, s.mean * 1e6, s.samples, s.batch, s.placements,
-         100 * s.spread, s.sm_mhz, s.retries);
+         "SM clock %.0f MHz\n", name, s.mean * 1e6, s.samples, s.batch, s.placements, 100 * s.spread,
+         s.sm_mhz);
   fflush(stdout);
   detail::trace(name);
 }

@@ -70,8 +70,11 @@ pub struct Options {
     pub prestart: usize,
 }
 
-/// GPU programs started ahead per runner by default (`--prestart`).
-pub const DEFAULT_PRESTART: usize = 1;
+/// GPU programs started ahead per runner by default (`--prestart`): none. With one started ahead
+/// (waiting at its gate while the current one measures) shared_nc_grid at 258-290 threads lost 8 %
+/// at 2-6 points in each of 14 sweeps on two H100 hosts, and in none of 4 sweeps without
+/// (bench/band.txt); clock retries, a settle gap and the session lock did not help.
+pub const DEFAULT_PRESTART: usize = 0;
 
 #[derive(Debug, thiserror::Error)]
 pub enum DriverError {
@@ -260,6 +263,8 @@ pub fn run_sweep(
     let sink = CsvSink::open(&csv_path, header.clone(), manifest.dialect)?;
     manifest.state = store::RunState::Running;
     manifest.finished = None;
+    let (prestart, prestart_note) = keep_prestart(manifest.prestart, resumed, opts.prestart);
+    manifest.prestart = Some(prestart);
     manifest.jobs = opts.jobs;
     manifest.command = opts.command.clone();
     manifest.compiler = toolchain.compiler.clone();
@@ -339,6 +344,9 @@ pub fn run_sweep(
             if let Some(w) = idle_gpus_warning(&owner, runners) {
                 emit(Event::Warning(&w));
             }
+            if let Some(w) = &prestart_note {
+                emit(Event::Warning(w));
+            }
         }
         if let Ok(mut d) = dispatch.lock() {
             d.csvs = csvs;
@@ -363,7 +371,7 @@ pub fn run_sweep(
             ),
             controls,
         };
-        execute(&shared, &todo, &owner, runners, &gpus, opts);
+        execute(&shared, &todo, &owner, runners, &gpus, opts, prestart);
         let csvs = dispatch
             .lock()
             .map(|mut d| std::mem::take(&mut d.csvs))
@@ -414,6 +422,7 @@ fn execute(
     runners: usize,
     gpus: &[GpuState],
     opts: &Options,
+    prestart: usize,
 ) {
     let (ctx, emit, run_dir) = (shared.ctx, shared.emit, &shared.run_dir);
     let plan = Schedule::new(owner, runners);
@@ -451,9 +460,32 @@ fn execute(
         drop(senders);
         for (r, rx) in receivers.into_iter().enumerate() {
             let (count, gpu) = (plan.queues[r].len(), gpus.get(r).cloned());
-            s.spawn(move || runner::measure(shared, count, rx, gpu, opts.prestart));
+            s.spawn(move || runner::measure(shared, count, rx, gpu, prestart));
         }
     });
+}
+
+/// The prestart a run measures with: a resumed run keeps the one its manifest holds, so that all
+/// its points are measured in one pattern (a program waiting at its gate beside a measurement
+/// moved values by 8 % on some H100s); a note when that overrides the command line, or when an
+/// older manifest does not say.
+fn keep_prestart(recorded: Option<usize>, resumed: bool, asked: usize) -> (usize, Option<String>) {
+    match recorded {
+        Some(p) if resumed && p != asked => (
+            p,
+            Some(format!(
+                "this run started with `--prestart {p}`: its remaining points run with it too, not with {asked} (hint: `--output` another folder starts a new run)"
+            )),
+        ),
+        Some(p) if resumed => (p, None),
+        None if resumed => (
+            asked,
+            Some(format!(
+                "this run's manifest does not say how many programs its first points started ahead (runs before 2026-11-25: 1 by default); the remaining points run with `--prestart {asked}`"
+            )),
+        ),
+        _ => (asked, None),
+    }
 }
 
 /// Says so when some GPUs get no point: fewer series than GPUs under `--split series`.
@@ -526,6 +558,14 @@ mod tests {
     #[test]
     fn idle_gpus_are_reported() {
         assert_eq!(idle_gpus_warning(&[0, 1, 0], 2), None);
+        assert_eq!(keep_prestart(None, false, 0), (0, None));
+        assert_eq!(keep_prestart(Some(1), true, 1), (1, None));
+        let (p, note) = keep_prestart(Some(1), true, 0);
+        assert_eq!(p, 1, "a resumed run keeps its prestart");
+        assert!(note.unwrap().contains("`--prestart 1`"));
+        let (p, note) = keep_prestart(None, true, 0);
+        assert_eq!(p, 0);
+        assert!(note.unwrap().contains("does not say"));
         assert_eq!(idle_gpus_warning(&[0, 0], 1), None);
         let w = idle_gpus_warning(&[0, 0, 0], 2).unwrap();
         assert!(w.starts_with("only 1 of 2 GPUs get points"), "{w}");

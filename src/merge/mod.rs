@@ -252,6 +252,11 @@ pub fn merge(dirs: &[PathBuf], opts: &Options) -> Result<Merged, MergeError> {
         counts: counts.clone(),
         timeline: Vec::new(),
         resumed: Vec::new(),
+        // One prestart where every part ran with the same; none where they differ.
+        prestart: first
+            .manifest
+            .prestart
+            .filter(|p| inputs.iter().all(|i| i.manifest.prestart == Some(*p))),
         ..first.manifest.clone()
     };
     let manifest = MergedManifest {
