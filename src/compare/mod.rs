@@ -10,6 +10,7 @@
 //! (`analyze`'s series: one metric at one combination of the other axes): the geometric mean of
 //! B/A, the verdict counts, and period, knee and best x of both sides.
 
+mod conditions;
 mod output;
 mod read;
 
@@ -245,6 +246,9 @@ pub struct Comparison {
     pub failed: Vec<String>,
     /// The dialect `compare.csv` is written in: A's.
     pub dialect: Dialect,
+    /// Conditions the two runs were measured in that differ (`prestart: A 1 / B 0`), from their
+    /// manifests.
+    pub differences: Vec<String>,
 }
 
 fn series_of<'a>(
@@ -483,6 +487,7 @@ pub fn compare(a: &Path, b: &Path, opts: &Options) -> Result<Comparison, Compare
         .map(|k| label(&axes, k))
         .collect();
     Ok(Comparison {
+        differences: conditions::differences(&path_a, &path_b),
         a: run_a.side(),
         b: run_b.side(),
         axes,

@@ -84,6 +84,12 @@ impl Comparison {
             named(&self.only_b)
         );
         out += &format!("Failed (not compared): {}.  \n", named(&self.failed));
+        if !self.differences.is_empty() {
+            out += &format!(
+                "Measured differently (values may move beyond their uncertainty): {}.  \n",
+                self.differences.join("; ")
+            );
+        }
         out += &format!(
             "{} values compared: {same} same, {faster} faster, {slower} slower \
              (same: |B/A - 1| <= u_A + u_B, u = max(sqrt(rel_ci^2 + between^2), spread/2, repeat_spread/2)).\n\n",

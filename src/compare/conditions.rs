@@ -1,0 +1,112 @@
+//! How each run measured, from the manifest beside its results CSV. What differs between A and B
+//! is said above the verdicts: a GPU, driver, compiler, `[timing]` table or prestart of its own can
+//! move values by more than the uncertainties the verdicts use (a program started ahead beside a
+//! measurement moved shared-memory values by 8 % on some H100s, bench/band.txt).
+
+use crate::store::Manifest;
+use std::path::Path;
+
+/// The measuring conditions of a run, when its folder has a manifest.
+fn of(csv: &Path) -> Option<Manifest> {
+    Manifest::load(csv.parent()?).ok()
+}
+
+fn prestart(m: &Manifest) -> String {
+    m.prestart.map_or_else(
+        || "not recorded (1 by default before 2026-11-25)".to_string(),
+        |p| p.to_string(),
+    )
+}
+
+fn gpu(m: &Manifest) -> String {
+    m.gpus_start
+        .first()
+        .map(|g| format!("{}, driver {}", g.name, g.driver))
+        .unwrap_or_default()
+}
+
+/// The spec's `[timing]` table as one line (empty when it has none or does not parse).
+fn timing(m: &Manifest) -> String {
+    m.spec
+        .parse::<toml::Table>()
+        .ok()
+        .and_then(|t| t.get("timing").cloned())
+        .map(|t| t.to_string().trim().replace('\n', ", "))
+        .unwrap_or_default()
+}
+
+/// One line per condition in which A's and B's runs differ (`what: A x / B y`); none when either
+/// side is a bare CSV.
+pub(super) fn differences(a: &Path, b: &Path) -> Vec<String> {
+    let (Some(a), Some(b)) = (of(a), of(b)) else {
+        return Vec::new();
+    };
+    let shown = |s: String| if s.is_empty() { "none".to_string() } else { s };
+    let checks: [(&str, fn(&Manifest) -> String); 4] = [
+        ("prestart", prestart),
+        ("GPU", gpu),
+        ("compiler", |m| m.compiler_version.clone()),
+        ("[timing]", timing),
+    ];
+    checks
+        .iter()
+        .filter_map(|(what, f)| {
+            let (x, y) = (f(&a), f(&b));
+            (x != y).then(|| format!("{what}: A {} / B {}", shown(x), shown(y)))
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::GpuState;
+
+    fn run(dir: &Path, m: &Manifest) -> std::path::PathBuf {
+        std::fs::create_dir_all(dir).unwrap();
+        m.save(dir).unwrap();
+        dir.join("results.csv")
+    }
+
+    #[test]
+    fn names_each_condition_that_differs_and_nothing_else() {
+        let t = tempfile::tempdir().unwrap();
+        let gpu = GpuState {
+            name: "NVIDIA H100 80GB HBM3".into(),
+            driver: "580.159.04".into(),
+            ..GpuState::default()
+        };
+        let a = Manifest {
+            prestart: Some(1),
+            gpus_start: vec![gpu.clone()],
+            compiler_version: "13.0".into(),
+            spec: "bench = \"b\"\n[timing]\nplacements = 8\n".into(),
+            ..Manifest::default()
+        };
+        let b = Manifest {
+            prestart: Some(0),
+            spec: "bench = \"b\"\n[timing]\nplacements = 1\n".into(),
+            ..a.clone()
+        };
+        let (pa, pb) = (run(&t.path().join("a"), &a), run(&t.path().join("b"), &b));
+        assert_eq!(
+            differences(&pa, &pb),
+            vec![
+                "prestart: A 1 / B 0".to_string(),
+                "[timing]: A { placements = 8 } / B { placements = 1 }".to_string()
+            ]
+        );
+        assert!(differences(&pa, &pa).is_empty());
+        let old = Manifest {
+            prestart: None,
+            ..a.clone()
+        };
+        let po = run(&t.path().join("old"), &old);
+        assert_eq!(
+            differences(&po, &pa),
+            vec!["prestart: A not recorded (1 by default before 2026-11-25) / B 1".to_string()]
+        );
+        // A bare CSV has no manifest: nothing is claimed.
+        assert!(differences(&t.path().join("nowhere/results.csv"), &pa).is_empty());
+    }
+}
