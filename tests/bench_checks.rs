@@ -5,10 +5,10 @@
 //! which must fail as a wrong answer fails on the GPU: exit 3 and `@sweep check=failed what="..."`
 //! naming the element that is wrong. No GPU and no nvcc; skipped (saying so) only without `c++`.
 
-mod common;
+use crate::common;
 
+use crate::common::{stderr, stdout};
 use assert_cmd::Command;
-use common::{stderr, stdout};
 use regex::Regex;
 use std::path::{Path, PathBuf};
 use std::process::{Output, Stdio};

@@ -1,9 +1,11 @@
 //! End-to-end tests of the `sweep` command on real programs built with the host C compiler
 //! (tests/project/cuda/hostsaw), the faulty ones included.
 
-mod common;
+use crate::common;
 
-use common::{manifest, on_path, project, rows, run_dirs, stderr, stdout, sweep, sweep_process};
+use crate::common::{
+    manifest, on_path, project, rows, run_dirs, stderr, stdout, sweep, sweep_process,
+};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 

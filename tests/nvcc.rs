@@ -3,10 +3,10 @@
 //! `make test` puts NVIDIA's nvcc from PyPI on PATH when there is none, and sets
 //! SWEEP_REQUIRE_NVCC=1 so that a missing nvcc fails this test instead of skipping it.
 
-mod common;
+use crate::common;
 
+use crate::common::stderr;
 use assert_cmd::Command;
-use common::stderr;
 use std::path::Path;
 
 /// Whether to skip a test for want of nvcc on PATH (saying so); fails instead where

@@ -2,10 +2,8 @@
 //! script of `sweep slurm` run by hand, and a real job array on a private single-node Slurm
 //! (scripts/slurm-up.sh installs and starts it; skipped only where Slurm cannot be had).
 
-mod common;
-
+use crate::common::{manifest, project, run_dirs, stderr, stdout, sweep};
 use assert_cmd::Command;
-use common::{manifest, project, run_dirs, stderr, stdout, sweep};
 use std::ffi::OsStr;
 use std::io::Write;
 use std::path::{Path, PathBuf};

@@ -3,7 +3,7 @@
 //! tests/timing_stats/stats.cpp on generated samples. The same header runs inside every bench on
 //! the GPU. Skipped (saying so) only without a host C++ compiler.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::path::Path;

@@ -1,8 +1,4 @@
-//! Helpers shared by the integration tests (`mod common;` in each of them).
-
-// Each test file is its own crate and uses only some of these helpers; the rest would be
-// dead-code warnings there, which `cargo clippy --all-targets -- -D warnings` turns into errors.
-#![allow(dead_code)]
+//! Helpers shared by the integration tests (the modules of tests/lib.rs).
 
 use assert_cmd::Command;
 use std::collections::BTreeMap;
