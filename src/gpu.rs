@@ -3,8 +3,8 @@
 
 use crate::exec;
 use crate::store::GpuState;
+use std::fs::TryLockError;
 use std::io::{Read, Seek, Write};
-use std::os::unix::io::AsRawFd;
 use std::path::{Path, PathBuf};
 
 const FIELDS: &str =
@@ -121,7 +121,8 @@ pub struct HeldLock {
 /// Why [`lock`] or [`lock_file`] did not take a lock.
 #[derive(Debug, thiserror::Error)]
 pub enum LockError {
-    /// The lock folder or file could not be made or opened (permissions, a full disk, ...).
+    /// The lock folder or file could not be made, opened or locked (permissions, a full disk,
+    /// ...).
     #[error("cannot open lock `{path}`: {source}")]
     Io {
         path: PathBuf,
@@ -162,19 +163,24 @@ pub fn lock_file(path: PathBuf, holder: &str, wait: bool) -> Result<HeldLock, Lo
             path: path.clone(),
             source,
         })?;
-    let flags = if wait {
-        libc::LOCK_EX
+    // std's lock and try_lock are flock(2) on Linux, the lock that other sweeps take. Only
+    // WouldBlock means another process holds it; any other failure is an I/O error.
+    let taken = if wait {
+        file.lock().map_err(TryLockError::Error)
     } else {
-        libc::LOCK_EX | libc::LOCK_NB
+        file.try_lock()
     };
-    // SAFETY: flock on a file descriptor we own.
-    if unsafe { libc::flock(file.as_raw_fd(), flags) } != 0 {
-        let mut who = String::new();
-        let _ = file.read_to_string(&mut who);
-        return Err(LockError::Held {
-            path,
-            holder: who.trim().to_string(),
-        });
+    match taken {
+        Ok(()) => {}
+        Err(TryLockError::WouldBlock) => {
+            let mut who = String::new();
+            let _ = file.read_to_string(&mut who);
+            return Err(LockError::Held {
+                path,
+                holder: who.trim().to_string(),
+            });
+        }
+        Err(TryLockError::Error(source)) => return Err(LockError::Io { path, source }),
     }
     let _ = file.set_len(0);
     let _ = file.rewind();
