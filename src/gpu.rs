@@ -78,8 +78,17 @@ pub enum SelectError {
 /// The GPUs a run may use: `--gpus all`, `--gpus 0,2`, or (None) the first one this process may
 /// see (the first entry of `CUDA_VISIBLE_DEVICES` when it is set, as under Slurm).
 pub fn select(all: &[GpuState], wanted: Option<&GpuChoice>) -> Result<Vec<GpuState>, SelectError> {
-    let visible: Vec<String> = std::env::var("CUDA_VISIBLE_DEVICES")
-        .ok()
+    let visible = std::env::var("CUDA_VISIBLE_DEVICES").ok();
+    select_among(all, wanted, visible.as_deref())
+}
+
+/// [`select`] with `visible` for the value of `CUDA_VISIBLE_DEVICES` (None: not set).
+fn select_among(
+    all: &[GpuState],
+    wanted: Option<&GpuChoice>,
+    visible: Option<&str>,
+) -> Result<Vec<GpuState>, SelectError> {
+    let visible: Vec<String> = visible
         .filter(|v| !v.trim().is_empty())
         .map(|v| v.split(',').map(|s| s.trim().to_string()).collect())
         .unwrap_or_default();
@@ -237,21 +246,31 @@ mod tests {
     #[test]
     fn select_by_index_and_all() {
         let gpus = parse_smi("0, A, GPU-a, 1, 9.0, 1, 1, 1\n1, B, GPU-b, 1, 9.0, 1, 1, 1\n");
-        if std::env::var("CUDA_VISIBLE_DEVICES").is_ok() {
-            return; // the host's own setting decides; the parsing is tested above
-        }
+        // Whatever this host's CUDA_VISIBLE_DEVICES: unset, then set as Slurm sets it.
+        let select = |wanted: Option<&GpuChoice>| select_among(&gpus, wanted, None);
         let choice = |s: &str| s.parse::<GpuChoice>().unwrap();
-        assert_eq!(select(&gpus, None).unwrap().len(), 1);
-        assert_eq!(select(&gpus, Some(&choice(" all"))).unwrap().len(), 2);
-        assert_eq!(select(&gpus, Some(&choice("1"))).unwrap()[0].uuid, "GPU-b");
-        let two = select(&gpus, Some(&choice("1, GPU-a"))).unwrap();
+        assert_eq!(select(None).unwrap().len(), 1);
+        assert_eq!(select(Some(&choice(" all"))).unwrap().len(), 2);
+        assert_eq!(select(Some(&choice("1"))).unwrap()[0].uuid, "GPU-b");
+        let two = select(Some(&choice("1, GPU-a"))).unwrap();
         assert_eq!(
             (two[0].uuid.as_str(), two[1].uuid.as_str()),
             ("GPU-b", "GPU-a")
         );
         assert_eq!(
-            select(&gpus, Some(&choice("3"))).unwrap_err().to_string(),
+            select(Some(&choice("3"))).unwrap_err().to_string(),
             "gpu `3` is not visible (hint: visible GPUs: 0, 1)"
+        );
+        let only_b = |wanted: Option<&GpuChoice>| select_among(&gpus, wanted, Some("GPU-b"));
+        assert_eq!(only_b(None).unwrap()[0].uuid, "GPU-b");
+        assert_eq!(only_b(Some(&choice("all"))).unwrap().len(), 1);
+        assert_eq!(
+            only_b(Some(&choice("0"))).unwrap_err().to_string(),
+            "gpu `0` is not visible (hint: visible GPUs: 1)"
+        );
+        assert_eq!(
+            select_among(&gpus, None, Some(" ")).unwrap()[0].uuid,
+            "GPU-a"
         );
     }
 }
