@@ -246,7 +246,7 @@ fn every_bench_has_a_host_check_a_driver_and_cases() {
 #[test]
 fn every_bench_check_passes_a_right_result_and_fails_wrong_ones() {
     if !common::on_path("c++") {
-        eprintln!("skipped: no host C++ compiler (`c++`) on PATH");
+        common::skip("no host C++ compiler (`c++`) on PATH");
         return;
     }
     let tmp = tempfile::tempdir().unwrap();

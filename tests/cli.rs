@@ -327,7 +327,7 @@ fn bad_input_gets_one_line_naming_the_culprit() {
 #[test]
 fn no_gpu_is_said_before_building_and_build_still_works() {
     if on_path("nvidia-smi") {
-        eprintln!("skipped: this host has nvidia-smi");
+        common::skip("this host has nvidia-smi");
         return;
     }
     let p = project();

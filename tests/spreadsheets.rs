@@ -20,7 +20,7 @@ fn libreoffice() -> Option<(String, String)> {
         .output()
         .unwrap();
     if out.status.code() == Some(3) {
-        eprintln!("skipped: {}", stderr(&out).trim());
+        common::skip(stderr(&out).trim());
         return None;
     }
     assert!(

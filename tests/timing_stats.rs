@@ -10,7 +10,7 @@ use std::path::Path;
 
 fn driver() -> Option<std::path::PathBuf> {
     if !common::on_path("c++") {
-        eprintln!("skipped: no host C++ compiler (`c++`) on PATH");
+        common::skip("no host C++ compiler (`c++`) on PATH");
         return None;
     }
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
