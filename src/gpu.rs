@@ -3,8 +3,8 @@
 
 use crate::exec;
 use crate::store::GpuState;
+use std::fs::TryLockError;
 use std::io::{Read, Seek, Write};
-use std::os::unix::io::AsRawFd;
 use std::path::{Path, PathBuf};
 
 const FIELDS: &str =
@@ -78,8 +78,17 @@ pub enum SelectError {
 /// The GPUs a run may use: `--gpus all`, `--gpus 0,2`, or (None) the first one this process may
 /// see (the first entry of `CUDA_VISIBLE_DEVICES` when it is set, as under Slurm).
 pub fn select(all: &[GpuState], wanted: Option<&GpuChoice>) -> Result<Vec<GpuState>, SelectError> {
-    let visible: Vec<String> = std::env::var("CUDA_VISIBLE_DEVICES")
-        .ok()
+    let visible = std::env::var("CUDA_VISIBLE_DEVICES").ok();
+    select_among(all, wanted, visible.as_deref())
+}
+
+/// [`select`] with `visible` for the value of `CUDA_VISIBLE_DEVICES` (None: not set).
+fn select_among(
+    all: &[GpuState],
+    wanted: Option<&GpuChoice>,
+    visible: Option<&str>,
+) -> Result<Vec<GpuState>, SelectError> {
+    let visible: Vec<String> = visible
         .filter(|v| !v.trim().is_empty())
         .map(|v| v.split(',').map(|s| s.trim().to_string()).collect())
         .unwrap_or_default();
@@ -121,7 +130,8 @@ pub struct HeldLock {
 /// Why [`lock`] or [`lock_file`] did not take a lock.
 #[derive(Debug, thiserror::Error)]
 pub enum LockError {
-    /// The lock folder or file could not be made or opened (permissions, a full disk, ...).
+    /// The lock folder or file could not be made, opened or locked (permissions, a full disk,
+    /// ...).
     #[error("cannot open lock `{path}`: {source}")]
     Io {
         path: PathBuf,
@@ -162,19 +172,24 @@ pub fn lock_file(path: PathBuf, holder: &str, wait: bool) -> Result<HeldLock, Lo
             path: path.clone(),
             source,
         })?;
-    let flags = if wait {
-        libc::LOCK_EX
+    // std's lock and try_lock are flock(2) on Linux, the lock that other sweeps take. Only
+    // WouldBlock means another process holds it; any other failure is an I/O error.
+    let taken = if wait {
+        file.lock().map_err(TryLockError::Error)
     } else {
-        libc::LOCK_EX | libc::LOCK_NB
+        file.try_lock()
     };
-    // SAFETY: flock on a file descriptor we own.
-    if unsafe { libc::flock(file.as_raw_fd(), flags) } != 0 {
-        let mut who = String::new();
-        let _ = file.read_to_string(&mut who);
-        return Err(LockError::Held {
-            path,
-            holder: who.trim().to_string(),
-        });
+    match taken {
+        Ok(()) => {}
+        Err(TryLockError::WouldBlock) => {
+            let mut who = String::new();
+            let _ = file.read_to_string(&mut who);
+            return Err(LockError::Held {
+                path,
+                holder: who.trim().to_string(),
+            });
+        }
+        Err(TryLockError::Error(source)) => return Err(LockError::Io { path, source }),
     }
     let _ = file.set_len(0);
     let _ = file.rewind();
@@ -231,21 +246,31 @@ mod tests {
     #[test]
     fn select_by_index_and_all() {
         let gpus = parse_smi("0, A, GPU-a, 1, 9.0, 1, 1, 1\n1, B, GPU-b, 1, 9.0, 1, 1, 1\n");
-        if std::env::var("CUDA_VISIBLE_DEVICES").is_ok() {
-            return; // the host's own setting decides; the parsing is tested above
-        }
+        // Whatever this host's CUDA_VISIBLE_DEVICES: unset, then set as Slurm sets it.
+        let select = |wanted: Option<&GpuChoice>| select_among(&gpus, wanted, None);
         let choice = |s: &str| s.parse::<GpuChoice>().unwrap();
-        assert_eq!(select(&gpus, None).unwrap().len(), 1);
-        assert_eq!(select(&gpus, Some(&choice(" all"))).unwrap().len(), 2);
-        assert_eq!(select(&gpus, Some(&choice("1"))).unwrap()[0].uuid, "GPU-b");
-        let two = select(&gpus, Some(&choice("1, GPU-a"))).unwrap();
+        assert_eq!(select(None).unwrap().len(), 1);
+        assert_eq!(select(Some(&choice(" all"))).unwrap().len(), 2);
+        assert_eq!(select(Some(&choice("1"))).unwrap()[0].uuid, "GPU-b");
+        let two = select(Some(&choice("1, GPU-a"))).unwrap();
         assert_eq!(
             (two[0].uuid.as_str(), two[1].uuid.as_str()),
             ("GPU-b", "GPU-a")
         );
         assert_eq!(
-            select(&gpus, Some(&choice("3"))).unwrap_err().to_string(),
+            select(Some(&choice("3"))).unwrap_err().to_string(),
             "gpu `3` is not visible (hint: visible GPUs: 0, 1)"
+        );
+        let only_b = |wanted: Option<&GpuChoice>| select_among(&gpus, wanted, Some("GPU-b"));
+        assert_eq!(only_b(None).unwrap()[0].uuid, "GPU-b");
+        assert_eq!(only_b(Some(&choice("all"))).unwrap().len(), 1);
+        assert_eq!(
+            only_b(Some(&choice("0"))).unwrap_err().to_string(),
+            "gpu `0` is not visible (hint: visible GPUs: 1)"
+        );
+        assert_eq!(
+            select_among(&gpus, None, Some(" ")).unwrap()[0].uuid,
+            "GPU-a"
         );
     }
 }

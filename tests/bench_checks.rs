@@ -5,10 +5,10 @@
 //! which must fail as a wrong answer fails on the GPU: exit 3 and `@sweep check=failed what="..."`
 //! naming the element that is wrong. No GPU and no nvcc; skipped (saying so) only without `c++`.
 
-mod common;
+use crate::common;
 
+use crate::common::{stderr, stdout};
 use assert_cmd::Command;
-use common::{stderr, stdout};
 use regex::Regex;
 use std::path::{Path, PathBuf};
 use std::process::{Output, Stdio};
@@ -246,7 +246,7 @@ fn every_bench_has_a_host_check_a_driver_and_cases() {
 #[test]
 fn every_bench_check_passes_a_right_result_and_fails_wrong_ones() {
     if !common::on_path("c++") {
-        eprintln!("skipped: no host C++ compiler (`c++`) on PATH");
+        common::skip("no host C++ compiler (`c++`) on PATH");
         return;
     }
     let tmp = tempfile::tempdir().unwrap();

@@ -1,9 +1,11 @@
 //! End-to-end tests of the `sweep` command on real programs built with the host C compiler
 //! (tests/project/cuda/hostsaw), the faulty ones included.
 
-mod common;
+use crate::common;
 
-use common::{manifest, on_path, project, rows, run_dirs, stderr, stdout, sweep, sweep_process};
+use crate::common::{
+    manifest, on_path, project, rows, run_dirs, stderr, stdout, sweep, sweep_process,
+};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -325,7 +327,7 @@ fn bad_input_gets_one_line_naming_the_culprit() {
 #[test]
 fn no_gpu_is_said_before_building_and_build_still_works() {
     if on_path("nvidia-smi") {
-        eprintln!("skipped: this host has nvidia-smi");
+        common::skip("this host has nvidia-smi");
         return;
     }
     let p = project();

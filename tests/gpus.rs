@@ -3,9 +3,9 @@
 //! the locks are real flocks). What these tests pin: one runner per GPU, each running its points
 //! one at a time; series kept whole on one GPU by default; the GPU in every row; the per-GPU lock.
 
-mod common;
+use crate::common;
 
-use common::{manifest, project, rows, run_dirs, stderr, sweep};
+use crate::common::{manifest, project, rows, run_dirs, stderr, sweep};
 use std::os::unix::fs::PermissionsExt;
 use std::time::Duration;
 

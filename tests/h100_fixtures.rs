@@ -2,10 +2,8 @@
 //! targets the issues set, and `sweep analyze` reads them: a period, knee and best thread count
 //! for every series of the thread sweep.
 
-mod common;
-
+use crate::common::{manifest, rows, stderr};
 use assert_cmd::Command;
-use common::{manifest, rows, stderr};
 use std::path::{Path, PathBuf};
 
 fn fixture(sweep: &str) -> PathBuf {

@@ -2,10 +2,8 @@
 //! bench/gpus.sh): one GPU and `--gpus all --split points`, each cold and warm. The all-GPU runs
 //! used both GPUs evenly, and `sweep analyze` reads the same curves from them as from one GPU.
 
-mod common;
-
+use crate::common::{rows, stderr};
 use assert_cmd::Command;
-use common::{rows, stderr};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 

@@ -3,10 +3,10 @@
 //! `make test` puts NVIDIA's nvcc from PyPI on PATH when there is none, and sets
 //! SWEEP_REQUIRE_NVCC=1 so that a missing nvcc fails this test instead of skipping it.
 
-mod common;
+use crate::common;
 
+use crate::common::stderr;
 use assert_cmd::Command;
-use common::stderr;
 use std::path::Path;
 
 /// Whether to skip a test for want of nvcc on PATH (saying so); fails instead where
@@ -19,7 +19,7 @@ fn skip_without_nvcc() -> bool {
         std::env::var("SWEEP_REQUIRE_NVCC").is_err(),
         "SWEEP_REQUIRE_NVCC is set but nvcc is not on PATH"
     );
-    eprintln!("skipped: nvcc is not on PATH (make test installs it)");
+    common::skip("nvcc is not on PATH (make test installs it)");
     true
 }
 
@@ -214,7 +214,7 @@ fn every_add_and_store_kernel_issues_every_store() {
             std::env::var("SWEEP_REQUIRE_NVCC").is_err(),
             "SWEEP_REQUIRE_NVCC is set but cuobjdump or nvdisasm is not on PATH"
         );
-        eprintln!("skipped: cuobjdump or nvdisasm is not on PATH (make test installs them)");
+        common::skip("cuobjdump or nvdisasm is not on PATH (make test installs them)");
         return;
     }
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));

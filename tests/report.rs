@@ -2,8 +2,7 @@
 //! live report of a host-program sweep while it runs. A page must load without console errors,
 //! and its screenshot must show the charts (pixels of the data's and the peaks' colours), not
 //! just exist. scripts/ensure-chromium.sh installs Chromium when missing (as root, as in CI).
-mod common;
-use common::{project, run_dirs, stderr, stdout, sweep, sweep_process};
+use crate::common::{project, run_dirs, skip, stderr, stdout, sweep, sweep_process};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -14,7 +13,7 @@ fn chromium() -> Option<String> {
         .output()
         .unwrap();
     if out.status.code() == Some(3) {
-        eprintln!("skipped: {}", stderr(&out).trim());
+        skip(stderr(&out).trim());
         return None;
     }
     assert!(out.status.success(), "ensure-chromium.sh: {}", stderr(&out));

@@ -1,7 +1,7 @@
 //! Kill-and-resume: SIGKILL a real sweep at random moments, resume it, and check that the CSV
 //! ends with every point exactly once, with the values of an uninterrupted run.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::path::Path;

@@ -2,10 +2,8 @@
 //! script of `sweep slurm` run by hand, and a real job array on a private single-node Slurm
 //! (scripts/slurm-up.sh installs and starts it; skipped only where Slurm cannot be had).
 
-mod common;
-
+use crate::common::{manifest, project, run_dirs, skip, stderr, stdout, sweep};
 use assert_cmd::Command;
-use common::{manifest, project, run_dirs, stderr, stdout, sweep};
 use std::ffi::OsStr;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -495,12 +493,7 @@ fn a_real_slurm_job_array_gives_the_rows_of_a_single_run() {
     match up.status.code() {
         Some(0) => {}
         Some(77) => {
-            // Straight to stderr: the test harness would swallow eprintln! of a passing test.
-            let _ = writeln!(
-                std::io::stderr(),
-                "SKIPPED a_real_slurm_job_array_gives_the_rows_of_a_single_run: {}",
-                stderr(&up).trim()
-            );
+            skip(stderr(&up).trim());
             return;
         }
         _ => panic!("scripts/slurm-up.sh failed:\n{}", stderr(&up)),

@@ -1,10 +1,9 @@
 //! Snapshot tests (insta): the one-line errors users see, `sweep plan` and a rendered header, pinned
-//! word for word in tests/snapshots/. A changed message fails here; review it with
-//! `cargo insta review` (or `INSTA_UPDATE=always cargo test --test snapshots`) and commit the .snap.
+//! word for word in tests/snapshots/ (named `integration__snapshots__<test>.snap` after this
+//! module's path). A changed message fails here; review it with `cargo insta review` (or
+//! `INSTA_UPDATE=always cargo test --test integration snapshots::`) and commit the .snap.
 
-mod common;
-
-use common::{project, stderr, stdout, sweep};
+use crate::common::{project, stderr, stdout, sweep};
 
 /// A spec of the host-program project with `change` applied to saw.toml's text.
 const SAW: &str = "bench = \"hostsaw\"\ncompiler = \"cc\"\n[vars]\nmode = \"ok\"\nslow_ms = 0\n[[axis]]\nname = \"threads\"\nrange = [1, 64]\n[[metric]]\nname = \"saw\"\nunit = \"MFlops\"\n";

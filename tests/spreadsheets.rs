@@ -2,8 +2,8 @@
 //! locales with a fresh profile (tests/spreadsheet/roundtrip.py: every number must come back as
 //! the same number, every id and name as the same text). scripts/ensure-libreoffice.sh installs
 //! LibreOffice and openpyxl when missing (as root, as in CI); elsewhere the tests say why they skip.
-mod common;
-use common::{project, stderr, sweep};
+use crate::common;
+use crate::common::{project, stderr, sweep};
 use std::path::{Path, PathBuf};
 
 const LOCALES: [&str; 3] = ["de_DE", "uk_UA", "en_US"];
@@ -20,7 +20,7 @@ fn libreoffice() -> Option<(String, String)> {
         .output()
         .unwrap();
     if out.status.code() == Some(3) {
-        eprintln!("skipped: {}", stderr(&out).trim());
+        common::skip(stderr(&out).trim());
         return None;
     }
     assert!(

@@ -3,14 +3,14 @@
 //! tests/timing_stats/stats.cpp on generated samples. The same header runs inside every bench on
 //! the GPU. Skipped (saying so) only without a host C++ compiler.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::path::Path;
 
 fn driver() -> Option<std::path::PathBuf> {
     if !common::on_path("c++") {
-        eprintln!("skipped: no host C++ compiler (`c++`) on PATH");
+        common::skip("no host C++ compiler (`c++`) on PATH");
         return None;
     }
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));

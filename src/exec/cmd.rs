@@ -49,6 +49,10 @@ impl Cmd {
     }
 }
 
+/// A word as POSIX sh reads it back: bare when it is letters, digits and `-_./=:,+@%` only, else
+/// in single quotes (a `'` as `'\''`). Not `shlex::try_quote`: it also quotes `=`, `,` and `%` (a
+/// logged `nvcc -arch=sm_90 ...` would read `nvcc '-arch=sm_90' ...`) and puts a word with a `'`
+/// in double quotes (`"it's"`), so the logged command lines would change.
 fn quote(s: &str) -> String {
     if !s.is_empty()
         && s.chars()

@@ -1,0 +1,20 @@
+//! The integration tests: one test binary (`cargo test --test integration`), one module per
+//! subject, and the helpers they share in `common` (as just's tests/lib.rs). One binary links
+//! `sweep`'s dev-dependencies once instead of once per file, and a helper that no test uses is a
+//! dead-code warning again. Run one subject with its module path, e.g.
+//! `cargo test --test integration h100_fixtures::`.
+
+mod common;
+
+mod bench_checks;
+mod cli;
+mod gpus;
+mod h100_fixtures;
+mod h200x2_fixtures;
+mod nvcc;
+mod report;
+mod resume;
+mod slurm;
+mod snapshots;
+mod spreadsheets;
+mod timing_stats;
