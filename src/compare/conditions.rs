@@ -35,6 +35,9 @@ fn timing(m: &Manifest) -> String {
         .unwrap_or_default()
 }
 
+/// A condition and how to read it off a manifest.
+type Condition = (&'static str, fn(&Manifest) -> String);
+
 /// One line per condition in which A's and B's runs differ (`what: A x / B y`); none when either
 /// side is a bare CSV.
 pub(super) fn differences(a: &Path, b: &Path) -> Vec<String> {
@@ -42,7 +45,7 @@ pub(super) fn differences(a: &Path, b: &Path) -> Vec<String> {
         return Vec::new();
     };
     let shown = |s: String| if s.is_empty() { "none".to_string() } else { s };
-    let checks: [(&str, fn(&Manifest) -> String); 4] = [
+    let checks: [Condition; 4] = [
         ("prestart", prestart),
         ("GPU", gpu),
         ("compiler", |m| m.compiler_version.clone()),
