@@ -8,8 +8,10 @@
 # With PLACEMENTS=1 in the environment every program measures its buffers at one place, as before
 # the placements (the old behaviour, for contrast); with REPEAT=k every point runs in k processes
 # (the spec's `repeat`); the label gets a suffix.
-# TRUTH_RUNS="full shuf" runs only those (a device command has 10 minutes: the five take about 11; the
-# cache and the run folders stay in TRUTH_WORK for a later call on the same machine).
+# TRUTH_RUNS="full shuf" runs only those (a device command has 10 minutes: the five took about 11 with
+# --prestart 1, and take about 15 with the default since 2026-11-25, no prestart (the band's sweeps took
+# 1.38x as long): split them as TRUTH_RUNS="full s17 s300" then "again shuf"; the cache and the run
+# folders stay in TRUTH_WORK for a later call on the same machine). PRESTART=n passes --prestart n.
 # Each run's results.csv, controls.csv and manifest.json are copied to OUT_DIR/truth_data/LABEL/ as soon
 # as it ends. Then bench/truth.py compares them. Usage: bench/truth.sh SWEEP_BINARY OUT_DIR [LABEL_SUFFIX]
 set -uo pipefail
@@ -28,7 +30,7 @@ now() { date +%s.%N; }
 run() {  # label spec [options...]
   local label=$1$sfx s=$2; shift 2
   local t0; t0=$(now)
-  "$bin" run "$s" --output "$work/$label" --cache "$work/cache$sfx" -q "$@" > "$work/$label.log" 2>&1
+  "$bin" run "$s" --output "$work/$label" --cache "$work/cache$sfx" -q ${PRESTART:+--prestart "$PRESTART"} "$@" > "$work/$label.log" 2>&1
   local rc=$?
   echo "$label wall_s=$(python3 -c "print(round($(now) - $t0, 1))") rc=$rc"
   (cd "$work" && find "$label" -name results.csv -o -name controls.csv -o -name manifest.json |
