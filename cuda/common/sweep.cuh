@@ -379,7 +379,9 @@ inline void trace(const char* phase) {
 // bench/band.txt: on one H100 host shared_nc_grid at 258-290 threads lost 1-8 % in 2-5 points per
 // sweep with prestart and never without; on the next host neither design showed it, and the SM-clock
 // dips that came with it followed how busy the GPU was kept, not where contexts were created. Not
-// shown to help, so not the default.
+// shown to help, so not the default; on 2026-11-25 it had the 8 % values in 2 of 2 sweeps on a host
+// where plain prestart had them in 8 of 8 and no prestart in 0 of 2 (sweep's default is now no
+// prestart).
 inline void hold_measure_lock_to_exit() {
   if (measure_lock_fd() < 0 || env_num("SWEEP_SESSION_LOCK", 0) == 0) return;
   while (flock(measure_lock_fd(), LOCK_EX) < 0 && errno == EINTR) {
@@ -387,6 +389,27 @@ inline void hold_measure_lock_to_exit() {
   session_locked() = true;
   trace("session-lock");
 }
+
+// Waits at the start gate (SWEEP_GATE_FD) until the harness writes a byte; no-op without one.
+inline void wait_for_gate() {
+  const char* gate = getenv("SWEEP_GATE_FD");
+  if (!gate) return;
+  int fd = atoi(gate);
+  char c;
+  ssize_t n;
+  do n = read(fd, &c, 1); while (n < 0 && errno == EINTR);
+  close(fd);
+  trace("gate");
+  printf("# start gate opened\n");
+}
+
+// SWEEP_EARLY_GATE=1 (an experiment for bench/band.sh, off by default): a program started ahead
+// (`--prestart N`) waits at its gate before it touches the CUDA driver at all, instead of after
+// creating its context. With prestart, a measurement then has beside it only a process that has
+// not opened the GPU; the GPU idles while the program loads the driver and creates its context
+// (about 100 ms, against about 150 ms of a whole start without prestart). Whether that keeps the
+// 8 % state of bench/band.txt away is not measured yet.
+inline bool early_gate() { return env_num("SWEEP_EARLY_GATE", 0) != 0; }
 
 }  // namespace detail
 
@@ -413,6 +436,7 @@ inline Options options_from_env() {
     exit(1);
   }
   detail::trace("main");
+  if (detail::early_gate()) detail::wait_for_gate();
   int count = 0;
   SWEEP_CHECK(cudaGetDeviceCount(&count));  // loads the driver (host work): outside the lock
   {
@@ -434,15 +458,7 @@ inline Options options_from_env() {
   SWEEP_CHECK(cudaGetDeviceProperties(&p, o.device));
   printf("# device %d: %s, sm_%d%d, %d SMs, L2 %d KiB, rated SM clock %.0f MHz\n", o.device, p.name,
          p.major, p.minor, p.multiProcessorCount, p.l2CacheSize >> 10, o.rated_sm_mhz);
-  if (const char* gate = getenv("SWEEP_GATE_FD")) {  // wait until the harness says the GPU is ours
-    int fd = atoi(gate);
-    char c;
-    ssize_t n;
-    do n = read(fd, &c, 1); while (n < 0 && errno == EINTR);
-    close(fd);
-    detail::trace("gate");
-    printf("# start gate opened\n");
-  }
+  if (!detail::early_gate()) detail::wait_for_gate();  // wait until the harness says the GPU is ours
   detail::hold_measure_lock_to_exit();
   return o;
 }
