@@ -380,7 +380,7 @@ inline void trace(const char* phase) {
 // sweep with prestart and never without; on the next host neither design showed it, and the SM-clock
 // dips that came with it followed how busy the GPU was kept, not where contexts were created. Not
 // shown to help, so not the default; on 2026-11-25 it had the 8 % values in 2 of 2 sweeps on a host
-// where plain prestart had them in 8 of 8 and no prestart in 0 of 2 (sweep's default is now no
+// where plain prestart had them in 4 of 4 and no prestart in 0 of 2 (sweep's default is now no
 // prestart).
 inline void hold_measure_lock_to_exit() {
   if (measure_lock_fd() < 0 || env_num("SWEEP_SESSION_LOCK", 0) == 0) return;

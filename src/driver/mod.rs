@@ -71,9 +71,10 @@ pub struct Options {
 }
 
 /// GPU programs started ahead per runner by default (`--prestart`): none. With one started ahead
-/// (waiting at its gate while the current one measures) shared_nc_grid at 258-290 threads lost 8 %
-/// at 2-6 points in each of 14 sweeps on two H100 hosts, and in none of 4 sweeps without
-/// (bench/band.txt); clock retries, a settle gap and the session lock did not help.
+/// (waiting at its gate while the current one measures) shared_nc_grid at 258-290 threads lost
+/// 8 % at 1-6 points in 12 of 14 sweeps on two H100 hosts (0.8-1.5 % in the other two), and
+/// nothing in 4 of 4 sweeps without (bench/band.txt); clock retries, a settle gap and the session
+/// lock did not help.
 pub const DEFAULT_PRESTART: usize = 0;
 
 #[derive(Debug, thiserror::Error)]
