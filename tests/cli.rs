@@ -654,10 +654,18 @@ fn lock_times(dir: &Path) -> Vec<Vec<f64>> {
 #[test]
 fn prestart_overlaps_start_up_but_never_measurements() {
     let p = project();
-    sweep(p.path())
+    let out = sweep(p.path())
         .args(["run", "sweeps/gated.toml", "-j", "2", "--prestart", "1"])
-        .assert()
-        .success();
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains(
+            "warning: `--prestart 1`: a program waits at its gate beside each measurement"
+        ),
+        "{}",
+        stderr(&out)
+    );
     let t = gate_times(&run_dir(p.path(), "gated"));
     assert_eq!(t.len(), 8);
     for w in t.windows(2) {
@@ -686,10 +694,12 @@ fn prestart_overlaps_start_up_but_never_measurements() {
     }
 
     // The default starts none ahead: each program starts after the previous one ended.
-    sweep(p.path())
+    let out = sweep(p.path())
         .args(["run", "sweeps/gated.toml"])
-        .assert()
-        .success();
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(!stderr(&out).contains("--prestart"), "{}", stderr(&out));
     let runs = run_dirs(&p.path().join("output/gated"));
     let t = gate_times(&runs[1]);
     assert!(
