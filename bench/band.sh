@@ -3,8 +3,7 @@
 # tied to a neighbour creating its CUDA context just before the metric? The thread sweep at threads 240..300,
 # built once, then one run per label of LABELS (default: RUNS runs with prestart, pre1.., and NP with
 # --no-prestart, nop1..; a label new* runs with SWEEP_SESSION_LOCK=1: the program holds the measure lock
-# from its gate to its exit; a label early* with SWEEP_EARLY_GATE=1: a program started ahead waits at its gate
-# before it touches the CUDA driver (sweep.cuh, detail::early_gate); others with the default, the lock around context creation and each measure()), SWEEP_TRACE=1; every point's trace (stderr.txt, harness.trace) and results.csv
+# from its gate to its exit; others with the default, the lock around context creation and each measure()), SWEEP_TRACE=1; every point's trace (stderr.txt, harness.trace) and results.csv
 # come back (band.tgz) for bench/band.py. pre* labels pass --prestart 1 (the default before 2026-11-25 was 1, now 0).
 # The labels rty* (clock retries) and setN* (settle gaps) of 2026-11-25 ran with the tree of commit 66d0ef4.
 # Usage: bench/band.sh SWEEP_BINARY OUT_DIR
@@ -21,11 +20,10 @@ if [ -z "$labels" ]; then
   for i in $(seq 1 "${NP:-2}"); do labels="$labels nop$i"; done
 fi
 for label in $labels; do
-  opt=(); [[ $label == nop* ]] && opt=(--no-prestart); [[ $label == pre* || $label == new* || $label == old* || $label == early* ]] && opt=(--prestart 1)
-  early=0; [[ $label == early* ]] && early=1
+  opt=(); [[ $label == nop* ]] && opt=(--no-prestart); [[ $label == pre* || $label == new* || $label == old* ]] && opt=(--prestart 1)
   session=0; [[ $label == new* ]] && session=1
   t0=$(date +%s.%N)
-  SWEEP_EARLY_GATE=$early SWEEP_SESSION_LOCK=$session SWEEP_TRACE=1 "$bin" run sweeps/band.toml --output "$work/$label" --cache "$work/cache" --no-analyze -q "${opt[@]}" > "$work/$label.log" 2>&1
+  SWEEP_SESSION_LOCK=$session SWEEP_TRACE=1 "$bin" run sweeps/band.toml --output "$work/$label" --cache "$work/cache" --no-analyze -q "${opt[@]}" > "$work/$label.log" 2>&1
   rc=$?
   echo "$label wall_s=$(python3 -c "print(round($(date +%s.%N) - $t0, 1))") rc=$rc"
 done

@@ -403,13 +403,6 @@ inline void wait_for_gate() {
   printf("# start gate opened\n");
 }
 
-// SWEEP_EARLY_GATE=1 (an experiment for bench/band.sh, off by default): a program started ahead
-// (`--prestart N`) waits at its gate before it touches the CUDA driver at all, instead of after
-// creating its context. With prestart, a measurement then has beside it only a process that has
-// not opened the GPU; the GPU idles while the program loads the driver and creates its context
-// (about 100 ms, against about 150 ms of a whole start without prestart). Whether that keeps the
-// 8 % state of bench/band.txt away is not measured yet.
-inline bool early_gate() { return env_num("SWEEP_EARLY_GATE", 0) != 0; }
 
 }  // namespace detail
 
@@ -436,7 +429,6 @@ inline Options options_from_env() {
     exit(1);
   }
   detail::trace("main");
-  if (detail::early_gate()) detail::wait_for_gate();
   int count = 0;
   SWEEP_CHECK(cudaGetDeviceCount(&count));  // loads the driver (host work): outside the lock
   {
@@ -458,7 +450,7 @@ inline Options options_from_env() {
   SWEEP_CHECK(cudaGetDeviceProperties(&p, o.device));
   printf("# device %d: %s, sm_%d%d, %d SMs, L2 %d KiB, rated SM clock %.0f MHz\n", o.device, p.name,
          p.major, p.minor, p.multiProcessorCount, p.l2CacheSize >> 10, o.rated_sm_mhz);
-  if (!detail::early_gate()) detail::wait_for_gate();  // wait until the harness says the GPU is ours
+  detail::wait_for_gate();  // wait until the harness says the GPU is ours
   detail::hold_measure_lock_to_exit();
   return o;
 }
