@@ -53,6 +53,13 @@ pub enum PointsError {
         filter: String,
         total: usize,
     },
+    #[error("{path}: point `{label}` comes twice, at index {first} and {second} (hint: list each value of an axis once; in a zip group, each combination once)")]
+    Duplicate {
+        path: String,
+        label: String,
+        first: usize,
+        second: usize,
+    },
     #[error("{path}: the sweep has {count} points (hint: at most {max}; narrow an axis)")]
     TooMany {
         path: String,
@@ -199,6 +206,21 @@ pub fn expand(spec: &Spec) -> Result<Vec<Point>, PointsError> {
             filter: spec.filter.clone().unwrap_or_default(),
             total,
         });
+    }
+    // One row per point id: resume, merge and compare key rows by it, so a repeated value
+    // would make one point stand for two (the second never runs, or counts as missing forever).
+    let mut seen: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+    for p in &points {
+        if let Some(&first) = seen.get(p.id.as_str()) {
+            return Err(PointsError::Duplicate {
+                // No key to point at: the path, with the overrides when they made the axes.
+                path: spec.locate("[[axis]]"),
+                label: p.label(),
+                first,
+                second: p.index,
+            });
+        }
+        seen.insert(&p.id, p.index);
     }
     Ok(points)
 }
@@ -440,6 +462,32 @@ mod tests {
                 "t.toml:2: zip group [n, tile] joins axes of different lengths (2 vs 1)"
             ),
             "{err}"
+        );
+    }
+
+    #[test]
+    fn a_point_that_comes_twice_is_refused() {
+        let twice = spec("[[axis]]\nname=\"threads\"\nvalues=[1,1,2]");
+        assert_eq!(
+            expand(&twice).unwrap_err().to_string(),
+            "t.toml: point `threads=1` comes twice, at index 0 and 1 (hint: list each value of an axis once; in a zip group, each combination once)"
+        );
+        let zipped = spec("zip=[[\"n\",\"tile\"]]\n[[axis]]\nname=\"n\"\nvalues=[64,64,128]\n[[axis]]\nname=\"tile\"\nvalues=[8,16,8]");
+        assert_eq!(
+            expand(&zipped).unwrap().len(),
+            3,
+            "a value may repeat inside a zip group"
+        );
+        let same_combination = spec("zip=[[\"n\",\"tile\"]]\n[[axis]]\nname=\"n\"\nvalues=[64,64]\n[[axis]]\nname=\"tile\"\nvalues=[8,8]");
+        assert!(expand(&same_combination)
+            .unwrap_err()
+            .to_string()
+            .contains("point `n=64 tile=8` comes twice"));
+        let typed = spec("[[axis]]\nname=\"threads\"\nvalues=[1,\"1\"]");
+        assert_eq!(
+            expand(&typed).unwrap().len(),
+            2,
+            "1 and \"1\" stay two points"
         );
     }
 

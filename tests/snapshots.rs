@@ -50,6 +50,10 @@ fn bad_specs() -> Vec<(&'static str, String)> {
             with("name = \"saw\"\nunit = \"MFlops\"", "pattern = \"gips\""),
         ),
         ("bad regex", format!("{SAW}regex = \"(\"\n")),
+        (
+            "value listed twice",
+            with("range = [1, 64]", "values = [1, 2, 1]"),
+        ),
         ("empty filter", format!("filter = \"\"\n{SAW}")),
         (
             "filter drops every point",
@@ -110,7 +114,7 @@ fn spec_errors() {
 #[test]
 fn command_errors() {
     let p = project();
-    let cases: [(&str, &[&str]); 7] = [
+    let cases: [(&str, &[&str]); 8] = [
         ("missing spec", &["plan", "sweeps/none.toml"]),
         (
             "analyze a missing CSV",
@@ -125,6 +129,10 @@ fn command_errors() {
         (
             "override of an unknown axis",
             &["plan", "sweeps/saw.toml", "-a", "blocks=1:4"],
+        ),
+        (
+            "override listing a value twice",
+            &["plan", "sweeps/saw.toml", "-a", "threads=4,4"],
         ),
         (
             "bad timing override",
