@@ -65,6 +65,10 @@ fn bad_specs() -> Vec<(&'static str, String)> {
             format!("{SAW}[timing]\nplacements = 0\n"),
         ),
         ("negative timeout", format!("run_timeout_s = -1\n{SAW}")),
+        (
+            "negative confidence target",
+            format!("{SAW}[timing]\ntarget_rel_ci = -0.01\n"),
+        ),
         ("table for a list", format!("{SAW}[axis]\nname = \"x\"\n")),
         (
             "profile preset",

@@ -386,6 +386,42 @@ impl Spec {
                 "`[timing] placements` is 0 (hint: 1 measures the buffers where cudaMalloc put them, 8 is the default)".into(),
             ));
         }
+        if let Some(t) = &file.timing {
+            // (key, value, the least it may be, whether that least is allowed, what the key means)
+            let numbers = [
+                (
+                    "target_rel_ci",
+                    t.target_rel_ci,
+                    0.0,
+                    false,
+                    "0.01 is 1 %, the default",
+                ),
+                (
+                    "min_time_ms",
+                    t.min_time_ms,
+                    0.0,
+                    true,
+                    "milliseconds, 0 or more",
+                ),
+                (
+                    "max_time_ms",
+                    t.max_time_ms,
+                    0.0,
+                    false,
+                    "milliseconds, more than 0",
+                ),
+                ("rated_sm_mhz", t.rated_sm_mhz, 0.0, true, "MHz, 0 for none"),
+            ];
+            for (key, value, least, least_ok, hint) in numbers {
+                let Some(v) = value else { continue };
+                if !(v.is_finite() && (v > least || (least_ok && v == least))) {
+                    return Err(at_key(
+                        key,
+                        format!("`[timing] {key}` is {v} (hint: {hint})"),
+                    ));
+                }
+            }
+        }
         let env = file.env.clone();
         let timing = file.timing.clone().unwrap_or_default();
         let timeout = |secs: Option<f64>, default: f64, key: &str| -> Result<Duration, SpecError> {

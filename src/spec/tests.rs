@@ -56,6 +56,22 @@ fn errors_name_file_line_and_culprit() {
             "sweeps/t.toml:7: axis `threads` is defined twice",
         ),
         (
+            format!("{OK}[timing]\ntarget_rel_ci = -1\n"),
+            "sweeps/t.toml:8: `[timing] target_rel_ci` is -1 (hint: 0.01 is 1 %, the default)",
+        ),
+        (
+            format!("{OK}[timing]\ntarget_rel_ci = nan\n"),
+            "sweeps/t.toml:8: `[timing] target_rel_ci` is NaN (hint: 0.01 is 1 %, the default)",
+        ),
+        (
+            format!("{OK}[timing]\nmax_time_ms = -5.0\n"),
+            "sweeps/t.toml:8: `[timing] max_time_ms` is -5 (hint: milliseconds, more than 0)",
+        ),
+        (
+            format!("{OK}[timing]\nrated_sm_mhz = -1.0\n"),
+            "sweeps/t.toml:8: `[timing] rated_sm_mhz` is -1 (hint: MHz, 0 for none)",
+        ),
+        (
             format!("{OK}[timing]\nplacements = 0\n"),
             "sweeps/t.toml:8: `[timing] placements` is 0 (hint: 1 measures the buffers where cudaMalloc put them, 8 is the default)",
         ),
