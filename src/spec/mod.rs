@@ -368,6 +368,15 @@ impl Spec {
         });
         // The run folder is output/<name>/...: a name must stay one folder inside --output.
         if !folder_name(&name) {
+            if file.name.is_none() {
+                // No `name` key to point at (the first `name =` line is an axis's or a metric's).
+                return Err(SpecError::Whole {
+                    path: path.to_path_buf(),
+                    message: format!(
+                        "the run folder's name {name:?}, taken from the file name, is not a folder name (hint: set `name = \"...\"`: letters, digits, `_`, `-` and `.`, not `.` or `..`; runs go to --output/<name>/)"
+                    ),
+                });
+            }
             return Err(at_key(
                 "name",
                 format!(

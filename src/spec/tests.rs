@@ -158,6 +158,23 @@ fn errors_name_file_line_and_culprit() {
 }
 
 #[test]
+fn a_run_folder_name_from_the_file_name_is_blamed_on_the_file_name() {
+    // `sweeps/a b.toml` has no `name` key: the first `name =` line is the axis's, not the culprit.
+    let err = Spec::parse(Path::new("sweeps/a b.toml"), OK)
+        .unwrap_err()
+        .to_string();
+    assert_eq!(
+        err,
+        "sweeps/a b.toml: the run folder's name \"a b\", taken from the file name, is not a folder name (hint: set `name = \"...\"`: letters, digits, `_`, `-` and `.`, not `.` or `..`; runs go to --output/<name>/)"
+    );
+    assert!(Spec::parse(
+        Path::new("sweeps/a b.toml"),
+        &format!("name = \"ab\"\n{OK}")
+    )
+    .is_ok());
+}
+
+#[test]
 fn pow2_stops_before_overflow() {
     let s = parse("bench = \"b\"\n[[axis]]\nname = \"n\"\npow2 = [1073741824, 4611686018427387904]\n[[metric]]\npattern=\"mflops\"\n").unwrap();
     assert_eq!(s.axes[0].values.len(), 33);
