@@ -95,6 +95,29 @@ fn every_fault_gets_its_status_and_a_one_line_reason() {
 }
 
 #[test]
+fn a_line_that_is_not_utf8_hides_no_metric() {
+    let p = project();
+    let out = sweep(p.path())
+        .args([
+            "run",
+            "sweeps/saw.toml",
+            "-a",
+            "threads=16:17",
+            "--set",
+            "mode=latin1",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let rows = rows(&run_dir(p.path(), "saw").join("results.csv"));
+    let got: Vec<(&str, &str)> = rows
+        .iter()
+        .map(|r| (r["status"].as_str(), r["saw_mflops"].as_str()))
+        .collect();
+    assert_eq!(got, [("ok", "16000"), ("ok", "8500")]);
+}
+
+#[test]
 fn csv_header_comes_from_the_spec_and_the_manifest_records_the_run() {
     let p = project();
     sweep(p.path())
