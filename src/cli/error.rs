@@ -104,7 +104,8 @@ impl CliError {
                 SlurmError::Shards(_)
                 | SlurmError::Option { .. }
                 | SlurmError::Path { .. }
-                | SlurmError::PathInScript { .. } => exit::USAGE,
+                | SlurmError::PathInScript { .. }
+                | SlurmError::PathWithLineBreak { .. } => exit::USAGE,
                 SlurmError::Points(_) => exit::BAD_INPUT,
                 _ => exit::ENVIRONMENT,
             },
