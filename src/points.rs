@@ -22,11 +22,22 @@ impl Point {
         self.values.iter().find(|(n, _)| n == axis).map(|(_, v)| v)
     }
 
-    /// `threads=32 variant=naive`
+    /// `threads=32 variant=naive`, on one line: a line break or other control character in a
+    /// value is written as its escape (`\n`), so progress lines and errors stay one line each.
     pub fn label(&self) -> String {
         self.values
             .iter()
-            .map(|(n, v)| format!("{n}={v}"))
+            .map(|(n, v)| {
+                let v: String = v
+                    .to_string()
+                    .chars()
+                    .map(|c| match c.is_control() {
+                        true => c.escape_default().to_string(),
+                        false => c.to_string(),
+                    })
+                    .collect();
+                format!("{n}={v}")
+            })
             .collect::<Vec<_>>()
             .join(" ")
     }
@@ -463,6 +474,12 @@ mod tests {
             ),
             "{err}"
         );
+    }
+
+    #[test]
+    fn a_label_is_one_line_whatever_the_values() {
+        let s = spec("[[axis]]\nname=\"v\"\nvalues=[\"a\\nb\", \"c\\td \\\"e\\\"\"]");
+        assert_eq!(labels(&expand(&s).unwrap()), ["v=a\\nb", "v=c\\td \"e\""]);
     }
 
     #[test]
