@@ -435,6 +435,28 @@ fn identical_renders_share_a_build_and_later_runs_hit_the_cache() {
 }
 
 #[test]
+fn cache_clean_of_a_folder_that_is_no_cache_removes_nothing() {
+    let p = project();
+    // `--cache .` (or SWEEP_CACHE=$HOME): clean used to remove the whole folder.
+    let out = sweep(p.path())
+        .args(["cache", "clean", "--cache", "sweeps"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stdout(&out).contains("removed 0 builds"),
+        "{}",
+        stdout(&out)
+    );
+    assert!(p.path().join("sweeps/saw.toml").is_file());
+    let out = sweep(p.path())
+        .args(["cache", "stats", "--cache", "."])
+        .output()
+        .unwrap();
+    assert!(stdout(&out).contains("holds 0 builds"), "{}", stdout(&out));
+}
+
+#[test]
 fn builds_overlap_runs() {
     let p = project();
     // Each run sleeps 150 ms; with 2 build jobs the next builds happen during the runs.
