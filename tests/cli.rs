@@ -250,6 +250,41 @@ fn a_resumed_run_keeps_its_dialect_and_old_id_runs_are_not_resumed() {
 }
 
 #[test]
+fn export_csv_into_a_run_folder_is_refused_and_the_run_kept() {
+    let p = project();
+    sweep(p.path())
+        .args(["run", "sweeps/saw.toml", "-a", "threads=1:4", "-q"])
+        .assert()
+        .success();
+    let run = run_dir(p.path(), "saw");
+    let before = std::fs::read(run.join("results.csv")).unwrap();
+    // It wrote a semicolon results.csv with a byte-order mark over the run's own, which resume
+    // then appended comma rows to.
+    let out = sweep(p.path())
+        .arg("export")
+        .arg(&run)
+        .args(["--format", "csv", "--dialect", "semicolon", "--out"])
+        .arg(&run)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out)
+            .contains("is a run folder: the export's results.csv would replace that run's own"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(std::fs::read(run.join("results.csv")).unwrap(), before);
+    sweep(p.path())
+        .arg("export")
+        .arg(&run)
+        .args(["--format", "json,xlsx", "--out"])
+        .arg(&run)
+        .assert()
+        .success();
+}
+
+#[test]
 fn plan_lists_what_run_does_and_render_prints_headers() {
     let p = project();
     let out = sweep(p.path())

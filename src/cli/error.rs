@@ -120,6 +120,7 @@ impl CliError {
             | CliError::WriteHeaders { .. }
             | CliError::NotRunFolder { .. }
             | CliError::Compare(_) => exit::BAD_INPUT,
+            CliError::Export(sweep::export::ExportError::OutIsARun { .. }) => exit::USAGE,
             CliError::Page(_)
             | CliError::Export(_)
             | CliError::ExportJson(_)
