@@ -19,6 +19,19 @@ pub struct Cache {
 /// Where a build goes before [`Cache::commit`] publishes it: `<SCRATCH><key>-<pid>-<n>`.
 const SCRATCH: &str = ".tmp-";
 
+/// Whether `name` is a cache entry's (a key: 32 hex digits) or an unfinished build's
+/// (`.tmp-<key>-<pid>-<n>`): stats count and clean removes these only, so `--cache` pointed at
+/// a folder of other files (`--cache .`, `SWEEP_CACHE=$HOME`) loses none of them.
+fn is_key(name: &str) -> bool {
+    name.len() == 32 && name.bytes().all(|b| b.is_ascii_hexdigit())
+}
+
+fn is_scratch(name: &str) -> bool {
+    name.strip_prefix(SCRATCH)
+        .and_then(|rest| rest.get(..32).filter(|k| is_key(k)).map(|_| &rest[32..]))
+        .is_some_and(|rest| rest.starts_with('-'))
+}
+
 #[derive(Debug, Default, PartialEq)]
 pub struct Stats {
     pub entries: usize,
@@ -110,6 +123,9 @@ impl Cache {
         };
         for e in read.filter_map(Result::ok) {
             let name = e.file_name().to_string_lossy().into_owned();
+            if !is_key(&name) && !is_scratch(&name) {
+                continue;
+            }
             let bytes = walkdir::WalkDir::new(e.path())
                 .into_iter()
                 .filter_map(Result::ok)
@@ -117,10 +133,10 @@ impl Cache {
                 .filter(|m| m.is_file())
                 .map(|m| m.len())
                 .sum::<u64>();
-            if name.starts_with(SCRATCH) {
+            if is_scratch(&name) {
                 s.partial += 1;
                 s.partial_bytes += bytes;
-            } else if !name.starts_with('.') {
+            } else if is_key(&name) {
                 s.entries += 1;
                 s.bytes += bytes;
             }
@@ -136,6 +152,9 @@ impl Cache {
         };
         for e in read.filter_map(Result::ok) {
             let name = e.file_name().to_string_lossy().into_owned();
+            if !is_scratch(&name) {
+                continue;
+            }
             let Some(rest) = name.strip_prefix(SCRATCH) else {
                 continue;
             };
@@ -150,9 +169,17 @@ impl Cache {
 
     pub fn clean(&self) -> std::io::Result<Stats> {
         let s = self.stats();
-        if self.dir.exists() {
-            std::fs::remove_dir_all(&self.dir)?;
+        let Ok(read) = std::fs::read_dir(&self.dir) else {
+            return Ok(s);
+        };
+        for e in read.filter_map(Result::ok) {
+            let name = e.file_name().to_string_lossy().into_owned();
+            if is_key(&name) || is_scratch(&name) {
+                std::fs::remove_dir_all(e.path())?;
+            }
         }
+        // The folder goes too when nothing else is in it.
+        let _ = std::fs::remove_dir(&self.dir);
         Ok(s)
     }
 }
@@ -165,12 +192,15 @@ mod tests {
     fn unfinished_builds_are_counted_apart_and_those_of_dead_sweeps_removed() {
         let tmp = tempfile::tempdir().unwrap();
         let cache = Cache::new(tmp.path());
-        let done = cache.entry("k1");
+        let (k1, k2, k3) = ("1".repeat(32), "2".repeat(32), "3".repeat(32));
+        let done = cache.entry(&k1);
         std::fs::create_dir_all(&done).unwrap();
         std::fs::write(done.join(BINARY), b"12345").unwrap();
         // One of a process that cannot exist (pid 2^30), one of this very process.
-        let dead = tmp.path().join(".tmp-k2-1073741824-0");
-        let ours = tmp.path().join(format!(".tmp-k3-{}-0", std::process::id()));
+        let dead = tmp.path().join(format!(".tmp-{k2}-1073741824-0"));
+        let ours = tmp
+            .path()
+            .join(format!(".tmp-{k3}-{}-0", std::process::id()));
         for d in [&dead, &ours] {
             std::fs::create_dir_all(d).unwrap();
             std::fs::write(d.join("half.o"), b"123").unwrap();
@@ -184,5 +214,45 @@ mod tests {
         assert!(!dead.exists(), "a dead sweep's scratch goes");
         assert!(ours.exists(), "a running sweep's scratch stays");
         assert!(done.exists());
+    }
+
+    #[test]
+    fn clean_removes_builds_and_nothing_else_of_the_folder() {
+        let tmp = tempfile::tempdir().unwrap();
+        let cache = Cache::new(tmp.path());
+        let key = "0123456789abcdef0123456789abcdef";
+        let entry = cache.entry(key);
+        std::fs::create_dir_all(&entry).unwrap();
+        std::fs::write(entry.join(BINARY), b"12345").unwrap();
+        let scratch = tmp.path().join(format!(".tmp-{key}-1073741824-0"));
+        std::fs::create_dir_all(&scratch).unwrap();
+        // What `--cache ~` would find: none of it is the cache's.
+        for d in ["notes", ".tmp-notes-1-0", "0123"] {
+            std::fs::create_dir_all(tmp.path().join(d)).unwrap();
+            std::fs::write(tmp.path().join(d).join("precious.txt"), b"keep").unwrap();
+        }
+        std::fs::write(tmp.path().join("thesis.tex"), b"keep").unwrap();
+        let s = cache.stats();
+        assert_eq!((s.entries, s.bytes, s.partial), (1, 5, 1));
+        cache.remove_stale_scratch();
+        assert!(tmp.path().join(".tmp-notes-1-0/precious.txt").exists());
+        assert_eq!(cache.clean().unwrap().entries, 1);
+        assert!(!entry.exists() && !scratch.exists());
+        for f in [
+            "notes/precious.txt",
+            ".tmp-notes-1-0/precious.txt",
+            "0123/precious.txt",
+            "thesis.tex",
+        ] {
+            assert!(tmp.path().join(f).exists(), "{f} is kept");
+        }
+        let only_builds = tmp.path().join("cache");
+        let cache = Cache::new(&only_builds);
+        std::fs::create_dir_all(cache.entry(key)).unwrap();
+        cache.clean().unwrap();
+        assert!(
+            !only_builds.exists(),
+            "a folder of builds only goes with them"
+        );
     }
 }

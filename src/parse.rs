@@ -5,6 +5,14 @@ use regex::Regex;
 use std::collections::BTreeMap;
 use std::sync::OnceLock;
 
+/// A program's output file as text, a byte that is not UTF-8 read as U+FFFD: one stray byte (a
+/// message in another encoding) must not hide every metric line beside it. `None`: unreadable.
+pub fn read_output(path: &std::path::Path) -> Option<String> {
+    std::fs::read(path)
+        .ok()
+        .map(|bytes| String::from_utf8_lossy(&bytes).into_owned())
+}
+
 #[derive(Debug, Default, PartialEq)]
 pub struct Parsed {
     /// Column -> value.

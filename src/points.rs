@@ -22,11 +22,22 @@ impl Point {
         self.values.iter().find(|(n, _)| n == axis).map(|(_, v)| v)
     }
 
-    /// `threads=32 variant=naive`
+    /// `threads=32 variant=naive`, on one line: a line break or other control character in a
+    /// value is written as its escape (`\n`), so progress lines and errors stay one line each.
     pub fn label(&self) -> String {
         self.values
             .iter()
-            .map(|(n, v)| format!("{n}={v}"))
+            .map(|(n, v)| {
+                let v: String = v
+                    .to_string()
+                    .chars()
+                    .map(|c| match c.is_control() {
+                        true => c.escape_default().to_string(),
+                        false => c.to_string(),
+                    })
+                    .collect();
+                format!("{n}={v}")
+            })
             .collect::<Vec<_>>()
             .join(" ")
     }
@@ -52,6 +63,13 @@ pub enum PointsError {
         path: String,
         filter: String,
         total: usize,
+    },
+    #[error("{path}: point `{label}` comes twice, at index {first} and {second} (hint: list each value of an axis once; in a zip group, each combination once)")]
+    Duplicate {
+        path: String,
+        label: String,
+        first: usize,
+        second: usize,
     },
     #[error("{path}: the sweep has {count} points (hint: at most {max}; narrow an axis)")]
     TooMany {
@@ -199,6 +217,21 @@ pub fn expand(spec: &Spec) -> Result<Vec<Point>, PointsError> {
             filter: spec.filter.clone().unwrap_or_default(),
             total,
         });
+    }
+    // One row per point id: resume, merge and compare key rows by it, so a repeated value
+    // would make one point stand for two (the second never runs, or counts as missing forever).
+    let mut seen: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+    for p in &points {
+        if let Some(&first) = seen.get(p.id.as_str()) {
+            return Err(PointsError::Duplicate {
+                // No key to point at: the path, with the overrides when they made the axes.
+                path: spec.locate("[[axis]]"),
+                label: p.label(),
+                first,
+                second: p.index,
+            });
+        }
+        seen.insert(&p.id, p.index);
     }
     Ok(points)
 }
@@ -440,6 +473,38 @@ mod tests {
                 "t.toml:2: zip group [n, tile] joins axes of different lengths (2 vs 1)"
             ),
             "{err}"
+        );
+    }
+
+    #[test]
+    fn a_label_is_one_line_whatever_the_values() {
+        let s = spec("[[axis]]\nname=\"v\"\nvalues=[\"a\\nb\", \"c\\td \\\"e\\\"\"]");
+        assert_eq!(labels(&expand(&s).unwrap()), ["v=a\\nb", "v=c\\td \"e\""]);
+    }
+
+    #[test]
+    fn a_point_that_comes_twice_is_refused() {
+        let twice = spec("[[axis]]\nname=\"threads\"\nvalues=[1,1,2]");
+        assert_eq!(
+            expand(&twice).unwrap_err().to_string(),
+            "t.toml: point `threads=1` comes twice, at index 0 and 1 (hint: list each value of an axis once; in a zip group, each combination once)"
+        );
+        let zipped = spec("zip=[[\"n\",\"tile\"]]\n[[axis]]\nname=\"n\"\nvalues=[64,64,128]\n[[axis]]\nname=\"tile\"\nvalues=[8,16,8]");
+        assert_eq!(
+            expand(&zipped).unwrap().len(),
+            3,
+            "a value may repeat inside a zip group"
+        );
+        let same_combination = spec("zip=[[\"n\",\"tile\"]]\n[[axis]]\nname=\"n\"\nvalues=[64,64]\n[[axis]]\nname=\"tile\"\nvalues=[8,8]");
+        assert!(expand(&same_combination)
+            .unwrap_err()
+            .to_string()
+            .contains("point `n=64 tile=8` comes twice"));
+        let typed = spec("[[axis]]\nname=\"threads\"\nvalues=[1,\"1\"]");
+        assert_eq!(
+            expand(&typed).unwrap().len(),
+            2,
+            "1 and \"1\" stay two points"
         );
     }
 

@@ -37,6 +37,17 @@ pub enum RenderError {
     },
     #[error("template `{template}`: {reason}")]
     Template { template: String, reason: String },
+    #[error("template `{template}` in `{dir}` would write a header named `{header}`, which is no file name (hint: name it `<header>.tera`, e.g. `params.h.tera`)")]
+    BadHeaderName {
+        template: String,
+        dir: String,
+        header: String,
+    },
+}
+
+/// The header a template renders into: its file name less `.tera`.
+fn header_name(template: &str) -> &str {
+    template.trim_end_matches(".tera")
 }
 
 const SOURCE_EXTS: [&str; 3] = ["cu", "c", "cpp"];
@@ -92,6 +103,21 @@ impl Bench {
             .filter(|p| p.extension().is_some_and(|e| e == "tera"))
             .collect();
         templates.sort();
+        // `...tera` would render into `points/<id>/..`: every point would fail on it.
+        for t in &templates {
+            let template = t
+                .file_name()
+                .map(|f| f.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            let header = header_name(&template);
+            if matches!(header, "" | "." | "..") {
+                return Err(RenderError::BadHeaderName {
+                    template: template.clone(),
+                    dir: dir.display().to_string(),
+                    header: header.to_string(),
+                });
+            }
+        }
         let common = dir
             .parent()
             .map(|p| p.join("common"))
@@ -157,7 +183,7 @@ pub fn render(bench: &Bench, spec: &Spec, point: &Point) -> Result<Vec<Rendered>
         let rendered = tera::Tera::one_off(&text, &ctx, false)
             .map_err(|e| render_error(&template, &text, point, &e))?;
         out.push(Rendered {
-            file: template.trim_end_matches(".tera").to_string(),
+            file: header_name(&template).to_string(),
             text: rendered,
         });
     }
@@ -253,6 +279,25 @@ mod tests {
             err,
             "template `params.h.tera` line 3: variable `blocks` is not defined for point threads=1 v=naive (hint: add an axis or a [vars] entry named `blocks`)"
         );
+    }
+
+    #[test]
+    fn a_template_that_names_no_header_file_is_refused_up_front() {
+        let (tmp, spec, _) = setup("#define A 1\n");
+        let dir = tmp.path().join("cuda/b");
+        for (template, header) in [("...tera", ".."), ("..tera", "."), ("x.tera", "x")] {
+            std::fs::write(dir.join(template), "").unwrap();
+            let got = Bench::locate(&spec).map(|_| ()).map_err(|e| e.to_string());
+            std::fs::remove_file(dir.join(template)).unwrap();
+            if header == "x" {
+                assert_eq!(got, Ok(()));
+                continue;
+            }
+            assert_eq!(
+                got,
+                Err(format!("template `{template}` in `{}` would write a header named `{header}`, which is no file name (hint: name it `<header>.tera`, e.g. `params.h.tera`)", dir.display()))
+            );
+        }
     }
 
     #[test]

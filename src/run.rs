@@ -80,7 +80,7 @@ pub fn honours_gate(binary: &Path) -> bool {
 
 /// The last non-empty line of the program's stderr, for one-line messages.
 pub fn last_error_line(point_dir: &Path) -> Option<String> {
-    let text = std::fs::read_to_string(point_dir.join(STDERR)).ok()?;
+    let text = crate::parse::read_output(&point_dir.join(STDERR))?;
     text.lines()
         .rev()
         .map(str::trim)

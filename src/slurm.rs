@@ -59,6 +59,8 @@ pub enum SlurmError {
     },
     #[error("cannot use `{path}` in the job: #SBATCH lines cannot hold a path with spaces or quotes (hint: --output elsewhere, or run from another folder)")]
     PathInScript { path: PathBuf },
+    #[error("cannot use {path:?} in the job: the script names it on a comment line, where a line break would start a command (hint: rename it without the line break)")]
+    PathWithLineBreak { path: PathBuf },
     #[error("cannot write `{path}`: {source}")]
     Write {
         path: PathBuf,
@@ -164,6 +166,13 @@ impl Job {
                     value: t.clone(),
                     reason: "not a Slurm time (hint: HH:MM:SS, MM, or D-HH:MM:SS)",
                 });
+            }
+        }
+        // The script's comments name these unquoted: a line break in one would make the rest of
+        // the path a command that every task runs.
+        for p in [&self.spec, &self.request.cache, &self.request.binary] {
+            if p.to_string_lossy().chars().any(|c| c == '\n' || c == '\r') {
+                return Err(SlurmError::PathWithLineBreak { path: p.clone() });
             }
         }
         for p in [&self.request.output, &self.workdir] {
@@ -518,6 +527,14 @@ mod tests {
             (
                 |j| j.request.output = "/a b".into(),
                 "cannot use `/a b` in the job: #SBATCH lines cannot hold a path with spaces",
+            ),
+            (
+                |j| j.spec = "/p/sweeps/x\ntouch HACKED\n/saw.toml".into(),
+                "cannot use \"/p/sweeps/x\\ntouch HACKED\\n/saw.toml\" in the job: the script names it on a comment line, where a line break would start a command (hint: rename it without the line break)",
+            ),
+            (
+                |j| j.request.cache = "/c\rache".into(),
+                "cannot use \"/c\\rache\" in the job",
             ),
         ];
         for (edit, want) in cases {

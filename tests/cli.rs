@@ -95,6 +95,29 @@ fn every_fault_gets_its_status_and_a_one_line_reason() {
 }
 
 #[test]
+fn a_line_that_is_not_utf8_hides_no_metric() {
+    let p = project();
+    let out = sweep(p.path())
+        .args([
+            "run",
+            "sweeps/saw.toml",
+            "-a",
+            "threads=16:17",
+            "--set",
+            "mode=latin1",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let rows = rows(&run_dir(p.path(), "saw").join("results.csv"));
+    let got: Vec<(&str, &str)> = rows
+        .iter()
+        .map(|r| (r["status"].as_str(), r["saw_mflops"].as_str()))
+        .collect();
+    assert_eq!(got, [("ok", "16000"), ("ok", "8500")]);
+}
+
+#[test]
 fn csv_header_comes_from_the_spec_and_the_manifest_records_the_run() {
     let p = project();
     sweep(p.path())
@@ -224,6 +247,41 @@ fn a_resumed_run_keeps_its_dialect_and_old_id_runs_are_not_resumed() {
         "{}",
         stderr(&out)
     );
+}
+
+#[test]
+fn export_csv_into_a_run_folder_is_refused_and_the_run_kept() {
+    let p = project();
+    sweep(p.path())
+        .args(["run", "sweeps/saw.toml", "-a", "threads=1:4", "-q"])
+        .assert()
+        .success();
+    let run = run_dir(p.path(), "saw");
+    let before = std::fs::read(run.join("results.csv")).unwrap();
+    // It wrote a semicolon results.csv with a byte-order mark over the run's own, which resume
+    // then appended comma rows to.
+    let out = sweep(p.path())
+        .arg("export")
+        .arg(&run)
+        .args(["--format", "csv", "--dialect", "semicolon", "--out"])
+        .arg(&run)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out)
+            .contains("is a run folder: the export's results.csv would replace that run's own"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(std::fs::read(run.join("results.csv")).unwrap(), before);
+    sweep(p.path())
+        .arg("export")
+        .arg(&run)
+        .args(["--format", "json,xlsx", "--out"])
+        .arg(&run)
+        .assert()
+        .success();
 }
 
 #[test]
@@ -409,6 +467,28 @@ fn identical_renders_share_a_build_and_later_runs_hit_the_cache() {
     assert_eq!(third.iter().filter(|r| r["cached"] == "0").count(), 4);
     let out = sweep(p.path()).args(["cache", "clean"]).output().unwrap();
     assert!(stdout(&out).contains("removed 8 builds"));
+}
+
+#[test]
+fn cache_clean_of_a_folder_that_is_no_cache_removes_nothing() {
+    let p = project();
+    // `--cache .` (or SWEEP_CACHE=$HOME): clean used to remove the whole folder.
+    let out = sweep(p.path())
+        .args(["cache", "clean", "--cache", "sweeps"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stdout(&out).contains("removed 0 builds"),
+        "{}",
+        stdout(&out)
+    );
+    assert!(p.path().join("sweeps/saw.toml").is_file());
+    let out = sweep(p.path())
+        .args(["cache", "stats", "--cache", "."])
+        .output()
+        .unwrap();
+    assert!(stdout(&out).contains("holds 0 builds"), "{}", stdout(&out));
 }
 
 #[test]

@@ -238,3 +238,43 @@ fn sigkill_inside_a_repeat_pass_resumes_that_pass_and_combines_every_process() {
         "kills landed while the sweep ran ({killed_mid_run})"
     );
 }
+
+#[test]
+fn a_quote_that_never_closes_in_the_csv_is_refused_not_run_again() {
+    let p = project();
+    let out = common::sweep(p.path())
+        .args(["run", "sweeps/kill.toml", "-q"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", common::stderr(&out));
+    let run = common::run_dirs(&p.path().join("output/kill")).remove(0);
+    let mut m = common::manifest(&run);
+    m["state"] = "interrupted".into();
+    std::fs::write(run.join("manifest.json"), m.to_string()).unwrap();
+    // Line 5 opens a quote: a reader takes every line after it as one field, so resume saw 3
+    // rows done and ran (and appended) the other 13 again.
+    let csv = run.join("results.csv");
+    let mut lines: Vec<String> = std::fs::read_to_string(&csv)
+        .unwrap()
+        .lines()
+        .map(String::from)
+        .collect();
+    lines[4] = "garbage,\"unterminated".into();
+    let text = lines.join("\n") + "\n";
+    std::fs::write(&csv, &text).unwrap();
+    let out = common::sweep(p.path())
+        .args(["resume", run.to_str().unwrap(), "-q"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(3), "{}", common::stderr(&out));
+    assert!(
+        common::stderr(&out).contains("results.csv` line 5: a quote opened there never closes"),
+        "{}",
+        common::stderr(&out)
+    );
+    assert_eq!(
+        std::fs::read_to_string(&csv).unwrap(),
+        text,
+        "nothing appended or cut"
+    );
+}

@@ -333,6 +333,31 @@ fn merge_keeps_the_semicolon_dialect() {
 }
 
 #[test]
+fn a_spec_path_with_a_line_break_writes_no_script() {
+    let p = project();
+    // The script's comment names the spec unquoted: the second line would run on every node.
+    let dir = p.path().join("sweeps/x\ntouch HACKED\n");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::copy(p.path().join("sweeps/saw.toml"), dir.join("saw.toml")).unwrap();
+    let out = sweep(p.path())
+        .arg("slurm")
+        .arg(dir.join("saw.toml"))
+        .args(["--shards", "2", "--split", "points"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains(
+            "touch HACKED\\n/saw.toml\" in the job: the script names it on a comment line"
+        ),
+        "{err}"
+    );
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(!p.path().join("output/saw").exists(), "no script written");
+}
+
+#[test]
 fn slurm_writes_a_job_array_script_that_runs_each_shard() {
     let p = project();
     let out = slurm_saw(p.path())

@@ -50,6 +50,10 @@ fn bad_specs() -> Vec<(&'static str, String)> {
             with("name = \"saw\"\nunit = \"MFlops\"", "pattern = \"gips\""),
         ),
         ("bad regex", format!("{SAW}regex = \"(\"\n")),
+        (
+            "value listed twice",
+            with("range = [1, 64]", "values = [1, 2, 1]"),
+        ),
         ("empty filter", format!("filter = \"\"\n{SAW}")),
         (
             "filter drops every point",
@@ -61,6 +65,10 @@ fn bad_specs() -> Vec<(&'static str, String)> {
             format!("{SAW}[timing]\nplacements = 0\n"),
         ),
         ("negative timeout", format!("run_timeout_s = -1\n{SAW}")),
+        (
+            "negative confidence target",
+            format!("{SAW}[timing]\ntarget_rel_ci = -0.01\n"),
+        ),
         ("table for a list", format!("{SAW}[axis]\nname = \"x\"\n")),
         (
             "profile preset",
@@ -110,7 +118,7 @@ fn spec_errors() {
 #[test]
 fn command_errors() {
     let p = project();
-    let cases: [(&str, &[&str]); 7] = [
+    let cases: [(&str, &[&str]); 8] = [
         ("missing spec", &["plan", "sweeps/none.toml"]),
         (
             "analyze a missing CSV",
@@ -125,6 +133,10 @@ fn command_errors() {
         (
             "override of an unknown axis",
             &["plan", "sweeps/saw.toml", "-a", "blocks=1:4"],
+        ),
+        (
+            "override listing a value twice",
+            &["plan", "sweeps/saw.toml", "-a", "threads=4,4"],
         ),
         (
             "bad timing override",

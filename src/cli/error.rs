@@ -104,7 +104,8 @@ impl CliError {
                 SlurmError::Shards(_)
                 | SlurmError::Option { .. }
                 | SlurmError::Path { .. }
-                | SlurmError::PathInScript { .. } => exit::USAGE,
+                | SlurmError::PathInScript { .. }
+                | SlurmError::PathWithLineBreak { .. } => exit::USAGE,
                 SlurmError::Points(_) => exit::BAD_INPUT,
                 _ => exit::ENVIRONMENT,
             },
@@ -119,6 +120,7 @@ impl CliError {
             | CliError::WriteHeaders { .. }
             | CliError::NotRunFolder { .. }
             | CliError::Compare(_) => exit::BAD_INPUT,
+            CliError::Export(sweep::export::ExportError::OutIsARun { .. }) => exit::USAGE,
             CliError::Page(_)
             | CliError::Export(_)
             | CliError::ExportJson(_)

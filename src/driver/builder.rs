@@ -138,7 +138,7 @@ impl BuildCtx {
 /// The first line of a build log (after the command line) that says `error`, else its first
 /// line, cut to 160 characters.
 fn first_error_line(log: &Path) -> Option<String> {
-    let text = std::fs::read_to_string(log).unwrap_or_default();
+    let text = crate::parse::read_output(log).unwrap_or_default();
     text.lines()
         .skip(1)
         .find(|l| l.contains("error"))

@@ -68,7 +68,7 @@ fn finish(spec: &Spec, b: &Built, started: Launched) -> Ran {
     let run_s = outcome.elapsed.as_secs_f64();
     let stdout_path = b.dir.join(run::STDOUT);
     let stderr_path = b.dir.join(run::STDERR);
-    let stdout = std::fs::read_to_string(&stdout_path).unwrap_or_default();
+    let stdout = crate::parse::read_output(&stdout_path).unwrap_or_default();
     let parsed = parse::parse(&stdout, &spec.metrics, spec.target_rel_ci());
     let verdict = if matches!(outcome.exit, Exit::TimedOut(_)) {
         Err(PointError::TimedOut {
@@ -139,8 +139,8 @@ fn profile_point(
     if let Err(why) = run_program(&cmd, p.timeout, &out_path, &err_path, "ncu", Some(hint)) {
         return fail(why);
     }
-    let csv = std::fs::read_to_string(b.dir.join(ncu::CSV)).unwrap_or_default();
-    let stdout = std::fs::read_to_string(&out_path).unwrap_or_default();
+    let csv = crate::parse::read_output(&b.dir.join(ncu::CSV)).unwrap_or_default();
+    let stdout = crate::parse::read_output(&out_path).unwrap_or_default();
     let metrics: Vec<String> = spec
         .metrics
         .iter()

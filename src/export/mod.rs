@@ -132,6 +132,8 @@ pub enum ExportError {
     Read { path: PathBuf, reason: String },
     #[error("`{dir}` is not a run folder: it has no manifest.json (hint: pass output/<sweep>/<stamp>, the folder that holds results.csv)")]
     NotARun { dir: PathBuf },
+    #[error("`--out {out}` is a run folder: the export's results.csv would replace that run's own (hint: leave out --out for <run>/export, or pick a folder of its own)")]
+    OutIsARun { out: PathBuf },
 }
 
 impl Run {
@@ -224,6 +226,13 @@ pub fn export(
             Ok(vec![path])
         }
         Format::Csv => {
+            // A run's results.csv in another dialect, with a byte-order mark, breaks its resume
+            // (rows appended in the manifest's dialect) and every reader after.
+            if out.join(store::MANIFEST).is_file() {
+                return Err(ExportError::OutIsARun {
+                    out: out.to_path_buf(),
+                });
+            }
             let d = dialect.unwrap_or(run.manifest.dialect);
             // The byte-order mark tells Excel and LibreOffice that the file is UTF-8 (without it
             // Excel reads `≡` as `â‰¡`); the results' own CSV stays without one, for programs.

@@ -368,6 +368,15 @@ impl Spec {
         });
         // The run folder is output/<name>/...: a name must stay one folder inside --output.
         if !folder_name(&name) {
+            if file.name.is_none() {
+                // No `name` key to point at (the first `name =` line is an axis's or a metric's).
+                return Err(SpecError::Whole {
+                    path: path.to_path_buf(),
+                    message: format!(
+                        "the run folder's name {name:?}, taken from the file name, is not a folder name (hint: set `name = \"...\"`: letters, digits, `_`, `-` and `.`, not `.` or `..`; runs go to --output/<name>/)"
+                    ),
+                });
+            }
             return Err(at_key(
                 "name",
                 format!(
@@ -385,6 +394,42 @@ impl Spec {
                 "placements",
                 "`[timing] placements` is 0 (hint: 1 measures the buffers where cudaMalloc put them, 8 is the default)".into(),
             ));
+        }
+        if let Some(t) = &file.timing {
+            // (key, value, the least it may be, whether that least is allowed, what the key means)
+            let numbers = [
+                (
+                    "target_rel_ci",
+                    t.target_rel_ci,
+                    0.0,
+                    false,
+                    "0.01 is 1 %, the default",
+                ),
+                (
+                    "min_time_ms",
+                    t.min_time_ms,
+                    0.0,
+                    true,
+                    "milliseconds, 0 or more",
+                ),
+                (
+                    "max_time_ms",
+                    t.max_time_ms,
+                    0.0,
+                    false,
+                    "milliseconds, more than 0",
+                ),
+                ("rated_sm_mhz", t.rated_sm_mhz, 0.0, true, "MHz, 0 for none"),
+            ];
+            for (key, value, least, least_ok, hint) in numbers {
+                let Some(v) = value else { continue };
+                if !(v.is_finite() && (v > least || (least_ok && v == least))) {
+                    return Err(at_key(
+                        key,
+                        format!("`[timing] {key}` is {v} (hint: {hint})"),
+                    ));
+                }
+            }
         }
         let env = file.env.clone();
         let timing = file.timing.clone().unwrap_or_default();

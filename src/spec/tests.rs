@@ -56,6 +56,22 @@ fn errors_name_file_line_and_culprit() {
             "sweeps/t.toml:7: axis `threads` is defined twice",
         ),
         (
+            format!("{OK}[timing]\ntarget_rel_ci = -1\n"),
+            "sweeps/t.toml:8: `[timing] target_rel_ci` is -1 (hint: 0.01 is 1 %, the default)",
+        ),
+        (
+            format!("{OK}[timing]\ntarget_rel_ci = nan\n"),
+            "sweeps/t.toml:8: `[timing] target_rel_ci` is NaN (hint: 0.01 is 1 %, the default)",
+        ),
+        (
+            format!("{OK}[timing]\nmax_time_ms = -5.0\n"),
+            "sweeps/t.toml:8: `[timing] max_time_ms` is -5 (hint: milliseconds, more than 0)",
+        ),
+        (
+            format!("{OK}[timing]\nrated_sm_mhz = -1.0\n"),
+            "sweeps/t.toml:8: `[timing] rated_sm_mhz` is -1 (hint: MHz, 0 for none)",
+        ),
+        (
             format!("{OK}[timing]\nplacements = 0\n"),
             "sweeps/t.toml:8: `[timing] placements` is 0 (hint: 1 measures the buffers where cudaMalloc put them, 8 is the default)",
         ),
@@ -139,6 +155,23 @@ fn errors_name_file_line_and_culprit() {
         assert!(err.contains(want), "got {err:?}, want {want:?}");
         assert!(!err.contains('\n'), "one line: {err:?}");
     }
+}
+
+#[test]
+fn a_run_folder_name_from_the_file_name_is_blamed_on_the_file_name() {
+    // `sweeps/a b.toml` has no `name` key: the first `name =` line is the axis's, not the culprit.
+    let err = Spec::parse(Path::new("sweeps/a b.toml"), OK)
+        .unwrap_err()
+        .to_string();
+    assert_eq!(
+        err,
+        "sweeps/a b.toml: the run folder's name \"a b\", taken from the file name, is not a folder name (hint: set `name = \"...\"`: letters, digits, `_`, `-` and `.`, not `.` or `..`; runs go to --output/<name>/)"
+    );
+    assert!(Spec::parse(
+        Path::new("sweeps/a b.toml"),
+        &format!("name = \"ab\"\n{OK}")
+    )
+    .is_ok());
 }
 
 #[test]

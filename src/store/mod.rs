@@ -49,6 +49,8 @@ pub enum StoreError {
     },
     #[error("`{path}` has another header than this spec gives (hint: the spec, or the columns this version of sweep writes, changed; use --force to start a new run)")]
     HeaderMismatch { path: PathBuf },
+    #[error("`{path}` line {line}: a quote opened there never closes, so every line after it reads as one field (hint: mend or delete that line by hand and resume, or start a new run with --force)")]
+    OpenQuote { path: PathBuf, line: u64 },
 }
 
 /// What went wrong under a [`StoreError`], kept as the error it was until it is printed.

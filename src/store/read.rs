@@ -67,6 +67,54 @@ fn read_err<E: Into<super::Cause>>(path: &Path) -> impl Fn(E) -> StoreError + '_
     }
 }
 
+/// What to do with the last record of whole lines when a quote in it never closes.
+#[derive(Debug, PartialEq)]
+enum LastRecord {
+    /// Its quotes close (or there is none).
+    Whole,
+    /// A row torn after a line break inside quotes: cut the file at this byte.
+    Torn(u64),
+    /// It runs over several lines from this line on: a quote opened there never closes, so the
+    /// rows after it read as one field (and resuming would run and append them again).
+    OpenQuote(u64),
+}
+
+fn last_record(bytes: &[u8], dialect: Dialect) -> LastRecord {
+    let body = bytes.strip_prefix("\u{feff}".as_bytes()).unwrap_or(bytes);
+    let bom = (bytes.len() - body.len()) as u64;
+    let mut r = csv::ReaderBuilder::new()
+        .delimiter(dialect.delimiter())
+        .flexible(true)
+        .from_reader(body);
+    let mut last = None;
+    let mut record = csv::ByteRecord::new();
+    loop {
+        let start = r.position().byte();
+        match r.read_byte_record(&mut record) {
+            Ok(true) => last = Some(start),
+            Ok(false) | Err(_) => break,
+        }
+    }
+    let Some(start) = last else {
+        return LastRecord::Whole;
+    };
+    let text = body.get(start as usize..).unwrap_or_default();
+    // Quotes come in pairs ("" inside a quoted field too): an odd count leaves one open.
+    if text.iter().filter(|&&b| b == b'"').count() % 2 == 0 {
+        return LastRecord::Whole;
+    }
+    match text.iter().filter(|&&b| b == b'\n').count() {
+        0 | 1 => LastRecord::Torn(bom + start),
+        _ => {
+            let line = 1 + body[..start as usize]
+                .iter()
+                .filter(|&&b| b == b'\n')
+                .count();
+            LastRecord::OpenQuote(line as u64)
+        }
+    }
+}
+
 /// Reads a CSV without changing it: whole lines only (a run may still be writing it), in
 /// `dialect`. `None` when there is no CSV or not one whole line yet.
 pub fn read_whole_lines(path: &Path, dialect: Dialect) -> Result<Option<Csv>, StoreError> {
@@ -113,6 +161,24 @@ pub fn read_done(
             path: path.to_path_buf(),
         });
     }
+    let csv = match last_record(&bytes[..whole], csv.dialect) {
+        LastRecord::Whole => csv,
+        LastRecord::OpenQuote(line) => {
+            return Err(StoreError::OpenQuote {
+                path: path.to_path_buf(),
+                line,
+            })
+        }
+        LastRecord::Torn(at) => {
+            // Cut here too: a row appended after an open quote would read as part of it.
+            let f = std::fs::OpenOptions::new()
+                .write(true)
+                .open(path)
+                .map_err(&err)?;
+            f.set_len(at).map_err(&err)?;
+            Csv::parse(&bytes[..at as usize], None).map_err(read_err(path))?
+        }
+    };
     Ok(csv
         .full_rows()
         .into_iter()
@@ -138,6 +204,43 @@ mod tests {
         );
         std::fs::write(&p, "point_id;in").unwrap();
         assert_eq!(read_whole_lines(&p, Dialect::Semicolon).unwrap(), None);
+    }
+
+    #[test]
+    fn a_quote_that_never_closes_is_refused_not_read_as_one_field() {
+        let tmp = tempfile::tempdir().unwrap();
+        let p = tmp.path().join("r.csv");
+        let header: Vec<String> = ["point_id", "index", "x"].map(String::from).into();
+        let text = "point_id,index,x\na,0,1\nb,\"1\nc,2,3\nd,3,4\n";
+        std::fs::write(&p, text).unwrap();
+        let err = read_done(&p, &header).unwrap_err().to_string();
+        assert_eq!(
+            err,
+            format!("`{}` line 3: a quote opened there never closes, so every line after it reads as one field (hint: mend or delete that line by hand and resume, or start a new run with --force)", p.display())
+        );
+        assert_eq!(std::fs::read_to_string(&p).unwrap(), text, "nothing is cut");
+        std::fs::write(&p, "point_id,index,x\na,0,1\nb,1,\"two\nlines\"\nc,2").unwrap();
+        assert_eq!(
+            read_done(&p, &header)
+                .unwrap()
+                .into_keys()
+                .collect::<Vec<_>>(),
+            ["a", "b"],
+            "a quoted line break in a whole row is a value, and a torn last row is cut"
+        );
+        std::fs::write(&p, "point_id,index,x\na,0,1\nb,1,\"torn\n").unwrap();
+        assert_eq!(
+            read_done(&p, &header)
+                .unwrap()
+                .into_keys()
+                .collect::<Vec<_>>(),
+            ["a"]
+        );
+        assert_eq!(
+            std::fs::read_to_string(&p).unwrap(),
+            "point_id,index,x\na,0,1\n",
+            "a row torn inside a quoted line break is cut, so the next row starts a line"
+        );
     }
 
     #[test]

@@ -10,7 +10,8 @@
  * the same point folder fails), slow (sleeps SLOW_MS first), jitter (each process gives a value
  * off by -1 %, -0.5 %, 0, +0.5 % or +1 %, picked by its pid: a program whose result differs
  * between processes at random, as a GPU's does),
- * spawn (starts a grandchild, `sleep 4242`, and hangs), spawn2 (the same with `sleep 4343`).
+ * spawn (starts a grandchild, `sleep 4242`, and hangs), spawn2 (the same with `sleep 4343`),
+ * latin1 (a line in Latin-1, not UTF-8, on stdout and stderr before its metrics).
  * Build one point by hand: cc -I<dir with params.h> -o p hostsaw.c
  */
 #include "params.h"
@@ -45,6 +46,10 @@ int main(void) {
         const char *secs = !strcmp(mode, "spawn") ? "4242" : "4343";
         if (fork() == 0) { execlp("sleep", "sleep", secs, (char *)0); _exit(1); }
         for (;;) pause();
+    }
+    if (!strcmp(mode, "latin1")) {
+        printf("temp\xe9rature \xe9lev\xe9e\n");
+        fprintf(stderr, "temp\xe9rature \xe9lev\xe9e\n");
     }
     if (!strcmp(mode, "garbage")) { printf("MFlops: lots\n"); return 0; }
     if (!strcmp(mode, "fail")) { fprintf(stderr, "cudaMalloc failed: out of memory\n"); return 1; }
