@@ -19,6 +19,9 @@ pub struct Parsed {
     pub values: BTreeMap<String, f64>,
     /// Metrics the output lacks.
     pub missing: Vec<String>,
+    /// Of those, the ones the output has but not as a finite number (`nan`, `inf`, `1e999`): column
+    /// -> the text printed, so the error can say so.
+    pub unreadable: BTreeMap<String, String>,
     /// Some timing-core metric hit its time cap before its confidence target, or reports a
     /// relative CI half-width above the spec's target (checked here too, whatever the program says).
     pub noisy: bool,
@@ -71,16 +74,21 @@ pub fn parse(stdout: &str, metrics: &[Metric], target_rel_ci: f64) -> Parsed {
     for m in metrics {
         match &m.source {
             MetricSource::Regex(re) => {
-                let value = re
+                let text = re
                     .captures_iter(stdout)
                     .last()
                     .and_then(|c| c.name("value").or_else(|| c.get(1)))
-                    .and_then(|v| number(v.as_str()));
-                match value {
+                    .map(|v| v.as_str().to_string());
+                match text.as_deref().and_then(number) {
                     Some(v) => {
                         p.values.insert(m.column(), v);
                     }
-                    None => p.missing.push(m.column()),
+                    None => {
+                        if let Some(t) = text {
+                            p.unreadable.insert(m.column(), t);
+                        }
+                        p.missing.push(m.column());
+                    }
                 }
             }
             MetricSource::Core => {
@@ -88,7 +96,11 @@ pub fn parse(stdout: &str, metrics: &[Metric], target_rel_ci: f64) -> Parsed {
                     .iter()
                     .rev()
                     .find(|l| l.get("metric") == Some(&m.name));
-                let Some(value) = line.and_then(|l| l.get("value")).and_then(|v| number(v)) else {
+                let text = line.and_then(|l| l.get("value"));
+                let Some(value) = text.and_then(|v| number(v)) else {
+                    if let Some(t) = text {
+                        p.unreadable.insert(m.column(), t.clone());
+                    }
                     p.missing.push(m.column());
                     continue;
                 };
@@ -147,6 +159,21 @@ mod tests {
         let p = parse("latency: 4.5 us\nGFlops: n/a\n", &m, 0.01);
         assert_eq!(p.values["lat_us"], 4.5);
         assert_eq!(p.missing, ["gflops"]);
+    }
+
+    #[test]
+    fn a_value_printed_but_not_finite_is_missing_and_named_with_its_text() {
+        let m =
+            metrics("[[metric]]\nname=\"copy\"\nunit=\"GB/s\"\n[[metric]]\npattern=\"mflops\"\n");
+        let out = "MFlops: 1e999\n@sweep metric=copy unit=GB/s value=nan median=1 rel_ci=0.001\n";
+        let p = parse(out, &m, 0.01);
+        assert_eq!(p.missing, ["copy_gb_per_s", "mflops"]);
+        assert_eq!(p.unreadable["copy_gb_per_s"], "nan");
+        assert_eq!(p.unreadable["mflops"], "1e999");
+        // Not printed at all: missing, and nothing to quote.
+        let p = parse("", &m, 0.01);
+        assert_eq!(p.missing.len(), 2);
+        assert!(p.unreadable.is_empty());
     }
 
     #[test]

@@ -54,15 +54,29 @@ pub(super) enum PointError {
         last_error: Option<String>,
         stderr: PathBuf,
     },
-    #[error("no metric {} in the output (log: {})", quoted(missing), stdout.display())]
+    #[error("no metric {} in the output{} (log: {})", quoted(missing), printed(unreadable), stdout.display())]
     NoMetric {
         missing: Vec<String>,
+        /// Of those, the ones printed but not as a finite number: column -> the text.
+        unreadable: BTreeMap<String, String>,
         stdout: PathBuf,
     },
 }
 
 fn colon(line: &Option<String>) -> String {
     line.as_ref().map(|l| format!(": {l}")).unwrap_or_default()
+}
+
+/// `: `x` printed `nan`, not a finite number`, for the metrics the output has but cannot be read.
+fn printed(unreadable: &BTreeMap<String, String>) -> String {
+    if unreadable.is_empty() {
+        return String::new();
+    }
+    let each: Vec<String> = unreadable
+        .iter()
+        .map(|(m, t)| format!("`{m}` printed `{}`", t.escape_debug()))
+        .collect();
+    format!(": {}, not a finite number", each.join(", "))
 }
 
 fn quoted(names: &[String]) -> String {
@@ -168,12 +182,22 @@ mod tests {
         );
         let no_metric = Ran::failed(PointError::NoMetric {
             missing: vec!["copy_gb_per_s".into(), "mflops".into()],
+            unreadable: BTreeMap::new(),
             stdout: "p/stdout.txt".into(),
         });
         assert_eq!(no_metric.status(), Status::NoMetric);
         assert_eq!(
             no_metric.error(),
             "no metric `copy_gb_per_s`, `mflops` in the output (log: p/stdout.txt)"
+        );
+        let nan = Ran::failed(PointError::NoMetric {
+            missing: vec!["mflops".into()],
+            unreadable: [("mflops".to_string(), "nan".to_string())].into(),
+            stdout: "p/stdout.txt".into(),
+        });
+        assert_eq!(
+            nan.error(),
+            "no metric `mflops` in the output: `mflops` printed `nan`, not a finite number (log: p/stdout.txt)"
         );
         let ok = Ran {
             values: BTreeMap::new(),

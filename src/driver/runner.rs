@@ -93,6 +93,7 @@ fn finish(spec: &Spec, b: &Built, started: Launched) -> Ran {
     } else if !parsed.missing.is_empty() {
         Err(PointError::NoMetric {
             missing: parsed.missing.clone(),
+            unreadable: parsed.unreadable.clone(),
             stdout: stdout_path,
         })
     } else if parsed.unstable {
