@@ -169,8 +169,18 @@ pub fn apply(path: &Path, text: &str, o: &Overrides) -> Result<Spec, SpecError> 
             if let Some(step) = ints.get(2) {
                 axis.insert("step".into(), (*step).into());
             }
+        } else if parts.len() > 3 && parts.iter().all(|p| p.trim().parse::<i64>().is_ok()) {
+            return Err(whole(format!(
+                "`-a {name}={value}`: a range takes integers LO:HI or LO:HI:STEP (hint: a list is V1,V2,...)"
+            )));
         } else {
-            let values = value.split(',').map(|v| scalar(v.trim())).collect();
+            let items: Vec<&str> = value.split(',').map(str::trim).collect();
+            if items.iter().any(|v| v.is_empty()) {
+                return Err(whole(format!(
+                    "`-a {name}={value}`: an empty value in the list (hint: V1,V2,... with no empty item)"
+                )));
+            }
+            let values = items.into_iter().map(scalar).collect();
             axis.insert("values".into(), toml::Value::Array(values));
         }
     }
@@ -296,6 +306,20 @@ mod tests {
                     ..Overrides::default()
                 },
                 "sweeps/t.toml: `-a threads=a:b`: a range takes integers LO:HI or LO:HI:STEP (hint: a list is V1,V2,...)",
+            ),
+            (
+                Overrides {
+                    axes: vec![("threads".into(), "1:3:1:4".into())],
+                    ..Overrides::default()
+                },
+                "sweeps/t.toml: `-a threads=1:3:1:4`: a range takes integers LO:HI or LO:HI:STEP (hint: a list is V1,V2,...)",
+            ),
+            (
+                Overrides {
+                    axes: vec![("threads".into(), "1,,2".into())],
+                    ..Overrides::default()
+                },
+                "sweeps/t.toml: `-a threads=1,,2`: an empty value in the list (hint: V1,V2,... with no empty item)",
             ),
             (
                 Overrides {
