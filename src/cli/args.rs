@@ -101,10 +101,12 @@ pub(crate) struct RunArgs {
     #[arg(long)]
     pub(crate) no_analyze: bool,
     /// How many GPU programs to start ahead, per GPU, while the current one measures (each
-    /// creates its CUDA context, then waits at its start gate until the GPU is free)
+    /// creates its CUDA context, then waits at its start gate until the GPU is free). Faster, but
+    /// a program waiting beside a measurement moved some values by 8 % on some H100s
+    /// (bench/band.txt), so the default starts each program after the previous one ended
     #[arg(long, value_name = "N", default_value_t = driver::DEFAULT_PRESTART)]
     pub(crate) prestart: usize,
-    /// Same as --prestart 0: start each program after the previous one ended
+    /// Same as --prestart 0 (the default): start each program after the previous one ended
     #[arg(long)]
     pub(crate) no_prestart: bool,
     /// Also write the run in these formats into `<run>/export/` when it ends (after its
