@@ -78,14 +78,14 @@ pub fn parse(stdout: &str, metrics: &[Metric], target_rel_ci: f64) -> Parsed {
                     .captures_iter(stdout)
                     .last()
                     .and_then(|c| c.name("value").or_else(|| c.get(1)))
-                    .map(|v| v.as_str().to_string());
-                match text.as_deref().and_then(number) {
+                    .map(|v| v.as_str());
+                match text.and_then(number) {
                     Some(v) => {
                         p.values.insert(m.column(), v);
                     }
                     None => {
                         if let Some(t) = text {
-                            p.unreadable.insert(m.column(), t);
+                            p.unreadable.insert(m.column(), t.to_string());
                         }
                         p.missing.push(m.column());
                     }

@@ -403,7 +403,6 @@ inline void wait_for_gate() {
   printf("# start gate opened\n");
 }
 
-
 }  // namespace detail
 
 // Reads SWEEP_* (see docs/design.md), selects the device and fills in the rated SM clock.

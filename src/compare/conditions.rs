@@ -6,8 +6,12 @@
 use crate::store::Manifest;
 use std::path::Path;
 
-/// The measuring conditions of a run, when its folder has a manifest.
+/// The measuring conditions of a run: the manifest of the run folder whose `results.csv` this is
+/// (a CSV of another name, even inside a run folder, is a bare CSV).
 fn of(csv: &Path) -> Option<Manifest> {
+    if csv.file_name()? != crate::store::RESULTS {
+        return None;
+    }
     Manifest::load(csv.parent()?).ok()
 }
 
@@ -109,7 +113,8 @@ mod tests {
             differences(&po, &pa),
             vec!["prestart: A not recorded (1 by default before 2026-11-25) / B 1".to_string()]
         );
-        // A bare CSV has no manifest: nothing is claimed.
+        // A bare CSV has no manifest: nothing is claimed, not even from a manifest beside it.
         assert!(differences(&t.path().join("nowhere/results.csv"), &pa).is_empty());
+        assert!(differences(&t.path().join("b/copy.csv"), &pa).is_empty());
     }
 }

@@ -569,18 +569,22 @@ mod tests {
     }
 
     #[test]
-    fn idle_gpus_are_reported() {
-        assert_eq!(idle_gpus_warning(&[0, 1, 0], 2), None);
+    fn a_resumed_run_keeps_its_prestart_and_a_run_that_starts_programs_ahead_is_warned() {
         assert_eq!(keep_prestart(None, false, 0), (0, None));
         assert_eq!(keep_prestart(Some(1), true, 1), (1, None));
         let (p, note) = keep_prestart(Some(1), true, 0);
         assert_eq!(p, 1, "a resumed run keeps its prestart");
         assert!(note.unwrap().contains("`--prestart 1`"));
-        assert_eq!(prestart_warning(0), None);
-        assert!(prestart_warning(2).unwrap().starts_with("`--prestart 2`"));
         let (p, note) = keep_prestart(None, true, 0);
         assert_eq!(p, 0);
         assert!(note.unwrap().contains("does not say"));
+        assert_eq!(prestart_warning(0), None);
+        assert!(prestart_warning(2).unwrap().starts_with("`--prestart 2`"));
+    }
+
+    #[test]
+    fn idle_gpus_are_reported() {
+        assert_eq!(idle_gpus_warning(&[0, 1, 0], 2), None);
         assert_eq!(idle_gpus_warning(&[0, 0], 1), None);
         let w = idle_gpus_warning(&[0, 0, 0], 2).unwrap();
         assert!(w.starts_with("only 1 of 2 GPUs get points"), "{w}");
