@@ -9,8 +9,8 @@
 # the placements (the old behaviour, for contrast); with REPEAT=k every point runs in k processes
 # (the spec's `repeat`); the label gets a suffix.
 # TRUTH_RUNS="full shuf" runs only those (a device command has 10 minutes: the five took about 11 with
-# --prestart 1, and take about 15 with the default since 2026-11-25, no prestart (the band's sweeps took
-# 1.38x as long): split them as TRUTH_RUNS="full s17 s300" then "again shuf"; the cache and the run
+# --prestart 1; with the default since 2026-11-25, no prestart, expect about 15 (an estimate, not measured:
+# the band's sweeps took 1.38x as long without prestart): split them as TRUTH_RUNS="full s17 s300" then "again shuf"; the cache and the run
 # folders stay in TRUTH_WORK for a later call on the same machine). PRESTART=n passes --prestart n.
 # Each run's results.csv, controls.csv and manifest.json are copied to OUT_DIR/truth_data/LABEL/ as soon
 # as it ends. Then bench/truth.py compares them. Usage: bench/truth.sh SWEEP_BINARY OUT_DIR [LABEL_SUFFIX]
