@@ -40,7 +40,7 @@ mkdir -p "$out/truth_data"
 runs=${TRUTH_RUNS:-full again shuf s17 s300}
 want() { [[ " $runs " == *" $1 "* ]]; }
 {
-  echo "machine: $(nvidia-smi --query-gpu=name,driver_version,clocks.sm,temperature.gpu --format=csv,noheader), $(nproc) cores"
+  echo "machine: $(nvidia-smi --query-gpu=name,driver_version,persistence_mode,clocks.sm,temperature.gpu --format=csv,noheader), $(nproc) cores"
   echo "nvcc: $(nvcc --version | grep release); SWEEP_PLACEMENTS=${SWEEP_PLACEMENTS:-default}; REPEAT=${REPEAT:-1}"
   want full && run full $spec
   want again && run again $spec

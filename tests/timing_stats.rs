@@ -194,3 +194,43 @@ fn the_fill_pass_takes_as_many_samples_per_place_as_reach_the_minimum_time() {
             .collect::<Vec<_>>()
     );
 }
+
+#[test]
+fn a_slower_state_of_the_gpu_is_left_out_and_counted_where_a_place_cannot_explain_it() {
+    let Some(bin) = driver() else { return };
+    // scenario, mean (ms, to 0.1 %), slow fraction range, unstable
+    let cases: &[(&str, f64, (f64, f64), f64)] = &[
+        // samples switch between two states 8.2 % apart under every place: the fast one is the value
+        ("two_states", 1.0, (0.3, 0.6), 0.0),
+        // the slow state most of the time: the fast one still is, and `slow` says how rare it was
+        ("mostly_slow", 1.0, (0.7, 0.95), 0.0),
+        // one sample 5 % slow among tight ones: left out, counted
+        ("one_outlier", 1.0, (1.0 / 64.0, 1.0 / 64.0), 0.0),
+        // only the slow state: one group, nothing left out
+        ("all_slow", 1.082, (0.0, 0.0), 0.0),
+        // one place always 8.2 % slower: where the buffers lie, for the placements (unstable)
+        ("tight_slow_place", 1.0, (0.0, 0.0), 1.0),
+        // placements 40 % apart, and wide noise: never a state
+        ("one_slow", 1.0, (0.0, 0.0), 1.0),
+        ("half_slow", 1.3, (0.0, 0.0), 1.0),
+        ("noise_hides", 1.0, (0.0, 0.0), 0.0),
+        ("equal", 1.0, (0.0, 0.0), 0.0),
+    ];
+    for &(scenario, mean_ms, (lo, hi), unstable) in cases {
+        let s = summary(&bin, scenario);
+        let mean = s["mean"] * 1e3;
+        assert!(
+            (mean / mean_ms - 1.0).abs() < 0.001,
+            "{scenario}: mean {mean} ms"
+        );
+        assert!(
+            s["slow"] >= lo - 1e-9 && s["slow"] <= hi + 1e-9,
+            "{scenario}: slow {}",
+            s["slow"]
+        );
+        assert_eq!(s["unstable"], unstable, "{scenario}");
+    }
+    // rel_ci is the fast state's own noise, not that of the mixture.
+    let two = summary(&bin, "two_states");
+    assert!(two["rel_ci"] < 0.001, "the fast state's own noise");
+}
