@@ -6,7 +6,8 @@
 # from its gate to its exit; a label hold* runs without prestart beside bench/holder.cu (a process that keeps the
 # driver open through cudaGetDeviceCount, no context), hini* beside it after only cuInit, hs* as hini* with SETTLE_MS (150) between a program's exit and the next start (SWEEP_SETTLE_MS), hctx* beside it with an idle context; others with the default, the lock around context creation and each measure()), SWEEP_TRACE=1; every point's trace (stderr.txt, harness.trace) and results.csv
 # come back (band.tgz) for bench/band.py. pre* labels pass --prestart 1 (the default before 2026-11-25 was 1, now 0).
-# The labels rty* (clock retries) and setN* (settle gaps) of 2026-11-25 ran with the tree of commit 66d0ef4.
+# The labels rty* (clock retries) and setN* (settle gaps) of 2026-11-25 ran with the tree of commit 66d0ef4; hs* (SWEEP_SETTLE_MS)
+# needs the tree of commit 0f18f4b, where the runner still reads it.
 # Usage: bench/band.sh SWEEP_BINARY OUT_DIR
 set -uo pipefail
 bin=$(realpath "$1"); out=$(realpath "$2")

@@ -30,11 +30,6 @@
 //   measured that this moves the median, and does not steady it). rel_ci is the within-place noise (pooled),
 //   spread = (slowest - fastest place mean) / median, unstable=1 when that spread exceeds the target
 //   and is larger than the noise can explain.
-// - Slower state (sweep_stats.h, split_states): when a metric's samples fall into two tight groups
-//   at least 2 % apart and some place has samples in both, the value, rel_ci, spread and unstable
-//   come from the faster group alone, and slow = the fraction of samples left out (0: none). On an
-//   H100 one band of one series switched between its time and an 8.2 % slower one from sample to
-//   sample, more often with a program started ahead (bench/band.txt).
 // - Measure lock (SWEEP_MEASURE_LOCK=path, set by the harness): the program holds an exclusive
 //   flock on that file while it creates its CUDA context and during every measure(), so a program
 //   started early never creates its context while another program measures on the GPU (that moved
@@ -57,7 +52,7 @@
 //
 // Output per metric (stdout): "<unit>: <value>" and
 //   @sweep metric=<name> unit=<unit> value=.. median=.. stddev=.. min=.. max=.. rel_ci=.. samples=.. noisy=.. throttled=..
-//          spread=.. placements=.. unstable=.. sm_mhz=.. slow=..
+//          spread=.. placements=.. unstable=.. sm_mhz=..
 // Diagnostic lines start with "# ". Every call of the timed function is asynchronous; measure()
 // makes at least one untimed call first (kernels load lazily), even with SWEEP_WARMUP=0.
 #pragma once
@@ -125,7 +120,6 @@ struct Stats {                   // times are seconds per launch
   double spread = 0;             // (slowest - fastest placement mean) / mean
   int placements = 1;            // placements sampled
   bool unstable = false;         // spread > target and beyond what the within-placement noise explains
-  double slow = 0;               // fraction of samples in a slower state, left out of the above
   int samples = 0;
   int batch = 1;                 // launches per sample
   bool noisy = false, throttled = false;
@@ -629,7 +623,6 @@ Stats measure(const Options& opt, F&& f) {
   s.spread = sum.spread;
   s.placements = sum.placements;
   s.unstable = sum.unstable;
-  s.slow = sum.slow;
   s.sm_mhz = std::min(mhz_before, detail::measure_sm_mhz());
   s.throttled = opt.rated_sm_mhz > 0 && s.sm_mhz < 0.9 * opt.rated_sm_mhz;
   return s;
@@ -658,13 +651,10 @@ inline void report(const char* name, const char* unit, double work, const Stats&
   double value = work / s.mean;
   printf("%s: %.4f\n", unit, value);
   printf("@sweep metric=%s unit=%s value=%.4f median=%.4f stddev=%.4f min=%.4f max=%.4f rel_ci=%.6f "
-         "samples=%d noisy=%d throttled=%d spread=%.6f placements=%d unstable=%d sm_mhz=%.0f slow=%.4f\n",
+         "samples=%d noisy=%d throttled=%d spread=%.6f placements=%d unstable=%d sm_mhz=%.0f\n",
          name, unit, value, work / s.median, sd, work / s.max, work / s.min,
          std::isfinite(s.rel_ci) ? s.rel_ci : 1.0, s.samples, (int)s.noisy, (int)s.throttled,
-         s.spread, s.placements, (int)s.unstable, s.sm_mhz, s.slow);
-  if (s.slow > 0)
-    printf("# %s: %.0f %% of the samples were in a slower state of the GPU and are left out\n", name,
-           100 * s.slow);
+         s.spread, s.placements, (int)s.unstable, s.sm_mhz);
   printf("# %s: %.3f us per launch, %d samples x %d launches at %d placement(s) (spread %.1f %%), "
          "SM clock %.0f MHz\n", name, s.mean * 1e6, s.samples, s.batch, s.placements, 100 * s.spread,
          s.sm_mhz);

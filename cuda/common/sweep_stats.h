@@ -9,18 +9,6 @@
 //   unstable   spread > target and the slowest and fastest placement differ by more than 5.5
 //              standard errors of a placement mean (about the 99 % studentized range of up to 16
 //              means): where the buffers lie moves the result beyond what the noise explains
-//   slow       the fraction of samples taken in a slower state of the GPU and left out of all the
-//              above (see split_states): 0 when there was none
-//
-// A slower state (issue 10, bench/band.txt): on an H100, shared_nc_grid at 258-290 threads runs
-// either at its usual time or 8.2 % slower, every sample within 0.1 % of one of the two, and a
-// process switches between them from one sample to the next, under the same buffer place. How
-// often it is in the slow one depends on the run around it (a program started ahead: 2-8 points
-// of 61 per sweep; none: 0-1), not on the point, so a mean over the samples moved by up to 8 %
-// with the run around it while its confidence interval said 1 %. When the samples fall into two
-// such tight groups far apart, and some place has samples in both (so it is not where the buffers
-// lie, which the placements handle), the value comes from the faster group alone, the one every
-// context shows, and `slow` says how many samples were left out.
 //
 // Also here, for the same reason: where placement j lies (placement_offset).
 #pragma once
@@ -68,46 +56,6 @@ inline double median_of(std::vector<double> x) {
   return m % 2 ? x[m / 2] : 0.5 * (x[m / 2 - 1] + x[m / 2]);
 }
 
-// Two states in one metric's samples (see the top of this file): `found` when the sorted times have
-// a gap of at least kStateGap between two neighbours, both sides of it are tight (each spans at most
-// a quarter of the gap), the fast side has at least 2 samples, and some placement has samples on
-// both sides. `cut`: the largest time of the fast side.
-constexpr double kStateGap = 0.02;
-struct StateSplit {
-  bool found = false;
-  double cut = 0, gap = 0;
-  int fast = 0, slow = 0;
-};
-
-inline StateSplit split_states(const std::vector<double>& times, const std::vector<int>& place) {
-  StateSplit r;
-  const size_t n = times.size();
-  if (n < 3 || place.size() != n) return r;
-  std::vector<size_t> order(n);
-  for (size_t i = 0; i < n; ++i) order[i] = i;
-  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return times[a] < times[b]; });
-  size_t at = 0;
-  double gap = 0;
-  for (size_t i = 0; i + 1 < n; ++i) {
-    double lo = times[order[i]], hi = times[order[i + 1]];
-    if (lo > 0 && hi / lo - 1 > gap) gap = hi / lo - 1, at = i;
-  }
-  const double fast_lo = times[order[0]], fast_hi = times[order[at]];
-  const double slow_lo = times[order[at + 1]], slow_hi = times[order[n - 1]];
-  if (gap < kStateGap || at + 1 < 2 || fast_lo <= 0) return r;
-  if (fast_hi / fast_lo - 1 > gap / 4 || slow_hi / slow_lo - 1 > gap / 4) return r;
-  bool both = false;
-  for (size_t i = 0; i <= at && !both; ++i)
-    for (size_t k = at + 1; k < n && !both; ++k) both = place[order[i]] == place[order[k]];
-  if (!both) return r;
-  r.found = true;
-  r.cut = fast_hi;
-  r.gap = gap;
-  r.fast = (int)at + 1;
-  r.slow = (int)(n - at - 1);
-  return r;
-}
-
 // Running statistics of samples at k placements (Welford per placement).
 class Placements {
  public:
@@ -115,7 +63,6 @@ class Placements {
 
   void add(int j, double t) {
     times_.push_back(t);
-    place_.push_back(j);
     ++n_[j];
     double d = t - mean_[j];
     mean_[j] += d / n_[j];
@@ -143,30 +90,9 @@ class Placements {
     double rel_ci = INFINITY, spread = 0;
     int placements = 0;
     bool unstable = false;
-    double slow = 0;  // fraction of the samples in a slower state, left out (split_states)
   };
 
-  // The summary; when the samples show two states (split_states), mean, rel_ci, spread, placements
-  // and unstable are those of the fast state's samples alone, and median, stddev, min and max stay
-  // those of all samples (so the slow state still shows in min and stddev).
   Summary summarize(double target_rel_ci) const {
-    const StateSplit split = split_states(times_, place_);
-    if (!split.found) return summarize_all(target_rel_ci);
-    Placements fast((int)n_.size());
-    for (size_t i = 0; i < times_.size(); ++i)
-      if (times_[i] <= split.cut) fast.add(place_[i], times_[i]);
-    Summary s = fast.summarize_all(target_rel_ci);
-    const Summary all = summarize_all(target_rel_ci);
-    s.median = all.median;
-    s.stddev = all.stddev;
-    s.min = all.min;
-    s.max = all.max;
-    s.slow = (double)split.slow / samples();
-    return s;
-  }
-
- private:
-  Summary summarize_all(double target_rel_ci) const {
     Summary s;
     if (times_.empty()) return s;
     double sum = 0, sq = 0;
@@ -200,10 +126,10 @@ class Placements {
     return s;
   }
 
+ private:
   std::vector<int> n_;
   std::vector<double> mean_, m2_;
   std::vector<double> times_;
-  std::vector<int> place_;  // the placement of each sample
 };
 
 // Samples per visit in the second pass (the fill pass) of measure(). The first pass takes `base`

@@ -40,7 +40,7 @@ pub(super) struct Aggregator {
 
 /// How each column of a metric combines over the processes: the value and the median as medians,
 /// the least `_min_`, `_placements` and `_sm_mhz`, the summed `_samples`, and the worst (largest)
-/// of the rest: `_stddev_`, `_max_`, `_rel_ci`, `_throttled`, `_spread`, `_slow`.
+/// of the rest: `_stddev_`, `_max_`, `_rel_ci`, `_throttled`, `_spread`.
 fn rules(m: &Metric) -> Vec<(String, Rule)> {
     let stats = std::iter::once("value")
         .chain(CORE_STATS)

@@ -345,13 +345,6 @@ pub(super) fn measure(
     };
     let mut measured: VecDeque<Measured> = VecDeque::new();
     let mut builds_done = false;
-    // SWEEP_SETTLE_MS=n (an experiment, bench/band.sh's hs* labels): at least n ms between one
-    // program's exit and the next program's start.
-    let settle = std::env::var("SWEEP_SETTLE_MS")
-        .ok()
-        .and_then(|v| v.parse::<u64>().ok())
-        .map(Duration::from_millis);
-    let mut last_exit: Option<std::time::Instant> = None;
     // `[profile] power`: this GPU's power and clock, sampled while the sweep runs.
     let power: Option<Result<crate::profile::power::NvidiaSmi, crate::profile::power::PowerError>> =
         ctx.spec
@@ -384,9 +377,6 @@ pub(super) fn measure(
             continue;
         };
         emit(Event::Running { point: &b.point });
-        if let (Some(settle), Some(exit)) = (settle, last_exit) {
-            std::thread::sleep(settle.saturating_sub(exit.elapsed()));
-        }
         let run_start = ctx.clock.now();
         let mut started = match ahead.pop_front() {
             Some((k, s)) if k == next => s,
@@ -420,7 +410,6 @@ pub(super) fn measure(
         }
         let mut raw = row(&b, gpu.as_ref(), finish(&ctx.spec, &b, started));
         let exit_t = crate::profile::power::now();
-        last_exit = Some(std::time::Instant::now());
         let measured_ok = raw.status.measured();
         if tracing {
             trace(&b.dir, "reaped");

@@ -7,7 +7,7 @@
 //! `axes` [names], `metrics` [{`name`, `unit`, `column`}], `points` [{`id`, `index`, `axes`
 //! {name: value}, `status`, `error`, `build_s`, `run_s`, `cached`, `gpu` {`index`, `name`,
 //! `uuid`}, `metrics` {name: {`unit`, `value`, and each statistic the CSV has: `median`,
-//! `stddev`, `min`, `max`, `rel_ci`, `samples`, `throttled`, `spread`, `placements`, `sm_mhz`, `slow`,
+//! `stddev`, `min`, `max`, `rel_ci`, `samples`, `throttled`, `spread`, `placements`, `sm_mhz`,
 //! `repeat_spread`, and with `[profile]` counters `counters` {counter: value}, with `[profile]
 //! metric_power_ms` `power` {`power_w`, `<unit>_per_w`}}}, with `[profile]
 //! power` `power` {`power_w`, `power_max_w`, `energy_j`, `power_sm_mhz`, `power_temp_c`,

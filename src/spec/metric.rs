@@ -34,17 +34,15 @@ pub const CORE_STATS: [&str; 4] = ["median", "stddev", "min", "max"];
 
 /// Unitless fields of a timing-core line that get a column `<metric>_<field>`, after [`CORE_STATS`]:
 /// the within-placement confidence half-width, the sample count, the clock flag, the spread of the
-/// placements' mean times, how many placements were sampled, the SM clock (the lower of two
-/// readings, before and after the samples), and the fraction of samples taken in a slower state of
-/// the GPU and left out of the value (cuda/common/sweep_stats.h, split_states).
-pub const CORE_FIELDS: [&str; 7] = [
+/// placements' mean times, how many placements were sampled, and the SM clock (the lower of two
+/// readings, before and after the samples).
+pub const CORE_FIELDS: [&str; 6] = [
     "rel_ci",
     "samples",
     "throttled",
     "spread",
     "placements",
     "sm_mhz",
-    "slow",
 ];
 
 impl Metric {

@@ -200,8 +200,7 @@ fn columns_carry_units() {
             "copy_throttled",
             "copy_spread",
             "copy_placements",
-            "copy_sm_mhz",
-            "copy_slow"
+            "copy_sm_mhz"
         ]
     );
     assert!(s.gpu, "nvcc is the default compiler, so a GPU is needed");
