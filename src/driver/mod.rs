@@ -72,9 +72,10 @@ pub struct Options {
 
 /// GPU programs started ahead per runner by default (`--prestart`): none. With one started ahead
 /// (waiting at its gate while the current one measures) shared_nc_grid at 258-290 threads lost
-/// 8 % at 1-6 points in 12 of 14 sweeps on two H100 hosts (0.8-1.5 % in the other two), and
-/// nothing in 4 of 4 sweeps without (bench/band.txt); clock retries, a settle gap and the session
-/// lock did not help.
+/// 8 % at 1-8 points in 17 of 19 band sweeps on H100 hosts (counting those with a process kept
+/// beside), and 1 point in 1 of 9 without (bench/band.txt). What governs it is how long the GPU
+/// idles between measurements (~40 ms with prestart, ~250 ms without), so the start-up time this
+/// default costs is also what keeps the numbers clean; clock retries and the session lock did not help.
 pub const DEFAULT_PRESTART: usize = 0;
 
 #[derive(Debug, thiserror::Error)]
