@@ -43,6 +43,19 @@ pub enum Event<'a> {
     Raw {
         row: &'a Row,
     },
+    /// `recheck`: a point's row whose samples fell into two groups (`why`, naming the metric): kept
+    /// in `passes/recheck.csv`, not `results.csv`, until more processes have measured the point at
+    /// the end of the sweep.
+    Held {
+        row: &'a Row,
+        why: &'a str,
+    },
+    /// `recheck`: a round of the held points begins, each measured once more (round of rounds, from 1).
+    Recheck {
+        points: usize,
+        round: u32,
+        rounds: u32,
+    },
     /// A control re-run's row (`control_every`).
     Control {
         row: &'a Row,
@@ -132,6 +145,32 @@ impl Reporter for Progress {
             | Event::Raw { .. }
             | Event::Control { .. }
             | Event::RunFinished { .. } => {}
+            Event::Held { row, why } => {
+                let msg = format!(
+                    "held {} for more processes: two groups of samples in {why}",
+                    row.point.label()
+                );
+                match &self.bar {
+                    Some(bar) => bar.println(msg),
+                    None if !self.quiet => eprintln!("{msg}"),
+                    None => {}
+                }
+            }
+            Event::Recheck {
+                points,
+                round,
+                rounds,
+            } => {
+                let msg = format!(
+                    "recheck {round} of {rounds}: {points} held point{} in a fresh process each, shuffled",
+                    if *points == 1 { "" } else { "s" }
+                );
+                match &self.bar {
+                    Some(bar) => bar.println(msg),
+                    None if !self.quiet => eprintln!("{msg}"),
+                    None => {}
+                }
+            }
             Event::Running { point } => {
                 if let Some(bar) = &self.bar {
                     bar.set_message(point.label());
@@ -218,6 +257,8 @@ pub struct Summary {
     pub total: usize,
     pub skipped: usize,
     pub counts: BTreeMap<Status, usize>,
+    /// `recheck`: points held for more processes because their samples fell into two groups.
+    pub held: usize,
     pub built: usize,
     pub cached: usize,
     pub slowest: Vec<(String, f64)>,
@@ -272,6 +313,14 @@ impl Summary {
                 String::new()
             }
         );
+        if self.held > 0 {
+            out += &format!(
+                "recheck: {} point{} had two groups of samples in one process; {} measured in more processes (the median: passes/recheck.csv)\n",
+                self.held,
+                if self.held == 1 { "" } else { "s" },
+                if self.held == 1 { "it was" } else { "each was" },
+            );
+        }
         out += &format!(
             "builds: {} compiled, {} from cache\n",
             self.built, self.cached
@@ -311,6 +360,7 @@ impl Reporter for Summary {
                 }
             }
             Event::Finished { row, .. } => self.record(row),
+            Event::Held { .. } => self.held += 1,
             _ => {}
         }
     }

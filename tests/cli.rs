@@ -1194,6 +1194,125 @@ fn repeat_of_a_steady_program_is_ok_and_a_failure_in_any_pass_fails_the_point() 
     }
 }
 
+/// `saw.toml` over threads 1..8 in mode `twostate` (even threads: the first process reports two
+/// groups of samples), with `extra` lines after the compiler.
+fn twostate_spec(p: &Path, extra: &str) {
+    let spec = std::fs::read_to_string(p.join("sweeps/saw.toml"))
+        .unwrap()
+        .replace("range = [1, 64]", "range = [1, 8]")
+        .replace("mode = \"ok\"", "mode = \"twostate\"")
+        .replace("compiler = \"cc\"", &format!("compiler = \"cc\"\n{extra}"));
+    write(p, "sweeps/two.toml", &spec);
+}
+
+#[test]
+fn recheck_holds_a_point_whose_samples_fall_into_two_groups_and_keeps_the_median_of_three() {
+    let p = project();
+    twostate_spec(p.path(), "");
+    let out = sweep(p.path())
+        .args(["run", "sweeps/two.toml", "--no-analyze"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains("held threads=2 for more processes: two groups of samples in `saw`: samples 8.4 % apart, stddev 0.50 of that, placements 1.0 %"),
+        "{err}"
+    );
+    assert!(
+        err.contains("recheck 1 of 2: 4 held points in a fresh process each, shuffled"),
+        "{err}"
+    );
+    assert!(err.contains("recheck 2 of 2: 4 held points"), "{err}");
+    assert!(
+        stdout(&out).contains("recheck: 4 points had two groups of samples in one process; each was measured in more processes"),
+        "{}",
+        stdout(&out)
+    );
+    let dir = run_dir(p.path(), "two");
+    let table = rows(&dir.join("results.csv"));
+    assert_eq!(table.len(), 8, "every point once");
+    for r in &table {
+        let t: f64 = r["threads"].parse().unwrap();
+        let v = 1000.0 * t / (t / 16.0).ceil();
+        let got: f64 = r["saw_mflops"].parse().unwrap();
+        let runs =
+            std::fs::read_to_string(dir.join("points").join(&r["point_id"]).join("runs.count"))
+                .unwrap();
+        // Odd: one process gave v. Even: 0.95 v (two groups), then v and v: the median is v.
+        assert!((got / v - 1.0).abs() < 1e-6, "{r:?}");
+        if t as u32 % 2 == 0 {
+            assert_eq!(runs.trim(), "3", "{r:?}");
+            let spread: f64 = r["saw_repeat_spread"].parse().unwrap();
+            assert!((spread - 0.05).abs() < 1e-6, "{r:?}");
+            assert_eq!(r["status"], "unstable", "processes 5 % apart: {r:?}");
+            assert_eq!(r["saw_samples"], "30", "{r:?}");
+        } else {
+            assert_eq!(runs.trim(), "1", "{r:?}");
+            assert_eq!(r["saw_repeat_spread"], "", "one process: {r:?}");
+            assert_eq!(r["status"], "ok", "{r:?}");
+        }
+    }
+    // Every process of a held point is kept, the two-group one first.
+    let raw = rows(&dir.join("passes/recheck.csv"));
+    assert_eq!(raw.len(), 12, "4 held points x 3 processes");
+    for t in ["2", "4", "6", "8"] {
+        let of_t: Vec<&std::collections::BTreeMap<String, String>> =
+            raw.iter().filter(|r| r["threads"] == t).collect();
+        assert_eq!(of_t.len(), 3, "threads {t}");
+        let first: f64 = of_t[0]["saw_mflops"].parse().unwrap();
+        let v: f64 = 1000.0 * t.parse::<f64>().unwrap();
+        assert!((first / (0.95 * v) - 1.0).abs() < 1e-6, "{:?}", of_t[0]);
+    }
+    // `plan` says so.
+    let plan = sweep(p.path())
+        .args(["plan", "sweeps/two.toml"])
+        .output()
+        .unwrap();
+    assert!(
+        stdout(&plan).ends_with("8 points (recheck: one whose samples fall into two groups runs in 2 more processes at the end)\n"),
+        "{}",
+        stdout(&plan)
+    );
+}
+
+#[test]
+fn recheck_zero_keeps_the_first_process_and_repeat_leaves_no_point_to_recheck() {
+    let p = project();
+    twostate_spec(p.path(), "recheck = 0");
+    let out = sweep(p.path())
+        .args(["run", "sweeps/two.toml", "--no-analyze"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(!stderr(&out).contains("held"), "{}", stderr(&out));
+    let dir = run_dir(p.path(), "two");
+    let table = rows(&dir.join("results.csv"));
+    assert_eq!(table.len(), 8);
+    assert!(
+        !table[0].contains_key("saw_repeat_spread"),
+        "{:?}",
+        table[0]
+    );
+    let two = table.iter().find(|r| r["threads"] == "2").unwrap();
+    assert_eq!(
+        two["saw_mflops"], "1900",
+        "the two-group process's value stands: {two:?}"
+    );
+    assert!(!dir.join("passes").exists());
+
+    // `repeat = 3` measures every point in three processes already: nothing is held.
+    let q = project();
+    twostate_spec(q.path(), "repeat = 3");
+    let out = sweep(q.path())
+        .args(["run", "sweeps/two.toml", "--no-analyze"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(!stderr(&out).contains("held"), "{}", stderr(&out));
+    assert!(!run_dir(q.path(), "two").join("passes/recheck.csv").exists());
+}
+
 #[test]
 fn repeat_zero_is_a_spec_error() {
     let p = project();

@@ -278,3 +278,122 @@ fn a_quote_that_never_closes_in_the_csv_is_refused_not_run_again() {
         "nothing appended or cut"
     );
 }
+
+#[test]
+fn sigkill_inside_a_recheck_round_resumes_it_and_combines_every_process() {
+    // kill.toml in mode `twostate`: at an even thread count the first process reports two groups
+    // of samples (value 0.95 v) and is held; every later process gives v.
+    let twostate_project = || {
+        let p = project();
+        let spec = std::fs::read_to_string(p.path().join("sweeps/kill.toml"))
+            .unwrap()
+            .replace("mode = \"ok\"", "mode = \"twostate\"");
+        std::fs::write(p.path().join("sweeps/kill.toml"), spec).unwrap();
+        p
+    };
+    let reference = twostate_project();
+    let t0 = std::time::Instant::now();
+    assert!(sweep(reference.path()).status().unwrap().success());
+    let span = (t0.elapsed().as_millis() as u64 * 9 / 10).max(100);
+    let (_, want) = results(reference.path());
+    let mut killed_mid_run = 0;
+    for seed in 1..=8u64 {
+        let p = twostate_project();
+        let mut state = seed;
+        let mut finished = false;
+        let mut kills = 0;
+        for _ in 0..3 {
+            let mut child = sweep(p.path()).spawn().unwrap();
+            std::thread::sleep(Duration::from_millis(splitmix(&mut state) % span));
+            finished = child.try_wait().unwrap().is_some();
+            child.kill().unwrap_or(());
+            child.wait().unwrap();
+            finished |= run_finished(p.path());
+            if finished {
+                break;
+            }
+            kills += 1;
+            killed_mid_run += 1;
+        }
+        if !finished {
+            assert!(sweep(p.path()).status().unwrap().success(), "seed {seed}");
+        }
+        let (rows, got) = results(p.path());
+        assert_eq!(rows, 16, "seed {seed}: every point exactly once");
+        // Held or not, every value is v: the median outvotes the two-group process.
+        let values = |m: &BTreeMap<String, (String, String)>| -> BTreeMap<String, String> {
+            m.iter().map(|(k, (_, v))| (k.clone(), v.clone())).collect()
+        };
+        assert_eq!(values(&got), values(&want), "seed {seed}");
+        let run = std::fs::read_dir(p.path().join("output/kill"))
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .find(|d| d.join("results.csv").exists())
+            .unwrap();
+        // point id -> every process kept for it in passes/recheck.csv
+        let mut kept: BTreeMap<String, Vec<f64>> = BTreeMap::new();
+        let recheck = run.join("passes/recheck.csv");
+        if recheck.exists() {
+            for rec in csv::Reader::from_path(&recheck).unwrap().records() {
+                let rec = rec.unwrap_or_else(|e| panic!("seed {seed}: torn recheck row: {e}"));
+                kept.entry(rec[0].to_string())
+                    .or_default()
+                    .push(rec[4].parse().unwrap());
+            }
+        }
+        for (id, (status, value)) in &got {
+            let value: f64 = value.parse().unwrap();
+            let runs: u32 = std::fs::read_to_string(run.join("points").join(id).join("runs.count"))
+                .unwrap()
+                .trim()
+                .parse()
+                .unwrap();
+            match kept.get(id) {
+                Some(v) => {
+                    // Held: the median of every process kept (three, or one more when a kill
+                    // fell between a process's row and the point's).
+                    let mut v = v.clone();
+                    v.sort_by(f64::total_cmp);
+                    assert!((3..=4).contains(&v.len()), "seed {seed}: {id}: {v:?}");
+                    let mid = if v.len() % 2 == 1 {
+                        v[v.len() / 2]
+                    } else {
+                        (v[v.len() / 2 - 1] + v[v.len() / 2]) / 2.0
+                    };
+                    assert!(
+                        (value - mid).abs() <= 1e-6 * value,
+                        "seed {seed}: {id} is the median of its processes {v:?}: {value}"
+                    );
+                    assert!(
+                        v[0] < 0.96 * v[v.len() - 1],
+                        "seed {seed}: {id}: the held process is kept: {v:?}"
+                    );
+                    assert_eq!(status, "unstable", "seed {seed}: processes 5 % apart");
+                    assert!(
+                        (v.len() as u32..=v.len() as u32 + kills).contains(&runs),
+                        "seed {seed}: {id} ran {runs} times for {} kept",
+                        v.len()
+                    );
+                }
+                None => {
+                    // Never held: one clean process (a killed first run of an even point is
+                    // not a process that reported two groups).
+                    assert_eq!(status, "ok", "seed {seed}: {id}");
+                    assert!(
+                        (1..=1 + kills).contains(&runs),
+                        "seed {seed}: {id} ran {runs} times"
+                    );
+                }
+            }
+        }
+        assert!(
+            kept.len() >= 16 / 2 - kills as usize,
+            "seed {seed}: the even points were held ({} of 8, {kills} kills)",
+            kept.len()
+        );
+    }
+    assert!(
+        killed_mid_run >= 8,
+        "kills landed while the sweep ran ({killed_mid_run})"
+    );
+}

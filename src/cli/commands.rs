@@ -218,6 +218,12 @@ pub(crate) fn dispatch(cli: Cli) -> Result<i32, CliError> {
                     points.len(),
                     spec.repeat
                 );
+            } else if spec.rechecks() {
+                println!(
+                    "{} points (recheck: one whose samples fall into two groups runs in {} more processes at the end)",
+                    points.len(),
+                    spec.recheck
+                );
             } else {
                 println!("{} points", points.len());
             }

@@ -12,7 +12,8 @@ use std::collections::HashMap;
 pub(super) enum Rows {
     /// Points' rows (`Finished`): `results.csv`, or the pass CSV of a `repeat` run's earlier pass.
     Points,
-    /// The last pass's own rows (`Raw`), into its pass CSV.
+    /// The last pass's own rows (`Raw`), into its pass CSV; with `recheck`, the held points' rows
+    /// (`Held`, then `Raw`) into `passes/recheck.csv`.
     Raw,
     /// Control re-runs (`Control`), into `controls.csv`.
     Controls,
@@ -51,6 +52,7 @@ impl Reporter for CsvWriter {
         let row = match (event, self.rows) {
             (Event::Finished { row, .. }, Rows::Points)
             | (Event::Raw { row }, Rows::Raw)
+            | (Event::Held { row, .. }, Rows::Raw)
             | (Event::Control { row }, Rows::Controls) => row,
             _ => return,
         };

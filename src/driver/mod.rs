@@ -6,6 +6,7 @@
 mod builder;
 mod dispatch;
 mod outcome;
+mod recheck;
 mod repeat;
 mod resume;
 mod runner;
@@ -292,12 +293,78 @@ pub fn run_sweep(
     let ctx = BuildCtx::new(spec, bench, toolchain, &opts.cache);
     let runners = gpus.len().max(1);
     let passes = spec.repeat.max(1);
-    if passes > 1 {
+    // `recheck` (one pass only): points whose samples fell into two groups are held in
+    // passes/recheck.csv and measured in more processes after the pass (src/driver/recheck.rs).
+    let rechecking = spec.rechecks();
+    if passes > 1 || rechecking {
         std::fs::create_dir_all(run_dir.join("passes")).map_err(|e| store::StoreError::Write {
             path: run_dir.join("passes"),
             cause: e.into(),
         })?;
     }
+    let recheck_path = store::recheck_csv(&run_dir);
+    // Held points not combined yet (a resumed run's): pass 0 leaves them to the recheck rounds.
+    let held: HashSet<String> = if rechecking {
+        store::read_rows(&recheck_path, &header)?
+            .into_iter()
+            .filter_map(|f| f.into_iter().next())
+            .filter(|id| !done.contains_key(id))
+            .collect()
+    } else {
+        HashSet::new()
+    };
+    let run_pass = |pass: Pass, todo: &[Point], csvs: Vec<CsvWriter>, shared: Shared| {
+        let owner = if runners > 1 {
+            points::assign(todo, runners, opts.split, &points::x_axis(spec))
+        } else {
+            vec![0; todo.len()]
+        };
+        if let Pass::Sweep { index: 0, .. } = pass {
+            if let Some(w) = idle_gpus_warning(&owner, runners) {
+                emit(Event::Warning(&w));
+            }
+            for w in prestart_note
+                .iter()
+                .chain(prestart_warning(prestart).iter())
+            {
+                emit(Event::Warning(w));
+            }
+        }
+        if let Ok(mut d) = dispatch.lock() {
+            d.csvs = csvs;
+        }
+        match pass {
+            Pass::Sweep { index, held } => emit(Event::Started {
+                run_dir: &run_dir,
+                total: manifest.points_total,
+                todo: todo.len() + held,
+                resumed,
+                jobs: opts.jobs,
+                gpus: &gpu_names,
+                pass: (passes > 1).then_some((index + 1, passes)),
+            }),
+            Pass::Recheck { round } => emit(Event::Recheck {
+                points: todo.len(),
+                round,
+                rounds: spec.recheck,
+            }),
+        }
+        execute(&shared, todo, &owner, runners, &gpus, opts, prestart);
+        let csvs = dispatch
+            .lock()
+            .map(|mut d| std::mem::take(&mut d.csvs))
+            .unwrap_or_default();
+        for csv in csvs {
+            csv.finish()?;
+        }
+        Ok::<(), DriverError>(())
+    };
+    let controls_made = || {
+        std::sync::atomic::AtomicUsize::new(
+            std::fs::read_to_string(run_dir.join(store::CONTROLS))
+                .map_or(0, |t| t.lines().count().saturating_sub(1)),
+        )
+    };
     let mut sink = Some(sink);
     for pass in 0..passes {
         let last = pass + 1 == passes;
@@ -320,6 +387,10 @@ pub fn run_sweep(
             let raw = CsvSink::open(&path, header.clone(), manifest.dialect)?;
             csvs.push(CsvWriter::new(raw, Rows::Raw));
         }
+        if rechecking {
+            let raw = CsvSink::open(&recheck_path, header.clone(), manifest.dialect)?;
+            csvs.push(CsvWriter::new(raw, Rows::Raw));
+        }
         let controls = passes == 1 && spec.control_every > 0;
         if controls {
             let path = run_dir.join(store::CONTROLS);
@@ -328,7 +399,9 @@ pub fn run_sweep(
         }
         let mut todo: Vec<Point> = points
             .iter()
-            .filter(|p| !done.contains_key(&p.id) && !pass_done.contains_key(&p.id))
+            .filter(|p| {
+                !done.contains_key(&p.id) && !pass_done.contains_key(&p.id) && !held.contains(&p.id)
+            })
             .cloned()
             .collect();
         // Pass 0 in the order asked for; later passes each in a shuffle of their own.
@@ -337,56 +410,61 @@ pub fn run_sweep(
         } else if opts.order == Order::Shuffled {
             points::shuffle(&mut todo, opts.seed);
         }
-        let owner = if runners > 1 {
-            points::assign(&todo, runners, opts.split, &points::x_axis(spec))
-        } else {
-            vec![0; todo.len()]
-        };
-        if pass == 0 {
-            if let Some(w) = idle_gpus_warning(&owner, runners) {
-                emit(Event::Warning(&w));
-            }
-            for w in prestart_note
-                .iter()
-                .chain(prestart_warning(prestart).iter())
-            {
-                emit(Event::Warning(w));
-            }
-        }
-        if let Ok(mut d) = dispatch.lock() {
-            d.csvs = csvs;
-        }
-        emit(Event::Started {
-            run_dir: &run_dir,
-            total: manifest.points_total,
-            todo: todo.len(),
-            resumed,
-            jobs: opts.jobs,
-            gpus: &gpu_names,
-            pass: (passes > 1).then_some((pass + 1, passes)),
-        });
         let shared = Shared {
             ctx: &ctx,
             emit: &emit,
             run_dir: run_dir.clone(),
             aggregate,
-            controls_made: std::sync::atomic::AtomicUsize::new(
-                std::fs::read_to_string(run_dir.join(store::CONTROLS))
-                    .map_or(0, |t| t.lines().count().saturating_sub(1)),
-            ),
+            hold: rechecking,
+            controls_made: controls_made(),
             controls,
         };
-        execute(&shared, &todo, &owner, runners, &gpus, opts, prestart);
-        let csvs = dispatch
-            .lock()
-            .map(|mut d| std::mem::take(&mut d.csvs))
-            .unwrap_or_default();
-        for csv in csvs {
-            csv.finish()?;
-        }
+        let pass = Pass::Sweep {
+            index: pass,
+            held: held.len(),
+        };
+        run_pass(pass, &todo, csvs, shared)?;
         if STOP.load(Ordering::SeqCst) {
             break;
         }
+    }
+    // The recheck rounds: each measures every held point not combined yet once more, in a fresh
+    // process, in a shuffled order; a point is combined at its `1 + recheck`-th process.
+    for round in 1..=spec.recheck {
+        if !rechecking || STOP.load(Ordering::SeqCst) {
+            break;
+        }
+        let agg = repeat::Aggregator::open_recheck(spec, &run_dir, &header, manifest.dialect)?;
+        let finished = store::read_done(&csv_path, &header)?;
+        let kept: HashSet<&String> = agg.kept().map(|(id, _)| id).collect();
+        let mut todo: Vec<Point> = points
+            .iter()
+            .filter(|p| kept.contains(&p.id) && !finished.contains_key(&p.id))
+            .cloned()
+            .collect();
+        if todo.is_empty() {
+            break;
+        }
+        points::shuffle(
+            &mut todo,
+            opts.seed.wrapping_add(RECHECK_SEED + u64::from(round)),
+        );
+        let results = CsvSink::open(&csv_path, header.clone(), manifest.dialect)?;
+        let raw = CsvSink::open(&recheck_path, header.clone(), manifest.dialect)?;
+        let csvs = vec![
+            CsvWriter::new(results, Rows::Points),
+            CsvWriter::new(raw, Rows::Raw),
+        ];
+        let shared = Shared {
+            ctx: &ctx,
+            emit: &emit,
+            run_dir: run_dir.clone(),
+            aggregate: Some(agg),
+            hold: false,
+            controls_made: controls_made(),
+            controls: false,
+        };
+        run_pass(Pass::Recheck { round }, &todo, csvs, shared)?;
     }
     let mut dispatch = dispatch.into_inner().unwrap_or_else(|e| e.into_inner());
     let mut summary = std::mem::take(&mut dispatch.summary);
@@ -417,6 +495,18 @@ pub fn run_sweep(
     dispatch.on(&Event::RunFinished { summary: &summary });
     Ok(summary)
 }
+
+/// Which pass over the points [`run_sweep`] starts.
+#[derive(Clone, Copy)]
+enum Pass {
+    /// Pass `index` of the sweep (of `repeat`), with `held` points waiting for the recheck rounds.
+    Sweep { index: u32, held: usize },
+    /// A recheck round (from 1).
+    Recheck { round: u32 },
+}
+
+/// Added to the run's seed for the shuffle of recheck round r (+ r): apart from the passes' seeds.
+const RECHECK_SEED: u64 = 1000;
 
 /// Builds `todo` on `opts.jobs` threads and runs it with one runner per GPU (or the host), each
 /// point going to the runner `owner` names; rows go to `shared`'s sink.

@@ -35,7 +35,10 @@ pub(super) struct Aggregator {
     rules: Vec<(String, Rule)>,
     metrics: Vec<Metric>,
     target: f64,
+    /// Processes a point's row combines.
     repeat: u32,
+    /// What one of them is called in an error: `pass` (`repeat`) or `process` (`recheck`).
+    unit: &'static str,
 }
 
 /// How each column of a metric combines over the processes: the value and the median as medians,
@@ -68,41 +71,95 @@ impl Aggregator {
         header: &[String],
         dialect: Dialect,
     ) -> Result<Aggregator, StoreError> {
-        let rules: Vec<(String, Rule)> = spec.metrics.iter().flat_map(rules).collect();
-        let mut earlier: BTreeMap<String, Vec<Earlier>> = BTreeMap::new();
+        let mut rows = Vec::new();
         for pass in 0..spec.repeat - 1 {
             let path = store::pass_csv(run_dir, pass);
-            for (id, fields) in store::read_done(&path, header)? {
-                let cell = |name: &str| {
-                    header
-                        .iter()
-                        .position(|c| c == name)
-                        .map(|i| fields[i].as_str())
-                        .unwrap_or_default()
-                };
-                let status = Status::parse(cell("status")).unwrap_or(Status::RunFailed);
-                let mut values = BTreeMap::new();
-                for (col, _) in &rules {
-                    if let Some(v) = dialect.parse_number(cell(col)) {
-                        values.insert(col.clone(), v);
-                    }
-                }
-                earlier.entry(id).or_default().push(Earlier {
-                    pass,
-                    status,
-                    values,
-                    run_s: dialect.parse_number(cell("run_s")).unwrap_or(0.0),
-                    error: cell("error").to_string(),
-                });
-            }
+            rows.extend(store::read_done(&path, header)?.into_values());
         }
-        Ok(Aggregator {
+        Ok(Self::from_rows(
+            spec,
+            header,
+            dialect,
+            rows,
+            spec.repeat,
+            "pass",
+        ))
+    }
+
+    /// `recheck`: the processes `passes/recheck.csv` holds of each held point (the first its
+    /// sweep's, then one per round); a point is combined at its `1 + recheck`-th.
+    pub(super) fn open_recheck(
+        spec: &Spec,
+        run_dir: &Path,
+        header: &[String],
+        dialect: Dialect,
+    ) -> Result<Aggregator, StoreError> {
+        let rows = store::read_rows(&store::recheck_csv(run_dir), header)?;
+        Ok(Self::from_rows(
+            spec,
+            header,
+            dialect,
+            rows,
+            1 + spec.recheck,
+            "process",
+        ))
+    }
+
+    fn from_rows(
+        spec: &Spec,
+        header: &[String],
+        dialect: Dialect,
+        rows: Vec<Vec<String>>,
+        processes: u32,
+        unit: &'static str,
+    ) -> Aggregator {
+        let rules: Vec<(String, Rule)> = spec.metrics.iter().flat_map(rules).collect();
+        let mut earlier: BTreeMap<String, Vec<Earlier>> = BTreeMap::new();
+        for fields in rows {
+            let cell = |name: &str| {
+                header
+                    .iter()
+                    .position(|c| c == name)
+                    .and_then(|i| fields.get(i))
+                    .map(|f| f.as_str())
+                    .unwrap_or_default()
+            };
+            let status = Status::parse(cell("status")).unwrap_or(Status::RunFailed);
+            let mut values = BTreeMap::new();
+            for (col, _) in &rules {
+                if let Some(v) = dialect.parse_number(cell(col)) {
+                    values.insert(col.clone(), v);
+                }
+            }
+            let id = fields.first().cloned().unwrap_or_default();
+            let list = earlier.entry(id).or_default();
+            list.push(Earlier {
+                pass: list.len() as u32,
+                status,
+                values,
+                run_s: dialect.parse_number(cell("run_s")).unwrap_or(0.0),
+                error: cell("error").to_string(),
+            });
+        }
+        Aggregator {
             earlier,
             rules,
             metrics: spec.metrics.clone(),
             target: spec.target_rel_ci(),
-            repeat: spec.repeat,
-        })
+            repeat: processes,
+            unit,
+        }
+    }
+
+    /// The points with a process of their own kept so far, and how many each has.
+    pub(super) fn kept(&self) -> impl Iterator<Item = (&String, usize)> {
+        self.earlier.iter().map(|(id, e)| (id, e.len()))
+    }
+
+    /// Whether one more process of `id` completes it (its row can be combined).
+    pub(super) fn completes(&self, id: &str) -> bool {
+        let kept = self.earlier.get(id).map_or(0, Vec::len);
+        kept as u32 + 1 >= self.repeat
     }
 
     /// The `results.csv` row of a point whose last pass gave `last`.
@@ -115,11 +172,18 @@ impl Aggregator {
         if let Some(e) = earlier.iter().find(|e| !e.status.measured()) {
             row.status = e.status;
             row.values.clear();
-            row.error = format!("pass {} of {}: {}", e.pass + 1, self.repeat, e.error);
+            row.error = format!(
+                "{} {} of {}: {}",
+                self.unit,
+                e.pass + 1,
+                self.repeat,
+                e.error
+            );
             return row;
         }
         if !last.status.measured() {
-            row.error = format!("pass {} of {}: {}", self.repeat, self.repeat, last.error);
+            let n = earlier.len() + 1;
+            row.error = format!("{} {n} of {}: {}", self.unit, self.repeat, last.error);
             return row;
         }
         let passes: Vec<&BTreeMap<String, f64>> = earlier

@@ -26,6 +26,9 @@ pub(super) struct Shared<'a> {
     /// The last pass of a `repeat` run: each raw row goes out as `Raw`, and the row combined over
     /// all passes as the point's.
     pub(super) aggregate: Option<super::repeat::Aggregator>,
+    /// `recheck`'s first pass: a row whose samples fall into two groups goes out as `Held` (to
+    /// `passes/recheck.csv`), not as the point's.
+    pub(super) hold: bool,
     /// Control re-runs are made (`control_every` > 0, one pass); their rows go out as `Control`.
     pub(super) controls: bool,
     /// Numbers the control folders (`points/<id>/control-<n>`) across runners and resumes: starts
@@ -414,8 +417,15 @@ pub(super) fn measure(
         if tracing {
             trace(&b.dir, "reaped");
         }
-        // Counters are the last process's (`repeat`): an earlier pass would profile for nothing.
-        let last_pass = ctx.spec.repeat <= 1 || shared.aggregate.is_some();
+        let held = (measured_ok && shared.hold)
+            .then(|| super::recheck::two_groups(&ctx.spec, &raw))
+            .flatten();
+        // Whether this process gives the point its row; counters are that process's (`repeat`,
+        // `recheck`): an earlier one would profile for nothing.
+        let last_pass = match &shared.aggregate {
+            Some(agg) => agg.completes(&raw.point.id),
+            None => ctx.spec.repeat <= 1 && held.is_none(),
+        };
         let (mut extra, mut why) = if measured_ok && last_pass {
             profile_point(&ctx.spec, &b, gpu.as_ref(), &lock)
         } else {
@@ -434,35 +444,45 @@ pub(super) fn measure(
         }
         add_profile(&mut raw, &extra, &why);
         let run_end = ctx.clock.now();
-        let row = match &shared.aggregate {
-            Some(agg) => {
-                emit(Event::Raw { row: &raw });
-                let mut combined = agg.combine(&raw);
-                if combined.status.measured() {
-                    // Counters and power are the last process's: they are not measurements to median.
-                    combined
-                        .values
-                        .extend(extra.iter().map(|(k, v)| (k.clone(), *v)));
-                }
-                combined
+        let row = match (&shared.aggregate, &held) {
+            (_, Some(why)) => {
+                emit(Event::Held { row: &raw, why });
+                None
             }
-            None => raw,
+            (Some(agg), None) => {
+                emit(Event::Raw { row: &raw });
+                last_pass.then(|| agg.combine(&raw)).map(|mut combined| {
+                    if combined.status.measured() {
+                        // Counters and power are the last process's: they are not measurements to
+                        // median.
+                        combined
+                            .values
+                            .extend(extra.iter().map(|(k, v)| (k.clone(), *v)));
+                    }
+                    combined
+                })
+            }
+            (None, None) => Some(raw),
         };
-        let mut row = row;
-        if ctx
-            .spec
-            .profile
-            .as_ref()
-            .is_some_and(|p| p.metric_power.is_some())
-        {
-            // From the row's final values: with `repeat`, the median over the processes.
-            crate::profile::metric_power::add_per_watt(&mut row.values, &power_wanted(&ctx.spec));
+        if let Some(mut row) = row {
+            if ctx
+                .spec
+                .profile
+                .as_ref()
+                .is_some_and(|p| p.metric_power.is_some())
+            {
+                // From the row's final values: with `repeat`, the median over the processes.
+                crate::profile::metric_power::add_per_watt(
+                    &mut row.values,
+                    &power_wanted(&ctx.spec),
+                );
+            }
+            emit(Event::Finished {
+                row: &row,
+                run_start,
+                run_end,
+            });
         }
-        emit(Event::Finished {
-            row: &row,
-            run_start,
-            run_end,
-        });
         if every == 0 {
             continue;
         }

@@ -28,6 +28,10 @@ pub use timing::{Timing, DEFAULT_TARGET_REL_CI};
 pub const MAX_FILTER_LEN: usize = 4096;
 pub const MAX_FILTER_DEPTH: i64 = 64;
 
+/// `recheck` when the spec sets none: a point whose samples fell into two groups gets two more
+/// processes, so that the median of three outvotes the one (bench/truth.txt).
+pub const DEFAULT_RECHECK: u32 = 2;
+
 /// `control_every` when the spec sets none: 16 control re-runs in a sweep of 512 points.
 pub const DEFAULT_CONTROL_EVERY: u32 = 32;
 
@@ -104,6 +108,7 @@ struct SpecFile {
     build_timeout_s: Option<f64>,
     run_timeout_s: Option<f64>,
     repeat: Option<Spanned<u32>>,
+    recheck: Option<u32>,
     control_every: Option<u32>,
     #[serde(default)]
     args: Vec<String>,
@@ -167,6 +172,10 @@ pub struct Spec {
     /// Each point runs in this many independent processes, one per pass over the sweep (pass 0
     /// in the sweep's order, later passes shuffled); its row holds the median over them.
     pub repeat: u32,
+    /// With `repeat = 1`: a point whose samples fall into two groups inside its process (see
+    /// `driver::recheck`) is measured in this many more processes at the end of the sweep, and its
+    /// row holds the median over them all (0: never).
+    pub recheck: u32,
     /// After every this many points (fewer in a sweep of under 4 times as many, so that it gets
     /// four) a runner re-runs one it measured, in a fresh process, into `controls.csv`: the pairs
     /// measure how much a value moves between processes (0: never).
@@ -190,6 +199,17 @@ fn key_line(text: &str, key: &str) -> Option<usize> {
 }
 
 impl Spec {
+    /// Whether held points are rechecked: `recheck` > 0, one process per point (`repeat = 1`), and
+    /// a metric of the timing core (only its statistics can show two groups of samples).
+    pub fn rechecks(&self) -> bool {
+        self.repeat == 1
+            && self.recheck > 0
+            && self
+                .metrics
+                .iter()
+                .any(|m| matches!(m.source, MetricSource::Core))
+    }
+
     /// Where the spec sets top-level `key`, for a message about it: `path:line` (the line of
     /// `key = ...`), or `path (with <overrides>)` when command-line overrides edited the spec (the
     /// edited text's lines mean nothing to the user), or `path` when the key is not in the file.
@@ -523,6 +543,7 @@ impl Spec {
             metrics,
             analyze: file.analyze,
             repeat,
+            recheck: file.recheck.unwrap_or(DEFAULT_RECHECK),
             control_every: file.control_every.unwrap_or(DEFAULT_CONTROL_EVERY),
             overrides: Vec::new(),
             profile,

@@ -14,7 +14,7 @@ pub mod schema;
 pub mod write;
 
 pub use manifest::{GpuState, Manifest, MetricInfo, RunState, TimelineEntry};
-pub use read::read_done;
+pub use read::{read_done, read_rows};
 pub use schema::{Dialect, Status};
 pub use write::{header, record, repeat_spread_column, CsvSink, GpuTag, Row};
 
@@ -27,6 +27,12 @@ pub const POINTS: &str = "points";
 /// The control re-runs (`control_every`): rows of points measured a second time, in a fresh
 /// process, with the header of `results.csv`.
 pub const CONTROLS: &str = "controls.csv";
+
+/// With `recheck`: the rows of the points held back for more processes, every process's own
+/// (same header as `results.csv`).
+pub fn recheck_csv(run_dir: &Path) -> PathBuf {
+    run_dir.join("passes").join("recheck.csv")
+}
 
 /// Where pass `p` of a run with `repeat` > 1 keeps its rows (same header as `results.csv`).
 pub fn pass_csv(run_dir: &Path, pass: u32) -> PathBuf {

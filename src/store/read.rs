@@ -137,14 +137,23 @@ pub fn read_done(
     path: &Path,
     header: &[String],
 ) -> Result<BTreeMap<String, Vec<String>>, StoreError> {
+    Ok(read_rows(path, header)?
+        .into_iter()
+        .map(|fields| (fields[0].clone(), fields))
+        .collect())
+}
+
+/// Every whole row of a CSV that sweep appends to, in file order (a CSV may hold several rows of
+/// one point: `passes/recheck.csv`), repaired as [`read_done`] says.
+pub fn read_rows(path: &Path, header: &[String]) -> Result<Vec<Vec<String>>, StoreError> {
     let err = read_err::<std::io::Error>(path);
     if !path.exists() {
-        return Ok(BTreeMap::new());
+        return Ok(Vec::new());
     }
     let bytes = std::fs::read(path).map_err(&err)?;
     if !bytes.contains(&b'\n') {
         std::fs::remove_file(path).map_err(&err)?;
-        return Ok(BTreeMap::new());
+        return Ok(Vec::new());
     }
     // Keep whole lines only: a crash can leave a partial last record.
     let whole = whole_lines(&bytes);
@@ -179,11 +188,7 @@ pub fn read_done(
             Csv::parse(&bytes[..at as usize], None).map_err(read_err(path))?
         }
     };
-    Ok(csv
-        .full_rows()
-        .into_iter()
-        .map(|fields| (fields[0].clone(), fields))
-        .collect())
+    Ok(csv.full_rows())
 }
 
 #[cfg(test)]

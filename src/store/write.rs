@@ -31,8 +31,8 @@ pub struct Row {
     pub error: String,
 }
 
-/// With `repeat` > 1: the spread of a metric's value over the processes that measured it,
-/// (largest - smallest) / median.
+/// With `repeat` > 1 or `recheck` > 0: the spread of a metric's value over the processes that
+/// measured it, (largest - smallest) / median (empty for a point measured in one process).
 pub fn repeat_spread_column(m: &crate::spec::Metric) -> String {
     schema::repeat_spread_column(&m.name)
 }
@@ -42,7 +42,7 @@ pub fn header(spec: &Spec) -> Vec<String> {
     let mut metrics = Vec::new();
     for m in &spec.metrics {
         metrics.extend(m.columns());
-        if spec.repeat > 1 {
+        if spec.repeat > 1 || spec.rechecks() {
             metrics.push(repeat_spread_column(m));
         }
         metrics.extend(spec.profile_columns(m));

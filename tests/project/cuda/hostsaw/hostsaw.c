@@ -10,6 +10,8 @@
  * the same point folder fails), slow (sleeps SLOW_MS first), jitter (each process gives a value
  * off by -1 %, -0.5 %, 0, +0.5 % or +1 %, picked by its pid: a program whose result differs
  * between processes at random, as a GPU's does),
+ * twostate (at an even THREADS the first run in the point folder reports samples in two groups,
+ * 0.92 v and v, with a value of 0.95 v, as a GPU in two states does; every later run gives v),
  * spawn (starts a grandchild, `sleep 4242`, and hangs), spawn2 (the same with `sleep 4343`),
  * latin1 (a line in Latin-1, not UTF-8, on stdout and stderr before its metrics).
  * Build one point by hand: cc -I<dir with params.h> -o p hostsaw.c
@@ -57,7 +59,8 @@ int main(void) {
         printf("@sweep check=failed what=\"sum is 41, expected 42\"\n");
         return 3;
     }
-    if (!strcmp(mode, "varies") || !strcmp(mode, "flaky")) {
+    int two = 0;
+    if (!strcmp(mode, "varies") || !strcmp(mode, "flaky") || !strcmp(mode, "twostate")) {
         int n = 0;
         FILE *f = fopen("runs.count", "r");
         if (f) { if (fscanf(f, "%d", &n) != 1) n = 0; fclose(f); }
@@ -69,8 +72,15 @@ int main(void) {
         if (rename("runs.count.tmp", "runs.count") != 0) return 1;
         if (!strcmp(mode, "flaky") && n == 1) { fprintf(stderr, "second run died\n"); return 1; }
         if (!strcmp(mode, "varies")) v *= 1.0 + 0.1 * n;
+        two = !strcmp(mode, "twostate") && THREADS % 2 == 0 && n == 0;
     }
     if (!strcmp(mode, "jitter")) v *= 1.0 + 0.005 * (double)((int)((getpid() * 2654435761u) >> 16) % 5 - 2);
+    if (two) {
+        printf("@sweep metric=saw unit=MFlops value=%.3f median=%.3f stddev=%.3f min=%.3f max=%.3f rel_ci=0.001 "
+               "samples=10 noisy=0 throttled=0 spread=0.01 placements=8 unstable=0 sm_mhz=1980\n",
+               0.95 * v, 0.92 * v, 0.04 * v, 0.92 * v, v);
+        return 0;
+    }
     printf("MFlops: %.3f\n", v);
     int unstable = !strcmp(mode, "unstable");
     printf("@sweep metric=saw unit=MFlops value=%.3f median=%.3f stddev=0 min=%.3f max=%.3f rel_ci=0.001 samples=10 noisy=%d throttled=0 "
