@@ -33,7 +33,7 @@ run() {  # label spec [options...]
   "$bin" run "$s" --output "$work/$label" --cache "$work/cache$sfx" -q ${PRESTART:+--prestart "$PRESTART"} "$@" > "$work/$label.log" 2>&1
   local rc=$?
   echo "$label wall_s=$(python3 -c "print(round($(now) - $t0, 1))") rc=$rc"
-  (cd "$work" && find "$label" -name results.csv -o -name controls.csv -o -name manifest.json |
+  (cd "$work" && find "$label" -name results.csv -o -name controls.csv -o -name manifest.json -o -name recheck.csv |
     tar -c -f - -T - | tar -x -f - -C "$out/truth_data")
 }
 mkdir -p "$out/truth_data"

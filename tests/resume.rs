@@ -354,7 +354,7 @@ fn sigkill_inside_a_recheck_round_resumes_it_and_combines_every_process() {
                     // fell between a process's row and the point's).
                     let mut v = v.clone();
                     v.sort_by(f64::total_cmp);
-                    assert!((3..=4).contains(&v.len()), "seed {seed}: {id}: {v:?}");
+                    assert!((2..=4).contains(&v.len()), "seed {seed}: {id}: {v:?}");
                     let mid = if v.len() % 2 == 1 {
                         v[v.len() / 2]
                     } else {
@@ -364,11 +364,14 @@ fn sigkill_inside_a_recheck_round_resumes_it_and_combines_every_process() {
                         (value - mid).abs() <= 1e-6 * value,
                         "seed {seed}: {id} is the median of its processes {v:?}: {value}"
                     );
-                    assert!(
-                        v[0] < 0.96 * v[v.len() - 1],
-                        "seed {seed}: {id}: the held process is kept: {v:?}"
-                    );
-                    assert_eq!(status, "unstable", "seed {seed}: processes 5 % apart");
+                    // Held at 2 mod 4 (0.95 v, then v): a third process, processes 5 % apart;
+                    // at a multiple of 4 (v, then v) the second agrees.
+                    if v[0] < 0.96 * v[v.len() - 1] {
+                        assert!(v.len() >= 3, "seed {seed}: {id}: {v:?}");
+                        assert_eq!(status, "unstable", "seed {seed}: processes 5 % apart");
+                    } else {
+                        assert_eq!(status, "ok", "seed {seed}: {id}: {v:?}");
+                    }
                     assert!(
                         (v.len() as u32..=v.len() as u32 + kills).contains(&runs),
                         "seed {seed}: {id} ran {runs} times for {} kept",

@@ -1,7 +1,10 @@
 //! `recheck = k` (with `repeat = 1`): a point whose samples fall into two groups inside its one
-//! process is held back from `results.csv`; at the end of the sweep it runs in k more processes
-//! (one round per process, each in a shuffled order), and its row is the median over them all,
-//! built by [`super::repeat::Aggregator`] from the rows kept in `passes/recheck.csv`.
+//! process is held back from `results.csv`; at the end of the sweep it runs in up to k more
+//! processes (one round per process, each in a shuffled order), and its row is the median over
+//! them all, built by [`super::repeat::Aggregator`] from the rows kept in `passes/recheck.csv`.
+//! The rounds stop for a point as soon as its processes agree on the metrics that showed two
+//! groups (within the sweep's confidence target and twice their widest interval): a second process
+//! that agrees with the first ends it, one that does not calls for a third.
 //!
 //! Why: on an H100 one band of the thread sweep (shared_nc_grid at 258-290 threads) now and then
 //! falls into a state 6-8 % slower for part of a program's samples; the value then lies between
@@ -11,6 +14,7 @@
 
 use crate::spec::{Metric, MetricSource, Spec};
 use crate::store::Row;
+use std::collections::BTreeMap;
 
 /// The samples span more than this fraction of the value: two groups this far apart move the value
 /// beyond the 1 % confidence target wherever the mix falls.
@@ -25,16 +29,29 @@ const MAX_SPREAD_OF_RANGE: f64 = 0.5;
 
 /// Why the row's samples look like two groups (the first such metric), or None.
 pub(super) fn two_groups(spec: &Spec, row: &Row) -> Option<String> {
-    spec.metrics.iter().find_map(|m| metric_two_groups(m, row))
+    spec.metrics
+        .iter()
+        .find_map(|m| metric_two_groups(m, &row.values))
 }
 
-fn metric_two_groups(m: &Metric, row: &Row) -> Option<String> {
+/// The metrics whose samples look like two groups in a process's values.
+pub(super) fn grouped_metrics<'a>(
+    spec: &'a Spec,
+    values: &BTreeMap<String, f64>,
+) -> Vec<&'a Metric> {
+    spec.metrics
+        .iter()
+        .filter(|m| metric_two_groups(m, values).is_some())
+        .collect()
+}
+
+fn metric_two_groups(m: &Metric, values: &BTreeMap<String, f64>) -> Option<String> {
     if !matches!(m.source, MetricSource::Core) {
         return None;
     }
     let cols = m.columns();
     // value, median, stddev, min, max, rel_ci, samples, throttled, spread, ...
-    let get = |i: usize| cols.get(i).and_then(|c| row.values.get(c)).copied();
+    let get = |i: usize| cols.get(i).and_then(|c| values.get(c)).copied();
     let (value, sd, min, max, spread) = (get(0)?, get(2)?, get(3)?, get(4)?, get(8)?);
     let range = max - min;
     if !(value > 0.0 && range > 0.0) {
@@ -116,10 +133,10 @@ mod tests {
             (0.2, 99.9, 102.8, 0.002, false),
         ];
         for (sd, min, max, spread, want) in cases {
-            let got = metric_two_groups(&m, &row(sd, min, max, spread));
+            let got = metric_two_groups(&m, &row(sd, min, max, spread).values);
             assert_eq!(got.is_some(), want, "{sd} {min} {max} {spread}: {got:?}");
         }
-        let why = metric_two_groups(&m, &row(3.9, 97.9, 106.8, 0.031)).unwrap();
+        let why = metric_two_groups(&m, &row(3.9, 97.9, 106.8, 0.031).values).unwrap();
         assert_eq!(
             why,
             "`k`: samples 8.9 % apart, stddev 0.44 of that, placements 3.1 %"
@@ -130,9 +147,9 @@ mod tests {
     fn a_regex_metric_or_a_row_without_statistics_is_never_held() {
         let mut m = metric();
         m.source = MetricSource::Regex(regex::Regex::new("(?P<value>x)").unwrap());
-        assert!(metric_two_groups(&m, &row(3.9, 97.9, 106.8, 0.031)).is_none());
+        assert!(metric_two_groups(&m, &row(3.9, 97.9, 106.8, 0.031).values).is_none());
         let mut r = row(3.9, 97.9, 106.8, 0.031);
         r.values.retain(|k, _| k == "k_mflops");
-        assert!(metric_two_groups(&metric(), &r).is_none());
+        assert!(metric_two_groups(&metric(), &r.values).is_none());
     }
 }

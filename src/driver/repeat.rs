@@ -156,10 +156,40 @@ impl Aggregator {
         self.earlier.iter().map(|(id, e)| (id, e.len()))
     }
 
-    /// Whether one more process of `id` completes it (its row can be combined).
-    pub(super) fn completes(&self, id: &str) -> bool {
-        let kept = self.earlier.get(id).map_or(0, Vec::len);
-        kept as u32 + 1 >= self.repeat
+    /// Whether the process that gave `last` completes its point (its row can be combined): the
+    /// last of `repeat`, or with `recheck`, one whose values agree with every earlier process's on
+    /// the metrics that showed two groups in the first.
+    pub(super) fn completes(&self, spec: &Spec, last: &Row) -> bool {
+        let none = Vec::new();
+        let earlier = self.earlier.get(&last.point.id).unwrap_or(&none);
+        if earlier.len() as u32 + 1 >= self.repeat {
+            return true;
+        }
+        let Some(first) = earlier.first().filter(|_| self.unit == "process") else {
+            return false;
+        };
+        if !last.status.measured() || earlier.iter().any(|e| !e.status.measured()) {
+            return true;
+        }
+        let grouped = super::recheck::grouped_metrics(spec, &first.values);
+        !grouped.is_empty()
+            && grouped.iter().all(|m| {
+                let values = earlier
+                    .iter()
+                    .map(|e| &e.values)
+                    .chain(std::iter::once(&last.values));
+                let (mut lo, mut hi, mut ci) = (f64::INFINITY, f64::NEG_INFINITY, 0.0_f64);
+                for v in values {
+                    let (Some(&x), Some(&c)) =
+                        (v.get(&m.column()), v.get(&format!("{}_rel_ci", m.name)))
+                    else {
+                        return false;
+                    };
+                    (lo, hi, ci) = (lo.min(x), hi.max(x), ci.max(c));
+                }
+                let mid = 0.5 * (lo + hi);
+                mid > 0.0 && (hi - lo) / mid <= self.target.max(2.0 * ci)
+            })
     }
 
     /// The `results.csv` row of a point whose last pass gave `last`.

@@ -423,7 +423,7 @@ pub(super) fn measure(
         // Whether this process gives the point its row; counters are that process's (`repeat`,
         // `recheck`): an earlier one would profile for nothing.
         let last_pass = match &shared.aggregate {
-            Some(agg) => agg.completes(&raw.point.id),
+            Some(agg) => agg.completes(&ctx.spec, &raw),
             None => ctx.spec.repeat <= 1 && held.is_none(),
         };
         let (mut extra, mut why) = if measured_ok && last_pass {

@@ -10,8 +10,10 @@
  * the same point folder fails), slow (sleeps SLOW_MS first), jitter (each process gives a value
  * off by -1 %, -0.5 %, 0, +0.5 % or +1 %, picked by its pid: a program whose result differs
  * between processes at random, as a GPU's does),
- * twostate (at an even THREADS the first run in the point folder reports samples in two groups,
- * 0.92 v and v, with a value of 0.95 v, as a GPU in two states does; every later run gives v),
+ * twostate (at an even THREADS the first run in the point folder reports samples in two groups:
+ * at THREADS = 2 mod 4 of 0.92 v and v, with a value of 0.95 v, as a GPU in two states does; at a
+ * multiple of 4 of 0.96 v and 1.04 v with a value of v, groups that every process shows alike;
+ * every later run gives v),
  * spawn (starts a grandchild, `sleep 4242`, and hangs), spawn2 (the same with `sleep 4343`),
  * latin1 (a line in Latin-1, not UTF-8, on stdout and stderr before its metrics).
  * Build one point by hand: cc -I<dir with params.h> -o p hostsaw.c
@@ -76,9 +78,11 @@ int main(void) {
     }
     if (!strcmp(mode, "jitter")) v *= 1.0 + 0.005 * (double)((int)((getpid() * 2654435761u) >> 16) % 5 - 2);
     if (two) {
+        int alike = THREADS % 4 == 0;
         printf("@sweep metric=saw unit=MFlops value=%.3f median=%.3f stddev=%.3f min=%.3f max=%.3f rel_ci=0.001 "
                "samples=10 noisy=0 throttled=0 spread=0.01 placements=8 unstable=0 sm_mhz=1980\n",
-               0.95 * v, 0.92 * v, 0.04 * v, 0.92 * v, v);
+               alike ? v : 0.95 * v, alike ? v : 0.92 * v, 0.04 * v, alike ? 0.96 * v : 0.92 * v,
+               alike ? 1.04 * v : v);
         return 0;
     }
     printf("MFlops: %.3f\n", v);
