@@ -127,7 +127,7 @@ fn csv_header_comes_from_the_spec_and_the_manifest_records_the_run() {
     let dir = run_dir(p.path(), "saw");
     let text = std::fs::read_to_string(dir.join("results.csv")).unwrap();
     assert!(text.starts_with(
-        "point_id,index,threads,status,saw_mflops,saw_median_mflops,saw_stddev_mflops,saw_min_mflops,saw_max_mflops,saw_rel_ci,saw_samples,saw_throttled,saw_spread,saw_placements,saw_sm_mhz,build_s,run_s,cached,gpu_index,gpu_name,gpu_uuid,error\r\n"
+        "point_id,index,threads,status,saw_mflops,saw_median_mflops,saw_stddev_mflops,saw_min_mflops,saw_max_mflops,saw_rel_ci,saw_samples,saw_throttled,saw_spread,saw_placements,saw_sm_mhz,saw_repeat_spread,build_s,run_s,cached,gpu_index,gpu_name,gpu_uuid,error\r\n"
     ));
     let rows = rows(&dir.join("results.csv"));
     assert_eq!(
@@ -292,7 +292,10 @@ fn plan_lists_what_run_does_and_render_prints_headers() {
         .output()
         .unwrap();
     let text = String::from_utf8(out.stdout).unwrap();
-    assert!(text.ends_with("18 points\n"), "{text}");
+    assert!(
+        text.ends_with("18 points (recheck: one whose samples fall into two groups runs in 2 more processes at the end)\n"),
+        "{text}"
+    );
     assert!(text.contains("threads=17 mode=noisy"));
     let out = sweep(p.path())
         .args(["render", "sweeps/faults.toml", "--point", "10"])
@@ -1766,7 +1769,10 @@ fn overrides_shape_plan_and_run_and_resume_keeps_or_refuses_them() {
         .unwrap();
     assert!(plan.status.success(), "{}", stderr(&plan));
     let text = stdout(&plan);
-    assert!(text.ends_with("4 points\n"), "{text}");
+    assert!(
+        text.ends_with("4 points (recheck: one whose samples fall into two groups runs in 2 more processes at the end)\n"),
+        "{text}"
+    );
     assert!(
         text.contains("threads=5") && text.contains("threads=8") && !text.contains("threads=9")
     );
