@@ -1246,12 +1246,12 @@ fn recheck_holds_a_point_whose_samples_fall_into_two_groups_and_keeps_the_median
         // Odd: one process gave v. 2 mod 4: 0.95 v (two groups), then v and v: the median is
         // v. Multiples of 4: v (two groups), then v: the two agree, the median is v.
         assert!((got / v - 1.0).abs() < 1e-6, "{r:?}");
-        if t as u32 % 4 == 0 {
+        if (t as u32).is_multiple_of(4) {
             assert_eq!(runs.trim(), "2", "{r:?}");
             assert_eq!(r["saw_repeat_spread"], "0", "{r:?}");
             assert_eq!(r["status"], "ok", "{r:?}");
             assert_eq!(r["saw_samples"], "20", "{r:?}");
-        } else if t as u32 % 2 == 0 {
+        } else if (t as u32).is_multiple_of(2) {
             assert_eq!(runs.trim(), "3", "{r:?}");
             let spread: f64 = r["saw_repeat_spread"].parse().unwrap();
             assert!((spread - 0.05).abs() < 1e-6, "{r:?}");
