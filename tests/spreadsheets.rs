@@ -101,7 +101,10 @@ fn the_xlsx_of_the_h100_run_reads_back_as_its_csv_in_three_locales() {
     let tmp = tempfile::tempdir().unwrap();
     export(tmp.path(), &fixture(), "xlsx", tmp.path(), &[]);
     let xlsx = tmp.path().join("results.xlsx");
-    let source = in_sweep_order(&fixture().join("results.csv"), &tmp.path().join("expect.csv"));
+    let source = in_sweep_order(
+        &fixture().join("results.csv"),
+        &tmp.path().join("expect.csv"),
+    );
     for locale in LOCALES {
         // Sheet `results` against the run's CSV (ids like 499116391296 included), every other
         // sheet against the workbook's own cells.
