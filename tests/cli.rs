@@ -2573,3 +2573,48 @@ fn a_failing_nvidia_smi_says_why_the_power_cells_are_empty() {
         }
     }
 }
+
+#[test]
+fn the_manifest_says_when_the_bench_differs_from_its_git_commit() {
+    let p = project();
+    let git = |args: &[&str]| {
+        let out = std::process::Command::new("git")
+            .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
+            .args(args)
+            .current_dir(p.path())
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "git {args:?}: {}", stderr(&out));
+        String::from_utf8(out.stdout).unwrap()
+    };
+    git(&["init", "-q"]);
+    git(&["add", "."]);
+    git(&["commit", "-q", "-m", "bench"]);
+    let head = git(&["rev-parse", "HEAD"]).trim().to_string();
+    let run = |nth: usize| {
+        sweep(p.path())
+            .args([
+                "run",
+                "sweeps/saw.toml",
+                "-a",
+                "threads=1:2",
+                "--no-analyze",
+                "-q",
+            ])
+            .assert()
+            .success();
+        let runs = run_dirs(&p.path().join("output/saw"));
+        assert_eq!(runs.len(), nth);
+        manifest(&runs[nth - 1])
+    };
+    let clean = run(1);
+    assert_eq!(clean["git_commit"], head.as_str());
+    assert_eq!(clean["git_dirty"], false, "{clean}");
+    // A tracked file of the bench changed since the commit: the commit alone is not what ran.
+    let c = p.path().join("cuda/hostsaw/hostsaw.c");
+    let text = std::fs::read_to_string(&c).unwrap();
+    std::fs::write(&c, format!("{text}/* edited */\n")).unwrap();
+    let dirty = run(2);
+    assert_eq!(dirty["git_commit"], head.as_str());
+    assert_eq!(dirty["git_dirty"], true, "{dirty}");
+}

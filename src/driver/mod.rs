@@ -171,6 +171,24 @@ pub fn git_commit(dir: &Path) -> String {
     .unwrap_or_default()
 }
 
+/// Whether the tracked files under `dir` differ from the commit `git_commit` names (None outside a
+/// git work tree).
+pub fn git_dirty(dir: &Path) -> Option<bool> {
+    let dir = dir.display().to_string();
+    let status = crate::exec::query(
+        "git",
+        &[
+            "-C",
+            &dir,
+            "status",
+            "--porcelain",
+            "--untracked-files=no",
+            ".",
+        ],
+    )?;
+    Some(!status.trim().is_empty())
+}
+
 /// The points of a spec after `--shard` (what `plan` lists and `run` runs).
 pub fn plan(spec: &Spec, shard: Option<Shard>, split: Split) -> Result<Vec<Point>, DriverError> {
     let all = points::expand(spec)?;
@@ -236,6 +254,7 @@ pub fn run_sweep(
             seed: opts.seed,
             host: host(),
             git_commit: git_commit(&bench.dir),
+            git_dirty: git_dirty(&bench.dir),
             started: now(),
             state: store::RunState::Running,
             dialect: opts.dialect.unwrap_or_default(),

@@ -186,7 +186,12 @@ pub fn footer(run_dir: &Path) -> Option<String> {
         .unwrap_or_else(|| v.clone());
     parts.push(format!("{} {release}", m.compiler));
     if !m.git_commit.is_empty() {
-        parts.push(format!("commit {:.7}", m.git_commit));
+        let dirty = if m.git_dirty == Some(true) {
+            " + changes"
+        } else {
+            ""
+        };
+        parts.push(format!("commit {:.7}{dirty}", m.git_commit));
     }
     parts.push(m.started.chars().take(10).collect());
     parts.push(format!("sweep {}", m.sweep));

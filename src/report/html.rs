@@ -122,7 +122,11 @@ fn machine(h: &mut String, m: &Manifest) {
             m.arch.clone().unwrap_or_default()
         ),
     );
-    row(h, "git commit", &m.git_commit);
+    let dirty = match m.git_dirty {
+        Some(true) => " (tracked files changed since: the commit alone is not what ran)",
+        _ => "",
+    };
+    row(h, "git commit", &format!("{}{dirty}", m.git_commit));
     row(h, "started", &m.started);
     row(h, "finished", m.finished.as_deref().unwrap_or("-"));
     row(h, "state", m.state.as_str());

@@ -97,6 +97,10 @@ pub struct Manifest {
     pub jobs: usize,
     pub host: String,
     pub git_commit: String,
+    /// The bench folder's tracked files differed from that commit when the run started (`git
+    /// status`): the commit alone does not name what ran. None in runs from before the field.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub git_dirty: Option<bool>,
     pub command: Vec<String>,
     pub compiler: String,
     pub compiler_version: String,
