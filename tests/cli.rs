@@ -328,9 +328,9 @@ fn plan_lists_what_run_does_and_render_prints_headers() {
         ])
         .output()
         .unwrap();
-    assert!(String::from_utf8(out.stdout)
-        .unwrap()
-        .ends_with("9 points\n"));
+    assert!(String::from_utf8(out.stdout).unwrap().ends_with(
+        "9 points (recheck: one whose samples fall into two groups runs in 2 more processes at the end)\n"
+    ));
     let out = sweep(p.path())
         .args([
             "render",
