@@ -403,6 +403,8 @@ pub fn run_sweep(
         let mut csvs = vec![CsvWriter::new(pass_sink, Rows::Points)];
         if aggregate.is_some() {
             let path = store::pass_csv(&run_dir, pass);
+            // Read first, so that a row or header a kill tore is cut before rows are appended.
+            store::read_rows(&path, &header)?;
             let raw = CsvSink::open(&path, header.clone(), manifest.dialect)?;
             csvs.push(CsvWriter::new(raw, Rows::Raw));
         }
@@ -413,6 +415,7 @@ pub fn run_sweep(
         let controls = passes == 1 && spec.control_every > 0;
         if controls {
             let path = run_dir.join(store::CONTROLS);
+            store::read_rows(&path, &header)?;
             let c = CsvSink::open(&path, header.clone(), manifest.dialect)?;
             csvs.push(CsvWriter::new(c, Rows::Controls));
         }

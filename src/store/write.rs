@@ -90,7 +90,8 @@ pub fn record(fields: &[String], dialect: Dialect) -> Vec<u8> {
 impl CsvSink {
     /// Creates the CSV with its header, or opens an existing one to append (resume).
     pub fn open(path: &Path, header: Vec<String>, dialect: Dialect) -> Result<CsvSink, StoreError> {
-        let fresh = !path.exists();
+        // A file a kill left empty (created, header not written yet) starts over too.
+        let fresh = std::fs::metadata(path).map_or(true, |m| m.len() == 0);
         let file = std::fs::OpenOptions::new()
             .create(true)
             .append(true)
@@ -154,6 +155,32 @@ mod tests {
     use super::*;
     use crate::spec::Value;
     use crate::store::read_done;
+
+    #[test]
+    fn a_file_a_kill_left_empty_gets_its_header() {
+        // Killed between creating a CSV and writing its header: the next open starts it over,
+        // so the first row is never read as the header.
+        let tmp = tempfile::tempdir().unwrap();
+        let path = tmp.path().join("pass-2.csv");
+        std::fs::write(&path, "").unwrap();
+        let header: Vec<String> = ["point_id", "status"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        let sink = CsvSink::open(&path, header.clone(), Dialect::Comma).unwrap();
+        drop(sink);
+        assert_eq!(
+            std::fs::read_to_string(&path).unwrap(),
+            "point_id,status\r\n"
+        );
+        // A file with its header already is appended to, not started over.
+        let sink = CsvSink::open(&path, header, Dialect::Comma).unwrap();
+        drop(sink);
+        assert_eq!(
+            std::fs::read_to_string(&path).unwrap(),
+            "point_id,status\r\n"
+        );
+    }
 
     fn row(id: &str, status: Status) -> Row {
         Row {
