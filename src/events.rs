@@ -302,7 +302,9 @@ impl Summary {
             },
             self.counts.values().sum::<usize>(),
             self.wall.as_secs_f64(),
-            if counts.is_empty() {
+            if counts.is_empty() && self.held > 0 {
+                "none combined yet".into()
+            } else if counts.is_empty() {
                 "nothing to do".into()
             } else {
                 counts.join(", ")
@@ -313,7 +315,14 @@ impl Summary {
                 String::new()
             }
         );
-        if self.held > 0 {
+        if self.held > 0 && self.interrupted {
+            out += &format!(
+                "recheck: {} point{} had two groups of samples in one process, held in passes/recheck.csv; the run measures {} again when it resumes\n",
+                self.held,
+                if self.held == 1 { "" } else { "s" },
+                if self.held == 1 { "it" } else { "them" },
+            );
+        } else if self.held > 0 {
             out += &format!(
                 "recheck: {} point{} had two groups of samples in one process; {} measured in more processes (the median: passes/recheck.csv)\n",
                 self.held,
@@ -373,5 +382,33 @@ pub struct Clock(pub Instant);
 impl Clock {
     pub fn now(&self) -> f64 {
         self.0.elapsed().as_secs_f64()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_summary_says_held_points_wait_when_the_run_was_interrupted() {
+        let mut s = Summary {
+            held: 2,
+            interrupted: true,
+            ..Summary::default()
+        };
+        let text = s.text();
+        assert!(
+            text.starts_with("interrupted after 0 points in 0.0 s: none combined yet\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("recheck: 2 points had two groups of samples in one process, held in passes/recheck.csv; the run measures them again when it resumes"),
+            "{text}"
+        );
+        s.interrupted = false;
+        s.held = 1;
+        assert!(s.text().contains(
+            "recheck: 1 point had two groups of samples in one process; it was measured in more processes"
+        ));
     }
 }

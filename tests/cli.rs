@@ -1347,6 +1347,63 @@ fn repeat_zero_is_a_spec_error() {
     );
 }
 
+#[test]
+fn recheck_beyond_its_bound_or_beside_repeat_is_a_spec_error() {
+    for (extra, want) in [
+        (
+            "recheck = 3000000000",
+            "`recheck` is 3000000000 (hint: at most 8 more processes for a held point; 2 is the default)",
+        ),
+        (
+            "recheck = 2\nrepeat = 3",
+            "`recheck` is 2 with `repeat = 3` (hint: with repeat every point runs in 3 processes already; drop one of them)",
+        ),
+    ] {
+        let p = project();
+        twostate_spec(p.path(), extra);
+        let out = sweep(p.path())
+            .args(["plan", "sweeps/two.toml"])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(3), "{extra}: {}", stderr(&out));
+        assert!(stderr(&out).contains(want), "{extra}: {}", stderr(&out));
+        assert!(stderr(&out).contains("sweeps/two.toml:"), "names the file and line: {}", stderr(&out));
+    }
+}
+
+#[test]
+fn a_held_point_stops_once_the_processes_after_it_agree() {
+    // recheck = 4: at 2 mod 4 the held process gave 0.95 v and every later one v, so the second
+    // and third agree and the point ends at three processes, not five.
+    let p = project();
+    twostate_spec(p.path(), "recheck = 4");
+    let out = sweep(p.path())
+        .args(["run", "sweeps/two.toml", "--no-analyze"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("recheck 2 of 4: 2 held points"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(!stderr(&out).contains("recheck 3 of 4"), "{}", stderr(&out));
+    let dir = run_dir(p.path(), "two");
+    for r in rows(&dir.join("results.csv")) {
+        let t: u32 = r["threads"].parse().unwrap();
+        let runs =
+            std::fs::read_to_string(dir.join("points").join(&r["point_id"]).join("runs.count"))
+                .unwrap();
+        let want = match t % 4 {
+            0 => "2",
+            2 => "3",
+            _ => "1",
+        };
+        assert_eq!(runs.trim(), want, "{r:?}");
+        assert_eq!(r["saw_mflops"], (1000 * t).to_string(), "{r:?}");
+    }
+}
+
 /// A results CSV written by hand: axes `threads` and `variant`, the metric `mflops` with its
 /// uncertainty columns and the time metric `lat_us` (its uncertainty in `lat_rel_ci`, found by the
 /// prefix of its column, as in a CSV without a manifest). Each row: (id, threads, variant, status,

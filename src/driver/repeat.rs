@@ -157,8 +157,9 @@ impl Aggregator {
     }
 
     /// Whether the process that gave `last` completes its point (its row can be combined): the
-    /// last of `repeat`, or with `recheck`, one whose values agree with every earlier process's on
-    /// the metrics that showed two groups in the first.
+    /// last of `repeat`, or with `recheck`, one after which the processes agree on the metrics that
+    /// showed two groups in the first: all of them, or the two or more after the held one (the
+    /// median then is theirs).
     pub(super) fn completes(&self, spec: &Spec, last: &Row) -> bool {
         let none = Vec::new();
         let earlier = self.earlier.get(&last.point.id).unwrap_or(&none);
@@ -172,24 +173,28 @@ impl Aggregator {
             return true;
         }
         let grouped = super::recheck::grouped_metrics(spec, &first.values);
-        !grouped.is_empty()
-            && grouped.iter().all(|m| {
-                let values = earlier
-                    .iter()
-                    .map(|e| &e.values)
-                    .chain(std::iter::once(&last.values));
-                let (mut lo, mut hi, mut ci) = (f64::INFINITY, f64::NEG_INFINITY, 0.0_f64);
-                for v in values {
-                    let (Some(&x), Some(&c)) =
-                        (v.get(&m.column()), v.get(&format!("{}_rel_ci", m.name)))
-                    else {
-                        return false;
-                    };
-                    (lo, hi, ci) = (lo.min(x), hi.max(x), ci.max(c));
-                }
-                let mid = 0.5 * (lo + hi);
-                mid > 0.0 && (hi - lo) / mid <= self.target.max(2.0 * ci)
-            })
+        let all: Vec<&BTreeMap<String, f64>> = earlier
+            .iter()
+            .map(|e| &e.values)
+            .chain(std::iter::once(&last.values))
+            .collect();
+        let agree = |values: &[&BTreeMap<String, f64>]| {
+            !grouped.is_empty()
+                && grouped.iter().all(|m| {
+                    let (mut lo, mut hi, mut ci) = (f64::INFINITY, f64::NEG_INFINITY, 0.0_f64);
+                    for v in values {
+                        let (Some(&x), Some(&c)) =
+                            (v.get(&m.column()), v.get(&format!("{}_rel_ci", m.name)))
+                        else {
+                            return false;
+                        };
+                        (lo, hi, ci) = (lo.min(x), hi.max(x), ci.max(c));
+                    }
+                    let mid = 0.5 * (lo + hi);
+                    mid > 0.0 && (hi - lo) / mid <= self.target.max(2.0 * ci)
+                })
+        };
+        agree(&all) || (all.len() >= 3 && agree(&all[1..]))
     }
 
     /// The `results.csv` row of a point whose last pass gave `last`.

@@ -32,6 +32,9 @@ pub const MAX_FILTER_DEPTH: i64 = 64;
 /// processes, so that the median of three outvotes the one (bench/truth.txt).
 pub const DEFAULT_RECHECK: u32 = 2;
 
+/// The largest `recheck`: a held point whose processes never agree stops there.
+pub const MAX_RECHECK: u32 = 8;
+
 /// `control_every` when the spec sets none: 16 control re-runs in a sweep of 512 points.
 pub const DEFAULT_CONTROL_EVERY: u32 = 32;
 
@@ -108,7 +111,7 @@ struct SpecFile {
     build_timeout_s: Option<f64>,
     run_timeout_s: Option<f64>,
     repeat: Option<Spanned<u32>>,
-    recheck: Option<u32>,
+    recheck: Option<Spanned<u32>>,
     control_every: Option<u32>,
     #[serde(default)]
     args: Vec<String>,
@@ -506,6 +509,25 @@ impl Spec {
             Some(r) => *r.get_ref(),
             None => 1,
         };
+        let recheck = match &file.recheck {
+            Some(r) if *r.get_ref() > MAX_RECHECK => {
+                return Err(invalid(
+                    r.span().start,
+                    format!(
+                        "`recheck` is {} (hint: at most {MAX_RECHECK} more processes for a held point; 2 is the default)",
+                        r.get_ref()
+                    ),
+                ))
+            }
+            Some(r) if *r.get_ref() > 0 && repeat > 1 => {
+                return Err(invalid(
+                    r.span().start,
+                    format!("`recheck` is {} with `repeat = {repeat}` (hint: with repeat every point runs in {repeat} processes already; drop one of them)", r.get_ref()),
+                ))
+            }
+            Some(r) => *r.get_ref(),
+            None => DEFAULT_RECHECK,
+        };
         let profile = match &file.profile {
             Some(f) => {
                 crate::profile::Profile::from_file(f).map_err(|e| at_key(e.key, e.message))?
@@ -543,7 +565,7 @@ impl Spec {
             metrics,
             analyze: file.analyze,
             repeat,
-            recheck: file.recheck.unwrap_or(DEFAULT_RECHECK),
+            recheck,
             control_every: file.control_every.unwrap_or(DEFAULT_CONTROL_EVERY),
             overrides: Vec::new(),
             profile,
