@@ -207,18 +207,16 @@ impl Aggregator {
         if let Some(e) = earlier.iter().find(|e| !e.status.measured()) {
             row.status = e.status;
             row.values.clear();
-            row.error = format!(
-                "{} {} of {}: {}",
-                self.unit,
-                e.pass + 1,
-                self.repeat,
-                e.error
-            );
+            // A resumed run may have run one more than planned (killed between a process's row
+            // and the point's): never "4 of 3".
+            let of = self.repeat.max(earlier.len() as u32 + 1);
+            row.error = format!("{} {} of {of}: {}", self.unit, e.pass + 1, e.error);
             return row;
         }
         if !last.status.measured() {
-            let n = earlier.len() + 1;
-            row.error = format!("{} {n} of {}: {}", self.unit, self.repeat, last.error);
+            let n = earlier.len() as u32 + 1;
+            let of = self.repeat.max(n);
+            row.error = format!("{} {n} of {of}: {}", self.unit, last.error);
             return row;
         }
         let passes: Vec<&BTreeMap<String, f64>> = earlier
