@@ -93,6 +93,53 @@ fn splitmix(state: &mut u64) -> u64 {
     z ^ (z >> 31)
 }
 
+/// `project()` with `sweeps/kill.toml`'s lines changed by `edit`.
+fn project_with(edit: impl Fn(String) -> String) -> tempfile::TempDir {
+    let p = project();
+    let path = p.path().join("sweeps/kill.toml");
+    let spec = edit(std::fs::read_to_string(&path).unwrap());
+    std::fs::write(&path, spec).unwrap();
+    p
+}
+
+/// Kill moments for a project like `reference`: 9/10 of the time an uninterrupted run of it takes
+/// (builds included), which it does.
+fn kill_span(reference: &Path) -> u64 {
+    let t0 = std::time::Instant::now();
+    assert!(sweep(reference).status().unwrap().success());
+    (t0.elapsed().as_millis() as u64 * 9 / 10).max(100)
+}
+
+/// Up to three SIGKILLs at random moments within `span` ms (from `seed`), then a run to the end;
+/// how many kills landed while the sweep ran.
+fn kill_then_finish(dir: &Path, seed: u64, span: u64) -> u32 {
+    let mut state = seed;
+    let mut kills = 0;
+    for _ in 0..3 {
+        let mut child = sweep(dir).spawn().unwrap();
+        std::thread::sleep(Duration::from_millis(splitmix(&mut state) % span));
+        let exited = child.try_wait().unwrap().is_some();
+        child.kill().unwrap_or(());
+        child.wait().unwrap();
+        // Finished also when killed while writing its report after the run was marked finished.
+        if exited || run_finished(dir) {
+            return kills;
+        }
+        kills += 1;
+    }
+    assert!(sweep(dir).status().unwrap().success(), "seed {seed}");
+    kills
+}
+
+/// The run folder of output/kill.
+fn kill_run(dir: &Path) -> std::path::PathBuf {
+    std::fs::read_dir(dir.join("output/kill"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|d| d.join("results.csv").exists())
+        .unwrap()
+}
+
 #[test]
 fn sigkill_at_random_moments_loses_and_duplicates_nothing() {
     let reference = project();
@@ -160,49 +207,20 @@ fn pass_values(run: &Path, pass: u32) -> BTreeMap<String, f64> {
 fn sigkill_inside_a_repeat_pass_resumes_that_pass_and_combines_every_process() {
     // kill.toml with `repeat = 3`, a program whose value grows by 10 % with every run of it.
     let repeat_project = || {
-        let p = project();
-        let spec = std::fs::read_to_string(p.path().join("sweeps/kill.toml"))
-            .unwrap()
-            .replace("mode = \"ok\"", "mode = \"varies\"")
-            .replace("compiler = \"cc\"", "compiler = \"cc\"\nrepeat = 3");
-        std::fs::write(p.path().join("sweeps/kill.toml"), spec).unwrap();
-        p
+        project_with(|spec| {
+            spec.replace("mode = \"ok\"", "mode = \"varies\"")
+                .replace("compiler = \"cc\"", "compiler = \"cc\"\nrepeat = 3")
+        })
     };
-    // Kill moments fall inside the time an uninterrupted run takes (builds included).
-    let reference = repeat_project();
-    let t0 = std::time::Instant::now();
-    assert!(sweep(reference.path()).status().unwrap().success());
-    let span = (t0.elapsed().as_millis() as u64 * 9 / 10).max(100);
+    let span = kill_span(repeat_project().path());
     let mut killed_mid_run = 0;
     for seed in 1..=6u64 {
         let p = repeat_project();
-        let mut state = seed;
-        let mut finished = false;
-        let mut kills = 0;
-        for _ in 0..3 {
-            let mut child = sweep(p.path()).spawn().unwrap();
-            std::thread::sleep(Duration::from_millis(splitmix(&mut state) % span));
-            finished = child.try_wait().unwrap().is_some();
-            child.kill().unwrap_or(());
-            child.wait().unwrap();
-            // As above: killed while writing its report after the run was marked finished.
-            finished |= run_finished(p.path());
-            if finished {
-                break;
-            }
-            kills += 1;
-            killed_mid_run += 1;
-        }
-        if !finished {
-            assert!(sweep(p.path()).status().unwrap().success(), "seed {seed}");
-        }
+        let kills = kill_then_finish(p.path(), seed, span);
+        killed_mid_run += kills;
         let (rows, got) = results(p.path());
         assert_eq!(rows, 16, "seed {seed}: every point exactly once");
-        let run = std::fs::read_dir(p.path().join("output/kill"))
-            .unwrap()
-            .map(|e| e.unwrap().path())
-            .find(|d| d.join("results.csv").exists())
-            .unwrap();
+        let run = kill_run(p.path());
         let passes: Vec<_> = (0..3).map(|k| pass_values(&run, k)).collect();
         for (id, (status, value)) in &got {
             let mut v: Vec<f64> = passes
@@ -283,41 +301,16 @@ fn a_quote_that_never_closes_in_the_csv_is_refused_not_run_again() {
 fn sigkill_inside_a_recheck_round_resumes_it_and_combines_every_process() {
     // kill.toml in mode `twostate`: at an even thread count the first process reports two groups
     // of samples (value 0.95 v) and is held; every later process gives v.
-    let twostate_project = || {
-        let p = project();
-        let spec = std::fs::read_to_string(p.path().join("sweeps/kill.toml"))
-            .unwrap()
-            .replace("mode = \"ok\"", "mode = \"twostate\"");
-        std::fs::write(p.path().join("sweeps/kill.toml"), spec).unwrap();
-        p
-    };
+    let twostate_project =
+        || project_with(|spec| spec.replace("mode = \"ok\"", "mode = \"twostate\""));
     let reference = twostate_project();
-    let t0 = std::time::Instant::now();
-    assert!(sweep(reference.path()).status().unwrap().success());
-    let span = (t0.elapsed().as_millis() as u64 * 9 / 10).max(100);
+    let span = kill_span(reference.path());
     let (_, want) = results(reference.path());
     let mut killed_mid_run = 0;
     for seed in 1..=8u64 {
         let p = twostate_project();
-        let mut state = seed;
-        let mut finished = false;
-        let mut kills = 0;
-        for _ in 0..3 {
-            let mut child = sweep(p.path()).spawn().unwrap();
-            std::thread::sleep(Duration::from_millis(splitmix(&mut state) % span));
-            finished = child.try_wait().unwrap().is_some();
-            child.kill().unwrap_or(());
-            child.wait().unwrap();
-            finished |= run_finished(p.path());
-            if finished {
-                break;
-            }
-            kills += 1;
-            killed_mid_run += 1;
-        }
-        if !finished {
-            assert!(sweep(p.path()).status().unwrap().success(), "seed {seed}");
-        }
+        let kills = kill_then_finish(p.path(), seed, span);
+        killed_mid_run += kills;
         let (rows, got) = results(p.path());
         assert_eq!(rows, 16, "seed {seed}: every point exactly once");
         // Held or not, every value is v: the median outvotes the two-group process.
@@ -325,11 +318,7 @@ fn sigkill_inside_a_recheck_round_resumes_it_and_combines_every_process() {
             m.iter().map(|(k, (_, v))| (k.clone(), v.clone())).collect()
         };
         assert_eq!(values(&got), values(&want), "seed {seed}");
-        let run = std::fs::read_dir(p.path().join("output/kill"))
-            .unwrap()
-            .map(|e| e.unwrap().path())
-            .find(|d| d.join("results.csv").exists())
-            .unwrap();
+        let run = kill_run(p.path());
         // point id -> every process kept for it in passes/recheck.csv
         let mut kept: BTreeMap<String, Vec<f64>> = BTreeMap::new();
         let recheck = run.join("passes/recheck.csv");
