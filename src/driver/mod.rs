@@ -323,6 +323,7 @@ pub fn run_sweep(
     }
     let recheck_path = store::recheck_csv(&run_dir);
     // Held points not combined yet (a resumed run's): pass 0 leaves them to the recheck rounds.
+    // (Reading it also cuts a row a kill tore, before pass 0 appends to it.)
     let held: HashSet<String> = if rechecking {
         store::read_rows(&recheck_path, &header)?
             .into_iter()
@@ -458,7 +459,7 @@ pub fn run_sweep(
         }
         let agg = repeat::Aggregator::open_recheck(spec, &run_dir, &header, manifest.dialect)?;
         let finished = store::read_done(&csv_path, &header)?;
-        let kept: HashSet<&String> = agg.kept().map(|(id, _)| id).collect();
+        let kept: HashSet<&String> = agg.kept().collect();
         let mut todo: Vec<Point> = points
             .iter()
             .filter(|p| kept.contains(&p.id) && !finished.contains_key(&p.id))

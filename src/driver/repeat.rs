@@ -37,8 +37,49 @@ pub(super) struct Aggregator {
     target: f64,
     /// Processes a point's row combines.
     repeat: u32,
-    /// What one of them is called in an error: `pass` (`repeat`) or `process` (`recheck`).
-    unit: &'static str,
+    /// Whose processes these are: every point's (`repeat`) or held points' (`recheck`).
+    kind: Kind,
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum Kind {
+    Repeat,
+    Recheck,
+}
+
+impl Kind {
+    /// What one process is called in an error.
+    fn unit(self) -> &'static str {
+        match self {
+            Kind::Repeat => "pass",
+            Kind::Recheck => "process",
+        }
+    }
+}
+
+/// How far the processes' values of a metric lie apart: (largest - smallest) / |median|, 0 for a
+/// median of 0; None for fewer than two values.
+fn spread(values: &[f64]) -> Option<f64> {
+    if values.len() < 2 {
+        return None;
+    }
+    let mid = median(values)?;
+    let (lo, hi) = values
+        .iter()
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), &x| {
+            (l.min(x), h.max(x))
+        });
+    Some(if mid != 0.0 {
+        (hi - lo) / mid.abs()
+    } else {
+        0.0
+    })
+}
+
+/// Processes `spread` apart disagree: by more than the target and more than twice the widest
+/// confidence interval any of them reported.
+fn disagree(spread: f64, target: f64, widest_ci: f64) -> bool {
+    spread > target && spread > 2.0 * widest_ci
 }
 
 /// How each column of a metric combines over the processes: the value and the median as medians,
@@ -82,7 +123,7 @@ impl Aggregator {
             dialect,
             rows,
             spec.repeat,
-            "pass",
+            Kind::Repeat,
         ))
     }
 
@@ -101,7 +142,7 @@ impl Aggregator {
             dialect,
             rows,
             1 + spec.recheck,
-            "process",
+            Kind::Recheck,
         ))
     }
 
@@ -111,7 +152,7 @@ impl Aggregator {
         dialect: Dialect,
         rows: Vec<Vec<String>>,
         processes: u32,
-        unit: &'static str,
+        kind: Kind,
     ) -> Aggregator {
         let rules: Vec<(String, Rule)> = spec.metrics.iter().flat_map(rules).collect();
         let mut earlier: BTreeMap<String, Vec<Earlier>> = BTreeMap::new();
@@ -147,13 +188,13 @@ impl Aggregator {
             metrics: spec.metrics.clone(),
             target: spec.target_rel_ci(),
             repeat: processes,
-            unit,
+            kind,
         }
     }
 
-    /// The points with a process of their own kept so far, and how many each has.
-    pub(super) fn kept(&self) -> impl Iterator<Item = (&String, usize)> {
-        self.earlier.iter().map(|(id, e)| (id, e.len()))
+    /// The points with a process of their own kept so far.
+    pub(super) fn kept(&self) -> impl Iterator<Item = &String> {
+        self.earlier.keys()
     }
 
     /// Whether the process that gave `last` completes its point (its row can be combined): the
@@ -166,7 +207,7 @@ impl Aggregator {
         if earlier.len() as u32 + 1 >= self.repeat {
             return true;
         }
-        let Some(first) = earlier.first().filter(|_| self.unit == "process") else {
+        let Some(first) = earlier.first().filter(|_| self.kind == Kind::Recheck) else {
             return false;
         };
         if !last.status.measured() || earlier.iter().any(|e| !e.status.measured()) {
@@ -181,17 +222,14 @@ impl Aggregator {
         let agree = |values: &[&BTreeMap<String, f64>]| {
             !grouped.is_empty()
                 && grouped.iter().all(|m| {
-                    let (mut lo, mut hi, mut ci) = (f64::INFINITY, f64::NEG_INFINITY, 0.0_f64);
-                    for v in values {
-                        let (Some(&x), Some(&c)) =
-                            (v.get(&m.column()), v.get(&format!("{}_rel_ci", m.name)))
-                        else {
-                            return false;
-                        };
-                        (lo, hi, ci) = (lo.min(x), hi.max(x), ci.max(c));
-                    }
-                    let mid = 0.5 * (lo + hi);
-                    mid > 0.0 && (hi - lo) / mid <= self.target.max(2.0 * ci)
+                    let ci = format!("{}_rel_ci", m.name);
+                    let (x, c): (Vec<f64>, Vec<f64>) = values
+                        .iter()
+                        .filter_map(|v| Some((*v.get(&m.column())?, *v.get(&ci)?)))
+                        .unzip();
+                    let widest_ci = c.iter().copied().fold(0.0, f64::max);
+                    x.len() == values.len()
+                        && spread(&x).is_some_and(|s| !disagree(s, self.target, widest_ci))
                 })
         };
         agree(&all) || (all.len() >= 3 && agree(&all[1..]))
@@ -210,13 +248,13 @@ impl Aggregator {
             // A resumed run may have run one more than planned (killed between a process's row
             // and the point's): never "4 of 3".
             let of = self.repeat.max(earlier.len() as u32 + 1);
-            row.error = format!("{} {} of {of}: {}", self.unit, e.pass + 1, e.error);
+            row.error = format!("{} {} of {of}: {}", self.kind.unit(), e.pass + 1, e.error);
             return row;
         }
         if !last.status.measured() {
             let n = earlier.len() as u32 + 1;
             let of = self.repeat.max(n);
-            row.error = format!("{} {n} of {of}: {}", self.unit, last.error);
+            row.error = format!("{} {n} of {of}: {}", self.kind.unit(), last.error);
             return row;
         }
         let passes: Vec<&BTreeMap<String, f64>> = earlier
@@ -246,29 +284,14 @@ impl Aggregator {
                 .iter()
                 .filter_map(|p| p.get(&value_col).copied())
                 .collect();
-            // The value column already holds the median over the processes (its rule).
-            let (Some(&mid), true) = (values.get(&value_col), v.len() >= 2) else {
-                continue;
-            };
-            let (lo, hi) = v
-                .iter()
-                .fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), &x| {
-                    (l.min(x), h.max(x))
-                });
-            let spread = if mid != 0.0 {
-                (hi - lo) / mid.abs()
-            } else {
-                0.0
-            };
+            let Some(spread) = spread(&v) else { continue };
             values.insert(store::repeat_spread_column(m), spread);
-            // The processes disagree by more than the target and more than twice the widest
-            // confidence interval any of them reported (`_rel_ci` combines as its largest; a
-            // regex metric has none).
+            // `_rel_ci` combines as its largest; a regex metric has none.
             let widest_ci = values
                 .get(&format!("{}_rel_ci", m.name))
                 .copied()
                 .unwrap_or(0.0);
-            if spread > self.target && spread > 2.0 * widest_ci {
+            if disagree(spread, self.target, widest_ci) {
                 unstable = true;
             }
         }
