@@ -94,6 +94,17 @@ impl Progress {
     }
 }
 
+impl Progress {
+    /// A line above the bar, or on its own without one (not with `-q`).
+    fn note(&self, msg: String) {
+        match &self.bar {
+            Some(bar) => bar.println(msg),
+            None if !self.quiet => eprintln!("{msg}"),
+            None => {}
+        }
+    }
+}
+
 impl Reporter for Progress {
     fn on(&mut self, event: &Event) {
         match event {
@@ -150,11 +161,7 @@ impl Reporter for Progress {
                     "held {} for more processes: two groups of samples in {why}",
                     row.point.label()
                 );
-                match &self.bar {
-                    Some(bar) => bar.println(msg),
-                    None if !self.quiet => eprintln!("{msg}"),
-                    None => {}
-                }
+                self.note(msg);
             }
             Event::Recheck {
                 points,
@@ -165,11 +172,7 @@ impl Reporter for Progress {
                     "recheck {round} of {rounds}: {points} held point{} in a fresh process each, shuffled",
                     if *points == 1 { "" } else { "s" }
                 );
-                match &self.bar {
-                    Some(bar) => bar.println(msg),
-                    None if !self.quiet => eprintln!("{msg}"),
-                    None => {}
-                }
+                self.note(msg);
             }
             Event::Running { point } => {
                 if let Some(bar) = &self.bar {
