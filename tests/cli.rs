@@ -1090,14 +1090,19 @@ fn controls_off_write_no_file_and_compare_counts_the_spread_between_processes() 
     );
 }
 
-/// `saw.toml` over threads 1..8 with `repeat = 3` and the given mode.
-fn repeat_spec(p: &Path, mode: &str) {
+/// `saw.toml` over threads 1..8 in `mode`, with `extra` lines after the compiler, as `sweeps/<name>`.
+fn saw_1_8_spec(p: &Path, name: &str, mode: &str, extra: &str) {
     let spec = std::fs::read_to_string(p.join("sweeps/saw.toml"))
         .unwrap()
         .replace("range = [1, 64]", "range = [1, 8]")
         .replace("mode = \"ok\"", &format!("mode = \"{mode}\""))
-        .replace("compiler = \"cc\"", "compiler = \"cc\"\nrepeat = 3");
-    write(p, "sweeps/rep.toml", &spec);
+        .replace("compiler = \"cc\"", &format!("compiler = \"cc\"\n{extra}"));
+    write(p, &format!("sweeps/{name}"), &spec);
+}
+
+/// `saw.toml` over threads 1..8 with `repeat = 3` and the given mode.
+fn repeat_spec(p: &Path, mode: &str) {
+    saw_1_8_spec(p, "rep.toml", mode, "repeat = 3");
 }
 
 #[test]
@@ -1200,12 +1205,7 @@ fn repeat_of_a_steady_program_is_ok_and_a_failure_in_any_pass_fails_the_point() 
 /// `saw.toml` over threads 1..8 in mode `twostate` (even threads: the first process reports two
 /// groups of samples), with `extra` lines after the compiler.
 fn twostate_spec(p: &Path, extra: &str) {
-    let spec = std::fs::read_to_string(p.join("sweeps/saw.toml"))
-        .unwrap()
-        .replace("range = [1, 64]", "range = [1, 8]")
-        .replace("mode = \"ok\"", "mode = \"twostate\"")
-        .replace("compiler = \"cc\"", &format!("compiler = \"cc\"\n{extra}"));
-    write(p, "sweeps/two.toml", &spec);
+    saw_1_8_spec(p, "two.toml", "twostate", extra);
 }
 
 #[test]
