@@ -11,7 +11,7 @@
 //   latency and scheduling delays never fall between the events (nvbench's blocking kernel).
 // - Stopping rule (nvbench's noise criterion; Conrad, UFRGS 2010): sample until there are at least
 //   min_samples samples AND min_time_ms of summed GPU time AND the 95 % confidence half-width of the
-//   mean (Student t) divided by the mean is <= target_rel_ci. If max_time_ms of wall time (flushes
+//   value divided by the value (rel_ci, below) is <= target_rel_ci. If max_time_ms of wall time (flushes
 //   included) passes first, stop and mark the metric noisy (unless the CI target is met by then).
 // - L2 flush (SWEEP_FLUSH_L2=1): before every sample, untimed, a kernel reads a buffer of 2x the L2
 //   size, so each sample starts with a cold L2 that holds no dirty lines to write back.
@@ -27,7 +27,9 @@
 //   and one cudaMalloc per process samples one place picked by the allocation history; the value is
 //   the median over the places of each place's mean time, so it depends less on that history
 //   (SWEEP_PLACEMENT_PAGES=p spreads the places over p pages of 2 MiB instead: bench/placement_ab.txt
-//   measured that this moves the median, and does not steady it). rel_ci is the within-place noise (pooled),
+//   measured that this moves the median, and does not steady it). rel_ci is the 95 % half-width of that
+//   median over the places (a bootstrap of the places' means from the within-place noise, pooled;
+//   sweep_stats.h, value_rel_ci), not of the mean of all samples, which would claim too little,
 //   spread = (slowest - fastest place mean) / median, unstable=1 when that spread exceeds the target
 //   and is larger than the noise can explain.
 // - Measure lock (SWEEP_MEASURE_LOCK=path, set by the harness): the program holds an exclusive
@@ -101,7 +103,7 @@ struct Options {
   int min_samples = 10;
   double min_time_ms = 20;       // minimum summed GPU time of the samples
   double max_time_ms = 2000;     // hard cap (wall time) per metric
-  double target_rel_ci = 0.01;   // relative 95 % CI half-width of the mean (= DEFAULT_TARGET_REL_CI, src/spec/timing.rs)
+  double target_rel_ci = 0.01;   // relative 95 % CI half-width of the value (= DEFAULT_TARGET_REL_CI, src/spec/timing.rs)
   bool flush_l2 = false;         // read a 2x-L2 buffer before every sample (outside the timing)
   double rated_sm_mhz = 0;       // 0 = read from the device by options_from_env()
   int batch = 0;                 // calls per sample; 0 = automatic (addition: SWEEP_BATCH)
@@ -116,7 +118,7 @@ struct Stats {                   // times are seconds per launch
   // mean: the median over placements of each placement's mean time: the time behind `value`
   // (with one placement, the plain mean). median, stddev, min, max: of all samples.
   double mean = 0, median = 0, stddev = 0, min = 0, max = 0;
-  double rel_ci = INFINITY;      // 95 % CI half-width of the mean / mean, within placements (pooled)
+  double rel_ci = INFINITY;      // 95 % CI half-width of `mean` / mean (sweep_stats.h, value_rel_ci)
   double spread = 0;             // (slowest - fastest placement mean) / mean
   int placements = 1;            // placements sampled
   bool unstable = false;         // spread > target and beyond what the within-placement noise explains
@@ -498,7 +500,7 @@ cudaError_t free(T* ptr) {
 // passes; a pass visits placement 0, 1, ..., k-1 (the next pass goes back), and a visit moves the
 // buffers there, makes one untimed call, then takes ceil(min_samples / k) samples, except in the
 // second pass (the fill pass), which takes at each place as many as bring the GPU time to
-// min_time_ms (detail::samples_in_fill_pass). The stopping rule is checked at the end of a pass, on the pooled within-placement statistics (the wall-time cap is
+// min_time_ms (detail::samples_in_fill_pass). The stopping rule is checked at the end of a pass, on the value's CI (the wall-time cap is
 // checked after every sample).
 template <class F>
 Stats measure(const Options& opt, F&& f) {
@@ -595,7 +597,10 @@ Stats measure(const Options& opt, F&& f) {
         }
       }
     }
+    // The value's CI (a bootstrap) is about as wide as the pooled one at best (a median of means
+    // is no better than their mean), so it is worked out only once the pooled one meets the target.
     s.rel_ci = acc.pooled_rel_ci();
+    if (s.rel_ci <= opt.target_rel_ci) s.rel_ci = acc.value_rel_ci();
     if (acc.samples() >= opt.min_samples && gpu_ms >= opt.min_time_ms && s.rel_ci <= opt.target_rel_ci)
       break;
     if (capped) s.noisy = !(s.rel_ci <= opt.target_rel_ci);

@@ -6,6 +6,7 @@
 // By hand: c++ -std=c++17 -I cuda/common -o /tmp/stats tests/timing_stats/stats.cpp && /tmp/stats one_slow
 #include "sweep_stats.h"
 
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <functional>
@@ -15,6 +16,12 @@ static unsigned long long rng = 12345;
 static double noise() {
   rng = rng * 6364136223846793005ull + 1442695040888963407ull;
   return (double)(rng >> 11) / (double)(1ull << 52) - 1.0;
+}
+
+// Standard normal (Box-Muller on the LCG above).
+static double gauss() {
+  const double u = 0.5 * (1.0 - noise()), v = 0.5 * (1.0 + noise());  // u in (0, 1], v in [0, 1)
+  return std::sqrt(-2.0 * std::log(u)) * std::cos(6.283185307179586 * v);
 }
 
 // k placements, `passes` passes of `per` samples per visit; time of placement j = base(j) * (1 + amp * noise).
@@ -30,7 +37,7 @@ static sweep::detail::Placements run(int k, int passes, int per, double amp, con
 
 int main(int argc, char** argv) {
   if (argc != 2) {
-    fprintf(stderr, "usage: stats equal|one_slow|noise_hides|half_slow|single|cut_short|plan|fill\n");
+    fprintf(stderr, "usage: stats equal|one_slow|noise_hides|half_slow|single|cut_short|plan|fill|coverage\n");
     return 2;
   }
   const char* s = argv[1];
@@ -41,6 +48,34 @@ int main(int argc, char** argv) {
     for (const auto& c : cases)
       printf("fill %g %g %g %g %g %d\n", c[0], c[1], c[2], c[3], c[4],
              sweep::detail::samples_in_fill_pass((int)c[0], (int)c[1], c[2], c[3], (int)c[4]));
+    return 0;
+  }
+  if (!strcmp(s, "coverage")) {  // how often the CI holds the true value: 4000 measurements per case
+    // 8 places, 3 % normal noise, 4 passes of 2 samples per visit (64 samples), the places' true times:
+    const std::pair<const char*, std::function<double(int)>> cases[] = {
+        {"alike", [](int) { return 1e-3; }},
+        {"one_slow", [](int j) { return j == 3 ? 1.2e-3 : 1e-3; }},
+        {"apart", [](int j) { return 1e-3 * (1 + 0.02 * j); }},  // 2 % steps: the middle two carry the median
+    };
+    for (const auto& [name, base] : cases) {
+      std::vector<double> truth;
+      for (int j = 0; j < 8; ++j) truth.push_back(base(j));
+      const double value = sweep::detail::median_of(truth);
+      int in_value = 0, in_pooled = 0;
+      const int runs = 4000;
+      for (int r = 0; r < runs; ++r) {
+        sweep::detail::Placements a(8);
+        for (int p = 0; p < 4; ++p)
+          for (int v = 0; v < 8; ++v) {
+            int j = p % 2 ? 7 - v : v;
+            for (int i = 0; i < 2; ++i) a.add(j, base(j) * (1 + 0.03 * gauss()));
+          }
+        const double err = std::fabs(a.summarize(target).mean / value - 1);
+        in_value += err <= a.value_rel_ci();
+        in_pooled += err <= a.pooled_rel_ci();
+      }
+      printf("coverage %s %.4f %.4f\n", name, (double)in_value / runs, (double)in_pooled / runs);
+    }
     return 0;
   }
   if (!strcmp(s, "plan")) {  // placement offsets of buffers 0..2 in one page and in 16 pages
