@@ -150,28 +150,34 @@ fn from_tables(first: &Table, again: &Table) -> Vec<BetweenProcesses> {
 /// percentile) / median; 0 without readings. Percentiles, not the extremes: a single reading in
 /// thousands (a program that started as the clock changed) is not the run's state.
 fn clock_range(tables: &[&Table]) -> f64 {
-    let mut mhz: Vec<f64> = Vec::new();
-    for t in tables {
-        let Some(st) = t.column("status") else {
-            continue;
-        };
-        let cols: Vec<usize> = (0..t.header.len())
-            .filter(|&i| t.header[i].ends_with("_sm_mhz"))
-            .collect();
-        for r in t.rows.iter().filter(|r| carries_values(t.cell(r, st))) {
-            mhz.extend(
-                cols.iter()
-                    .filter_map(|&c| t.number(t.cell(r, c)))
-                    .filter(|v| v.is_finite() && *v > 0.0),
-            );
-        }
-    }
+    let mut mhz: Vec<f64> = tables.iter().flat_map(|t| clock_readings(t)).collect();
     if mhz.is_empty() {
         return 0.0;
     }
     mhz.sort_by(f64::total_cmp);
     let at = |p: f64| mhz[(p * (mhz.len() - 1) as f64).round() as usize];
     median(&mhz).map_or(0.0, |m| (at(0.99) - at(0.01)) / m)
+}
+
+/// Every SM clock reading (`*_sm_mhz`, MHz) of the table's measured rows.
+fn clock_readings(t: &Table) -> Vec<f64> {
+    let Some(st) = t.column("status") else {
+        return Vec::new();
+    };
+    let cols: Vec<usize> = (0..t.header.len())
+        .filter(|&i| t.header[i].ends_with("_sm_mhz"))
+        .collect();
+    t.rows
+        .iter()
+        .filter(|r| carries_values(t.cell(r, st)))
+        .flat_map(|r| cols.iter().filter_map(move |&c| t.number(t.cell(r, c))))
+        .filter(|v| v.is_finite() && *v > 0.0)
+        .collect()
+}
+
+/// The median of a run's SM clock readings (MHz); None when it has none.
+pub(crate) fn sm_clock(t: &Table) -> Option<f64> {
+    median(&clock_readings(t))
 }
 
 /// Raises every metric's `u95` to the median of the metrics' own half-widths (see the module's

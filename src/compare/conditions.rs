@@ -64,6 +64,21 @@ pub(super) fn differences(a: &Path, b: &Path) -> Vec<String> {
         .collect()
 }
 
+/// The runs' SM clocks (the medians of their `*_sm_mhz` readings) when they differ by more than
+/// 0.2 %: a clock-bound value moves by their ratio, far beyond its CI (0.01–0.1 % for the thread
+/// sweep's shared-memory series), and an H100 was seen at 1980 MHz through three sweeps and at
+/// 1995 MHz in the next two (bench/truth.txt, session 11).
+pub(super) fn clock(a: Option<f64>, b: Option<f64>) -> Option<String> {
+    let (a, b) = (a?, b?);
+    let change = b / a - 1.0;
+    (change.abs() > 0.002).then(|| {
+        format!(
+            "SM clock (median reading): A {a:.0} MHz / B {b:.0} MHz ({:+.2} %: clock-bound values move by as much)",
+            100.0 * change
+        )
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -116,5 +131,18 @@ mod tests {
         // A bare CSV has no manifest: nothing is claimed, not even from a manifest beside it.
         assert!(differences(&t.path().join("nowhere/results.csv"), &pa).is_empty());
         assert!(differences(&t.path().join("b/copy.csv"), &pa).is_empty());
+    }
+
+    #[test]
+    fn names_a_clock_difference_beyond_a_fifth_of_a_percent() {
+        assert_eq!(
+            clock(Some(1980.0), Some(1995.0)).as_deref(),
+            Some("SM clock (median reading): A 1980 MHz / B 1995 MHz (+0.76 %: clock-bound values move by as much)")
+        );
+        assert!(clock(Some(1980.0), Some(1977.0)).is_none());
+        assert!(clock(None, Some(1995.0)).is_none());
+        assert!(clock(Some(1995.0), Some(1980.0))
+            .unwrap()
+            .contains("(-0.75 %"));
     }
 }

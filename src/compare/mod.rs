@@ -487,7 +487,13 @@ pub fn compare(a: &Path, b: &Path, opts: &Options) -> Result<Comparison, Compare
         .map(|k| label(&axes, k))
         .collect();
     Ok(Comparison {
-        differences: conditions::differences(&path_a, &path_b),
+        differences: conditions::differences(&path_a, &path_b)
+            .into_iter()
+            .chain(conditions::clock(
+                analyze::controls::sm_clock(&run_a.table),
+                analyze::controls::sm_clock(&run_b.table),
+            ))
+            .collect(),
         a: run_a.side(),
         b: run_b.side(),
         axes,

@@ -171,21 +171,21 @@ pub fn git_commit(dir: &Path) -> String {
     .unwrap_or_default()
 }
 
-/// Whether the tracked files under `dir` differ from the commit `git_commit` names (None outside a
-/// git work tree).
-pub fn git_dirty(dir: &Path) -> Option<bool> {
-    let dir = dir.display().to_string();
-    let status = crate::exec::query(
-        "git",
-        &[
-            "-C",
-            &dir,
-            "status",
-            "--porcelain",
-            "--untracked-files=no",
-            ".",
-        ],
-    )?;
+/// Whether the tracked files of the bench — its folder and `cuda/common/` (the timing core goes
+/// into every binary) — differ from the commit `git_commit` names (None outside a git work tree).
+pub fn git_dirty(bench: &Bench) -> Option<bool> {
+    let mut args = vec![
+        "-C".to_string(),
+        bench.dir.display().to_string(),
+        "status".to_string(),
+        "--porcelain".to_string(),
+        "--untracked-files=no".to_string(),
+        "--".to_string(),
+        ".".to_string(),
+    ];
+    args.extend(bench.common.iter().map(|c| c.display().to_string()));
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let status = crate::exec::query("git", &args)?;
     Some(!status.trim().is_empty())
 }
 
@@ -254,7 +254,7 @@ pub fn run_sweep(
             seed: opts.seed,
             host: host(),
             git_commit: git_commit(&bench.dir),
-            git_dirty: git_dirty(&bench.dir),
+            git_dirty: git_dirty(&bench),
             started: now(),
             state: store::RunState::Running,
             dialect: opts.dialect.unwrap_or_default(),
