@@ -49,6 +49,45 @@ fn the_thread_sweep_completed_every_point() {
         .all(|r| r["gpu_name"] == "NVIDIA H100 80GB HBM3"));
 }
 
+/// The global grid stores of the thread sweep's H100 run of 2026-11-25 16:57 UTC (the fixture
+/// before the value's CI was the median's; tests/fixtures/analysis/grid_stores_unsettled.csv, those
+/// two series' columns in thread order): their steps every other warp cost 4.7-4.9 % more, less
+/// than their placements spread (median 5.8-6.0 %), and a quarter or more of the main drop.
+#[test]
+fn the_analysis_says_when_a_nested_period_may_be_the_main_one() {
+    let csv = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/analysis/grid_stores_unsettled.csv");
+    let out = tempfile::tempdir().unwrap();
+    let o = Command::cargo_bin("sweep")
+        .unwrap()
+        .arg("analyze")
+        .arg(&csv)
+        .arg("--out")
+        .arg(out.path())
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = String::from_utf8(o.stdout).unwrap();
+    let lines: Vec<&str> = text
+        .lines()
+        .filter(|l| l.contains("_grid_mflops |"))
+        .collect();
+    assert_eq!(lines.len(), 2, "{text}");
+    for (line, cost, noise) in [(lines[0], "4.7", "5.8"), (lines[1], "4.9", "6.0")] {
+        let cells: Vec<&str> = line.split('|').map(str::trim).collect();
+        assert_eq!(cells[2], "64", "{line}");
+        assert!(cells[4].starts_with("medium"), "{line}");
+        assert!(
+            line.contains(&format!(
+                "which of periods 64 and 32 is the main one is not settled (both confidences one \
+                 level lower): the nested steps cost {cost} %, less than a point moves with where \
+                 its buffers lie or between processes ({noise} %)"
+            )),
+            "{line}"
+        );
+    }
+}
+
 #[test]
 fn analyze_finds_period_knee_and_best_x_in_every_series_of_the_thread_sweep() {
     let (table, out) = analyze("threads_1_512", &[]);
@@ -79,8 +118,8 @@ fn analyze_finds_period_knee_and_best_x_in_every_series_of_the_thread_sweep() {
         let best: Vec<&str> = best.split(' ').collect();
         let (best_x, best_value) = (number(best[0]), number(best[1]));
         // On the H100 a full grid steps by warps (32) and one block by four warps (128). Global
-        // stores on a full grid drop more after every second warp (57 %, 23 %, 11 % after 64,
-        // 128, 192 threads against 19 %, 15 %, 0 % after 96, 160, 224), so the fit may name 64.
+        // stores on a full grid drop more after every second warp (55 %, 26 %, 15 % after 64,
+        // 128, 192 threads against 19 %, 8 %, 6 % after 96, 160, 224), so the fit may name 64.
         let want: &[u32] = if name.starts_with("global") && name.contains("_grid") {
             &[32, 64]
         } else if name.contains("_grid") {
@@ -89,12 +128,13 @@ fn analyze_finds_period_knee_and_best_x_in_every_series_of_the_thread_sweep() {
             &[128]
         };
         assert!(want.contains(&period), "{line}");
-        // Those two series' steps every other warp cost 4.7-4.9 % more, less than their placements
-        // spread (5.8-6.0 %): the analysis says it cannot tell 32 from 64 there (issue 12), and says
-        // nothing of the kind where the steps stand clear of the noise.
+        // Those two series' steps every other warp cost 5.6 % and 4.8 % more, above their
+        // placements' median spread (3.5-3.8 %) and the scatter between processes: the analysis
+        // reads 64 with a nested 32 and does not call the order unsettled (issue 12). In the run
+        // before this fixture (2026-11-25 morning) they cost 4.7-4.9 % against a spread of
+        // 5.8-6.0 %, and it did: the_analysis_says_when_a_nested_period_may_be_the_main_one.
         let unsettled = line.contains("is the main one is not settled");
-        let expected = name.starts_with("global_all_grid") || name.starts_with("global_even_grid");
-        assert_eq!(unsettled, expected, "{line}");
+        assert!(!unsettled, "{line}");
         if unsettled {
             assert!(cells[4].starts_with("medium"), "{line}");
         }
