@@ -116,8 +116,17 @@ fn the_confidence_interval_holds_the_median_of_the_placements_in_95_percent_of_r
             )
         })
         .collect();
-    assert_eq!(got.len(), 3, "{got:?}");
-    for (case, (value, pooled)) in &got {
+    assert_eq!(got.len(), 4, "{got:?}");
+    // Two groups split unevenly around the middle (3 of 8 placements 20 % slower): the median is
+    // the top of the fast group's noisy means, biased by about 1.3 of its standard deviations, and
+    // the CI centred on it holds the true median in only ~79 % of runs (the pooled one in ~42 %).
+    // A known weakness (sweep_stats.h, value_rel_ci); this keeps it from getting worse.
+    let (value, pooled) = got["three_slow"];
+    assert!(
+        value >= 0.75 && pooled < value,
+        "three_slow: {value} / {pooled}"
+    );
+    for (case, (value, pooled)) in got.iter().filter(|(c, _)| *c != "three_slow") {
         // 4000 runs: a 95 % interval holds 94.3..95.7 % of them to two standard errors; the
         // bootstrap's t widening and its 2000 draws may add a point or two above
         assert!(

@@ -625,6 +625,7 @@ Stats measure(const Options& opt, F&& f) {
   s.min = sum.min;
   s.max = sum.max;
   s.rel_ci = sum.rel_ci;
+  if (capped) s.noisy = !(s.rel_ci <= opt.target_rel_ci);  // on the reported CI, not the pooled one
   s.spread = sum.spread;
   s.placements = sum.placements;
   s.unstable = sum.unstable;

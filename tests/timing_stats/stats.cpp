@@ -56,6 +56,7 @@ int main(int argc, char** argv) {
         {"alike", [](int) { return 1e-3; }},
         {"one_slow", [](int j) { return j == 3 ? 1.2e-3 : 1e-3; }},
         {"apart", [](int j) { return 1e-3 * (1 + 0.02 * j); }},  // 2 % steps: the middle two carry the median
+        {"three_slow", [](int j) { return j < 3 ? 1.2e-3 : 1e-3; }},  // two groups split unevenly: the weak case
     };
     for (const auto& [name, base] : cases) {
       std::vector<double> truth;
