@@ -16,11 +16,15 @@ fn fixture(sweep: &str) -> PathBuf {
 /// `sweep analyze` of a fixture (with `args`) into a temporary folder: what it printed, and the
 /// folder (analysis.json is there).
 fn analyze(sweep: &str, args: &[&str]) -> (String, tempfile::TempDir) {
+    analyze_csv(&fixture(sweep), args)
+}
+
+fn analyze_csv(csv: &Path, args: &[&str]) -> (String, tempfile::TempDir) {
     let out = tempfile::tempdir().unwrap();
     let o = Command::cargo_bin("sweep")
         .unwrap()
         .arg("analyze")
-        .arg(fixture(sweep))
+        .arg(csv)
         .args(args)
         .arg("--out")
         .arg(out.path())
@@ -57,17 +61,7 @@ fn the_thread_sweep_completed_every_point() {
 fn the_analysis_says_when_a_nested_period_may_be_the_main_one() {
     let csv = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/fixtures/analysis/grid_stores_unsettled.csv");
-    let out = tempfile::tempdir().unwrap();
-    let o = Command::cargo_bin("sweep")
-        .unwrap()
-        .arg("analyze")
-        .arg(&csv)
-        .arg("--out")
-        .arg(out.path())
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", stderr(&o));
-    let text = String::from_utf8(o.stdout).unwrap();
+    let (text, _out) = analyze_csv(&csv, &[]);
     let lines: Vec<&str> = text
         .lines()
         .filter(|l| l.contains("_grid_mflops |"))

@@ -28,13 +28,18 @@ fn driver() -> Option<std::path::PathBuf> {
     Some(bin)
 }
 
-fn summary(bin: &Path, scenario: &str) -> BTreeMap<String, f64> {
+/// What the driver prints for one scenario (it must succeed).
+fn printed(bin: &Path, scenario: &str) -> String {
     let out = std::process::Command::new(bin)
         .arg(scenario)
         .output()
         .unwrap();
     assert!(out.status.success(), "{scenario}: {}", common::stderr(&out));
     common::stdout(&out)
+}
+
+fn summary(bin: &Path, scenario: &str) -> BTreeMap<String, f64> {
+    printed(bin, scenario)
         .split_whitespace()
         .map(|kv| {
             let (k, v) = kv.split_once('=').unwrap();
@@ -100,13 +105,9 @@ fn the_confidence_interval_comes_from_the_within_placement_noise() {
 #[test]
 fn the_confidence_interval_holds_the_median_of_the_placements_in_95_percent_of_runs() {
     let Some(bin) = driver() else { return };
-    let out = std::process::Command::new(&bin)
-        .arg("coverage")
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", common::stderr(&out));
+    let out = printed(&bin, "coverage");
     // case -> (how often |value - true median| <= rel_ci, the same with the pooled CI of the mean)
-    let got: BTreeMap<String, (f64, f64)> = common::stdout(&out)
+    let got: BTreeMap<String, (f64, f64)> = out
         .lines()
         .map(|l| {
             let v: Vec<&str> = l.split(' ').collect();
@@ -143,15 +144,11 @@ fn the_confidence_interval_holds_the_median_of_the_placements_in_95_percent_of_r
 #[test]
 fn placements_lie_inside_one_page_by_default_and_in_as_many_pages_as_asked() {
     let Some(bin) = driver() else { return };
-    let out = std::process::Command::new(&bin)
-        .arg("plan")
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", common::stderr(&out));
+    let out = printed(&bin, "plan");
     let page = 2usize << 20;
     // (pages, buffer, placement) -> (offset, span)
     let mut plan: BTreeMap<(usize, usize, usize), (usize, usize)> = BTreeMap::new();
-    for l in common::stdout(&out).lines() {
+    for l in out.lines() {
         let v: Vec<usize> = l["offset ".len()..]
             .split(' ')
             .map(|x| x.parse().unwrap())
@@ -200,12 +197,8 @@ fn placements_lie_inside_one_page_by_default_and_in_as_many_pages_as_asked() {
 #[test]
 fn the_fill_pass_takes_as_many_samples_per_place_as_reach_the_minimum_time() {
     let Some(bin) = driver() else { return };
-    let out = std::process::Command::new(&bin)
-        .arg("fill")
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", common::stderr(&out));
-    let got: Vec<(String, i64)> = common::stdout(&out)
+    let out = printed(&bin, "fill");
+    let got: Vec<(String, i64)> = out
         .lines()
         .map(|l| {
             let (case, n) = l["fill ".len()..].rsplit_once(' ').unwrap();
