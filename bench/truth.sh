@@ -8,13 +8,18 @@
 # With PLACEMENTS=1 in the environment every program measures its buffers at one place, as before
 # the placements (the old behaviour, for contrast); with REPEAT=k every point runs in k processes
 # (the spec's `repeat`); the label gets a suffix.
-# TRUTH_RUNS="full shuf" runs only those (a device command has 10 minutes: the five took about 11 with
+# TRUTH_RUNS="full shuf" runs only those, and is required (a device command has 10 minutes: the five took about 11 with
 # --prestart 1; with the default since 2026-11-25, no prestart, expect about 15 (an estimate, not measured:
 # the band's sweeps took 1.38x as long without prestart): split them as TRUTH_RUNS="full s17 s300" then "again shuf"; the cache and the run
 # folders stay in TRUTH_WORK for a later call on the same machine). PRESTART=n passes --prestart n.
 # Each run's results.csv, controls.csv and manifest.json are copied to OUT_DIR/truth_data/LABEL/ as soon
 # as it ends. Then bench/truth.py compares them. Usage: bench/truth.sh SWEEP_BINARY OUT_DIR [LABEL_SUFFIX]
 set -uo pipefail
+# All five take 20-25 minutes and a device command has 10: name the runs (session 11 lost one command to this).
+if [ -z "${TRUTH_RUNS:-}" ]; then
+  echo 'bench/truth.sh: set TRUTH_RUNS (the five runs take 20-25 min, a device command 10): e.g. TRUTH_RUNS="full s17 s300", then "again", then "shuf"' >&2
+  exit 2
+fi
 bin=$(realpath "$1"); out=$(realpath "$2"); sfx=${3:-}
 export PATH=$PATH:/usr/local/cuda/bin
 work=${TRUTH_WORK:-/tmp/truth}; mkdir -p "$work"
@@ -37,7 +42,7 @@ run() {  # label spec [options...]
     tar -c -f - -T - | tar -x -f - -C "$out/truth_data")
 }
 mkdir -p "$out/truth_data"
-runs=${TRUTH_RUNS:-full again shuf s17 s300}
+runs=$TRUTH_RUNS
 want() { [[ " $runs " == *" $1 "* ]]; }
 {
   echo "machine: $(nvidia-smi --query-gpu=name,driver_version,persistence_mode,clocks.sm,temperature.gpu --format=csv,noheader), $(nproc) cores"
