@@ -603,7 +603,6 @@ Stats measure(const Options& opt, F&& f) {
     if (s.rel_ci <= opt.target_rel_ci) s.rel_ci = acc.value_rel_ci();
     if (acc.samples() >= opt.min_samples && gpu_ms >= opt.min_time_ms && s.rel_ci <= opt.target_rel_ci)
       break;
-    if (capped) s.noisy = !(s.rel_ci <= opt.target_rel_ci);
   }
   detail::trace("m-sampled");
   if (detail::tracing())
@@ -625,7 +624,7 @@ Stats measure(const Options& opt, F&& f) {
   s.min = sum.min;
   s.max = sum.max;
   s.rel_ci = sum.rel_ci;
-  if (capped) s.noisy = !(s.rel_ci <= opt.target_rel_ci);  // on the reported CI, not the pooled one
+  if (capped) s.noisy = !(s.rel_ci <= opt.target_rel_ci);  // the cap came before the reported CI met the target
   s.spread = sum.spread;
   s.placements = sum.placements;
   s.unstable = sum.unstable;

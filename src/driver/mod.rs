@@ -174,17 +174,22 @@ pub fn git_commit(dir: &Path) -> String {
 /// Whether the tracked files of the bench — its folder and `cuda/common/` (the timing core goes
 /// into every binary) — differ from the commit `git_commit` names (None outside a git work tree).
 pub fn git_dirty(bench: &Bench) -> Option<bool> {
+    let dir = bench.dir.display().to_string();
+    let common: Vec<String> = bench
+        .common
+        .iter()
+        .map(|c| c.display().to_string())
+        .collect();
     let mut args = vec![
-        "-C".to_string(),
-        bench.dir.display().to_string(),
-        "status".to_string(),
-        "--porcelain".to_string(),
-        "--untracked-files=no".to_string(),
-        "--".to_string(),
-        ".".to_string(),
+        "-C",
+        &dir,
+        "status",
+        "--porcelain",
+        "--untracked-files=no",
+        "--",
+        ".",
     ];
-    args.extend(bench.common.iter().map(|c| c.display().to_string()));
-    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    args.extend(common.iter().map(String::as_str));
     let status = crate::exec::query("git", &args)?;
     Some(!status.trim().is_empty())
 }
