@@ -116,6 +116,30 @@ impl Cost {
         best
     }
 
+    /// The staircase `st` with another period, fitted with the same bounds (its best phase);
+    /// `None` when the period does not fit three times into them.
+    pub(crate) fn at_period(&self, st: &Staircase, period: i64) -> Option<Staircase> {
+        let b = st.bounds;
+        if period < 2 || MIN_STEPS * period > self.g[b.end - 1] - self.g[b.knee] + 1 {
+            return None;
+        }
+        let (residue, rss) = self.phase_scan(b, period);
+        let rss = rss.max(rss_floor(self.len()));
+        let mut rss_by_period = st.rss_by_period.clone();
+        match rss_by_period.iter_mut().find(|(q, _)| *q == period) {
+            Some(entry) => entry.1 = rss,
+            None => rss_by_period.push((period, rss)),
+        }
+        Some(Staircase {
+            period,
+            residue,
+            bounds: b,
+            rss,
+            rss_by_period,
+            candidates: st.candidates,
+        })
+    }
+
     /// A straight tail is kept only when it improves the fit by more than its cost in BIC terms.
     pub(super) fn tail_pays(&self, without: f64, with: f64) -> bool {
         let floor = rss_floor(self.len());
