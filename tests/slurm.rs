@@ -174,10 +174,22 @@ fn merging_every_shard_gives_the_rows_of_a_single_run_in_sweep_order() {
     // Each shard of 16 points re-ran 4 in fresh processes; the merge keeps all 16 controls.
     assert_eq!(rows(&merged[0].join("controls.csv")).len(), 16);
 
+    // Made by this sweep, as each shard was.
+    assert_eq!(m["sweep_version"], env!("CARGO_PKG_VERSION"));
+    assert_eq!(m["sweep_commit"], env!("SWEEP_COMMIT"));
+
     // --out names the folder, and a folder that holds a merge is not overwritten.
+    // (A shard made by another build of sweep: the merge names no commit.)
+    let edited = p.path().join(&runs[0]);
+    let mut other = manifest(&edited);
+    other["sweep_commit"] = "0123456789abcdef0123456789abcdef01234567".into();
+    std::fs::write(edited.join("manifest.json"), other.to_string()).unwrap();
     let out = merge(p.path(), ["output/saw", "--out", "joined"]);
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(rows(&p.path().join("joined/results.csv")), want);
+    let m = manifest(&p.path().join("joined"));
+    assert_eq!(m["sweep_version"], env!("CARGO_PKG_VERSION"));
+    assert!(m.get("sweep_commit").is_none(), "{m}");
     let out = merge(p.path(), ["output/saw", "--out", "joined"]);
     assert_eq!(out.status.code(), Some(3));
     assert_eq!(

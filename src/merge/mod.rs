@@ -264,6 +264,9 @@ pub fn merge(dirs: &[PathBuf], opts: &Options) -> Result<Merged, MergeError> {
             .manifest
             .prestart
             .filter(|p| inputs.iter().all(|i| i.manifest.prestart == Some(*p))),
+        // The sweep that made the runs, where it is one.
+        sweep_version: agreed(&inputs, |m| &m.sweep_version),
+        sweep_commit: agreed(&inputs, |m| &m.sweep_commit),
         ..first.manifest.clone()
     };
     let manifest = MergedManifest {
@@ -368,4 +371,13 @@ fn recheck_rows(
         }
     }
     Ok(out)
+}
+
+/// A manifest field every input has and agrees on, else None.
+fn agreed(inputs: &[Input], field: fn(&Manifest) -> &Option<String>) -> Option<String> {
+    let first = field(&inputs.first()?.manifest).clone()?;
+    inputs
+        .iter()
+        .all(|i| field(&i.manifest).as_ref() == Some(&first))
+        .then_some(first)
 }
