@@ -143,6 +143,15 @@ fn csv_header_comes_from_the_spec_and_the_manifest_records_the_run() {
     assert!(m["compiler_version"].as_str().unwrap().len() > 3);
     assert!(!m["host"].as_str().unwrap().is_empty());
     assert!(m["finished"].is_string() && m["started"].is_string());
+    // The sweep that made the run: its version, and the commit of its source (build.rs).
+    assert_eq!(m["sweep_version"], env!("CARGO_PKG_VERSION"));
+    let commit = m["sweep_commit"].as_str().unwrap();
+    assert_eq!(commit, env!("SWEEP_COMMIT"));
+    let sha = commit.strip_suffix("-dirty").unwrap_or(commit);
+    assert!(
+        commit == "unknown" || (sha.len() == 40 && sha.chars().all(|c| c.is_ascii_hexdigit())),
+        "{commit}"
+    );
     let point = dir.join("points").join(&rows[0]["point_id"]);
     for f in [
         "params.h",

@@ -174,10 +174,22 @@ fn merging_every_shard_gives_the_rows_of_a_single_run_in_sweep_order() {
     // Each shard of 16 points re-ran 4 in fresh processes; the merge keeps all 16 controls.
     assert_eq!(rows(&merged[0].join("controls.csv")).len(), 16);
 
+    // Made by this sweep, as each shard was.
+    assert_eq!(m["sweep_version"], env!("CARGO_PKG_VERSION"));
+    assert_eq!(m["sweep_commit"], env!("SWEEP_COMMIT"));
+
     // --out names the folder, and a folder that holds a merge is not overwritten.
+    // (A shard made by another build of sweep: the merge names no commit.)
+    let edited = p.path().join(&runs[0]);
+    let mut other = manifest(&edited);
+    other["sweep_commit"] = "0123456789abcdef0123456789abcdef01234567".into();
+    std::fs::write(edited.join("manifest.json"), other.to_string()).unwrap();
     let out = merge(p.path(), ["output/saw", "--out", "joined"]);
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(rows(&p.path().join("joined/results.csv")), want);
+    let m = manifest(&p.path().join("joined"));
+    assert_eq!(m["sweep_version"], env!("CARGO_PKG_VERSION"));
+    assert!(m.get("sweep_commit").is_none(), "{m}");
     let out = merge(p.path(), ["output/saw", "--out", "joined"]);
     assert_eq!(out.status.code(), Some(3));
     assert_eq!(
@@ -308,6 +320,79 @@ fn runs_of_another_spec_or_header_are_refused_by_name() {
             a.display()
         )
     );
+}
+
+#[test]
+fn merge_carries_the_processes_recheck_kept_from_the_run_that_gives_each_row() {
+    let p = project();
+    // saw.toml over threads 1..8 in mode twostate: the first process of an even point shows two
+    // groups of samples, so recheck (2 by default) measures it again; a run keeps every process
+    // of such a point in passes/recheck.csv.
+    let spec = p.path().join("sweeps/saw.toml");
+    let text = std::fs::read_to_string(&spec)
+        .unwrap()
+        .replace("range = [1, 64]", "range = [1, 8]")
+        .replace("mode = \"ok\"", "mode = \"twostate\"");
+    std::fs::write(&spec, text).unwrap();
+    sweep(p.path())
+        .args(["run", "sweeps/saw.toml", "--no-analyze", "-q"])
+        .args(["--output", "local"])
+        .assert()
+        .success();
+    let single = latest(&p.path().join("local/saw"), "Z").join("passes/recheck.csv");
+    // One run keeps them in the order they ran; the merge in sweep order, each point's processes
+    // in the order they ran.
+    let mut want = rows(&single);
+    want.sort_by_key(|r| r[1].parse::<usize>().unwrap());
+    assert_eq!(want.len(), 10, "2 and 6 in 3 processes, 4 and 8 in 2");
+
+    // Split by points into 4: shard 1 holds threads 2 and 6, shard 3 threads 4 and 8.
+    let runs: Vec<PathBuf> = (0..4)
+        .map(|i| {
+            shard(p.path(), i, 4, &[])
+                .strip_prefix(p.path())
+                .unwrap()
+                .to_path_buf()
+        })
+        .collect();
+    // A stale copy of shard 1 that lost its rows but not its processes: the rows come from the
+    // finished shard 1, and so do their processes, once each.
+    let stale = p.path().join("stale");
+    std::fs::create_dir_all(stale.join("passes")).unwrap();
+    for f in ["manifest.json", "passes/recheck.csv"] {
+        std::fs::copy(p.path().join(&runs[1]).join(f), stale.join(f)).unwrap();
+    }
+    let results = std::fs::read_to_string(p.path().join(&runs[1]).join("results.csv")).unwrap();
+    let header_line = &results[..=results.find('\n').unwrap()];
+    std::fs::write(stale.join("results.csv"), header_line).unwrap();
+
+    let out = merge(p.path(), runs.iter().chain([&PathBuf::from("stale")]));
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let merged = merged_runs(p.path());
+    let csv = merged[0].join("passes/recheck.csv");
+    assert_eq!(rows(&csv), want);
+    let text = std::fs::read_to_string(&csv).unwrap();
+    assert!(text.starts_with(header_line), "{text}");
+
+    // A recheck.csv whose header differs from its run's results.csv stops the merge.
+    let edited = p.path().join(&runs[3]).join("passes/recheck.csv");
+    let text = std::fs::read_to_string(&edited).unwrap();
+    std::fs::write(&edited, text.replacen("saw_mflops", "saw_gflops", 1)).unwrap();
+    let out = merge(
+        p.path(),
+        runs.iter()
+            .map(|r| r.as_os_str())
+            .chain(["--out".as_ref(), "joined".as_ref()]),
+    );
+    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+    assert_eq!(
+        stderr(&out),
+        format!(
+            "error: `{}` has another CSV header than the results.csv of its run: column 5 is `saw_gflops` there and `saw_mflops` here (hint: was it edited? nothing was written)\n",
+            runs[3].join("passes/recheck.csv").display()
+        )
+    );
+    assert!(!p.path().join("joined").exists());
 }
 
 #[test]

@@ -60,6 +60,9 @@ fn bad_specs() -> Vec<(&'static str, String)> {
             format!("filter = \"threads > 100\"\n{SAW}"),
         ),
         ("zero repeat", format!("repeat = 0\n{SAW}")),
+        ("repeat as a string", format!("repeat = \"3\"\n{SAW}")),
+        ("recheck as a float", format!("recheck = 2.5\n{SAW}")),
+        ("recheck below a table", format!("{SAW}recheck = 0\n")),
         (
             "zero placements",
             format!("{SAW}[timing]\nplacements = 0\n"),

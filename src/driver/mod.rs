@@ -260,6 +260,8 @@ pub fn run_sweep(
             host: host(),
             git_commit: git_commit(&bench.dir),
             git_dirty: git_dirty(&bench),
+            sweep_version: Some(store::manifest::SWEEP_VERSION.into()),
+            sweep_commit: Some(store::manifest::SWEEP_COMMIT.into()),
             started: now(),
             state: store::RunState::Running,
             dialect: opts.dialect.unwrap_or_default(),

@@ -122,17 +122,26 @@ pub(super) fn check_alike(inputs: &[Input]) -> Result<(), MergeError> {
         for other in rest {
             let b = other.header.as_deref().unwrap_or_default();
             if a != b {
-                let detail = match a.iter().zip(b).position(|(x, y)| x != y) {
-                    Some(i) => format!("column {} is `{}` there and `{}` here", i + 1, b[i], a[i]),
-                    None => format!("{} columns there, {} here", b.len(), a.len()),
-                };
                 return Err(MergeError::HeaderDiffers {
                     first: first.name(),
                     other: other.name(),
-                    detail,
+                    detail: header_detail(a, b),
                 });
             }
         }
     }
     Ok(())
+}
+
+/// Where header `there` first differs from header `here`, for a message.
+pub(super) fn header_detail(here: &[String], there: &[String]) -> String {
+    match here.iter().zip(there).position(|(x, y)| x != y) {
+        Some(i) => format!(
+            "column {} is `{}` there and `{}` here",
+            i + 1,
+            there[i],
+            here[i]
+        ),
+        None => format!("{} columns there, {} here", there.len(), here.len()),
+    }
 }

@@ -5,7 +5,9 @@
 //! Every point of the sweep must appear exactly once: a point in two runs stops the merge
 //! (nothing is written); missing points are named, and the rows there are are still merged, so the
 //! user sees what is missing and which shards to run again (the manifest's `missing` lists them
-//! all, its `state` is `incomplete`). Inputs are only read, never repaired: a shard still running
+//! all, its `state` is `incomplete`). Beside the rows go the runs' control re-runs (`controls.csv`)
+//! and every process of the points `recheck` measured again (`passes/recheck.csv`), each point's
+//! from the run its row comes from. Inputs are only read, never repaired: a shard still running
 //! can be merged as it stands.
 //!
 //! `inputs.rs` finds and reads the runs, `output.rs` writes the merged folder, `summary.rs` holds
@@ -22,7 +24,7 @@ use crate::points::{self, Point, Shard};
 use crate::spec::Spec;
 use crate::store::schema::STATUS_COLUMN;
 use crate::store::{self, Manifest};
-use inputs::{check_alike, load, read_csv, Input};
+use inputs::{check_alike, header_detail, load, read_csv, Input};
 use output::{out_dir, save, write_csv};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -32,13 +34,15 @@ use summary::name_points;
 pub const HELP: &str = "\
 A sweep folder (output/<sweep>) stands for the latest run of each of its shards. The runs must
 come from one spec text, with one CSV header and dialect; the merged CSV keeps that dialect, and
-the runs' control re-runs go together into the merged controls.csv.
+the runs' control re-runs go together into the merged controls.csv, and the processes of the
+points recheck measured again into its passes/recheck.csv.
 
 Exit codes:
   0    every point of the sweep merged, whatever its status
   1    points missing: the rest is merged, and its manifest.json lists the missing ones (state
        `incomplete`); or points in two runs: nothing written
-  3    runs of different specs, headers or dialects, or a run that cannot be read";
+  3    runs of different specs, headers or dialects (passes/recheck.csv included), or a run
+       that cannot be read";
 
 #[derive(Debug, thiserror::Error)]
 pub enum MergeError {
@@ -65,6 +69,8 @@ pub enum MergeError {
         other: String,
         detail: String,
     },
+    #[error("`{path}` has another CSV header than the results.csv of its run: {detail} (hint: was it edited? nothing was written)")]
+    RecheckHeaderDiffers { path: String, detail: String },
     #[error("run `{other}` is written in the {other_dialect} CSV dialect and `{first}` in the {first_dialect} one (hint: merge runs of one --csv-dialect)")]
     DialectDiffers {
         first: String,
@@ -204,6 +210,7 @@ pub fn merge(dirs: &[PathBuf], opts: &Options) -> Result<Merged, MergeError> {
         .filter_map(|s| s.first())
         .map(|&(i, r)| &inputs[i].rows[r])
         .collect();
+    let recheck = recheck_rows(&inputs, &slots, &all, &header)?;
     let status = header.iter().position(|c| c == STATUS_COLUMN);
     let mut counts = BTreeMap::new();
     for row in &rows {
@@ -257,6 +264,9 @@ pub fn merge(dirs: &[PathBuf], opts: &Options) -> Result<Merged, MergeError> {
             .manifest
             .prestart
             .filter(|p| inputs.iter().all(|i| i.manifest.prestart == Some(*p))),
+        // The sweep that made the runs, where it is one.
+        sweep_version: agreed(&inputs, |m| &m.sweep_version),
+        sweep_commit: agreed(&inputs, |m| &m.sweep_commit),
         ..first.manifest.clone()
     };
     let manifest = MergedManifest {
@@ -296,6 +306,17 @@ pub fn merge(dirs: &[PathBuf], opts: &Options) -> Result<Merged, MergeError> {
             first.manifest.dialect,
         )?;
     }
+    if !recheck.is_empty() {
+        let path = store::recheck_csv(&dir);
+        if let Some(passes) = path.parent() {
+            std::fs::create_dir_all(passes).map_err(|e| MergeError::Write {
+                path: passes.to_path_buf(),
+                cause: e.into(),
+            })?;
+        }
+        let refs: Vec<&Vec<String>> = recheck.iter().collect();
+        write_csv(&path, &header, &refs, first.manifest.dialect)?;
+    }
     save(&manifest, &dir)?;
     Ok(Merged {
         dir,
@@ -312,4 +333,51 @@ pub fn merge(dirs: &[PathBuf], opts: &Options) -> Result<Merged, MergeError> {
             .filter_map(|i| Some((i.manifest.shard.clone()?, i.manifest.state.to_string())))
             .collect(),
     })
+}
+
+/// The rows of the inputs' `passes/recheck.csv` (every process of a point that `recheck` measured
+/// again) that go with the merged rows: each point's from the run its row comes from (`slots`), so
+/// that no process is there twice and none belongs to a row the merge left out (a held point of a
+/// shard that stopped before combining it has no row: it stays in that run). In sweep order, and
+/// each point's processes in the order they ran (the first the one that showed two groups).
+fn recheck_rows(
+    inputs: &[Input],
+    slots: &[Vec<(usize, usize)>],
+    all: &[Point],
+    header: &[String],
+) -> Result<Vec<Vec<String>>, MergeError> {
+    // Per input: point id -> its processes.
+    let mut held: Vec<BTreeMap<String, Vec<Vec<String>>>> = Vec::with_capacity(inputs.len());
+    for input in inputs {
+        let path = store::recheck_csv(&input.dir);
+        let (h, rows) = read_csv(&path, input.manifest.dialect)?;
+        if let Some(h) = h.filter(|h| h != header) {
+            return Err(MergeError::RecheckHeaderDiffers {
+                path: path.display().to_string(),
+                detail: header_detail(header, &h),
+            });
+        }
+        let mut of_point: BTreeMap<String, Vec<Vec<String>>> = BTreeMap::new();
+        for row in rows {
+            let id = row.first().cloned().unwrap_or_default();
+            of_point.entry(id).or_default().push(row);
+        }
+        held.push(of_point);
+    }
+    let mut out = Vec::new();
+    for (slot, point) in slots.iter().zip(all) {
+        if let Some(&(i, _)) = slot.first() {
+            out.extend(held[i].remove(&point.id).unwrap_or_default());
+        }
+    }
+    Ok(out)
+}
+
+/// A manifest field every input has and agrees on, else None.
+fn agreed(inputs: &[Input], field: fn(&Manifest) -> &Option<String>) -> Option<String> {
+    let first = field(&inputs.first()?.manifest).clone()?;
+    inputs
+        .iter()
+        .all(|i| field(&i.manifest).as_ref() == Some(&first))
+        .then_some(first)
 }

@@ -110,8 +110,10 @@ struct SpecFile {
     zip: Option<Spanned<Vec<Vec<String>>>>,
     build_timeout_s: Option<f64>,
     run_timeout_s: Option<f64>,
-    repeat: Option<Spanned<u32>>,
-    recheck: Option<Spanned<u32>>,
+    /// Read as any value and checked in [`Spec::parse`], so that a value of the wrong type is
+    /// named with its key (serde's message names neither).
+    repeat: Option<Spanned<toml::Value>>,
+    recheck: Option<Spanned<toml::Value>>,
     control_every: Option<u32>,
     #[serde(default)]
     args: Vec<String>,
@@ -126,6 +128,36 @@ struct SpecFile {
     metrics: Vec<Spanned<MetricFile>>,
     analyze: Option<AnalyzeCfg>,
     profile: Option<crate::profile::config::ProfileFile>,
+}
+
+/// The top-level keys that take a value (not a table): one of them found inside a table was
+/// written below a `[table]` line, so TOML put it there.
+const TOP_LEVEL_VALUES: [&str; 15] = [
+    "name",
+    "description",
+    "bench",
+    "compiler",
+    "flags",
+    "arch",
+    "gpu",
+    "filter",
+    "zip",
+    "build_timeout_s",
+    "run_timeout_s",
+    "repeat",
+    "recheck",
+    "control_every",
+    "args",
+];
+
+/// The hint of an error about `repeat`.
+const REPEAT_HINT: &str = "1 runs each point once, 3 in three processes";
+
+/// The hint of an error about `recheck`.
+fn recheck_hint() -> String {
+    format!(
+        "at most {MAX_RECHECK} more processes for a held point; {DEFAULT_RECHECK} is the default"
+    )
 }
 
 /// What `sweep run` analyses and plots when it ends.
@@ -500,32 +532,47 @@ impl Spec {
             }
         }
         let repeat = match &file.repeat {
-            Some(r) if *r.get_ref() == 0 => {
-                return Err(invalid(
-                    r.span().start,
-                    "`repeat` is 0 (hint: 1 runs each point once, 3 in three processes)".into(),
-                ))
+            Some(r) => {
+                let at = r.span().start;
+                let n =
+                    whole_number("repeat", r.get_ref(), REPEAT_HINT).map_err(|m| invalid(at, m))?;
+                if n < 1 {
+                    return Err(invalid(
+                        at,
+                        format!("`repeat` is {n} (hint: {REPEAT_HINT})"),
+                    ));
+                }
+                u32::try_from(n).map_err(|_| {
+                    invalid(
+                        at,
+                        format!(
+                            "`repeat` is {n} (hint: at most {}; {REPEAT_HINT})",
+                            u32::MAX
+                        ),
+                    )
+                })?
             }
-            Some(r) => *r.get_ref(),
             None => 1,
         };
         let recheck = match &file.recheck {
-            Some(r) if *r.get_ref() > MAX_RECHECK => {
-                return Err(invalid(
-                    r.span().start,
-                    format!(
-                        "`recheck` is {} (hint: at most {MAX_RECHECK} more processes for a held point; 2 is the default)",
-                        r.get_ref()
-                    ),
-                ))
+            Some(r) => {
+                let at = r.span().start;
+                let n = whole_number("recheck", r.get_ref(), &recheck_hint())
+                    .map_err(|m| invalid(at, m))?;
+                let n = u32::try_from(n)
+                    .ok()
+                    .filter(|n| *n <= MAX_RECHECK)
+                    .ok_or_else(|| {
+                        invalid(at, format!("`recheck` is {n} (hint: {})", recheck_hint()))
+                    })?;
+                if n > 0 && repeat > 1 {
+                    return Err(invalid(
+                        at,
+                        format!("`recheck` is {n} with `repeat = {repeat}` (hint: with repeat every point runs in {repeat} processes already; drop one of them)"),
+                    ));
+                }
+                n
             }
-            Some(r) if *r.get_ref() > 0 && repeat > 1 => {
-                return Err(invalid(
-                    r.span().start,
-                    format!("`recheck` is {} with `repeat = {repeat}` (hint: with repeat every point runs in {repeat} processes already; drop one of them)", r.get_ref()),
-                ))
-            }
-            Some(r) => *r.get_ref(),
             None => DEFAULT_RECHECK,
         };
         let profile = match &file.profile {
@@ -609,6 +656,28 @@ fn folder_name(s: &str) -> bool {
             .all(|c| c.is_ascii_alphanumeric() || "_-.".contains(c))
 }
 
+/// The integer a count key (`repeat`, `recheck`) holds, or why it holds none: the key, what it
+/// holds instead, and `hint`.
+fn whole_number(key: &str, value: &toml::Value, hint: &str) -> Result<i64, String> {
+    let what = match value {
+        toml::Value::Integer(n) => return Ok(*n),
+        toml::Value::String(s) => {
+            if let Ok(n) = s.trim().parse::<i64>() {
+                return Err(format!(
+                    "`{key}` is the string {s:?}, not a number (hint: write it without quotes, `{key} = {n}`; {hint})"
+                ));
+            }
+            format!("the string {s:?}")
+        }
+        toml::Value::Float(x) => format!("{x:?}"),
+        toml::Value::Boolean(b) => format!("{b}"),
+        toml::Value::Datetime(d) => format!("the date {d}"),
+        toml::Value::Array(_) => "a list".into(),
+        toml::Value::Table(_) => "a table".into(),
+    };
+    Err(format!("`{key}` is {what}, not an integer (hint: {hint})"))
+}
+
 fn tidy_toml_message(m: &str) -> String {
     let m = m
         .lines()
@@ -623,6 +692,16 @@ fn tidy_toml_message(m: &str) -> String {
     }
     if m.starts_with("invalid type: map, expected a sequence") {
         return "a table where a list of tables is expected (hint: write `[[axis]]` and `[[metric]]`, with double brackets)".into();
+    }
+    // A top-level key below a `[table]` line is that table's in TOML.
+    if let Some(key) = TOP_LEVEL_VALUES.iter().find(|k| {
+        m.strip_prefix("unknown key `")
+            .and_then(|rest| rest.strip_prefix(**k))
+            .is_some_and(|rest| rest.starts_with('`'))
+    }) {
+        return format!(
+            "unknown key `{key}` in the table above it (hint: `{key}` is a top-level key: write it above the first `[table]` line; below one, TOML reads it as that table's)"
+        );
     }
     match m.split_once(", expected") {
         Some((head, rest)) => format!("{head} (hint: expected{rest})"),

@@ -157,6 +157,64 @@ fn errors_name_file_line_and_culprit() {
     }
 }
 
+/// `repeat` and `recheck` of another type than an integer, or out of bounds, are named with their
+/// key and value and a hint, on one line (serde's own message named neither); written below a
+/// `[table]` line, where TOML makes them that table's, the error says they belong at the top.
+#[test]
+fn repeat_and_recheck_of_a_wrong_type_or_place_name_the_key() {
+    let repeat_hint = "(hint: 1 runs each point once, 3 in three processes)";
+    let recheck_hint = "(hint: at most 8 more processes for a held point; 2 is the default)";
+    let cases = [
+        (
+            "repeat = \"3\"",
+            "`repeat` is the string \"3\", not a number (hint: write it without quotes, `repeat = 3`; 1 runs each point once, 3 in three processes)".to_string(),
+        ),
+        (
+            "repeat = \"three\"",
+            format!("`repeat` is the string \"three\", not an integer {repeat_hint}"),
+        ),
+        ("repeat = 2.0", format!("`repeat` is 2.0, not an integer {repeat_hint}")),
+        ("repeat = true", format!("`repeat` is true, not an integer {repeat_hint}")),
+        ("repeat = [3]", format!("`repeat` is a list, not an integer {repeat_hint}")),
+        ("repeat = -1", format!("`repeat` is -1 {repeat_hint}")),
+        (
+            "repeat = 5000000000",
+            "`repeat` is 5000000000 (hint: at most 4294967295; 1 runs each point once, 3 in three processes)".to_string(),
+        ),
+        ("recheck = 2.5", format!("`recheck` is 2.5, not an integer {recheck_hint}")),
+        (
+            "recheck = \" 2 \"",
+            "`recheck` is the string \" 2 \", not a number (hint: write it without quotes, `recheck = 2`; at most 8 more processes for a held point; 2 is the default)".to_string(),
+        ),
+        ("recheck = nan", format!("`recheck` is NaN, not an integer {recheck_hint}")),
+        ("recheck = {n = 2}", format!("`recheck` is a table, not an integer {recheck_hint}")),
+        (
+            "recheck = 1979-05-27",
+            format!("`recheck` is the date 1979-05-27, not an integer {recheck_hint}"),
+        ),
+        ("recheck = -1", format!("`recheck` is -1 {recheck_hint}")),
+        ("recheck = 9", format!("`recheck` is 9 {recheck_hint}")),
+        ("recheck = 18446744073", format!("`recheck` is 18446744073 {recheck_hint}")),
+    ];
+    for (line, want) in cases {
+        let err = parse(&format!("# a sweep\n{line}\n{OK}")).unwrap_err();
+        assert_eq!(err, format!("sweeps/t.toml:2: {want}"), "{line}");
+    }
+    for key in ["repeat = 3", "recheck = 0"] {
+        let name = key.split(' ').next().unwrap();
+        let hint = format!("unknown key `{name}` in the table above it (hint: `{name}` is a top-level key: write it above the first `[table]` line; below one, TOML reads it as that table's)");
+        // In [timing], and after the last [[metric]]: the line is the key's.
+        let err = parse(&format!("{OK}[timing]\n{key}\n")).unwrap_err();
+        assert_eq!(err, format!("sweeps/t.toml:8: {hint}"));
+        let err = parse(&format!("{OK}{key}\n")).unwrap_err();
+        assert_eq!(err, format!("sweeps/t.toml:7: {hint}"));
+    }
+    let s = parse(&format!("repeat = 3\nrecheck = 0\n{OK}")).unwrap();
+    assert_eq!((s.repeat, s.recheck), (3, 0));
+    let s = parse(&format!("recheck = 8\n{OK}")).unwrap();
+    assert_eq!((s.repeat, s.recheck), (1, 8));
+}
+
 #[test]
 fn a_run_folder_name_from_the_file_name_is_blamed_on_the_file_name() {
     // `sweeps/a b.toml` has no `name` key: the first `name =` line is the axis's, not the culprit.
@@ -236,7 +294,7 @@ fn fuzzed_specs_give_an_error_or_a_plan_never_a_panic() {
         .collect();
     seeds.sort();
     assert!(seeds.len() >= 10);
-    const PIECES: [&str; 24] = [
+    const PIECES: [&str; 26] = [
         "[[axis]]\n",
         "[[metric]]\n",
         "[timing]\n",
@@ -259,6 +317,8 @@ fn fuzzed_specs_give_an_error_or_a_plan_never_a_panic() {
         "-9223372036854775808",
         "step = 0\n",
         "repeat = 0\n",
+        "repeat = \"3\"\n",
+        "recheck = 2.5\n",
         "placements = 4294967295\n",
         "\u{0}",
     ];

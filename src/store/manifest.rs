@@ -7,6 +7,13 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::Path;
 
+/// The version of this sweep (Cargo.toml), for the manifest of a run it starts.
+pub const SWEEP_VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// The git commit of the source this sweep was built from, `<sha>-dirty` when its files differed
+/// from it, `unknown` when it was built without git or outside the repository (build.rs).
+pub const SWEEP_COMMIT: &str = env!("SWEEP_COMMIT");
+
 /// Where a run folder stands, as its manifest says (`"running"`, `"finished"`, ...).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -101,6 +108,13 @@ pub struct Manifest {
     /// status`): the commit alone does not name what ran. None in runs from before the field.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub git_dirty: Option<bool>,
+    /// The sweep that started the run: its version ([`SWEEP_VERSION`]) and the commit of its
+    /// source ([`SWEEP_COMMIT`]); a resumed run keeps them. None in runs from before the fields,
+    /// and in a merge of runs that differ in them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sweep_version: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sweep_commit: Option<String>,
     pub command: Vec<String>,
     pub compiler: String,
     pub compiler_version: String,
@@ -258,6 +272,29 @@ mod word_tests {
         }
         v["split"] = "diagonal".into();
         assert!(serde_json::from_value::<Manifest>(v).is_err());
+    }
+
+    /// Manifests of runs made before `sweep_version` and `sweep_commit` (every fixture) still
+    /// load, without them, and are written back without them.
+    #[test]
+    fn every_fixture_manifest_loads_without_the_sweep_keys() {
+        let fixtures = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+        let mut n = 0;
+        for e in walkdir::WalkDir::new(fixtures)
+            .into_iter()
+            .filter_map(Result::ok)
+        {
+            if e.file_name() != "manifest.json" {
+                continue;
+            }
+            let dir = e.path().parent().unwrap();
+            let m = Manifest::load(dir).unwrap_or_else(|err| panic!("{err}"));
+            assert_eq!((&m.sweep_version, &m.sweep_commit), (&None, &None));
+            let back = serde_json::to_value(&m).unwrap();
+            assert!(back.get("sweep_version").is_none() && back.get("sweep_commit").is_none());
+            n += 1;
+        }
+        assert!(n >= 15, "{n} fixture manifests");
     }
 
     #[test]
