@@ -82,44 +82,6 @@ fn the_analysis_says_when_a_nested_period_may_be_the_main_one() {
     }
 }
 
-/// Steps of two sizes, from two H100 runs of session 12 (bench/truth.txt), in x order: the global
-/// grid stores of the shuffled thread sweep (tests/fixtures/analysis/grid_stores_shuffled.csv;
-/// their values agree with two full sweeps of the same hour within 1.4 %, where both read period
-/// 64 with 32 nested at high confidence) and halfwarp's global_vec1 measured again
-/// (halfwarp_vec1_rerun.csv; the fixture reads 64 with 32 nested at high confidence). In each the
-/// search picked 32 for one series, whose staircase then misses the smaller drops between the
-/// large ones, and the curve read "no periodic structure" until the double period was tried
-/// (src/analyze/curve/mod.rs, `doubled`).
-#[test]
-fn steps_of_two_sizes_read_as_the_double_period_with_the_other_nested() {
-    for (file, series) in [
-        ("grid_stores_shuffled.csv", 2),
-        ("halfwarp_vec1_rerun.csv", 1),
-    ] {
-        let csv = Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("tests/fixtures/analysis")
-            .join(file);
-        let (text, _out) = analyze_csv(&csv, &[]);
-        let lines: Vec<&str> = text
-            .lines()
-            .filter(|l| l.starts_with("| global_") && l.contains("_mflops |"))
-            .collect();
-        assert_eq!(lines.len(), series, "{text}");
-        for line in lines {
-            let cells: Vec<&str> = line.split('|').map(str::trim).collect();
-            assert_eq!(cells[2], "64", "{file}: {line}");
-            assert!(cells[4].starts_with("high"), "{file}: {line}");
-            assert!(
-                line.contains(
-                    "and period 32 (warp: a started warp costs a whole one), peaks at threads ≡ 0 \
-                     (mod 32), high confidence"
-                ),
-                "{file}: {line}"
-            );
-        }
-    }
-}
-
 #[test]
 fn analyze_finds_period_knee_and_best_x_in_every_series_of_the_thread_sweep() {
     let (table, out) = analyze("threads_1_512", &[]);
