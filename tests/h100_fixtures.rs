@@ -82,6 +82,53 @@ fn the_analysis_says_when_a_nested_period_may_be_the_main_one() {
     }
 }
 
+/// Steps of two sizes: the global grid stores of the shuffled thread sweep of session 12
+/// (tests/fixtures/analysis/grid_stores_shuffled.csv, in thread order; bench/truth.txt), whose
+/// values agree with two full sweeps of the same hour within 1.43 %, where both stores read period
+/// 64 with 32 nested at high confidence. Here the search picks 32 for global_all_grid, whose
+/// staircase then finds the smaller drops between the large ones missing; the curve read "no
+/// periodic structure" until the double period was tried (src/analyze/curve/mod.rs, `doubled`).
+#[test]
+fn steps_of_two_sizes_read_as_the_double_period_with_the_other_nested() {
+    let csv = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/analysis/grid_stores_shuffled.csv");
+    let (text, _out) = analyze_csv(&csv, &[]);
+    let lines: Vec<&str> = text
+        .lines()
+        .filter(|l| l.contains("_grid_mflops |"))
+        .collect();
+    assert_eq!(lines.len(), 2, "{text}");
+    for line in lines {
+        let cells: Vec<&str> = line.split('|').map(str::trim).collect();
+        assert_eq!(cells[2], "64", "{line}");
+        assert!(cells[4].starts_with("high"), "{line}");
+        assert!(
+            line.contains(
+                "and period 32 (warp: a started warp costs a whole one), peaks at threads ≡ 0 \
+                 (mod 32), high confidence"
+            ),
+            "{line}"
+        );
+    }
+}
+
+/// The other side of the double period: staircases of period 32 (threads 1..1024, 1 % and 0.5 %
+/// noise) whose drops are absent at 4-5 random edges, built by a hostile review of the first cut
+/// of `doubled` (bench/misread_data/absent_drops.py), which read all three as 64 at high
+/// confidence. Their drops have one size, so 64 must not stand: they read 32, or no period.
+#[test]
+fn a_staircase_with_drops_absent_at_random_is_not_read_as_its_double() {
+    let csv =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/analysis/absent_drops.csv");
+    let (text, _out) = analyze_csv(&csv, &[]);
+    let lines: Vec<&str> = text.lines().filter(|l| l.contains("_mflops |")).collect();
+    assert_eq!(lines.len(), 3, "{text}");
+    for line in lines {
+        let cells: Vec<&str> = line.split('|').map(str::trim).collect();
+        assert!(["32", "none"].contains(&cells[2]), "{line}");
+    }
+}
+
 #[test]
 fn analyze_finds_period_knee_and_best_x_in_every_series_of_the_thread_sweep() {
     let (table, out) = analyze("threads_1_512", &[]);

@@ -189,3 +189,86 @@ impl Cost {
         Some((off, gain, rss_best))
     }
 }
+
+impl Cost {
+    /// Whether the points show steps of two sizes: `double` (period 2P) over the edges of `st`
+    /// (period P), the large drops at 2P's edges and smaller ones at the P edges between them.
+    /// Every edge of P inside 2P's bounds is read as in `coverage` (half a period of P before it,
+    /// a quarter to three quarters after it: windows that never reach the next edge), as a
+    /// fraction of the rise P's staircase fits there; each family (2P's edges, the others) must
+    /// have its drops there at a size of its own (at most one in ten below a quarter of the
+    /// family's median fraction by more than three standard errors), and the edges between must
+    /// drop clearly less than 2P's (median below 0.8 of theirs). A staircase of P whose drops are
+    /// absent here and there has one size, and fails.
+    pub(crate) fn two_sizes(&self, st: &Staircase, double: &Staircase) -> bool {
+        let (b, p) = (double.bounds, st.period);
+        if double.period != 2 * p || (double.residue - st.residue).rem_euclid(p) != 0 {
+            return false;
+        }
+        let model = self.middle_model(b, p, st.residue);
+        let live: Vec<usize> = (b.knee..b.end).filter(|&i| self.w[i] > 0.0).collect();
+        if live.len() < 2 {
+            return false;
+        }
+        let change: Vec<f64> = live
+            .windows(2)
+            .map(|w| (self.c[w[1]] - self.c[w[0]]) / self.c[w[1]])
+            .collect();
+        let noise = robust_sigma(&change) / std::f64::consts::SQRT_2;
+        let (lo, hi) = (self.g[b.knee], self.g[b.end - 1]);
+        let (half, quarter) = ((p / 2).max(1), p / 4);
+        let within = |from: i64, to: i64| -> Vec<usize> {
+            let a = live.partition_point(|&i| self.g[i] <= from);
+            let z = live.partition_point(|&i| self.g[i] <= to);
+            live[a..z].to_vec()
+        };
+        let mean = |idx: &[usize], f: &dyn Fn(usize) -> f64| -> f64 {
+            idx.iter().map(|&i| f(i)).sum::<f64>() / idx.len() as f64
+        };
+        // (fraction of the fitted rise, its standard error as a fraction), per family.
+        let (mut large, mut small) = (Vec::new(), Vec::new());
+        let mut edge = st.residue + (lo - st.residue).div_euclid(p) * p;
+        while edge < hi {
+            let this = edge;
+            edge += p;
+            if this < lo + half {
+                continue;
+            }
+            let from = (this + quarter).min(hi - 1).max(this);
+            let (bi, ai) = (within(this - half, this), within(from, from + half));
+            if bi.is_empty() || ai.is_empty() {
+                continue;
+            }
+            let value = |i: usize| self.c[i];
+            let observed = mean(&ai, &value) - mean(&bi, &value);
+            let fitted = mean(&ai, &model) - mean(&bi, &model);
+            if fitted <= 0.0 {
+                return false;
+            }
+            let height = mean(&bi, &value).max(mean(&ai, &value));
+            let se = noise * height * (1.0 / ai.len() as f64 + 1.0 / bi.len() as f64).sqrt();
+            let family = if (this - double.residue).rem_euclid(2 * p) == 0 {
+                &mut large
+            } else {
+                &mut small
+            };
+            family.push((observed / fitted, se / fitted));
+        }
+        let median = |f: &[(f64, f64)]| {
+            let mut v: Vec<f64> = f.iter().map(|e| e.0).collect();
+            v.sort_by(f64::total_cmp);
+            v[v.len() / 2]
+        };
+        let there = |f: &[(f64, f64)]| {
+            let m = median(f);
+            let absent = f.iter().filter(|(r, se)| *r < 0.25 * m - 3.0 * se).count();
+            m > 0.0 && 10 * absent <= f.len()
+        };
+        large.len() >= 2
+            && small.len() >= 2
+            && large.len() + small.len() >= 2 * MIN_STEPS as usize
+            && there(&large)
+            && there(&small)
+            && median(&small) < 0.8 * median(&large)
+    }
+}

@@ -116,6 +116,53 @@ impl Cost {
         best
     }
 
+    /// A staircase of a given period: its phase and bounds settled as `settle` does (from the
+    /// knee of `st` to the last point, no tail), and the periods its confidence is weighed against
+    /// (neighbours, divisors, multiples) scored with the same bounds. `None` when the period does
+    /// not fit three times into them.
+    pub(crate) fn at_period(&self, st: &Staircase, period: i64) -> Option<Staircase> {
+        let extent = |b: Bounds| self.g[b.end - 1] - self.g[b.knee] + 1;
+        let mut bounds = Bounds {
+            knee: st.bounds.knee,
+            end: self.len(),
+        };
+        if period < 2 || period > MAX_PERIOD || MIN_STEPS * period > extent(bounds) {
+            return None;
+        }
+        let (mut residue, mut rss) = self.phase_scan(bounds, period);
+        for _ in 0..3 {
+            let mid = self.prefix(|i| self.stair_row(i, period, residue));
+            let (b, r) = self.best_bounds(&mid, bounds, MIN_STEPS * period, false, rising_rss);
+            if b == bounds || !r.is_finite() {
+                break;
+            }
+            bounds = b;
+            (residue, rss) = self.phase_scan(bounds, period);
+        }
+        let floor = rss_floor(self.len());
+        let mut others = vec![period - 1, period + 1];
+        for k in 2..=4 {
+            if period % k == 0 {
+                others.push(period / k);
+            }
+            others.push(k * period);
+        }
+        let mut rss_by_period = vec![(period, rss.max(floor))];
+        for q in others {
+            if q >= 2 && q % self.stride == 0 && q <= extent(bounds) {
+                rss_by_period.push((q, self.phase_scan(bounds, q).1.max(floor)));
+            }
+        }
+        Some(Staircase {
+            period,
+            residue,
+            bounds,
+            rss: rss.max(floor),
+            rss_by_period,
+            candidates: st.candidates,
+        })
+    }
+
     /// A straight tail is kept only when it improves the fit by more than its cost in BIC terms.
     pub(super) fn tail_pays(&self, without: f64, with: f64) -> bool {
         let floor = rss_floor(self.len());
