@@ -126,7 +126,7 @@ impl Cost {
             knee: st.bounds.knee,
             end: self.len(),
         };
-        if period < 2 || period > MAX_PERIOD || MIN_STEPS * period > extent(bounds) {
+        if !(2..=MAX_PERIOD).contains(&period) || MIN_STEPS * period > extent(bounds) {
             return None;
         }
         let (mut residue, mut rss) = self.phase_scan(bounds, period);
