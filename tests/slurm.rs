@@ -396,6 +396,102 @@ fn merge_carries_the_processes_recheck_kept_from_the_run_that_gives_each_row() {
 }
 
 #[test]
+fn merge_carries_each_pass_of_repeat_from_the_run_that_gives_each_row() {
+    let p = project();
+    // saw.toml over threads 1..8 in mode varies with `repeat = 3`: the n-th process of a point
+    // gives 1 + 0.1 n times its value, so each pass's rows differ; a run keeps every pass's own
+    // row of each point in passes/pass-<p>.csv, and its results row is their median.
+    let spec = p.path().join("sweeps/saw.toml");
+    let text = std::fs::read_to_string(&spec)
+        .unwrap()
+        .replace("range = [1, 64]", "range = [1, 8]")
+        .replace("mode = \"ok\"", "mode = \"varies\"")
+        .replace("compiler = \"cc\"", "compiler = \"cc\"\nrepeat = 3");
+    std::fs::write(&spec, text).unwrap();
+    sweep(p.path())
+        .args(["run", "sweeps/saw.toml", "--no-analyze", "-q"])
+        .args(["--output", "local"])
+        .assert()
+        .success();
+    let single = latest(&p.path().join("local/saw"), "Z");
+    // A run keeps passes after the first in shuffled orders; the merge in sweep order.
+    let want: Vec<Rows> = (0..3)
+        .map(|pass| {
+            let mut r = rows(&single.join(format!("passes/pass-{pass}.csv")));
+            r.sort_by_key(|r| r[1].parse::<usize>().unwrap());
+            r
+        })
+        .collect();
+    assert!(want.iter().all(|w| w.len() == 8));
+    assert_ne!(want[0], want[1], "the passes differ");
+
+    let runs: Vec<PathBuf> = (0..4)
+        .map(|i| {
+            shard(p.path(), i, 4, &[])
+                .strip_prefix(p.path())
+                .unwrap()
+                .to_path_buf()
+        })
+        .collect();
+    // A stale copy of shard 1 that lost its rows but not its passes: the rows come from the
+    // finished shard 1, and so do their passes, once each.
+    let stale = p.path().join("stale");
+    std::fs::create_dir_all(stale.join("passes")).unwrap();
+    for f in [
+        "manifest.json",
+        "passes/pass-0.csv",
+        "passes/pass-1.csv",
+        "passes/pass-2.csv",
+    ] {
+        std::fs::copy(p.path().join(&runs[1]).join(f), stale.join(f)).unwrap();
+    }
+    let results = std::fs::read_to_string(p.path().join(&runs[1]).join("results.csv")).unwrap();
+    let header_line = &results[..=results.find('\n').unwrap()];
+    std::fs::write(stale.join("results.csv"), header_line).unwrap();
+    // Shard 2's last pass as a run resumed after a kill between a process's row and its point's
+    // leaves it: an earlier process of its first point, then the one its results row combined.
+    let last = p.path().join(&runs[2]).join("passes/pass-2.csv");
+    let text = std::fs::read_to_string(&last).unwrap();
+    let (head, body) = text.split_at(text.find('\n').unwrap() + 1);
+    let row = &body[..=body.find('\n').unwrap()];
+    let mflops = row.split(',').nth(4).unwrap();
+    let orphan = row.replacen(&format!(",{mflops},"), ",1,", 1);
+    assert_ne!(orphan, row);
+    std::fs::write(&last, format!("{head}{orphan}{body}")).unwrap();
+
+    let out = merge(p.path(), runs.iter().chain([&PathBuf::from("stale")]));
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let merged = merged_runs(p.path());
+    for (pass, want) in want.iter().enumerate() {
+        let csv = merged[0].join(format!("passes/pass-{pass}.csv"));
+        assert_eq!(&rows(&csv), want, "pass {pass}");
+        let text = std::fs::read_to_string(&csv).unwrap();
+        assert!(text.starts_with(header_line), "{text}");
+    }
+    assert!(!merged[0].join("passes/recheck.csv").exists());
+
+    // A pass CSV whose header differs from its run's results.csv stops the merge.
+    let edited = p.path().join(&runs[3]).join("passes/pass-1.csv");
+    let text = std::fs::read_to_string(&edited).unwrap();
+    std::fs::write(&edited, text.replacen("saw_mflops", "saw_gflops", 1)).unwrap();
+    let out = merge(
+        p.path(),
+        runs.iter()
+            .map(|r| r.as_os_str())
+            .chain(["--out".as_ref(), "joined".as_ref()]),
+    );
+    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+    assert_eq!(
+        stderr(&out),
+        format!(
+            "error: `{}` has another CSV header than the results.csv of its run: column 5 is `saw_gflops` there and `saw_mflops` here (hint: was it edited? nothing was written)\n",
+            runs[3].join("passes/pass-1.csv").display()
+        )
+    );
+    assert!(!p.path().join("joined").exists());
+}
+
+#[test]
 fn merge_keeps_the_semicolon_dialect() {
     let p = project();
     let want = reference(p.path());

@@ -6,9 +6,10 @@
 //! (nothing is written); missing points are named, and the rows there are are still merged, so the
 //! user sees what is missing and which shards to run again (the manifest's `missing` lists them
 //! all, its `state` is `incomplete`). Beside the rows go the runs' control re-runs (`controls.csv`)
-//! and every process of the points `recheck` measured again (`passes/recheck.csv`), each point's
-//! from the run its row comes from. Inputs are only read, never repaired: a shard still running
-//! can be merged as it stands.
+//! and the processes behind the rows: every process of the points `recheck` measured again
+//! (`passes/recheck.csv`) and, with `repeat = k`, each pass's own row of every point
+//! (`passes/pass-<p>.csv`), each point's from the run its row comes from. Inputs are only read,
+//! never repaired: a shard still running can be merged as it stands.
 //!
 //! `inputs.rs` finds and reads the runs, `output.rs` writes the merged folder, `summary.rs` holds
 //! its manifest and messages; this file matches the rows to the sweep's points.
@@ -34,15 +35,16 @@ use summary::name_points;
 pub const HELP: &str = "\
 A sweep folder (output/<sweep>) stands for the latest run of each of its shards. The runs must
 come from one spec text, with one CSV header and dialect; the merged CSV keeps that dialect, and
-the runs' control re-runs go together into the merged controls.csv, and the processes of the
-points recheck measured again into its passes/recheck.csv.
+the runs' control re-runs go together into the merged controls.csv, and the processes behind its
+rows (those recheck measured again, and with repeat each pass's) into its passes/recheck.csv and
+passes/pass-<p>.csv, each point's from the run its row comes from.
 
 Exit codes:
   0    every point of the sweep merged, whatever its status
   1    points missing: the rest is merged, and its manifest.json lists the missing ones (state
        `incomplete`); or points in two runs: nothing written
-  3    runs of different specs, headers or dialects (passes/recheck.csv included), or a run
-       that cannot be read";
+  3    runs of different specs, headers or dialects (passes/*.csv included), or a run that
+       cannot be read";
 
 #[derive(Debug, thiserror::Error)]
 pub enum MergeError {
@@ -69,8 +71,9 @@ pub enum MergeError {
         other: String,
         detail: String,
     },
+    /// A CSV kept beside a run's results.csv (`passes/*.csv`) with another header.
     #[error("`{path}` has another CSV header than the results.csv of its run: {detail} (hint: was it edited? nothing was written)")]
-    RecheckHeaderDiffers { path: String, detail: String },
+    KeptHeaderDiffers { path: String, detail: String },
     #[error("run `{other}` is written in the {other_dialect} CSV dialect and `{first}` in the {first_dialect} one (hint: merge runs of one --csv-dialect)")]
     DialectDiffers {
         first: String,
@@ -210,7 +213,13 @@ pub fn merge(dirs: &[PathBuf], opts: &Options) -> Result<Merged, MergeError> {
         .filter_map(|s| s.first())
         .map(|&(i, r)| &inputs[i].rows[r])
         .collect();
-    let recheck = recheck_rows(&inputs, &slots, &all, &header)?;
+    let processes: Vec<(PathBuf, Vec<Vec<String>>)> = kept_csvs(spec.repeat)
+        .into_iter()
+        .map(|kept| {
+            let rows = kept_rows(&inputs, &slots, &all, &header, &kept)?;
+            Ok((kept.path, rows))
+        })
+        .collect::<Result<_, MergeError>>()?;
     let status = header.iter().position(|c| c == STATUS_COLUMN);
     let mut counts = BTreeMap::new();
     for row in &rows {
@@ -306,15 +315,15 @@ pub fn merge(dirs: &[PathBuf], opts: &Options) -> Result<Merged, MergeError> {
             first.manifest.dialect,
         )?;
     }
-    if !recheck.is_empty() {
-        let path = store::recheck_csv(&dir);
+    for (path, rows) in processes.iter().filter(|(_, rows)| !rows.is_empty()) {
+        let path = dir.join(path);
         if let Some(passes) = path.parent() {
             std::fs::create_dir_all(passes).map_err(|e| MergeError::Write {
                 path: passes.to_path_buf(),
                 cause: e.into(),
             })?;
         }
-        let refs: Vec<&Vec<String>> = recheck.iter().collect();
+        let refs: Vec<&Vec<String>> = rows.iter().collect();
         write_csv(&path, &header, &refs, first.manifest.dialect)?;
     }
     save(&manifest, &dir)?;
@@ -335,24 +344,51 @@ pub fn merge(dirs: &[PathBuf], opts: &Options) -> Result<Merged, MergeError> {
     })
 }
 
-/// The rows of the inputs' `passes/recheck.csv` (every process of a point that `recheck` measured
-/// again) that go with the merged rows: each point's from the run its row comes from (`slots`), so
-/// that no process is there twice and none belongs to a row the merge left out (a held point of a
-/// shard that stopped before combining it has no row: it stays in that run). In sweep order, and
-/// each point's processes in the order they ran (the first the one that showed two groups).
-fn recheck_rows(
+/// A CSV of processes that a run keeps beside its results.csv (same header), behind its rows.
+struct Kept {
+    /// Where, relative to the run folder.
+    path: PathBuf,
+    /// Whether a point has one row there (a pass of `repeat`: its last, the one its results row
+    /// combined, as the run itself reads it) or several (`recheck`: every process, in the order
+    /// they ran).
+    one_per_point: bool,
+}
+
+/// The process CSVs of a run of a spec with `repeat`: `passes/recheck.csv`, and with `repeat` > 1
+/// each pass's `passes/pass-<p>.csv`.
+fn kept_csvs(repeat: u32) -> Vec<Kept> {
+    let run = Path::new("");
+    let passes = (0..repeat).filter(|_| repeat > 1).map(|p| Kept {
+        path: store::pass_csv(run, p),
+        one_per_point: true,
+    });
+    std::iter::once(Kept {
+        path: store::recheck_csv(run),
+        one_per_point: false,
+    })
+    .chain(passes)
+    .collect()
+}
+
+/// The rows of the inputs' `kept` CSV that go with the merged rows: each point's from the run its
+/// row comes from (`slots`), so that no process is there twice and none belongs to a row the merge
+/// left out (a point of a shard that stopped before its row was written, a held point of a shard
+/// that stopped before combining it: they stay in that run). In sweep order, and each point's
+/// processes in the order they ran (with `recheck`, the first the one that showed two groups).
+fn kept_rows(
     inputs: &[Input],
     slots: &[Vec<(usize, usize)>],
     all: &[Point],
     header: &[String],
+    kept: &Kept,
 ) -> Result<Vec<Vec<String>>, MergeError> {
     // Per input: point id -> its processes.
     let mut held: Vec<BTreeMap<String, Vec<Vec<String>>>> = Vec::with_capacity(inputs.len());
     for input in inputs {
-        let path = store::recheck_csv(&input.dir);
+        let path = input.dir.join(&kept.path);
         let (h, rows) = read_csv(&path, input.manifest.dialect)?;
         if let Some(h) = h.filter(|h| h != header) {
-            return Err(MergeError::RecheckHeaderDiffers {
+            return Err(MergeError::KeptHeaderDiffers {
                 path: path.display().to_string(),
                 detail: header_detail(header, &h),
             });
@@ -360,7 +396,11 @@ fn recheck_rows(
         let mut of_point: BTreeMap<String, Vec<Vec<String>>> = BTreeMap::new();
         for row in rows {
             let id = row.first().cloned().unwrap_or_default();
-            of_point.entry(id).or_default().push(row);
+            let list = of_point.entry(id).or_default();
+            if kept.one_per_point {
+                list.clear();
+            }
+            list.push(row);
         }
         held.push(of_point);
     }
