@@ -323,6 +323,60 @@ fn runs_of_another_spec_or_header_are_refused_by_name() {
 }
 
 #[test]
+fn a_controls_csv_of_another_header_or_unreadable_is_refused_before_anything_is_written() {
+    let p = project();
+    let runs: Vec<PathBuf> = (0..2)
+        .map(|i| {
+            shard(p.path(), i, 2, &[])
+                .strip_prefix(p.path())
+                .unwrap()
+                .to_path_buf()
+        })
+        .collect();
+    let controls = p.path().join(&runs[1]).join("controls.csv");
+    let text = std::fs::read_to_string(&controls).unwrap();
+    assert!(text.lines().count() > 1, "shard 1 re-ran points: {text}");
+    std::fs::write(&controls, text.replacen("saw_mflops", "saw_gflops", 1)).unwrap();
+    let out = merge(p.path(), &runs);
+    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+    assert_eq!(
+        stderr(&out),
+        format!(
+            "error: `{}` has another CSV header than the results.csv of its run: column 5 is `saw_gflops` there and `saw_mflops` here (hint: was it edited? nothing was written)\n",
+            runs[1].join("controls.csv").display()
+        )
+    );
+    assert!(merged_runs(p.path()).is_empty(), "no merged folder");
+
+    // One that cannot be read stops the merge before its folder is made, too.
+    std::fs::remove_file(&controls).unwrap();
+    std::fs::create_dir(&controls).unwrap();
+    let out = merge(p.path(), &runs);
+    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.starts_with(&format!(
+            "error: cannot read `{}`: ",
+            runs[1].join("controls.csv").display()
+        )),
+        "{err}"
+    );
+    assert!(merged_runs(p.path()).is_empty(), "no merged folder");
+
+    // Mended, the merge keeps both shards' controls under the one header.
+    std::fs::remove_dir(&controls).unwrap();
+    std::fs::write(&controls, &text).unwrap();
+    let out = merge(p.path(), &runs);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let want = rows(&p.path().join(&runs[0]).join("controls.csv")).len() + rows(&controls).len();
+    assert_eq!(
+        rows(&merged_runs(p.path())[0].join("controls.csv")).len(),
+        want
+    );
+}
+
+#[test]
 fn merge_carries_the_processes_recheck_kept_from_the_run_that_gives_each_row() {
     let p = project();
     // saw.toml over threads 1..8 in mode twostate: the first process of an even point shows two

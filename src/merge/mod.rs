@@ -43,8 +43,8 @@ Exit codes:
   0    every point of the sweep merged, whatever its status
   1    points missing: the rest is merged, and its manifest.json lists the missing ones (state
        `incomplete`); or points in two runs: nothing written
-  3    runs of different specs, headers or dialects (passes/*.csv included), or a run that
-       cannot be read";
+  3    runs of different specs, headers or dialects (controls.csv and passes/*.csv included),
+       or a run that cannot be read: nothing written";
 
 #[derive(Debug, thiserror::Error)]
 pub enum MergeError {
@@ -71,7 +71,7 @@ pub enum MergeError {
         other: String,
         detail: String,
     },
-    /// A CSV kept beside a run's results.csv (`passes/*.csv`) with another header.
+    /// A CSV kept beside a run's results.csv (`controls.csv`, `passes/*.csv`) with another header.
     #[error("`{path}` has another CSV header than the results.csv of its run: {detail} (hint: was it edited? nothing was written)")]
     KeptHeaderDiffers { path: String, detail: String },
     #[error("run `{other}` is written in the {other_dialect} CSV dialect and `{first}` in the {first_dialect} one (hint: merge runs of one --csv-dialect)")]
@@ -220,6 +220,7 @@ pub fn merge(dirs: &[PathBuf], opts: &Options) -> Result<Merged, MergeError> {
             Ok((kept.path, rows))
         })
         .collect::<Result<_, MergeError>>()?;
+    let controls = control_rows(&inputs, &header)?;
     let status = header.iter().position(|c| c == STATUS_COLUMN);
     let mut counts = BTreeMap::new();
     for row in &rows {
@@ -296,16 +297,6 @@ pub fn merge(dirs: &[PathBuf], opts: &Options) -> Result<Merged, MergeError> {
     let dir = out_dir(first, opts.out.as_deref(), &manifest.run)?;
     let csv = dir.join(store::RESULTS);
     write_csv(&csv, &header, &rows, first.manifest.dialect)?;
-    // The control re-runs of every input (same header), so that the merged run's analysis and
-    // compare still know the spread between processes.
-    let mut controls: Vec<Vec<String>> = Vec::new();
-    for i in &inputs {
-        if let (Some(h), more) = read_csv(&i.dir.join(store::CONTROLS), first.manifest.dialect)? {
-            if h == header {
-                controls.extend(more);
-            }
-        }
-    }
     if !controls.is_empty() {
         let refs: Vec<&Vec<String>> = controls.iter().collect();
         write_csv(
@@ -342,6 +333,25 @@ pub fn merge(dirs: &[PathBuf], opts: &Options) -> Result<Merged, MergeError> {
             .filter_map(|i| Some((i.manifest.shard.clone()?, i.manifest.state.to_string())))
             .collect(),
     })
+}
+
+/// The control re-runs of every input, so that the merged run's analysis and compare still know
+/// the spread between processes. Read with the other inputs, before anything is written: a
+/// controls.csv whose header differs from the results header is refused, not left out.
+fn control_rows(inputs: &[Input], header: &[String]) -> Result<Vec<Vec<String>>, MergeError> {
+    let mut controls = Vec::new();
+    for input in inputs {
+        let path = input.dir.join(store::CONTROLS);
+        let (h, rows) = read_csv(&path, input.manifest.dialect)?;
+        if let Some(h) = h.filter(|h| h != header) {
+            return Err(MergeError::KeptHeaderDiffers {
+                path: path.display().to_string(),
+                detail: header_detail(header, &h),
+            });
+        }
+        controls.extend(rows);
+    }
+    Ok(controls)
 }
 
 /// A CSV of processes that a run keeps beside its results.csv (same header), behind its rows.
