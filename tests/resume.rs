@@ -173,9 +173,12 @@ fn sigkill_at_random_moments_loses_and_duplicates_nothing() {
             killed_mid_run += 1;
         }
         if !finished {
+            let out = sweep(p.path()).stderr(Stdio::piped()).output().unwrap();
             assert!(
-                sweep(p.path()).status().unwrap().success(),
-                "seed {seed}: the resumed run finishes"
+                out.status.success(),
+                "seed {seed}: the resumed run finishes: {}\n{}",
+                out.status,
+                String::from_utf8_lossy(&out.stderr)
             );
         }
         let (rows, got) = results(p.path());

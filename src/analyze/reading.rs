@@ -143,6 +143,11 @@ pub fn reading(axis: &str, unit: &str, curve: &Curve, sense: Sense) -> String {
                     };
                 }
             }
+            if curve.two_sizes {
+                s +=
+                    "; its drops and the nested ones come in two sizes, told apart by a rank test \
+                      over a few edges: at most medium confidence";
+            }
             parts.push(s);
         }
         None => match &curve.guess {
