@@ -261,19 +261,30 @@ pub fn analyze_curve(points: &[(f64, Option<f64>)], sense: Sense) -> Curve {
     if let (true, Some(s)) = (use_stair, stair_ok) {
         if let Some(first) = &s.stair {
             let m = s.used.len() as f64;
+            // A staircase's scores by period, and its margin over no period. For the double, the
+            // period found fits better as one staircase, but its drops are not all there: it does
+            // not count against its double (it may come back as the nested period).
+            let weigh = |st: &staircase::Staircase, is_double: bool| -> (Vec<(i64, f64)>, f64) {
+                let scores = st
+                    .rss_by_period
+                    .iter()
+                    .filter(|(p, _)| !is_double || *p != first.period)
+                    .map(|(p, r)| (*p, m * r.ln()))
+                    .collect();
+                let shift = if is_double {
+                    m * (st.rss / first.rss).ln()
+                } else {
+                    0.0
+                };
+                (scores, (s.margin_none - shift).min(s.margin_shape))
+            };
             // 2P stands only with P found nested in it: without, nothing weighs 2P against P.
             // And with a confidence of its own: one below zero would print a guess instead.
             let doubled = doubled(s, first).filter(|d| {
                 let m_used = (s.used.len() - s.outliers.len()) as f64;
                 let nested = secondary(&grid, s, d, m_used)
                     .is_some_and(|q| q.period == first.period as f64 * grid.unit);
-                let scores: Vec<(i64, f64)> = d
-                    .rss_by_period
-                    .iter()
-                    .filter(|(p, _)| *p != first.period)
-                    .map(|(p, r)| (*p, m * r.ln()))
-                    .collect();
-                let margin = (s.margin_none - m * (d.rss / first.rss).ln()).min(s.margin_shape);
+                let (scores, margin) = weigh(d, true);
                 let own = period_of(
                     &grid,
                     d.period,
@@ -285,18 +296,7 @@ pub fn analyze_curve(points: &[(f64, Option<f64>)], sense: Sense) -> Curve {
                 nested && own.confidence >= 0.0
             });
             let st = doubled.as_ref().unwrap_or(first);
-            let mut scores: Vec<(i64, f64)> = st
-                .rss_by_period
-                .iter()
-                .map(|(p, r)| (*p, m * r.ln()))
-                .collect();
-            let mut margin = s.margin_none.min(s.margin_shape);
-            if doubled.is_some() {
-                // The period found fits better as one staircase, but its drops are not all there:
-                // it does not count against its double (it may come back as the nested period).
-                scores.retain(|(p, _)| *p != first.period);
-                margin = (s.margin_none - m * (st.rss / first.rss).ln()).min(s.margin_shape);
-            }
+            let (scores, margin) = weigh(st, doubled.is_some());
             curve.knee = s.cost.flat_end(st).map(|k| grid.x[s.used[k]]);
             let noise = robust_sigma(&s.cost.residuals(st.bounds, Some((st.period, st.residue))));
             let residue = peak_residue(&grid, sense, (st.period, st.residue), curve.knee, noise);

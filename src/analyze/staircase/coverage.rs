@@ -57,23 +57,10 @@ impl Cost {
         let step = model_step(self, b, p, st.residue);
         let all: Vec<usize> = (0..self.len()).collect();
         let live: Vec<usize> = (0..self.len()).filter(|&i| self.w[i] > 0.0).collect();
-        let change: Vec<f64> = live
-            .windows(2)
-            .filter(|w| w[0] >= b.knee)
-            .map(|w| (self.c[w[1]] - self.c[w[0]]) / self.c[w[1]])
-            .collect();
-        let noise = robust_sigma(&change) / std::f64::consts::SQRT_2;
+        let noise = self.point_noise(&live[live.partition_point(|&i| i < b.knee)..]);
         let (lo, hi) = (self.g[b.knee], self.g[self.len() - 1]);
         let (half, quarter) = ((p / 2).max(1), p / 4);
-        // Points of `of` with grid index in (from, to].
-        let within = |of: &[usize], from: i64, to: i64| -> Vec<usize> {
-            let a = of.partition_point(|&i| self.g[i] <= from);
-            let z = of.partition_point(|&i| self.g[i] <= to);
-            of[a..z].to_vec()
-        };
-        let mean = |idx: &[usize], f: &dyn Fn(usize) -> f64| -> f64 {
-            idx.iter().map(|&i| f(i)).sum::<f64>() / idx.len() as f64
-        };
+        let within = |of: &[usize], from: i64, to: i64| self.within(of, from, to);
         let value = |i: usize| self.c[i];
         let mut cov = Coverage::default();
         // From the edge that ends the flat part (a drop too) to the last point.
@@ -190,6 +177,30 @@ impl Cost {
     }
 }
 
+/// The mean of `f` over the points `idx`.
+fn mean(idx: &[usize], f: &dyn Fn(usize) -> f64) -> f64 {
+    idx.iter().map(|&i| f(i)).sum::<f64>() / idx.len() as f64
+}
+
+impl Cost {
+    /// The noise of one point, relative: from the changes between consecutive points of `idx`
+    /// (which steps hardly move), robustly.
+    fn point_noise(&self, idx: &[usize]) -> f64 {
+        let change: Vec<f64> = idx
+            .windows(2)
+            .map(|w| (self.c[w[1]] - self.c[w[0]]) / self.c[w[1]])
+            .collect();
+        robust_sigma(&change) / std::f64::consts::SQRT_2
+    }
+
+    /// The points of `of` (in grid order) with grid index in (from, to].
+    fn within(&self, of: &[usize], from: i64, to: i64) -> Vec<usize> {
+        let a = of.partition_point(|&i| self.g[i] <= from);
+        let z = of.partition_point(|&i| self.g[i] <= to);
+        of[a..z].to_vec()
+    }
+}
+
 impl Cost {
     /// Whether the points show steps of two sizes: `double` (period 2P) over the edges of `st`
     /// (period P), the large drops at 2P's edges and smaller ones at the P edges between them.
@@ -210,21 +221,10 @@ impl Cost {
         if live.len() < 2 {
             return false;
         }
-        let change: Vec<f64> = live
-            .windows(2)
-            .map(|w| (self.c[w[1]] - self.c[w[0]]) / self.c[w[1]])
-            .collect();
-        let noise = robust_sigma(&change) / std::f64::consts::SQRT_2;
+        let noise = self.point_noise(&live);
         let (lo, hi) = (self.g[b.knee], self.g[b.end - 1]);
         let (half, quarter) = ((p / 2).max(1), p / 4);
-        let within = |from: i64, to: i64| -> Vec<usize> {
-            let a = live.partition_point(|&i| self.g[i] <= from);
-            let z = live.partition_point(|&i| self.g[i] <= to);
-            live[a..z].to_vec()
-        };
-        let mean = |idx: &[usize], f: &dyn Fn(usize) -> f64| -> f64 {
-            idx.iter().map(|&i| f(i)).sum::<f64>() / idx.len() as f64
-        };
+        let within = |from: i64, to: i64| self.within(&live, from, to);
         // (fraction of the fitted rise, its standard error as a fraction), per family.
         let (mut large, mut small) = (Vec::new(), Vec::new());
         let mut edge = st.residue + (lo - st.residue).div_euclid(p) * p;
