@@ -341,17 +341,23 @@ pub fn merge(dirs: &[PathBuf], opts: &Options) -> Result<Merged, MergeError> {
 fn control_rows(inputs: &[Input], header: &[String]) -> Result<Vec<Vec<String>>, MergeError> {
     let mut controls = Vec::new();
     for input in inputs {
-        let path = input.dir.join(store::CONTROLS);
-        let (h, rows) = read_csv(&path, input.manifest.dialect)?;
-        if let Some(h) = h.filter(|h| h != header) {
-            return Err(MergeError::KeptHeaderDiffers {
-                path: path.display().to_string(),
-                detail: header_detail(header, &h),
-            });
-        }
-        controls.extend(rows);
+        controls.extend(read_kept(input, Path::new(store::CONTROLS), header)?);
     }
     Ok(controls)
+}
+
+/// The rows of a CSV an input keeps beside its results.csv (`rel`, relative to its run folder;
+/// none where it is missing), refused where its header differs from the results header.
+fn read_kept(input: &Input, rel: &Path, header: &[String]) -> Result<Vec<Vec<String>>, MergeError> {
+    let path = input.dir.join(rel);
+    let (h, rows) = read_csv(&path, input.manifest.dialect)?;
+    if let Some(h) = h.filter(|h| h != header) {
+        return Err(MergeError::KeptHeaderDiffers {
+            path: path.display().to_string(),
+            detail: header_detail(header, &h),
+        });
+    }
+    Ok(rows)
 }
 
 /// A CSV of processes that a run keeps beside its results.csv (same header), behind its rows.
@@ -395,14 +401,7 @@ fn kept_rows(
     // Per input: point id -> its processes.
     let mut held: Vec<BTreeMap<String, Vec<Vec<String>>>> = Vec::with_capacity(inputs.len());
     for input in inputs {
-        let path = input.dir.join(&kept.path);
-        let (h, rows) = read_csv(&path, input.manifest.dialect)?;
-        if let Some(h) = h.filter(|h| h != header) {
-            return Err(MergeError::KeptHeaderDiffers {
-                path: path.display().to_string(),
-                detail: header_detail(header, &h),
-            });
-        }
+        let rows = read_kept(input, &kept.path, header)?;
         let mut of_point: BTreeMap<String, Vec<Vec<String>>> = BTreeMap::new();
         for row in rows {
             let id = row.first().cloned().unwrap_or_default();
