@@ -34,6 +34,27 @@ fn analyze_csv(csv: &Path, args: &[&str]) -> (String, tempfile::TempDir) {
     (String::from_utf8(o.stdout).unwrap(), out)
 }
 
+/// The rows of `sweep analyze`'s series table for tests/fixtures/analysis/`file` whose line holds
+/// `holds`, each as the line and its cells; `want` of them, else the whole table in the panic.
+fn analysed_rows(file: &str, holds: &str, want: usize) -> Vec<(String, Vec<String>)> {
+    let csv = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/analysis")
+        .join(file);
+    let (text, _out) = analyze_csv(&csv, &[]);
+    let rows: Vec<(String, Vec<String>)> = text
+        .lines()
+        .filter(|l| l.contains(holds))
+        .map(|l| {
+            (
+                l.to_string(),
+                l.split('|').map(|c| c.trim().to_string()).collect(),
+            )
+        })
+        .collect();
+    assert_eq!(rows.len(), want, "{text}");
+    rows
+}
+
 #[test]
 fn the_thread_sweep_completed_every_point() {
     let rows = rows(&fixture("threads_1_512"));
@@ -59,16 +80,8 @@ fn the_thread_sweep_completed_every_point() {
 /// than their placements spread (median 5.8-6.0 %), and a quarter or more of the main drop.
 #[test]
 fn the_analysis_says_when_a_nested_period_may_be_the_main_one() {
-    let csv = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/analysis/grid_stores_unsettled.csv");
-    let (text, _out) = analyze_csv(&csv, &[]);
-    let lines: Vec<&str> = text
-        .lines()
-        .filter(|l| l.contains("_grid_mflops |"))
-        .collect();
-    assert_eq!(lines.len(), 2, "{text}");
-    for (line, cost, noise) in [(lines[0], "4.7", "5.8"), (lines[1], "4.9", "6.0")] {
-        let cells: Vec<&str> = line.split('|').map(str::trim).collect();
+    let rows = analysed_rows("grid_stores_unsettled.csv", "_grid_mflops |", 2);
+    for ((line, cells), (cost, noise)) in rows.iter().zip([("4.7", "5.8"), ("4.9", "6.0")]) {
         assert_eq!(cells[2], "64", "{line}");
         assert!(cells[4].starts_with("medium"), "{line}");
         assert!(
@@ -91,17 +104,10 @@ fn the_analysis_says_when_a_nested_period_may_be_the_main_one() {
 /// which stands at medium confidence at most (a rank test over 7 + 7 edges: p = 0.002).
 #[test]
 fn steps_of_two_sizes_read_as_the_double_period_with_the_other_nested() {
-    let csv = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/analysis/grid_stores_shuffled.csv");
-    let (text, _out) = analyze_csv(&csv, &[]);
-    let lines: Vec<&str> = text
-        .lines()
-        .filter(|l| l.contains("_grid_mflops |"))
-        .collect();
-    assert_eq!(lines.len(), 2, "{text}");
+    let rows = analysed_rows("grid_stores_shuffled.csv", "_grid_mflops |", 2);
     // global_all_grid through the double (at most medium, and says why); global_even_grid as found.
-    for (line, level, two_sizes) in [(lines[0], "medium", true), (lines[1], "high", false)] {
-        let cells: Vec<&str> = line.split('|').map(str::trim).collect();
+    for ((line, cells), (level, two_sizes)) in rows.iter().zip([("medium", true), ("high", false)])
+    {
         assert_eq!(cells[2], "64", "{line}");
         assert!(cells[4].starts_with(level), "{line}");
         assert!(
@@ -125,14 +131,8 @@ fn steps_of_two_sizes_read_as_the_double_period_with_the_other_nested() {
 /// confidence. Their drops have one size, so 64 must not stand: they read 32, or no period.
 #[test]
 fn a_staircase_with_drops_absent_at_random_is_not_read_as_its_double() {
-    let csv =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/analysis/absent_drops.csv");
-    let (text, _out) = analyze_csv(&csv, &[]);
-    let lines: Vec<&str> = text.lines().filter(|l| l.contains("_mflops |")).collect();
-    assert_eq!(lines.len(), 3, "{text}");
-    for line in lines {
-        let cells: Vec<&str> = line.split('|').map(str::trim).collect();
-        assert!(["32", "none"].contains(&cells[2]), "{line}");
+    for (line, cells) in analysed_rows("absent_drops.csv", "_mflops |", 3) {
+        assert!(["32", "none"].contains(&cells[2].as_str()), "{line}");
     }
 }
 

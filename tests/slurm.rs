@@ -116,21 +116,49 @@ fn merged_runs(dir: &Path) -> Vec<PathBuf> {
         .collect()
 }
 
+/// The run folders of shards `order` of `n` (`shard`, no extra options), relative to `dir`.
+fn shard_runs(dir: &Path, order: &[usize], n: usize) -> Vec<PathBuf> {
+    order
+        .iter()
+        .map(|&i| {
+            shard(dir, i, n, &[])
+                .strip_prefix(dir)
+                .unwrap()
+                .to_path_buf()
+        })
+        .collect()
+}
+
+/// A stale copy of `run` in `dir/stale` that lost its rows but not what it keeps beside them:
+/// `files` copied, its results.csv only the header line, which it returns.
+fn stale_copy(dir: &Path, run: &Path, files: &[&str]) -> String {
+    let stale = dir.join("stale");
+    std::fs::create_dir_all(stale.join("passes")).unwrap();
+    for f in files {
+        std::fs::copy(dir.join(run).join(f), stale.join(f)).unwrap();
+    }
+    let results = std::fs::read_to_string(dir.join(run).join("results.csv")).unwrap();
+    let header_line = results[..=results.find('\n').unwrap()].to_string();
+    std::fs::write(stale.join("results.csv"), &header_line).unwrap();
+    header_line
+}
+
+/// What merge says of a CSV kept beside a run's results.csv (`kept`, as the merge was given it)
+/// whose header says `saw_gflops` for `saw_mflops`.
+fn edited_header_refusal(kept: &Path) -> String {
+    format!(
+        "error: `{}` has another CSV header than the results.csv of its run: column 5 is `saw_gflops` there and `saw_mflops` here (hint: was it edited? nothing was written)\n",
+        kept.display()
+    )
+}
+
 #[test]
 fn merging_every_shard_gives_the_rows_of_a_single_run_in_sweep_order() {
     let p = project();
     let want = reference(p.path());
     assert_eq!(want.len(), 64);
     // Shards in another order than their index: the merge orders rows by point.
-    let runs: Vec<PathBuf> = [2, 0, 3, 1]
-        .iter()
-        .map(|&i| {
-            shard(p.path(), i, 4, &[])
-                .strip_prefix(p.path())
-                .unwrap()
-                .to_path_buf()
-        })
-        .collect();
+    let runs = shard_runs(p.path(), &[2, 0, 3, 1], 4);
     let out = merge(p.path(), &runs);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert!(
@@ -325,14 +353,7 @@ fn runs_of_another_spec_or_header_are_refused_by_name() {
 #[test]
 fn a_controls_csv_of_another_header_or_unreadable_is_refused_before_anything_is_written() {
     let p = project();
-    let runs: Vec<PathBuf> = (0..2)
-        .map(|i| {
-            shard(p.path(), i, 2, &[])
-                .strip_prefix(p.path())
-                .unwrap()
-                .to_path_buf()
-        })
-        .collect();
+    let runs = shard_runs(p.path(), &[0, 1], 2);
     let controls = p.path().join(&runs[1]).join("controls.csv");
     let text = std::fs::read_to_string(&controls).unwrap();
     assert!(text.lines().count() > 1, "shard 1 re-ran points: {text}");
@@ -341,10 +362,7 @@ fn a_controls_csv_of_another_header_or_unreadable_is_refused_before_anything_is_
     assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
     assert_eq!(
         stderr(&out),
-        format!(
-            "error: `{}` has another CSV header than the results.csv of its run: column 5 is `saw_gflops` there and `saw_mflops` here (hint: was it edited? nothing was written)\n",
-            runs[1].join("controls.csv").display()
-        )
+        edited_header_refusal(&runs[1].join("controls.csv"))
     );
     assert!(merged_runs(p.path()).is_empty(), "no merged folder");
 
@@ -401,24 +419,10 @@ fn merge_carries_the_processes_recheck_kept_from_the_run_that_gives_each_row() {
     assert_eq!(want.len(), 10, "2 and 6 in 3 processes, 4 and 8 in 2");
 
     // Split by points into 4: shard 1 holds threads 2 and 6, shard 3 threads 4 and 8.
-    let runs: Vec<PathBuf> = (0..4)
-        .map(|i| {
-            shard(p.path(), i, 4, &[])
-                .strip_prefix(p.path())
-                .unwrap()
-                .to_path_buf()
-        })
-        .collect();
+    let runs = shard_runs(p.path(), &[0, 1, 2, 3], 4);
     // A stale copy of shard 1 that lost its rows but not its processes: the rows come from the
     // finished shard 1, and so do their processes, once each.
-    let stale = p.path().join("stale");
-    std::fs::create_dir_all(stale.join("passes")).unwrap();
-    for f in ["manifest.json", "passes/recheck.csv"] {
-        std::fs::copy(p.path().join(&runs[1]).join(f), stale.join(f)).unwrap();
-    }
-    let results = std::fs::read_to_string(p.path().join(&runs[1]).join("results.csv")).unwrap();
-    let header_line = &results[..=results.find('\n').unwrap()];
-    std::fs::write(stale.join("results.csv"), header_line).unwrap();
+    let header_line = stale_copy(p.path(), &runs[1], &["manifest.json", "passes/recheck.csv"]);
 
     let out = merge(p.path(), runs.iter().chain([&PathBuf::from("stale")]));
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
@@ -426,7 +430,7 @@ fn merge_carries_the_processes_recheck_kept_from_the_run_that_gives_each_row() {
     let csv = merged[0].join("passes/recheck.csv");
     assert_eq!(rows(&csv), want);
     let text = std::fs::read_to_string(&csv).unwrap();
-    assert!(text.starts_with(header_line), "{text}");
+    assert!(text.starts_with(&header_line), "{text}");
 
     // A recheck.csv whose header differs from its run's results.csv stops the merge.
     let edited = p.path().join(&runs[3]).join("passes/recheck.csv");
@@ -441,10 +445,7 @@ fn merge_carries_the_processes_recheck_kept_from_the_run_that_gives_each_row() {
     assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
     assert_eq!(
         stderr(&out),
-        format!(
-            "error: `{}` has another CSV header than the results.csv of its run: column 5 is `saw_gflops` there and `saw_mflops` here (hint: was it edited? nothing was written)\n",
-            runs[3].join("passes/recheck.csv").display()
-        )
+        edited_header_refusal(&runs[3].join("passes/recheck.csv"))
     );
     assert!(!p.path().join("joined").exists());
 }
@@ -479,29 +480,19 @@ fn merge_carries_each_pass_of_repeat_from_the_run_that_gives_each_row() {
     assert!(want.iter().all(|w| w.len() == 8));
     assert_ne!(want[0], want[1], "the passes differ");
 
-    let runs: Vec<PathBuf> = (0..4)
-        .map(|i| {
-            shard(p.path(), i, 4, &[])
-                .strip_prefix(p.path())
-                .unwrap()
-                .to_path_buf()
-        })
-        .collect();
+    let runs = shard_runs(p.path(), &[0, 1, 2, 3], 4);
     // A stale copy of shard 1 that lost its rows but not its passes: the rows come from the
     // finished shard 1, and so do their passes, once each.
-    let stale = p.path().join("stale");
-    std::fs::create_dir_all(stale.join("passes")).unwrap();
-    for f in [
-        "manifest.json",
-        "passes/pass-0.csv",
-        "passes/pass-1.csv",
-        "passes/pass-2.csv",
-    ] {
-        std::fs::copy(p.path().join(&runs[1]).join(f), stale.join(f)).unwrap();
-    }
-    let results = std::fs::read_to_string(p.path().join(&runs[1]).join("results.csv")).unwrap();
-    let header_line = &results[..=results.find('\n').unwrap()];
-    std::fs::write(stale.join("results.csv"), header_line).unwrap();
+    let header_line = stale_copy(
+        p.path(),
+        &runs[1],
+        &[
+            "manifest.json",
+            "passes/pass-0.csv",
+            "passes/pass-1.csv",
+            "passes/pass-2.csv",
+        ],
+    );
     // Shard 2's last pass as a run resumed after a kill between a process's row and its point's
     // leaves it: an earlier process of its first point, then the one its results row combined.
     let last = p.path().join(&runs[2]).join("passes/pass-2.csv");
@@ -520,7 +511,7 @@ fn merge_carries_each_pass_of_repeat_from_the_run_that_gives_each_row() {
         let csv = merged[0].join(format!("passes/pass-{pass}.csv"));
         assert_eq!(&rows(&csv), want, "pass {pass}");
         let text = std::fs::read_to_string(&csv).unwrap();
-        assert!(text.starts_with(header_line), "{text}");
+        assert!(text.starts_with(&header_line), "{text}");
     }
     assert!(!merged[0].join("passes/recheck.csv").exists());
 
@@ -537,10 +528,7 @@ fn merge_carries_each_pass_of_repeat_from_the_run_that_gives_each_row() {
     assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
     assert_eq!(
         stderr(&out),
-        format!(
-            "error: `{}` has another CSV header than the results.csv of its run: column 5 is `saw_gflops` there and `saw_mflops` here (hint: was it edited? nothing was written)\n",
-            runs[3].join("passes/pass-1.csv").display()
-        )
+        edited_header_refusal(&runs[3].join("passes/pass-1.csv"))
     );
     assert!(!p.path().join("joined").exists());
 }
