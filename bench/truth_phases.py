@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Where a traced sweep's time goes (issue 10, the cold-time target): a run made with SWEEP_TRACE=1 (each point's
-stderr.txt and harness.trace), split per point into the phases of its program and summed over the run:
+stderr.txt and harness.trace), split per point into the phases of its program and summed over the run, with the
+trace readers of scripts/phases.py (`marks`, and `inside` for the measuring split):
 
   start-up     go -> main (exec), main -> ctx-lock (cudaGetDeviceCount: loads the driver), ctx-lock -> context
                (context creation), context -> gate (device queries), gate -> first m-begin (the bench's set-up:
@@ -16,76 +17,58 @@ m-begin; bench/band.txt: below ~250 ms the 8 % low state of shared_nc_grid came 
 Usage: bench/truth_phases.py RUN_DIR (the folder holding results.csv and points/)"""
 import glob, os, re, statistics as st, sys
 
-GPU = re.compile(r"^# trace-gpu ([0-9.]+) ms in (\d+) samples x (\d+), (\d+) passes")
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "scripts"))
+from phases import inside, marks  # noqa: E402
+
+PASSES = re.compile(r"^# trace-gpu [0-9.]+ ms in (\d+) samples x \d+, (\d+) passes")
 
 
-def point(d):
-    """The trace marks of one point, in order, and its trace-gpu lines."""
-    marks, gpu = [], []
-    for name in ("harness.trace", "stderr.txt"):
-        p = os.path.join(d, name)
-        if not os.path.exists(p):
-            continue
-        for line in open(p):
-            if line.startswith("# trace "):
-                _, _, ph, v = line.split()
-                marks.append((ph, float(v)))
-            elif (g := GPU.match(line)):
-                gpu.append((float(g[1]) / 1e3, int(g[2]), int(g[4])))
-    marks.sort(key=lambda m: m[1])
-    return marks, gpu
+def first_m_begin(d):
+    for line in open(os.path.join(d, "stderr.txt")):
+        if line.startswith("# trace m-begin "):
+            return float(line.split()[3])
+    return None
 
 
-def phases(marks, gpu):
-    first = {}
-    for ph, t in marks:
-        first.setdefault(ph, t)
-    out = {k: 0.0 for k in ("exec", "driver", "context", "queries", "bench set-up", "to first place + warm-up",
-                            "samples (GPU)", "between samples", "after sampling", "between metrics",
-                            "to exit mark", "teardown")}
-    need = ("go", "main", "ctx-lock", "context", "gate", "exit", "reaped")
-    if any(k not in first for k in need):
+def phases(d):
+    """One point's phases (seconds), or None for a point whose trace is not one process's."""
+    # A held point re-run in more processes: harness.trace has each one's start, stderr.txt only the last's.
+    if sum(l.startswith("# trace go ") for l in open(os.path.join(d, "harness.trace"))) != 1:
         return None
-    if not first["go"] <= first["main"] <= first["exit"] <= first["reaped"] <= first["go"] + 30:
-        return None  # a held point re-run in more processes: its stderr.txt is the last process's
-    out["exec"] = first["main"] - first["go"]
-    out["driver"] = first["ctx-lock"] - first["main"]
-    out["context"] = first["context"] - first["ctx-lock"]
-    out["queries"] = first["gate"] - first["context"]
-    out["teardown"] = first["reaped"] - first["exit"]
-    seq = [(ph, t) for ph, t in marks if t >= first["gate"]]
-    begins = [i for i, (ph, _) in enumerate(seq) if ph == "m-begin"]
-    if not begins:
+    t = marks(d)
+    if any(k not in t for k in ("go", "main", "ctx-lock", "context", "gate", "exit", "reaped", "last")):
         return None
-    out["bench set-up"] = seq[begins[0]][1] - first["gate"]
-    for n, i in enumerate(begins):
-        t = {ph: v for ph, v in seq[i:i + 4]}
-        report = seq[i + 3][1]
-        out["to first place + warm-up"] += t["m-ready"] - t["m-begin"]
-        sampled = t["m-sampled"] - t["m-ready"]
-        g = gpu[n][0] if n < len(gpu) else 0.0
-        out["samples (GPU)"] += g
-        out["between samples"] += sampled - g
-        out["after sampling"] += report - t["m-sampled"]
-        nxt = seq[begins[n + 1]][1] if n + 1 < len(begins) else None
-        if nxt is not None:
-            out["between metrics"] += nxt - report
-        else:
-            out["to exit mark"] = first["exit"] - report
-    return out
+    split, m0 = inside(d), first_m_begin(d)
+    if split is None or m0 is None:
+        return None
+    return {
+        "exec": t["main"] - t["go"],
+        "driver": t["ctx-lock"] - t["main"],
+        "context": t["context"] - t["ctx-lock"],
+        "queries": t["gate"] - t["context"],
+        "bench set-up": m0 - t["gate"],
+        "to first place + warm-up": split["set-up"],
+        "samples (GPU)": split["samples' GPU time"],
+        "between samples": split["sampling"] - split["samples' GPU time"],
+        "after sampling": split["wrap-up"],
+        "between metrics": split["between metrics"],
+        "to exit mark": t["exit"] - t["last"],
+        "teardown": t["reaped"] - t["exit"],
+        "_go": t["go"], "_m0": m0, "_exit": t["exit"],
+    }
+
+
+def counts(d):
+    g = [PASSES.match(l) for l in open(os.path.join(d, "stderr.txt"))]
+    return sum(int(m[1]) for m in g if m), sum(int(m[2]) for m in g if m)
 
 
 def main(run):
     pts = []
     for d in glob.glob(os.path.join(run, "points", "*")):
-        m, g = point(d)
-        p = phases(m, g)
+        p = phases(d)
         if p is not None:
-            p["_go"] = dict(m).get("go")
-            p["_m0"] = next(t for ph, t in m if ph == "m-begin")
-            p["_exit"] = dict(m).get("exit")
-            p["_passes"] = sum(x[2] for x in g)
-            p["_samples"] = sum(x[1] for x in g)
+            p["_samples"], p["_passes"] = counts(d)
             pts.append(p)
     pts.sort(key=lambda p: p["_go"])
     keys = [k for k in pts[0] if not k.startswith("_")]

@@ -62,16 +62,21 @@ def inside(point_dir):
     return parts if prev is not None else None
 
 
-for root in sys.argv[1:]:
-    points = [marks(os.path.dirname(p)) for p in glob.glob(f"{root}/**/harness.trace", recursive=True)]
-    points = [t for t in points if all(k in t for k in ("main", "context", "go", "gate", "last", "reaped"))]
-    print(f"{root}: {len(points)} traced points")
-    for label, a, b in PHASES:
-        v = sorted(t[b] - t[a] for t in points)
-        if v:
-            print(f"  {label:38s} median {st.median(v) * 1e3:7.1f} ms   90th pct {v[int(.9 * len(v))] * 1e3:7.1f} ms")
-    split = [p for p in (inside(os.path.dirname(p)) for p in glob.glob(f"{root}/**/harness.trace", recursive=True)) if p]
-    split = [p for p in split if p["sampling"] > 0]
-    for k in (split[0] if split else {}):
-        v = sorted(p[k] for p in split)
-        print(f"  measuring, {k:31s} median {st.median(v) * 1e3:7.1f} ms   90th pct {v[int(.9 * len(v))] * 1e3:7.1f} ms")
+def main(roots):
+    for root in roots:
+        points = [marks(os.path.dirname(p)) for p in glob.glob(f"{root}/**/harness.trace", recursive=True)]
+        points = [t for t in points if all(k in t for k in ("main", "context", "go", "gate", "last", "reaped"))]
+        print(f"{root}: {len(points)} traced points")
+        for label, a, b in PHASES:
+            v = sorted(t[b] - t[a] for t in points)
+            if v:
+                print(f"  {label:38s} median {st.median(v) * 1e3:7.1f} ms   90th pct {v[int(.9 * len(v))] * 1e3:7.1f} ms")
+        split = [p for p in (inside(os.path.dirname(p)) for p in glob.glob(f"{root}/**/harness.trace", recursive=True)) if p]
+        split = [p for p in split if p["sampling"] > 0]
+        for k in (split[0] if split else {}):
+            v = sorted(p[k] for p in split)
+            print(f"  measuring, {k:31s} median {st.median(v) * 1e3:7.1f} ms   90th pct {v[int(.9 * len(v))] * 1e3:7.1f} ms")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
