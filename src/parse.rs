@@ -1,6 +1,7 @@
 //! Stage `parse`: extracts metrics from a program's stdout.
 
 use crate::spec::{Metric, MetricSource, CORE_FIELDS, CORE_STATS};
+use crate::store::Status;
 use regex::Regex;
 use std::collections::BTreeMap;
 use std::sync::OnceLock;
@@ -28,6 +29,9 @@ pub struct Parsed {
     /// Some timing-core metric's placements differ by more than the confidence target and more than
     /// the noise explains (`unstable=1`): where its buffers lie moves it.
     pub unstable: bool,
+    /// Each metric with a value, by name: `unstable` (the core said `unstable=1`), `noisy` (it
+    /// said `noisy=1`, or its `rel_ci` is above the target), else `ok`. A regex metric is `ok`.
+    pub statuses: BTreeMap<String, Status>,
     /// The program reported a wrong result (`@sweep check=failed what="..."`).
     pub check_failed: Option<String>,
 }
@@ -82,6 +86,7 @@ pub fn parse(stdout: &str, metrics: &[Metric], target_rel_ci: f64) -> Parsed {
                 match text.and_then(number) {
                     Some(v) => {
                         p.values.insert(m.column(), v);
+                        p.statuses.insert(m.name.clone(), Status::Ok);
                     }
                     None => {
                         if let Some(t) = text {
@@ -117,12 +122,18 @@ pub fn parse(stdout: &str, metrics: &[Metric], target_rel_ci: f64) -> Parsed {
                     .get("rel_ci")
                     .and_then(|v| number(v))
                     .is_some_and(|ci| ci > target_rel_ci);
-                if above_target || line.get("noisy").is_some_and(|n| n == "1") {
-                    p.noisy = true;
-                }
-                if line.get("unstable").is_some_and(|n| n == "1") {
-                    p.unstable = true;
-                }
+                let noisy = above_target || line.get("noisy").is_some_and(|n| n == "1");
+                let unstable = line.get("unstable").is_some_and(|n| n == "1");
+                p.noisy |= noisy;
+                p.unstable |= unstable;
+                let status = if unstable {
+                    Status::Unstable
+                } else if noisy {
+                    Status::Noisy
+                } else {
+                    Status::Ok
+                };
+                p.statuses.insert(m.name.clone(), status);
             }
         }
     }
@@ -189,6 +200,8 @@ mod tests {
         assert_eq!(p.values["copy_samples"], 24.0);
         assert_eq!(p.values["ref_throttled"], 1.0);
         assert!(p.noisy);
+        assert_eq!(p.statuses["copy"], Status::Ok, "each metric has its own status");
+        assert_eq!(p.statuses["ref"], Status::Noisy);
         assert_eq!(p.check_failed, None);
     }
 
@@ -209,6 +222,7 @@ mod tests {
         assert_eq!(p.values["copy_placements"], 8.0);
         assert!(p.unstable);
         assert!(!p.noisy, "the within-placement CI met its target");
+        assert_eq!(p.statuses["copy"], Status::Unstable);
         let stable = out.replace("unstable=1", "unstable=0");
         assert!(!parse(&stable, &m, 0.01).unstable);
     }

@@ -156,6 +156,7 @@ mod tests {
         Row {
             point: p.clone(),
             status,
+            statuses: Default::default(),
             values: Default::default(),
             build_s: if cached { 0.0 } else { 1.0 },
             run_s: 0.5,

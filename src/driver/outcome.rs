@@ -114,6 +114,8 @@ impl PointError {
 /// of that point (a control re-run included).
 pub(super) struct Ran {
     pub(super) values: BTreeMap<String, f64>,
+    /// Each metric's own status, by name (see `parse::Parsed::statuses`).
+    pub(super) statuses: BTreeMap<String, Status>,
     pub(super) run_s: f64,
     pub(super) verdict: Result<Status, Arc<PointError>>,
 }
@@ -123,6 +125,7 @@ impl Ran {
     pub(super) fn failed(e: impl Into<Arc<PointError>>) -> Ran {
         Ran {
             values: BTreeMap::new(),
+            statuses: BTreeMap::new(),
             run_s: 0.0,
             verdict: Err(e.into()),
         }
@@ -201,6 +204,7 @@ mod tests {
         );
         let ok = Ran {
             values: BTreeMap::new(),
+            statuses: BTreeMap::new(),
             run_s: 1.0,
             verdict: Ok(Status::Noisy),
         };

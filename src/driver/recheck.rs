@@ -96,6 +96,7 @@ mod tests {
                 values: vec![],
             },
             status: Status::Ok,
+            statuses: Default::default(),
             values: Default::default(),
             build_s: 0.0,
             run_s: 0.0,

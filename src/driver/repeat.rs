@@ -14,6 +14,8 @@ use std::path::Path;
 struct Earlier {
     pass: u32,
     status: Status,
+    /// Each metric's own status in that process, by name.
+    statuses: BTreeMap<String, Status>,
     values: BTreeMap<String, f64>,
     run_s: f64,
     error: String,
@@ -166,6 +168,20 @@ impl Aggregator {
                     .unwrap_or_default()
             };
             let status = Status::parse(cell("status")).unwrap_or(Status::RunFailed);
+            let statuses = spec
+                .metrics
+                .iter()
+                .filter_map(|m| {
+                    let s = store::metric_status_in_row(
+                        header,
+                        &fields,
+                        &m.name,
+                        dialect,
+                        spec.target_rel_ci(),
+                    )?;
+                    Some((m.name.clone(), s))
+                })
+                .collect();
             let mut values = BTreeMap::new();
             for (col, _) in &rules {
                 if let Some(v) = dialect.parse_number(cell(col)) {
@@ -177,6 +193,7 @@ impl Aggregator {
             list.push(Earlier {
                 pass: list.len() as u32,
                 status,
+                statuses,
                 values,
                 run_s: dialect.parse_number(cell("run_s")).unwrap_or(0.0),
                 error: cell("error").to_string(),
@@ -245,6 +262,7 @@ impl Aggregator {
         if let Some(e) = earlier.iter().find(|e| !e.status.measured()) {
             row.status = e.status;
             row.values.clear();
+            row.statuses.clear();
             // A resumed run may have run one more than planned (killed between a process's row
             // and the point's): never "4 of 3".
             let of = self.repeat.max(earlier.len() as u32 + 1);
@@ -252,6 +270,7 @@ impl Aggregator {
             return row;
         }
         if !last.status.measured() {
+            row.statuses.clear();
             let n = earlier.len() as u32 + 1;
             let of = self.repeat.max(n);
             row.error = format!("{} {n} of {of}: {}", self.kind.unit(), last.error);
@@ -274,10 +293,19 @@ impl Aggregator {
             };
             values.insert(col.clone(), x);
         }
-        let mut unstable =
-            earlier.iter().any(|e| e.status == Status::Unstable) || last.status == Status::Unstable;
-        let noisy =
-            earlier.iter().any(|e| e.status == Status::Noisy) || last.status == Status::Noisy;
+        // A metric's status: the worst any process gave it, and unstable when the processes'
+        // values of it disagree (their spread is beyond the target and their intervals).
+        let mut statuses: BTreeMap<String, Status> = BTreeMap::new();
+        for m in &self.metrics {
+            let worst = earlier
+                .iter()
+                .map(|e| &e.statuses)
+                .chain(std::iter::once(&last.statuses))
+                .filter_map(|s| s.get(&m.name).copied())
+                .max()
+                .unwrap_or(Status::Ok);
+            statuses.insert(m.name.clone(), worst);
+        }
         for m in &self.metrics {
             let value_col = m.column();
             let v: Vec<f64> = passes
@@ -292,17 +320,20 @@ impl Aggregator {
                 .copied()
                 .unwrap_or(0.0);
             if disagree(spread, self.target, widest_ci) {
-                unstable = true;
+                statuses.insert(m.name.clone(), Status::Unstable);
             }
         }
         row.values = values;
-        row.status = if unstable {
-            Status::Unstable
-        } else if noisy {
-            Status::Noisy
-        } else {
-            Status::Ok
-        };
+        // The row's status: the worst of its metrics', and never better than a process's own
+        // (as before metrics had statuses of their own).
+        row.status = statuses
+            .values()
+            .copied()
+            .chain(earlier.iter().map(|e| e.status))
+            .chain(std::iter::once(last.status))
+            .max()
+            .unwrap_or(Status::Ok);
+        row.statuses = statuses;
         row
     }
 }

@@ -106,8 +106,15 @@ fn finish(spec: &Spec, b: &Built, started: Launched) -> Ran {
     } else {
         Ok(Status::Ok)
     };
+    // A failed point has no metric statuses, as it has no values in the CSV.
+    let statuses = if verdict.is_ok() {
+        parsed.statuses
+    } else {
+        BTreeMap::new()
+    };
     Ran {
         values: parsed.values,
+        statuses,
         run_s,
         verdict: verdict.map_err(std::sync::Arc::new),
     }
@@ -286,6 +293,7 @@ fn row(b: &Built, gpu: Option<&GpuState>, ran: Ran) -> Row {
     Row {
         point: b.point.clone(),
         status,
+        statuses: ran.statuses,
         values: ran.values,
         build_s: b.build_s,
         run_s: ran.run_s,

@@ -4,16 +4,22 @@
 //! killing the process (SIGKILL included) leaves every finished row; a row torn by a crash in the
 //! middle of that call is cut off when the run is resumed.
 //!
-//! One owner per file: [`schema`] the columns, statuses and dialects; [`write`] the header and the
+//! One owner per file: [`schema`] the columns, statuses and dialects; [`metric_status`] each
+//! metric's own status and how readers of older runs derive it; [`write`] the header and the
 //! rows; [`read`] every reading of a CSV sweep wrote; [`manifest`] `manifest.json`; this file the
 //! run folder.
 
 pub mod manifest;
+pub mod metric_status;
 pub mod read;
 pub mod schema;
 pub mod write;
 
 pub use manifest::{GpuState, Manifest, MetricInfo, RunState, TimelineEntry};
+pub use metric_status::{
+    metric_status, metric_status_column, metric_status_in_row, target_rel_ci, MetricCells,
+    NOISY_MEANS, UNSTABLE_MEANS,
+};
 pub use read::{read_done, read_rows};
 pub use schema::{Dialect, Status};
 pub use write::{header, record, repeat_spread_column, CsvSink, GpuTag, Row};

@@ -21,7 +21,11 @@ pub struct GpuTag {
 #[derive(Clone, Debug)]
 pub struct Row {
     pub point: Point,
+    /// The worst of [`Row::statuses`] (or why the point failed).
     pub status: Status,
+    /// Each metric's own status (`ok`, `noisy`, `unstable`), by metric name: the
+    /// `<metric>_status` columns. Empty for a failed point.
+    pub statuses: BTreeMap<String, Status>,
     pub values: BTreeMap<String, f64>,
     pub build_s: f64,
     pub run_s: f64,
@@ -46,6 +50,8 @@ pub fn header(spec: &Spec) -> Vec<String> {
             metrics.push(repeat_spread_column(m));
         }
         metrics.extend(spec.profile_columns(m));
+        // Last of the metric's columns: its own status (see `store::metric_status`).
+        metrics.push(super::metric_status_column(&m.name));
     }
     // `[profile] power`: the point's power columns, after the metrics.
     metrics.extend(spec.profile.iter().flat_map(|p| p.point_columns()));
@@ -132,6 +138,11 @@ impl CsvSink {
                         v => v.to_string(),
                     },
                     (None, Some(v)) if ok => d.number(*v),
+                    (None, None) if ok => other
+                        .strip_suffix("_status")
+                        .and_then(|m| row.statuses.get(m))
+                        .map(|s| s.as_str().to_string())
+                        .unwrap_or_default(),
                     _ => String::new(),
                 },
             })
@@ -193,6 +204,7 @@ mod tests {
                 ],
             },
             status,
+            statuses: BTreeMap::from([("mflops".to_string(), status)]),
             values: BTreeMap::from([("mflops".to_string(), 1234.5)]),
             build_s: 1.23456,
             run_s: 0.5,
@@ -220,9 +232,9 @@ mod tests {
         let text = std::fs::read_to_string(&path).unwrap();
         assert_eq!(
             text,
-            "point_id,index,threads,v,status,mflops,build_s,run_s,cached,gpu_index,gpu_name,gpu_uuid,error\r\n\
-             abc,3,32,\"a,\"\"b\"\"\",ok,1234.5,1.235,0.5,1,,,,\r\n\
-             def,3,32,\"a,\"\"b\"\"\",run_failed,,1.235,0.5,1,,,,\r\n"
+            "point_id,index,threads,v,status,mflops,mflops_status,build_s,run_s,cached,gpu_index,gpu_name,gpu_uuid,error\r\n\
+             abc,3,32,\"a,\"\"b\"\"\",ok,1234.5,ok,1.235,0.5,1,,,,\r\n\
+             def,3,32,\"a,\"\"b\"\"\",run_failed,,,1.235,0.5,1,,,,\r\n"
         );
     }
 
@@ -274,11 +286,11 @@ mod tests {
         sink.append(&row("abc", Status::Ok)).unwrap();
         let text = std::fs::read_to_string(&path).unwrap();
         assert!(
-            text.starts_with("point_id;index;threads;v;status;mflops;build_s"),
+            text.starts_with("point_id;index;threads;v;status;mflops;mflops_status;build_s"),
             "{text}"
         );
         assert!(
-            text.contains("abc;3;32;\"a,\"\"b\"\"\";ok;1234,5;1,235;0,5;1;;;;"),
+            text.contains("abc;3;32;\"a,\"\"b\"\"\";ok;1234,5;ok;1,235;0,5;1;;;;"),
             "{text}"
         );
         assert_eq!(Dialect::Semicolon.parse_number("1234,5"), Some(1234.5));
