@@ -125,7 +125,8 @@ pub struct SeriesAnalysis {
     pub counter: Option<counters::Stepping>,
     /// The answer in one line.
     pub reading: String,
-    /// The data: (x, value), `None` for failed points.
+    /// The data: (x, value), `None` for failed points; sorted by x, one point per x (the median
+    /// of the rows at one x: `curve::one_per_x`), as the analysis reads it and the charts draw it.
     #[serde(skip)]
     pub data: Vec<(f64, Option<f64>)>,
 }
@@ -222,8 +223,16 @@ pub fn analyze_csv(path: &Path, opts: &AnalyzeOptions) -> Result<Analysis, Analy
                 r.metric.unit.clone()
             };
             let sense = Sense::from_unit(&unit);
-            let mut curve = analyze_curve(&r.points, sense);
-            let placement = Placement::of(&r.spread, &curve);
+            // In x order, one point per x, whatever the order of the rows: what every chart draws.
+            let data = curve::one_per_x(&r.points);
+            let spread: Vec<(f64, Option<f64>)> =
+                r.spread.iter().map(|&(x, s)| (x, Some(s))).collect();
+            let spread: Vec<(f64, f64)> = curve::one_per_x(&spread)
+                .into_iter()
+                .filter_map(|(x, s)| Some((x, s?)))
+                .collect();
+            let mut curve = analyze_curve(&data, sense);
+            let placement = Placement::of(&spread, &curve);
             let process = between
                 .iter()
                 .flatten()
@@ -289,7 +298,7 @@ pub fn analyze_csv(path: &Path, opts: &AnalyzeOptions) -> Result<Analysis, Analy
                 between_processes_u95: process.map(|b| b.u95),
                 counter,
                 reading,
-                data: r.points,
+                data,
             }
         })
         .collect();

@@ -5,7 +5,8 @@ use crate::analyze::Analysis;
 
 /// What the CSV says of one point of a series beyond its value: x, the relative half-width of its
 /// uncertainty (the larger of the 95 % confidence half-width within a placement and half the
-/// spread over placements) and its status.
+/// spread over placements) and the status of the series' own metric there (`ok`, `noisy`,
+/// `unstable`: [`crate::store::metric_status`]), or the row's status where it failed.
 #[derive(Clone, Debug, PartialEq)]
 pub struct PointInfo {
     pub x: f64,
@@ -14,15 +15,22 @@ pub struct PointInfo {
 }
 
 /// [`PointInfo`] of every series of `analysis`, by series index, read from its CSV (empty lists
-/// where the CSV has no such columns, or cannot be read).
+/// where the CSV has no such columns, or cannot be read). Sorted by x, one per x, whatever the
+/// order of the rows: where several rows share an x, the one whose value is nearest the value the
+/// analysis took there (their median) speaks for it.
 pub fn point_info(analysis: &Analysis) -> Vec<Vec<PointInfo>> {
     use crate::analyze::load::{self, stat_column};
+    use crate::store::{metric_status, metric_status_column, MetricCells};
     let Ok(table) = load::Table::read(&analysis.source) else {
         return vec![Vec::new(); analysis.series.len()];
     };
     let (Some(xc), status) = (table.column(&analysis.x), table.column("status")) else {
         return vec![Vec::new(); analysis.series.len()];
     };
+    let target = analysis
+        .source
+        .parent()
+        .map_or(crate::spec::DEFAULT_TARGET_REL_CI, crate::store::target_rel_ci);
     let num = |c: Option<usize>, r: &Vec<String>| {
         c.and_then(|c| r.get(c))
             .and_then(|v| load::number(v, table.semicolon))
@@ -35,14 +43,17 @@ pub fn point_info(analysis: &Analysis) -> Vec<Vec<PointInfo>> {
             let Some(m) = table.metrics.iter().find(|m| m.column == s.column) else {
                 return Vec::new();
             };
+            let value = table.column(&m.column);
             let ci = stat_column(&table.header, m, "rel_ci");
             let spread = stat_column(&table.header, m, "spread");
+            let own = table.column(&metric_status_column(&m.name));
             let group: Vec<(Option<usize>, &str)> = s
                 .group
                 .iter()
                 .map(|(a, v)| (table.column(a), v.as_str()))
                 .collect();
-            table
+            // (info, distance of the row's value from the analysis's value at its x)
+            let mut rows: Vec<(PointInfo, f64)> = table
                 .rows
                 .iter()
                 .filter(|r| {
@@ -51,15 +62,45 @@ pub fn point_info(analysis: &Analysis) -> Vec<Vec<PointInfo>> {
                         .all(|(c, v)| c.and_then(|c| r.get(c)).is_some_and(|x| x == v))
                 })
                 .filter_map(|r| {
-                    Some(PointInfo {
-                        x: num(Some(xc), r)?,
+                    let x = num(Some(xc), r)?;
+                    let cell = |c: Option<usize>| c.and_then(|c| r.get(c)).map(String::as_str);
+                    let row_status = cell(status).unwrap_or_default();
+                    let own_status = metric_status(
+                        MetricCells {
+                            row_status,
+                            own: cell(own),
+                            spread: num(spread, r),
+                            rel_ci: num(ci, r),
+                        },
+                        target,
+                    );
+                    let taken = s.data.iter().find(|p| p.0 == x).and_then(|p| p.1);
+                    let distance = match (num(value, r).filter(|_| own_status.is_some()), taken) {
+                        (Some(v), Some(t)) => (v - t).abs(),
+                        _ => f64::INFINITY,
+                    };
+                    let info = PointInfo {
+                        x,
                         u: num(ci, r)
                             .unwrap_or(0.0)
                             .max(num(spread, r).unwrap_or(0.0) / 2.0),
-                        status: status.and_then(|c| r.get(c)).cloned().unwrap_or_default(),
-                    })
+                        status: own_status
+                            .map_or(row_status, |st| st.as_str())
+                            .to_string(),
+                    };
+                    Some((info, distance))
                 })
-                .collect()
+                .collect();
+            // By x, then the row nearest the analysis's value first; ties by what the row says,
+            // so the order of the rows never decides.
+            rows.sort_by(|(a, da), (b, db)| {
+                a.x.total_cmp(&b.x)
+                    .then(da.total_cmp(db))
+                    .then(a.u.total_cmp(&b.u))
+                    .then(a.status.cmp(&b.status))
+            });
+            rows.dedup_by(|later, first| later.0.x == first.0.x);
+            rows.into_iter().map(|(info, _)| info).collect()
         })
         .collect()
 }

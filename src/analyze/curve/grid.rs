@@ -4,6 +4,35 @@
 use super::Sense;
 use crate::analyze::fit::{median, robust_sigma};
 
+/// A curve as the analysis reads it, and as every chart draws it: sorted by x (whatever the order
+/// of the CSV's rows: held points are appended, `--order shuffled` stores rows shuffled), one
+/// point per x. Several rows at one x (series grouped by fewer axes, a point written twice) give
+/// the median of their values; a gap if none has one. Non-finite x are left out.
+pub(crate) fn one_per_x(points: &[(f64, Option<f64>)]) -> Vec<(f64, Option<f64>)> {
+    let mut pts: Vec<(f64, Option<f64>)> = points
+        .iter()
+        .copied()
+        .filter(|(x, _)| x.is_finite())
+        .collect();
+    pts.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let mut merged: Vec<(f64, Option<f64>)> = Vec::new();
+    let mut i = 0;
+    while i < pts.len() {
+        let mut j = i;
+        while j < pts.len() && pts[j].0 == pts[i].0 {
+            j += 1;
+        }
+        let vals: Vec<f64> = pts[i..j]
+            .iter()
+            .filter_map(|p| p.1)
+            .filter(|v| v.is_finite())
+            .collect();
+        merged.push((pts[i].0, median(&vals)));
+        i = j;
+    }
+    merged
+}
+
 /// The sorted, de-duplicated curve on its x grid.
 pub(super) struct Grid {
     /// Observed points: x, value, grid index.
@@ -17,28 +46,7 @@ pub(super) struct Grid {
 
 impl Grid {
     pub(super) fn new(points: &[(f64, Option<f64>)]) -> Grid {
-        let mut pts: Vec<(f64, Option<f64>)> = points
-            .iter()
-            .copied()
-            .filter(|(x, _)| x.is_finite())
-            .collect();
-        pts.sort_by(|a, b| a.0.total_cmp(&b.0));
-        // Several rows at one x (series grouped by fewer axes): their median; a gap if none is ok.
-        let mut merged: Vec<(f64, Option<f64>)> = Vec::new();
-        let mut i = 0;
-        while i < pts.len() {
-            let mut j = i;
-            while j < pts.len() && pts[j].0 == pts[i].0 {
-                j += 1;
-            }
-            let vals: Vec<f64> = pts[i..j]
-                .iter()
-                .filter_map(|p| p.1)
-                .filter(|v| v.is_finite())
-                .collect();
-            merged.push((pts[i].0, median(&vals)));
-            i = j;
-        }
+        let merged = one_per_x(points);
         let xs: Vec<f64> = merged.iter().map(|p| p.0).collect();
         let (x0, unit) = grid_unit(&xs);
         let mut grid = Grid {

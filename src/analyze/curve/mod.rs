@@ -16,6 +16,7 @@ mod selection;
 use super::fit::robust_sigma;
 use crate::analyze::staircase;
 use fits::{fit_fold, fit_staircase, StairResult};
+pub(crate) use grid::one_per_x;
 use grid::Grid;
 use peaks::{baseline_knee, best, clean, drop_after, left_out, peak_residue, secondary_cost};
 use selection::{better_harmonic, period_of, secondary};
