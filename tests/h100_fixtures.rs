@@ -361,3 +361,64 @@ fn analyze_takes_a_run_folder_for_its_results_csv() {
     let (by_file, _) = analyze("copy_stride", &[]);
     assert_eq!(String::from_utf8(by_folder.stdout).unwrap(), by_file);
 }
+
+/// Issue 33: 345 of the thread sweep's 512 rows are `unstable`, nearly all for the global-store
+/// metrics' placement spread. A run of that version has no `<metric>_status` columns, so each
+/// metric's status is read from the row's and its own spread (`store::metric_status`): the
+/// shared-memory series mark only their own few points, in the analysis and in the charts.
+#[test]
+fn the_thread_sweep_marks_a_point_unstable_only_where_its_own_metric_is() {
+    let rows = rows(&fixture("threads_1_512"));
+    let unstable_rows = rows.iter().filter(|r| r["status"] == "unstable").count();
+    assert_eq!(unstable_rows, 345);
+    let (_, out) = analyze("threads_1_512", &[]);
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.path().join("analysis.json")).unwrap())
+            .unwrap();
+    let marked: Vec<(String, u64, u64)> = v["series"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            (
+                s["metric"].as_str().unwrap().to_string(),
+                s["marked"]["unstable"].as_u64().unwrap(),
+                s["marked"]["noisy"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    let want = [
+        ("shared_nc_1blk", 84),
+        ("shared_nc_grid", 4),
+        ("shared_2way_1blk", 1),
+        ("shared_2way_grid", 0),
+        ("shared_3way_1blk", 0),
+        ("shared_3way_grid", 1),
+        ("global_all_1blk", 240),
+        ("global_all_grid", 337),
+        ("global_even_1blk", 215),
+        ("global_even_grid", 344),
+        ("global_half_1blk", 170),
+        ("global_half_grid", 271),
+    ];
+    let got: Vec<(&str, u64)> = marked.iter().map(|(m, u, _)| (m.as_str(), *u)).collect();
+    assert_eq!(got, want.map(|(m, n)| (m, n as u64)));
+    assert!(marked.iter().all(|m| m.2 == 0), "no noisy point: {marked:?}");
+    // The charts mark the same points: each series' own.
+    let analysis =
+        sweep::analyze::analyze_csv(&fixture("threads_1_512"), &Default::default()).unwrap();
+    let info = sweep::report::point_info(&analysis);
+    for (s, info) in analysis.series.iter().zip(&info) {
+        let n = info.iter().filter(|p| p.status == "unstable").count();
+        assert_eq!(n, s.marked.unstable, "{}", s.name);
+        assert_eq!(info.len(), 512, "{}: one per x", s.name);
+        assert!(info.windows(2).all(|w| w[0].x < w[1].x), "{}", s.name);
+    }
+    // analysis.md counts them per series and says what unstable means.
+    let md = std::fs::read_to_string(out.path().join("analysis.md")).unwrap();
+    assert!(
+        md.contains("`shared_nc_grid_mflops` 4 unstable;")
+            && md.contains("Unstable: the placements of the kernel's buffers in memory gave values further apart than the target allows"),
+        "{md}"
+    );
+}

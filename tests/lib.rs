@@ -7,6 +7,7 @@
 mod common;
 
 mod bench_checks;
+mod chart_order;
 mod cli;
 mod gpus;
 mod h100_fixtures;

@@ -123,12 +123,35 @@ pub struct SeriesAnalysis {
     /// curve drops after its peaks, when one does.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub counter: Option<counters::Stepping>,
+    /// How many of the series' points its own metric marks noisy or unstable
+    /// (`<metric>_status`, or for older runs `store::metric_status`'s reading of the row).
+    pub marked: Marked,
     /// The answer in one line.
     pub reading: String,
     /// The data: (x, value), `None` for failed points; sorted by x, one point per x (the median
     /// of the rows at one x: `curve::one_per_x`), as the analysis reads it and the charts draw it.
     #[serde(skip)]
     pub data: Vec<(f64, Option<f64>)>,
+}
+
+/// How many points of a series its own metric marks, one per x (the row the analysis takes).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct Marked {
+    /// Confidence target missed: [`crate::store::NOISY_MEANS`].
+    pub noisy: usize,
+    /// [`crate::store::UNSTABLE_MEANS`].
+    pub unstable: usize,
+}
+
+impl Marked {
+    fn of(statuses: &[(f64, crate::store::Status)]) -> Marked {
+        use crate::store::Status;
+        let count = |want: Status| statuses.iter().filter(|(_, s)| *s == want).count();
+        Marked {
+            noisy: count(Status::Noisy),
+            unstable: count(Status::Unstable),
+        }
+    }
 }
 
 /// What the timing core's placements say about a series: where its buffers lie moves a point by
@@ -231,6 +254,7 @@ pub fn analyze_csv(path: &Path, opts: &AnalyzeOptions) -> Result<Analysis, Analy
                 .into_iter()
                 .filter_map(|(x, s)| Some((x, s?)))
                 .collect();
+            let marked = Marked::of(&load::one_row_per_x(r.statuses.clone(), &data, Ord::cmp));
             let mut curve = analyze_curve(&data, sense);
             let placement = Placement::of(&spread, &curve);
             let process = between
@@ -297,6 +321,7 @@ pub fn analyze_csv(path: &Path, opts: &AnalyzeOptions) -> Result<Analysis, Analy
                 placement,
                 between_processes_u95: process.map(|b| b.u95),
                 counter,
+                marked,
                 reading,
                 data,
             }
@@ -396,10 +421,40 @@ impl Analysis {
                 s.reading.replace('|', "\\|")
             );
         }
+        out += &self.marked_note();
         if let Some(between) = &self.between_processes {
             out += &reading::between_processes_note(between);
         }
         out
+    }
+
+    /// A paragraph counting, per series, the points its own metric marks noisy or unstable, with
+    /// what the words mean; empty when none is marked.
+    pub fn marked_note(&self) -> String {
+        let marked: Vec<String> = self
+            .series
+            .iter()
+            .filter(|s| s.marked != Marked::default())
+            .map(|s| {
+                let mut parts = Vec::new();
+                if s.marked.unstable > 0 {
+                    parts.push(format!("{} unstable", s.marked.unstable));
+                }
+                if s.marked.noisy > 0 {
+                    parts.push(format!("{} noisy", s.marked.noisy));
+                }
+                format!("`{}` {}", s.name, parts.join(", "))
+            })
+            .collect();
+        if marked.is_empty() {
+            return String::new();
+        }
+        format!(
+            "\nPoints marked by their own metric: {}. Unstable: {}; noisy: {}.\n",
+            marked.join("; "),
+            crate::store::UNSTABLE_MEANS,
+            crate::store::NOISY_MEANS
+        )
     }
 
     /// Writes `analysis.json` and `analysis.csv` into `dir` (created if missing).

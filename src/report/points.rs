@@ -52,8 +52,7 @@ pub fn point_info(analysis: &Analysis) -> Vec<Vec<PointInfo>> {
                 .iter()
                 .map(|(a, v)| (table.column(a), v.as_str()))
                 .collect();
-            // (info, distance of the row's value from the analysis's value at its x)
-            let mut rows: Vec<(PointInfo, f64)> = table
+            let rows: Vec<(f64, Option<f64>, PointInfo)> = table
                 .rows
                 .iter()
                 .filter(|r| {
@@ -74,11 +73,6 @@ pub fn point_info(analysis: &Analysis) -> Vec<Vec<PointInfo>> {
                         },
                         target,
                     );
-                    let taken = s.data.iter().find(|p| p.0 == x).and_then(|p| p.1);
-                    let distance = match (num(value, r).filter(|_| own_status.is_some()), taken) {
-                        (Some(v), Some(t)) => (v - t).abs(),
-                        _ => f64::INFINITY,
-                    };
                     let info = PointInfo {
                         x,
                         u: num(ci, r)
@@ -88,19 +82,15 @@ pub fn point_info(analysis: &Analysis) -> Vec<Vec<PointInfo>> {
                             .map_or(row_status, |st| st.as_str())
                             .to_string(),
                     };
-                    Some((info, distance))
+                    Some((x, num(value, r).filter(|_| own_status.is_some()), info))
                 })
                 .collect();
-            // By x, then the row nearest the analysis's value first; ties by what the row says,
-            // so the order of the rows never decides.
-            rows.sort_by(|(a, da), (b, db)| {
-                a.x.total_cmp(&b.x)
-                    .then(da.total_cmp(db))
-                    .then(a.u.total_cmp(&b.u))
-                    .then(a.status.cmp(&b.status))
-            });
-            rows.dedup_by(|later, first| later.0.x == first.0.x);
-            rows.into_iter().map(|(info, _)| info).collect()
+            load::one_row_per_x(rows, &s.data, |a, b| {
+                a.u.total_cmp(&b.u).then(a.status.cmp(&b.status))
+            })
+            .into_iter()
+            .map(|(_, info)| info)
+            .collect()
         })
         .collect()
 }

@@ -8,7 +8,7 @@ pub(crate) use columns::{stat_column, unit_of_column, MetricColumn};
 
 use super::{AnalyzeError, AnalyzeOptions};
 use crate::store::read::Csv;
-use crate::store::schema::{Dialect, STATUS_COLUMN};
+use crate::store::schema::{Dialect, Status, STATUS_COLUMN};
 use columns::{from_manifest, guess_columns};
 use std::path::{Path, PathBuf};
 
@@ -35,6 +35,40 @@ pub(crate) struct RawSeries {
     /// The timing core's placement spread of each point with a value (`<metric>_spread`), in
     /// the order of `points`; empty when the CSV has no such column.
     pub spread: Vec<(f64, f64)>,
+    /// The metric's own status at each measured point (`store::metric_status`), with its value,
+    /// in the order of `points`.
+    pub statuses: Vec<(f64, Option<f64>, Status)>,
+}
+
+/// Of the rows of one series, the one that speaks for each x, sorted by x: where several rows
+/// share an x (a point written twice, series grouped by fewer axes), the row whose value is
+/// nearest the value the analysis took there (`data`: their median), then the least by `tie`, so
+/// the order of the rows never decides. `rows`: (x, the row's value where it has one, what it
+/// says).
+pub(crate) fn one_row_per_x<T>(
+    rows: Vec<(f64, Option<f64>, T)>,
+    data: &[(f64, Option<f64>)],
+    tie: impl Fn(&T, &T) -> std::cmp::Ordering,
+) -> Vec<(f64, T)> {
+    let mut rows: Vec<(f64, f64, T)> = rows
+        .into_iter()
+        .filter(|r| r.0.is_finite())
+        .map(|(x, v, t)| {
+            let taken = data.iter().find(|p| p.0 == x).and_then(|p| p.1);
+            let distance = match (v, taken) {
+                (Some(v), Some(t)) => (v - t).abs(),
+                _ => f64::INFINITY,
+            };
+            (x, distance, t)
+        })
+        .collect();
+    rows.sort_by(|a, b| {
+        a.0.total_cmp(&b.0)
+            .then(a.1.total_cmp(&b.1))
+            .then_with(|| tie(&a.2, &b.2))
+    });
+    rows.dedup_by(|later, first| later.0 == first.0);
+    rows.into_iter().map(|(x, _, t)| (x, t)).collect()
 }
 
 pub(crate) use crate::store::schema::carries_values;
@@ -220,6 +254,19 @@ impl Table {
             .iter()
             .map(|m| stat_column(&self.header, m, "spread"))
             .collect();
+        let ci_cols: Vec<Option<usize>> = metrics
+            .iter()
+            .map(|m| stat_column(&self.header, m, "rel_ci"))
+            .collect();
+        let own_cols: Vec<Option<usize>> = metrics
+            .iter()
+            .map(|m| self.column(&crate::store::metric_status_column(&m.name)))
+            .collect();
+        let target = self
+            .path
+            .parent()
+            .map_or(crate::spec::DEFAULT_TARGET_REL_CI, crate::store::target_rel_ci);
+        let mut statuses: Vec<Vec<Vec<(f64, Option<f64>, Status)>>> = Vec::new();
         let mut spreads: Vec<Vec<Vec<(f64, f64)>>> = Vec::new();
         let mut groups: Vec<Vec<String>> = Vec::new();
         // Points of each group, then of each metric.
@@ -244,6 +291,7 @@ impl Table {
                     groups.push(key);
                     points.push(vec![Vec::new(); metrics.len()]);
                     spreads.push(vec![Vec::new(); metrics.len()]);
+                    statuses.push(vec![Vec::new(); metrics.len()]);
                     groups.len() - 1
                 }
             };
@@ -261,16 +309,40 @@ impl Table {
                 if let Some(s) = spread {
                     spreads[g][m].push((xv, s));
                 }
+                let stat = |c: Option<usize>| {
+                    c.and_then(|c| self.number(self.cell(row, c)))
+                        .filter(|v| v.is_finite())
+                };
+                let own = crate::store::metric_status(
+                    crate::store::MetricCells {
+                        row_status: status_col.map_or("ok", |c| self.cell(row, c)),
+                        own: own_cols[m].map(|c| self.cell(row, c)),
+                        spread: stat(spread_cols[m]),
+                        rel_ci: stat(ci_cols[m]),
+                    },
+                    target,
+                );
+                if let (Some(st), Some(_)) = (own, value) {
+                    statuses[g][m].push((xv, value, st));
+                }
             }
         }
         let mut out = Vec::new();
-        for ((key, per_metric), per_spread) in groups.into_iter().zip(points).zip(spreads) {
-            for ((metric, pts), spread) in metrics.iter().zip(per_metric).zip(per_spread) {
+        for (((key, per_metric), per_spread), per_status) in
+            groups.into_iter().zip(points).zip(spreads).zip(statuses)
+        {
+            for (((metric, pts), spread), statuses) in metrics
+                .iter()
+                .zip(per_metric)
+                .zip(per_spread)
+                .zip(per_status)
+            {
                 out.push(RawSeries {
                     group: by.iter().cloned().zip(key.iter().cloned()).collect(),
                     metric: metric.clone(),
                     points: pts,
                     spread,
+                    statuses,
                 });
             }
         }
