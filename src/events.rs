@@ -260,6 +260,9 @@ pub struct Summary {
     pub total: usize,
     pub skipped: usize,
     pub counts: BTreeMap<Status, usize>,
+    /// Each metric's points marked by its own status (`<metric>_status`): metric -> (noisy,
+    /// unstable).
+    pub marked: Vec<(String, usize, usize)>,
     /// `recheck`: points held for more processes because their samples fell into two groups.
     pub held: usize,
     pub built: usize,
@@ -280,6 +283,20 @@ impl Summary {
 
     pub fn record(&mut self, row: &Row) {
         *self.counts.entry(row.status).or_default() += 1;
+        for (metric, status) in &row.statuses {
+            let at = match self.marked.iter().position(|m| m.0 == *metric) {
+                Some(at) => at,
+                None => {
+                    self.marked.push((metric.clone(), 0, 0));
+                    self.marked.len() - 1
+                }
+            };
+            match status {
+                Status::Noisy => self.marked[at].1 += 1,
+                Status::Unstable => self.marked[at].2 += 1,
+                _ => {}
+            }
+        }
         if row.cached {
             self.cached += 1;
         } else if row.build_s > 0.0 {
@@ -318,6 +335,7 @@ impl Summary {
                 String::new()
             }
         );
+        out += &self.marked_text();
         if self.held > 0 && self.interrupted {
             out += &format!(
                 "recheck: {} point{} had two groups of samples in one process, held in passes/recheck.csv; the run measures {} again when it resumes\n",
@@ -348,6 +366,36 @@ impl Summary {
         out += &format!("results: {}\n", self.csv.display());
         if self.interrupted {
             out += "run the same command again to resume\n";
+        }
+        out
+    }
+}
+
+impl Summary {
+    /// Per metric, the points its own status marks, and what the words mean: `unstable:
+    /// global_all_grid 337, shared_nc_grid 4 (...)`; empty when none is marked.
+    fn marked_text(&self) -> String {
+        let mut out = String::new();
+        for (word, means, pick) in [
+            (
+                "unstable",
+                crate::store::UNSTABLE_MEANS,
+                (|m: &(String, usize, usize)| m.2) as fn(&(String, usize, usize)) -> usize,
+            ),
+            ("noisy", crate::store::NOISY_MEANS, |m| m.1),
+        ] {
+            let mut counts: Vec<(&str, usize)> = self
+                .marked
+                .iter()
+                .map(|m| (m.0.as_str(), pick(m)))
+                .filter(|m| m.1 > 0)
+                .collect();
+            if counts.is_empty() {
+                continue;
+            }
+            counts.sort_by(|a, b| b.1.cmp(&a.1));
+            let listed: Vec<String> = counts.iter().map(|(m, n)| format!("{m} {n}")).collect();
+            out += &format!("{word} by metric: {} ({word}: {means})\n", listed.join(", "));
         }
         out
     }
@@ -408,10 +456,42 @@ mod tests {
             text.contains("recheck: 2 points had two groups of samples in one process, held in passes/recheck.csv; the run measures them again when it resumes"),
             "{text}"
         );
+        assert!(!text.contains("by metric"), "nothing marked, nothing said");
         s.interrupted = false;
         s.held = 1;
         assert!(s.text().contains(
             "recheck: 1 point had two groups of samples in one process; it was measured in more processes"
         ));
+    }
+
+    #[test]
+    fn the_summary_counts_unstable_and_noisy_points_per_metric() {
+        let mut s = Summary::default();
+        let row = |global: Status, shared: Status| Row {
+            point: crate::points::Point {
+                index: 0,
+                id: "p".into(),
+                values: vec![],
+            },
+            status: global.max(shared),
+            statuses: [("global_x".to_string(), global), ("shared_x".to_string(), shared)].into(),
+            values: Default::default(),
+            build_s: 0.0,
+            run_s: 0.0,
+            cached: false,
+            gpu: Default::default(),
+            error: String::new(),
+        };
+        s.record(&row(Status::Unstable, Status::Ok));
+        s.record(&row(Status::Unstable, Status::Noisy));
+        s.record(&row(Status::Ok, Status::Unstable));
+        s.record(&row(Status::Unstable, Status::Ok));
+        let text = s.text();
+        assert!(text.starts_with("finished 4 points in 0.0 s: 4 unstable\n"), "{text}");
+        assert!(
+            text.contains("\nunstable by metric: global_x 3, shared_x 1 (unstable: the placements of the kernel's buffers in memory gave values further apart than the target allows)\n"),
+            "{text}"
+        );
+        assert!(text.contains("\nnoisy by metric: shared_x 1 (noisy: "), "{text}");
     }
 }

@@ -375,6 +375,7 @@ pub(crate) mod tests {
             placement: None,
             between_processes_u95: None,
             counter: None,
+            marked: Default::default(),
             reading: String::new(),
             data,
         }
