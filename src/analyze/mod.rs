@@ -421,16 +421,19 @@ impl Analysis {
                 s.reading.replace('|', "\\|")
             );
         }
-        out += &self.marked_note();
+        let marked = self.marked_sentence(|name| format!("`{name}`"));
+        if !marked.is_empty() {
+            out += &format!("\n{marked}\n");
+        }
         if let Some(between) = &self.between_processes {
             out += &reading::between_processes_note(between);
         }
         out
     }
 
-    /// A paragraph counting, per series, the points its own metric marks noisy or unstable, with
-    /// what the words mean; empty when none is marked.
-    pub fn marked_note(&self) -> String {
+    /// A sentence counting, per series, the points its own metric marks noisy or unstable, with
+    /// what the words mean; empty when none is marked. `quote` writes a series' name.
+    pub fn marked_sentence(&self, quote: impl Fn(&str) -> String) -> String {
         let marked: Vec<String> = self
             .series
             .iter()
@@ -443,14 +446,14 @@ impl Analysis {
                 if s.marked.noisy > 0 {
                     parts.push(format!("{} noisy", s.marked.noisy));
                 }
-                format!("`{}` {}", s.name, parts.join(", "))
+                format!("{} {}", quote(&s.name), parts.join(", "))
             })
             .collect();
         if marked.is_empty() {
             return String::new();
         }
         format!(
-            "\nPoints marked by their own metric: {}. Unstable: {}; noisy: {}.\n",
+            "Points marked by their own metric: {}. Unstable: {}; noisy: {}.",
             marked.join("; "),
             crate::store::UNSTABLE_MEANS,
             crate::store::NOISY_MEANS

@@ -6,7 +6,8 @@
 //! `finished`, `machine` {`host`, `git_commit`, `compiler`, `compiler_version`, `arch`, `gpus`},
 //! `axes` [names], `metrics` [{`name`, `unit`, `column`}], `points` [{`id`, `index`, `axes`
 //! {name: value}, `status`, `error`, `build_s`, `run_s`, `cached`, `gpu` {`index`, `name`,
-//! `uuid`}, `metrics` {name: {`unit`, `value`, and each statistic the CSV has: `median`,
+//! `uuid`}, `metrics` {name: {`unit`, `value`, `status` (the metric's own: `ok`, `noisy` or
+//! `unstable`, from `<metric>_status` or, for older runs, `store::metric_status`), and each statistic the CSV has: `median`,
 //! `stddev`, `min`, `max`, `rel_ci`, `samples`, `throttled`, `spread`, `placements`, `sm_mhz`,
 //! `repeat_spread`, and with `[profile]` counters `counters` {counter: value}, with `[profile]
 //! metric_power_ms` `power` {`power_w`, `<unit>_per_w`}}}, with `[profile]
@@ -46,6 +47,7 @@ pub fn run_json(run_dir: &Path) -> Result<Value, StoreError> {
     let csv = run_dir.join(store::RESULTS);
     let rows = store::read_done(&csv, &m.columns)?;
     let col = |name: &str| m.columns.iter().position(|c| c == name);
+    let target = store::target_rel_ci(run_dir);
     let mut points: Vec<(usize, Value)> = Vec::new();
     for fields in rows.values() {
         let get = |name: &str| col(name).map(|i| fields[i].as_str()).unwrap_or_default();
@@ -62,6 +64,11 @@ pub fn run_json(run_dir: &Path) -> Result<Value, StoreError> {
             let mut stats = Map::new();
             stats.insert("unit".into(), json!(info.unit));
             stats.insert("value".into(), cell(value, m.dialect));
+            if let Some(st) =
+                store::metric_status_in_row(&m.columns, fields, &info.name, m.dialect, target)
+            {
+                stats.insert("status".into(), json!(st.as_str()));
+            }
             let slug = info
                 .column
                 .strip_prefix(&format!("{}_", info.name))

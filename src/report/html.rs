@@ -256,6 +256,11 @@ fn charts_and_analysis(h: &mut String, run_dir: &Path) {
         table_rows(h, a);
     }
     h.push_str("</table>\n");
+    // Each series counts the points its own metric marks (not the row's status).
+    let marked = views[0].marked_sentence(|name| format!("<code>{}</code>", escape(name)));
+    if !marked.is_empty() {
+        let _ = writeln!(h, "<p>{marked}</p>");
+    }
 }
 
 /// A chart per family of variants and per series with two points or more in none.
