@@ -2694,3 +2694,97 @@ fn the_manifest_says_when_the_bench_differs_from_its_git_commit() {
     let core = run(3);
     assert_eq!(core["git_dirty"], true, "{core}");
 }
+
+/// Issue 33: each metric has its own status. A real program (hostsaw, mode `mixed`) whose
+/// `global_x` placements differ beyond the noise (`unstable=1`) and whose `shared_x` is steady
+/// writes `global_x_status=unstable`, `shared_x_status=ok` and the row's `status=unstable`, the
+/// worst of them; in one process, over `repeat` passes, in shards merged, and in the JSON export.
+#[test]
+fn a_row_with_one_unstable_metric_keeps_the_other_metrics_ok() {
+    let p = project();
+    let spec = "bench = \"hostsaw\"\ncompiler = \"cc\"\n[vars]\nmode = \"mixed\"\nslow_ms = 0\n[[axis]]\nname = \"threads\"\nrange = [16, 19]\n[[metric]]\nname = \"global_x\"\nunit = \"MFlops\"\n[[metric]]\nname = \"shared_x\"\nunit = \"MFlops\"\n";
+    write(p.path(), "sweeps/mixed.toml", spec);
+    write(
+        p.path(),
+        "sweeps/mixed2.toml",
+        &spec.replace("compiler", "repeat = 2\ncompiler"),
+    );
+    let check = |csv: &Path| {
+        let text = std::fs::read_to_string(csv).unwrap();
+        let header = text.lines().next().unwrap();
+        // Right after each metric's own columns.
+        assert!(
+            header.contains(",global_x_sm_mhz,global_x_status,shared_x_mflops,")
+                || header.contains(",global_x_repeat_spread,global_x_status,shared_x_mflops,"),
+            "{header}"
+        );
+        assert!(header.contains(",shared_x_status,build_s,"), "{header}");
+        let rows = rows(csv);
+        assert_eq!(rows.len(), 4, "{}", csv.display());
+        for r in &rows {
+            assert_eq!(
+                (
+                    r["global_x_status"].as_str(),
+                    r["shared_x_status"].as_str(),
+                    r["status"].as_str()
+                ),
+                ("unstable", "ok", "unstable"),
+                "{r:?}"
+            );
+        }
+    };
+    for name in ["mixed", "mixed2"] {
+        let out = sweep(p.path())
+            .args(["run", &format!("sweeps/{name}.toml"), "--no-analyze", "-q"])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", stderr(&out));
+        let run = run_dir(p.path(), name);
+        check(&run.join("results.csv"));
+        if name == "mixed2" {
+            // Each pass's raw rows carry the statuses too.
+            check(&run.join("passes/pass-0.csv"));
+        }
+    }
+    // The JSON export gives each metric its own status.
+    let run = run_dir(p.path(), "mixed");
+    let exported = p.path().join("exported");
+    let out = sweep(p.path())
+        .arg("export")
+        .arg(&run)
+        .args(["--format", "json", "--out"])
+        .arg(&exported)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let v: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(exported.join("run.json")).unwrap(),
+    )
+    .unwrap();
+    let point = &v["points"][0];
+    assert_eq!(point["status"], "unstable");
+    assert_eq!(point["metrics"]["global_x"]["status"], "unstable");
+    assert_eq!(point["metrics"]["shared_x"]["status"], "ok");
+    // Shards merged keep every metric's status.
+    for i in 0..2 {
+        let out = sweep(p.path())
+            .args(["run", "sweeps/mixed.toml", "--no-analyze", "-q"])
+            .args(["--shard", &format!("{i}/2"), "--split", "points"])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", stderr(&out));
+    }
+    let shards: Vec<PathBuf> = run_dirs(&p.path().join("output/mixed"))
+        .into_iter()
+        .filter(|d| d.to_string_lossy().contains("-shard-"))
+        .collect();
+    assert_eq!(shards.len(), 2);
+    let out = sweep(p.path())
+        .arg("merge")
+        .args(&shards)
+        .args(["--out", "joined"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    check(&p.path().join("joined/results.csv"));
+}

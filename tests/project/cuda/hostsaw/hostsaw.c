@@ -15,7 +15,9 @@
  * multiple of 4 of 0.96 v and 1.04 v with a value of v, groups that every process shows alike;
  * every later run gives v),
  * spawn (starts a grandchild, `sleep 4242`, and hangs), spawn2 (the same with `sleep 4343`),
- * latin1 (a line in Latin-1, not UTF-8, on stdout and stderr before its metrics).
+ * latin1 (a line in Latin-1, not UTF-8, on stdout and stderr before its metrics),
+ * mixed (two more timing-core metrics: `global_x`, whose placements differ by 25 % (unstable=1),
+ * and `shared_x`, steady: one row, one metric unstable and one ok).
  * Build one point by hand: cc -I<dir with params.h> -o p hostsaw.c
  */
 #include "params.h"
@@ -90,5 +92,11 @@ int main(void) {
     printf("@sweep metric=saw unit=MFlops value=%.3f median=%.3f stddev=0 min=%.3f max=%.3f rel_ci=0.001 samples=10 noisy=%d throttled=0 "
            "spread=%s placements=%d unstable=%d sm_mhz=1980\n",
            v, v, v, v, !strcmp(mode, "noisy"), unstable ? "0.25" : "0", unstable ? 8 : 1, unstable);
+    if (!strcmp(mode, "mixed")) {
+        printf("@sweep metric=global_x unit=MFlops value=%.3f median=%.3f stddev=0 min=%.3f max=%.3f rel_ci=0.001 "
+               "samples=10 noisy=0 throttled=0 spread=0.25 placements=8 unstable=1 sm_mhz=1980\n", v, v, v, v);
+        printf("@sweep metric=shared_x unit=MFlops value=%.3f median=%.3f stddev=0 min=%.3f max=%.3f rel_ci=0.001 "
+               "samples=10 noisy=0 throttled=0 spread=0.002 placements=8 unstable=0 sm_mhz=1980\n", v, v, v, v);
+    }
     return 0;
 }
