@@ -127,7 +127,7 @@ fn csv_header_comes_from_the_spec_and_the_manifest_records_the_run() {
     let dir = run_dir(p.path(), "saw");
     let text = std::fs::read_to_string(dir.join("results.csv")).unwrap();
     assert!(text.starts_with(
-        "point_id,index,threads,status,saw_mflops,saw_median_mflops,saw_stddev_mflops,saw_min_mflops,saw_max_mflops,saw_rel_ci,saw_samples,saw_throttled,saw_spread,saw_placements,saw_sm_mhz,saw_repeat_spread,build_s,run_s,cached,gpu_index,gpu_name,gpu_uuid,error\r\n"
+        "point_id,index,threads,status,saw_mflops,saw_median_mflops,saw_stddev_mflops,saw_min_mflops,saw_max_mflops,saw_rel_ci,saw_samples,saw_throttled,saw_spread,saw_placements,saw_sm_mhz,saw_repeat_spread,saw_status,build_s,run_s,cached,gpu_index,gpu_name,gpu_uuid,error\r\n"
     ));
     let rows = rows(&dir.join("results.csv"));
     assert_eq!(
