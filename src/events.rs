@@ -393,9 +393,12 @@ impl Summary {
             if counts.is_empty() {
                 continue;
             }
-            counts.sort_by(|a, b| b.1.cmp(&a.1));
+            counts.sort_by_key(|c| std::cmp::Reverse(c.1));
             let listed: Vec<String> = counts.iter().map(|(m, n)| format!("{m} {n}")).collect();
-            out += &format!("{word} by metric: {} ({word}: {means})\n", listed.join(", "));
+            out += &format!(
+                "{word} by metric: {} ({word}: {means})\n",
+                listed.join(", ")
+            );
         }
         out
     }
@@ -474,7 +477,11 @@ mod tests {
                 values: vec![],
             },
             status: global.max(shared),
-            statuses: [("global_x".to_string(), global), ("shared_x".to_string(), shared)].into(),
+            statuses: [
+                ("global_x".to_string(), global),
+                ("shared_x".to_string(), shared),
+            ]
+            .into(),
             values: Default::default(),
             build_s: 0.0,
             run_s: 0.0,
@@ -487,11 +494,17 @@ mod tests {
         s.record(&row(Status::Ok, Status::Unstable));
         s.record(&row(Status::Unstable, Status::Ok));
         let text = s.text();
-        assert!(text.starts_with("finished 4 points in 0.0 s: 4 unstable\n"), "{text}");
+        assert!(
+            text.starts_with("finished 4 points in 0.0 s: 4 unstable\n"),
+            "{text}"
+        );
         assert!(
             text.contains("\nunstable by metric: global_x 3, shared_x 1 (unstable: the placements of the kernel's buffers in memory gave values further apart than the target allows)\n"),
             "{text}"
         );
-        assert!(text.contains("\nnoisy by metric: shared_x 1 (noisy: "), "{text}");
+        assert!(
+            text.contains("\nnoisy by metric: shared_x 1 (noisy: "),
+            "{text}"
+        );
     }
 }

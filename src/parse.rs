@@ -200,7 +200,11 @@ mod tests {
         assert_eq!(p.values["copy_samples"], 24.0);
         assert_eq!(p.values["ref_throttled"], 1.0);
         assert!(p.noisy);
-        assert_eq!(p.statuses["copy"], Status::Ok, "each metric has its own status");
+        assert_eq!(
+            p.statuses["copy"],
+            Status::Ok,
+            "each metric has its own status"
+        );
         assert_eq!(p.statuses["ref"], Status::Noisy);
         assert_eq!(p.check_failed, None);
     }

@@ -57,7 +57,9 @@ fn a_run_drawn_shuffled_with_held_points_appended_gives_the_same_charts() {
         let mut out: Vec<String> = rows.iter().map(|r| r.to_string()).collect();
         let mut state: u64 = 33;
         for i in (1..out.len()).rev() {
-            state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
             out.swap(i, (state >> 33) as usize % (i + 1));
         }
         out.extend(rows.iter().step_by(37).map(|r| r.to_string()));
@@ -68,7 +70,10 @@ fn a_run_drawn_shuffled_with_held_points_appended_gives_the_same_charts() {
     assert!(a.len() >= 12, "a chart per series: {}", a.len());
     for ((name_a, svg_a), (name_b, svg_b)) in a.iter().zip(&b) {
         assert_eq!(name_a, name_b);
-        assert!(svg_a == svg_b, "`{name_a}` differs between the sweep's order and shuffled");
+        assert!(
+            svg_a == svg_b,
+            "`{name_a}` differs between the sweep's order and shuffled"
+        );
     }
 }
 
@@ -149,7 +154,10 @@ fn no_line_of_any_committed_fixtures_charts_runs_back_in_x() {
             }
         }
     }
-    assert!(lines_seen > 100, "the charts' lines were found: {lines_seen}");
+    assert!(
+        lines_seen > 100,
+        "the charts' lines were found: {lines_seen}"
+    );
 }
 
 #[test]

@@ -2757,10 +2757,8 @@ fn a_row_with_one_unstable_metric_keeps_the_other_metrics_ok() {
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
-    let v: serde_json::Value = serde_json::from_str(
-        &std::fs::read_to_string(exported.join("run.json")).unwrap(),
-    )
-    .unwrap();
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(exported.join("run.json")).unwrap()).unwrap();
     let point = &v["points"][0];
     assert_eq!(point["status"], "unstable");
     assert_eq!(point["metrics"]["global_x"]["status"], "unstable");

@@ -403,7 +403,10 @@ fn the_thread_sweep_marks_a_point_unstable_only_where_its_own_metric_is() {
     ];
     let got: Vec<(&str, u64)> = marked.iter().map(|(m, u, _)| (m.as_str(), *u)).collect();
     assert_eq!(got, want.map(|(m, n)| (m, n as u64)));
-    assert!(marked.iter().all(|m| m.2 == 0), "no noisy point: {marked:?}");
+    assert!(
+        marked.iter().all(|m| m.2 == 0),
+        "no noisy point: {marked:?}"
+    );
     // The charts mark the same points: each series' own.
     let analysis =
         sweep::analyze::analyze_csv(&fixture("threads_1_512"), &Default::default()).unwrap();

@@ -27,10 +27,10 @@ pub fn point_info(analysis: &Analysis) -> Vec<Vec<PointInfo>> {
     let (Some(xc), status) = (table.column(&analysis.x), table.column("status")) else {
         return vec![Vec::new(); analysis.series.len()];
     };
-    let target = analysis
-        .source
-        .parent()
-        .map_or(crate::spec::DEFAULT_TARGET_REL_CI, crate::store::target_rel_ci);
+    let target = analysis.source.parent().map_or(
+        crate::spec::DEFAULT_TARGET_REL_CI,
+        crate::store::target_rel_ci,
+    );
     let num = |c: Option<usize>, r: &Vec<String>| {
         c.and_then(|c| r.get(c))
             .and_then(|v| load::number(v, table.semicolon))
@@ -78,9 +78,7 @@ pub fn point_info(analysis: &Analysis) -> Vec<Vec<PointInfo>> {
                         u: num(ci, r)
                             .unwrap_or(0.0)
                             .max(num(spread, r).unwrap_or(0.0) / 2.0),
-                        status: own_status
-                            .map_or(row_status, |st| st.as_str())
-                            .to_string(),
+                        status: own_status.map_or(row_status, |st| st.as_str()).to_string(),
                     };
                     Some((x, num(value, r).filter(|_| own_status.is_some()), info))
                 })

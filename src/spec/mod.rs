@@ -392,6 +392,7 @@ impl Spec {
             if let Some(axis) = axes.iter().find(|a| {
                 metric.columns().contains(&a.name)
                     || a.name == format!("{}_repeat_spread", metric.name)
+                    || a.name == crate::store::metric_status_column(&metric.name)
             }) {
                 return Err(invalid(
                     at,

@@ -159,14 +159,7 @@ mod tests {
     #[test]
     fn a_row_is_read_by_the_exact_column_names() {
         let header: Vec<String> = [
-            "status",
-            "g_x",
-            "g_spread",
-            "g_rel_ci",
-            "g_status",
-            "s_x",
-            "s_spread",
-            "s_rel_ci",
+            "status", "g_x", "g_spread", "g_rel_ci", "g_status", "s_x", "s_spread", "s_rel_ci",
         ]
         .map(String::from)
         .into();

@@ -37,8 +37,11 @@ pub(crate) struct RawSeries {
     pub spread: Vec<(f64, f64)>,
     /// The metric's own status at each measured point (`store::metric_status`), with its value,
     /// in the order of `points`.
-    pub statuses: Vec<(f64, Option<f64>, Status)>,
+    pub statuses: Vec<PointStatus>,
 }
+
+/// A point's x, its value and its metric's own status there.
+pub(crate) type PointStatus = (f64, Option<f64>, Status);
 
 /// Of the rows of one series, the one that speaks for each x, sorted by x: where several rows
 /// share an x (a point written twice, series grouped by fewer axes), the row whose value is
@@ -262,11 +265,11 @@ impl Table {
             .iter()
             .map(|m| self.column(&crate::store::metric_status_column(&m.name)))
             .collect();
-        let target = self
-            .path
-            .parent()
-            .map_or(crate::spec::DEFAULT_TARGET_REL_CI, crate::store::target_rel_ci);
-        let mut statuses: Vec<Vec<Vec<(f64, Option<f64>, Status)>>> = Vec::new();
+        let target = self.path.parent().map_or(
+            crate::spec::DEFAULT_TARGET_REL_CI,
+            crate::store::target_rel_ci,
+        );
+        let mut statuses: Vec<Vec<Vec<PointStatus>>> = Vec::new();
         let mut spreads: Vec<Vec<Vec<(f64, f64)>>> = Vec::new();
         let mut groups: Vec<Vec<String>> = Vec::new();
         // Points of each group, then of each metric.
