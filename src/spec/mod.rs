@@ -11,12 +11,14 @@ use std::time::Duration;
 use toml::Spanned;
 
 mod axis;
+mod labels;
 mod metric;
 mod profile;
 mod timing;
 
 pub use axis::Axis;
 pub use axis::AxisError;
+pub use labels::Labels;
 use axis::{expand_axis, AxisFile};
 pub use metric::MetricError;
 use metric::{read_metric, MetricFile};
