@@ -372,7 +372,11 @@ impl Analysis {
                 ),
             };
             let drop = c.drop.as_ref().map_or("-".to_string(), |d| {
-                format!("{} ({})", percent(d.relative), format_value(d.absolute, &s.unit))
+                format!(
+                    "{} ({})",
+                    percent(d.relative),
+                    format_value(d.absolute, &s.unit)
+                )
             });
             let best = c.best.as_ref().map_or("-".to_string(), |b| {
                 format!("{} ({})", human(b.x), format_value(b.value, &s.unit))

@@ -369,12 +369,16 @@ impl From<ChartFormat> for sweep::report::Format {
 /// `1260x660` as (1260, 660); at least 480x300, at most 8000x8000.
 pub(crate) fn parse_size(s: &str) -> Result<(u32, u32), String> {
     let bad = || format!("`{s}` is not WIDTHxHEIGHT in pixels (hint: e.g. 1260x660)");
-    let (w, h) = s.to_ascii_lowercase().split_once('x').ok_or_else(bad).and_then(|(w, h)| {
-        Ok((
-            w.trim().parse::<u32>().map_err(|_| bad())?,
-            h.trim().parse::<u32>().map_err(|_| bad())?,
-        ))
-    })?;
+    let (w, h) = s
+        .to_ascii_lowercase()
+        .split_once('x')
+        .ok_or_else(bad)
+        .and_then(|(w, h)| {
+            Ok((
+                w.trim().parse::<u32>().map_err(|_| bad())?,
+                h.trim().parse::<u32>().map_err(|_| bad())?,
+            ))
+        })?;
     let (min_w, min_h) = sweep::report::MIN_SIZE;
     if w < min_w || h < min_h || w > 8000 || h > 8000 {
         return Err(format!(

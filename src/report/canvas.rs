@@ -278,7 +278,9 @@ pub(crate) fn mark_series(svg: &str, f: &Frame) -> String {
             .and_then(|p| p.split('"').next())
             .unwrap_or_default();
         let all_inside = points.split_whitespace().all(|pair| {
-            let mut xy = pair.split(',').map(|v| v.parse::<f64>().unwrap_or(f64::NAN));
+            let mut xy = pair
+                .split(',')
+                .map(|v| v.parse::<f64>().unwrap_or(f64::NAN));
             matches!((xy.next(), xy.next()), (Some(x), Some(y)) if inside(x, y))
         });
         if element.contains(&wide) && !points.trim().is_empty() && all_inside {
@@ -448,4 +450,49 @@ pub(crate) fn escape(t: &str) -> String {
         .replace('<', "&lt;")
         .replace('>', "&gt;")
         .replace('"', "&quot;")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_footer_says_the_compiler_in_one_short_line() {
+        let nvcc = "Cuda compilation tools, release 13.0, V13.0.88 | Build cuda_13.0.r13.0/compiler.36424714_0";
+        assert_eq!(compiler_line(nvcc), "release 13.0, V13.0.88");
+        let cc = "cc (Debian 12.2.0-14+deb12u1) 12.2.0 | Copyright (C) 2022 Free Software Foundation, Inc. | This is free software; see the source for copying conditions.  There is NO | warranty; not even for MERCHANTABILITY or FITNESS FOR A PARTICULAR PURPOSE.";
+        assert_eq!(compiler_line(cc), "cc (Debian 12.2.0-14+deb12u1) 12.2.0");
+        assert_eq!(
+            compiler_line("clang version 18\nTarget: x86_64"),
+            "clang version 18"
+        );
+        let long = compiler_line(&"x".repeat(100));
+        assert_eq!(long.chars().count(), 60);
+        assert!(long.ends_with('…'));
+    }
+
+    #[test]
+    fn the_frame_is_written_on_the_svg_root_and_data_lines_are_marked() {
+        let f = Frame {
+            px: (96, 74, 984, 572),
+            x: (-9.5, 521.5),
+            log2: false,
+            y: (0.0, 23.4),
+            y_scale: 1e-6,
+            y_unit: "TFLOP/s".into(),
+        };
+        let svg = "<svg width=\"10\" height=\"10\">\
+            <polyline fill=\"none\" stroke-width=\"2\" points=\"100,100 200,90 \"/>\
+            <polyline fill=\"none\" stroke-width=\"1\" points=\"100,100 200,90 \"/>\
+            <polyline fill=\"none\" stroke-width=\"2\" points=\"1000,30 1024,30 \"/></svg>";
+        let out = mark_series(&with_frame(svg, &f), &f);
+        assert!(out.starts_with(
+            "<svg data-frame=\"96 74 984 572\" data-x=\"-9.5 521.5 lin\" data-y=\"0 23.4\" data-y-scale=\"0.000001\" data-y-unit=\"TFLOP/s\" width="
+        ), "{out}");
+        // Only the wide line inside the plot is data: not the thin mark, not the legend swatch.
+        assert_eq!(out.matches("class=\"series\"").count(), 1, "{out}");
+        assert!(out.contains(
+            "<polyline class=\"series\" fill=\"none\" stroke-width=\"2\" points=\"100,100"
+        ));
+    }
 }

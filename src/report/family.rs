@@ -5,7 +5,9 @@
 use super::axes::{axes, distinct, log_axis, scale_unit};
 use super::canvas::{self, Chart, Drawn, Look};
 use super::legend::{Entry, Swatch};
-use super::series::{band, band_outline, group_words, DATA, DOTS_UP_TO, KNEE, LINE_W, PEAK, PERIOD};
+use super::series::{
+    band, band_outline, group_words, DATA, DOTS_UP_TO, KNEE, LINE_W, PEAK, PERIOD,
+};
 use super::ReportError;
 use crate::analyze::Analysis;
 use crate::spec::Labels;
@@ -72,7 +74,11 @@ pub(crate) fn labels_of(analysis: &Analysis) -> Labels {
 pub(crate) fn chosen(analysis: &Analysis, chosen: &[String]) -> Result<Vec<Family>, String> {
     let labels = labels_of(analysis);
     for c in chosen {
-        if !analysis.series.iter().any(|s| &s.metric == c || &s.column == c) {
+        if !analysis
+            .series
+            .iter()
+            .any(|s| &s.metric == c || &s.column == c)
+        {
             let known: Vec<&str> = analysis.series.iter().map(|s| s.metric.as_str()).collect();
             let mut known = known;
             known.dedup();
@@ -82,7 +88,23 @@ pub(crate) fn chosen(analysis: &Analysis, chosen: &[String]) -> Result<Vec<Famil
             ));
         }
     }
-    let title = chosen.join(", ");
+    // Named as the spec's family when they all belong to one, else by their labels.
+    let metric = |c: &String| {
+        analysis
+            .series
+            .iter()
+            .find(|s| &s.metric == c || &s.column == c)
+            .map_or(c.clone(), |s| s.metric.clone())
+    };
+    let families: Vec<Option<&str>> = chosen.iter().map(|c| labels.family(&metric(c))).collect();
+    let title = match families.first() {
+        Some(Some(f)) if families.iter().all(|g| g == &Some(*f)) => f.to_string(),
+        _ => chosen
+            .iter()
+            .map(|c| labels.metric(&metric(c)).map_or(c.clone(), str::to_string))
+            .collect::<Vec<_>>()
+            .join(", "),
+    };
     Ok(grouped(analysis, &labels, &title, chosen, true))
 }
 

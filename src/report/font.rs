@@ -157,7 +157,9 @@ mod tests {
         let png = super::png(svg).unwrap();
         assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n");
         // The text is drawn: some pixels are neither white nor black (antialiased edges).
-        let bare = super::png(r#"<svg xmlns="http://www.w3.org/2000/svg" width="120" height="40"></svg>"#).unwrap();
+        let bare =
+            super::png(r#"<svg xmlns="http://www.w3.org/2000/svg" width="120" height="40"></svg>"#)
+                .unwrap();
         assert!(png.len() > bare.len() + 200, "no text drawn");
         let pdf = super::pdf(svg).unwrap();
         assert!(pdf.starts_with(b"%PDF-"));

@@ -78,11 +78,12 @@ pub fn plot_with(
     metrics: &[String],
 ) -> Result<Vec<PathBuf>, ReportError> {
     let charts = dir.join("charts");
-    std::fs::create_dir_all(&charts).map_err(|e| canvas::fail(&charts)(e.to_string()))?;
     let footer = analysis.source.parent().and_then(footer);
     let footer = footer.as_deref();
     let mut out = Vec::new();
-    if !metrics.is_empty() {
+    let chosen = if metrics.is_empty() {
+        None
+    } else {
         let chosen = family::chosen(analysis, metrics).map_err(ReportError::Metrics)?;
         if chosen.is_empty() {
             return Err(ReportError::Metrics(format!(
@@ -90,6 +91,10 @@ pub fn plot_with(
                 metrics.join(",")
             )));
         }
+        Some(chosen)
+    };
+    std::fs::create_dir_all(&charts).map_err(|e| canvas::fail(&charts)(e.to_string()))?;
+    if let Some(chosen) = chosen {
         for f in chosen {
             out.extend(family::write_family(&f, analysis, &charts, footer, look)?);
         }

@@ -417,7 +417,12 @@ fn draw<DB: DrawingBackend>(
     }
     for (status, colour, label, k) in [
         ("noisy", NOISY, "noisy point (CI target missed)", 0.05),
-        ("unstable", UNSTABLE, "unstable point (placements differ)", 0.025),
+        (
+            "unstable",
+            UNSTABLE,
+            "unstable point (placements differ)",
+            0.025,
+        ),
     ] {
         let marked: Vec<f64> = info
             .iter()

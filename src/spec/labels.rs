@@ -148,7 +148,10 @@ label = "  "
         assert_eq!(l.family("b_grid"), Some("Shared, grid"));
         assert_eq!(
             l.families(),
-            [("Shared, grid".to_string(), vec!["a_grid".into(), "b_grid".into()])]
+            [(
+                "Shared, grid".to_string(),
+                vec!["a_grid".into(), "b_grid".into()]
+            )]
         );
         assert_eq!(Labels::from_text("not toml ["), Labels::default());
     }

@@ -18,8 +18,8 @@ mod timing;
 
 pub use axis::Axis;
 pub use axis::AxisError;
-pub use labels::Labels;
 use axis::{expand_axis, AxisFile};
+pub use labels::Labels;
 pub use metric::MetricError;
 use metric::{read_metric, MetricFile};
 pub use metric::{unit_slug, Metric, MetricSource, CORE_FIELDS, CORE_STATS};
