@@ -116,7 +116,8 @@ fn grouped(
     metrics: &[String],
     from_spec: bool,
 ) -> Vec<Family> {
-    let mut groups: Vec<(Vec<(String, String)>, Vec<usize>)> = Vec::new();
+    type Group = Vec<(String, String)>;
+    let mut groups: Vec<(Group, Vec<usize>)> = Vec::new();
     for m in metrics {
         for (i, s) in analysis.series.iter().enumerate() {
             if (&s.metric != m && &s.column != m) || !super::series::drawable(s) {
