@@ -369,13 +369,13 @@ fn draw<DB: DrawingBackend>(
             .draw_series(observed.iter().map(|&p| Circle::new(p, 2, DATA.filled())))
             .map_err(|x| e(&x))?;
     }
-    // The peaks: thin hollow rings, the point seen through them.
+    // The peaks: hollow rings, the point seen through them.
     if !peaks.is_empty() {
         chart
             .draw_series(
                 peaks
                     .iter()
-                    .map(|&p| Circle::new(p, 4, PEAK.mix(0.85).stroke_width(1))),
+                    .map(|&p| Circle::new(p, 4, PEAK.stroke_width(2))),
             )
             .map_err(|x| e(&x))?;
         legend.push(Entry::new("peak", Swatch::Ring, PEAK));
