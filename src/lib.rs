@@ -25,3 +25,4 @@ pub mod run;
 pub mod slurm;
 pub mod spec;
 pub mod store;
+pub mod units;

@@ -9,6 +9,7 @@ mod common;
 mod bench_checks;
 mod chart_order;
 mod cli;
+mod figures;
 mod gpus;
 mod h100_fixtures;
 mod h200x2_fixtures;

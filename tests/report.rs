@@ -130,10 +130,11 @@ fn the_report_of_the_h100_run_shows_its_charts_in_chromium() {
     let console = screenshot(&browser, &run.join("report.html"), &png);
     assert!(console.is_empty(), "console messages: {console:?}");
     let n = pixels(&png, &[BLUE, RED, BAND, UNSTABLE]);
-    // The first charts are in view: their curves, peak dots, uncertainty bands and the marks
-    // on unstable points (2250, 924, 4461 and 8695 pixels when this was written).
+    // The first charts are in view: their curves, peak rings (hollow since issue 33,
+    // so that the point shows through), uncertainty bands and the marks on unstable points
+    // (2250, 924, 4461 and 8695 pixels when this was written, with filled peak dots).
     assert!(n[0] > 1000, "data pixels: {}", n[0]);
-    assert!(n[1] > 200, "peak pixels: {}", n[1]);
+    assert!(n[1] > 60, "peak pixels: {n:?}");
     assert!(n[2] > 1000, "band pixels: {}", n[2]);
     assert!(n[3] > 1000, "unstable-mark pixels: {}", n[3]);
 }

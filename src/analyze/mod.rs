@@ -380,6 +380,7 @@ const CSV_COLUMNS: [&str; 17] = [
 impl Analysis {
     /// A Markdown table, one row per series.
     pub fn to_markdown(&self) -> String {
+        use crate::units::format_value;
         use reading::{human, percent};
         let mut out = format!(
             "## Analysis of `{}` against `{}`\n\n",
@@ -405,10 +406,14 @@ impl Analysis {
                 ),
             };
             let drop = c.drop.as_ref().map_or("-".to_string(), |d| {
-                format!("{} ({} {})", percent(d.relative), human(d.absolute), s.unit)
+                format!(
+                    "{} ({})",
+                    percent(d.relative),
+                    format_value(d.absolute, &s.unit)
+                )
             });
             let best = c.best.as_ref().map_or("-".to_string(), |b| {
-                format!("{} ({} {})", human(b.x), human(b.value), s.unit)
+                format!("{} ({})", human(b.x), format_value(b.value, &s.unit))
             });
             let within = c
                 .best

@@ -105,7 +105,9 @@ pub fn congruence(phases: &[f64], period: f64) -> String {
 }
 
 /// One line: the period and its cause, the cost of one step past a peak, the knee, the best x.
+/// Values are written in the unit that suits them ([`format_value`]: 20.85 TFLOP/s).
 pub fn reading(axis: &str, unit: &str, curve: &Curve, sense: Sense) -> String {
+    use crate::units::format_value;
     let mut parts = Vec::new();
     match &curve.period {
         Some(p) => {
@@ -118,10 +120,10 @@ pub fn reading(axis: &str, unit: &str, curve: &Curve, sense: Sense) -> String {
             );
             if let Some(d) = &curve.drop {
                 s += &format!(
-                    "; {axis} +{} past a peak costs {} ({} {unit})",
+                    "; {axis} +{} past a peak costs {} ({})",
                     human(d.after),
                     percent(d.relative),
-                    human(d.absolute)
+                    format_value(d.absolute, unit)
                 );
             }
             if let Some(q) = &curve.secondary {
@@ -165,15 +167,15 @@ pub fn reading(axis: &str, unit: &str, curve: &Curve, sense: Sense) -> String {
     if let Some(b) = &curve.best {
         if b.x_within_1pct == b.x {
             parts.push(format!(
-                "best at {axis} = {} ({} {unit})",
+                "best at {axis} = {} ({})",
                 human(b.x),
-                human(b.value)
+                format_value(b.value, unit)
             ));
         } else {
             parts.push(format!(
-                "best at {axis} = {} ({} {unit}), within 1 % from {}",
+                "best at {axis} = {} ({}), within 1 % from {}",
                 human(b.x),
-                human(b.value),
+                format_value(b.value, unit),
                 human(b.x_within_1pct)
             ));
         }

@@ -203,12 +203,14 @@ pub(crate) enum Command {
         select: Select,
     },
     /// Charts (SVG and PNG) of every series of a results CSV
-    #[command(after_help = exit::HELP)]
+    #[command(after_help = PLOT_HELP)]
     Plot {
         /// A results CSV (`output/<sweep>/<stamp>/results.csv`)
         results: PathBuf,
         #[command(flatten)]
         select: Select,
+        #[command(flatten)]
+        look: LookArgs,
     },
     /// Two runs point by point: B/A, and same, faster or slower within both sides' uncertainty
     #[command(after_help = sweep::compare::HELP)]
@@ -319,6 +321,79 @@ pub(crate) struct Select {
     #[arg(long)]
     pub(crate) out: Option<PathBuf>,
 }
+
+/// How `sweep plot` draws: names, size, formats, and metrics overlaid.
+#[derive(Args, Clone)]
+pub(crate) struct LookArgs {
+    /// Title of the charts [default: the experiment and its x axis, from the spec]
+    #[arg(long)]
+    pub(crate) title: Option<String>,
+    /// Name of the x axis [default: the axis's `label` in the spec, else its name]
+    #[arg(long, value_name = "LABEL")]
+    pub(crate) x_label: Option<String>,
+    /// Name of the y axis [default: the quantity and its unit, e.g. `throughput (TFLOP/s)`]
+    #[arg(long, value_name = "LABEL")]
+    pub(crate) y_label: Option<String>,
+    /// Pixels of each chart, WIDTHxHEIGHT [default: 1260x660]
+    #[arg(long, value_name = "WxH", value_parser = parse_size)]
+    pub(crate) size: Option<(u32, u32)>,
+    /// Formats, comma-separated; all drawn from one SVG
+    #[arg(long, value_enum, value_delimiter = ',', default_value = "svg,png")]
+    pub(crate) format: Vec<ChartFormat>,
+    /// Only one chart: these metrics (names or columns, comma-separated) overlaid, with bands
+    #[arg(long, value_delimiter = ',', value_name = "METRICS")]
+    pub(crate) metrics: Vec<String>,
+}
+
+/// A chart file format.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum ChartFormat {
+    /// Vector, with the plot's frame on its root for readers
+    Svg,
+    /// The SVG rasterised, text antialiased in the built-in font
+    Png,
+    /// The SVG as a one-page PDF, text embedded
+    Pdf,
+}
+
+impl From<ChartFormat> for sweep::report::Format {
+    fn from(f: ChartFormat) -> Self {
+        match f {
+            ChartFormat::Svg => sweep::report::Format::Svg,
+            ChartFormat::Png => sweep::report::Format::Png,
+            ChartFormat::Pdf => sweep::report::Format::Pdf,
+        }
+    }
+}
+
+/// `1260x660` as (1260, 660); at least 480x300, at most 8000x8000.
+pub(crate) fn parse_size(s: &str) -> Result<(u32, u32), String> {
+    let bad = || format!("`{s}` is not WIDTHxHEIGHT in pixels (hint: e.g. 1260x660)");
+    let (w, h) = s
+        .to_ascii_lowercase()
+        .split_once('x')
+        .ok_or_else(bad)
+        .and_then(|(w, h)| {
+            Ok((
+                w.trim().parse::<u32>().map_err(|_| bad())?,
+                h.trim().parse::<u32>().map_err(|_| bad())?,
+            ))
+        })?;
+    let (min_w, min_h) = sweep::report::MIN_SIZE;
+    if w < min_w || h < min_h || w > 8000 || h > 8000 {
+        return Err(format!(
+            "`{s}` is out of range (hint: from {min_w}x{min_h} to 8000x8000 pixels)"
+        ));
+    }
+    Ok((w, h))
+}
+
+const PLOT_HELP: &str = "\
+Names on the charts come from the spec the run was made with (its copy in manifest.json): an
+axis's `label` names x, a metric's `label` names its curve, and the metrics of one `family` are
+overlaid on one chart (family-<name>.svg) with their uncertainty bands. See the README (spec).
+
+Exit codes: 0 ok, 2 usage (a bad --size, --format or --metrics names none), 3 unreadable CSV.";
 
 const EXPORT_HELP: &str = "\
 Files (in --out, default <run_dir>/export):

@@ -372,15 +372,32 @@ pub(crate) fn dispatch(cli: Cli) -> Result<i32, CliError> {
         Command::Analyze { results, select } => {
             analyze(&results_csv(results), &select, false).map(|_| exit::OK)
         }
-        Command::Plot { results, select } => {
+        Command::Plot {
+            results,
+            select,
+            look,
+        } => {
             let results = results_csv(results);
             let (opts, out) = selection(&results, &select);
+            let metrics = look.metrics.clone();
+            let look = sweep::report::Look {
+                size: look.size.unwrap_or(sweep::report::Look::default().size),
+                title: look.title,
+                x_label: look.x_label,
+                y_label: look.y_label,
+                formats: look.format.into_iter().map(Into::into).collect(),
+            };
             let files = match sweep::report::choose(&results, &opts)? {
                 sweep::report::Charts::Lines(a) => {
                     if let Some(note) = sweep::report::single_point_note(&a) {
                         eprintln!("note: {note}");
                     }
-                    sweep::report::plot(&a, &out)
+                    sweep::report::plot_with(&a, &out, &look, &metrics)
+                }
+                sweep::report::Charts::Bars if !metrics.is_empty() => {
+                    return Err(CliError::Usage(
+                        "`--metrics` overlays curves against a numeric axis; these results have categories only".to_string(),
+                    ))
                 }
                 sweep::report::Charts::Bars => sweep::report::plot_bars(&results, &out),
             }?;

@@ -80,6 +80,9 @@ pub(crate) enum CliError {
     MissingPoints(String),
     #[error(transparent)]
     Slurm(#[from] SlurmError),
+    /// Options that do not go together.
+    #[error("{0}")]
+    Usage(String),
 }
 
 impl CliError {
@@ -109,6 +112,9 @@ impl CliError {
                 SlurmError::Points(_) => exit::BAD_INPUT,
                 _ => exit::ENVIRONMENT,
             },
+            CliError::Plot(sweep::report::ReportError::Metrics(_)) | CliError::Usage(_) => {
+                exit::USAGE
+            }
             CliError::Spec(_)
             | CliError::Analyze(_)
             | CliError::Plot(_)

@@ -212,11 +212,6 @@ impl Comparison {
                 .filter(|s| !s.curve_a.is_empty() || !s.curve_b.is_empty())
             {
                 let title = format!("{}: A against B", s.name);
-                let y = if s.unit.is_empty() {
-                    s.metric.clone()
-                } else {
-                    format!("{} ({})", s.metric, s.unit)
-                };
                 let (label_a, label_b) = (
                     format!("A: {}", self.a.label()),
                     format!("B: {}", self.b.label()),
@@ -225,17 +220,19 @@ impl Comparison {
                     crate::report::Curve {
                         label: &label_a,
                         points: &s.curve_a,
+                        u: &[],
                     },
                     crate::report::Curve {
                         label: &label_b,
                         points: &s.curve_b,
+                        u: &[],
                     },
                 ];
                 let written = crate::report::overlay(
                     &charts.join(&s.file_stem),
                     &title,
                     x,
-                    &y,
+                    (&s.unit, &s.metric),
                     &curves,
                     None,
                 )

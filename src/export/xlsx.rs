@@ -9,7 +9,8 @@
 
 use super::{Cell, Run, Table};
 use rust_xlsxwriter::{
-    Chart, ChartLegendPosition, ChartType, Format, Workbook, Worksheet, XlsxError,
+    Chart, ChartErrorBars, ChartErrorBarsType, ChartLegendPosition, ChartRange, ChartType, Format,
+    Workbook, Worksheet, XlsxError,
 };
 use std::collections::BTreeMap;
 
@@ -167,9 +168,15 @@ fn sheet_name(unit: &str) -> String {
     clean.chars().take(31).collect()
 }
 
+/// The sheet of a family: x in column A, then for each series its value and the half-width of
+/// its uncertainty (95 % CI within a placement, or half the placements' spread, the larger), in
+/// the unit of its chart ([`crate::units::Scale`]: TFLOP/s rather than 20849700 MFlops). Its
+/// charts: the spec's families (a title each, `label`s as series names), else series grouped by
+/// scale ([`chart_groups`]); error bars from the uncertainty columns.
 fn chart_sheet(ws: &mut Worksheet, run: &Run, f: &Family, bold: &Format) -> Result<(), XlsxError> {
     let name = sheet_name(&f.unit);
     ws.set_name(&name)?;
+    let labels = crate::spec::Labels::from_text(&run.manifest.spec);
     let t = &run.results;
     let xc = t.column(&f.x).unwrap_or(0);
     let mut xs: Vec<f64> = t
@@ -191,14 +198,27 @@ fn chart_sheet(ws: &mut Worksheet, run: &Run, f: &Family, bold: &Format) -> Resu
         .enumerate()
         .map(|(i, x)| (x.to_bits(), i as u32 + 1))
         .collect();
+    let metric_of = |column: &str| {
+        run.manifest
+            .metrics
+            .iter()
+            .find(|m| m.column == column)
+            .map_or(column.to_string(), |m| m.name.clone())
+    };
+    let number = |r: &Vec<Cell>, c: Option<usize>| match c.map(|c| &r[c]) {
+        Some(Cell::Number(v)) if v.is_finite() => Some(*v),
+        _ => None,
+    };
+    // Each series' points: (row, value, relative uncertainty).
+    let mut points: Vec<Vec<(u32, f64, f64)>> = Vec::new();
     let mut medians: Vec<f64> = Vec::new();
-    for (s, (label, column, group)) in f.series.iter().enumerate() {
-        let mut values: Vec<f64> = Vec::new();
-        let c = s as u16 + 1;
-        ws.write_string_with_format(0, c, label, bold)?;
-        ws.set_column_width(c, 14)?;
-        let vc = t.column(column).unwrap_or(0);
+    for (_, column, group) in &f.series {
+        let metric = metric_of(column);
+        let vc = t.column(column);
+        let ci = t.column(&format!("{metric}_rel_ci"));
+        let spread = t.column(&format!("{metric}_spread"));
         let status = t.column("status");
+        let mut pts = Vec::new();
         for r in &t.rows {
             let in_group = group
                 .iter()
@@ -207,44 +227,112 @@ fn chart_sheet(ws: &mut Worksheet, run: &Run, f: &Family, bold: &Format) -> Resu
             let measured = status.is_none_or(|sc| {
                 matches!(&r[sc], Cell::Text(st) if matches!(st.as_str(), "ok" | "noisy" | "unstable"))
             });
-            if let (true, true, Cell::Number(x), Cell::Number(v)) =
-                (in_group, measured, &r[xc], &r[vc])
-            {
-                if let Some(&row) = row_of.get(&x.to_bits()) {
-                    ws.write_number(row, c, *v)?;
-                    values.push(v.abs());
-                }
+            let (Cell::Number(x), Some(v)) = (&r[xc], number(r, vc)) else {
+                continue;
+            };
+            if let (true, true, Some(&row)) = (in_group, measured, row_of.get(&x.to_bits())) {
+                let u = number(r, ci)
+                    .unwrap_or(0.0)
+                    .max(number(r, spread).unwrap_or(0.0) / 2.0);
+                pts.push((row, v, u));
             }
         }
+        let values: Vec<f64> = pts.iter().map(|p| p.1.abs()).collect();
         medians.push(crate::analyze::fit::median(&values).unwrap_or(0.0));
+        points.push(pts);
+    }
+    // The charts: the spec's families (per group), then the rest grouped by scale.
+    let family_of = |s: usize| {
+        let (_, column, group) = &f.series[s];
+        labels.family(&metric_of(column)).map(|fam| {
+            let g: Vec<String> = group.iter().map(|(a, v)| format!("{a}={v}")).collect();
+            if g.is_empty() {
+                fam.to_string()
+            } else {
+                format!("{fam} [{}]", g.join(", "))
+            }
+        })
+    };
+    let mut charts: Vec<(Option<String>, Vec<usize>)> = Vec::new();
+    for s in 0..f.series.len() {
+        if let Some(fam) = family_of(s) {
+            match charts.iter_mut().find(|(k, _)| k.as_ref() == Some(&fam)) {
+                Some((_, v)) => v.push(s),
+                None => charts.push((Some(fam), vec![s])),
+            }
+        }
+    }
+    let rest: Vec<usize> = (0..f.series.len())
+        .filter(|&s| family_of(s).is_none())
+        .collect();
+    let rest_medians: Vec<f64> = rest.iter().map(|&s| medians[s]).collect();
+    for g in chart_groups(&rest_medians) {
+        charts.push((None, g.into_iter().map(|k| rest[k]).collect()));
+    }
+    // Columns: each series' value, then its uncertainty, in its chart's unit.
+    let col = |s: usize| 1 + 2 * s as u16;
+    let mut units = vec![crate::units::Scale::for_max(&f.unit, 0.0); f.series.len()];
+    for (_, members) in &charts {
+        let max = members
+            .iter()
+            .flat_map(|&s| points[s].iter().map(|p| p.1.abs()))
+            .fold(0.0, f64::max);
+        for &s in members {
+            units[s] = crate::units::Scale::for_max(&f.unit, max);
+        }
+    }
+    for (s, (label, column, _)) in f.series.iter().enumerate() {
+        let c = col(s);
+        let metric = metric_of(column);
+        let shown = labels
+            .metric(&metric)
+            .map_or(label.clone(), |l| label.replacen(&metric, l, 1));
+        let unit = &units[s];
+        ws.write_string_with_format(0, c, format!("{shown} ({})", unit.unit), bold)?;
+        ws.write_string_with_format(0, c + 1, format!("± ({})", unit.unit), bold)?;
+        ws.set_column_width(c, 16)?;
+        for &(row, v, u) in &points[s] {
+            ws.write_number(row, c, v / unit.divisor)?;
+            ws.write_number(row, c + 1, (v * u).abs() / unit.divisor)?;
+        }
     }
     ws.set_freeze_panes(1, 1)?;
     let log2 = crate::report::log_axis(&xs);
     let last = xs.len() as u32;
-    let anchor = f.series.len() as u16 + 2;
-    for (k, chunk) in chart_groups(&medians).iter().enumerate() {
+    let anchor = 2 * f.series.len() as u16 + 2;
+    let x_words = labels.axis(&f.x);
+    let quantity = crate::units::quantity(&f.unit).unwrap_or(&f.unit);
+    for (k, (family, members)) in charts.iter().enumerate() {
         let mut chart = Chart::new(if xs.len() <= 40 {
             ChartType::ScatterStraightWithMarkers
         } else {
             ChartType::ScatterStraight
         });
-        for &s in chunk {
-            let c = s as u16 + 1;
+        for &s in members {
+            let c = col(s);
+            let band = ChartRange::new_from_range(name.as_str(), 1, c + 1, last, c + 1);
+            let mut bars = ChartErrorBars::new();
+            bars.set_type(ChartErrorBarsType::Custom(band.clone(), band));
             chart
                 .add_series()
                 .set_name((name.as_str(), 0, c))
                 .set_categories((name.as_str(), 1, 0, last, 0))
-                .set_values((name.as_str(), 1, c, last, c));
+                .set_values((name.as_str(), 1, c, last, c))
+                .set_y_error_bars(&bars);
         }
-        chart.title().set_name(&format!(
-            "{}: {} against {}",
-            run.manifest.sweep, f.unit, f.x
-        ));
-        chart.x_axis().set_name(&f.x);
+        let title = match family {
+            Some(fam) => format!("{fam} — {x_words}"),
+            None => format!("{}: {quantity} against {x_words}", run.manifest.sweep),
+        };
+        chart.title().set_name(&title);
+        chart.x_axis().set_name(&x_words);
         if log2 {
             chart.x_axis().set_log_base(2);
         }
-        chart.y_axis().set_name(&f.unit);
+        let unit = members
+            .first()
+            .map_or(f.unit.clone(), |&s| units[s].unit.clone());
+        chart.y_axis().set_name(&format!("{quantity} ({unit})"));
         chart.legend().set_position(ChartLegendPosition::Bottom);
         chart.set_width(960).set_height(540);
         ws.insert_chart(1 + 30 * k as u32, anchor, &chart)?;

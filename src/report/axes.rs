@@ -8,11 +8,15 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
+use super::canvas::Frame;
+
 /// A chart of f64 on both axes.
 pub(crate) type Plane<'a, DB> = ChartContext<'a, DB, Cartesian2d<RangedCoordf64, RangedCoordf64>>;
 
 /// A chart on `area` with the given ranges and its axes drawn: axis names and compact tick labels
 /// when `text`, no text at all otherwise (no font is needed then). The title is the canvas's.
+/// Also the frame: where the plot lies in canvas pixels and what its axes span (y in the unit
+/// drawn, with scale 1 and no unit: the caller knows those).
 pub(crate) fn axes<'a, DB: DrawingBackend>(
     area: &'a DrawingArea<DB, Shift>,
     (xs, ys): (std::ops::Range<f64>, std::ops::Range<f64>),
@@ -21,7 +25,7 @@ pub(crate) fn axes<'a, DB: DrawingBackend>(
     period: Option<f64>,
     log2: bool,
     measured: &[f64],
-) -> Result<Plane<'a, DB>, String> {
+) -> Result<(Plane<'a, DB>, Frame), String> {
     let e = |e: &dyn std::fmt::Display| e.to_string();
     let mut builder = ChartBuilder::on(area);
     builder.margin(16);
@@ -31,7 +35,17 @@ pub(crate) fn axes<'a, DB: DrawingBackend>(
     let ticks = tick_positions(&xs, period, log2, measured);
     let label = |x: f64| x_label(if log2 { x.exp2() } else { x });
     let (y_lo, y_hi) = (ys.start, ys.end);
+    let frame_x = (xs.start, xs.end);
     let mut chart = builder.build_cartesian_2d(xs, ys).map_err(|x| e(&x))?;
+    let (px, py) = chart.plotting_area().get_pixel_range();
+    let frame = Frame {
+        px: (px.start, py.start, px.end, py.end),
+        x: frame_x,
+        log2,
+        y: (y_lo, y_hi),
+        y_scale: 1.0,
+        y_unit: String::new(),
+    };
     let fmt = |v: &f64| compact(*v);
     let mut mesh = chart.configure_mesh();
     mesh.light_line_style(WHITE.mix(0.0));
@@ -40,7 +54,8 @@ pub(crate) fn axes<'a, DB: DrawingBackend>(
             .y_desc(y_name)
             .x_label_formatter(&fmt)
             .y_label_formatter(&fmt)
-            .label_style(("sans-serif", 13));
+            .label_style(("sans-serif", 13))
+            .axis_desc_style(("sans-serif", 14));
         // The x ticks are drawn below, where x_ticks puts them (plotters puts them on round
         // decimal steps; thread counts read in warps and periods).
         mesh.x_labels(0);
@@ -69,7 +84,7 @@ pub(crate) fn axes<'a, DB: DrawingBackend>(
                 .map_err(|x| e(&x))?;
         }
     }
-    Ok(chart)
+    Ok((chart, frame))
 }
 
 /// Where the x ticks go, in the axis's coordinates (log2(x) on a log2 axis): on each measured x
@@ -163,33 +178,7 @@ pub(crate) fn on_log2(s: &SeriesAnalysis) -> SeriesAnalysis {
     out
 }
 
-/// A rate unit rescaled for people: values in `unit` whose largest magnitude is `max` become
-/// values / divisor in the returned unit (MFlops of 2e7 are 20 TFLOP/s; GB/s of 3000, 3 TB/s).
-/// Units it does not know stay as they are (divisor 1).
-pub fn scale_unit(unit: &str, max: f64) -> (f64, String) {
-    let base = match unit.to_ascii_lowercase().replace(' ', "").as_str() {
-        "flops" | "flop/s" => Some((1.0, "FLOP/s")),
-        "kflops" | "kflop/s" => Some((1e3, "FLOP/s")),
-        "mflops" | "mflop/s" => Some((1e6, "FLOP/s")),
-        "gflops" | "gflop/s" => Some((1e9, "FLOP/s")),
-        "tflops" | "tflop/s" => Some((1e12, "FLOP/s")),
-        "b/s" => Some((1.0, "B/s")),
-        "kb/s" => Some((1e3, "B/s")),
-        "mb/s" => Some((1e6, "B/s")),
-        "gb/s" => Some((1e9, "B/s")),
-        "tb/s" => Some((1e12, "B/s")),
-        _ => None,
-    };
-    let Some((factor, name)) = base.filter(|_| max.is_finite() && max > 0.0) else {
-        return (1.0, unit.to_string());
-    };
-    let v = max * factor;
-    let (p, prefix) = [(1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")]
-        .into_iter()
-        .find(|(p, _)| v >= *p)
-        .unwrap_or((1.0, ""));
-    (p / factor, format!("{prefix}{name}"))
-}
+pub use crate::units::scale_unit;
 
 /// `s` with its values in a unit people read (TFLOP/s, not 20M MFlops): see [`scale_unit`].
 pub(crate) fn scaled(s: &SeriesAnalysis) -> SeriesAnalysis {
@@ -234,16 +223,6 @@ pub(crate) fn compact(v: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn rates_are_shown_in_the_unit_people_read() {
-        assert_eq!(scale_unit("MFlops", 2.08e7), (1e6, "TFLOP/s".into()));
-        assert_eq!(scale_unit("MFlops", 143_755.0), (1e3, "GFLOP/s".into()));
-        assert_eq!(scale_unit("GB/s", 3000.0), (1e3, "TB/s".into()));
-        assert_eq!(scale_unit("GB/s", 450.0), (1.0, "GB/s".into()));
-        assert_eq!(scale_unit("ms", 12.0), (1.0, "ms".into()));
-        assert_eq!(scale_unit("MFlops", 0.0), (1.0, "MFlops".into()));
-    }
 
     #[test]
     fn ticks_fall_on_the_period_or_on_warps() {

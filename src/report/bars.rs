@@ -4,7 +4,7 @@
 //! axes or more.
 
 use super::axes::{compact, scale_unit};
-use super::canvas::{self, Chart};
+use super::canvas::{self, Chart, Drawn};
 use super::family::{fewest_values, PALETTE};
 use super::legend::{Entry, Swatch};
 use super::series::{DATA, GAP, NOISY, UNSTABLE};
@@ -197,10 +197,10 @@ impl Chart for Bars {
         &self,
         plot: &DrawingArea<DB, Shift>,
         text: bool,
-    ) -> Result<Vec<Entry>, String> {
+        (x_name, y_name): (&str, &str),
+    ) -> Result<Drawn, String> {
         let e = |e: &dyn std::fmt::Display| e.to_string();
         let (div, _) = self.scale();
-        let (x_name, y_name) = self.axis_names();
         let k = self.keys.len().max(1) as f64;
         // Each category takes a row per key and a gap; the first category on top.
         let slot = k + 0.6;
@@ -235,8 +235,8 @@ impl Chart for Bars {
             .disable_y_mesh()
             .y_labels(0);
         if text {
-            mesh.x_desc(&x_name)
-                .y_desc(&y_name)
+            mesh.x_desc(x_name)
+                .y_desc(y_name)
                 .x_label_formatter(&fmt)
                 .label_style(("sans-serif", 13));
         } else {
@@ -344,7 +344,10 @@ impl Chart for Bars {
         if self.bars.iter().any(|b| b.value.is_none()) {
             legend.push(Entry::new("failed point", Swatch::Cross, GAP));
         }
-        Ok(legend)
+        Ok(Drawn {
+            entries: legend,
+            frame: None,
+        })
     }
 }
 

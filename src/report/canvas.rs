@@ -4,7 +4,7 @@
 //!
 //! ```text
 //! +------------------------------------------+-----------+
-//! |                  title                               |  TITLE_H
+//! |          title / subtitle (the analysis's reading)   |  TITLE_H
 //! +------------------------------------------+-----------+
 //! |                                          |  legend   |
 //! |                 plot                     |  column   |  PLOT_H
@@ -12,8 +12,12 @@
 //! +------------------------------------------+-----------+
 //! | footer: GPU, driver, nvcc, commit, date, sweep       |  FOOTER_H
 //! +------------------------------------------------------+
-//!            PLOT_W                          legend::WIDTH
+//!            the rest                        legend::WIDTH
 //! ```
+//!
+//! One SVG is drawn (plotters); the PNG is that SVG rasterised (resvg) and the PDF that SVG
+//! converted (svg2pdf), both with the built-in font, so every format shows the same text in the
+//! same place. The plot's frame (its pixels and axis ranges) is written onto the SVG root.
 
 use super::legend::{self, Entry};
 use super::{font, ReportError};
@@ -22,81 +26,196 @@ use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 use std::path::{Path, PathBuf};
 
-pub(crate) const PLOT_W: u32 = 1000;
-pub(crate) const PLOT_H: u32 = 580;
-pub(crate) const TITLE_H: u32 = 36;
+/// Pixels of every chart unless `--size` says otherwise.
+pub(crate) const SIZE: (u32, u32) = (1260, 660);
+/// The title's band: the title, and under it the subtitle (what the analysis found).
+pub(crate) const TITLE_H: u32 = 58;
+/// The plot's width at the default size.
+#[cfg(test)]
+pub(crate) const PLOT_W: u32 = SIZE.0 - legend::WIDTH;
 pub(crate) const FOOTER_H: u32 = 24;
-/// Pixels of every chart.
-pub(crate) const SIZE: (u32, u32) = (PLOT_W + legend::WIDTH, TITLE_H + PLOT_H + FOOTER_H);
+/// The smallest chart that still holds a plot beside its legend.
+pub const MIN_SIZE: (u32, u32) = (480, 300);
+
+/// A file format of a chart.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    Svg,
+    /// Rasterised from the very same SVG (resvg), text in the built-in font.
+    Png,
+    /// Converted from the very same SVG (svg2pdf), text embedded as glyphs.
+    Pdf,
+}
+
+impl Format {
+    pub fn extension(self) -> &'static str {
+        match self {
+            Format::Svg => "svg",
+            Format::Png => "png",
+            Format::Pdf => "pdf",
+        }
+    }
+}
+
+/// How charts are laid out and named, beyond what the chart itself says: `sweep plot`'s
+/// `--title`, `--x-label`, `--y-label`, `--size` and `--format`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Look {
+    pub size: (u32, u32),
+    pub title: Option<String>,
+    pub x_label: Option<String>,
+    pub y_label: Option<String>,
+    pub formats: Vec<Format>,
+}
+
+impl Default for Look {
+    fn default() -> Look {
+        Look {
+            size: SIZE,
+            title: None,
+            x_label: None,
+            y_label: None,
+            formats: vec![Format::Svg, Format::Png],
+        }
+    }
+}
+
+impl Look {
+    /// The legend column's width at this size (narrower on a small chart).
+    fn legend_width(&self) -> u32 {
+        (self.size.0 / 5).clamp(150, legend::WIDTH)
+    }
+}
+
+/// Where the plot lies on the canvas and what its axes span: what a reader of the SVG needs to
+/// map a position to data. Written onto the SVG root (see [`frame_attributes`]).
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct Frame {
+    /// The plot area in canvas pixels: left, top, right, bottom.
+    pub px: (i32, i32, i32, i32),
+    /// x from .. to, in the axis's own coordinates (log2 of x on a log2 axis).
+    pub x: (f64, f64),
+    pub log2: bool,
+    /// y from .. to, in the displayed unit.
+    pub y: (f64, f64),
+    /// Displayed value = CSV value x this.
+    pub y_scale: f64,
+    pub y_unit: String,
+}
+
+/// What a chart's plot drew: its legend's entries and its frame.
+pub(crate) struct Drawn {
+    pub entries: Vec<Entry>,
+    pub frame: Option<Frame>,
+}
 
 /// A chart: its title and axis names, and how to draw its plot.
 pub(crate) trait Chart {
+    /// What the chart shows: the experiment and its variable (`Shared-memory stores, grid —
+    /// threads per block`).
     fn title(&self) -> String;
-    /// The x and y axis names.
+    /// A smaller line under the title: what the analysis found.
+    fn subtitle(&self) -> Option<String> {
+        None
+    }
+    /// The x and y axis names, in words with units.
     fn axis_names(&self) -> (String, String);
     /// Whether it has a legend column (else the plot takes the whole width).
     fn has_legend(&self) -> bool {
         true
     }
-    /// Draws the plot (axes, data, marks) into `plot`, with text when `text` (a font is there);
-    /// returns the legend's entries.
+    /// Draws the plot (axes named `names`, data, marks) into `plot`, with text when `text` (a
+    /// font is there); returns the legend's entries and the frame.
     fn draw<DB: DrawingBackend>(
         &self,
         plot: &DrawingArea<DB, Shift>,
         text: bool,
-    ) -> Result<Vec<Entry>, String>;
+        names: (&str, &str),
+    ) -> Result<Drawn, String>;
 }
 
-/// The whole canvas of `chart` on `root`.
+/// The title and axis names `look` gives `chart`: its own unless overridden.
+fn names(chart: &impl Chart, look: &Look) -> (String, String, String) {
+    let (x, y) = chart.axis_names();
+    (
+        look.title.clone().unwrap_or_else(|| chart.title()),
+        look.x_label.clone().unwrap_or(x),
+        look.y_label.clone().unwrap_or(y),
+    )
+}
+
+/// The whole canvas of `chart` on `root`; the plot's frame.
 fn render<DB: DrawingBackend>(
     root: &DrawingArea<DB, Shift>,
     chart: &impl Chart,
     text: bool,
     footer: Option<&str>,
-) -> Result<(), String> {
+    look: &Look,
+) -> Result<Option<Frame>, String> {
     let e = |e: &dyn std::fmt::Display| e.to_string();
+    let (w, h) = look.size;
     root.fill(&WHITE).map_err(|x| e(&x))?;
-    let (top, bottom) = root.split_vertically(TITLE_H + PLOT_H);
+    let (top, bottom) = root.split_vertically(h - FOOTER_H);
     let (head, body) = top.split_vertically(TITLE_H);
     let (plot, side) = if chart.has_legend() {
-        let (p, s) = body.split_horizontally(PLOT_W);
+        let (p, s) = body.split_horizontally(w - look.legend_width());
         (p, Some(s))
     } else {
         (body, None)
     };
-    let entries = chart.draw(&plot, text)?;
+    let (title_text, x_name, y_name) = names(chart, look);
+    let drawn = chart.draw(&plot, text, (&x_name, &y_name))?;
     if !text {
-        return Ok(());
+        return Ok(drawn.frame);
     }
-    title(&head, &chart.title())?;
+    // A title given by hand stands alone: the analysis's line under it would belong to
+    // another chart when one --title names several.
+    let subtitle = chart.subtitle().filter(|_| look.title.is_none());
+    title(&head, &title_text, subtitle.as_deref())?;
     if let Some(side) = side {
-        legend::draw(&side, &entries)?;
+        legend::draw(&side, &drawn.entries)?;
     }
     if let Some(f) = footer {
         let grey = BLACK.mix(0.55);
         let style = TextStyle::from(("sans-serif", 11).into_font())
             .color(&grey)
             .pos(Pos::new(HPos::Left, VPos::Center));
+        let shown = legend::fit(f, w - 16, |t| width(t, 11));
         bottom
-            .draw(&Text::new(f.to_string(), (8, FOOTER_H as i32 / 2), style))
+            .draw(&Text::new(shown, (8, FOOTER_H as i32 / 2), style))
             .map_err(|x| e(&x))?;
     }
-    Ok(())
+    Ok(drawn.frame)
 }
 
-/// The title, centred; smaller, then cut, when it is wider than the canvas.
-fn title<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, text: &str) -> Result<(), String> {
-    let (w, h) = area.dim_in_pixel();
+/// The title, centred; smaller, then cut, when it is wider than the canvas; the subtitle under
+/// it, smaller and grey, cut to the canvas.
+fn title<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    text: &str,
+    subtitle: Option<&str>,
+) -> Result<(), String> {
+    let (w, _) = area.dim_in_pixel();
     let max = w - 24;
-    let size = [17, 15, 13]
+    let size = [18, 16, 14]
         .into_iter()
         .find(|&s| width(text, s) <= max)
-        .unwrap_or(13);
+        .unwrap_or(14);
     let shown = legend::fit(text, max, |t| width(t, size));
     let style =
         TextStyle::from(("sans-serif", size).into_font()).pos(Pos::new(HPos::Center, VPos::Center));
-    area.draw(&Text::new(shown, (w as i32 / 2, h as i32 / 2), style))
-        .map_err(|e| e.to_string())
+    area.draw(&Text::new(shown, (w as i32 / 2, 20), style))
+        .map_err(|e| e.to_string())?;
+    if let Some(sub) = subtitle {
+        let shown = legend::fit(sub, max, |t| width(t, 12));
+        let grey = BLACK.mix(0.6);
+        let style = TextStyle::from(("sans-serif", 12).into_font())
+            .color(&grey)
+            .pos(Pos::new(HPos::Center, VPos::Center));
+        area.draw(&Text::new(shown, (w as i32 / 2, 43), style))
+            .map_err(|e| e.to_string())?;
+    }
+    Ok(())
 }
 
 /// Pixels of `text` across at `size` (an estimate of 0.6 em a character without a font).
@@ -108,28 +227,111 @@ fn width(text: &str, size: u32) -> u32 {
 }
 
 /// `chart` as an SVG document; without a font (`text` false) its title and axis names are
-/// added as SVG text, which needs no font file.
+/// added as SVG text, which needs no font file. The root carries the plot's frame.
 pub(crate) fn svg_with(
     chart: &impl Chart,
     text: bool,
     footer: Option<&str>,
+    look: &Look,
 ) -> Result<String, String> {
     let mut doc = String::new();
-    {
-        let root = SVGBackend::with_string(&mut doc, SIZE).into_drawing_area();
-        render(&root, chart, text, footer)?;
+    let frame = {
+        let root = SVGBackend::with_string(&mut doc, look.size).into_drawing_area();
+        let frame = render(&root, chart, text, footer, look)?;
         root.present().map_err(|e| e.to_string())?;
-    }
+        frame
+    };
     if !text {
-        let (x, y) = chart.axis_names();
-        doc = with_labels(&doc, &chart.title(), &x, &y)?;
+        let (t, x, y) = names(chart, look);
+        doc = with_labels(&doc, look.size, &t, &x, &y)?;
     }
-    Ok(doc)
+    Ok(match frame {
+        Some(f) => mark_series(&with_frame(&doc, &f), &f),
+        None => doc,
+    })
+}
+
+/// `svg` with `class="series"` on the data's lines: the polylines [`series::LINE_W`] wide that
+/// lie inside the plot (a legend's swatch lies beside it). Readers of the SVG find the curves
+/// by that class.
+///
+/// [`series::LINE_W`]: super::series::LINE_W
+pub(crate) fn mark_series(svg: &str, f: &Frame) -> String {
+    let wide = format!("stroke-width=\"{}\"", super::series::LINE_W);
+    let (l, t, r, b) = f.px;
+    let inside = |x: f64, y: f64| {
+        x >= f64::from(l) - 1.0
+            && x <= f64::from(r) + 1.0
+            && y >= f64::from(t) - 1.0
+            && y <= f64::from(b) + 1.0
+    };
+    let mut out = String::with_capacity(svg.len() + 256);
+    let mut rest = svg;
+    while let Some(i) = rest.find("<polyline") {
+        out.push_str(&rest[..i]);
+        let el = &rest[i..];
+        let end = el.find("/>").map_or(el.len(), |e| e + 2);
+        let element = &el[..end];
+        let points = element
+            .split("points=\"")
+            .nth(1)
+            .and_then(|p| p.split('"').next())
+            .unwrap_or_default();
+        let all_inside = points.split_whitespace().all(|pair| {
+            let mut xy = pair
+                .split(',')
+                .map(|v| v.parse::<f64>().unwrap_or(f64::NAN));
+            matches!((xy.next(), xy.next()), (Some(x), Some(y)) if inside(x, y))
+        });
+        if element.contains(&wide) && !points.trim().is_empty() && all_inside {
+            out.push_str("<polyline class=\"series\"");
+            out.push_str(&element["<polyline".len()..]);
+        } else {
+            out.push_str(element);
+        }
+        rest = &el[end..];
+    }
+    out.push_str(rest);
+    out
 }
 
 /// `chart` as an SVG document, with text when a font is there.
 pub(crate) fn svg(chart: &impl Chart, footer: Option<&str>) -> Result<String, String> {
-    svg_with(chart, font::ensure(), footer)
+    svg_with(chart, font::ensure(), footer, &Look::default())
+}
+
+/// The attributes of the SVG root that say where the plot is and what its axes span:
+/// `data-frame="left top right bottom"` (pixels), `data-x="min max lin|log2"`,
+/// `data-y="min max"` (displayed unit), `data-y-scale` (displayed = CSV value x scale) and
+/// `data-y-unit`. The report reads them to map the mouse to data.
+pub(crate) fn frame_attributes(f: &Frame) -> String {
+    let (l, t, r, b) = f.px;
+    format!(
+        " data-frame=\"{l} {t} {r} {b}\" data-x=\"{} {} {}\" data-y=\"{} {}\" data-y-scale=\"{}\" data-y-unit=\"{}\"",
+        f.x.0,
+        f.x.1,
+        if f.log2 { "log2" } else { "lin" },
+        f.y.0,
+        f.y.1,
+        f.y_scale,
+        escape(&f.y_unit)
+    )
+}
+
+/// `svg` with the frame's attributes on its root element.
+fn with_frame(svg: &str, f: &Frame) -> String {
+    match svg.find("<svg") {
+        Some(i) => format!("{}<svg{}{}", &svg[..i], frame_attributes(f), &svg[i + 4..]),
+        None => svg.to_string(),
+    }
+}
+
+/// `<stem>.<ext>`: `with_extension` would cut a stem at its last dot (`ratio_0.5`).
+fn file(stem: &Path, ext: &str) -> PathBuf {
+    let mut name = stem.file_name().unwrap_or_default().to_os_string();
+    name.push(".");
+    name.push(ext);
+    stem.with_file_name(name)
 }
 
 /// Writes `<stem>.svg` and `<stem>.png` of `chart`; returns their paths.
@@ -138,22 +340,31 @@ pub(crate) fn write(
     stem: &Path,
     footer: Option<&str>,
 ) -> Result<Vec<PathBuf>, ReportError> {
+    write_as(chart, stem, footer, &Look::default())
+}
+
+/// Writes `chart` in each of `look`'s formats, all from one SVG; returns their paths.
+pub(crate) fn write_as(
+    chart: &impl Chart,
+    stem: &Path,
+    footer: Option<&str>,
+    look: &Look,
+) -> Result<Vec<PathBuf>, ReportError> {
     let text = font::ensure();
-    // `with_extension` would cut a stem at its last dot (`ratio_0.5`).
-    let file = |ext: &str| {
-        let mut name = stem.file_name().unwrap_or_default().to_os_string();
-        name.push(ext);
-        stem.with_file_name(name)
-    };
-    let (svg_path, png_path) = (file(".svg"), file(".png"));
-    let doc = svg_with(chart, text, footer).map_err(fail(&svg_path))?;
-    std::fs::write(&svg_path, doc).map_err(|e| fail(&svg_path)(e.to_string()))?;
-    {
-        let root = BitMapBackend::new(&png_path, SIZE).into_drawing_area();
-        render(&root, chart, text, footer).map_err(fail(&png_path))?;
-        root.present().map_err(|e| fail(&png_path)(e.to_string()))?;
+    let svg_path = file(stem, "svg");
+    let doc = svg_with(chart, text, footer, look).map_err(fail(&svg_path))?;
+    let mut out = Vec::new();
+    for &format in &look.formats {
+        let path = file(stem, format.extension());
+        let bytes = match format {
+            Format::Svg => doc.clone().into_bytes(),
+            Format::Png => font::png(&doc).map_err(fail(&path))?,
+            Format::Pdf => font::pdf(&doc).map_err(fail(&path))?,
+        };
+        std::fs::write(&path, bytes).map_err(|e| fail(&path)(e.to_string()))?;
+        out.push(path);
     }
-    Ok(vec![svg_path, png_path])
+    Ok(out)
 }
 
 pub(crate) fn fail(path: &Path) -> impl Fn(String) -> ReportError + '_ {
@@ -172,19 +383,11 @@ pub fn footer(run_dir: &Path) -> Option<String> {
         parts.push(g.name.clone());
         parts.push(format!("driver {}", g.driver));
     }
-    let v = &m.compiler_version;
-    let release = v
-        .find("release")
-        .map(|i| {
-            v[i..]
-                .split('|')
-                .next()
-                .unwrap_or_default()
-                .trim()
-                .to_string()
-        })
-        .unwrap_or_else(|| v.clone());
-    parts.push(format!("{} {release}", m.compiler));
+    parts.push(format!(
+        "{} {}",
+        m.compiler,
+        compiler_line(&m.compiler_version)
+    ));
     if !m.git_commit.is_empty() {
         let dirty = if m.git_dirty == Some(true) {
             " + changes"
@@ -198,16 +401,40 @@ pub fn footer(run_dir: &Path) -> Option<String> {
     Some(parts.join(" · "))
 }
 
+/// The compiler's version in a few words: nvcc's `release 13.0, V13.0.88`, else the first line
+/// of what `--version` printed (`cc (Debian 12.2.0-14) 12.2.0`, not its licence), trimmed and
+/// cut to 60 characters. The manifest keeps the lines joined by ` | `.
+pub(crate) fn compiler_line(version: &str) -> String {
+    let from = version.find("release").unwrap_or(0);
+    let line = version[from..]
+        .split(['|', '\n'])
+        .next()
+        .unwrap_or_default()
+        .trim();
+    if line.chars().count() <= 60 {
+        return line.to_string();
+    }
+    let cut: String = line.chars().take(59).collect();
+    format!("{}…", cut.trim_end())
+}
+
 /// `svg` with the title and the axis names added as SVG text elements (for a chart drawn
 /// without a font: SVG text needs none).
-fn with_labels(svg: &str, title: &str, x_name: &str, y_name: &str) -> Result<String, String> {
-    let (w, y_mid, x_base) = (SIZE.0 / 2, TITLE_H + PLOT_H / 2, TITLE_H + PLOT_H - 4);
+fn with_labels(
+    svg: &str,
+    (width, height): (u32, u32),
+    title: &str,
+    x_name: &str,
+    y_name: &str,
+) -> Result<String, String> {
+    let plot_h = height - TITLE_H - FOOTER_H;
+    let (w, y_mid, x_base) = (width / 2, TITLE_H + plot_h / 2, TITLE_H + plot_h - 4);
     let labels = format!(
         "<text x=\"{w}\" y=\"22\" text-anchor=\"middle\" font-family=\"sans-serif\" font-size=\"15\">{}</text>\n\
          <text x=\"{}\" y=\"{x_base}\" text-anchor=\"middle\" font-family=\"sans-serif\" font-size=\"13\">{}</text>\n\
          <text x=\"12\" y=\"{y_mid}\" text-anchor=\"middle\" font-family=\"sans-serif\" font-size=\"13\" transform=\"rotate(-90 12 {y_mid})\">{}</text>\n",
         escape(title),
-        PLOT_W / 2,
+        width / 2,
         escape(x_name),
         escape(y_name)
     );
@@ -223,4 +450,49 @@ pub(crate) fn escape(t: &str) -> String {
         .replace('<', "&lt;")
         .replace('>', "&gt;")
         .replace('"', "&quot;")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_footer_says_the_compiler_in_one_short_line() {
+        let nvcc = "Cuda compilation tools, release 13.0, V13.0.88 | Build cuda_13.0.r13.0/compiler.36424714_0";
+        assert_eq!(compiler_line(nvcc), "release 13.0, V13.0.88");
+        let cc = "cc (Debian 12.2.0-14+deb12u1) 12.2.0 | Copyright (C) 2022 Free Software Foundation, Inc. | This is free software; see the source for copying conditions.  There is NO | warranty; not even for MERCHANTABILITY or FITNESS FOR A PARTICULAR PURPOSE.";
+        assert_eq!(compiler_line(cc), "cc (Debian 12.2.0-14+deb12u1) 12.2.0");
+        assert_eq!(
+            compiler_line("clang version 18\nTarget: x86_64"),
+            "clang version 18"
+        );
+        let long = compiler_line(&"x".repeat(100));
+        assert_eq!(long.chars().count(), 60);
+        assert!(long.ends_with('…'));
+    }
+
+    #[test]
+    fn the_frame_is_written_on_the_svg_root_and_data_lines_are_marked() {
+        let f = Frame {
+            px: (96, 74, 984, 572),
+            x: (-9.5, 521.5),
+            log2: false,
+            y: (0.0, 23.4),
+            y_scale: 1e-6,
+            y_unit: "TFLOP/s".into(),
+        };
+        let svg = "<svg width=\"10\" height=\"10\">\
+            <polyline fill=\"none\" stroke-width=\"2\" points=\"100,100 200,90 \"/>\
+            <polyline fill=\"none\" stroke-width=\"1\" points=\"100,100 200,90 \"/>\
+            <polyline fill=\"none\" stroke-width=\"2\" points=\"1000,30 1024,30 \"/></svg>";
+        let out = mark_series(&with_frame(svg, &f), &f);
+        assert!(out.starts_with(
+            "<svg data-frame=\"96 74 984 572\" data-x=\"-9.5 521.5 lin\" data-y=\"0 23.4\" data-y-scale=\"0.000001\" data-y-unit=\"TFLOP/s\" width="
+        ), "{out}");
+        // Only the wide line inside the plot is data: not the thin mark, not the legend swatch.
+        assert_eq!(out.matches("class=\"series\"").count(), 1, "{out}");
+        assert!(out.contains(
+            "<polyline class=\"series\" fill=\"none\" stroke-width=\"2\" points=\"100,100"
+        ));
+    }
 }

@@ -3,11 +3,14 @@
 //! axes with a legend beside the plot; also `sweep compare`'s A-against-B charts.
 
 use super::axes::{axes, distinct, log_axis, scale_unit};
-use super::canvas::{self, Chart};
+use super::canvas::{self, Chart, Drawn, Look};
 use super::legend::{Entry, Swatch};
-use super::series::{DATA, KNEE, PEAK, PERIOD};
+use super::series::{
+    band, band_outline, group_words, DATA, DOTS_UP_TO, KNEE, LINE_W, PEAK, PERIOD,
+};
 use super::ReportError;
 use crate::analyze::Analysis;
+use crate::spec::Labels;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use std::path::{Path, PathBuf};
@@ -24,12 +27,10 @@ pub(crate) const PALETTE: [RGBColor; 8] = [
     RGBColor(23, 190, 207),
 ];
 
-/// Curves of at most this many points get a dot on each.
-const DOTS_UP_TO: usize = 100;
-
-/// Series overlaid on one chart, each with two points or more, whose medians lie within 10x of
-/// each other (so that none is flattened at the bottom of the others' axis):
-/// - metrics of one group and unit whose names share all but their last `_` part
+/// Series overlaid on one chart, each with two points or more:
+/// - the metrics the spec puts in one `family`, per group, labelled as the spec says;
+/// - among the others, whose medians lie within 10x of each other (so that none is flattened at
+///   the bottom of the others' axis): metrics of one group and unit whose names share all but their last `_` part
 ///   (`shared_stride1`, `shared_stride2`, ... -> `shared`);
 /// - else one metric over the values of one axis that tells series apart (`transpose` of the
 ///   variants naive, shared, padded and diagonal): the axis with the fewest values, 2 to 8.
@@ -38,21 +39,14 @@ pub(crate) struct Family {
     pub(crate) title: String,
     /// What y is (`transpose`, or the metrics' common prefix `global`).
     pub(crate) quantity: String,
+    /// Named by the spec (`family = "..."`): its title is the experiment's.
+    pub(crate) from_spec: bool,
     pub(crate) stem: String,
     /// Index of its first series in the analysis.
     pub(crate) first: usize,
     /// Indices of its series in the analysis.
     pub(crate) series: Vec<usize>,
     members: Vec<(String, Vec<(f64, f64)>)>,
-}
-
-impl Family {
-    pub(crate) fn curves(&self) -> Vec<Curve<'_>> {
-        self.members
-            .iter()
-            .map(|(label, points)| Curve { label, points })
-            .collect()
-    }
 }
 
 /// The axis to overlay: the one with the fewest values from 2 to 8 (as many as the palette has
@@ -66,7 +60,118 @@ pub(crate) fn fewest_values(values_per_axis: &[usize]) -> Option<usize> {
         .map(|(i, _)| i)
 }
 
+/// The labels of the spec of the run whose CSV `analysis` read (none for a CSV from elsewhere).
+pub(crate) fn labels_of(analysis: &Analysis) -> Labels {
+    analysis
+        .source
+        .parent()
+        .map(Labels::of_run)
+        .unwrap_or_default()
+}
+
+/// The families of metrics `chosen` (names or columns), one per group: `sweep plot --metrics`.
+/// A name that matches no series is an error that names it.
+pub(crate) fn chosen(analysis: &Analysis, chosen: &[String]) -> Result<Vec<Family>, String> {
+    let labels = labels_of(analysis);
+    for c in chosen {
+        if !analysis
+            .series
+            .iter()
+            .any(|s| &s.metric == c || &s.column == c)
+        {
+            let known: Vec<&str> = analysis.series.iter().map(|s| s.metric.as_str()).collect();
+            let mut known = known;
+            known.dedup();
+            return Err(format!(
+                "no metric `{c}` in the results (hint: one of {})",
+                known.join(", ")
+            ));
+        }
+    }
+    // Named as the spec's family when they all belong to one, else by their labels.
+    let metric = |c: &String| {
+        analysis
+            .series
+            .iter()
+            .find(|s| &s.metric == c || &s.column == c)
+            .map_or(c.clone(), |s| s.metric.clone())
+    };
+    let families: Vec<Option<&str>> = chosen.iter().map(|c| labels.family(&metric(c))).collect();
+    let title = match families.first() {
+        Some(Some(f)) if families.iter().all(|g| g == &Some(*f)) => f.to_string(),
+        _ => chosen
+            .iter()
+            .map(|c| labels.metric(&metric(c)).map_or(c.clone(), str::to_string))
+            .collect::<Vec<_>>()
+            .join(", "),
+    };
+    Ok(grouped(analysis, &labels, &title, chosen, true))
+}
+
+/// One family per group of the series whose metric (or column) is in `metrics`, in that order.
+fn grouped(
+    analysis: &Analysis,
+    labels: &Labels,
+    title: &str,
+    metrics: &[String],
+    from_spec: bool,
+) -> Vec<Family> {
+    type Group = Vec<(String, String)>;
+    let mut groups: Vec<(Group, Vec<usize>)> = Vec::new();
+    for m in metrics {
+        for (i, s) in analysis.series.iter().enumerate() {
+            if (&s.metric != m && &s.column != m) || !super::series::drawable(s) {
+                continue;
+            }
+            match groups.iter_mut().find(|(g, _)| *g == s.group) {
+                Some((_, v)) => v.push(i),
+                None => groups.push((s.group.clone(), vec![i])),
+            }
+        }
+    }
+    groups
+        .into_iter()
+        .filter(|(_, idx)| idx.len() >= 2)
+        .map(|(group, idx)| {
+            let name = format!("{title}{}", group_words(&group));
+            let unit = &analysis.series[idx[0]].unit;
+            Family {
+                stem: crate::analyze::sanitize(&name),
+                title: name.clone(),
+                name,
+                quantity: crate::units::quantity(unit).unwrap_or(title).to_string(),
+                from_spec,
+                first: idx[0],
+                members: idx
+                    .iter()
+                    .map(|&i| {
+                        let s = &analysis.series[i];
+                        let label = labels.metric(&s.metric).unwrap_or(&s.metric);
+                        (label.to_string(), points(analysis, i))
+                    })
+                    .collect(),
+                series: idx,
+            }
+        })
+        .collect()
+}
+
+/// The measured points of series `i`.
+fn points(analysis: &Analysis, i: usize) -> Vec<(f64, f64)> {
+    analysis.series[i]
+        .data
+        .iter()
+        .filter_map(|&(x, y)| y.map(|y| (x, y)))
+        .collect()
+}
+
 pub(crate) fn families(analysis: &Analysis) -> Vec<Family> {
+    let labels = labels_of(analysis);
+    let mut out = Vec::new();
+    for (family, metrics) in labels.families() {
+        out.extend(grouped(analysis, &labels, &family, &metrics, true));
+    }
+    let in_spec: Vec<usize> = out.iter().flat_map(|f| f.series.clone()).collect();
     // (name prefix, group, unit) -> indices of its series, in analysis order.
     type Key = (String, Vec<(String, String)>, String);
     let mut keyed: Vec<(Key, Vec<usize>)> = Vec::new();
@@ -76,7 +181,7 @@ pub(crate) fn families(analysis: &Analysis) -> Vec<Family> {
     };
     // A single point is no curve, in a family or alone.
     let drawable: Vec<usize> = (0..analysis.series.len())
-        .filter(|&i| super::series::drawable(&analysis.series[i]))
+        .filter(|&i| super::series::drawable(&analysis.series[i]) && !in_spec.contains(&i))
         .collect();
     for &i in &drawable {
         let s = &analysis.series[i];
@@ -84,7 +189,6 @@ pub(crate) fn families(analysis: &Analysis) -> Vec<Family> {
             add((prefix.to_string(), s.group.clone(), s.unit.clone()), i);
         }
     }
-    let mut out = Vec::new();
     for ((prefix, group, _), idx) in keyed {
         let groups: Vec<String> = group.iter().map(|(k, v)| format!("{k}={v}")).collect();
         let name = if groups.is_empty() {
@@ -187,6 +291,7 @@ fn family(
         name,
         title,
         quantity,
+        from_spec: false,
         first: idx[0],
         series: idx.to_vec(),
         members: labels
@@ -197,21 +302,49 @@ fn family(
     })
 }
 
-/// One curve of an overlay chart: its label and its points (x, value).
+/// One curve of an overlay chart: its label, its points (x, value) and the relative uncertainty
+/// of each (x, u), drawn as a band (none when empty).
 pub struct Curve<'a> {
     pub label: &'a str,
     pub points: &'a [(f64, f64)],
+    pub u: &'a [(f64, f64)],
 }
 
 /// Curves overlaid on shared axes.
 pub(crate) struct Overlay<'a> {
-    pub title: &'a str,
-    pub x_name: &'a str,
+    pub title: String,
+    pub subtitle: Option<String>,
+    /// The x axis in words.
+    pub x_name: String,
     /// The unit of y (scaled for people when it is a rate), or the name of y.
     pub y_name: &'a str,
-    /// What y is, named on the axis before its unit: `transpose (TB/s)`.
+    /// What y is, named on the axis before its unit: `throughput (TFLOP/s)`.
     pub quantity: Option<&'a str>,
     pub curves: &'a [Curve<'a>],
+}
+
+/// Each member's (x, relative uncertainty), from the CSV.
+fn uncertainties(f: &Family, analysis: &Analysis) -> Vec<Vec<(f64, f64)>> {
+    let infos = super::point_info(analysis);
+    f.series
+        .iter()
+        .map(|&i| {
+            infos
+                .get(i)
+                .map(|v| v.iter().map(|p| (p.x, p.u)).collect())
+                .unwrap_or_default()
+        })
+        .collect()
+}
+
+impl Family {
+    fn curves_with<'a>(&'a self, us: &'a [Vec<(f64, f64)>]) -> Vec<Curve<'a>> {
+        self.members
+            .iter()
+            .zip(us)
+            .map(|((label, points), u)| Curve { label, points, u })
+            .collect()
+    }
 }
 
 /// The overlay chart of a family of series of `analysis` (with the given footer).
@@ -220,26 +353,43 @@ pub(crate) fn family_svg(
     analysis: &Analysis,
     footer: Option<&str>,
 ) -> Result<String, String> {
-    let curves = f.curves();
-    canvas::svg(&family_chart(f, analysis, &curves), footer)
+    let us = uncertainties(f, analysis);
+    let curves = f.curves_with(&us);
+    let labels = labels_of(analysis);
+    canvas::svg(&family_chart(f, analysis, &labels, &curves), footer)
 }
 
-/// Writes `family-<stem>.svg` and `.png` into `charts`.
+/// Writes `family-<stem>` in `look`'s formats into `charts`.
 pub(crate) fn write_family(
     f: &Family,
     analysis: &Analysis,
     charts: &Path,
     footer: Option<&str>,
+    look: &Look,
 ) -> Result<Vec<PathBuf>, ReportError> {
-    let curves = f.curves();
+    let us = uncertainties(f, analysis);
+    let curves = f.curves_with(&us);
+    let labels = labels_of(analysis);
     let stem = charts.join(format!("family-{}", f.stem));
-    canvas::write(&family_chart(f, analysis, &curves), &stem, footer)
+    canvas::write_as(
+        &family_chart(f, analysis, &labels, &curves),
+        &stem,
+        footer,
+        look,
+    )
 }
 
-fn family_chart<'a>(f: &'a Family, analysis: &'a Analysis, curves: &'a [Curve<'a>]) -> Overlay<'a> {
+fn family_chart<'a>(
+    f: &'a Family,
+    analysis: &'a Analysis,
+    labels: &Labels,
+    curves: &'a [Curve<'a>],
+) -> Overlay<'a> {
+    let x = labels.axis(&analysis.x);
     Overlay {
-        title: &f.title,
-        x_name: &analysis.x,
+        title: format!("{} — {x}", f.title),
+        subtitle: (!f.from_spec).then(|| "variants overlaid".to_string()),
+        x_name: x,
         y_name: &analysis.series[f.first].unit,
         quantity: Some(&f.quantity),
         curves,
@@ -247,20 +397,23 @@ fn family_chart<'a>(f: &'a Family, analysis: &'a Analysis, curves: &'a [Curve<'a
 }
 
 /// Writes `<stem>.svg` and `<stem>.png`: the curves overlaid on shared axes, with a legend
-/// beside the plot (`sweep compare --out`: run A against run B).
+/// beside the plot (`sweep compare --out`: run A against run B). `unit` is y's unit, `quantity`
+/// what y is (`shared_grid`): the axis reads `throughput (TFLOP/s)` when the unit says what the
+/// quantity is, `shared_grid (TFLOP/s)` otherwise.
 pub fn overlay(
     stem: &Path,
     title: &str,
     x_name: &str,
-    y_name: &str,
+    (unit, quantity): (&str, &str),
     curves: &[Curve],
     footer: Option<&str>,
 ) -> Result<Vec<PathBuf>, ReportError> {
     let chart = Overlay {
-        title,
-        x_name,
-        y_name,
-        quantity: None,
+        title: title.to_string(),
+        subtitle: None,
+        x_name: x_name.replace('_', " "),
+        y_name: unit,
+        quantity: Some(crate::units::quantity(unit).unwrap_or(quantity)),
         curves,
     };
     canvas::write(&chart, stem, footer)
@@ -281,7 +434,11 @@ impl Overlay<'_> {
 
 impl Chart for Overlay<'_> {
     fn title(&self) -> String {
-        self.title.to_string()
+        self.title.clone()
+    }
+
+    fn subtitle(&self) -> Option<String> {
+        self.subtitle.clone()
     }
 
     fn axis_names(&self) -> (String, String) {
@@ -291,17 +448,17 @@ impl Chart for Overlay<'_> {
             Some(q) => format!("{q} ({unit})"),
             None => unit,
         };
-        (self.x_name.to_string(), y)
+        (self.x_name.clone(), y)
     }
 
     fn draw<DB: DrawingBackend>(
         &self,
         plot: &DrawingArea<DB, Shift>,
         text: bool,
-    ) -> Result<Vec<Entry>, String> {
+        (x_name, y_name): (&str, &str),
+    ) -> Result<Drawn, String> {
         let e = |e: &dyn std::fmt::Display| e.to_string();
-        let (div, _) = self.unit();
-        let (_, y_name) = self.axis_names();
+        let (div, unit) = self.unit();
         let finite = |p: &&(f64, f64)| p.0.is_finite() && p.1.is_finite();
         // Sparse x over a wide range is drawn on log2(x), as in the series charts.
         let log2 = log_axis(&distinct(
@@ -309,6 +466,7 @@ impl Chart for Overlay<'_> {
                 .iter()
                 .flat_map(|c| c.points.iter().map(|p| p.0)),
         ));
+        let x_of = |x: f64| if log2 { x.log2() } else { x };
         let curves: Vec<Vec<(f64, f64)>> = self
             .curves
             .iter()
@@ -317,7 +475,7 @@ impl Chart for Overlay<'_> {
                     .points
                     .iter()
                     .filter(finite)
-                    .map(|&(x, y)| (if log2 { x.log2() } else { x }, y / div))
+                    .map(|&(x, y)| (x_of(x), y / div))
                     .collect();
                 pts.sort_by(|a, b| a.0.total_cmp(&b.0));
                 pts
@@ -328,39 +486,68 @@ impl Chart for Overlay<'_> {
             all().map(|p| p.0).reduce(f64::min),
             all().map(|p| p.0).reduce(f64::max),
         ) else {
-            return Ok(Vec::new());
+            return Ok(Drawn {
+                entries: Vec::new(),
+                frame: None,
+            });
         };
         let pad = ((x_hi - x_lo) * 0.02).max(if log2 { 0.1 } else { 0.5 });
         let y_min = all().map(|p| p.1).fold(0.0, f64::min);
         let y_max = all().map(|p| p.1).fold(f64::NEG_INFINITY, f64::max);
         let y_max = if y_max > y_min { y_max } else { y_min + 1.0 };
-        let mut chart = axes(
+        let (y0, y1) = (y_min, y_max + 0.06 * (y_max - y_min));
+        let (mut chart, mut frame) = axes(
             plot,
-            (
-                x_lo - pad..x_hi + pad,
-                y_min..y_max + 0.06 * (y_max - y_min),
-            ),
-            (self.x_name, &y_name),
+            (x_lo - pad..x_hi + pad, y0..y1),
+            (x_name, y_name),
             text,
             None,
             log2,
             &distinct(all().map(|p| p.0)),
         )?;
+        frame.y_scale = 1.0 / div;
+        frame.y_unit = unit;
+        let colour = |i: usize| PALETTE[i % PALETTE.len()];
+        // The bands first, all of them behind every line.
+        let mut banded = false;
+        for (i, (c, pts)) in self.curves.iter().zip(&curves).enumerate() {
+            let u_at: std::collections::HashMap<u64, f64> =
+                c.u.iter().map(|&(x, u)| (x_of(x).to_bits(), u)).collect();
+            let band = band(pts, &u_at, (y0, y1));
+            if band.len() >= 2 && band.iter().any(|b| b.2 > b.1) {
+                chart
+                    .draw_series(std::iter::once(Polygon::new(
+                        band_outline(&band),
+                        colour(i).mix(0.2).filled(),
+                    )))
+                    .map_err(|x| e(&x))?;
+                banded = true;
+            }
+        }
         let mut legend = Vec::new();
         for (i, (c, pts)) in self.curves.iter().zip(curves).enumerate() {
-            let colour = PALETTE[i % PALETTE.len()];
             // Dots show where the points of a sparse curve are; a dense one is its line.
             if pts.len() <= DOTS_UP_TO {
                 chart
-                    .draw_series(pts.iter().map(|&p| Circle::new(p, 2, colour.filled())))
+                    .draw_series(pts.iter().map(|&p| Circle::new(p, 2, colour(i).filled())))
                     .map_err(|x| e(&x))?;
             }
             chart
-                .draw_series(LineSeries::new(pts, colour.stroke_width(2)))
+                .draw_series(LineSeries::new(pts, colour(i).stroke_width(LINE_W)))
                 .map_err(|x| e(&x))?;
-            legend.push(Entry::new(c.label, Swatch::Line, colour));
+            legend.push(Entry::new(c.label, Swatch::Line, colour(i)));
         }
-        Ok(legend)
+        if banded {
+            legend.push(Entry::new(
+                "band: 95 % CI, placements",
+                Swatch::Fill,
+                RGBColor(215, 215, 215),
+            ));
+        }
+        Ok(Drawn {
+            entries: legend,
+            frame: Some(frame),
+        })
     }
 }
 
@@ -461,15 +648,18 @@ mod tests {
             Curve {
                 label: "copy_vec1",
                 points: &a,
+                u: &[],
             },
             Curve {
                 label: "copy_vec2",
                 points: &b,
+                u: &[],
             },
         ];
         let chart = Overlay {
-            title: "copy variants",
-            x_name: "stride",
+            title: "copy variants".into(),
+            subtitle: None,
+            x_name: "stride".into(),
             y_name: "GB/s",
             quantity: None,
             curves: &curves,

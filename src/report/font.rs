@@ -2,6 +2,9 @@
 //! font: `SWEEP_FONT` when set, else DejaVu Sans, built into sweep (assets/fonts, its licence
 //! beside it), so that every PNG has its text on any host and looks the same on all of them; a
 //! font of the machine only when that fails.
+//!
+//! The PNG and PDF of a chart are made from its SVG with resvg and svg2pdf, whose font database
+//! holds that same font alone (never the machine's fonts), as every generic family.
 
 use plotters::style::{register_font, FontStyle};
 use std::path::{Path, PathBuf};
@@ -45,6 +48,76 @@ pub(crate) fn ensure() -> bool {
     })
 }
 
+/// The font database of resvg and svg2pdf: `SWEEP_FONT` when it loads, else the built-in font,
+/// answering for every family an SVG may name.
+fn fontdb() -> std::sync::Arc<resvg::usvg::fontdb::Database> {
+    use resvg::usvg::fontdb::Database;
+    static DB: OnceLock<std::sync::Arc<Database>> = OnceLock::new();
+    DB.get_or_init(|| {
+        let mut db = Database::new();
+        if let Some(p) = std::env::var_os("SWEEP_FONT") {
+            let _ = db.load_font_file(p);
+        }
+        if db.is_empty() {
+            db.load_font_data(BUILT_IN.to_vec());
+        }
+        let family = db
+            .faces()
+            .next()
+            .and_then(|f| f.families.first().map(|(name, _)| name.clone()))
+            .unwrap_or_else(|| "DejaVu Sans".to_string());
+        db.set_sans_serif_family(family.clone());
+        db.set_serif_family(family.clone());
+        db.set_monospace_family(family.clone());
+        db.set_cursive_family(family.clone());
+        db.set_fantasy_family(family);
+        std::sync::Arc::new(db)
+    })
+    .clone()
+}
+
+/// `svg` parsed with the chart font.
+fn tree(svg: &str) -> Result<resvg::usvg::Tree, String> {
+    let db = fontdb();
+    let family = db
+        .faces()
+        .next()
+        .and_then(|f| f.families.first().map(|(name, _)| name.clone()))
+        .unwrap_or_default();
+    let options = resvg::usvg::Options {
+        font_family: family,
+        fontdb: db,
+        ..Default::default()
+    };
+    resvg::usvg::Tree::from_str(svg, &options).map_err(|e| format!("bad chart SVG: {e}"))
+}
+
+/// `svg` rasterised: a PNG of its size on white, text antialiased in the chart font.
+pub(crate) fn png(svg: &str) -> Result<Vec<u8>, String> {
+    let tree = tree(svg)?;
+    let size = tree.size().to_int_size();
+    let mut pixmap = resvg::tiny_skia::Pixmap::new(size.width(), size.height())
+        .ok_or_else(|| "a chart of no pixels".to_string())?;
+    pixmap.fill(resvg::tiny_skia::Color::WHITE);
+    resvg::render(
+        &tree,
+        resvg::tiny_skia::Transform::default(),
+        &mut pixmap.as_mut(),
+    );
+    pixmap.encode_png().map_err(|e| e.to_string())
+}
+
+/// `svg` as a one-page PDF, text as the chart font's glyphs.
+pub(crate) fn pdf(svg: &str) -> Result<Vec<u8>, String> {
+    let tree = tree(svg)?;
+    svg2pdf::to_pdf(
+        &tree,
+        svg2pdf::ConversionOptions::default(),
+        svg2pdf::PageOptions::default(),
+    )
+    .map_err(|e| format!("cannot make the PDF: {e}"))
+}
+
 fn register(path: &Path) -> bool {
     let Ok(bytes) = std::fs::read(path) else {
         return false;
@@ -76,6 +149,21 @@ mod tests {
         // Holds with no font on the machine at all: the font is inside the binary.
         assert!(ab_glyph_parses(super::BUILT_IN));
         assert!(super::ensure());
+    }
+
+    #[test]
+    fn png_and_pdf_come_from_the_svg_with_its_text() {
+        let svg = r#"<svg xmlns="http://www.w3.org/2000/svg" width="120" height="40"><text x="4" y="24" font-family="sans-serif" font-size="16">580.159.04</text></svg>"#;
+        let png = super::png(svg).unwrap();
+        assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n");
+        // The text is drawn: some pixels are neither white nor black (antialiased edges).
+        let bare =
+            super::png(r#"<svg xmlns="http://www.w3.org/2000/svg" width="120" height="40"></svg>"#)
+                .unwrap();
+        assert!(png.len() > bare.len() + 200, "no text drawn");
+        let pdf = super::pdf(svg).unwrap();
+        assert!(pdf.starts_with(b"%PDF-"));
+        assert!(super::png("<svg").unwrap_err().starts_with("bad chart SVG"));
     }
 
     fn ab_glyph_parses(bytes: &[u8]) -> bool {

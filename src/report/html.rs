@@ -279,6 +279,7 @@ fn charts(h: &mut String, analysis: &Analysis, footer: Option<&str>) {
         }
     }
     let infos = super::point_info(analysis);
+    let labels = super::family::labels_of(analysis);
     for ((s, _), info) in analysis
         .series
         .iter()
@@ -286,7 +287,7 @@ fn charts(h: &mut String, analysis: &Analysis, footer: Option<&str>) {
         .zip(&infos)
         .filter(|((s, f), _)| !**f && drawable(s))
     {
-        match series_svg(s, &analysis.x, footer, info) {
+        match series_svg(s, &analysis.x, footer, info, &labels) {
             Ok(svg) => figure(h, &svg, &s.name),
             Err(e) => {
                 let _ = writeln!(h, "<p>chart of {}: {}</p>", escape(&s.name), escape(&e));

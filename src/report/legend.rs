@@ -21,7 +21,6 @@ const FONT: (&str, u32) = ("sans-serif", 13);
 pub(crate) enum Swatch {
     Line,
     Dashed,
-    Dot,
     Ring,
     Cross,
     Triangle,
@@ -129,17 +128,16 @@ fn swatch<DB: DrawingBackend>(
             }
             Ok(())
         }
-        Swatch::Dot => area.draw(&Circle::new(mid, 4, c.filled())),
-        Swatch::Ring => area.draw(&Circle::new(mid, 5, c.stroke_width(2))),
+        Swatch::Ring => area.draw(&Circle::new(mid, 5, c.stroke_width(1))),
         Swatch::Cross => area.draw(&Cross::new(mid, 4, c.stroke_width(2))),
-        Swatch::Triangle => area.draw(&TriangleMarker::new(mid, 4, c.stroke_width(1))),
+        Swatch::Triangle => area.draw(&TriangleMarker::new(mid, 4, c.filled())),
         Swatch::Fill => area.draw(&Rectangle::new(
             [(x, y - 5), (x + SWATCH, y + 5)],
             c.filled(),
         )),
         Swatch::Bracket => area.draw(&PathElement::new(
             vec![(x, y + 4), (x, y), (x + SWATCH, y), (x + SWATCH, y + 4)],
-            c.stroke_width(3),
+            c.stroke_width(1),
         )),
     }
 }

@@ -26,7 +26,7 @@ mod series;
 
 pub use axes::{log_axis, scale_unit, x_ticks};
 pub use bars::plot_bars;
-pub use canvas::footer;
+pub use canvas::{footer, Format, Look, MIN_SIZE};
 pub use family::{overlay, Curve};
 pub use points::{point_info, PointInfo};
 pub use series::series_svg;
@@ -40,6 +40,9 @@ pub enum ReportError {
     Write { path: PathBuf, reason: String },
     #[error("cannot make the report `{path}`: {reason}")]
     Page { path: PathBuf, reason: String },
+    /// `--metrics` names no metric of the results, or too few.
+    #[error("{0}")]
+    Metrics(String),
 }
 
 /// What a results CSV is drawn as.
@@ -63,12 +66,42 @@ pub fn choose(csv: &Path, opts: &AnalyzeOptions) -> Result<Charts, AnalyzeError>
 /// Writes `charts/<series>.svg` and `.png` for every series with two points or more, and
 /// `charts/family-<name>.svg` and `.png` for every family of variants; returns the paths.
 pub fn plot(analysis: &Analysis, dir: &Path) -> Result<Vec<PathBuf>, ReportError> {
+    plot_with(analysis, dir, &Look::default(), &[])
+}
+
+/// [`plot`] in `look`'s size, names and formats; with `metrics` (names or columns), only the
+/// chart of those metrics overlaid (one per group of the other axes), `charts/family-<names>`.
+pub fn plot_with(
+    analysis: &Analysis,
+    dir: &Path,
+    look: &Look,
+    metrics: &[String],
+) -> Result<Vec<PathBuf>, ReportError> {
     let charts = dir.join("charts");
-    std::fs::create_dir_all(&charts).map_err(|e| canvas::fail(&charts)(e.to_string()))?;
     let footer = analysis.source.parent().and_then(footer);
     let footer = footer.as_deref();
-    let infos = point_info(analysis);
     let mut out = Vec::new();
+    let chosen = if metrics.is_empty() {
+        None
+    } else {
+        let chosen = family::chosen(analysis, metrics).map_err(ReportError::Metrics)?;
+        if chosen.is_empty() {
+            return Err(ReportError::Metrics(format!(
+                "`{}` give no two curves to overlay (hint: name two metrics or more)",
+                metrics.join(",")
+            )));
+        }
+        Some(chosen)
+    };
+    std::fs::create_dir_all(&charts).map_err(|e| canvas::fail(&charts)(e.to_string()))?;
+    if let Some(chosen) = chosen {
+        for f in chosen {
+            out.extend(family::write_family(&f, analysis, &charts, footer, look)?);
+        }
+        return Ok(out);
+    }
+    let infos = point_info(analysis);
+    let labels = family::labels_of(analysis);
     for (s, info) in analysis.series.iter().zip(&infos) {
         if !series::drawable(s) {
             continue;
@@ -77,11 +110,17 @@ pub fn plot(analysis: &Analysis, dir: &Path) -> Result<Vec<PathBuf>, ReportError
             s,
             x_name: &analysis.x,
             info,
+            labels: &labels,
         };
-        out.extend(canvas::write(&chart, &charts.join(&s.file_stem), footer)?);
+        out.extend(canvas::write_as(
+            &chart,
+            &charts.join(&s.file_stem),
+            footer,
+            look,
+        )?);
     }
     for f in family::families(analysis) {
-        out.extend(family::write_family(&f, analysis, &charts, footer)?);
+        out.extend(family::write_family(&f, analysis, &charts, footer, look)?);
     }
     Ok(out)
 }

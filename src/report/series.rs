@@ -3,12 +3,14 @@
 //! says what was found.
 
 use super::axes::{axes, distinct, log_axis, on_log2, scaled};
-use super::canvas::{self, Chart};
+use super::canvas::{self, Chart, Drawn};
 use super::legend::{Entry, Swatch};
 use super::points::PointInfo;
 use crate::analyze::curve::Period;
 use crate::analyze::reading::human;
 use crate::analyze::SeriesAnalysis;
+use crate::spec::Labels;
+use crate::units::{quantity, scale_unit};
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
@@ -21,11 +23,13 @@ pub(crate) const BAND: RGBColor = RGBColor(31, 119, 180);
 pub(crate) const NOISY: RGBColor = RGBColor(148, 103, 189);
 pub(crate) const UNSTABLE: RGBColor = RGBColor(227, 119, 194);
 
-/// One series' chart: the series, the name of its x axis and what the CSV says of its points.
+/// One series' chart: the series, the name of its x axis, what the CSV says of its points and
+/// what the spec calls things.
 pub(crate) struct SeriesChart<'a> {
     pub s: &'a SeriesAnalysis,
     pub x_name: &'a str,
     pub info: &'a [PointInfo],
+    pub labels: &'a Labels,
 }
 
 /// One series' chart as an SVG document (with its title and axis names even without a font).
@@ -34,8 +38,17 @@ pub fn series_svg(
     x_name: &str,
     footer: Option<&str>,
     info: &[PointInfo],
+    labels: &Labels,
 ) -> Result<String, String> {
-    canvas::svg(&SeriesChart { s, x_name, info }, footer)
+    canvas::svg(
+        &SeriesChart {
+            s,
+            x_name,
+            info,
+            labels,
+        },
+        footer,
+    )
 }
 
 /// Whether a series is worth a chart: a single point is no curve.
@@ -45,26 +58,55 @@ pub(crate) fn drawable(s: &SeriesAnalysis) -> bool {
 
 impl Chart for SeriesChart<'_> {
     fn title(&self) -> String {
-        title(self.s, self.x_name)
+        let what = match (
+            self.labels.family(&self.s.metric),
+            self.labels.metric(&self.s.metric),
+        ) {
+            (Some(f), Some(l)) => format!("{f}: {l}"),
+            (None, Some(l)) => l.to_string(),
+            (Some(f), None) => format!("{f}: {}", self.s.metric),
+            (None, None) => self.s.metric.clone(),
+        };
+        let group = group_words(&self.s.group);
+        format!("{what}{group} — {}", self.labels.axis(self.x_name))
+    }
+
+    fn subtitle(&self) -> Option<String> {
+        Some(finding(self.s, self.x_name))
     }
 
     fn axis_names(&self) -> (String, String) {
-        (self.x_name.to_string(), y_label(self.s))
+        (self.labels.axis(self.x_name), y_label(self.s, self.labels))
     }
 
     fn draw<DB: DrawingBackend>(
         &self,
         plot: &DrawingArea<DB, Shift>,
         text: bool,
-    ) -> Result<Vec<Entry>, String> {
-        draw(plot, self.s, self.x_name, text, self.info)
+        names: (&str, &str),
+    ) -> Result<Drawn, String> {
+        let legend = self
+            .labels
+            .metric(&self.s.metric)
+            .unwrap_or(&self.s.metric)
+            .to_string();
+        draw(plot, self.s, names, &legend, text, self.info)
     }
 }
 
-/// The chart's title: the series and what was found.
-pub(crate) fn title(s: &SeriesAnalysis, x_name: &str) -> String {
+/// ` [variant=offset]`: the axes that single a series out, if any.
+pub(crate) fn group_words(group: &[(String, String)]) -> String {
+    if group.is_empty() {
+        return String::new();
+    }
+    let g: Vec<String> = group.iter().map(|(k, v)| format!("{k}={v}")).collect();
+    format!(" [{}]", g.join(", "))
+}
+
+/// What the analysis found, in one line: the period, the knee and the best x.
+pub(crate) fn finding(s: &SeriesAnalysis, x_name: &str) -> String {
     let c = &s.curve;
-    let mut parts = vec![s.name.clone()];
+    let mut parts = Vec::new();
     match &c.period {
         Some(p) => parts.push(period_clause(p, x_name)),
         None => parts.push("no period".to_string()),
@@ -112,13 +154,17 @@ pub(crate) fn period_clause(p: &Period, x_name: &str) -> String {
     )
 }
 
-pub(crate) fn y_label(s: &SeriesAnalysis) -> String {
+/// The y axis in words with its unit: `throughput (TFLOP/s)`, `bandwidth (TB/s)`; a unit
+/// without a known quantity names the metric (`expected_ways (ways)`).
+pub(crate) fn y_label(s: &SeriesAnalysis, labels: &Labels) -> String {
     let s = &scaled(s);
+    let what = quantity(&s.unit)
+        .map(str::to_string)
+        .unwrap_or_else(|| labels.metric(&s.metric).unwrap_or(&s.metric).to_string());
     if s.unit.is_empty() {
-        s.column.clone()
+        what
     } else {
-        // The metric's name, not its column: `shared_grid (TFLOP/s)`, not `shared_grid_mflops (TFLOP/s)`.
-        format!("{} ({})", s.metric, s.unit)
+        format!("{what} ({})", s.unit)
     }
 }
 
@@ -136,22 +182,68 @@ pub(crate) fn outlier_marks(s: &SeriesAnalysis) -> Vec<f64> {
         .collect()
 }
 
-/// Draws one series into `plot`; `text` false draws no text at all (no font is needed then).
+/// Curves of at most this many points get a dot on each; a denser one is its line.
+pub(crate) const DOTS_UP_TO: usize = 100;
+
+/// The data's line, and nothing else in a plot, is drawn this wide: the SVG marks such lines
+/// `class="series"` (see [`canvas::mark_series`]).
+pub(crate) const LINE_W: u32 = 2;
+
+/// The band of a curve's uncertainty: (x, low, high) for each point of `observed` whose
+/// relative uncertainty `u_at` knows, clamped to y0..y1 (a point whose placements differ by
+/// 70 % would draw outside the plot).
+pub(crate) fn band(
+    observed: &[(f64, f64)],
+    u_at: &std::collections::HashMap<u64, f64>,
+    (y0, y1): (f64, f64),
+) -> Vec<(f64, f64, f64)> {
+    observed
+        .iter()
+        .filter_map(|&(x, y)| {
+            u_at.get(&x.to_bits()).map(|&u| {
+                let (a, b) = (y * (1.0 - u), y * (1.0 + u));
+                (x, a.min(b).clamp(y0, y1), a.max(b).clamp(y0, y1))
+            })
+        })
+        .collect()
+}
+
+/// The band's polygon: along the high edge, back along the low one.
+pub(crate) fn band_outline(band: &[(f64, f64, f64)]) -> Vec<(f64, f64)> {
+    let mut outline: Vec<(f64, f64)> = band.iter().map(|b| (b.0, b.2)).collect();
+    outline.extend(band.iter().rev().map(|b| (b.0, b.1)));
+    outline
+}
+
+/// Draws one series into `plot`, its axes named `names` and its line `label` in the legend;
+/// `text` false draws no text at all (no font is needed then). Marks go behind the data
+/// (band, knee, period) or are hollow and thin (peaks), or sit on the floor of the plot (noisy,
+/// unstable and failed points), so that none hides a point.
 fn draw<DB: DrawingBackend>(
     plot: &DrawingArea<DB, Shift>,
     s: &SeriesAnalysis,
-    x_name: &str,
+    (x_name, y_name): (&str, &str),
+    label: &str,
     text: bool,
     info: &[PointInfo],
-) -> Result<Vec<Entry>, String> {
+) -> Result<Drawn, String> {
+    let max = s
+        .data
+        .iter()
+        .filter_map(|p| p.1)
+        .map(f64::abs)
+        .fold(0.0, f64::max);
+    let (divisor, _) = scale_unit(&s.unit, max);
     let s = &scaled(s);
     let mut legend = Vec::new();
     // Sparse x over a wide range (strides 1..32 then 64..1024) is drawn on log2(x).
     let log2 = log_axis(&distinct(s.data.iter().map(|p| p.0)));
     let x_of = |x: f64| if log2 { x.log2() } else { x };
     let marks: Vec<f64> = outlier_marks(s).into_iter().map(x_of).collect();
-    let y_name = y_label(s);
-    let s = &if log2 { on_log2(s) } else { s.clone() };
+    let mut s = if log2 { on_log2(s) } else { s.clone() };
+    // Points in x order, whatever order the CSV has them in.
+    s.data.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let s = &s;
     let e = |e: &dyn std::fmt::Display| e.to_string();
     let observed: Vec<(f64, f64)> = s
         .data
@@ -169,9 +261,12 @@ fn draw<DB: DrawingBackend>(
         xs.iter().copied().reduce(f64::min),
         xs.iter().copied().reduce(f64::max),
     ) else {
-        return Ok(legend);
+        return Ok(Drawn {
+            entries: legend,
+            frame: None,
+        });
     };
-    let pad = ((x_hi - x_lo) * 0.02).max(0.5);
+    let pad = ((x_hi - x_lo) * 0.02).max(if log2 { 0.1 } else { 0.5 });
     let (x0, x1) = (x_lo - pad, x_hi + pad);
     let y_min = observed.iter().map(|p| p.1).fold(0.0, f64::min);
     let y_max = observed
@@ -185,43 +280,77 @@ fn draw<DB: DrawingBackend>(
     };
     let (y0, y1) = (y_min, y_max + 0.12 * (y_max - y_min));
 
-    let mut chart = axes(
+    let (mut chart, mut frame) = axes(
         plot,
         (x0..x1, y0..y1),
-        (x_name, &y_name),
+        (x_name, y_name),
         text,
         s.curve.period.as_ref().map(|p| p.period),
         log2,
         &distinct(xs.iter().copied()),
     )?;
+    frame.y_scale = 1.0 / divisor;
+    frame.y_unit = s.unit.clone();
 
-    // The uncertainty: a band of value x (1 +- u) around the curve.
+    // Behind the data: the uncertainty, a band of value x (1 +- u) around the curve.
     let u_at: std::collections::HashMap<u64, f64> =
         info.iter().map(|p| (x_of(p.x).to_bits(), p.u)).collect();
-    let band: Vec<(f64, f64, f64)> = observed
-        .iter()
-        .filter_map(|&(x, y)| {
-            u_at.get(&x.to_bits())
-                .map(|&u| (x, y * (1.0 - u), y * (1.0 + u)))
-        })
-        .collect();
+    let band = band(&observed, &u_at, (y0, y1));
     if band.len() >= 2 && band.iter().any(|b| b.2 > b.1) {
-        let mut outline: Vec<(f64, f64)> = band.iter().map(|b| (b.0, b.2)).collect();
-        outline.extend(band.iter().rev().map(|b| (b.0, b.1)));
         chart
             .draw_series(std::iter::once(Polygon::new(
-                outline,
+                band_outline(&band),
                 BAND.mix(0.25).filled(),
             )))
             .map_err(|x| e(&x))?;
         // The swatch in the colour the band shows on white (a legend is drawn opaque).
         legend.push(Entry::new(
-            "uncertainty (CI, placements)",
+            "uncertainty (95 % CI, placements)",
             Swatch::Fill,
             RGBColor(199, 221, 236),
         ));
     }
-    // The data: a line between neighbours, broken at failed points, and a dot per point.
+    // Behind the data: the knee, a thin dashed vertical line.
+    if let Some(k) = s.curve.knee {
+        chart
+            .draw_series(DashedLineSeries::new(
+                vec![(k, y0), (k, y_max)],
+                6,
+                4,
+                KNEE.mix(0.7).stroke_width(1),
+            ))
+            .map_err(|x| e(&x))?;
+        legend.push(Entry::new(
+            format!("knee {}", human(if log2 { k.exp2() } else { k })),
+            Swatch::Dashed,
+            KNEE,
+        ));
+    }
+    let peaks: Vec<(f64, f64)> = observed
+        .iter()
+        .copied()
+        .filter(|p| s.curve.peaks.contains(&p.0))
+        .collect();
+    // The period: a thin bracket from one peak to the next, in the headroom above the curve.
+    if let (Some(p), [a, _, ..], false) = (&s.curve.period, peaks.as_slice(), log2) {
+        let y = y_max + 0.06 * (y_max - y_min);
+        let tick = 0.025 * (y1 - y0);
+        let (xa, xb) = (a.0, a.0 + p.period);
+        let bracket = vec![(xa, y - tick), (xa, y), (xb, y), (xb, y - tick)];
+        chart
+            .draw_series(std::iter::once(PathElement::new(
+                bracket,
+                PERIOD.stroke_width(1),
+            )))
+            .map_err(|x| e(&x))?;
+        legend.push(Entry::new(
+            format!("period {}", human(p.period)),
+            Swatch::Bracket,
+            PERIOD,
+        ));
+    }
+    // The data: a line between neighbours in x, broken at failed points; a dot per point when
+    // there are few.
     let mut runs: Vec<Vec<(f64, f64)>> = vec![Vec::new()];
     for &(x, y) in &s.data {
         match y.filter(|v| v.is_finite()) {
@@ -231,56 +360,25 @@ fn draw<DB: DrawingBackend>(
     }
     for run in runs.into_iter().filter(|r| !r.is_empty()) {
         chart
-            .draw_series(LineSeries::new(run, DATA.stroke_width(2)))
+            .draw_series(LineSeries::new(run, DATA.stroke_width(LINE_W)))
             .map_err(|x| e(&x))?;
     }
-    legend.push(Entry::new(&s.column, Swatch::Line, DATA));
-    chart
-        .draw_series(observed.iter().map(|&p| Circle::new(p, 2, DATA.filled())))
-        .map_err(|x| e(&x))?;
-
-    // Failed points: grey crosses on the floor of the chart.
-    let floor = y0 + 0.015 * (y1 - y0);
-    let gaps: Vec<f64> = s
-        .data
-        .iter()
-        .filter(|p| p.1.is_none())
-        .map(|p| p.0)
-        .collect();
-    if !gaps.is_empty() {
+    legend.push(Entry::new(label, Swatch::Line, DATA));
+    if observed.len() <= DOTS_UP_TO {
         chart
-            .draw_series(
-                gaps.iter()
-                    .map(|&x| Cross::new((x, floor), 4, GAP.stroke_width(2))),
-            )
+            .draw_series(observed.iter().map(|&p| Circle::new(p, 2, DATA.filled())))
             .map_err(|x| e(&x))?;
-        legend.push(Entry::new("failed point", Swatch::Cross, GAP));
     }
-    // Points the timing core marked: noisy (confidence target missed) and unstable (placements
-    // differ beyond the noise), as small triangles above the dot.
-    for (status, colour, label) in [
-        ("noisy", NOISY, "noisy point"),
-        ("unstable", UNSTABLE, "unstable point (placements differ)"),
-    ] {
-        let marked: Vec<(f64, f64)> = info
-            .iter()
-            .filter(|p| p.status == status)
-            .filter_map(|p| {
-                let x = x_of(p.x);
-                observed.iter().find(|o| o.0 == x).copied()
-            })
-            .collect();
-        if marked.is_empty() {
-            continue;
-        }
+    // The peaks: hollow rings, the point seen through them.
+    if !peaks.is_empty() {
         chart
             .draw_series(
-                marked
+                peaks
                     .iter()
-                    .map(|&p| TriangleMarker::new(p, 4, colour.stroke_width(1))),
+                    .map(|&p| Circle::new(p, 4, PEAK.stroke_width(2))),
             )
             .map_err(|x| e(&x))?;
-        legend.push(Entry::new(label, Swatch::Triangle, colour));
+        legend.push(Entry::new("peak", Swatch::Ring, PEAK));
     }
     // Outliers left out of the fit: hollow grey circles.
     let outliers: Vec<(f64, f64)> = observed
@@ -293,58 +391,61 @@ fn draw<DB: DrawingBackend>(
             .draw_series(
                 outliers
                     .iter()
-                    .map(|&p| Circle::new(p, 6, GAP.stroke_width(2))),
+                    .map(|&p| Circle::new(p, 6, GAP.stroke_width(1))),
             )
             .map_err(|x| e(&x))?;
         legend.push(Entry::new("outlier (not fitted)", Swatch::Ring, GAP));
     }
-    // The knee: a dashed vertical line.
-    if let Some(k) = s.curve.knee {
-        chart
-            .draw_series(DashedLineSeries::new(
-                vec![(k, y0), (k, y_max)],
-                8,
-                5,
-                KNEE.stroke_width(2),
-            ))
-            .map_err(|x| e(&x))?;
-        legend.push(Entry::new(
-            format!("knee {}", human(if log2 { k.exp2() } else { k })),
-            Swatch::Dashed,
-            KNEE,
-        ));
-    }
-    // The peaks: red dots.
-    let peaks: Vec<(f64, f64)> = observed
+    // On the floor of the plot, never over the data: failed points (grey crosses), and the
+    // points whose own metric the timing core marked, noisy (confidence target missed) and
+    // unstable (placements differ beyond the noise), as small triangles.
+    let floor = |k: f64| y0 + k * (y1 - y0);
+    let gaps: Vec<f64> = s
+        .data
         .iter()
-        .copied()
-        .filter(|p| s.curve.peaks.contains(&p.0))
+        .filter(|p| p.1.is_none())
+        .map(|p| p.0)
         .collect();
-    if !peaks.is_empty() {
+    if !gaps.is_empty() {
         chart
-            .draw_series(peaks.iter().map(|&p| Circle::new(p, 4, PEAK.filled())))
+            .draw_series(
+                gaps.iter()
+                    .map(|&x| Cross::new((x, floor(0.015)), 4, GAP.stroke_width(1))),
+            )
             .map_err(|x| e(&x))?;
-        legend.push(Entry::new("peak", Swatch::Dot, PEAK));
+        legend.push(Entry::new("failed point", Swatch::Cross, GAP));
     }
-    // The period: a bracket from one peak to the next, above the curve.
-    if let (Some(p), [a, _, ..], false) = (&s.curve.period, peaks.as_slice(), log2) {
-        let y = y_max + 0.06 * (y_max - y_min);
-        let tick = 0.025 * (y1 - y0);
-        let (xa, xb) = (a.0, a.0 + p.period);
-        let bracket = vec![(xa, y - tick), (xa, y), (xb, y), (xb, y - tick)];
+    for (status, colour, label, k) in [
+        ("noisy", NOISY, "noisy point (CI target missed)", 0.05),
+        (
+            "unstable",
+            UNSTABLE,
+            "unstable point (placements differ)",
+            0.025,
+        ),
+    ] {
+        let marked: Vec<f64> = info
+            .iter()
+            .filter(|p| p.status == status)
+            .map(|p| x_of(p.x))
+            .filter(|x| xs.contains(x))
+            .collect();
+        if marked.is_empty() {
+            continue;
+        }
         chart
-            .draw_series(std::iter::once(PathElement::new(
-                bracket,
-                PERIOD.stroke_width(3),
-            )))
+            .draw_series(
+                marked
+                    .iter()
+                    .map(|&x| TriangleMarker::new((x, floor(k)), 3, colour.filled())),
+            )
             .map_err(|x| e(&x))?;
-        legend.push(Entry::new(
-            format!("period {}", human(p.period)),
-            Swatch::Bracket,
-            PERIOD,
-        ));
+        legend.push(Entry::new(label, Swatch::Triangle, colour));
     }
-    Ok(legend)
+    Ok(Drawn {
+        entries: legend,
+        frame: Some(frame),
+    })
 }
 
 #[cfg(test)]
@@ -387,7 +488,7 @@ pub(crate) mod tests {
         let p = s.curve.period.as_mut().expect("the saw has a period");
         p.period = 16.0;
         p.peak_phases = vec![1.0, 3.0, 5.0, 7.0, 9.0, 11.0, 13.0, 15.0];
-        let t = title(&s, "stride");
+        let t = finding(&s, "stride");
         assert!(
             t.contains("period 16, peaks at stride ≡ 1, 3, …, 15 (mod 16),"),
             "{t}"
@@ -396,11 +497,11 @@ pub(crate) mod tests {
         let p = s.curve.period.as_mut().unwrap();
         p.period = 32.0;
         p.peak_phases = vec![0.0];
-        let t = title(&s, "threads");
+        let t = finding(&s, "threads");
         assert!(t.contains("peaks at threads ≡ 0 (mod 32)"), "{t}");
         let p = s.curve.period.as_mut().unwrap();
         p.peak_phases = vec![31.0, 15.0];
-        let t = title(&s, "threads");
+        let t = finding(&s, "threads");
         assert!(t.contains("≡ 15, 31 (mod 32)"), "{t}");
     }
 
@@ -419,14 +520,15 @@ pub(crate) mod tests {
             s: &s,
             x_name: "threads",
             info: &[],
+            labels: &Labels::default(),
         };
-        let svg = canvas::svg_with(&chart, false, None).unwrap();
+        let svg = canvas::svg_with(&chart, false, None, &canvas::Look::default()).unwrap();
         // Only the title and the axis names, added as SVG text for want of a font.
         assert_eq!(svg.matches("<text").count(), 3, "text drawn without a font");
         // The peaks (8 of them from the knee at 64 to 256) are drawn in their own colour.
         assert!(svg.matches("#D62728").count() >= 6, "peaks missing");
         assert!(
-            svg.contains(">threads</text>") && svg.contains("period 32"),
+            svg.contains(">threads</text>") && svg.contains(">mflops [variant=a] — threads</text>"),
             "labels missing"
         );
     }
@@ -438,8 +540,9 @@ pub(crate) mod tests {
             s: &s,
             x_name: "threads",
             info: &[],
+            labels: &Labels::default(),
         };
-        let svg = canvas::svg_with(&chart, true, None).unwrap();
+        let svg = canvas::svg_with(&chart, true, None, &canvas::Look::default()).unwrap();
         for label in ["failed point", "peak", "period 32"] {
             let x = text_x(&svg, label).unwrap_or_else(|| panic!("no legend entry {label}"));
             assert!(

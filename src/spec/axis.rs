@@ -13,6 +13,9 @@ pub(super) struct AxisFile {
     pub(super) values: Option<Vec<Value>>,
     #[serde(default)]
     pub(super) compiler_flags: bool,
+    /// Words for the axis on charts (read by [`super::Labels`]).
+    #[allow(dead_code)]
+    pub(super) label: Option<String>,
 }
 
 #[derive(Clone, Debug)]

@@ -12,6 +12,13 @@ pub(super) struct MetricFile {
     pub(super) unit: Option<String>,
     pub(super) pattern: Option<String>,
     pub(super) regex: Option<String>,
+    /// Words for the metric on charts (read by [`super::Labels`]).
+    #[allow(dead_code)]
+    pub(super) label: Option<String>,
+    /// The chart the metric is overlaid on with the others of this family (read by
+    /// [`super::Labels`]).
+    #[allow(dead_code)]
+    pub(super) family: Option<String>,
 }
 
 #[derive(Clone, Debug)]

@@ -11,6 +11,7 @@ use std::time::Duration;
 use toml::Spanned;
 
 mod axis;
+mod labels;
 mod metric;
 mod profile;
 mod timing;
@@ -18,6 +19,7 @@ mod timing;
 pub use axis::Axis;
 pub use axis::AxisError;
 use axis::{expand_axis, AxisFile};
+pub use labels::Labels;
 pub use metric::MetricError;
 use metric::{read_metric, MetricFile};
 pub use metric::{unit_slug, Metric, MetricSource, CORE_FIELDS, CORE_STATS};

@@ -1,0 +1,117 @@
+//! Units people read: a rate in the spec's unit (MFlops, GB/s) shown with the SI prefix that suits
+//! the values at hand (20849700 MFlops as 20.85 TFLOP/s, 3000 GB/s as 3 TB/s). One scale is chosen
+//! once per chart axis or table column from its largest value ([`scale_unit`]), and every number
+//! of that chart or column is written in it ([`Scale::show`]); [`format_value`] does both for one
+//! number. Charts, tables, the report, compare and the xlsx all call these.
+
+use crate::analyze::reading::human;
+
+/// How values in a spec's unit are shown: divided by `divisor`, in `unit`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Scale {
+    pub divisor: f64,
+    pub unit: String,
+}
+
+impl Scale {
+    /// The scale for values in `unit` whose largest magnitude is `max`.
+    pub fn for_max(unit: &str, max: f64) -> Scale {
+        let (divisor, unit) = scale_unit(unit, max);
+        Scale { divisor, unit }
+    }
+
+    /// `value` in this scale, with 4 significant digits and its unit: `20.85 TFLOP/s`.
+    pub fn show(&self, value: f64) -> String {
+        let v = human(value / self.divisor);
+        if self.unit.is_empty() {
+            v
+        } else {
+            format!("{v} {}", self.unit)
+        }
+    }
+}
+
+/// One value with the unit that suits it: `format_value(20849700.0, "MFlops")` is
+/// `20.85 TFLOP/s`; a unit it does not know stays as it is (`12.5 ms`).
+pub fn format_value(value: f64, unit: &str) -> String {
+    Scale::for_max(unit, value.abs()).show(value)
+}
+
+/// A rate unit rescaled for people: values in `unit` whose largest magnitude is `max` become
+/// values / divisor in the returned unit (MFlops of 2e7 are 20 TFLOP/s; GB/s of 3000, 3 TB/s).
+/// Units it does not know stay as they are (divisor 1).
+pub fn scale_unit(unit: &str, max: f64) -> (f64, String) {
+    let base = match unit.to_ascii_lowercase().replace(' ', "").as_str() {
+        "flops" | "flop/s" => Some((1.0, "FLOP/s")),
+        "kflops" | "kflop/s" => Some((1e3, "FLOP/s")),
+        "mflops" | "mflop/s" => Some((1e6, "FLOP/s")),
+        "gflops" | "gflop/s" => Some((1e9, "FLOP/s")),
+        "tflops" | "tflop/s" => Some((1e12, "FLOP/s")),
+        "b/s" => Some((1.0, "B/s")),
+        "kb/s" => Some((1e3, "B/s")),
+        "mb/s" => Some((1e6, "B/s")),
+        "gb/s" => Some((1e9, "B/s")),
+        "tb/s" => Some((1e12, "B/s")),
+        _ => None,
+    };
+    let Some((factor, name)) = base.filter(|_| max.is_finite() && max > 0.0) else {
+        return (1.0, unit.to_string());
+    };
+    let v = max * factor;
+    let (p, prefix) = [(1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")]
+        .into_iter()
+        .find(|(p, _)| v >= *p)
+        .unwrap_or((1.0, ""));
+    (p / factor, format!("{prefix}{name}"))
+}
+
+/// What a quantity in `unit` is, in words, for an axis: `throughput` for FLOP/s, `bandwidth` for
+/// bytes per second, `time` for seconds; `None` for a unit it does not know.
+pub fn quantity(unit: &str) -> Option<&'static str> {
+    let u = unit.to_ascii_lowercase().replace(' ', "");
+    if u.ends_with("flops") || u.ends_with("flop/s") {
+        Some("throughput")
+    } else if u.ends_with("b/s") {
+        Some("bandwidth")
+    } else if ["s", "ms", "us", "µs", "ns"].contains(&u.as_str()) {
+        Some("time")
+    } else {
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rates_are_shown_in_the_unit_people_read() {
+        assert_eq!(scale_unit("MFlops", 2.08e7), (1e6, "TFLOP/s".into()));
+        assert_eq!(scale_unit("MFlops", 143_755.0), (1e3, "GFLOP/s".into()));
+        assert_eq!(scale_unit("GB/s", 3000.0), (1e3, "TB/s".into()));
+        assert_eq!(scale_unit("GB/s", 450.0), (1.0, "GB/s".into()));
+        assert_eq!(scale_unit("ms", 12.0), (1.0, "ms".into()));
+        assert_eq!(scale_unit("MFlops", 0.0), (1.0, "MFlops".into()));
+    }
+
+    #[test]
+    fn one_value_is_written_with_four_digits_and_its_unit() {
+        assert_eq!(format_value(20_849_700.0, "MFlops"), "20.85 TFLOP/s");
+        assert_eq!(format_value(143_575.0, "MFlops"), "143.6 GFLOP/s");
+        assert_eq!(format_value(2_787_945.0, "MFlops"), "2.788 TFLOP/s");
+        assert_eq!(format_value(3000.0, "GB/s"), "3 TB/s");
+        assert_eq!(format_value(12.5, "ms"), "12.5 ms");
+        assert_eq!(format_value(0.25, ""), "0.25");
+        // A column's scale is chosen once, from its largest value.
+        let s = Scale::for_max("MFlops", 2.08e7);
+        assert_eq!(s.show(143_575.0), "0.1436 TFLOP/s");
+    }
+
+    #[test]
+    fn quantities_are_named_from_their_unit() {
+        assert_eq!(quantity("MFlops"), Some("throughput"));
+        assert_eq!(quantity("GB/s"), Some("bandwidth"));
+        assert_eq!(quantity("ms"), Some("time"));
+        assert_eq!(quantity("ways"), None);
+    }
+}

@@ -1,0 +1,198 @@
+//! Figures as they come out of `sweep plot` (issue 33): titles naming the experiment, axes in
+//! words with units, the spec's families overlaid with their bands and labels, one SVG behind
+//! the PNG and PDF, and the options that change them (bad values refused in one line).
+use crate::common::{stderr, sweep};
+use std::path::{Path, PathBuf};
+
+/// The committed H100 thread sweep in `dir`, its manifest carrying today's spec (with the
+/// `label` and `family` keys), as a fresh run of it would.
+fn thread_sweep(dir: &Path) -> PathBuf {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let fixture = root.join("tests/fixtures/h100/threads_1_512");
+    std::fs::copy(fixture.join("results.csv"), dir.join("results.csv")).unwrap();
+    let mut m: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(fixture.join("manifest.json")).unwrap())
+            .unwrap();
+    m["spec"] = std::fs::read_to_string(root.join("sweeps/threads_1_512.toml"))
+        .unwrap()
+        .into();
+    std::fs::write(dir.join("manifest.json"), m.to_string()).unwrap();
+    dir.join("results.csv")
+}
+
+/// The text of every SVG text element, trimmed (plotters puts it on a line of its own).
+fn texts(svg: &str) -> Vec<String> {
+    svg.split("<text")
+        .skip(1)
+        .filter_map(|t| {
+            let body = &t[t.find('>')? + 1..];
+            Some(body[..body.find("</text>")?].trim().replace("&amp;", "&"))
+        })
+        .collect()
+}
+
+/// Whether `svg` has a text element that reads `text` (or starts with it, `text…`).
+fn has_text(svg: &str, text: &str) -> bool {
+    texts(svg).iter().any(|t| t == text || t.starts_with(text))
+}
+
+/// Width and height of a PNG, from its header.
+fn png_size(path: &Path) -> (u32, u32) {
+    let b = std::fs::read(path).unwrap();
+    assert_eq!(
+        &b[..8],
+        b"\x89PNG\r\n\x1a\n",
+        "{} is no PNG",
+        path.display()
+    );
+    let be = |i: usize| u32::from_be_bytes([b[i], b[i + 1], b[i + 2], b[i + 3]]);
+    (be(16), be(20))
+}
+
+#[test]
+fn chosen_metrics_are_overlaid_with_their_labels_bands_and_units_in_every_format() {
+    let tmp = tempfile::tempdir().unwrap();
+    let csv = thread_sweep(tmp.path());
+    let out = sweep(tmp.path())
+        .arg("plot")
+        .arg(&csv)
+        .args([
+            "--metrics",
+            "shared_nc_grid,shared_2way_grid,shared_3way_grid",
+        ])
+        .args(["--format", "svg,png,pdf", "--size", "900x500"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let charts = tmp.path().join("charts");
+    let stem = "family-Shared-memory-stores--full-grid";
+    let svg = std::fs::read_to_string(charts.join(format!("{stem}.svg"))).unwrap();
+    for text in [
+        "Shared-memory stores, full grid — threads per block",
+        "no conflict",
+        "2-way conflict",
+        "3-way conflict",
+        "throughput (TFLOP/s)",
+        "threads per block",
+    ] {
+        assert!(has_text(&svg, text), "{text} missing: {:?}", texts(&svg));
+    }
+    for text in [
+        "data-y-unit=\"TFLOP/s\"",
+        "data-y-scale=\"0.000001\"",
+        "width=\"900\"",
+    ] {
+        assert!(svg.contains(text), "{text} missing");
+    }
+    assert_eq!(
+        svg.matches("class=\"series\"").count(),
+        3,
+        "one line a metric"
+    );
+    // A band per curve: three filled polygons.
+    assert_eq!(svg.matches("<polygon").count(), 3);
+    assert_eq!(png_size(&charts.join(format!("{stem}.png"))), (900, 500));
+    let pdf = std::fs::read(charts.join(format!("{stem}.pdf"))).unwrap();
+    assert!(pdf.starts_with(b"%PDF-"));
+    // Only the chart asked for.
+    assert_eq!(std::fs::read_dir(&charts).unwrap().count(), 3);
+}
+
+#[test]
+fn a_series_chart_names_the_experiment_and_says_the_finding_below() {
+    let tmp = tempfile::tempdir().unwrap();
+    let csv = thread_sweep(tmp.path());
+    let out = sweep(tmp.path())
+        .arg("plot")
+        .arg(&csv)
+        .args(["--y", "shared_nc_grid_mflops,shared_2way_grid_mflops"])
+        .args(["--format", "svg"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let charts = tmp.path().join("charts");
+    let svg = std::fs::read_to_string(charts.join("shared_nc_grid_mflops.svg")).unwrap();
+    for text in [
+        "Shared-memory stores, full grid: no conflict — threads per block",
+        "period 32, peaks at threads ≡ 0 (mod 32), high confidence",
+        "throughput (TFLOP/s)",
+        // The footer: machine, driver, compiler in a few words, commit, date, sweep.
+        "NVIDIA H100 80GB HBM3 · driver 580.159.04 · nvcc release 13.0, V13.0.88 · commit 4623e66 · 2026-11-25 · sweep threads_1_512",
+    ] {
+        assert!(has_text(&svg, text), "{text} missing: {:?}", texts(&svg));
+    }
+    assert!(!svg.contains("Copyright"));
+    assert!(svg.contains("data-frame=\"") && svg.contains("data-x=\""));
+    assert_eq!(svg.matches("class=\"series\"").count(), 1);
+    // The family of the spec, drawn too (its two metrics asked for).
+    assert!(charts
+        .join("family-Shared-memory-stores--full-grid.svg")
+        .is_file());
+    assert!(
+        !charts.join("shared_nc_grid_mflops.png").exists(),
+        "svg only"
+    );
+}
+
+#[test]
+fn titles_and_axis_names_given_by_hand_replace_the_spec_s() {
+    let tmp = tempfile::tempdir().unwrap();
+    let csv = thread_sweep(tmp.path());
+    let out = sweep(tmp.path())
+        .arg("plot")
+        .arg(&csv)
+        .args(["--y", "shared_nc_grid_mflops", "--format", "svg"])
+        .args(["--title", "Fig. 2: stores", "--x-label", "block size"])
+        .args(["--y-label", "rate (TFLOP/s)"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let svg = std::fs::read_to_string(tmp.path().join("charts/shared_nc_grid_mflops.svg")).unwrap();
+    for text in ["Fig. 2: stores", "block size", "rate (TFLOP/s)"] {
+        assert!(has_text(&svg, text), "{text} missing: {:?}", texts(&svg));
+    }
+    assert!(
+        !svg.contains("period 32, peaks"),
+        "no subtitle under a hand-made title"
+    );
+}
+
+#[test]
+fn bad_plot_options_are_refused_in_one_line() {
+    let tmp = tempfile::tempdir().unwrap();
+    let csv = thread_sweep(tmp.path());
+    for (args, says) in [
+        (
+            vec!["--size", "abc"],
+            "`abc` is not WIDTHxHEIGHT in pixels (hint: e.g. 1260x660)",
+        ),
+        (
+            vec!["--size", "100x100"],
+            "`100x100` is out of range (hint: from 480x300 to 8000x8000 pixels)",
+        ),
+        (vec!["--format", "gif"], "invalid value 'gif' for '--format"),
+        (
+            vec!["--metrics", "shared_nc_grid,nosuch"],
+            "no metric `nosuch` in the results (hint: one of shared_nc_1blk,",
+        ),
+        (
+            vec!["--metrics", "shared_nc_grid"],
+            "give no two curves to overlay (hint: name two metrics or more)",
+        ),
+    ] {
+        let out = sweep(tmp.path())
+            .arg("plot")
+            .arg(&csv)
+            .args(&args)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stderr(&out));
+        let err = stderr(&out);
+        let first = err.lines().next().unwrap_or_default();
+        assert!(
+            first.starts_with("error: ") && first.contains(says),
+            "{args:?}: {err}"
+        );
+    }
+    assert!(!tmp.path().join("charts").exists(), "nothing written");
+}
