@@ -31,7 +31,19 @@ pub(crate) fn axes<'a, DB: DrawingBackend>(
     let ticks = tick_positions(&xs, period, log2, measured);
     let label = |x: f64| x_label(if log2 { x.exp2() } else { x });
     let (y_lo, y_hi) = (ys.start, ys.end);
+    let (x_lo, x_hi) = (xs.start, xs.end);
     let mut chart = builder.build_cartesian_2d(xs, ys).map_err(|x| e(&x))?;
+    let ((left, bottom), (right, top)) = (
+        chart.backend_coord(&(x_lo, y_lo)),
+        chart.backend_coord(&(x_hi, y_hi)),
+    );
+    let real = |x: f64| if log2 { x.exp2() } else { x };
+    super::canvas::note_frame(super::canvas::Frame {
+        px: [left, top, right, bottom],
+        x: (real(x_lo), real(x_hi)),
+        log2,
+        y: (y_lo, y_hi),
+    });
     let fmt = |v: &f64| compact(*v);
     let mut mesh = chart.configure_mesh();
     mesh.light_line_style(WHITE.mix(0.0));
@@ -193,13 +205,7 @@ pub fn scale_unit(unit: &str, max: f64) -> (f64, String) {
 
 /// `s` with its values in a unit people read (TFLOP/s, not 20M MFlops): see [`scale_unit`].
 pub(crate) fn scaled(s: &SeriesAnalysis) -> SeriesAnalysis {
-    let max = s
-        .data
-        .iter()
-        .filter_map(|p| p.1)
-        .map(f64::abs)
-        .fold(0.0, f64::max);
-    let (div, unit) = scale_unit(&s.unit, max);
+    let (div, unit) = series_unit(s);
     let mut out = s.clone();
     if div != 1.0 {
         for p in &mut out.data {
@@ -208,6 +214,18 @@ pub(crate) fn scaled(s: &SeriesAnalysis) -> SeriesAnalysis {
         out.unit = unit;
     }
     out
+}
+
+/// The divisor of a series' values and the unit they are drawn in ([`scale_unit`] of its
+/// largest value).
+pub(crate) fn series_unit(s: &SeriesAnalysis) -> (f64, String) {
+    let max = s
+        .data
+        .iter()
+        .filter_map(|p| p.1)
+        .map(f64::abs)
+        .fold(0.0, f64::max);
+    scale_unit(&s.unit, max)
 }
 
 /// An x tick label: whole numbers below ten million in full (sizes 16384 and 262144 read as

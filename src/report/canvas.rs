@@ -45,6 +45,61 @@ pub(crate) trait Chart {
         plot: &DrawingArea<DB, Shift>,
         text: bool,
     ) -> Result<Vec<Entry>, String>;
+    /// The factor from the data's unit to the one y is drawn in, and that unit (MFlops drawn as
+    /// TFLOP/s: 1e-6 and `TFLOP/s`); `None` for a chart without a y scale (bars).
+    fn y_unit(&self) -> Option<(f64, String)> {
+        None
+    }
+}
+
+/// Where the plot of a line chart lies on the canvas and what its axes span, in the SVG's pixels:
+/// written on the SVG's root element (`data-frame`, `data-x`, `data-y`, `data-y-scale`,
+/// `data-y-unit`) so that a page's script can find the pixel of a point (report.html's values on
+/// hover). [`super::axes::axes`] notes it when it sets up the plot; [`svg_with`] writes it.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct Frame {
+    /// The plot area: left, top, right, bottom.
+    pub px: [i32; 4],
+    /// x at the left and right edges (x itself on a log2 axis, not log2 x), and whether x is
+    /// drawn on log2.
+    pub x: (f64, f64),
+    pub log2: bool,
+    /// y at the bottom and top edges, in the unit y is drawn in.
+    pub y: (f64, f64),
+}
+
+thread_local! {
+    /// The frame of the chart being drawn on this thread (a chart is drawn on one thread, start
+    /// to end, inside [`svg_with`]).
+    static FRAME: std::cell::Cell<Option<Frame>> = const { std::cell::Cell::new(None) };
+}
+
+/// Notes the frame of the chart being drawn (called where its axes are set up).
+pub(crate) fn note_frame(frame: Frame) {
+    FRAME.with(|f| f.set(Some(frame)));
+}
+
+/// `svg` with the frame's attributes on its root element.
+fn with_frame(svg: &str, f: &Frame, y_unit: Option<(f64, String)>) -> String {
+    let [l, t, r, b] = f.px;
+    let mut attrs = format!(
+        " data-frame=\"{l} {t} {r} {b}\" data-x=\"{} {} {}\" data-y=\"{} {}\"",
+        f.x.0,
+        f.x.1,
+        if f.log2 { "log2" } else { "lin" },
+        f.y.0,
+        f.y.1
+    );
+    if let Some((scale, unit)) = y_unit {
+        attrs += &format!(
+            " data-y-scale=\"{scale}\" data-y-unit=\"{}\"",
+            escape(&unit)
+        );
+    }
+    match svg.find("<svg") {
+        Some(i) => format!("{}{attrs}{}", &svg[..i + 4], &svg[i + 4..]),
+        None => svg.to_string(),
+    }
 }
 
 /// The whole canvas of `chart` on `root`.
@@ -115,10 +170,14 @@ pub(crate) fn svg_with(
     footer: Option<&str>,
 ) -> Result<String, String> {
     let mut doc = String::new();
+    FRAME.with(|f| f.set(None));
     {
         let root = SVGBackend::with_string(&mut doc, SIZE).into_drawing_area();
         render(&root, chart, text, footer)?;
         root.present().map_err(|e| e.to_string())?;
+    }
+    if let Some(frame) = FRAME.with(|f| f.take()) {
+        doc = with_frame(&doc, &frame, chart.y_unit());
     }
     if !text {
         let (x, y) = chart.axis_names();
@@ -223,4 +282,80 @@ pub(crate) fn escape(t: &str) -> String {
         .replace('<', "&lt;")
         .replace('>', "&gt;")
         .replace('"', "&quot;")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::series::{series_svg, tests::series};
+
+    /// The numbers of attribute `name` on the SVG's root element.
+    fn attr(svg: &str, name: &str) -> Vec<String> {
+        let root = &svg[..svg.find('>').unwrap()];
+        let at = root.find(&format!(" {name}=\"")).unwrap() + name.len() + 3;
+        let end = at + root[at..].find('"').unwrap();
+        root[at..end].split(' ').map(String::from).collect()
+    }
+
+    /// The pixel where the root's frame puts the point (x, value in the data's unit).
+    fn pixel(svg: &str, x: f64, value: f64) -> (f64, f64) {
+        let num =
+            |n: &str| -> Vec<f64> { attr(svg, n).iter().map(|v| v.parse().unwrap()).collect() };
+        let (f, xs, ys) = (num("data-frame"), attr(svg, "data-x"), num("data-y"));
+        let scale = num("data-y-scale")[0];
+        let (x0, x1): (f64, f64) = (xs[0].parse().unwrap(), xs[1].parse().unwrap());
+        let t = match xs[2].as_str() {
+            "log2" => (x.log2() - x0.log2()) / (x1.log2() - x0.log2()),
+            _ => (x - x0) / (x1 - x0),
+        };
+        let v = (value * scale - ys[0]) / (ys[1] - ys[0]);
+        (f[0] + t * (f[2] - f[0]), f[3] - v * (f[3] - f[1]))
+    }
+
+    /// Whether the SVG has a data dot within 1.5 pixels of `(cx, cy)`.
+    fn dot_at(svg: &str, (cx, cy): (f64, f64)) -> bool {
+        svg.split("<circle ").skip(1).any(|c| {
+            let n = |k: &str| -> f64 {
+                let at = c.find(&format!("{k}=\"")).unwrap() + k.len() + 2;
+                c[at..at + c[at..].find('"').unwrap()].parse().unwrap()
+            };
+            (n("cx") - cx).abs() <= 1.5 && (n("cy") - cy).abs() <= 1.5
+        })
+    }
+
+    #[test]
+    fn the_frame_on_the_root_puts_a_point_on_its_dot() {
+        // MFlops up to 4000, drawn as GFLOP/s on a linear x.
+        let s = series();
+        let svg = series_svg(&s, "threads", None, &[]).unwrap();
+        assert_eq!(attr(&svg, "data-y-scale"), ["0.001"]);
+        assert_eq!(attr(&svg, "data-y-unit"), ["GFLOP/s"]);
+        assert_eq!(attr(&svg, "data-x")[2], "lin");
+        for x in [1.0, 100.0, 256.0] {
+            let v = s.data[x as usize - 1].1.unwrap();
+            assert!(
+                dot_at(&svg, pixel(&svg, x, v)),
+                "x = {x}: no dot at {:?}",
+                pixel(&svg, x, v)
+            );
+        }
+        // Powers of two from 1 to 1024: log2 x.
+        let mut s = series();
+        s.data = (0..=10)
+            .map(|k| ((1u32 << k) as f64, Some(10.0 + k as f64)))
+            .collect();
+        let svg = series_svg(&s, "size", None, &[]).unwrap();
+        assert_eq!(attr(&svg, "data-x")[2], "log2");
+        assert_eq!(
+            attr(&svg, "data-y-unit"),
+            ["MFLOP/s"],
+            "below 1000 MFlops: not scaled"
+        );
+        for (x, v) in [(1.0, 10.0), (32.0, 15.0), (1024.0, 20.0)] {
+            assert!(
+                dot_at(&svg, pixel(&svg, x, v)),
+                "x = {x}: no dot at {:?}",
+                pixel(&svg, x, v)
+            );
+        }
+    }
 }

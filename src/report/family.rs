@@ -294,6 +294,11 @@ impl Chart for Overlay<'_> {
         (self.x_name.to_string(), y)
     }
 
+    fn y_unit(&self) -> Option<(f64, String)> {
+        let (div, unit) = self.unit();
+        Some((1.0 / div, unit))
+    }
+
     fn draw<DB: DrawingBackend>(
         &self,
         plot: &DrawingArea<DB, Shift>,

@@ -59,6 +59,11 @@ impl Chart for SeriesChart<'_> {
     ) -> Result<Vec<Entry>, String> {
         draw(plot, self.s, self.x_name, text, self.info)
     }
+
+    fn y_unit(&self) -> Option<(f64, String)> {
+        let (div, unit) = super::axes::series_unit(self.s);
+        Some((1.0 / div, unit))
+    }
 }
 
 /// The chart's title: the series and what was found.
