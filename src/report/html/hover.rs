@@ -74,6 +74,7 @@ const SCRIPT: &str = r#"
     var a = Math.abs(v);
     return a >= 1e4 ? String(Math.round(v)) : String(Number(v.toPrecision(4)));
   }
+  function two(v) { return Math.abs(v) >= 100 ? String(Math.round(v)) : v.toPrecision(2); }
   Object.keys(charts).forEach(function (id) {
     var fig = document.getElementById(id);
     var svg = fig && fig.querySelector('svg');
@@ -119,8 +120,9 @@ const SCRIPT: &str = r#"
       });
       if (!best) return hide();
       var p = best.p, v = p[1] * k;
-      var text = d.x + ' = ' + num(p[0]) + ': ' + num(v) + ' ' + unit;
-      if (p[2] > 0) text += ' ± ' + num(Math.abs(v) * p[2]) + ' (' + num(100 * p[2]) + ' %)';
+      var text = d.x + ' = ' + num(p[0]) + ': ' + num(v);
+      if (p[2] > 0) text += ' ± ' + two(Math.abs(v) * p[2]) + ' ' + unit + ' (± ' + two(100 * p[2]) + ' %)';
+      else text += ' ' + unit;
       if (p[3]) text += ', ' + (words[p[3]] || p[3]);
       if (d.series.length > 1) text = best.s.name + ': ' + text;
       tip.textContent = text;
@@ -128,9 +130,12 @@ const SCRIPT: &str = r#"
       ring.setAttribute('cx', best.X);
       ring.setAttribute('cy', best.Y);
       ring.style.display = '';
+      // Beside the point, above it (below near the top), kept within the figure.
       var fb = fig.getBoundingClientRect();
-      var left = e.clientX - fb.left + 14, top = e.clientY - fb.top + 14;
-      if (left + tip.offsetWidth > fb.width) left = e.clientX - fb.left - tip.offsetWidth - 14;
+      var qx = r.left - fb.left + (best.X - vb.x) / sx, qy = r.top - fb.top + (best.Y - vb.y) / sy;
+      var left = qx + 12, top = qy - tip.offsetHeight - 10;
+      if (left + tip.offsetWidth > fb.width) left = qx - tip.offsetWidth - 12;
+      if (top < 0) top = qy + 12;
       tip.style.left = Math.max(0, left) + 'px';
       tip.style.top = top + 'px';
     });
