@@ -223,6 +223,8 @@ fn a_running_sweep_keeps_its_report_current_and_the_page_reloads() {
     };
     let html = std::fs::read_to_string(&page).unwrap();
     assert!(html.contains("Running: this page was written at"), "{html}");
+    // Findings first while running too, and the points for the tooltips.
+    assert!(html.contains("<section id=\"findings\">") && html.contains("id=\"sweep-points\""));
     let png = p.path().join("live.png");
     let console = screenshot(&browser, &page, &png);
     assert!(console.is_empty(), "console messages: {console:?}");

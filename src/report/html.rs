@@ -783,3 +783,69 @@ impl Drop for Live {
         self.stop_rewrites();
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_compiler_is_one_line_whatever_it_prints() {
+        for (version, line) in [
+            (
+                "Cuda compilation tools, release 13.0, V13.0.88 | Build cuda_13.0.r13.0/compiler.36424714_0",
+                "release 13.0, V13.0.88",
+            ),
+            (
+                "cc (Debian 12.2.0-14) 12.2.0 | Copyright (C) 2022 Free Software Foundation, Inc. | This is free software",
+                "cc (Debian 12.2.0-14) 12.2.0",
+            ),
+            ("cc 12\nCopyright", "cc 12"),
+            ("", ""),
+        ] {
+            assert_eq!(compiler_release(version), line, "{version}");
+        }
+    }
+
+    #[test]
+    fn the_identity_names_a_missing_commit_and_shows_no_empty_row() {
+        let m = Manifest {
+            spec_path: "sweeps/saw.toml".into(),
+            bench: "saw".into(),
+            command: vec![
+                "sweep".into(),
+                "run".into(),
+                "sweeps/saw.toml".into(),
+                "--set".into(),
+                "a=1 2".into(),
+            ],
+            compiler: "cc".into(),
+            ..Default::default()
+        };
+        let mut h = String::new();
+        machine(&mut h, &m);
+        assert!(
+            h.contains("<tr><th>git commit</th><td>not a git checkout</td></tr>"),
+            "{h}"
+        );
+        assert!(
+            h.contains("<tr><th>command</th><td>sweep run sweeps/saw.toml --set 'a=1 2'</td></tr>"),
+            "{h}"
+        );
+        assert!(!h.contains("<td></td>"), "an empty row: {h}");
+        for absent in ["host", "driver", "overrides", "sweep<"] {
+            assert!(!h.contains(&format!("<th>{absent}")), "{absent}: {h}");
+        }
+    }
+
+    #[test]
+    fn a_finding_says_period_knee_and_best_in_the_charts_unit() {
+        let s = crate::report::series::tests::series();
+        let line = finding(&s, "threads");
+        assert!(line.starts_with("period 32 ("), "{line}");
+        // 3200 MFlops, first reached at 64 threads.
+        assert!(
+            line.ends_with(", best 3.2 GFLOP/s at threads = 64"),
+            "{line}"
+        );
+    }
+}
