@@ -96,6 +96,8 @@ struct Figure {
     caption: String,
     svg: Result<String, String>,
     series: Vec<(usize, usize)>,
+    /// A bar chart's lowest and highest bar, in words.
+    span: Option<String>,
 }
 
 /// The page of the run in `run_dir`.
@@ -212,6 +214,7 @@ fn figures(views: &Views, run_dir: &Path, footer: Option<&str>) -> Vec<Figure> {
                         caption: f.name.clone(),
                         svg: family_svg(f, analysis, footer),
                         series: f.series.iter().map(|&i| (v, i)).collect(),
+                        span: None,
                     });
                     for &i in &f.series {
                         in_family[i] = true;
@@ -227,6 +230,7 @@ fn figures(views: &Views, run_dir: &Path, footer: Option<&str>) -> Vec<Figure> {
                         caption: s.name.clone(),
                         svg: series_svg(s, &analysis.x, footer, &infos[i]),
                         series: vec![(v, i)],
+                        span: None,
                     });
                 }
             }
@@ -239,6 +243,7 @@ fn figures(views: &Views, run_dir: &Path, footer: Option<&str>) -> Vec<Figure> {
                         caption: b.name.clone(),
                         svg: bars_svg(b, footer),
                         series: Vec::new(),
+                        span: b.span(),
                     });
                 }
             }
@@ -247,6 +252,7 @@ fn figures(views: &Views, run_dir: &Path, footer: Option<&str>) -> Vec<Figure> {
                 caption: "bar charts".into(),
                 svg: Err(e),
                 series: Vec::new(),
+                span: None,
             }),
         },
         Views::Nothing(_) => {}
@@ -285,15 +291,14 @@ fn findings(h: &mut String, views: &Views, figures: &[Figure], run: &Run) {
             );
         }
     }
-    if let Views::Bars = views {
-        for f in figures {
-            let _ = writeln!(
-                h,
-                "<li><a href=\"#{}\">{}</a>: a sweep of categories, drawn as bars</li>",
-                f.id,
-                escape(&f.caption)
-            );
-        }
+    for (f, span) in figures.iter().filter_map(|f| Some((f, f.span.as_ref()?))) {
+        let _ = writeln!(
+            h,
+            "<li><a href=\"#{}\">{}</a>: {}</li>",
+            f.id,
+            escape(&f.caption),
+            escape(span)
+        );
     }
     if let Views::Nothing(why) = views {
         let _ = writeln!(h, "<li>No curve analysis: {}</li>", escape(why));
