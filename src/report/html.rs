@@ -8,9 +8,10 @@
 //! value ([`hover`]); without script the page is the same, less that. While the run goes on, the
 //! page is rewritten as points finish ([`Live`]) and reloads itself every [`RELOAD_S`] seconds.
 
+mod findings;
 mod hover;
+mod identity;
 
-use super::axes::series_unit;
 use super::bars::{bar_charts, bars_svg};
 use super::family::{families, family_svg};
 use super::series::drawable;
@@ -20,7 +21,9 @@ use crate::analyze::reading::{human, percent};
 use crate::analyze::{analyze_csv, Analysis, AnalyzeError, AnalyzeOptions};
 use crate::events::{Event, Reporter};
 use crate::export::{Cell, Run};
-use crate::store::{self, Manifest};
+use crate::store;
+use findings::{contents, findings};
+use identity::{description, machine};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -182,13 +185,6 @@ white-space:nowrap;pointer-events:none;box-shadow:0 1px 4px rgba(0,0,0,.25)}
 </style>
 ";
 
-/// The spec's own description of the sweep, when it has one.
-fn description(m: &Manifest) -> Option<String> {
-    let spec: toml::Value = toml::from_str(&m.spec).ok()?;
-    let d = spec.get("description")?.as_str()?.trim();
-    (!d.is_empty()).then(|| d.to_string())
-}
-
 /// Every chart of the page, in order: per view, a chart per family of variants, then one per
 /// series with two points or more in none; bars for a sweep of categories only.
 fn figures(views: &Views, run_dir: &Path, footer: Option<&str>) -> Vec<Figure> {
@@ -271,194 +267,6 @@ fn anchor(name: &str) -> String {
             }
         })
         .collect()
-}
-
-/// The findings, first on the page: a line per series with a curve (its period, knee and best,
-/// in the unit its chart uses), linked to its chart; the failed points, if any.
-fn findings(h: &mut String, views: &Views, figures: &[Figure], run: &Run) {
-    h.push_str("<section id=\"findings\">\n<h2>Findings</h2>\n<ul>\n");
-    for (v, analysis) in views.analyses().iter().enumerate() {
-        for (i, s) in analysis.series.iter().enumerate() {
-            let Some(f) = figures.iter().find(|f| f.series.contains(&(v, i))) else {
-                continue;
-            };
-            let _ = writeln!(
-                h,
-                "<li><a href=\"#{}\">{}</a>: {}</li>",
-                f.id,
-                escape(&s.name),
-                escape(&finding(s, &analysis.x))
-            );
-        }
-    }
-    for (f, span) in figures.iter().filter_map(|f| Some((f, f.span.as_ref()?))) {
-        let _ = writeln!(
-            h,
-            "<li><a href=\"#{}\">{}</a>: {}</li>",
-            f.id,
-            escape(&f.caption),
-            escape(span)
-        );
-    }
-    if let Views::Nothing(why) = views {
-        let _ = writeln!(h, "<li>No curve analysis: {}</li>", escape(why));
-    }
-    let failed = failed_rows(run).len();
-    if failed > 0 {
-        let _ = writeln!(
-            h,
-            "<li><a href=\"#progress\">{failed} point{} failed</a>: their reasons and logs are under Progress</li>",
-            if failed == 1 { "" } else { "s" }
-        );
-    }
-    h.push_str("</ul>\n</section>\n");
-}
-
-/// A series' reading in one line: `period 128 (high), knee 128, best 143.6 GFLOP/s at
-/// threads = 512`.
-fn finding(s: &crate::analyze::SeriesAnalysis, x_name: &str) -> String {
-    let c = &s.curve;
-    let mut parts = vec![match &c.period {
-        Some(p) => format!("period {} ({})", human(p.period), p.level.as_str()),
-        None => "no period".to_string(),
-    }];
-    if let Some(k) = c.knee {
-        parts.push(format!("knee {}", human(k)));
-    }
-    if let Some(b) = &c.best {
-        let (div, unit) = series_unit(s);
-        parts.push(format!(
-            "best {} {unit} at {x_name} = {}",
-            human(b.value / div),
-            human(b.x)
-        ));
-    }
-    parts.join(", ")
-}
-
-/// The contents: every section, and every chart by name.
-fn contents(h: &mut String, figures: &[Figure], between: bool) {
-    h.push_str("<nav id=\"contents\"><h2>Contents</h2>\n<ol>\n<li><a href=\"#findings\">Findings</a></li>\n<li><a href=\"#run\">Run</a></li>\n<li><a href=\"#progress\">Progress</a></li>\n");
-    if between {
-        h.push_str("<li><a href=\"#between\">Between processes</a></li>\n");
-    }
-    h.push_str("<li><a href=\"#charts\">Charts</a>");
-    if !figures.is_empty() {
-        h.push_str("<ol>");
-        for f in figures {
-            let _ = write!(
-                h,
-                "<li><a href=\"#{}\">{}</a></li>",
-                f.id,
-                escape(&f.caption)
-            );
-        }
-        h.push_str("</ol>");
-    }
-    h.push_str("</li>\n");
-    if figures.iter().any(|f| !f.series.is_empty()) {
-        h.push_str("<li><a href=\"#analysis\">Analysis</a></li>\n");
-    }
-    h.push_str("</ol></nav>\n");
-}
-
-/// A row of the identity table; none when `v` is empty.
-fn row(h: &mut String, k: &str, v: &str) {
-    if v.trim().is_empty() {
-        return;
-    }
-    let _ = writeln!(h, "<tr><th>{}</th><td>{}</td></tr>", escape(k), escape(v));
-}
-
-/// What ran, where and with what: enough to run it again.
-fn machine(h: &mut String, m: &Manifest) {
-    h.push_str("<h2 id=\"run\">Run</h2>\n<table>\n");
-    row(
-        h,
-        "spec",
-        &format!("{} (sha256 {:.12})", m.spec_path, m.spec_hash),
-    );
-    row(h, "bench", &m.bench);
-    if let Some((program, args)) = m.command.split_first() {
-        let line = crate::exec::Cmd::new(program.as_str())
-            .args(args.iter().cloned())
-            .line();
-        let dir = if m.cwd.is_empty() {
-            String::new()
-        } else {
-            format!(" (in {})", m.cwd)
-        };
-        row(h, "command", &format!("{line}{dir}"));
-    }
-    row(h, "overrides", &m.overrides.join(" "));
-    row(h, "host", &m.host);
-    let end = |i: &str| m.gpus_end.iter().find(|g| g.index == i);
-    for g in &m.gpus_start {
-        let clocks = match end(&g.index) {
-            Some(e) => format!(
-                "SM {} MHz, memory {} MHz, {} °C at the end",
-                e.sm_clock_mhz, e.mem_clock_mhz, e.temperature_c
-            ),
-            None => format!(
-                "SM {} MHz, memory {} MHz, {} °C at start",
-                g.sm_clock_mhz, g.mem_clock_mhz, g.temperature_c
-            ),
-        };
-        row(
-            h,
-            &format!("GPU {}", g.index),
-            &format!("{} (compute {}), {clocks}", g.name, g.compute_cap),
-        );
-    }
-    let mut drivers: Vec<&str> = m.gpus_start.iter().map(|g| g.driver.as_str()).collect();
-    drivers.dedup();
-    row(h, "driver", &drivers.join(", "));
-    let arch = m
-        .arch
-        .as_deref()
-        .map_or(String::new(), |a| format!(", {a}"));
-    row(
-        h,
-        "compiler",
-        &format!(
-            "{} {}{arch}",
-            m.compiler,
-            compiler_release(&m.compiler_version)
-        ),
-    );
-    let commit = if m.git_commit.is_empty() {
-        "not a git checkout".to_string()
-    } else if m.git_dirty == Some(true) {
-        format!(
-            "{} (tracked files changed since: the commit alone is not what ran)",
-            m.git_commit
-        )
-    } else {
-        m.git_commit.clone()
-    };
-    row(h, "git commit", &commit);
-    let sweep = match (&m.sweep_version, &m.sweep_commit) {
-        (Some(v), Some(c)) => format!("{v} (commit {c:.12})"),
-        (Some(v), None) => v.clone(),
-        _ => String::new(),
-    };
-    row(h, "sweep", &sweep);
-    row(h, "started", &m.started);
-    row(h, "finished", m.finished.as_deref().unwrap_or("-"));
-    row(h, "state", m.state.as_str());
-    h.push_str("</table>\n");
-}
-
-/// The compiler's version in one line: nvcc's from `release` (`release 13.0, V13.0.88`), any
-/// other's first line (not `cc --version`'s licence).
-fn compiler_release(v: &str) -> String {
-    let from = v.find("release").unwrap_or(0);
-    v[from..]
-        .split(['|', '\n'])
-        .next()
-        .unwrap_or_default()
-        .trim()
-        .to_string()
 }
 
 /// The control re-runs (`controls.csv`): how far a value moves when its program runs again in
@@ -786,71 +594,5 @@ impl Live {
 impl Drop for Live {
     fn drop(&mut self) {
         self.stop_rewrites();
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_compiler_is_one_line_whatever_it_prints() {
-        for (version, line) in [
-            (
-                "Cuda compilation tools, release 13.0, V13.0.88 | Build cuda_13.0.r13.0/compiler.36424714_0",
-                "release 13.0, V13.0.88",
-            ),
-            (
-                "cc (Debian 12.2.0-14) 12.2.0 | Copyright (C) 2022 Free Software Foundation, Inc. | This is free software",
-                "cc (Debian 12.2.0-14) 12.2.0",
-            ),
-            ("cc 12\nCopyright", "cc 12"),
-            ("", ""),
-        ] {
-            assert_eq!(compiler_release(version), line, "{version}");
-        }
-    }
-
-    #[test]
-    fn the_identity_names_a_missing_commit_and_shows_no_empty_row() {
-        let m = Manifest {
-            spec_path: "sweeps/saw.toml".into(),
-            bench: "saw".into(),
-            command: vec![
-                "sweep".into(),
-                "run".into(),
-                "sweeps/saw.toml".into(),
-                "--set".into(),
-                "a=1 2".into(),
-            ],
-            compiler: "cc".into(),
-            ..Default::default()
-        };
-        let mut h = String::new();
-        machine(&mut h, &m);
-        assert!(
-            h.contains("<tr><th>git commit</th><td>not a git checkout</td></tr>"),
-            "{h}"
-        );
-        assert!(
-            h.contains("<tr><th>command</th><td>sweep run sweeps/saw.toml --set 'a=1 2'</td></tr>"),
-            "{h}"
-        );
-        assert!(!h.contains("<td></td>"), "an empty row: {h}");
-        for absent in ["host", "driver", "overrides", "sweep<"] {
-            assert!(!h.contains(&format!("<th>{absent}")), "{absent}: {h}");
-        }
-    }
-
-    #[test]
-    fn a_finding_says_period_knee_and_best_in_the_charts_unit() {
-        let s = crate::report::series::tests::series();
-        let line = finding(&s, "threads");
-        assert!(line.starts_with("period 32 ("), "{line}");
-        // 3200 MFlops, first reached at 64 threads.
-        assert!(
-            line.ends_with(", best 3.2 GFLOP/s at threads = 64"),
-            "{line}"
-        );
     }
 }
