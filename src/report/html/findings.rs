@@ -48,12 +48,16 @@ pub(super) fn findings(h: &mut String, views: &Views, figures: &[Figure], run: &
     h.push_str("</ul>\n</section>\n");
 }
 
-/// A series' reading in one line: `period 128 (high), knee 128, best 143.6 GFLOP/s at
+/// A series' reading in one line: `period 128 (high confidence), knee 128, best 143.6 GFLOP/s at
 /// threads = 512`.
 pub(super) fn finding(s: &crate::analyze::SeriesAnalysis, x_name: &str) -> String {
     let c = &s.curve;
     let mut parts = vec![match &c.period {
-        Some(p) => format!("period {} ({})", human(p.period), p.level.as_str()),
+        Some(p) => format!(
+            "period {} ({} confidence)",
+            human(p.period),
+            p.level.as_str()
+        ),
         None => "no period".to_string(),
     }];
     if let Some(k) = c.knee {
