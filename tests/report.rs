@@ -1,7 +1,7 @@
-//! report.html (issue 14) in real headless Chromium: the report of a committed H100 run, and the
-//! live report of a host-program sweep while it runs. A page must load without console errors,
-//! and its screenshot must show the charts (pixels of the data's and the peaks' colours), not
-//! just exist. scripts/ensure-chromium.sh installs Chromium when missing (as root, as in CI).
+//! report.html (issues 14 and 33) in real headless Chromium: the report of a committed H100 run,
+//! and the live report of a host-program sweep while it runs. A page must load without console
+//! errors, and its screenshot must show the charts (pixels of the data's and the peaks' colours),
+//! not just exist; hovering a point shows its value, and the findings come before the charts. scripts/ensure-chromium.sh installs Chromium when missing (as root, as in CI).
 use crate::common::{project, run_dirs, skip, stderr, stdout, sweep, sweep_process};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -118,16 +118,32 @@ fn the_report_of_the_h100_run_shows_its_charts_in_chromium() {
         "a finished run does not reload"
     );
     assert!(
-        !html.contains("<script") && !html.contains("src=\"http"),
+        !html.contains("<script src") && !html.contains("src=\"http") && !html.contains("<link"),
         "self-contained"
     );
     assert!(html.contains("NVIDIA H100 80GB HBM3") && html.contains("512 of 512 points done"));
+    // The run's identity, complete: command line, driver, compiler release, commit.
+    for row in [
+        "<tr><th>command</th><td>/work/main/.bin/sweep run sweeps/threads_1_512.toml --output /tmp/truth/full --cache /tmp/truth/cache -q (in /work/main)</td></tr>",
+        "<tr><th>driver</th><td>580.159.04</td></tr>",
+        "<tr><th>compiler</th><td>nvcc release 13.0, V13.0.88, sm_90</td></tr>",
+        "<tr><th>git commit</th><td>4623e66628ec674952fd2a316e6cae2ed0ba0b92</td></tr>",
+    ] {
+        assert!(html.contains(row), "{row} missing");
+    }
+    assert!(!html.contains("<td></td></tr>"), "an empty row");
+    // The control re-runs' table, as analysis.md has it.
+    assert!(html.contains("<h2 id=\"between\">Between processes</h2>"));
+    assert!(html.contains(
+        "<tr><td>global_even_grid_mflops</td><td class=\"num\">16</td><td class=\"num\">±0.5 %</td><td class=\"num\">±0.4 %</td><td>1.3 % at threads=241</td><td>threads=241 (-1.3 %)</td></tr>"
+    ));
     // One chart per series (none of the thread sweep's twelve form a family: 1blk and grid are
     // 200x apart) and the analysis table with its readings.
-    assert_eq!(html.matches("<figure><svg").count(), 12, "charts");
+    assert_eq!(html.matches("<figure id=\"chart-").count(), 12, "charts");
     assert!(html.contains("<td>128 (high)</td>"), "analysis table");
     let png = tmp.path().join("shot.png");
-    let console = screenshot(&browser, &run.join("report.html"), &png);
+    // 3000 pixels tall: the charts come after the findings, contents, run and control tables.
+    let console = screenshot_sized(&browser, &run.join("report.html"), &png, (1100, 3000));
     assert!(console.is_empty(), "console messages: {console:?}");
     let n = pixels(&png, &[BLUE, RED, BAND, UNSTABLE]);
     // The first charts are in view: their curves, peak rings (hollow since issue 33,
@@ -156,17 +172,18 @@ fn the_variants_share_a_chart_whose_legend_is_beside_the_plot() {
     assert!(out.status.success(), "{}", stderr(&out));
     let html = std::fs::read_to_string(run.join("report.html")).unwrap();
     // The four variants of each metric on one chart: three charts, not twelve.
-    assert_eq!(html.matches("<figure><svg").count(), 3, "charts");
+    assert_eq!(html.matches("<figure id=\"chart-").count(), 3, "charts");
     assert!(html.contains("<figcaption>transpose by variant</figcaption>"));
     // Wide enough that the charts show at their own size (1260 pixels, from x = 24, the page's
-    // margin): the plot is 1000 pixels wide, the legend's column right of it.
+    // margin): the plot is 1000 pixels wide, the legend's column right of it. Tall enough for
+    // two charts after the findings, contents and run tables.
     let png = tmp.path().join("shot.png");
-    let console = screenshot_sized(&browser, &run.join("report.html"), &png, (1400, 1500));
+    let console = screenshot_sized(&browser, &run.join("report.html"), &png, (1400, 2500));
     assert!(console.is_empty(), "console messages: {console:?}");
     let colours = [BLUE, RED, GREEN, ORANGE];
-    let plot = pixels_in(&png, Some([24, 0, 24 + 1000, 1500]), &colours);
-    let swatches = pixels_in(&png, Some([24 + 1000, 0, 24 + 1000 + 40, 1500]), &colours);
-    let beyond = pixels_in(&png, Some([24 + 1000 + 40, 0, 1400, 1500]), &colours);
+    let plot = pixels_in(&png, Some([24, 0, 24 + 1000, 2500]), &colours);
+    let swatches = pixels_in(&png, Some([24 + 1000, 0, 24 + 1000 + 40, 2500]), &colours);
+    let beyond = pixels_in(&png, Some([24 + 1000 + 40, 0, 1400, 2500]), &colours);
     for (i, c) in colours.iter().enumerate() {
         // Each variant's curve in the plot (1174, 991, 1282 and 2149 pixels when this was
         // written), its swatch in the legend's column (96 each: two charts in view) and nothing
@@ -201,12 +218,14 @@ fn a_running_sweep_keeps_its_report_current_and_the_page_reloads() {
         let page = run.join("report.html");
         let html = std::fs::read_to_string(&page).unwrap_or_default();
         // Written while running, with some points in (and a chart once two are).
-        if html.contains("http-equiv=\"refresh\"") && html.contains("<figure><svg") {
+        if html.contains("http-equiv=\"refresh\"") && html.contains("<figure id=\"chart-") {
             break page;
         }
     };
     let html = std::fs::read_to_string(&page).unwrap();
     assert!(html.contains("Running: this page was written at"), "{html}");
+    // Findings first while running too, and the points for the tooltips.
+    assert!(html.contains("<section id=\"findings\">") && html.contains("id=\"sweep-points\""));
     let png = p.path().join("live.png");
     let console = screenshot(&browser, &page, &png);
     assert!(console.is_empty(), "console messages: {console:?}");
@@ -341,6 +360,162 @@ fn the_report_draws_every_curve_of_a_sweep_whose_variants_sweep_different_axes()
     assert!(html.contains(
         "<tr><td>copy_gb_per_s [variant=coalesced, offset=0]</td><td>stride = 1</td><td class=\"num\">2724 GB/s</td></tr>"
     ));
-    let analysis = &html[html.find("<h2>Analysis</h2>").unwrap()..];
+    let analysis = &html[html.find("<h2 id=\"analysis\">Analysis</h2>").unwrap()..];
     assert_eq!(analysis.matches("<tr><td>").count(), 6);
+}
+
+/// Loads `page` in headless Chromium with `probe` (a script) run at its end, and returns what the
+/// probe wrote into `<pre id="probe">` (JSON), read from the DOM Chromium dumps.
+fn probe(browser: &str, page: &Path, probe: &str) -> serde_json::Value {
+    let html = std::fs::read_to_string(page).unwrap();
+    let probed = page.with_file_name("probe.html");
+    let script = format!(
+        "<script>(function(){{var out={{}};try{{{probe}}}catch(e){{out.error=String(e)}}\
+         var pre=document.createElement('pre');pre.id='probe';pre.textContent=JSON.stringify(out);\
+         document.body.appendChild(pre);}})();</script></body>"
+    );
+    std::fs::write(&probed, html.replace("</body>", &script)).unwrap();
+    let profile = tempfile::tempdir().unwrap();
+    let out = std::process::Command::new(browser)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--no-first-run",
+        ])
+        .args(["--window-size=1400,1000", "--dump-dom"])
+        .arg(format!("--user-data-dir={}", profile.path().display()))
+        .arg(format!("file://{}", probed.display()))
+        .output()
+        .unwrap();
+    let dom = stdout(&out);
+    let at = dom
+        .find("<pre id=\"probe\">")
+        .unwrap_or_else(|| panic!("no probe output: {}", stderr(&out)))
+        + "<pre id=\"probe\">".len();
+    let text = &dom[at..at + dom[at..].find("</pre>").unwrap()];
+    let text = text
+        .replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&amp;", "&");
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}: {text}"))
+}
+
+/// The numbers of attribute `name` on the root of the SVG in figure `id` of `html`.
+fn frame_attr(html: &str, id: &str, name: &str) -> Vec<String> {
+    let fig = &html[html.find(&format!("<figure id=\"{id}\">")).unwrap()..];
+    let root =
+        &fig[..fig.find('>').unwrap() + fig[fig.find('>').unwrap() + 1..].find('>').unwrap()];
+    let at = root.find(&format!(" {name}=\"")).unwrap() + name.len() + 3;
+    let end = at + root[at..].find('"').unwrap();
+    root[at..end].split(' ').map(String::from).collect()
+}
+
+/// A number to two significant digits, as the page's script writes an uncertainty (`0.70`).
+fn two(v: f64) -> String {
+    // The exponent after rounding to two digits (0.9994 is 1.0, not 1.00).
+    let exp: i32 = format!("{v:.1e}")
+        .split('e')
+        .nth(1)
+        .unwrap()
+        .parse()
+        .unwrap();
+    let decimals = (1 - exp).max(0) as usize;
+    format!("{v:.decimals$}")
+}
+
+#[test]
+fn hovering_a_point_shows_its_value_and_the_findings_come_before_the_charts() {
+    let Some(browser) = chromium() else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let run = tmp.path().join("threads_1_512");
+    copy_dir(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/h100/threads_1_512"),
+        &run,
+    );
+    let out = sweep(tmp.path()).arg("report").arg(&run).output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let page = run.join("report.html");
+    let html = std::fs::read_to_string(&page).unwrap();
+    // The point at threads = 512 of shared_nc_1blk, from results.csv: its value and uncertainty
+    // (the larger of rel_ci and half the placement spread).
+    let csv = std::fs::read_to_string(run.join("results.csv")).unwrap();
+    let mut lines = csv.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let col = |n: &str| header.iter().position(|h| *h == n).unwrap();
+    let row: Vec<&str> = lines
+        .map(|l| l.split(',').collect::<Vec<_>>())
+        .find(|r| r[col("threads")] == "512")
+        .unwrap();
+    let num = |n: &str| row[col(n)].parse::<f64>().unwrap();
+    let value = num("shared_nc_1blk_mflops");
+    let u = num("shared_nc_1blk_rel_ci").max(num("shared_nc_1blk_spread") / 2.0);
+    // Its pixel in the chart, from the frame on the SVG's root.
+    let id = "chart-shared_nc_1blk_mflops";
+    let f: Vec<f64> = frame_attr(&html, id, "data-frame")
+        .iter()
+        .map(|v| v.parse().unwrap())
+        .collect();
+    let xs = frame_attr(&html, id, "data-x");
+    let ys: Vec<f64> = frame_attr(&html, id, "data-y")
+        .iter()
+        .map(|v| v.parse().unwrap())
+        .collect();
+    let k: f64 = frame_attr(&html, id, "data-y-scale")[0].parse().unwrap();
+    assert_eq!(xs[2], "lin");
+    assert_eq!(frame_attr(&html, id, "data-y-unit"), ["GFLOP/s"]);
+    let (x0, x1): (f64, f64) = (xs[0].parse().unwrap(), xs[1].parse().unwrap());
+    let px = f[0] + (512.0 - x0) / (x1 - x0) * (f[2] - f[0]);
+    let py = f[3] - (value * k - ys[0]) / (ys[1] - ys[0]) * (f[3] - f[1]);
+    // A mouse move at that pixel, sent to whatever element is under it.
+    let got = probe(
+        &browser,
+        &page,
+        &format!(
+            "var f=document.getElementById('findings').getBoundingClientRect();\
+             var c=document.querySelector('figure').getBoundingClientRect();\
+             out.findings=[f.top,f.bottom];out.chart=c.top;\
+             out.links=Array.prototype.map.call(document.querySelectorAll('#findings a'),\
+               function(a){{return !!document.getElementById(a.getAttribute('href').slice(1));}});\
+             var fig=document.getElementById('{id}');\
+             var tip=fig.querySelector('.tip');out.before=tip.style.display;\
+             fig.scrollIntoView();\
+             var svg=fig.querySelector('svg'),r=svg.getBoundingClientRect(),vb=svg.viewBox.baseVal;\
+             var x=r.left+{px}*r.width/vb.width,y=r.top+{py}*r.height/vb.height;\
+             var t=document.elementFromPoint(x,y);out.under=t&&t.tagName;\
+             t.dispatchEvent(new MouseEvent('mousemove',{{clientX:x,clientY:y,bubbles:true}}));\
+             out.tip=tip.style.display==='none'?null:tip.textContent;\
+             var m=fig.querySelector('.hover-mark');\
+             out.mark=[Number(m.getAttribute('cx')),Number(m.getAttribute('cy'))];"
+        ),
+    );
+    assert!(got.get("error").is_none(), "{got}");
+    // The findings right under the title, above the first chart, each linked to a chart.
+    let findings: Vec<f64> = serde_json::from_value(got["findings"].clone()).unwrap();
+    let chart = got["chart"].as_f64().unwrap();
+    assert!(findings[0] < 250.0, "findings start at {} px", findings[0]);
+    assert!(
+        findings[1] < chart,
+        "findings end at {} px, the first chart starts at {chart} px",
+        findings[1]
+    );
+    let links: Vec<bool> = serde_json::from_value(got["links"].clone()).unwrap();
+    assert_eq!(links, [true; 12], "a link per series, each to a chart");
+    assert_eq!(got["before"], "none", "no tooltip before the mouse moves");
+    assert_eq!(got["under"], "circle", "the point's dot is under the mouse");
+    let tip = got["tip"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no tooltip: {got}"));
+    let expected = format!(
+        "threads = 512: {:.1} ± {} GFLOP/s (± {} %)",
+        value / 1000.0,
+        two(value / 1000.0 * u),
+        two(100.0 * u)
+    );
+    assert!(tip.starts_with(&expected), "{tip:?}, expected {expected:?}");
+    let mark: Vec<f64> = serde_json::from_value(got["mark"].clone()).unwrap();
+    assert!(
+        (mark[0] - px).abs() < 0.5 && (mark[1] - py).abs() < 0.5,
+        "ring at {mark:?}"
+    );
 }

@@ -35,12 +35,18 @@ pub(crate) fn axes<'a, DB: DrawingBackend>(
     let ticks = tick_positions(&xs, period, log2, measured);
     let label = |x: f64| x_label(if log2 { x.exp2() } else { x });
     let (y_lo, y_hi) = (ys.start, ys.end);
-    let frame_x = (xs.start, xs.end);
+    let (x_lo, x_hi) = (xs.start, xs.end);
     let mut chart = builder.build_cartesian_2d(xs, ys).map_err(|x| e(&x))?;
-    let (px, py) = chart.plotting_area().get_pixel_range();
+    // The plot's pixel rectangle from plotters' own mapping of the axis ends (exact), and x's
+    // ends as x itself (not log2 x): a page's script maps the mouse to data with them.
+    let ((left, bottom), (right, top)) = (
+        chart.backend_coord(&(x_lo, y_lo)),
+        chart.backend_coord(&(x_hi, y_hi)),
+    );
+    let real = |x: f64| if log2 { x.exp2() } else { x };
     let frame = Frame {
-        px: (px.start, py.start, px.end, py.end),
-        x: frame_x,
+        px: (left, top, right, bottom),
+        x: (real(x_lo), real(x_hi)),
         log2,
         y: (y_lo, y_hi),
         y_scale: 1.0,
@@ -182,21 +188,27 @@ pub use crate::units::scale_unit;
 
 /// `s` with its values in a unit people read (TFLOP/s, not 20M MFlops): see [`scale_unit`].
 pub(crate) fn scaled(s: &SeriesAnalysis) -> SeriesAnalysis {
+    let (div, unit) = series_unit(s);
+    let mut out = s.clone();
+    if div != 1.0 {
+        for p in &mut out.data {
+            p.1 = p.1.map(|v| v / div);
+        }
+    }
+    out.unit = unit;
+    out
+}
+
+/// The divisor of a series' values and the unit they are drawn in ([`scale_unit`] of its
+/// largest value).
+pub(crate) fn series_unit(s: &SeriesAnalysis) -> (f64, String) {
     let max = s
         .data
         .iter()
         .filter_map(|p| p.1)
         .map(f64::abs)
         .fold(0.0, f64::max);
-    let (div, unit) = scale_unit(&s.unit, max);
-    let mut out = s.clone();
-    if div != 1.0 {
-        for p in &mut out.data {
-            p.1 = p.1.map(|v| v / div);
-        }
-        out.unit = unit;
-    }
-    out
+    scale_unit(&s.unit, max)
 }
 
 /// An x tick label: whole numbers below ten million in full (sizes 16384 and 262144 read as

@@ -167,6 +167,32 @@ impl Bars {
         scale_unit(&self.unit, max)
     }
 
+    /// The lowest and the highest bar in one line, in the unit the chart uses: `from 0.156 TB/s
+    /// (scattered, -dlcm=ca) to 3.07 TB/s (coalesced, -dlcm=ca)`; `None` without two values.
+    pub(crate) fn span(&self) -> Option<String> {
+        let measured = || self.bars.iter().filter_map(|b| b.value.map(|v| (b, v)));
+        let lo = measured().min_by(|a, b| a.1.total_cmp(&b.1))?;
+        let hi = measured().max_by(|a, b| a.1.total_cmp(&b.1))?;
+        if std::ptr::eq(lo.0, hi.0) {
+            return None;
+        }
+        let (div, unit) = self.scale();
+        let at = |b: &Bar| {
+            let mut names = vec![self.categories.get(b.category).cloned().unwrap_or_default()];
+            if self.key_axis.is_some() {
+                names.push(self.keys.get(b.key).cloned().unwrap_or_default());
+            }
+            names.join(", ")
+        };
+        Some(format!(
+            "from {} {unit} ({}) to {} {unit} ({})",
+            crate::analyze::reading::human(lo.1 / div),
+            at(lo.0),
+            crate::analyze::reading::human(hi.1 / div),
+            at(hi.0)
+        ))
+    }
+
     fn colour(&self, key: usize) -> RGBColor {
         if self.key_axis.is_some() {
             PALETTE[key % PALETTE.len()]
@@ -412,6 +438,11 @@ mod tests {
         assert_eq!(b.bars[3].key, 1);
         assert_eq!((b.bars[3].value, b.bars[3].u), (Some(611.0), 0.01));
         assert_eq!(b.bars[4].value, None, "a failed point has no bar");
+        // The report's finding: the lowest and highest bar, failed points aside.
+        assert_eq!(
+            b.span().as_deref(),
+            Some("from 0.156 TB/s (scattered, cg) to 3.072 TB/s (coalesced, cg)")
+        );
         let svg = bars_svg(b, None).unwrap();
         for t in ["coalesced", "caching = cg", "0.611"] {
             let x = crate::report::series::tests::text_x(&svg, t);

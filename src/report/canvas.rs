@@ -495,4 +495,91 @@ mod tests {
             "<polyline class=\"series\" fill=\"none\" stroke-width=\"2\" points=\"100,100"
         ));
     }
+
+    use super::super::series::{series_svg, tests::series};
+    use crate::spec::Labels;
+
+    /// The numbers of attribute `name` on the SVG's root element.
+    fn attr(svg: &str, name: &str) -> Vec<String> {
+        let root = &svg[..svg.find('>').unwrap()];
+        let at = root.find(&format!(" {name}=\"")).unwrap() + name.len() + 3;
+        let end = at + root[at..].find('"').unwrap();
+        root[at..end].split(' ').map(String::from).collect()
+    }
+
+    /// The pixel where the root's frame puts the point (x, value in the data's unit).
+    fn pixel(svg: &str, x: f64, value: f64) -> (f64, f64) {
+        let num =
+            |n: &str| -> Vec<f64> { attr(svg, n).iter().map(|v| v.parse().unwrap()).collect() };
+        let (f, xs, ys) = (num("data-frame"), attr(svg, "data-x"), num("data-y"));
+        let scale = num("data-y-scale")[0];
+        let (x0, x1): (f64, f64) = (xs[0].parse().unwrap(), xs[1].parse().unwrap());
+        let t = match xs[2].as_str() {
+            "log2" => (x.log2() - x0.log2()) / (x1.log2() - x0.log2()),
+            _ => (x - x0) / (x1 - x0),
+        };
+        let v = (value * scale - ys[0]) / (ys[1] - ys[0]);
+        (f[0] + t * (f[2] - f[0]), f[3] - v * (f[3] - f[1]))
+    }
+
+    /// Whether the SVG draws a data point within 1.5 pixels of `(cx, cy)`: a dot, or a vertex
+    /// of a data line (`class="series"`; dots are drawn only where points are few).
+    fn dot_at(svg: &str, (cx, cy): (f64, f64)) -> bool {
+        let near = |x: f64, y: f64| (x - cx).abs() <= 1.5 && (y - cy).abs() <= 1.5;
+        let dot = svg.split("<circle ").skip(1).any(|c| {
+            let n = |k: &str| -> f64 {
+                let at = c.find(&format!("{k}=\"")).unwrap() + k.len() + 2;
+                c[at..at + c[at..].find('"').unwrap()].parse().unwrap()
+            };
+            near(n("cx"), n("cy"))
+        });
+        let vertex = svg
+            .split("<polyline class=\"series\"")
+            .skip(1)
+            .filter_map(|l| l.split("points=\"").nth(1)?.split('"').next())
+            .flat_map(str::split_whitespace)
+            .filter_map(|p| {
+                let (x, y) = p.split_once(',')?;
+                Some((x.parse::<f64>().ok()?, y.parse::<f64>().ok()?))
+            })
+            .any(|(x, y)| near(x, y));
+        dot || vertex
+    }
+
+    #[test]
+    fn the_frame_on_the_root_puts_a_point_on_its_dot() {
+        // MFlops up to 4000, drawn as GFLOP/s on a linear x.
+        let s = series();
+        let svg = series_svg(&s, "threads", None, &[], &Labels::default()).unwrap();
+        assert_eq!(attr(&svg, "data-y-scale"), ["0.001"]);
+        assert_eq!(attr(&svg, "data-y-unit"), ["GFLOP/s"]);
+        assert_eq!(attr(&svg, "data-x")[2], "lin");
+        for x in [1.0, 100.0, 256.0] {
+            let v = s.data[x as usize - 1].1.unwrap();
+            assert!(
+                dot_at(&svg, pixel(&svg, x, v)),
+                "x = {x}: no dot at {:?}",
+                pixel(&svg, x, v)
+            );
+        }
+        // Powers of two from 1 to 1024: log2 x.
+        let mut s = series();
+        s.data = (0..=10)
+            .map(|k| ((1u32 << k) as f64, Some(10.0 + k as f64)))
+            .collect();
+        let svg = series_svg(&s, "size", None, &[], &Labels::default()).unwrap();
+        assert_eq!(attr(&svg, "data-x")[2], "log2");
+        assert_eq!(
+            attr(&svg, "data-y-unit"),
+            ["MFLOP/s"],
+            "below 1000 MFlops: not scaled"
+        );
+        for (x, v) in [(1.0, 10.0), (32.0, 15.0), (1024.0, 20.0)] {
+            assert!(
+                dot_at(&svg, pixel(&svg, x, v)),
+                "x = {x}: no dot at {:?}",
+                pixel(&svg, x, v)
+            );
+        }
+    }
 }

@@ -1,19 +1,29 @@
-//! `report.html`: one self-contained page per run (inline SVG, no script, nothing fetched): the
-//! sweep, the machine, progress and failures with their log files, a chart per family of
-//! variants and per lone series with two points or more (a second view for series that lie along
-//! another axis than x; bars for a sweep of categories only), the points on no curve, and the
-//! analysis with its readings. While the run goes on, the
+//! `report.html`: one self-contained page per run (inline SVG and script, nothing fetched). From
+//! the top: the findings (a line per series: period, knee, best, linked to its chart), the
+//! contents, the run's identity (spec, bench, command line, machine, driver, compiler, commit),
+//! progress and failures with their log files, the spread between processes (control re-runs),
+//! a chart per family of variants and per lone series with two points or more (a second view for
+//! series that lie along another axis than x; bars for a sweep of categories only), the points
+//! on no curve, and the analysis with its readings. Hovering a chart shows the nearest point's
+//! value ([`hover`]); without script the page is the same, less that. While the run goes on, the
 //! page is rewritten as points finish ([`Live`]) and reloads itself every [`RELOAD_S`] seconds.
+
+mod findings;
+mod hover;
+mod identity;
 
 use super::bars::{bar_charts, bars_svg};
 use super::family::{families, family_svg};
 use super::series::drawable;
 use super::{escape, series_svg, ReportError};
-use crate::analyze::reading::human;
+use crate::analyze::controls::BetweenProcesses;
+use crate::analyze::reading::{human, percent};
 use crate::analyze::{analyze_csv, Analysis, AnalyzeError, AnalyzeOptions};
 use crate::events::{Event, Reporter};
 use crate::export::{Cell, Run};
-use crate::store::{self, Manifest};
+use crate::store;
+use findings::{contents, findings};
+use identity::{description, machine};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -41,6 +51,58 @@ pub fn write(run_dir: &Path) -> Result<PathBuf, ReportError> {
     Ok(path)
 }
 
+/// What the results are drawn as: curves from their analyses (the first against x, maybe a
+/// second against the axis along which single points lie), bars, or nothing, and why.
+enum Views {
+    Lines(Vec<Analysis>),
+    Bars,
+    Nothing(String),
+}
+
+impl Views {
+    /// The analysis is made here from the results so far (0.1 s for the 512 points of the
+    /// thread sweep).
+    fn of(run_dir: &Path) -> Views {
+        let csv = run_dir.join(store::RESULTS);
+        let first = match analyze_csv(&csv, &AnalyzeOptions::default()) {
+            Ok(a) => a,
+            Err(AnalyzeError::NoNumericAxis { .. }) => return Views::Bars,
+            Err(e) => return Views::Nothing(e.to_string()),
+        };
+        let mut views = vec![first];
+        // Series of a single point on x lie along another axis (copy_all's offset variant against
+        // stride): a second view puts that axis on x.
+        if let Some(axis) = super::single_point_axis(&views[0]) {
+            let opts = AnalyzeOptions {
+                x: Some(axis),
+                ..Default::default()
+            };
+            if let Ok(a) = analyze_csv(&csv, &opts) {
+                views.push(a);
+            }
+        }
+        Views::Lines(views)
+    }
+
+    fn analyses(&self) -> &[Analysis] {
+        match self {
+            Views::Lines(v) => v,
+            _ => &[],
+        }
+    }
+}
+
+/// One chart of the page: its anchor, caption, SVG (or why there is none) and the series drawn
+/// in it (view, index in that view's analysis).
+struct Figure {
+    id: String,
+    caption: String,
+    svg: Result<String, String>,
+    series: Vec<(usize, usize)>,
+    /// A bar chart's lowest and highest bar, in words.
+    span: Option<String>,
+}
+
 /// The page of the run in `run_dir`.
 pub fn page(run_dir: &Path) -> Result<String, String> {
     let run = Run::load(run_dir).map_err(|e| e.to_string())?;
@@ -59,6 +121,9 @@ pub fn page(run_dir: &Path) -> Result<String, String> {
     h.push_str(STYLE);
     h.push_str("</head><body>\n");
     let _ = writeln!(h, "<h1>{}</h1>", escape(&title));
+    if let Some(d) = description(m) {
+        let _ = writeln!(h, "<p class=\"what\">{}</p>", escape(&d));
+    }
     let now = chrono::Utc::now().format("%Y-%m-%d %H:%M:%S UTC");
     if running {
         let _ = writeln!(
@@ -66,9 +131,44 @@ pub fn page(run_dir: &Path) -> Result<String, String> {
             "<p class=\"live\">Running: this page was written at {now} and reloads every {RELOAD_S} s.</p>"
         );
     }
+    let views = Views::of(run_dir);
+    let footer = super::footer(run_dir);
+    let figures = figures(&views, run_dir, footer.as_deref());
+    findings(&mut h, &views, &figures, &run);
+    let between = views
+        .analyses()
+        .first()
+        .and_then(|a| a.between_processes.as_ref());
+    contents(&mut h, &figures, between.is_some());
     machine(&mut h, m);
     progress(&mut h, &run);
-    charts_and_analysis(&mut h, run_dir);
+    if let Some(b) = between {
+        between_processes(&mut h, b);
+    }
+    h.push_str("<h2 id=\"charts\">Charts</h2>\n");
+    if let Views::Nothing(why) = &views {
+        let _ = writeln!(h, "<p>No curve analysis: {}</p>", escape(why));
+    }
+    for f in &figures {
+        figure(&mut h, f);
+    }
+    let analyses = views.analyses();
+    if !analyses.is_empty() {
+        lone_points(&mut h, analyses);
+        h.push_str("<h2 id=\"analysis\">Analysis</h2>\n<table><tr><th>series</th><th>x</th><th>period</th><th>knee</th><th>best</th><th>not fitted</th><th>reading</th></tr>\n");
+        for a in analyses {
+            table_rows(&mut h, a);
+        }
+        h.push_str("</table>\n");
+        // Each series counts the points its own metric marks (not the row's status).
+        if let Some(first) = analyses.first() {
+            let marked = first.marked_sentence(|name| format!("<code>{}</code>", escape(name)));
+            if !marked.is_empty() {
+                let _ = writeln!(h, "<p>{marked}</p>");
+            }
+        }
+        hover::script(&mut h, analyses, &figures);
+    }
     let _ = writeln!(
         h,
         "<footer>sweep {} · {} · written {now}</footer>\n</body></html>",
@@ -81,55 +181,144 @@ pub fn page(run_dir: &Path) -> Result<String, String> {
 const STYLE: &str = "<style>
 body{font-family:sans-serif;margin:1.5em;max-width:1320px;color:#222}
 table{border-collapse:collapse;margin:.5em 0}td,th{border:1px solid #ccc;padding:.2em .5em;text-align:left;vertical-align:top}
-th{background:#f2f2f2}.num{text-align:right}.live{background:#fff3cd;padding:.4em}
-figure{margin:1em 0}svg{max-width:100%;height:auto}footer{color:#777;margin-top:2em;font-size:90%}
+th{background:#f2f2f2}.num{text-align:right}.live{background:#fff3cd;padding:.4em}.what{color:#555;margin-top:-.5em}
+#findings ul{padding-left:1.2em;margin:.3em 0}#findings li{margin:.15em 0}
+nav ol{margin:.3em 0;padding-left:1.4em}nav ol ol{padding-left:0;list-style:none}nav ol ol li{display:inline}
+nav ol ol li+li:before{content:' · '}
+figure{margin:1em 0;position:relative}svg{max-width:100%;height:auto}footer{color:#777;margin-top:2em;font-size:90%}
+.tip{position:absolute;background:#fff;border:1px solid #888;border-radius:3px;padding:.25em .5em;font-size:13px;
+white-space:nowrap;pointer-events:none;box-shadow:0 1px 4px rgba(0,0,0,.25)}
+.hover-mark{fill:none;stroke:#000;stroke-width:2}
 </style>
 ";
 
-fn row(h: &mut String, k: &str, v: &str) {
-    let _ = writeln!(h, "<tr><th>{}</th><td>{}</td></tr>", escape(k), escape(v));
+/// Every chart of the page, in order: per view, a chart per family of variants, then one per
+/// series with two points or more in none; bars for a sweep of categories only.
+fn figures(views: &Views, run_dir: &Path, footer: Option<&str>) -> Vec<Figure> {
+    let mut out: Vec<Figure> = Vec::new();
+    let mut add = |mut f: Figure| {
+        // Anchors stay unique whatever the names.
+        let base = f.id.clone();
+        let mut n = 1;
+        while out.iter().any(|g| g.id == f.id) {
+            n += 1;
+            f.id = format!("{base}-{n}");
+        }
+        out.push(f);
+    };
+    match views {
+        Views::Lines(views) => {
+            for (v, analysis) in views.iter().enumerate() {
+                let fams = families(analysis);
+                let mut in_family = vec![false; analysis.series.len()];
+                for f in &fams {
+                    add(Figure {
+                        id: format!("chart-{}", anchor(&format!("family-{}", f.stem))),
+                        caption: f.name.clone(),
+                        svg: family_svg(f, analysis, footer),
+                        series: f.series.iter().map(|&i| (v, i)).collect(),
+                        span: None,
+                    });
+                    for &i in &f.series {
+                        in_family[i] = true;
+                    }
+                }
+                let infos = super::point_info(analysis);
+                let labels = super::family::labels_of(analysis);
+                for (i, s) in analysis.series.iter().enumerate() {
+                    if in_family[i] || !drawable(s) {
+                        continue;
+                    }
+                    add(Figure {
+                        id: format!("chart-{}", anchor(&s.file_stem)),
+                        caption: s.name.clone(),
+                        svg: series_svg(s, &analysis.x, footer, &infos[i], &labels),
+                        series: vec![(v, i)],
+                        span: None,
+                    });
+                }
+            }
+        }
+        Views::Bars => match bar_charts(&run_dir.join(store::RESULTS)) {
+            Ok(charts) => {
+                for b in &charts {
+                    add(Figure {
+                        id: format!("chart-{}", anchor(&b.stem)),
+                        caption: b.name.clone(),
+                        svg: bars_svg(b, footer),
+                        series: Vec::new(),
+                        span: b.span(),
+                    });
+                }
+            }
+            Err(e) => add(Figure {
+                id: "chart-bars".into(),
+                caption: "bar charts".into(),
+                svg: Err(e),
+                series: Vec::new(),
+                span: None,
+            }),
+        },
+        Views::Nothing(_) => {}
+    }
+    out
 }
 
-fn machine(h: &mut String, m: &Manifest) {
-    h.push_str("<h2>Run</h2>\n<table>\n");
-    row(h, "bench", &m.bench);
-    row(
+/// `name` as an HTML id: letters, digits, `-` and `_`, the rest as `-`.
+fn anchor(name: &str) -> String {
+    name.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+                c
+            } else {
+                '-'
+            }
+        })
+        .collect()
+}
+
+/// The control re-runs (`controls.csv`): how far a value moves when its program runs again in
+/// a fresh process, per metric (as analysis.md says it).
+fn between_processes(h: &mut String, between: &[BetweenProcesses]) {
+    h.push_str("<h2 id=\"between\">Between processes</h2>\n");
+    let Some(first) = between.first() else {
+        h.push_str("<p>Too few control re-runs to say (<code>controls.csv</code>).</p>\n");
+        return;
+    };
+    let _ = writeln!(
         h,
-        "spec",
-        &format!("{} (sha256 {:.12})", m.spec_path, m.spec_hash),
+        "<p>{} points were measured again in a fresh process, later in the sweep \
+         (<code>controls.csv</code>). ± 95 % is how far a value scatters when its program runs \
+         again, beside each point's own confidence interval: from the metric's own pairs, or the \
+         median over the metrics where that is larger (what differs between processes, the SM \
+         clock above all, is shared by every metric of a program), or the range of the run's SM \
+         clock readings where that is larger still ({}).</p>",
+        between.iter().map(|b| b.pairs).max().unwrap_or(0),
+        percent(first.clock_range)
     );
-    if !m.overrides.is_empty() {
-        row(h, "overrides", &m.overrides.join(" "));
-    }
-    row(h, "host", &m.host);
-    for g in &m.gpus_start {
-        row(
+    h.push_str("<table><tr><th>metric</th><th>pairs</th><th>± 95 %</th><th>own pairs alone</th><th>largest pair difference</th><th>outliers (&gt; 6 sigma and 1 %, left out)</th></tr>\n");
+    for b in between {
+        let outliers = if b.outliers.is_empty() {
+            "-".to_string()
+        } else {
+            b.outliers
+                .iter()
+                .map(|(id, d)| format!("{id} ({:+.1} %)", 100.0 * d))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let _ = writeln!(
             h,
-            &format!("GPU {}", g.index),
-            &format!(
-                "{}, driver {}, SM {} MHz, memory {} MHz, {} °C at start",
-                g.name, g.driver, g.sm_clock_mhz, g.mem_clock_mhz, g.temperature_c
-            ),
+            "<tr><td>{}</td><td class=\"num\">{}</td><td class=\"num\">±{}</td><td class=\"num\">±{}</td><td>{} at {}</td><td>{}</td></tr>",
+            escape(&b.column),
+            b.pairs,
+            percent(b.u95),
+            percent(b.own_u95),
+            percent(b.max_diff),
+            escape(&b.max_at),
+            escape(&outliers)
         );
     }
-    row(
-        h,
-        "compiler",
-        &format!(
-            "{} {} {}",
-            m.compiler,
-            m.compiler_version,
-            m.arch.clone().unwrap_or_default()
-        ),
-    );
-    let dirty = match m.git_dirty {
-        Some(true) => " (tracked files changed since: the commit alone is not what ran)",
-        _ => "",
-    };
-    row(h, "git commit", &format!("{}{dirty}", m.git_commit));
-    row(h, "started", &m.started);
-    row(h, "finished", m.finished.as_deref().unwrap_or("-"));
-    row(h, "state", m.state.as_str());
     h.push_str("</table>\n");
 }
 
@@ -152,7 +341,7 @@ fn progress(h: &mut String, run: &Run) {
         .join(", ");
     let _ = writeln!(
         h,
-        "<h2>Progress</h2>\n<p>{} of {} points done{}.</p>",
+        "<h2 id=\"progress\">Progress</h2>\n<p>{} of {} points done{}.</p>",
         t.rows.len(),
         run.manifest.points_total,
         if by_status.is_empty() {
@@ -161,12 +350,7 @@ fn progress(h: &mut String, run: &Run) {
             format!(": {by_status}")
         }
     );
-    let measured = |s: &str| matches!(s, "ok" | "noisy" | "unstable");
-    let failed: Vec<&Vec<Cell>> = t
-        .rows
-        .iter()
-        .filter(|r| status.is_some_and(|c| !measured(&cell_text(&r[c]))))
-        .collect();
+    let failed = failed_rows(run);
     if failed.is_empty() {
         return;
     }
@@ -203,96 +387,24 @@ fn progress(h: &mut String, run: &Run) {
     h.push_str("</table>\n");
 }
 
+/// The rows of points that failed (no measured status).
+fn failed_rows(run: &Run) -> Vec<&Vec<Cell>> {
+    let t = &run.results;
+    let measured = |s: &str| matches!(s, "ok" | "noisy" | "unstable");
+    let Some(status) = t.column("status") else {
+        return Vec::new();
+    };
+    t.rows
+        .iter()
+        .filter(|r| !measured(&cell_text(&r[status])))
+        .collect()
+}
+
 fn cell_text(c: &Cell) -> String {
     match c {
         Cell::Empty => String::new(),
         Cell::Number(v) => human(*v),
         Cell::Text(t) => t.clone(),
-    }
-}
-
-/// A chart per family of variants and per series in none, then the analysis table; the analysis
-/// is made here from the results so far (0.1 s for the 512 points of the thread sweep).
-fn charts_and_analysis(h: &mut String, run_dir: &Path) {
-    let csv = run_dir.join(store::RESULTS);
-    let footer = super::footer(run_dir);
-    let footer = footer.as_deref();
-    let analysis = match analyze_csv(&csv, &AnalyzeOptions::default()) {
-        Ok(a) => a,
-        // Categories only: bars.
-        Err(AnalyzeError::NoNumericAxis { .. }) => {
-            h.push_str("<h2>Charts</h2>\n");
-            bars(h, &csv, footer);
-            return;
-        }
-        Err(e) => {
-            let _ = writeln!(
-                h,
-                "<h2>Charts</h2>\n<p>No curve analysis: {}</p>",
-                escape(&e.to_string())
-            );
-            return;
-        }
-    };
-    h.push_str("<h2>Charts</h2>\n");
-    let mut views = vec![analysis];
-    // Series of a single point on x lie along another axis (copy_all's offset variant against
-    // stride): a second view puts that axis on x.
-    if let Some(axis) = super::single_point_axis(&views[0]) {
-        let opts = AnalyzeOptions {
-            x: Some(axis),
-            ..Default::default()
-        };
-        if let Ok(a) = analyze_csv(&csv, &opts) {
-            views.push(a);
-        }
-    }
-    for a in &views {
-        charts(h, a, footer);
-    }
-    lone_points(h, &views);
-    h.push_str("<h2>Analysis</h2>\n<table><tr><th>series</th><th>x</th><th>period</th><th>knee</th><th>best</th><th>not fitted</th><th>reading</th></tr>\n");
-    for a in &views {
-        table_rows(h, a);
-    }
-    h.push_str("</table>\n");
-    // Each series counts the points its own metric marks (not the row's status).
-    let marked = views[0].marked_sentence(|name| format!("<code>{}</code>", escape(name)));
-    if !marked.is_empty() {
-        let _ = writeln!(h, "<p>{marked}</p>");
-    }
-}
-
-/// A chart per family of variants and per series with two points or more in none.
-fn charts(h: &mut String, analysis: &Analysis, footer: Option<&str>) {
-    let fams = families(analysis);
-    let mut in_family = vec![false; analysis.series.len()];
-    for f in &fams {
-        match family_svg(f, analysis, footer) {
-            Ok(svg) => figure(h, &svg, &f.name),
-            Err(e) => {
-                let _ = writeln!(h, "<p>chart of {}: {}</p>", escape(&f.name), escape(&e));
-            }
-        }
-        for &i in &f.series {
-            in_family[i] = true;
-        }
-    }
-    let infos = super::point_info(analysis);
-    let labels = super::family::labels_of(analysis);
-    for ((s, _), info) in analysis
-        .series
-        .iter()
-        .zip(&in_family)
-        .zip(&infos)
-        .filter(|((s, f), _)| !**f && drawable(s))
-    {
-        match series_svg(s, &analysis.x, footer, info, &labels) {
-            Ok(svg) => figure(h, &svg, &s.name),
-            Err(e) => {
-                let _ = writeln!(h, "<p>chart of {}: {}</p>", escape(&s.name), escape(&e));
-            }
-        }
     }
 }
 
@@ -379,35 +491,30 @@ fn table_rows(h: &mut String, analysis: &Analysis) {
     }
 }
 
-/// A bar chart per metric for a sweep with no numeric axis (categories only).
-fn bars(h: &mut String, csv: &Path, footer: Option<&str>) {
-    match bar_charts(csv) {
-        Ok(charts) => {
-            for b in &charts {
-                match bars_svg(b, footer) {
-                    Ok(svg) => figure(h, &svg, &b.name),
-                    Err(e) => {
-                        let _ = writeln!(h, "<p>chart of {}: {}</p>", escape(&b.name), escape(&e));
-                    }
-                }
-            }
-        }
+/// A chart with its anchor and caption, its XML declaration dropped (not allowed inside HTML).
+fn figure(h: &mut String, f: &Figure) {
+    let svg = match &f.svg {
+        Ok(svg) => svg,
         Err(e) => {
-            let _ = writeln!(h, "<p>No bar charts: {}</p>", escape(&e));
+            let _ = writeln!(
+                h,
+                "<p id=\"{}\">chart of {}: {}</p>",
+                f.id,
+                escape(&f.caption),
+                escape(e)
+            );
+            return;
         }
-    }
-}
-
-/// An inline SVG chart: its XML declaration dropped (not allowed inside HTML).
-fn figure(h: &mut String, svg: &str, caption: &str) {
+    };
     let body = match svg.find("<svg") {
         Some(i) => &svg[i..],
         None => svg,
     };
     let _ = writeln!(
         h,
-        "<figure>{body}<figcaption>{}</figcaption></figure>",
-        escape(caption)
+        "<figure id=\"{}\">{body}<figcaption>{}</figcaption></figure>",
+        f.id,
+        escape(&f.caption)
     );
 }
 

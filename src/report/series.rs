@@ -233,7 +233,7 @@ fn draw<DB: DrawingBackend>(
         .filter_map(|p| p.1)
         .map(f64::abs)
         .fold(0.0, f64::max);
-    let (divisor, _) = scale_unit(&s.unit, max);
+    let (divisor, shown) = scale_unit(&s.unit, max);
     let s = &scaled(s);
     let mut legend = Vec::new();
     // Sparse x over a wide range (strides 1..32 then 64..1024) is drawn on log2(x).
@@ -290,7 +290,7 @@ fn draw<DB: DrawingBackend>(
         &distinct(xs.iter().copied()),
     )?;
     frame.y_scale = 1.0 / divisor;
-    frame.y_unit = s.unit.clone();
+    frame.y_unit = shown;
 
     // Behind the data: the uncertainty, a band of value x (1 +- u) around the curve.
     let u_at: std::collections::HashMap<u64, f64> =

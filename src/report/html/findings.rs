@@ -1,0 +1,118 @@
+//! The top of the page: the findings (a line per series, linked to its chart) and the contents.
+
+use super::{failed_rows, Figure, Views};
+use crate::analyze::reading::human;
+use crate::export::Run;
+use crate::report::axes::series_unit;
+use crate::report::escape;
+use std::fmt::Write as _;
+
+/// The findings, first on the page: a line per series with a curve (its period, knee and best,
+/// in the unit its chart uses), linked to its chart; the failed points, if any.
+pub(super) fn findings(h: &mut String, views: &Views, figures: &[Figure], run: &Run) {
+    h.push_str("<section id=\"findings\">\n<h2>Findings</h2>\n<ul>\n");
+    for (v, analysis) in views.analyses().iter().enumerate() {
+        for (i, s) in analysis.series.iter().enumerate() {
+            let Some(f) = figures.iter().find(|f| f.series.contains(&(v, i))) else {
+                continue;
+            };
+            let _ = writeln!(
+                h,
+                "<li><a href=\"#{}\">{}</a>: {}</li>",
+                f.id,
+                escape(&s.name),
+                escape(&finding(s, &analysis.x))
+            );
+        }
+    }
+    for (f, span) in figures.iter().filter_map(|f| Some((f, f.span.as_ref()?))) {
+        let _ = writeln!(
+            h,
+            "<li><a href=\"#{}\">{}</a>: {}</li>",
+            f.id,
+            escape(&f.caption),
+            escape(span)
+        );
+    }
+    if let Views::Nothing(why) = views {
+        let _ = writeln!(h, "<li>No curve analysis: {}</li>", escape(why));
+    }
+    let failed = failed_rows(run).len();
+    if failed > 0 {
+        let _ = writeln!(
+            h,
+            "<li><a href=\"#progress\">{failed} point{} failed</a>: their reasons and logs are under Progress</li>",
+            if failed == 1 { "" } else { "s" }
+        );
+    }
+    h.push_str("</ul>\n</section>\n");
+}
+
+/// A series' reading in one line: `period 128 (high confidence), knee 128, best 143.6 GFLOP/s at
+/// threads = 512`.
+pub(super) fn finding(s: &crate::analyze::SeriesAnalysis, x_name: &str) -> String {
+    let c = &s.curve;
+    let mut parts = vec![match &c.period {
+        Some(p) => format!(
+            "period {} ({} confidence)",
+            human(p.period),
+            p.level.as_str()
+        ),
+        None => "no period".to_string(),
+    }];
+    if let Some(k) = c.knee {
+        parts.push(format!("knee {}", human(k)));
+    }
+    if let Some(b) = &c.best {
+        let (div, unit) = series_unit(s);
+        parts.push(format!(
+            "best {} {unit} at {x_name} = {}",
+            human(b.value / div),
+            human(b.x)
+        ));
+    }
+    parts.join(", ")
+}
+
+/// The contents: every section, and every chart by name.
+pub(super) fn contents(h: &mut String, figures: &[Figure], between: bool) {
+    h.push_str("<nav id=\"contents\"><h2>Contents</h2>\n<ol>\n<li><a href=\"#findings\">Findings</a></li>\n<li><a href=\"#run\">Run</a></li>\n<li><a href=\"#progress\">Progress</a></li>\n");
+    if between {
+        h.push_str("<li><a href=\"#between\">Between processes</a></li>\n");
+    }
+    h.push_str("<li><a href=\"#charts\">Charts</a>");
+    if !figures.is_empty() {
+        h.push_str("<ol>");
+        for f in figures {
+            let _ = write!(
+                h,
+                "<li><a href=\"#{}\">{}</a></li>",
+                f.id,
+                escape(&f.caption)
+            );
+        }
+        h.push_str("</ol>");
+    }
+    h.push_str("</li>\n");
+    if figures.iter().any(|f| !f.series.is_empty()) {
+        h.push_str("<li><a href=\"#analysis\">Analysis</a></li>\n");
+    }
+    h.push_str("</ol></nav>\n");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_finding_says_period_knee_and_best_in_the_charts_unit() {
+        let s = crate::report::series::tests::series();
+        let line = finding(&s, "threads");
+        assert!(line.starts_with("period 32 ("), "{line}");
+        // 3200 MFlops, first reached at 64 threads.
+        assert!(
+            line.ends_with(", best 3.2 GFLOP/s at threads = 64"),
+            "{line}"
+        );
+    }
+}
