@@ -191,6 +191,35 @@ pub fn scale_unit(unit: &str, max: f64) -> (f64, String) {
     (p / factor, format!("{prefix}{name}"))
 }
 
+/// A value with its unit as people read it, in the scale [`scale_unit`] picks for it and with four
+/// significant digits: 96844.99 MFlops is `96.84 GFLOP/s`, 450 GB/s stays `450.0 GB/s`, 12.5 ms
+/// (a unit it does not scale) `12.50 ms`; a value that is not a number is `-`. The one place a
+/// single value meets its unit: the progress line, the closing summary.
+pub fn format_value(value: f64, unit: &str) -> String {
+    if !value.is_finite() {
+        return "-".to_string();
+    }
+    let (div, unit) = scale_unit(unit, value.abs());
+    format!("{} {unit}", four_digits(value / div))
+}
+
+/// `v` with four significant digits, trailing zeros kept (`16.00`, `143.6`), and whole numbers of
+/// five digits or more in full (`20836`).
+fn four_digits(v: f64) -> String {
+    if v == 0.0 {
+        return "0".to_string();
+    }
+    let magnitude = v.abs().log10().floor() as i32;
+    let decimals = (3 - magnitude).clamp(0, 12) as usize;
+    let s = format!("{v:.decimals$}");
+    // Rounding up may add a digit (9.9996 -> 10.000): one decimal fewer then.
+    if decimals > 0 && s.trim_start_matches('-').len() > 5 {
+        format!("{v:.0$}", decimals - 1)
+    } else {
+        s
+    }
+}
+
 /// `s` with its values in a unit people read (TFLOP/s, not 20M MFlops): see [`scale_unit`].
 pub(crate) fn scaled(s: &SeriesAnalysis) -> SeriesAnalysis {
     let max = s
@@ -243,6 +272,28 @@ mod tests {
         assert_eq!(scale_unit("GB/s", 450.0), (1.0, "GB/s".into()));
         assert_eq!(scale_unit("ms", 12.0), (1.0, "ms".into()));
         assert_eq!(scale_unit("MFlops", 0.0), (1.0, "MFlops".into()));
+    }
+
+    #[test]
+    fn a_value_is_written_in_its_scaled_unit_with_four_digits() {
+        let cases: [(f64, &str, &str); 12] = [
+            (96_844.989_949_999_99, "MFlops", "96.84 GFLOP/s"),
+            (20_836_359.49, "MFlops", "20.84 TFLOP/s"),
+            (16_000.0, "MFlops", "16.00 GFLOP/s"),
+            (1000.0, "MFlops", "1.000 GFLOP/s"),
+            (143_574.99, "MFlops", "143.6 GFLOP/s"),
+            (450.0, "GB/s", "450.0 GB/s"),
+            (3021.7, "GB/s", "3.022 TB/s"),
+            (12.5, "ms", "12.50 ms"),
+            (123_456.7, "cycles", "123457 cycles"),
+            (9.99996, "us", "10.00 us"),
+            (0.0, "MFlops", "0 MFlops"),
+            (f64::NAN, "GB/s", "-"),
+        ];
+        for (value, unit, want) in cases {
+            assert_eq!(format_value(value, unit), want, "{value} {unit}");
+        }
+        assert_eq!(format_value(-2500.0, "MFlops"), "-2.500 GFLOP/s");
     }
 
     #[test]
