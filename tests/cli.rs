@@ -1029,7 +1029,9 @@ fn controls_re_run_points_in_fresh_processes_and_measure_the_spread_between_them
     assert!(max > 0.0 && max < 0.021, "{b}");
     let u95 = b["u95"].as_f64().unwrap();
     assert!(u95 < 0.05, "{b}");
-    let md = stdout(&out);
+    // The run's end names the readings; they are in analysis.md.
+    assert!(stdout(&out).contains("analysis.md"), "{}", stdout(&out));
+    let md = std::fs::read_to_string(dir.join("analysis.md")).unwrap();
     assert!(
         md.contains("Between processes (8 points measured again"),
         "{md}"

@@ -17,4 +17,5 @@ mod resume;
 mod slurm;
 mod snapshots;
 mod spreadsheets;
+mod terminal;
 mod timing_stats;
