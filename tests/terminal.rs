@@ -146,3 +146,37 @@ fn colour_only_on_a_terminal_and_never_with_no_color() {
         );
     }
 }
+
+#[test]
+fn the_summary_of_the_h100_thread_sweep_fits_120_columns() {
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/h100/threads_1_512");
+    let opts = sweep::analyze::AnalyzeOptions {
+        x: Some("threads".into()),
+        ..Default::default()
+    };
+    let analysis = sweep::analyze::analyze_csv(&fixture.join("results.csv"), &opts).unwrap();
+    let summary = sweep::events::Summary {
+        run_dir: "output/threads_1_512/20261125T101500Z".into(),
+        counts: [
+            (sweep::store::Status::Ok, 145),
+            (sweep::store::Status::Unstable, 367),
+        ]
+        .into(),
+        built: 512,
+        wall: std::time::Duration::from_secs(3725),
+        slowest: vec![("threads=415".into(), 1.92), ("threads=263".into(), 1.9)],
+        ..Default::default()
+    };
+    let md = Path::new("output/threads_1_512/20261125T101500Z/analysis.md").to_path_buf();
+    let report = Path::new("output/threads_1_512/20261125T101500Z/report.html");
+    let lines =
+        sweep::events::terminal::closing(&summary, Some(&analysis), &[md], Some(report), false);
+    for line in &lines {
+        assert!(
+            line.chars().count() <= 120,
+            "{} columns: {line}",
+            line.chars().count()
+        );
+    }
+    insta::assert_snapshot!(lines.join("\n"));
+}
