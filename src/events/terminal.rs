@@ -118,14 +118,14 @@ fn status_colour(s: Status) -> &'static str {
 
 /// Where a run stands when a point's line is printed.
 #[derive(Clone, Copy, Debug)]
-pub struct Progress {
+pub struct Position {
     pub done: usize,
     pub total: usize,
     /// Seconds since the pass started.
     pub elapsed: f64,
 }
 
-impl Progress {
+impl Position {
     /// `elapsed 1.2 s, eta 6.8 s`: the time left at the pace so far; no ETA after the last point.
     fn time(&self) -> String {
         let mut out = format!("elapsed {}", duration(self.elapsed));
@@ -153,7 +153,7 @@ const STATUS: usize = 12;
 fn point_line(
     row: &Row,
     headline: Option<&Headline>,
-    at: Progress,
+    at: Position,
     widths: &mut Widths,
     colour: bool,
 ) -> String {
@@ -322,7 +322,7 @@ impl Reporter for Terminal {
                 if !row.status.measured() {
                     self.failed += 1;
                 }
-                let at = Progress {
+                let at = Position {
                     done: self.done,
                     total: self.total,
                     elapsed: self.started.elapsed().as_secs_f64(),
