@@ -9,6 +9,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+pub mod closing;
 pub mod terminal;
 
 #[derive(Debug)]

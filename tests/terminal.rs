@@ -170,7 +170,7 @@ fn the_summary_of_the_h100_thread_sweep_fits_120_columns() {
     let md = Path::new("output/threads_1_512/20261125T101500Z/analysis.md").to_path_buf();
     let report = Path::new("output/threads_1_512/20261125T101500Z/report.html");
     let lines =
-        sweep::events::terminal::closing(&summary, Some(&analysis), &[md], Some(report), false);
+        sweep::events::closing::closing(&summary, Some(&analysis), &[md], Some(report), false);
     for line in &lines {
         assert!(
             line.chars().count() <= 120,
