@@ -1,13 +1,16 @@
-//! Events the driver emits, and the reporters that listen (progress bar or plain lines, summary).
-//! Reporters never drive.
+//! Events the driver emits, and the reporters that listen: what the terminal shows
+//! ([`terminal::Terminal`]: a line per point, the closing summary) and the summary's counts.
+//! Reporters never drive; nothing else writes to the terminal during a run.
 
+use crate::analyze::Analysis;
 use crate::points::Point;
 use crate::store::{Row, Status};
-use indicatif::{ProgressBar, ProgressStyle};
 use std::collections::BTreeMap;
-use std::io::IsTerminal;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
+
+pub mod closing;
+pub mod terminal;
 
 #[derive(Debug)]
 pub enum Event<'a> {
@@ -67,189 +70,20 @@ pub enum Event<'a> {
     RunFinished {
         summary: &'a Summary,
     },
+    /// After the run: the analysis of its results (what the closing summary names per series).
+    Analyzed(&'a Analysis),
+    /// After the run: a file its end wrote (analysis, charts, exports).
+    Wrote(&'a Path),
+    /// After the run: something worth a line that is not a warning.
+    Note(&'a str),
+    /// Everything the command does is done: the closing summary.
+    Done {
+        summary: &'a Summary,
+    },
 }
 
 pub trait Reporter: Send {
     fn on(&mut self, event: &Event);
-}
-
-/// A progress bar on a terminal, else one plain line per point (on stderr).
-pub struct Progress {
-    bar: Option<ProgressBar>,
-    total: usize,
-    done: usize,
-    failed: usize,
-    quiet: bool,
-}
-
-impl Progress {
-    pub fn new(quiet: bool) -> Progress {
-        Progress {
-            bar: None,
-            total: 0,
-            done: 0,
-            failed: 0,
-            quiet,
-        }
-    }
-}
-
-impl Progress {
-    /// A line above the bar, or on its own without one (not with `-q`).
-    fn note(&self, msg: String) {
-        match &self.bar {
-            Some(bar) => bar.println(msg),
-            None if !self.quiet => eprintln!("{msg}"),
-            None => {}
-        }
-    }
-}
-
-impl Reporter for Progress {
-    fn on(&mut self, event: &Event) {
-        match event {
-            Event::Started {
-                run_dir,
-                total,
-                todo,
-                resumed,
-                jobs,
-                gpus,
-                pass,
-            } => {
-                self.total = *todo;
-                self.done = 0;
-                self.failed = 0;
-                if !self.quiet {
-                    let what = match (resumed, pass) {
-                        (_, Some((p, n))) => format!(
-                            "pass {p} of {n} ({}): {}",
-                            if *p == 1 { "sweep order" } else { "shuffled" },
-                            if *resumed { "resuming" } else { "running" }
-                        ),
-                        (true, None) => "resuming".to_string(),
-                        (false, None) => "running".to_string(),
-                    };
-                    let on = if gpus.is_empty() {
-                        "the host".to_string()
-                    } else {
-                        gpus.join(", ")
-                    };
-                    eprintln!(
-                        "{what} {todo} of {total} points into {} ({jobs} build jobs, runs on {on})",
-                        run_dir.display()
-                    );
-                }
-                if std::io::stderr().is_terminal() && !self.quiet {
-                    let bar = ProgressBar::new(*todo as u64);
-                    bar.set_style(
-                        ProgressStyle::with_template(
-                            "{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} {prefix} eta {eta} {wide_msg}",
-                        )
-                        .unwrap_or_else(|_| ProgressStyle::default_bar()),
-                    );
-                    bar.enable_steady_tick(Duration::from_millis(200));
-                    self.bar = Some(bar);
-                }
-            }
-            Event::Built { .. }
-            | Event::Raw { .. }
-            | Event::Control { .. }
-            | Event::RunFinished { .. } => {}
-            Event::Held { row, why } => {
-                let msg = format!(
-                    "held {} for more processes: two groups of samples in {why}",
-                    row.point.label()
-                );
-                self.note(msg);
-            }
-            Event::Recheck {
-                points,
-                round,
-                rounds,
-            } => {
-                let msg = format!(
-                    "recheck {round} of {rounds}: {points} held point{} in a fresh process each, shuffled",
-                    if *points == 1 { "" } else { "s" }
-                );
-                self.note(msg);
-            }
-            Event::Running { point } => {
-                if let Some(bar) = &self.bar {
-                    bar.set_message(point.label());
-                }
-            }
-            Event::Finished { row, .. } => {
-                self.done += 1;
-                if !row.status.measured() {
-                    self.failed += 1;
-                }
-                match &self.bar {
-                    Some(bar) => {
-                        bar.set_prefix(format!("{} failed", self.failed));
-                        bar.inc(1);
-                        if !row.status.measured() {
-                            bar.println(format!("{}: {}", row.status.as_str(), row.error));
-                        }
-                    }
-                    None if !self.quiet => eprintln!("{}", plain_line(row, self.done, self.total)),
-                    None => {}
-                }
-            }
-            Event::Warning(w) => {
-                let msg = format!("warning: {w}");
-                match &self.bar {
-                    Some(bar) => bar.println(msg),
-                    None => eprintln!("{msg}"),
-                }
-            }
-        }
-    }
-}
-
-impl Drop for Progress {
-    fn drop(&mut self) {
-        if let Some(bar) = &self.bar {
-            bar.finish_and_clear();
-        }
-    }
-}
-
-/// A metric's own value, not one of its statistics (`_max_s`, `_rel_ci`, ...), a profile counter or
-/// the point's power: what the progress line shows.
-fn is_value_column(k: &str) -> bool {
-    use crate::spec::{CORE_FIELDS, CORE_STATS};
-    !k.contains(crate::profile::config::SEP)
-        && !crate::profile::power::COLUMNS.contains(&k)
-        && !CORE_STATS.iter().any(|s| k.contains(&format!("_{s}_")))
-        && !CORE_FIELDS.iter().any(|f| k.ends_with(&format!("_{f}")))
-        && !k.ends_with("_repeat_spread")
-}
-
-fn plain_line(row: &Row, done: usize, total: usize) -> String {
-    // A measured value, not a profile counter or the point's power.
-    let first = row
-        .values
-        .iter()
-        .find(|(k, _)| is_value_column(k))
-        .map(|(k, v)| format!(" {k}={v}"))
-        .unwrap_or_default();
-    let build = if row.cached {
-        "cached".to_string()
-    } else {
-        format!("build {:.2} s", row.build_s)
-    };
-    let mut line = format!(
-        "[{done}/{total}] {} {}{first} ({build}, run {:.2} s)",
-        row.status.as_str(),
-        row.point.label(),
-        row.run_s
-    );
-    if !row.error.is_empty() {
-        line.push_str(": ");
-        line.push_str(&row.error);
-    }
-    line
 }
 
 /// What a run did, for the summary at its end.
@@ -306,76 +140,14 @@ impl Summary {
         self.slowest.sort_by(|a, b| b.1.total_cmp(&a.1));
         self.slowest.truncate(3);
     }
-
-    pub fn text(&self) -> String {
-        let counts: Vec<String> = self
-            .counts
-            .iter()
-            .map(|(s, n)| format!("{n} {}", s.as_str()))
-            .collect();
-        let mut out = format!(
-            "{} {} points in {:.1} s: {}{}\n",
-            if self.interrupted {
-                "interrupted after"
-            } else {
-                "finished"
-            },
-            self.counts.values().sum::<usize>(),
-            self.wall.as_secs_f64(),
-            if counts.is_empty() && self.held > 0 {
-                "none combined yet".into()
-            } else if counts.is_empty() {
-                "nothing to do".into()
-            } else {
-                counts.join(", ")
-            },
-            if self.skipped > 0 {
-                format!(" ({} already done before)", self.skipped)
-            } else {
-                String::new()
-            }
-        );
-        out += &self.marked_text();
-        if self.held > 0 && self.interrupted {
-            out += &format!(
-                "recheck: {} point{} had two groups of samples in one process, held in passes/recheck.csv; the run measures {} again when it resumes\n",
-                self.held,
-                if self.held == 1 { "" } else { "s" },
-                if self.held == 1 { "it" } else { "them" },
-            );
-        } else if self.held > 0 {
-            out += &format!(
-                "recheck: {} point{} had two groups of samples in one process; {} measured in more processes (the median: passes/recheck.csv)\n",
-                self.held,
-                if self.held == 1 { "" } else { "s" },
-                if self.held == 1 { "it was" } else { "each was" },
-            );
-        }
-        out += &format!(
-            "builds: {} compiled, {} from cache\n",
-            self.built, self.cached
-        );
-        if !self.slowest.is_empty() {
-            let s: Vec<String> = self
-                .slowest
-                .iter()
-                .map(|(l, t)| format!("{l} ({t:.2} s)"))
-                .collect();
-            out += &format!("slowest runs: {}\n", s.join("; "));
-        }
-        out += &format!("results: {}\n", self.csv.display());
-        if self.interrupted {
-            out += "run the same command again to resume\n";
-        }
-        out
-    }
 }
 
 impl Summary {
-    /// Per metric, the points its own status marks, and what the words mean: `unstable:
-    /// global_all_grid 337, shared_nc_grid 4 (...)`; empty when none is marked.
-    fn marked_text(&self) -> String {
-        let mut out = String::new();
+    /// Per metric, the points its own status marks, and what the word means, in lines of at most
+    /// `width` columns: `unstable: global_all_grid 337, shared_nc_grid 4` then
+    /// `  (unstable: ...)`; nothing when no point is marked.
+    pub fn marked_lines(&self, width: usize) -> Vec<String> {
+        let mut out = Vec::new();
         for (word, means, pick) in [
             (
                 "unstable",
@@ -394,11 +166,17 @@ impl Summary {
                 continue;
             }
             counts.sort_by_key(|c| std::cmp::Reverse(c.1));
-            let listed: Vec<String> = counts.iter().map(|(m, n)| format!("{m} {n}")).collect();
-            out += &format!(
-                "{word} by metric: {} ({word}: {means})\n",
-                listed.join(", ")
-            );
+            let mut line = format!("{word} by metric:");
+            for (i, (m, n)) in counts.iter().enumerate() {
+                let item = format!(" {m} {n}{}", if i + 1 < counts.len() { "," } else { "" });
+                if line.chars().count() + item.chars().count() > width {
+                    out.push(line);
+                    line = " ".repeat(word.len() + " by metric:".len());
+                }
+                line += &item;
+            }
+            out.push(line);
+            out.push(format!("  ({word}: {means})"));
         }
         out
     }
@@ -436,75 +214,5 @@ pub struct Clock(pub Instant);
 impl Clock {
     pub fn now(&self) -> f64 {
         self.0.elapsed().as_secs_f64()
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_summary_says_held_points_wait_when_the_run_was_interrupted() {
-        let mut s = Summary {
-            held: 2,
-            interrupted: true,
-            ..Summary::default()
-        };
-        let text = s.text();
-        assert!(
-            text.starts_with("interrupted after 0 points in 0.0 s: none combined yet\n"),
-            "{text}"
-        );
-        assert!(
-            text.contains("recheck: 2 points had two groups of samples in one process, held in passes/recheck.csv; the run measures them again when it resumes"),
-            "{text}"
-        );
-        assert!(!text.contains("by metric"), "nothing marked, nothing said");
-        s.interrupted = false;
-        s.held = 1;
-        assert!(s.text().contains(
-            "recheck: 1 point had two groups of samples in one process; it was measured in more processes"
-        ));
-    }
-
-    #[test]
-    fn the_summary_counts_unstable_and_noisy_points_per_metric() {
-        let mut s = Summary::default();
-        let row = |global: Status, shared: Status| Row {
-            point: crate::points::Point {
-                index: 0,
-                id: "p".into(),
-                values: vec![],
-            },
-            status: global.max(shared),
-            statuses: [
-                ("global_x".to_string(), global),
-                ("shared_x".to_string(), shared),
-            ]
-            .into(),
-            values: Default::default(),
-            build_s: 0.0,
-            run_s: 0.0,
-            cached: false,
-            gpu: Default::default(),
-            error: String::new(),
-        };
-        s.record(&row(Status::Unstable, Status::Ok));
-        s.record(&row(Status::Unstable, Status::Noisy));
-        s.record(&row(Status::Ok, Status::Unstable));
-        s.record(&row(Status::Unstable, Status::Ok));
-        let text = s.text();
-        assert!(
-            text.starts_with("finished 4 points in 0.0 s: 4 unstable\n"),
-            "{text}"
-        );
-        assert!(
-            text.contains("\nunstable by metric: global_x 3, shared_x 1 (unstable: the placements of the kernel's buffers in memory gave values further apart than the target allows)\n"),
-            "{text}"
-        );
-        assert!(
-            text.contains("\nnoisy by metric: shared_x 1 (noisy: "),
-            "{text}"
-        );
     }
 }

@@ -4,7 +4,6 @@
 //! of that chart or column is written in it ([`Scale::show`]); [`format_value`] does both for one
 //! number. Charts, tables, the report, compare and the xlsx all call these.
 
-use crate::analyze::reading::human;
 
 /// How values in a spec's unit are shown: divided by `divisor`, in `unit`.
 #[derive(Clone, Debug, PartialEq)]
@@ -22,7 +21,7 @@ impl Scale {
 
     /// `value` in this scale, with 4 significant digits and its unit: `20.85 TFLOP/s`.
     pub fn show(&self, value: f64) -> String {
-        let v = human(value / self.divisor);
+        let v = four_digits(value / self.divisor);
         if self.unit.is_empty() {
             v
         } else {
@@ -31,11 +30,41 @@ impl Scale {
     }
 }
 
-/// One value with the unit that suits it: `format_value(20849700.0, "MFlops")` is
-/// `20.85 TFLOP/s`; a unit it does not know stays as it is (`12.5 ms`).
+/// A value with its unit as people read it, in the scale [`scale_unit`] picks for it and with four
+/// significant digits: 96844.99 MFlops is `96.84 GFLOP/s`, 450 GB/s stays `450.0 GB/s`, 12.5 ms
+/// (a unit it does not scale) `12.50 ms`; a value that is not a number is `-`. The one place a
+/// single value meets its unit: the progress line, the closing summary.
 pub fn format_value(value: f64, unit: &str) -> String {
-    Scale::for_max(unit, value.abs()).show(value)
+    if !value.is_finite() {
+        return "-".to_string();
+    }
+    let (div, unit) = scale_unit(unit, value.abs());
+    let v = four_digits(value / div);
+    if unit.is_empty() {
+        v
+    } else {
+        format!("{v} {unit}")
+    }
 }
+
+/// `v` with four significant digits, trailing zeros kept (`16.00`, `143.6`), and whole numbers of
+/// five digits or more in full (`20836`).
+fn four_digits(v: f64) -> String {
+    if v == 0.0 {
+        return "0".to_string();
+    }
+    let magnitude = v.abs().log10().floor() as i32;
+    let decimals = (3 - magnitude).clamp(0, 12) as usize;
+    let s = format!("{v:.decimals$}");
+    // Rounding up may add a digit (9.9996 -> 10.000): one decimal fewer then.
+    let grew = s.parse::<f64>().is_ok_and(|r| r.abs() >= 10f64.powi(magnitude + 1));
+    if decimals > 0 && grew {
+        format!("{v:.0$}", decimals - 1)
+    } else {
+        s
+    }
+}
+
 
 /// A rate unit rescaled for people: values in `unit` whose largest magnitude is `max` become
 /// values / divisor in the returned unit (MFlops of 2e7 are 20 TFLOP/s; GB/s of 3000, 3 TB/s).
@@ -99,9 +128,9 @@ mod tests {
         assert_eq!(format_value(20_849_700.0, "MFlops"), "20.85 TFLOP/s");
         assert_eq!(format_value(143_575.0, "MFlops"), "143.6 GFLOP/s");
         assert_eq!(format_value(2_787_945.0, "MFlops"), "2.788 TFLOP/s");
-        assert_eq!(format_value(3000.0, "GB/s"), "3 TB/s");
-        assert_eq!(format_value(12.5, "ms"), "12.5 ms");
-        assert_eq!(format_value(0.25, ""), "0.25");
+        assert_eq!(format_value(3000.0, "GB/s"), "3.000 TB/s");
+        assert_eq!(format_value(12.5, "ms"), "12.50 ms");
+        assert_eq!(format_value(0.25, ""), "0.2500");
         // A column's scale is chosen once, from its largest value.
         let s = Scale::for_max("MFlops", 2.08e7);
         assert_eq!(s.show(143_575.0), "0.1436 TFLOP/s");

@@ -19,4 +19,5 @@ mod resume;
 mod slurm;
 mod snapshots;
 mod spreadsheets;
+mod terminal;
 mod timing_stats;

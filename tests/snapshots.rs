@@ -60,6 +60,7 @@ fn bad_specs() -> Vec<(&'static str, String)> {
             format!("filter = \"threads > 100\"\n{SAW}"),
         ),
         ("zero repeat", format!("repeat = 0\n{SAW}")),
+        ("unknown headline", format!("headline = \"gips\"\n{SAW}")),
         ("repeat as a string", format!("repeat = \"3\"\n{SAW}")),
         ("recheck as a float", format!("recheck = 2.5\n{SAW}")),
         ("recheck below a table", format!("{SAW}recheck = 0\n")),

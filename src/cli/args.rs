@@ -94,7 +94,7 @@ pub(crate) struct RunArgs {
     /// Start a new run even when an unfinished run of a changed spec exists
     #[arg(long)]
     pub(crate) force: bool,
-    /// No progress output (the summary is still printed)
+    /// Only what went wrong (failed points, warnings) and the summary in one line
     #[arg(long, short)]
     pub(crate) quiet: bool,
     /// Skip the analysis and charts that the spec's [analyze] asks for

@@ -5,7 +5,8 @@ use super::args::*;
 use super::error::CliError;
 use std::path::{Path, PathBuf};
 use sweep::driver::{self, STOP};
-use sweep::events::Progress;
+use sweep::events::terminal::Terminal;
+use sweep::events::{Event, Reporter};
 use sweep::exit;
 use sweep::overrides::Overrides;
 use sweep::points::{Order, Split};
@@ -65,38 +66,61 @@ fn install_ctrl_c() {
     });
 }
 
-/// What `sweep run` and `sweep resume` do: the sweep ([`driver::run_sweep`]), then its summary,
-/// `--export-json`, analysis and exports.
+/// What `sweep run` and `sweep resume` do: the sweep ([`driver::run_sweep`]), then
+/// `--export-json`, the analysis and the exports; all that the terminal shows of it is the
+/// [`Terminal`] reporter's, from the driver's events and from this function's after the sweep
+/// (`Analyzed`, `Wrote`, `Done`, a warning for what failed after the sweep).
 fn run_command(spec: &Spec, args: &RunArgs, resume: Option<PathBuf>) -> Result<i32, CliError> {
     install_ctrl_c();
     let opts = options(args, resume);
-    let live = sweep::report::html::Live::new(Box::new(Progress::new(args.quiet)));
-    let summary = driver::run_sweep(spec, &opts, Box::new(live))?;
-    print!("{}", summary.text());
+    let mut out = sweep::report::html::Live::new(Box::new(Terminal::new(spec, args.quiet)));
+    let summary = driver::run_sweep(spec, &opts, &mut out)?;
     if let Some(path) = &args.export_json {
-        sweep::export::write_json(&summary.run_dir, path).map_err(CliError::ExportJson)?;
-        eprintln!("wrote {}", path.display());
+        match sweep::export::write_json(&summary.run_dir, path) {
+            Ok(()) => out.on(&Event::Wrote(path)),
+            Err(e) => out.on(&Event::Warning(&CliError::ExportJson(e).to_string())),
+        }
     }
-    if summary.interrupted {
-        return Ok(exit::INTERRUPTED);
-    }
-    if let Some(cfg) = spec.analyze.clone().filter(|_| !args.no_analyze) {
+    let analysis = spec
+        .analyze
+        .clone()
+        .filter(|_| !args.no_analyze && !summary.interrupted);
+    if let Some(cfg) = analysis {
         let select = Select {
             x: cfg.x,
             y: cfg.y,
             by: cfg.by,
             out: None,
         };
-        if let Err(e) = analyze(&summary.csv, &select, cfg.plot) {
-            eprintln!("warning: the analysis at the end of the run failed: {e}");
+        match analyze_files(&summary.csv, &select, cfg.plot) {
+            Ok(done) => {
+                if let Some(a) = &done.analysis {
+                    out.on(&Event::Analyzed(a));
+                }
+                if let Some(n) = &done.note {
+                    out.on(&Event::Note(n));
+                }
+                for f in &done.files {
+                    out.on(&Event::Wrote(f));
+                }
+            }
+            Err(e) => out.on(&Event::Warning(&format!(
+                "the analysis at the end of the run failed: {e}"
+            ))),
         }
     }
-    if !args.export.is_empty() {
-        if let Err(e) = export(&summary.run_dir, &args.export, None, None) {
-            eprintln!("warning: the export at the end of the run failed: {e}");
+    if !args.export.is_empty() && !summary.interrupted {
+        match export_files(&summary.run_dir, &args.export, None, None) {
+            Ok(files) => files.iter().for_each(|f| out.on(&Event::Wrote(f))),
+            Err(e) => out.on(&Event::Warning(&format!(
+                "the export at the end of the run failed: {e}"
+            ))),
         }
     }
-    Ok(if summary.failed() > 0 {
+    out.on(&Event::Done { summary: &summary });
+    Ok(if summary.interrupted {
+        exit::INTERRUPTED
+    } else if summary.failed() > 0 {
         exit::POINTS_FAILED
     } else {
         exit::OK
@@ -110,14 +134,26 @@ fn export(
     dialect: Option<sweep::store::Dialect>,
     out: Option<PathBuf>,
 ) -> Result<i32, CliError> {
-    let run = sweep::export::Run::load(run_dir).map_err(CliError::ReadRun)?;
-    let out = out.unwrap_or_else(|| run_dir.join("export"));
-    for f in formats {
-        for path in sweep::export::export(&run, *f, dialect, &out).map_err(CliError::Export)? {
-            eprintln!("wrote {}", path.display());
-        }
+    for path in export_files(run_dir, formats, dialect, out)? {
+        eprintln!("wrote {}", path.display());
     }
     Ok(exit::OK)
+}
+
+/// The files of `sweep export` (what `sweep run --export` writes too).
+fn export_files(
+    run_dir: &Path,
+    formats: &[sweep::export::Format],
+    dialect: Option<sweep::store::Dialect>,
+    out: Option<PathBuf>,
+) -> Result<Vec<PathBuf>, CliError> {
+    let run = sweep::export::Run::load(run_dir).map_err(CliError::ReadRun)?;
+    let out = out.unwrap_or_else(|| run_dir.join("export"));
+    let mut files = Vec::new();
+    for f in formats {
+        files.extend(sweep::export::export(&run, *f, dialect, &out).map_err(CliError::Export)?);
+    }
+    Ok(files)
 }
 
 /// What `--x`, `--y`, `--by` select, and where the files go: `--out`, else beside the CSV.
@@ -134,29 +170,57 @@ fn selection(results: &Path, select: &Select) -> (sweep::analyze::AnalyzeOptions
     (opts, out)
 }
 
-fn analyze(results: &Path, select: &Select, plot: bool) -> Result<(), CliError> {
+/// `sweep analyze`: the analysis printed, and the files it wrote named.
+fn analyze(results: &Path, select: &Select) -> Result<(), CliError> {
+    let done = analyze_files(results, select, false)?;
+    if let Some(a) = &done.analysis {
+        print!("{}", a.to_markdown());
+    }
+    for f in done.files {
+        eprintln!("wrote {}", f.display());
+    }
+    Ok(())
+}
+
+/// What an analysis at the end of a run (or `sweep analyze`) did.
+struct Analyzed {
+    /// `None` for a sweep of categories only (bar charts, no curve).
+    analysis: Option<sweep::analyze::Analysis>,
+    files: Vec<PathBuf>,
+    /// The series left with a single point, when some are.
+    note: Option<String>,
+}
+
+/// The analysis of `results` written beside it (`analysis.md`, `.json`, `.csv`), and its charts
+/// when `plot`.
+fn analyze_files(results: &Path, select: &Select, plot: bool) -> Result<Analyzed, CliError> {
     let (opts, out) = selection(results, select);
     let analysis = if plot {
         match sweep::report::choose(results, &opts)? {
             sweep::report::Charts::Lines(a) => *a,
             // Categories only: no curve to analyse, bars to draw.
-            sweep::report::Charts::Bars => return plot_bars(results, &out),
+            sweep::report::Charts::Bars => {
+                return Ok(Analyzed {
+                    analysis: None,
+                    files: sweep::report::plot_bars(results, &out)?,
+                    note: None,
+                })
+            }
         }
     } else {
         sweep::analyze::analyze_csv(results, &opts)?
     };
-    print!("{}", analysis.to_markdown());
     let mut files = analysis.write_files(&out)?;
+    let mut note = None;
     if plot {
         files.extend(sweep::report::plot(&analysis, &out)?);
-        if let Some(note) = sweep::report::single_point_note(&analysis) {
-            eprintln!("note: {note}");
-        }
+        note = sweep::report::single_point_note(&analysis);
     }
-    for f in files {
-        eprintln!("wrote {}", f.display());
-    }
-    Ok(())
+    Ok(Analyzed {
+        analysis: Some(analysis),
+        files,
+        note,
+    })
 }
 
 /// A run folder given where a results CSV is expected stands for its `results.csv`.
@@ -166,14 +230,6 @@ fn results_csv(path: PathBuf) -> PathBuf {
     } else {
         path
     }
-}
-
-/// Bar charts of a sweep of categories only.
-fn plot_bars(results: &Path, out: &Path) -> Result<(), CliError> {
-    for f in sweep::report::plot_bars(results, out)? {
-        eprintln!("wrote {}", f.display());
-    }
-    Ok(())
 }
 
 pub(crate) fn dispatch(cli: Cli) -> Result<i32, CliError> {
@@ -370,7 +426,7 @@ pub(crate) fn dispatch(cli: Cli) -> Result<i32, CliError> {
             Ok(exit::OK)
         }
         Command::Analyze { results, select } => {
-            analyze(&results_csv(results), &select, false).map(|_| exit::OK)
+            analyze(&results_csv(results), &select).map(|_| exit::OK)
         }
         Command::Plot {
             results,

@@ -103,17 +103,17 @@ impl Reporter for Timeline {
 }
 
 /// Every listener of a run, called in this order for each event.
-pub(super) struct Dispatch {
+pub(super) struct Dispatch<'r> {
     /// The CSVs of the pass in progress (set by the driver before it starts, taken after).
     pub(super) csvs: Vec<CsvWriter>,
     /// What the pass in progress did (reset by `Started`).
     pub(super) summary: Summary,
     pub(super) timeline: Timeline,
-    reporter: Box<dyn Reporter>,
+    reporter: &'r mut dyn Reporter,
 }
 
-impl Dispatch {
-    pub(super) fn new(reporter: Box<dyn Reporter>) -> Dispatch {
+impl<'r> Dispatch<'r> {
+    pub(super) fn new(reporter: &'r mut dyn Reporter) -> Dispatch<'r> {
         Dispatch {
             csvs: Vec::new(),
             summary: Summary::default(),
@@ -219,7 +219,8 @@ mod tests {
             let sink = CsvSink::open(&dir.path().join(name), header.clone(), Default::default());
             CsvWriter::new(sink.unwrap(), rows)
         };
-        let mut d = Dispatch::new(Box::new(Summary::default()));
+        let mut user = Summary::default();
+        let mut d = Dispatch::new(&mut user);
         d.csvs = vec![
             open("results.csv", Rows::Points),
             open("raw.csv", Rows::Raw),

@@ -216,7 +216,7 @@ fn preflight(spec: &Spec, bench: &Bench, points: &[Point]) -> Result<(), DriverE
 pub fn run_sweep(
     spec: &Spec,
     opts: &Options,
-    reporter: Box<dyn Reporter>,
+    reporter: &mut dyn Reporter,
 ) -> Result<Summary, DriverError> {
     let wall = Instant::now();
     let points = plan(spec, opts.shard, opts.split)?;

@@ -184,7 +184,7 @@ pub(crate) fn on_log2(s: &SeriesAnalysis) -> SeriesAnalysis {
     out
 }
 
-pub use crate::units::scale_unit;
+pub use crate::units::{format_value, scale_unit};
 
 /// `s` with its values in a unit people read (TFLOP/s, not 20M MFlops): see [`scale_unit`].
 pub(crate) fn scaled(s: &SeriesAnalysis) -> SeriesAnalysis {
@@ -235,6 +235,28 @@ pub(crate) fn compact(v: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_value_is_written_in_its_scaled_unit_with_four_digits() {
+        let cases: [(f64, &str, &str); 12] = [
+            (96_844.989_949_999_99, "MFlops", "96.84 GFLOP/s"),
+            (20_836_359.49, "MFlops", "20.84 TFLOP/s"),
+            (16_000.0, "MFlops", "16.00 GFLOP/s"),
+            (1000.0, "MFlops", "1.000 GFLOP/s"),
+            (143_574.99, "MFlops", "143.6 GFLOP/s"),
+            (450.0, "GB/s", "450.0 GB/s"),
+            (3021.7, "GB/s", "3.022 TB/s"),
+            (12.5, "ms", "12.50 ms"),
+            (123_456.7, "cycles", "123457 cycles"),
+            (9.99996, "us", "10.00 us"),
+            (0.0, "MFlops", "0 MFlops"),
+            (f64::NAN, "GB/s", "-"),
+        ];
+        for (value, unit, want) in cases {
+            assert_eq!(format_value(value, unit), want, "{value} {unit}");
+        }
+        assert_eq!(format_value(-2500.0, "MFlops"), "-2.500 GFLOP/s");
+    }
 
     #[test]
     fn ticks_fall_on_the_period_or_on_warps() {

@@ -24,7 +24,7 @@ mod legend;
 mod points;
 mod series;
 
-pub use axes::{log_axis, scale_unit, x_ticks};
+pub use axes::{format_value, log_axis, scale_unit, x_ticks};
 pub use bars::plot_bars;
 pub use canvas::{footer, Format, Look, MIN_SIZE};
 pub use family::{overlay, Curve};

@@ -130,11 +130,12 @@ struct SpecFile {
     metrics: Vec<Spanned<MetricFile>>,
     analyze: Option<AnalyzeCfg>,
     profile: Option<crate::profile::config::ProfileFile>,
+    headline: Option<Spanned<String>>,
 }
 
 /// The top-level keys that take a value (not a table): one of them found inside a table was
 /// written below a `[table]` line, so TOML put it there.
-const TOP_LEVEL_VALUES: [&str; 15] = [
+const TOP_LEVEL_VALUES: [&str; 16] = [
     "name",
     "description",
     "bench",
@@ -150,6 +151,7 @@ const TOP_LEVEL_VALUES: [&str; 15] = [
     "recheck",
     "control_every",
     "args",
+    "headline",
 ];
 
 /// The hint of an error about `repeat`.
@@ -222,6 +224,17 @@ pub struct Spec {
     pub overrides: Vec<String>,
     /// `[profile]`: counters (Nsight Compute) and power read per point after/while it measures.
     pub profile: Option<crate::profile::Profile>,
+    /// `headline`: the metric (its name or column) that the progress line shows for each point;
+    /// `None`: the first metric. Checked to name a metric; see [`Spec::headline`].
+    pub headline: Option<String>,
+}
+
+/// The metric called `name`, or whose column is `name` (`saw` or `saw_mflops`).
+fn find_metric<'a>(metrics: &'a [Metric], name: &str) -> Option<&'a Metric> {
+    metrics
+        .iter()
+        .find(|m| m.name == name)
+        .or_else(|| metrics.iter().find(|m| m.column() == name))
 }
 
 /// The line (1-based) of the first `key = ...` in a spec's text.
@@ -411,6 +424,19 @@ impl Spec {
                 path: path.to_path_buf(),
                 message: "no metric defined (hint: add [[metric]] with pattern = \"mflops\", or a name and unit)".into(),
             });
+        }
+        if let Some(h) = &file.headline {
+            if find_metric(&metrics, h.get_ref()).is_none() {
+                let known: Vec<String> = metrics.iter().map(|m| format!("`{}`", m.name)).collect();
+                return Err(invalid(
+                    h.span().start,
+                    format!(
+                        "`headline` = {:?} is not a metric of this spec (hint: one of {})",
+                        h.get_ref(),
+                        known.join(", ")
+                    ),
+                ));
+            }
         }
 
         if !folder_name(file.bench.get_ref()) {
@@ -619,7 +645,16 @@ impl Spec {
             control_every: file.control_every.unwrap_or(DEFAULT_CONTROL_EVERY),
             overrides: Vec::new(),
             profile,
+            headline: file.headline.map(|h| h.into_inner()),
         })
+    }
+
+    /// The metric the progress line shows for each point: the one `headline` names, else the first.
+    pub fn headline(&self) -> Option<&Metric> {
+        self.headline
+            .as_deref()
+            .and_then(|h| find_metric(&self.metrics, h))
+            .or_else(|| self.metrics.first())
     }
 
     /// Compiler is nvcc (gets `-arch`).

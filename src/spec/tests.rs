@@ -438,3 +438,22 @@ fn profile_columns_never_take_a_metric_or_axis_column() {
     // The same metrics without the colliding profile columns are fine.
     assert!(parse(&format!("{core}[[metric]]\nname = \"power\"\nunit = \"W\"\nregex = 'P (?P<value>[0-9.]+)'\n[profile]\npresets = [\"occupancy\"]\n")).is_ok());
 }
+
+#[test]
+fn headline_names_a_metric_by_name_or_column_and_defaults_to_the_first() {
+    let two = "bench = \"b\"\n[[axis]]\nname = \"threads\"\nrange = [1, 8]\n[[metric]]\npattern = \"mflops\"\n[[metric]]\nname = \"copy\"\nunit = \"GB/s\"\nregex = 'c (?P<value>[0-9.]+)'\n";
+    let headline = |text: &str| parse(text).unwrap().headline().unwrap().name.clone();
+    assert_eq!(headline(two), "mflops", "the first in spec order");
+    assert_eq!(headline(&format!("headline = \"copy\"\n{two}")), "copy");
+    assert_eq!(
+        headline(&format!("headline = \"copy_gb_per_s\"\n{two}")),
+        "copy"
+    );
+    assert_eq!(
+        parse(&format!("headline = \"gflops\"\n{two}")).unwrap_err(),
+        "sweeps/t.toml:1: `headline` = \"gflops\" is not a metric of this spec (hint: one of `mflops`, `copy`)"
+    );
+    // Below a table, TOML reads it as that table's key: the hint says where it belongs.
+    let below = parse(&format!("{two}headline = \"copy\"\n")).unwrap_err();
+    assert!(below.contains("`headline` is a top-level key"), "{below}");
+}

@@ -1,0 +1,385 @@
+//! The closing summary of a run, on stdout, in [`WIDTH`] columns: the counts and wall time, period,
+//! knee and best per series (the full readings are in `analysis.md`), and where the run folder,
+//! `report.html` and `analysis.md` are; or, with `-q`, its first line alone ([`one_line`]).
+
+use super::terminal::{duration, paint, run_time};
+use super::Summary;
+use crate::analyze::reading::human;
+use crate::analyze::Analysis;
+use crate::report::format_value;
+use crate::store::Status;
+use std::ffi::OsStr;
+use std::path::{Path, PathBuf};
+
+/// The closing summary's widest line (its paths excepted: they are never cut).
+pub const WIDTH: usize = 120;
+
+/// At most this many series get a line in the closing summary; `analysis.md` has them all.
+const MAX_SERIES: usize = 24;
+
+/// A series name longer than this is cut in the closing summary.
+const SERIES_NAME: usize = 44;
+
+/// The kinds of failure the run had, with their counts: `1 run_failed`, `1 timeout`.
+fn failures(s: &Summary) -> Vec<String> {
+    s.counts
+        .iter()
+        .filter(|(st, n)| !st.measured() && **n > 0)
+        .map(|(st, n)| format!("{n} {}", st.as_str()))
+        .collect()
+}
+
+/// `20 ok, 0 noisy, 0 unstable, 2 failed`, and with `why` ` (1 run_failed, 1 timeout)`, coloured
+/// where not zero.
+fn counts(s: &Summary, colour: bool, why: bool) -> String {
+    let n = |st: Status| s.counts.get(&st).copied().unwrap_or(0);
+    let part = |count: usize, what: &str, code: &str| {
+        let text = format!("{count} {what}");
+        paint(colour && count > 0, code, &text)
+    };
+    let failures = failures(s);
+    let mut out = [
+        part(n(Status::Ok), "ok", "32"),
+        part(n(Status::Noisy), "noisy", "33"),
+        part(n(Status::Unstable), "unstable", "33"),
+        part(s.failed(), "failed", "31"),
+    ]
+    .join(", ");
+    if !failures.is_empty() && why {
+        out += &format!(" ({})", failures.join(", "));
+    }
+    out
+}
+
+/// `finished 20 points in 2.0 s: 20 ok, 0 noisy, 0 unstable, 0 failed`; with `why` the failures'
+/// kinds in parentheses.
+fn first_line(s: &Summary, colour: bool, why: bool) -> String {
+    let what = if s.counts.is_empty() && s.held > 0 {
+        "none combined yet".to_string()
+    } else if s.counts.is_empty() {
+        "nothing to do".to_string()
+    } else {
+        counts(s, colour, why)
+    };
+    let before = if s.skipped > 0 {
+        format!(" ({} already done before)", s.skipped)
+    } else {
+        String::new()
+    };
+    format!(
+        "{} {} points in {}: {what}{before}",
+        if s.interrupted {
+            "interrupted after"
+        } else {
+            "finished"
+        },
+        s.counts.values().sum::<usize>(),
+        duration(s.wall.as_secs_f64())
+    )
+}
+
+/// What `-q` prints: the first line, where the report is, and how to resume.
+pub fn one_line(s: &Summary, report: Option<&Path>, colour: bool) -> String {
+    let mut out = first_line(s, colour, true);
+    if let Some(r) = report {
+        out += &format!("; report {}", r.display());
+    }
+    if s.interrupted {
+        out += "; run the same command again to resume";
+    }
+    out
+}
+
+/// `line` cut to [`WIDTH`] characters, ending in `…` where it was cut.
+fn fit(line: String) -> String {
+    if line.chars().count() <= WIDTH {
+        return line;
+    }
+    let mut out: String = line.chars().take(WIDTH - 1).collect();
+    out.push('…');
+    out
+}
+
+/// Rows of cells as left-aligned columns two spaces apart, the last one ragged.
+fn columns(rows: &[Vec<String>]) -> Vec<String> {
+    let cols = rows.iter().map(Vec::len).max().unwrap_or(0);
+    let width = |c: usize| {
+        rows.iter()
+            .filter_map(|r| r.get(c))
+            .map(|s| s.chars().count())
+            .max()
+            .unwrap_or(0)
+    };
+    let widths: Vec<usize> = (0..cols).map(width).collect();
+    rows.iter()
+        .map(|r| {
+            let cells: Vec<String> = r
+                .iter()
+                .enumerate()
+                .map(|(c, s)| {
+                    if c + 1 == r.len() {
+                        s.clone()
+                    } else {
+                        format!("{s:<w$}", w = widths[c])
+                    }
+                })
+                .collect();
+            cells.join("  ").trim_end().to_string()
+        })
+        .collect()
+}
+
+/// `name` cut to `max` characters, ending in `…` where it was cut.
+fn cut(name: &str, max: usize) -> String {
+    if name.chars().count() <= max {
+        return name.to_string();
+    }
+    let mut out: String = name.chars().take(max - 1).collect();
+    out.push('…');
+    out
+}
+
+/// One line per series (the first [`MAX_SERIES`]): its period, knee and best value with its unit.
+fn series_lines(a: &Analysis) -> Vec<String> {
+    let mut rows = vec![vec![
+        "series".to_string(),
+        "period".into(),
+        "knee".into(),
+        "best".into(),
+    ]];
+    for s in a.series.iter().take(MAX_SERIES) {
+        let c = &s.curve;
+        let period = match (&c.period, &c.guess) {
+            (Some(p), _) => format!("{} ({})", human(p.period), p.level.as_str()),
+            (None, Some(g)) => format!("none (guess {})", human(g.period)),
+            (None, None) => "none".into(),
+        };
+        let knee = c.knee.map_or("-".to_string(), human);
+        let best = c.best.as_ref().map_or("-".to_string(), |b| {
+            format!(
+                "{} at {}={}",
+                format_value(b.value, &s.unit),
+                a.x,
+                human(b.x)
+            )
+        });
+        rows.push(vec![cut(&s.name, SERIES_NAME), period, knee, best]);
+    }
+    let mut out = columns(&rows);
+    if a.series.len() > MAX_SERIES {
+        out.push(format!(
+            "… and {} more series in analysis.md",
+            a.series.len() - MAX_SERIES
+        ));
+    }
+    out
+}
+
+/// What else the run's end wrote, short: files in the run folder by name, a subfolder's by count,
+/// others by their path (`results.csv, analysis.json, charts/ (24 files), /tmp/run.json`).
+fn also(run_dir: &Path, wrote: &[PathBuf], shown: &[&Path]) -> String {
+    let mut names: Vec<String> = vec![crate::store::RESULTS.to_string()];
+    let mut folders: Vec<(String, usize)> = Vec::new();
+    for p in wrote.iter().filter(|p| !shown.contains(&p.as_path())) {
+        let Ok(rel) = p.strip_prefix(run_dir) else {
+            names.push(p.display().to_string());
+            continue;
+        };
+        let mut parts = rel.components();
+        let first = parts
+            .next()
+            .map(|c| c.as_os_str().to_string_lossy().into_owned());
+        match (first, parts.next()) {
+            (Some(f), None) => names.push(f),
+            (Some(dir), Some(_)) => match folders.iter_mut().find(|(d, _)| *d == dir) {
+                Some((_, n)) => *n += 1,
+                None => folders.push((dir, 1)),
+            },
+            (None, _) => {}
+        }
+    }
+    names.dedup();
+    names.extend(
+        folders
+            .into_iter()
+            .map(|(d, n)| format!("{d}/ ({n} file{})", if n == 1 { "" } else { "s" })),
+    );
+    names.join(", ")
+}
+
+/// The closing summary: counts and wall time, recheck and builds, a line per series, and where the
+/// files are. Every line but a path fits [`WIDTH`] columns.
+pub fn closing(
+    s: &Summary,
+    analysis: Option<&Analysis>,
+    wrote: &[PathBuf],
+    report: Option<&Path>,
+    colour: bool,
+) -> Vec<String> {
+    let mut out = vec![first_line(s, colour, false)];
+    let failures = failures(s);
+    if !failures.is_empty() {
+        out.push(format!(
+            "failed: {} (each named above with its log)",
+            failures.join(", ")
+        ));
+    }
+    out.extend(s.marked_lines(WIDTH));
+    let (held, it) = if s.held == 1 {
+        ("1 point".to_string(), "it")
+    } else {
+        (format!("{} points", s.held), "each")
+    };
+    if s.held > 0 && s.interrupted {
+        out.push(format!("recheck: {held} had two groups of samples in one process, held in passes/recheck.csv until the run resumes"));
+    } else if s.held > 0 {
+        out.push(format!("recheck: {held} had two groups of samples in one process; {it} was measured in more processes"));
+    }
+    let mut builds = format!("builds: {} compiled, {} from cache", s.built, s.cached);
+    // The slowest runs that fit the line, whole.
+    for (i, (l, t)) in s.slowest.iter().enumerate() {
+        let item = format!(
+            "{}{l} ({})",
+            if i == 0 { "; slowest runs: " } else { ", " },
+            run_time(*t)
+        );
+        if builds.chars().count() + item.chars().count() > WIDTH {
+            break;
+        }
+        builds += &item;
+    }
+    out.push(builds);
+    if let Some(a) = analysis.filter(|a| !a.series.is_empty()) {
+        out.push(String::new());
+        out.extend(series_lines(a));
+    }
+    out.push(String::new());
+    let mut out: Vec<String> = out.into_iter().map(fit).collect();
+    // Where the files are: the paths in full, never cut; the list of the others cut to fit.
+    let md = wrote
+        .iter()
+        .find(|p| p.file_name() == Some(OsStr::new("analysis.md")));
+    let mut places = vec![vec![
+        "run folder".to_string(),
+        s.run_dir.display().to_string(),
+    ]];
+    let mut shown: Vec<&Path> = Vec::new();
+    for (what, path) in [("report", report), ("readings", md.map(PathBuf::as_path))] {
+        if let Some(p) = path {
+            places.push(vec![what.to_string(), p.display().to_string()]);
+            shown.push(p);
+        }
+    }
+    places.push(vec!["also".to_string(), also(&s.run_dir, wrote, &shown)]);
+    let places = columns(&places);
+    let last = places.len() - 1;
+    for (i, line) in places.into_iter().enumerate() {
+        out.push(if i == last { fit(line) } else { line });
+    }
+    if s.interrupted {
+        out.push("run the same command again to resume".into());
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_summary_says_held_points_wait_when_the_run_was_interrupted() {
+        let mut s = Summary {
+            held: 2,
+            interrupted: true,
+            run_dir: PathBuf::from("out/x/1"),
+            ..Summary::default()
+        };
+        let text = closing(&s, None, &[], None, false).join("\n");
+        assert!(
+            text.starts_with("interrupted after 0 points in 0.0 s: none combined yet\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("recheck: 2 points had two groups of samples in one process, held in passes/recheck.csv until the run resumes"),
+            "{text}"
+        );
+        assert!(
+            text.ends_with("\nrun the same command again to resume"),
+            "{text}"
+        );
+        s.interrupted = false;
+        s.held = 1;
+        assert!(closing(&s, None, &[], None, false).join("\n").contains(
+            "recheck: 1 point had two groups of samples in one process; it was measured in more processes"
+        ));
+    }
+
+    #[test]
+    fn the_other_files_are_named_short() {
+        let run = Path::new("out/saw/1");
+        let wrote: Vec<PathBuf> = [
+            "out/saw/1/analysis.json",
+            "out/saw/1/analysis.md",
+            "out/saw/1/charts/a.svg",
+            "out/saw/1/charts/a.png",
+            "out/saw/1/export/saw.xlsx",
+            "/tmp/run.json",
+        ]
+        .iter()
+        .map(PathBuf::from)
+        .collect();
+        let md = Path::new("out/saw/1/analysis.md");
+        assert_eq!(
+            also(run, &wrote, &[md]),
+            "results.csv, analysis.json, /tmp/run.json, charts/ (2 files), export/ (1 file)"
+        );
+    }
+
+    #[test]
+    fn long_lines_are_cut_at_the_width() {
+        let long = "x".repeat(300);
+        let cut_line = fit(long);
+        assert_eq!(cut_line.chars().count(), WIDTH);
+        assert!(cut_line.ends_with('…'));
+        assert_eq!(fit("short".into()), "short");
+    }
+
+    #[test]
+    fn the_summary_counts_unstable_and_noisy_points_per_metric() {
+        use crate::store::{Row, Status};
+        let mut s = Summary::default();
+        let row = |global: Status, shared: Status| Row {
+            point: crate::points::Point {
+                index: 0,
+                id: "p".into(),
+                values: vec![],
+            },
+            status: global.max(shared),
+            statuses: [
+                ("global_x".to_string(), global),
+                ("shared_x".to_string(), shared),
+            ]
+            .into(),
+            values: Default::default(),
+            build_s: 0.0,
+            run_s: 0.0,
+            cached: false,
+            gpu: Default::default(),
+            error: String::new(),
+        };
+        s.record(&row(Status::Unstable, Status::Ok));
+        s.record(&row(Status::Unstable, Status::Noisy));
+        s.record(&row(Status::Ok, Status::Unstable));
+        s.record(&row(Status::Unstable, Status::Ok));
+        let text = closing(&s, None, &[], None, false).join("\n");
+        assert!(
+            text.contains("\nunstable by metric: global_x 3, shared_x 1\n  (unstable: the placements of the kernel's buffers in memory gave values further apart than the target allows)\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("\nnoisy by metric: shared_x 1\n  (noisy: "),
+            "{text}"
+        );
+        assert!(text.lines().all(|l| l.chars().count() <= WIDTH), "{text}");
+    }
+}
