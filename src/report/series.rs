@@ -375,6 +375,7 @@ pub(crate) mod tests {
             placement: None,
             between_processes_u95: None,
             counter: None,
+            model: None,
             reading: String::new(),
             data,
         }
