@@ -112,7 +112,7 @@ fn steps_of_two_sizes_read_as_the_double_period_with_the_other_nested() {
         assert!(cells[4].starts_with(level), "{line}");
         assert!(
             line.contains(
-                "and period 32 (warp: a started warp costs a whole one), peaks at threads ≡ 0 \
+                "and period 32 (steps every 32 threads = one warp), peaks at threads ≡ 0 \
                  (mod 32), high confidence"
             ),
             "{line}"
@@ -424,4 +424,127 @@ fn the_thread_sweep_marks_a_point_unstable_only_where_its_own_metric_is() {
             && md.contains("Unstable: the placements of the kernel's buffers in memory gave values further apart than the target allows"),
         "{md}"
     );
+}
+
+/// The mechanism clauses of a reading: the words in parentheses after each `period N (`.
+fn why_texts(reading: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut rest = reading;
+    while let Some(i) = rest.find("period ") {
+        let after = &rest[i + "period ".len()..];
+        let digits = after
+            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+            .unwrap_or(after.len());
+        if digits == 0 || !after[digits..].starts_with(" (") {
+            rest = after;
+            continue;
+        }
+        let body = &after[digits + 2..];
+        let mut depth = 1;
+        let end = body
+            .char_indices()
+            .find(|&(_, c)| {
+                depth += match c {
+                    '(' => 1,
+                    ')' => -1,
+                    _ => 0,
+                };
+                depth == 0
+            })
+            .map_or(body.len(), |(j, _)| j);
+        out.push(format!("{}: {}", &after[..digits], &body[..end]));
+        rest = &body[end..];
+    }
+    out
+}
+
+/// Every series of `csv` analysed: `series: period: why` for each period a reading names, and the
+/// reading's clause on a declared model that did not explain it.
+fn why_lines(csv: &Path) -> String {
+    let (_, out) = analyze_csv(csv, &[]);
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.path().join("analysis.json")).unwrap())
+            .unwrap();
+    let mut lines = String::new();
+    for s in json["series"].as_array().unwrap() {
+        let reading = s["reading"].as_str().unwrap();
+        for why in why_texts(reading) {
+            lines += &format!("{}: {why}\n", s["name"].as_str().unwrap());
+        }
+        if let Some(i) = reading.find("; the declared model") {
+            let clause = reading[i + 2..].split(';').next().unwrap();
+            lines += &format!("{}: {clause}\n", s["name"].as_str().unwrap());
+        }
+    }
+    lines
+}
+
+/// Issue 34: every mechanism a reading of a committed H100 run names, word for word. Without
+/// counters or a declared model (the manifests of these runs predate the `model` key) the words
+/// state only what the axis shows ("steps every 64 threads = 2 warps"); with ncu's counters they
+/// follow the counter (halfwarp_counters: wavefronts per shared request).
+#[test]
+fn the_mechanism_of_every_committed_h100_reading_is_pinned() {
+    let mut all = String::new();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/h100");
+    let mut sweeps: Vec<String> = std::fs::read_dir(&root)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.path().join("results.csv").is_file())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|s| s != "l1_cache") // no numeric axis
+        .collect();
+    sweeps.sort();
+    assert!(sweeps.len() >= 14, "{sweeps:?}");
+    for sweep in sweeps {
+        all += &format!("## {sweep}\n{}", why_lines(&fixture(&sweep)));
+    }
+    for banned in [
+        "compute 1.x",
+        "16 banks",
+        "first half of the threads",
+        "groups of",
+    ] {
+        assert!(!all.contains(banned), "{banned}:\n{all}");
+    }
+    insta::assert_snapshot!(all);
+}
+
+/// The same runs with the models their specs in sweeps/ now declare (`model = ...` put into a
+/// copy of each manifest): a model is named, with its fit, only where it steps with the drops and
+/// fits; where it does not (the global grid stores step every 64 threads, a warp model every 32;
+/// Hopper's float2/float4 shared stores go by whole warps), the reading says so.
+#[test]
+fn declared_models_are_fitted_to_the_h100_runs_and_named_only_where_they_fit() {
+    let specs = Path::new(env!("CARGO_MANIFEST_DIR")).join("sweeps");
+    let mut all = String::new();
+    for sweep in ["threads_1_512", "halfwarp", "bank_stride", "copy_offset"] {
+        let tmp = tempfile::tempdir().unwrap();
+        let src = fixture(sweep);
+        for f in ["results.csv", "manifest.json", "controls.csv"] {
+            std::fs::copy(src.parent().unwrap().join(f), tmp.path().join(f)).unwrap();
+        }
+        // The models of the spec as it is now, by metric name.
+        let spec: toml::Value =
+            toml::from_str(&std::fs::read_to_string(specs.join(format!("{sweep}.toml"))).unwrap())
+                .unwrap();
+        let path = tmp.path().join("manifest.json");
+        let mut m: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        for metric in m["metrics"].as_array_mut().unwrap() {
+            let declared = spec["metric"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|d| d["name"].as_str() == metric["name"].as_str());
+            for key in ["model", "better"] {
+                if let Some(v) = declared.and_then(|d| d.get(key)).and_then(|v| v.as_str()) {
+                    metric[key] = v.into();
+                }
+            }
+        }
+        std::fs::write(&path, serde_json::to_string_pretty(&m).unwrap()).unwrap();
+        all += &format!("## {sweep}\n{}", why_lines(&tmp.path().join("results.csv")));
+    }
+    insta::assert_snapshot!(all);
 }

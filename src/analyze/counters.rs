@@ -119,6 +119,7 @@ pub(super) fn counter_series(
             name: h.clone(),
             unit: String::new(),
             column: h.clone(),
+            ..Default::default()
         })
         .collect();
     if cols.is_empty() {

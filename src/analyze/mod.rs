@@ -18,6 +18,7 @@ pub mod curve;
 pub(crate) mod fit;
 mod fold;
 pub(crate) mod load;
+pub mod mechanism;
 pub mod reading;
 mod staircase;
 #[cfg(test)]
@@ -126,6 +127,9 @@ pub struct SeriesAnalysis {
     /// How many of the series' points its own metric marks noisy or unstable
     /// (`<metric>_status`, or for older runs `store::metric_status`'s reading of the row).
     pub marked: Marked,
+    /// The spec's model for this metric fitted to the curve (`model = ...`), when it has one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub model: Option<mechanism::ModelFit>,
     /// The answer in one line.
     pub reading: String,
     /// The data: (x, value), `None` for failed points; sorted by x, one point per x (the median
@@ -245,7 +249,15 @@ pub fn analyze_csv(path: &Path, opts: &AnalyzeOptions) -> Result<Analysis, Analy
             } else {
                 r.metric.unit.clone()
             };
-            let sense = Sense::from_unit(&unit);
+            let better = r
+                .metric
+                .better
+                .unwrap_or_else(|| crate::spec::Better::for_unit(&unit));
+            let sense = match better {
+                crate::spec::Better::Higher => Sense::HigherIsBetter,
+                crate::spec::Better::Lower => Sense::LowerIsBetter,
+                crate::spec::Better::Neither => Sense::from_unit(&unit),
+            };
             // In x order, one point per x, whatever the order of the rows: what every chart draws.
             let data = curve::one_per_x(&r.points);
             let spread: Vec<(f64, Option<f64>)> =
@@ -256,6 +268,10 @@ pub fn analyze_csv(path: &Path, opts: &AnalyzeOptions) -> Result<Analysis, Analy
                 .collect();
             let marked = Marked::of(&load::one_row_per_x(r.statuses.clone(), &data, Ord::cmp));
             let mut curve = analyze_curve(&data, sense);
+            if better == crate::spec::Better::Neither {
+                // A count or a setting: the most (or fewest) is not the best.
+                curve.best = None;
+            }
             let placement = Placement::of(&spread, &curve);
             let process = between
                 .iter()
@@ -277,7 +293,62 @@ pub fn analyze_csv(path: &Path, opts: &AnalyzeOptions) -> Result<Analysis, Analy
             if let (Some(q), Some(_)) = (curve.secondary.as_mut(), unsettled) {
                 q.level = q.level.lower();
             }
-            let mut reading = reading::reading(&x, &unit, &curve, sense);
+            let counter = curve.period.as_ref().and_then(|_| {
+                counters::stepping(&curve.peaks, &counters::counters_of(&counter_series, &r))
+            });
+            let model_fit = r
+                .metric
+                .model
+                .as_ref()
+                .map(|m| mechanism::fit(m, &x, &r.points, sense, &curve.peaks).map(|f| (m, f)));
+            let fitted = model_fit.as_ref().and_then(|f| f.as_ref().ok());
+            let why = reading::Why {
+                primary: curve.period.as_ref().map_or(String::new(), |p| {
+                    mechanism::explain(
+                        &x,
+                        p.period,
+                        &curve,
+                        sense,
+                        counter.as_ref(),
+                        fitted.map(|(m, f)| (*m, f)),
+                    )
+                }),
+                // The counter and the fit speak of the main period's drops: a nested period
+                // gets the model's words only where the model steps with it.
+                secondary: curve.secondary.as_ref().map_or(String::new(), |q| {
+                    let model = fitted.filter(|(_, f)| {
+                        f.r2 >= mechanism::ModelFit::EXPLAINS
+                            && f.period.is_some_and(|m| (m - q.period).abs() < 1e-9)
+                    });
+                    match model {
+                        Some((m, f)) => {
+                            let explained = mechanism::ModelFit {
+                                explains: true,
+                                ..f.clone()
+                            };
+                            mechanism::explain(
+                                &x,
+                                q.period,
+                                &curve,
+                                sense,
+                                None,
+                                Some((m, &explained)),
+                            )
+                        }
+                        None => mechanism::neutral(&x, q.period, &curve, sense),
+                    }
+                }),
+            };
+            let mut reading = reading::reading(&x, &unit, &curve, &why);
+            match (&model_fit, &curve.period) {
+                (Some(Ok((_, f))), Some(p))
+                    if !(f.explains && f.period.is_none_or(|q| (q - p.period).abs() < 1e-9)) =>
+                {
+                    reading += &mechanism::model_misfit(&x, f, p.period);
+                }
+                (Some(Err(e)), _) => reading += &format!("; {}", e.0),
+                _ => {}
+            }
             if let Some(u) = unsettled {
                 reading += &reading::nesting_unsettled(&curve, u);
             }
@@ -287,9 +358,6 @@ pub fn analyze_csv(path: &Path, opts: &AnalyzeOptions) -> Result<Analysis, Analy
             if let Some(b) = process {
                 reading += &reading::between_processes(b, process_lowers && !placement_lowers);
             }
-            let counter = curve.period.as_ref().and_then(|_| {
-                counters::stepping(&curve.peaks, &counters::counters_of(&counter_series, &r))
-            });
             if let Some(c) = &counter {
                 reading += &counters::clause(&x, c);
             }
@@ -322,6 +390,7 @@ pub fn analyze_csv(path: &Path, opts: &AnalyzeOptions) -> Result<Analysis, Analy
                 between_processes_u95: process.map(|b| b.u95),
                 counter,
                 marked,
+                model: model_fit.and_then(Result::ok).map(|(_, f)| f),
                 reading,
                 data,
             }
@@ -583,7 +652,12 @@ mod tests {
             assert_eq!((p.period, p.phase), (32.0, 0.0), "{}", s.name);
             assert_eq!(s.curve.knee, Some(64.0), "{}", s.name);
             assert_eq!(s.curve.gaps, 1);
-            assert!(s.reading.starts_with("period 32 (warp"), "{}", s.reading);
+            assert!(
+                s.reading
+                    .starts_with("period 32 (steps every 32 threads = one warp)"),
+                "{}",
+                s.reading
+            );
         }
         assert_eq!(a.series[1].file_stem, "mflops__variant-conflict2");
         let md = a.to_markdown();

@@ -1,7 +1,7 @@
 //! The analysis in words: a one-line reading per series that names the likely cause, and the
 //! number formatting shared by the table, the CSV and the charts.
 
-use super::curve::{Curve, Sense};
+use super::curve::Curve;
 use super::Placement;
 
 /// A number for people: integers as integers, others with 4 significant digits at most.
@@ -26,63 +26,11 @@ pub fn percent(f: f64) -> String {
     format!("{:.1} %", 100.0 * f)
 }
 
-/// What the period likely is, given the swept axis and the shape.
-pub fn cause(axis: &str, period: f64, curve: &Curve, sense: Sense) -> String {
-    let a = axis.to_ascii_lowercase();
-    let p = human(period);
-    if ["thread", "block", "warp", "tpb", "width"]
-        .iter()
-        .any(|k| a.contains(k))
-    {
-        return match period as i64 {
-            32 => "warp: a started warp costs a whole one".to_string(),
-            16 => {
-                "half-warp: work is issued per half-warp (as on compute 1.x, 16 banks)".to_string()
-            }
-            8 => "quarter-warp: e.g. every other thread of a half-warp at work".to_string(),
-            64 => "two warps: e.g. only the first half of the threads at work".to_string(),
-            128 => "four warps: one per SM sub-partition scheduler".to_string(),
-            _ => format!("groups of {p} threads"),
-        };
-    }
-    if a.contains("stride") {
-        return match conflict_degree(curve, sense) {
-            Some(k) if k >= 2 => format!("bank conflicts of degree up to {k}: strides that share a factor with {p} serialize"),
-            _ => format!("strides that share a factor with {p} are slower"),
-        };
-    }
-    if a.contains("offset") || a.contains("align") {
-        return format!("alignment: accesses aligned to {p} elements are fastest, others split into more transactions");
-    }
-    if ["size", "dim", "matrix", "rows", "cols"]
-        .iter()
-        .any(|k| a.contains(k))
-        || a == "n"
-    {
-        return format!("size granularity: multiples of {p} fill whole tiles or blocks");
-    }
-    format!("a pattern that repeats every {p} along `{axis}`")
-}
-
-/// How many times the best value is the worst, rounded (to a power of two when within 10 % of
-/// one): the degree of the worst conflict.
-fn conflict_degree(curve: &Curve, sense: Sense) -> Option<i64> {
-    let best = curve.best.as_ref()?.value;
-    let worst = curve.worst?;
-    let ratio = match sense {
-        Sense::HigherIsBetter => best / worst,
-        Sense::LowerIsBetter => worst / best,
-    };
-    if !(ratio.is_finite() && ratio > 0.0) {
-        return None;
-    }
-    // Banks come in powers of two: a ratio within 10 % of one is that conflict.
-    let pow2 = 2f64.powf(ratio.log2().round());
-    Some(if (ratio / pow2 - 1.0).abs() < 0.1 {
-        pow2
-    } else {
-        ratio.round()
-    } as i64)
+/// The mechanism clause of each period of a curve (see [`super::mechanism::explain`]).
+#[derive(Debug, Clone, Default)]
+pub struct Why {
+    pub primary: String,
+    pub secondary: String,
 }
 
 /// Where the peaks are: `0 (mod 32)`; `1 (mod 2)` for every odd residue of 8; a list otherwise.
@@ -106,7 +54,7 @@ pub fn congruence(phases: &[f64], period: f64) -> String {
 
 /// One line: the period and its cause, the cost of one step past a peak, the knee, the best x.
 /// Values are written in the unit that suits them ([`format_value`]: 20.85 TFLOP/s).
-pub fn reading(axis: &str, unit: &str, curve: &Curve, sense: Sense) -> String {
+pub fn reading(axis: &str, unit: &str, curve: &Curve, why: &Why) -> String {
     use crate::units::format_value;
     let mut parts = Vec::new();
     match &curve.period {
@@ -114,7 +62,7 @@ pub fn reading(axis: &str, unit: &str, curve: &Curve, sense: Sense) -> String {
             let mut s = format!(
                 "period {} ({}), peaks at {axis} ≡ {}, {} confidence",
                 human(p.period),
-                cause(axis, p.period, curve, sense),
+                why.primary,
                 congruence(&p.peak_phases, p.period),
                 p.level.as_str()
             );
@@ -130,7 +78,7 @@ pub fn reading(axis: &str, unit: &str, curve: &Curve, sense: Sense) -> String {
                 s += &format!(
                     "; and period {} ({}), peaks at {axis} ≡ {}, {} confidence",
                     human(q.period),
-                    cause(axis, q.period, curve, sense),
+                    why.secondary,
                     congruence(&q.peak_phases, q.period),
                     q.level.as_str()
                 );
@@ -297,15 +245,5 @@ mod tests {
         assert_eq!(congruence(&[0.0], 32.0), "0 (mod 32)");
         assert_eq!(congruence(&[1.0, 3.0, 5.0, 7.0], 8.0), "1 (mod 2)");
         assert_eq!(congruence(&[1.0, 2.0, 5.0], 8.0), "1, 2, 5 (mod 8)");
-    }
-
-    #[test]
-    fn causes_follow_the_axis() {
-        let curve = super::super::curve::analyze_curve(&[(1.0, Some(1.0))], Sense::HigherIsBetter);
-        assert!(cause("threads", 32.0, &curve, Sense::HigherIsBetter).starts_with("warp"));
-        assert!(cause("threads", 16.0, &curve, Sense::HigherIsBetter).starts_with("half-warp"));
-        assert!(cause("offset", 32.0, &curve, Sense::HigherIsBetter).starts_with("alignment"));
-        assert!(cause("n", 256.0, &curve, Sense::HigherIsBetter).starts_with("size granularity"));
-        assert!(cause("foo", 3.0, &curve, Sense::HigherIsBetter).contains("`foo`"));
     }
 }

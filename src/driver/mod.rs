@@ -248,6 +248,8 @@ pub fn run_sweep(
                     name: m.name.clone(),
                     unit: m.unit.clone(),
                     column: m.column(),
+                    better: m.better.map(|b| b.as_str().to_string()),
+                    model: m.model.map(|m| m.to_string()),
                 })
                 .collect(),
             columns: header.clone(),

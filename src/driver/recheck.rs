@@ -83,6 +83,8 @@ mod tests {
             name: "k".into(),
             unit: "MFlops".into(),
             source: MetricSource::Core,
+            better: None,
+            model: None,
         }
     }
 

@@ -477,6 +477,7 @@ pub(crate) mod tests {
             between_processes_u95: None,
             counter: None,
             marked: Default::default(),
+            model: None,
             reading: String::new(),
             data,
         }

@@ -19,6 +19,8 @@ pub(super) struct MetricFile {
     /// [`super::Labels`]).
     #[allow(dead_code)]
     pub(super) family: Option<String>,
+    pub(super) better: Option<String>,
+    pub(super) model: Option<String>,
 }
 
 #[derive(Clone, Debug)]
@@ -34,6 +36,201 @@ pub struct Metric {
     pub name: String,
     pub unit: String,
     pub source: MetricSource,
+    /// `better = "higher" | "lower" | "neither"`; `None`: from the unit ([`Better::for_unit`]).
+    pub better: Option<Better>,
+    /// `model = "..."`: the mechanism the bench expects along its swept axis, which the analysis
+    /// fits and names when it explains the steps ([`Model`]).
+    pub model: Option<Model>,
+}
+
+/// Which way a metric is better (`better = ...` of a `[[metric]]`). `Neither` (a count, a
+/// configuration value): the analysis names no best x.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Better {
+    Higher,
+    Lower,
+    Neither,
+}
+
+impl Better {
+    pub const WORDS: &'static str = "`higher`, `lower` or `neither`";
+
+    pub fn parse(s: &str) -> Option<Better> {
+        match s {
+            "higher" => Some(Better::Higher),
+            "lower" => Some(Better::Lower),
+            "neither" => Some(Better::Neither),
+            _ => None,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Better::Higher => "higher",
+            Better::Lower => "lower",
+            Better::Neither => "neither",
+        }
+    }
+
+    /// The default: times (`s`, `ms`, `us`, `ns`, `cycles`, ...) lower; counts (`ways`, `bytes`,
+    /// `registers`, `blocks`, `threads`, `warps`, `requests`, `sectors`, `wavefronts`,
+    /// `conflicts`, `count`, ...) neither; everything else (throughputs, fractions) higher.
+    pub fn for_unit(unit: &str) -> Better {
+        let u = unit.trim().to_ascii_lowercase();
+        const TIMES: [&str; 10] = [
+            "s", "sec", "ms", "us", "µs", "μs", "ns", "cycles", "clocks", "ticks",
+        ];
+        const COUNTS: [&str; 16] = [
+            "ways",
+            "way",
+            "bytes",
+            "b",
+            "registers",
+            "regs",
+            "blocks",
+            "threads",
+            "warps",
+            "requests",
+            "sectors",
+            "wavefronts",
+            "conflicts",
+            "count",
+            "elements",
+            "instructions",
+        ];
+        if TIMES.contains(&u.as_str()) {
+            Better::Lower
+        } else if COUNTS.contains(&u.as_str()) {
+            Better::Neither
+        } else {
+            Better::Higher
+        }
+    }
+}
+
+/// A named model of what the cost of a point should be along the swept axis (`model = ...` of a
+/// `[[metric]]`): `whole_warps`, `scheduler_busiest`, `wavefronts_per_request[:stride=S,words=W]`,
+/// `lines_per_request[:words=W]` or `sectors_per_request[:words=W]`. See docs/analysis.md.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Model {
+    pub kind: ModelKind,
+    /// 4-byte words between neighbouring lanes' first words (wavefronts_per_request on a thread
+    /// axis); never taken as less than `words`.
+    pub stride: u32,
+    /// 4-byte words each lane accesses (2 for a float2, 4 for a float4).
+    pub words: u32,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ModelKind {
+    /// A grid: every started warp costs a whole one (steps every 32 threads).
+    WholeWarps,
+    /// One block on one SM: its warps go round-robin to the 4 sub-partition schedulers; the
+    /// busiest one sets the time (steps every 128 threads).
+    SchedulerBusiest,
+    /// Shared memory: a warp's request takes as many wavefronts as its most loaded bank holds
+    /// distinct words (32 banks of 4 bytes).
+    WavefrontsPerRequest,
+    /// Global stores: a warp's request covers this many 128-byte lines.
+    LinesPerRequest,
+    /// Global accesses along an offset: a warp's request touches this many 32-byte sectors.
+    SectorsPerRequest,
+}
+
+impl ModelKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            ModelKind::WholeWarps => "whole_warps",
+            ModelKind::SchedulerBusiest => "scheduler_busiest",
+            ModelKind::WavefrontsPerRequest => "wavefronts_per_request",
+            ModelKind::LinesPerRequest => "lines_per_request",
+            ModelKind::SectorsPerRequest => "sectors_per_request",
+        }
+    }
+}
+
+impl Model {
+    pub const NAMES: &'static str =
+        "`whole_warps`, `scheduler_busiest`, `wavefronts_per_request`, \
+         `lines_per_request` or `sectors_per_request`";
+
+    /// `name` or `name:key=value,key=value` (keys `stride`, `words`: whole numbers 1..=32).
+    pub fn parse(s: &str) -> Result<Model, String> {
+        let (name, params) = s.split_once(':').unwrap_or((s, ""));
+        let kind = match name.trim() {
+            "whole_warps" => ModelKind::WholeWarps,
+            "scheduler_busiest" => ModelKind::SchedulerBusiest,
+            "wavefronts_per_request" => ModelKind::WavefrontsPerRequest,
+            "lines_per_request" => ModelKind::LinesPerRequest,
+            "sectors_per_request" => ModelKind::SectorsPerRequest,
+            other => {
+                return Err(format!(
+                    "unknown model `{other}` (hint: one of {})",
+                    Self::NAMES
+                ))
+            }
+        };
+        let mut m = Model {
+            kind,
+            stride: 1,
+            words: 1,
+        };
+        for kv in params.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+            let (k, v) = kv
+                .split_once('=')
+                .ok_or_else(|| format!("model parameter `{kv}` is not `key=value`"))?;
+            let n: u32 = v
+                .trim()
+                .parse()
+                .ok()
+                .filter(|n| (1..=32).contains(n))
+                .ok_or_else(|| {
+                    format!("model parameter `{kv}`: the value must be a whole number 1..32")
+                })?;
+            let takes = match k.trim() {
+                "stride" => kind == ModelKind::WavefrontsPerRequest,
+                "words" => matches!(
+                    kind,
+                    ModelKind::WavefrontsPerRequest
+                        | ModelKind::LinesPerRequest
+                        | ModelKind::SectorsPerRequest
+                ),
+                _ => false,
+            };
+            if !takes {
+                return Err(format!(
+                    "model `{}` takes no parameter `{}` (hint: `stride` goes with \
+                     wavefronts_per_request, `words` with the *_per_request models)",
+                    kind.name(),
+                    k.trim()
+                ));
+            }
+            if k.trim() == "stride" {
+                m.stride = n;
+            } else {
+                m.words = n;
+            }
+        }
+        Ok(m)
+    }
+}
+
+impl std::fmt::Display for Model {
+    /// The form `parse` reads, parameters only where they differ from 1.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.kind.name())?;
+        let mut params = Vec::new();
+        if self.stride != 1 {
+            params.push(format!("stride={}", self.stride));
+        }
+        if self.words != 1 {
+            params.push(format!("words={}", self.words));
+        }
+        if !params.is_empty() {
+            write!(f, ":{}", params.join(","))?;
+        }
+        Ok(())
+    }
 }
 
 /// Extra statistics the timing core reports for each metric, in column order.
@@ -139,6 +336,37 @@ pub enum MetricError {
     },
     #[error("metric `{0}`: the regex needs a group `(?P<value>...)`")]
     NoValueGroup(String),
+    #[error("metric `{name}`: `better = \"{value}\"` (hint: {})", Better::WORDS)]
+    BadBetter { name: String, value: String },
+    #[error("metric `{name}`: `model = \"{value}\"`: {reason}")]
+    BadModel {
+        name: String,
+        value: String,
+        reason: String,
+    },
+}
+
+/// `better` and `model` of a `[[metric]]` named `name`.
+fn read_analysis_keys(
+    m: &MetricFile,
+    name: &str,
+) -> Result<(Option<Better>, Option<Model>), MetricError> {
+    let better = match &m.better {
+        Some(b) => Some(Better::parse(b).ok_or_else(|| MetricError::BadBetter {
+            name: name.to_string(),
+            value: b.clone(),
+        })?),
+        None => None,
+    };
+    let model = match &m.model {
+        Some(v) => Some(Model::parse(v).map_err(|reason| MetricError::BadModel {
+            name: name.to_string(),
+            value: v.clone(),
+            reason,
+        })?),
+        None => None,
+    };
+    Ok((better, model))
 }
 
 pub(super) fn read_metric(m: &MetricFile) -> Result<Metric, MetricError> {
@@ -147,10 +375,14 @@ pub(super) fn read_metric(m: &MetricFile) -> Result<Metric, MetricError> {
             return Err(MetricError::PatternAndRegex);
         }
         let (name, unit, re) = builtin(p).ok_or_else(|| MetricError::UnknownPattern(p.clone()))?;
+        let name = m.name.clone().unwrap_or_else(|| name.into());
+        let (better, model) = read_analysis_keys(m, &name)?;
         return Ok(Metric {
-            name: m.name.clone().unwrap_or_else(|| name.into()),
+            name,
             unit: m.unit.clone().unwrap_or_else(|| unit.into()),
             source: MetricSource::Regex(Regex::new(re).map_err(MetricError::Builtin)?),
+            better,
+            model,
         });
     }
     let name = m.name.clone().ok_or(MetricError::NoName)?;
@@ -174,5 +406,12 @@ pub(super) fn read_metric(m: &MetricFile) -> Result<Metric, MetricError> {
         }
         None => MetricSource::Core,
     };
-    Ok(Metric { name, unit, source })
+    let (better, model) = read_analysis_keys(m, &name)?;
+    Ok(Metric {
+        name,
+        unit,
+        source,
+        better,
+        model,
+    })
 }

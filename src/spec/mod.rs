@@ -22,7 +22,9 @@ use axis::{expand_axis, AxisFile};
 pub use labels::Labels;
 pub use metric::MetricError;
 use metric::{read_metric, MetricFile};
-pub use metric::{unit_slug, Metric, MetricSource, CORE_FIELDS, CORE_STATS};
+pub use metric::{
+    unit_slug, Better, Metric, MetricSource, Model, ModelKind, CORE_FIELDS, CORE_STATS,
+};
 pub use timing::{Timing, DEFAULT_TARGET_REL_CI};
 
 /// The longest `filter`, and its deepest nesting of parentheses: the expression parser recurses

@@ -457,3 +457,67 @@ fn headline_names_a_metric_by_name_or_column_and_defaults_to_the_first() {
     let below = parse(&format!("{two}headline = \"copy\"\n")).unwrap_err();
     assert!(below.contains("`headline` is a top-level key"), "{below}");
 }
+
+/// `better` and `model` of a `[[metric]]` (issue 34): read and checked, with the culprit named.
+#[test]
+fn metrics_take_a_direction_and_a_model_and_refuse_bad_ones() {
+    let core = "bench = \"b\"\n[[axis]]\nname = \"threads\"\nrange = [1, 8]\n[[metric]]\nname = \"k\"\nunit = \"MFlops\"\n";
+    let s = parse(&format!(
+        "{core}better = \"lower\"\nmodel = \"wavefronts_per_request:stride=2, words=1\"\n"
+    ))
+    .unwrap();
+    assert_eq!(s.metrics[0].better, Some(Better::Lower));
+    let m = s.metrics[0].model.unwrap();
+    assert_eq!(
+        (m.kind, m.stride, m.words),
+        (ModelKind::WavefrontsPerRequest, 2, 1)
+    );
+    assert_eq!(m.to_string(), "wavefronts_per_request:stride=2");
+    assert_eq!(Model::parse(&m.to_string()), Ok(m));
+    let plain = parse(core).unwrap();
+    assert_eq!(
+        (plain.metrics[0].better, plain.metrics[0].model),
+        (None, None)
+    );
+    for (keys, want) in [
+        (
+            "better = \"more\"\n",
+            "sweeps/t.toml:5: metric `k`: `better = \"more\"` (hint: `higher`, `lower` or `neither`)",
+        ),
+        (
+            "model = \"warps\"\n",
+            "sweeps/t.toml:5: metric `k`: `model = \"warps\"`: unknown model `warps` (hint: one of `whole_warps`",
+        ),
+        (
+            "model = \"whole_warps:stride=2\"\n",
+            "model `whole_warps` takes no parameter `stride`",
+        ),
+        (
+            "model = \"wavefronts_per_request:stride=0\"\n",
+            "model parameter `stride=0`: the value must be a whole number 1..32",
+        ),
+        (
+            "model = \"lines_per_request:words\"\n",
+            "model parameter `words` is not `key=value`",
+        ),
+    ] {
+        let err = parse(&format!("{core}{keys}")).unwrap_err();
+        assert!(err.contains(want), "{keys}: {err}");
+    }
+}
+
+#[test]
+fn the_default_direction_follows_the_unit() {
+    for (unit, want) in [
+        ("GB/s", Better::Higher),
+        ("MFlops", Better::Higher),
+        ("fraction", Better::Higher),
+        ("ms", Better::Lower),
+        ("cycles", Better::Lower),
+        ("ways", Better::Neither),
+        ("bytes", Better::Neither),
+        ("registers", Better::Neither),
+    ] {
+        assert_eq!(Better::for_unit(unit), want, "{unit}");
+    }
+}

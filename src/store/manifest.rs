@@ -67,6 +67,13 @@ pub struct MetricInfo {
     pub name: String,
     pub unit: String,
     pub column: String,
+    /// The spec's `better` (`higher`, `lower`, `neither`); none where the spec left it to the
+    /// unit, and in runs from before the field.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub better: Option<String>,
+    /// The spec's `model`, in the form `spec::Model` parses; none where the spec has none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
 }
 
 /// `manifest.json`: what ran, where, with what.

@@ -3,16 +3,19 @@
 
 use super::number;
 use crate::analyze::AnalyzeError;
-use crate::spec::{CORE_FIELDS, CORE_STATS};
+use crate::spec::{Better, Model, CORE_FIELDS, CORE_STATS};
 use crate::store::schema::{self, INDEX_COLUMN, POINT_ID_COLUMN, STATUS_COLUMN};
 use std::path::Path;
 
 /// One metric column.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub(crate) struct MetricColumn {
     pub name: String,
     pub unit: String,
     pub column: String,
+    /// The spec's `better` and `model` (from the manifest); `None` where it has none.
+    pub better: Option<Better>,
+    pub model: Option<Model>,
 }
 
 /// The column `<metric>_<suffix>`: by the metric's name, else by the longest prefix of its column
@@ -61,21 +64,41 @@ pub(super) fn from_manifest(
                 .map(str::to_string)
         })
         .collect();
-    let metrics: Vec<MetricColumn> = v["metrics"]
+    let mut metrics: Vec<MetricColumn> = Vec::new();
+    for m in v["metrics"]
         .as_array()
         .ok_or_else(|| bad("no `metrics` list".to_string()))?
-        .iter()
-        .filter_map(|m| {
-            let name = m["name"].as_str()?.to_string();
-            let column = m["column"].as_str().unwrap_or(&name).to_string();
-            Some(MetricColumn {
-                name,
-                unit: m["unit"].as_str().unwrap_or("").to_string(),
-                column,
-            })
-        })
-        .filter(|m| header.contains(&m.column))
-        .collect();
+    {
+        let Some(name) = m["name"].as_str().map(str::to_string) else {
+            continue;
+        };
+        let column = m["column"].as_str().unwrap_or(&name).to_string();
+        if !header.contains(&column) {
+            continue;
+        }
+        let better = match m["better"].as_str() {
+            Some(b) => Some(Better::parse(b).ok_or_else(|| {
+                bad(format!(
+                    "metric `{name}` has `better` = `{b}` (hint: {})",
+                    Better::WORDS
+                ))
+            })?),
+            None => None,
+        };
+        let model = match m["model"].as_str() {
+            Some(text) => {
+                Some(Model::parse(text).map_err(|e| bad(format!("metric `{name}`: {e}")))?)
+            }
+            None => None,
+        };
+        metrics.push(MetricColumn {
+            name,
+            unit: m["unit"].as_str().unwrap_or("").to_string(),
+            column,
+            better,
+            model,
+        });
+    }
     Ok((axes, metrics))
 }
 
@@ -133,6 +156,7 @@ pub(super) fn guess_columns(
             name: h.clone(),
             unit: unit_of_column(h).to_string(),
             column: h.clone(),
+            ..Default::default()
         })
         .collect();
     Ok((axes, metrics))
@@ -176,11 +200,13 @@ mod tests {
             name: "copy_gb_per_s".into(),
             unit: String::new(),
             column: "copy_gb_per_s".into(),
+            ..Default::default()
         };
         let from_manifest = MetricColumn {
             name: "copy".into(),
             unit: "GB/s".into(),
             column: "copy_gb_per_s".into(),
+            ..Default::default()
         };
         for m in [&guessed, &from_manifest] {
             assert_eq!(stat_column(&header, m, "rel_ci"), Some(1));
@@ -191,6 +217,7 @@ mod tests {
             name: "mflops".into(),
             unit: String::new(),
             column: "mflops".into(),
+            ..Default::default()
         };
         assert_eq!(stat_column(&header, &other, "rel_ci"), None);
     }

@@ -429,7 +429,8 @@ mod tests {
             [MetricColumn {
                 name: "mflops".into(),
                 unit: "MFlops".into(),
-                column: "mflops".into()
+                column: "mflops".into(),
+                ..Default::default()
             }]
         );
     }
