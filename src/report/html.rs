@@ -161,6 +161,7 @@ fn progress(h: &mut String, run: &Run) {
             format!(": {by_status}")
         }
     );
+    marked_by_metric(h, run);
     let measured = |s: &str| matches!(s, "ok" | "noisy" | "unstable");
     let failed: Vec<&Vec<Cell>> = t
         .rows
@@ -201,6 +202,58 @@ fn progress(h: &mut String, run: &Run) {
         );
     }
     h.push_str("</table>\n");
+}
+
+/// Per metric, the points its own status marks unstable or noisy (`<metric>_status`, or
+/// `store::metric_status`'s reading of an older run), with what the words mean; nothing when none
+/// is marked.
+fn marked_by_metric(h: &mut String, run: &Run) {
+    use crate::store::{metric_status_in_row, Dialect, Status};
+    let t = &run.results;
+    let target = crate::store::target_rel_ci(&run.dir);
+    let mut counts: Vec<(&str, usize, usize)> = Vec::new();
+    for m in &run.manifest.metrics {
+        let (mut noisy, mut unstable) = (0, 0);
+        for r in &t.rows {
+            // Typed cells, numbers written in full (not rounded for people) with `.` as the mark.
+            let fields: Vec<String> = r
+                .iter()
+                .map(|c| match c {
+                    Cell::Number(v) => format!("{v}"),
+                    c => cell_text(c),
+                })
+                .collect();
+            match metric_status_in_row(&t.header, &fields, &m.name, Dialect::Comma, target) {
+                Some(Status::Noisy) => noisy += 1,
+                Some(Status::Unstable) => unstable += 1,
+                _ => {}
+            }
+        }
+        counts.push((&m.name, noisy, unstable));
+    }
+    for (word, means, pick) in [
+        (
+            "unstable",
+            crate::store::UNSTABLE_MEANS,
+            (|c: &(&str, usize, usize)| c.2) as fn(&(&str, usize, usize)) -> usize,
+        ),
+        ("noisy", crate::store::NOISY_MEANS, |c| c.1),
+    ] {
+        let listed: Vec<String> = counts
+            .iter()
+            .filter(|c| pick(c) > 0)
+            .map(|c| format!("<code>{}</code> {}", escape(c.0), pick(c)))
+            .collect();
+        if !listed.is_empty() {
+            let _ = writeln!(
+                h,
+                "<p>{} points by metric (each metric's own status): {} <em>({word}: {})</em>.</p>",
+                word[..1].to_uppercase() + &word[1..],
+                listed.join(", "),
+                escape(means)
+            );
+        }
+    }
 }
 
 fn cell_text(c: &Cell) -> String {
@@ -256,11 +309,6 @@ fn charts_and_analysis(h: &mut String, run_dir: &Path) {
         table_rows(h, a);
     }
     h.push_str("</table>\n");
-    // Each series counts the points its own metric marks (not the row's status).
-    let marked = views[0].marked_sentence(|name| format!("<code>{}</code>", escape(name)));
-    if !marked.is_empty() {
-        let _ = writeln!(h, "<p>{marked}</p>");
-    }
 }
 
 /// A chart per family of variants and per series with two points or more in none.
