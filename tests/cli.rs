@@ -2027,12 +2027,14 @@ fn export_json_has_the_machine_and_every_point_with_its_statistics() {
                 "samples",
                 "sm_mhz",
                 "spread",
+                "status",
                 "stddev",
                 "throttled",
                 "unit",
                 "value"
             ]
         );
+        assert_eq!(saw["status"], row["saw_status"].as_str());
         assert_eq!(pt["metrics"]["mflops"]["unit"], "MFlops");
     }
 }

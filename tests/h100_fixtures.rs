@@ -421,7 +421,7 @@ fn the_thread_sweep_marks_a_point_unstable_only_where_its_own_metric_is() {
     let md = std::fs::read_to_string(out.path().join("analysis.md")).unwrap();
     assert!(
         md.contains("`shared_nc_grid_mflops` 4 unstable;")
-            && md.contains("Unstable: the placements of the kernel's buffers in memory gave values further apart than the target allows"),
+            && md.contains("(unstable: the placements of the kernel's buffers in memory gave values further apart than the target allows"),
         "{md}"
     );
 }

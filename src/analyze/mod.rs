@@ -526,11 +526,18 @@ impl Analysis {
         if marked.is_empty() {
             return String::new();
         }
+        // What each word used means, once.
+        let mut means = Vec::new();
+        if self.series.iter().any(|s| s.marked.unstable > 0) {
+            means.push(format!("unstable: {}", crate::store::UNSTABLE_MEANS));
+        }
+        if self.series.iter().any(|s| s.marked.noisy > 0) {
+            means.push(format!("noisy: {}", crate::store::NOISY_MEANS));
+        }
         format!(
-            "Points marked by their own metric: {}. Unstable: {}; noisy: {}.",
+            "Points marked by their own metric: {} ({}).",
             marked.join("; "),
-            crate::store::UNSTABLE_MEANS,
-            crate::store::NOISY_MEANS
+            means.join("; ")
         )
     }
 

@@ -350,6 +350,7 @@ fn progress(h: &mut String, run: &Run) {
             format!(": {by_status}")
         }
     );
+    marked_by_metric(h, run);
     let failed = failed_rows(run);
     if failed.is_empty() {
         return;
@@ -398,6 +399,58 @@ fn failed_rows(run: &Run) -> Vec<&Vec<Cell>> {
         .iter()
         .filter(|r| !measured(&cell_text(&r[status])))
         .collect()
+}
+
+/// Per metric, the points its own status marks unstable or noisy (`<metric>_status`, or
+/// `store::metric_status`'s reading of an older run), with what the words mean; nothing when none
+/// is marked.
+fn marked_by_metric(h: &mut String, run: &Run) {
+    use crate::store::{metric_status_in_row, Dialect, Status};
+    let t = &run.results;
+    let target = crate::store::target_rel_ci(&run.dir);
+    let mut counts: Vec<(&str, usize, usize)> = Vec::new();
+    for m in &run.manifest.metrics {
+        let (mut noisy, mut unstable) = (0, 0);
+        for r in &t.rows {
+            // Typed cells, numbers written in full (not rounded for people) with `.` as the mark.
+            let fields: Vec<String> = r
+                .iter()
+                .map(|c| match c {
+                    Cell::Number(v) => format!("{v}"),
+                    c => cell_text(c),
+                })
+                .collect();
+            match metric_status_in_row(&t.header, &fields, &m.name, Dialect::Comma, target) {
+                Some(Status::Noisy) => noisy += 1,
+                Some(Status::Unstable) => unstable += 1,
+                _ => {}
+            }
+        }
+        counts.push((&m.name, noisy, unstable));
+    }
+    for (word, means, pick) in [
+        (
+            "unstable",
+            crate::store::UNSTABLE_MEANS,
+            (|c: &(&str, usize, usize)| c.2) as fn(&(&str, usize, usize)) -> usize,
+        ),
+        ("noisy", crate::store::NOISY_MEANS, |c| c.1),
+    ] {
+        let listed: Vec<String> = counts
+            .iter()
+            .filter(|c| pick(c) > 0)
+            .map(|c| format!("<code>{}</code> {}", escape(c.0), pick(c)))
+            .collect();
+        if !listed.is_empty() {
+            let _ = writeln!(
+                h,
+                "<p>{} points by metric (each metric's own status): {} <em>({word}: {})</em>.</p>",
+                word[..1].to_uppercase() + &word[1..],
+                listed.join(", "),
+                escape(means)
+            );
+        }
+    }
 }
 
 fn cell_text(c: &Cell) -> String {
