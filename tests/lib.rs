@@ -8,6 +8,7 @@ mod common;
 
 mod bench_checks;
 mod cli;
+mod export;
 mod gpus;
 mod h100_fixtures;
 mod h200x2_fixtures;

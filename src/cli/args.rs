@@ -235,7 +235,7 @@ pub(crate) enum Command {
         /// Formats, comma-separated
         #[arg(long, value_enum, value_delimiter = ',', default_value = "xlsx")]
         format: Vec<ExportFormat>,
-        /// Dialect of the csv format [default: the run's]
+        /// Dialect of the csv and long formats [default: the run's]
         #[arg(long, value_enum)]
         dialect: Option<Dialect>,
         /// Folder of the files [default: <run_dir>/export]
@@ -327,4 +327,8 @@ Files (in --out, default <run_dir>/export):
                 metrics (a line chart against the swept axis) and manifest
   results.csv   and analysis.csv: in --dialect, UTF-8 with a byte-order mark, text quoted wherever
                 a ',' or ';' could split it. Open them with the options in the README (Spreadsheets).
-  run.json      the run as one document (schema in src/export/json.rs)";
+                Text that could start a formula (=, +, -, @) is written with a leading '.
+  run.json      the run as one document (schema in src/export/json.rs)
+  results_long.csv, results_long.json  (--format long) one row per point and metric: point_id,
+                index, the axes, metric, unit, value, rel_ci, ci (the 95 % half-width in the
+                value's unit), spread, placements, samples, status (the metric's own), error";

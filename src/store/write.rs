@@ -87,6 +87,38 @@ pub fn record(fields: &[String], dialect: Dialect) -> Vec<u8> {
     out.into_bytes()
 }
 
+/// The characters that make a spreadsheet read a text cell as a formula (OWASP's list): `=`,
+/// `+`, `-`, `@`, and a tab or carriage return before one of them.
+const FORMULA_START: [char; 6] = ['=', '+', '-', '@', '\t', '\r'];
+
+/// A text cell made safe for a spreadsheet that evaluates formulas (`=HYPERLINK(..)`,
+/// `=cmd|' /C calc'!A0`): text starting with a [`FORMULA_START`] character gets a leading `'`, as
+/// OWASP advises; a number (`-1,5` in `dialect`, `-3e-5`) is left a number. Text that already
+/// starts with `'` and then such a character gets a second `'`, so [`formula_restored`] gives back
+/// exactly what was written. For the CSVs made for spreadsheets (`sweep export`, `analysis.csv`,
+/// `compare.csv`); the run's own `results.csv` is sweep's to read back and stays as measured.
+pub fn formula_defused(text: &str, dialect: Dialect) -> std::borrow::Cow<'_, str> {
+    let number = dialect.parse_number(text).is_some() || text.trim().parse::<f64>().is_ok();
+    if after_quotes_risky(text) && (text.starts_with('\'') || !number) {
+        format!("'{text}").into()
+    } else {
+        text.into()
+    }
+}
+
+/// A cell of a CSV written with [`formula_defused`], as it was before.
+pub fn formula_restored(text: &str) -> &str {
+    match text.strip_prefix('\'') {
+        Some(rest) if after_quotes_risky(text) => rest,
+        _ => text,
+    }
+}
+
+/// Whether `text`, past any leading `'`, starts with a [`FORMULA_START`] character.
+fn after_quotes_risky(text: &str) -> bool {
+    text.trim_start_matches('\'').starts_with(FORMULA_START)
+}
+
 impl CsvSink {
     /// Creates the CSV with its header, or opens an existing one to append (resume).
     pub fn open(path: &Path, header: Vec<String>, dialect: Dialect) -> Result<CsvSink, StoreError> {
