@@ -210,3 +210,63 @@ fn an_analysis_stopped_mid_write_leaves_the_previous_files_whole() {
         assert!(now == *old, "{f} is {} bytes, was {}", now.len(), old.len());
     }
 }
+
+/// Text that a spreadsheet would run as a formula, as values of an axis.
+const FORMULAS: [&str; 4] = ["=HYPERLINK(\"http://x\")", "+cmd", "@SUM(1)", "-2+3"];
+
+#[test]
+fn formula_cells_are_defused_in_every_csv_made_for_a_spreadsheet_and_numbers_stay_numbers() {
+    let p = crate::common::project();
+    let labels: Vec<String> = FORMULAS
+        .iter()
+        .chain(&["-1.5", "plain"])
+        .map(|v| format!("{v:?}"))
+        .collect();
+    std::fs::write(
+        p.path().join("sweeps/formula.toml"),
+        format!(
+            "bench = \"hostsaw\"\ncompiler = \"cc\"\n[vars]\nmode = \"ok\"\nslow_ms = 0\n\
+             [[axis]]\nname = \"threads\"\nrange = [1, 3]\n[[axis]]\nname = \"label\"\n\
+             values = [{}]\n[[metric]]\nname = \"saw\"\nunit = \"MFlops\"\n\
+             [analyze]\nx = \"threads\"\n",
+            labels.join(", ")
+        ),
+    )
+    .unwrap();
+    let out = crate::common::sweep(p.path())
+        .args(["run", "sweeps/formula.toml", "-q"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let run = crate::common::run_dirs(&p.path().join("output/formula"))
+        .pop()
+        .unwrap();
+    for args in [
+        vec!["export", run.to_str().unwrap(), "--format", "csv,long"],
+        vec!["analyze", run.to_str().unwrap()],
+        vec!["compare", run.to_str().unwrap(), run.to_str().unwrap(), "--out", "cmp"],
+    ] {
+        let out = crate::common::sweep(p.path()).args(&args).output().unwrap();
+        assert!(out.status.success(), "{args:?}: {}", stderr(&out));
+    }
+    // The run's own results.csv keeps the values as measured: sweep reads it back.
+    let own = rows(&run.join("results.csv"));
+    assert!(own.iter().any(|r| r["label"] == FORMULAS[0]));
+    for (csv, column) in [
+        (run.join("export/results.csv"), "label"),
+        (run.join("export/results_long.csv"), "label"),
+        (run.join("analysis.csv"), "label"),
+        (run.join("export/analysis.csv"), "label"),
+        (p.path().join("cmp/compare.csv"), "label"),
+    ] {
+        let text = std::fs::read_to_string(&csv).unwrap();
+        let cells: Vec<String> = read(&csv, b',').into_iter().map(|r| r[column].clone()).collect();
+        for f in FORMULAS {
+            assert!(cells.contains(&format!("'{f}")), "{}: {cells:?}", csv.display());
+            assert!(!cells.contains(&f.to_string()), "{}: {f} bare", csv.display());
+        }
+        assert!(cells.contains(&"-1.5".to_string()), "{}: a number stays: {cells:?}", csv.display());
+        assert!(cells.contains(&"plain".to_string()));
+        assert!(!text.contains(",=") && !text.contains("\n="), "{}", csv.display());
+    }
+}

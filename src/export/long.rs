@@ -168,3 +168,73 @@ fn significant(v: f64, digits: i32) -> f64 {
     let scale = 10f64.powi(digits - 1 - v.abs().log10().floor() as i32);
     (v * scale).round() / scale
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::{Dialect, Manifest};
+    use std::path::PathBuf;
+
+    fn s(v: &[&str]) -> Vec<String> {
+        v.iter().map(|x| x.to_string()).collect()
+    }
+
+    fn run(header: &[&str], rows: &[&[&str]], axes: &[&str]) -> Run {
+        let manifest = Manifest {
+            axes: s(axes),
+            metrics: ["a", "b"]
+                .map(|n| MetricInfo {
+                    name: n.into(),
+                    unit: "GB/s".into(),
+                    column: format!("{n}_gb_s"),
+                })
+                .into(),
+            columns: s(header),
+            ..Manifest::default()
+        };
+        let rows = rows.iter().map(|r| s(r)).collect();
+        Run {
+            dir: PathBuf::new(),
+            manifest,
+            results: Table::typed(s(header), rows, Dialect::Comma, &["point_id", "status"]),
+            analysis: None,
+        }
+    }
+
+    #[test]
+    fn a_metric_has_its_own_status_where_the_run_has_one_else_the_rows() {
+        let header = [
+            "point_id", "index", "metric", "status", "a_gb_s", "a_rel_ci", "a_status", "b_gb_s",
+            "b_rel_ci", "b_status", "error",
+        ];
+        let t = long_table(&run(
+            &header,
+            &[
+                &["p1", "0", "7", "unstable", "200", "0.01", "ok", "-4", "0.5", "unstable", ""],
+                &["p2", "1", "8", "run_failed", "", "", "", "", "", "", "exit 1"],
+            ],
+            &["metric"],
+        ));
+        assert_eq!(
+            t.header,
+            s(&[
+                "point_id", "index", "axis_metric", "metric", "unit", "value", "rel_ci", "ci",
+                "spread", "placements", "samples", "status", "error"
+            ]),
+            "an axis named like a column of the long form is namespaced"
+        );
+        assert_eq!(t.rows.len(), 4);
+        let status = |r: usize| t.rows[r][11].clone();
+        assert_eq!(status(0), Cell::Text("ok".into()), "a's own");
+        assert_eq!(status(1), Cell::Text("unstable".into()), "b's own");
+        assert_eq!(status(2), Cell::Text("run_failed".into()), "the row's, none of its own");
+        assert_eq!(t.rows[0][7], Cell::Number(2.0), "ci = value x rel_ci");
+        assert_eq!(t.rows[1][7], Cell::Number(2.0), "of a negative value too");
+        assert_eq!(t.rows[2][5], Cell::Empty);
+        assert_eq!(t.rows[3][12], Cell::Text("exit 1".into()));
+        let json: serde_json::Value = serde_json::from_str(&to_json(&t)).unwrap();
+        assert_eq!(json[0]["axis_metric"], 7);
+        assert_eq!(json[1]["value"], -4);
+        assert_eq!(json[2]["value"], serde_json::Value::Null);
+    }
+}

@@ -184,6 +184,33 @@ impl CsvSink {
 
 #[cfg(test)]
 mod tests {
+    use super::{formula_defused, formula_restored};
+
+    #[test]
+    fn formula_cells_get_a_quote_and_numbers_stay_numbers() {
+        use super::Dialect::{Comma, Semicolon};
+        let cases = [
+            ("=HYPERLINK(\"x\")", Comma, "'=HYPERLINK(\"x\")"),
+            ("=cmd|' /C calc'!A0", Comma, "'=cmd|' /C calc'!A0"),
+            ("+1+2", Comma, "'+1+2"),
+            ("-2+3", Comma, "'-2+3"),
+            ("@SUM(A1)", Comma, "'@SUM(A1)"),
+            ("\t=1", Comma, "'\t=1"),
+            ("\r=1", Comma, "'\r=1"),
+            ("-1.5", Comma, "-1.5"),
+            ("-1,5", Semicolon, "-1,5"),
+            ("+3e-5", Comma, "+3e-5"),
+            ("'=x", Comma, "''=x"),
+            ("'quoted", Comma, "'quoted"),
+            ("a=b", Comma, "a=b"),
+            ("", Comma, ""),
+        ];
+        for (text, dialect, want) in cases {
+            assert_eq!(formula_defused(text, dialect), want, "{text:?}");
+            assert_eq!(formula_restored(want), text, "{want:?} reads back");
+        }
+    }
+
     use super::*;
     use crate::spec::Value;
     use crate::store::read_done;
