@@ -2694,3 +2694,29 @@ fn the_manifest_says_when_the_bench_differs_from_its_git_commit() {
     let core = run(3);
     assert_eq!(core["git_dirty"], true, "{core}");
 }
+
+#[test]
+fn nvbench_axis_forms_plan_their_points_and_bad_values_exit_3_in_one_line() {
+    let p = project();
+    for (arg, points) in [("threads=[32,64]", "2 points"), ("threads=[1:64:8]", "8 points")] {
+        let out = sweep(p.path())
+            .args(["plan", "sweeps/saw.toml", "-a", arg])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{arg}: {}", stderr(&out));
+        assert!(stdout(&out).contains(points), "{arg}: {}", stdout(&out));
+    }
+    for (args, want) in [
+        (["-a", "threads=[32,64"], "error: sweeps/saw.toml: `-a threads=[32,64`: a bracket that is not closed (hint: a list V1,V2,... or [V1,V2,...], a range LO:HI[:STEP] or [LO:HI:STEP]; quote the argument in the shell)\n"),
+        (["-a", "threads=32,big"], "error: sweeps/saw.toml: `-a threads=32,big`: axis `threads` takes numbers, and `big` is not a finite number (hint: a list V1,V2,... or [V1,V2,...], a range LO:HI[:STEP] or [LO:HI:STEP])\n"),
+        (["--set", "slow_ms=1e999"], "error: sweeps/saw.toml: `--set slow_ms=1e999`: [vars] `slow_ms` is a number, and `1e999` is not a finite one (hint: an integer or a float such as 4096 or 1.5e3)\n"),
+    ] {
+        let out = sweep(p.path())
+            .args(["plan", "sweeps/saw.toml"])
+            .args(args)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(3), "{args:?}");
+        assert_eq!(stderr(&out), want);
+    }
+}

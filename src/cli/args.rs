@@ -43,8 +43,8 @@ pub(crate) struct Sharding {
 /// and `run` read the spec with them applied.
 #[derive(Args, Clone, Default)]
 pub(crate) struct OverrideArgs {
-    /// Override an axis: `-a threads=17:80` (a range, `LO:HI[:STEP]`) or `-a variant=naive,shared`
-    /// (a list); repeatable
+    /// Override an axis: `-a threads=17:80` (a range, `LO:HI[:STEP]` or `[LO:HI:STEP]`) or
+    /// `-a variant=naive,shared` (a list, or `[V1,V2]`); repeatable
     #[arg(short = 'a', long = "axis", value_name = "NAME=VALUES", value_parser = sweep::overrides::key_value)]
     pub(crate) axes: Vec<(String, String)>,
     /// Override a `[vars]` constant: `--set n=4096`; repeatable

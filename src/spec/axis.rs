@@ -66,6 +66,8 @@ pub enum AxisError {
     NoValues(String),
     #[error("axis `{0}` has compiler_flags = true, so its values must be strings")]
     FlagsNotStrings(String),
+    #[error("axis `{name}` has the value `{value}`, not a finite number (hint: a number a C constant can hold, or a string in quotes)")]
+    NotFinite { name: String, value: f64 },
 }
 
 fn step_hint(key: &str) -> &'static str {
@@ -154,6 +156,15 @@ pub(super) fn expand_axis(a: &AxisFile) -> Result<Axis, AxisError> {
         }
         values
     };
+    if let Some(Value::Float(value)) = values
+        .iter()
+        .find(|v| matches!(v, Value::Float(x) if !x.is_finite()))
+    {
+        return Err(AxisError::NotFinite {
+            name: name.clone(),
+            value: *value,
+        });
+    }
     if a.compiler_flags && values.iter().any(|v| !matches!(v, Value::Str(_))) {
         return Err(AxisError::FlagsNotStrings(name.clone()));
     }

@@ -233,6 +233,21 @@ fn key_line(text: &str, key: &str) -> Option<usize> {
         .map(|i| i + 1)
 }
 
+/// The line of `key = ...` in the `[vars]` table of `text`.
+fn vars_key_line(text: &str, key: &str) -> Option<usize> {
+    let start = text.lines().position(|l| l.trim() == "[vars]")?;
+    text.lines()
+        .enumerate()
+        .skip(start + 1)
+        .take_while(|(_, l)| !l.trim_start().starts_with('['))
+        .find(|(_, l)| {
+            l.trim_start()
+                .strip_prefix(key)
+                .is_some_and(|rest| rest.trim_start().starts_with('='))
+        })
+        .map(|(i, _)| i + 1)
+}
+
 impl Spec {
     /// Whether held points are rechecked: `recheck` > 0, one process per point (`repeat = 1`), and
     /// a metric of the timing core (only its statistics can show two groups of samples).
@@ -297,6 +312,27 @@ impl Spec {
             }
         };
 
+        // `nan` and `inf` are TOML floats, but no C constant: `#define N ` would build.
+        if let Some((key, value)) = file
+            .vars
+            .iter()
+            .find(|(_, v)| matches!(v, Value::Float(x) if !x.is_finite()))
+        {
+            let message = format!(
+                "[vars] `{key}` is `{value}`, not a finite number (hint: a number a C constant can hold, or a string in quotes)"
+            );
+            return Err(match vars_key_line(text, key) {
+                Some(line) => SpecError::Invalid {
+                    path: path.to_path_buf(),
+                    line,
+                    message,
+                },
+                None => SpecError::Whole {
+                    path: path.to_path_buf(),
+                    message,
+                },
+            });
+        }
         let mut axes: Vec<Axis> = Vec::new();
         for spanned in &file.axes {
             let at = spanned.span().start;

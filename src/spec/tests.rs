@@ -438,3 +438,28 @@ fn profile_columns_never_take_a_metric_or_axis_column() {
     // The same metrics without the colliding profile columns are fine.
     assert!(parse(&format!("{core}[[metric]]\nname = \"power\"\nunit = \"W\"\nregex = 'P (?P<value>[0-9.]+)'\n[profile]\npresets = [\"occupancy\"]\n")).is_ok());
 }
+
+#[test]
+fn non_finite_numbers_in_vars_and_axis_values_are_refused_with_key_and_line() {
+    let cases = [
+        (
+            format!("{OK}[vars]\nn = 4\nm = nan\n"),
+            "sweeps/t.toml:9: [vars] `m` is `NaN`, not a finite number (hint: a number a C constant can hold, or a string in quotes)",
+        ),
+        (
+            format!("{OK}[vars]\nn = -inf\n"),
+            "sweeps/t.toml:8: [vars] `n` is `-inf`, not a finite number",
+        ),
+        (
+            format!("{OK}[[axis]]\nname = \"x\"\nvalues = [1.5, inf]\n"),
+            "sweeps/t.toml:7: axis `x` has the value `inf`, not a finite number",
+        ),
+    ];
+    for (text, want) in cases {
+        let e = parse(&text).unwrap_err();
+        assert!(e.starts_with(want), "{e}");
+        assert!(!e.contains('\n'), "{e}");
+    }
+    let s = parse(&format!("{OK}[vars]\nmode = \"nan\"\n")).unwrap();
+    assert_eq!(s.vars["mode"], Value::Str("nan".into()), "a string stays one");
+}
