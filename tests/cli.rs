@@ -2720,3 +2720,48 @@ fn nvbench_axis_forms_plan_their_points_and_bad_values_exit_3_in_one_line() {
         assert_eq!(stderr(&out), want);
     }
 }
+
+#[cfg(unix)]
+#[test]
+fn fifos_named_like_specs_or_templates_do_not_block_list_plan_or_render() {
+    let p = project();
+    for fifo in ["sweeps/stuck.toml", "cuda/hostsaw/stuck.h.tera"] {
+        let made = std::process::Command::new("mkfifo")
+            .arg(p.path().join(fifo))
+            .status()
+            .unwrap();
+        assert!(made.success());
+    }
+    let out = sweep(p.path())
+        .arg("list")
+        .timeout(std::time::Duration::from_secs(60))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stdout(&out).contains("sweeps/stuck.toml: not a regular file (hint: a spec is a TOML file; a folder, FIFO or device is none)"),
+        "{}",
+        stdout(&out)
+    );
+    for args in [
+        &["plan", "sweeps/saw.toml"][..],
+        &["render", "sweeps/saw.toml", "--point", "0"],
+    ] {
+        let out = sweep(p.path())
+            .args(args)
+            .timeout(std::time::Duration::from_secs(60))
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{args:?}: {}", stderr(&out));
+    }
+    let out = sweep(p.path())
+        .args(["plan", "sweeps/stuck.toml"])
+        .timeout(std::time::Duration::from_secs(60))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(3));
+    assert_eq!(
+        stderr(&out),
+        "error: sweeps/stuck.toml: not a regular file (hint: a spec is a TOML file; a folder, FIFO or device is none)\n"
+    );
+}

@@ -275,6 +275,13 @@ impl Spec {
     }
 
     pub fn load(path: &Path) -> Result<Spec, SpecError> {
+        // Regular files only (through links): reading a FIFO named `x.toml` would block.
+        if std::fs::metadata(path).is_ok_and(|m| !m.is_file()) {
+            return Err(SpecError::Whole {
+                path: path.to_path_buf(),
+                message: "not a regular file (hint: a spec is a TOML file; a folder, FIFO or device is none)".into(),
+            });
+        }
         let text = std::fs::read_to_string(path).map_err(|source| SpecError::Read {
             path: path.to_path_buf(),
             source,
