@@ -2765,3 +2765,31 @@ fn fifos_named_like_specs_or_templates_do_not_block_list_plan_or_render() {
         "error: sweeps/stuck.toml: not a regular file (hint: a spec is a TOML file; a folder, FIFO or device is none)\n"
     );
 }
+
+#[test]
+fn line_breaks_and_terminal_escapes_in_spec_names_are_escaped_in_one_line_errors() {
+    let p = project();
+    for (name, text, want) in [
+        (
+            "axis",
+            "bench = \"hostsaw\"\n[[axis]]\nname = \"a\\n\\u001b[31mred\"\nrange = [1, 2]\n[[metric]]\nname = \"m\"\nunit = \"u\"\n",
+            "error: sweeps/axis.toml:2: axis name `a\\n\\u{1b}[31mred` is not an identifier (hint: letters, digits and `_`, not starting with a digit)\n",
+        ),
+        (
+            "metric",
+            "bench = \"hostsaw\"\n[[axis]]\nname = \"a\"\nrange = [1, 2]\n[[metric]]\nname = \"m\\u001b[2J\\r\\nx\"\nunit = \"u\"\n",
+            "error: sweeps/metric.toml:5: metric name `m\\u{1b}[2J\\r\\nx` is not an identifier",
+        ),
+    ] {
+        std::fs::write(p.path().join(format!("sweeps/{name}.toml")), text).unwrap();
+        let out = sweep(p.path())
+            .args(["plan", &format!("sweeps/{name}.toml")])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(3));
+        let err = stderr(&out);
+        assert!(err.starts_with(want), "{err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(!err.contains('\u{1b}'), "{err}");
+    }
+}
