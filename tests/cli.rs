@@ -2793,3 +2793,40 @@ fn line_breaks_and_terminal_escapes_in_spec_names_are_escaped_in_one_line_errors
         assert!(!err.contains('\u{1b}'), "{err}");
     }
 }
+
+#[test]
+fn compare_with_a_run_that_has_only_its_header_says_it_has_no_rows() {
+    let tmp = tempfile::tempdir().unwrap();
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/h100/threads_1_512");
+    let (full, empty, bare) = (
+        tmp.path().join("full"),
+        tmp.path().join("empty"),
+        tmp.path().join("bare"),
+    );
+    for d in [&full, &empty, &bare] {
+        std::fs::create_dir(d).unwrap();
+    }
+    std::fs::copy(src.join("results.csv"), full.join("results.csv")).unwrap();
+    std::fs::copy(src.join("manifest.json"), full.join("manifest.json")).unwrap();
+    std::fs::copy(src.join("manifest.json"), empty.join("manifest.json")).unwrap();
+    let text = std::fs::read_to_string(src.join("results.csv")).unwrap();
+    let header = &text[..text.find('\n').unwrap() + 1];
+    std::fs::write(empty.join("results.csv"), header).unwrap();
+    std::fs::write(bare.join("results.csv"), header).unwrap();
+    for (a, b, culprit) in [(&full, &empty, &empty), (&empty, &full, &empty), (&full, &bare, &bare)] {
+        let out = sweep(tmp.path())
+            .arg("compare")
+            .arg(a)
+            .arg(b)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+        assert_eq!(
+            stderr(&out),
+            format!(
+                "error: `{}` has no rows yet (hint: compare it once its run has measured some points)\n",
+                culprit.join("results.csv").display()
+            )
+        );
+    }
+}
