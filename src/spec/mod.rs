@@ -319,6 +319,16 @@ impl Spec {
             }
         };
 
+        // A flag that names the compiler's output would write outside the run's folders.
+        if let Some(flag) = axis::output_flag(file.flags.iter().flat_map(|f| f.split_whitespace())) {
+            return Err(at_key(
+                "flags",
+                format!(
+                    "`flags` has `{flag}`, which names an output of the compiler (hint: {})",
+                    axis::OUTPUT_HINT
+                ),
+            ));
+        }
         // `nan` and `inf` are TOML floats, but no C constant: `#define N ` would build.
         if let Some((key, value)) = file
             .vars
