@@ -137,6 +137,7 @@ impl CliError {
             | CliError::NotRunFolder { .. }
             | CliError::Compare(_) => exit::BAD_INPUT,
             CliError::Export(sweep::export::ExportError::OutIsARun { .. }) => exit::USAGE,
+            CliError::Export(sweep::export::ExportError::TooBig { .. }) => exit::BAD_INPUT,
             CliError::Page(_)
             | CliError::Export(_)
             | CliError::ExportJson(_)

@@ -140,6 +140,8 @@ pub enum ExportError {
     },
     #[error("`{path}`: {reason}")]
     Read { path: PathBuf, reason: String },
+    #[error("cannot write `{path}`: {reason} (hint: export this run as csv, json or long)")]
+    TooBig { path: PathBuf, reason: String },
     #[error("`{dir}` is not a run folder: it has no manifest.json (hint: pass output/<sweep>/<stamp>, the folder that holds results.csv)")]
     NotARun { dir: PathBuf },
     #[error("`--out {out}` is a run folder: the export's results.csv would replace that run's own (hint: leave out --out for <run>/export, or pick a folder of its own)")]
@@ -268,6 +270,12 @@ pub fn export(
             Ok(files)
         }
         Format::Xlsx => {
+            if let Some(reason) = xlsx::too_big(run) {
+                return Err(ExportError::TooBig {
+                    path: out.join("results.xlsx"),
+                    reason,
+                });
+            }
             let bytes = xlsx::workbook(run).map_err(|source| ExportError::Workbook {
                 path: out.join("results.xlsx"),
                 source,
