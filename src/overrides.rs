@@ -122,8 +122,7 @@ fn numeric_axis(axis: &toml::Table) -> bool {
 }
 
 /// The forms `-a` takes, for hints.
-const AXIS_FORMS: &str =
-    "a list V1,V2,... or [V1,V2,...], a range LO:HI[:STEP] or [LO:HI:STEP]";
+const AXIS_FORMS: &str = "a list V1,V2,... or [V1,V2,...], a range LO:HI[:STEP] or [LO:HI:STEP]";
 
 /// The values of `-a name=value`: a range (`[lo, hi]` or `[lo, hi, step]`, inclusive) or a list,
 /// in nvbench's forms too (`[32,64]`, `[1:64:8]`). A `numeric` axis takes numbers only. The error
@@ -145,12 +144,14 @@ fn axis_values(
         }
     };
     let parts: Vec<&str> = inner.split(':').collect();
-    let range_ints = || -> Option<Vec<i64>> { parts.iter().map(|p| p.trim().parse().ok()).collect() };
-    let not_a_range = || {
-        format!("{arg}: a range takes integers LO:HI or LO:HI:STEP (hint: a list is V1,V2,...)")
-    };
+    let range_ints =
+        || -> Option<Vec<i64>> { parts.iter().map(|p| p.trim().parse().ok()).collect() };
+    let not_a_range =
+        || format!("{arg}: a range takes integers LO:HI or LO:HI:STEP (hint: a list is V1,V2,...)");
     if parts.len() == 2 || parts.len() == 3 {
-        return range_ints().map(|r| (Some(r), Vec::new())).ok_or_else(not_a_range);
+        return range_ints()
+            .map(|r| (Some(r), Vec::new()))
+            .ok_or_else(not_a_range);
     }
     if parts.len() > 3 && range_ints().is_some() {
         return Err(not_a_range());
@@ -363,17 +364,27 @@ mod tests {
         };
         assert_eq!(values("[32,64]", "threads"), ["32", "64"]);
         assert_eq!(values("[ 32, 64 ]", "threads"), ["32", "64"]);
-        assert_eq!(values("[1:64:8]", "threads"), ["1", "9", "17", "25", "33", "41", "49", "57"]);
+        assert_eq!(
+            values("[1:64:8]", "threads"),
+            ["1", "9", "17", "25", "33", "41", "49", "57"]
+        );
         assert_eq!(values("[4:6]", "threads"), ["4", "5", "6"]);
         assert_eq!(values("[128]", "threads"), ["128"]);
         assert_eq!(values("[naive,padded]", "variant"), ["naive", "padded"]);
-        assert_eq!(values("nan,inf", "variant"), ["nan", "inf"], "a text axis takes them as text");
+        assert_eq!(
+            values("nan,inf", "variant"),
+            ["nan", "inf"],
+            "a text axis takes them as text"
+        );
         let s = with(Overrides {
             axes: vec![("threads".into(), "[32,64]".into())],
             ..Overrides::default()
         })
         .unwrap();
-        assert_eq!(s.axes[0].values, [crate::spec::Value::Int(32), crate::spec::Value::Int(64)]);
+        assert_eq!(
+            s.axes[0].values,
+            [crate::spec::Value::Int(32), crate::spec::Value::Int(64)]
+        );
     }
 
     #[test]

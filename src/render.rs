@@ -148,7 +148,10 @@ impl Bench {
     /// regular files are listed: a FIFO or socket is no input (reading one would block).
     pub fn input_files(&self) -> Result<Vec<PathBuf>, RenderError> {
         let mut files = Vec::new();
-        for d in [Some(&self.dir), self.common.as_ref()].into_iter().flatten() {
+        for d in [Some(&self.dir), self.common.as_ref()]
+            .into_iter()
+            .flatten()
+        {
             for e in walkdir::WalkDir::new(d).follow_links(true) {
                 let e = e.map_err(|e| {
                     let link = e.path().map(Path::to_path_buf).unwrap_or_else(|| d.clone());
@@ -349,7 +352,10 @@ mod tests {
         let before = key();
         let files = bench.input_files().unwrap();
         assert!(files.contains(&bench.dir.join("value.h")), "{files:?}");
-        assert!(files.contains(&bench.dir.join("inc/value.h")), "a linked folder too");
+        assert!(
+            files.contains(&bench.dir.join("inc/value.h")),
+            "a linked folder too"
+        );
         std::fs::write(shared.join("value.h"), "#define VALUE 2\n").unwrap();
         assert_ne!(key(), before, "the target changed: another binary");
 
@@ -371,13 +377,20 @@ mod tests {
     fn a_fifo_named_like_a_template_is_no_template_and_no_input() {
         let (_tmp, spec, bench) = setup("#define A 1\n");
         let fifo = bench.dir.join("stuck.h.tera");
-        let made = std::process::Command::new("mkfifo").arg(&fifo).status().unwrap();
+        let made = std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap();
         assert!(made.success());
         let bench = Bench::locate(&spec).unwrap();
         assert_eq!(bench.templates, [bench.dir.join("params.h.tera")]);
         assert!(!bench.input_files().unwrap().contains(&fifo));
         let point = &crate::points::expand(&spec).unwrap()[0];
-        assert_eq!(render(&bench, &spec, point).unwrap().len(), 1, "rendered without blocking");
+        assert_eq!(
+            render(&bench, &spec, point).unwrap().len(),
+            1,
+            "rendered without blocking"
+        );
     }
 
     #[test]

@@ -2698,7 +2698,10 @@ fn the_manifest_says_when_the_bench_differs_from_its_git_commit() {
 #[test]
 fn nvbench_axis_forms_plan_their_points_and_bad_values_exit_3_in_one_line() {
     let p = project();
-    for (arg, points) in [("threads=[32,64]", "2 points"), ("threads=[1:64:8]", "8 points")] {
+    for (arg, points) in [
+        ("threads=[32,64]", "2 points"),
+        ("threads=[1:64:8]", "8 points"),
+    ] {
         let out = sweep(p.path())
             .args(["plan", "sweeps/saw.toml", "-a", arg])
             .output()
@@ -2813,7 +2816,11 @@ fn compare_with_a_run_that_has_only_its_header_says_it_has_no_rows() {
     let header = &text[..text.find('\n').unwrap() + 1];
     std::fs::write(empty.join("results.csv"), header).unwrap();
     std::fs::write(bare.join("results.csv"), header).unwrap();
-    for (a, b, culprit) in [(&full, &empty, &empty), (&empty, &full, &empty), (&full, &bare, &bare)] {
+    for (a, b, culprit) in [
+        (&full, &empty, &empty),
+        (&empty, &full, &empty),
+        (&full, &bare, &bare),
+    ] {
         let out = sweep(tmp.path())
             .arg("compare")
             .arg(a)

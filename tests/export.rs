@@ -12,7 +12,12 @@ fn thread_sweep() -> (tempfile::TempDir, PathBuf) {
     let tmp = tempfile::tempdir().unwrap();
     let run = tmp.path().join("run");
     std::fs::create_dir(&run).unwrap();
-    for f in ["manifest.json", "results.csv", "analysis.csv", "controls.csv"] {
+    for f in [
+        "manifest.json",
+        "results.csv",
+        "analysis.csv",
+        "controls.csv",
+    ] {
         std::fs::copy(src.join(f), run.join(f)).unwrap();
     }
     (tmp, run)
@@ -35,7 +40,12 @@ fn read(csv: &Path, delimiter: u8) -> Vec<std::collections::BTreeMap<String, Str
         .from_reader(bytes);
     let h: Vec<String> = r.headers().unwrap().iter().map(String::from).collect();
     r.records()
-        .map(|rec| h.iter().cloned().zip(rec.unwrap().iter().map(String::from)).collect())
+        .map(|rec| {
+            h.iter()
+                .cloned()
+                .zip(rec.unwrap().iter().map(String::from))
+                .collect()
+        })
         .collect()
 }
 
@@ -48,7 +58,9 @@ fn export_long_writes_one_row_per_point_and_metric_in_csv_and_json() {
     let long = read(&run.join("export/results_long.csv"), b',');
     assert_eq!(long.len(), 512 * 12);
     let header: Vec<&str> = long[0].keys().map(String::as_str).collect();
-    for c in ["point_id", "index", "threads", "metric", "unit", "value", "rel_ci", "ci"] {
+    for c in [
+        "point_id", "index", "threads", "metric", "unit", "value", "rel_ci", "ci",
+    ] {
         assert!(header.contains(&c), "{header:?}");
     }
     // Point 99, metric shared_nc_grid: every cell from its wide row.
@@ -64,11 +76,18 @@ fn export_long_writes_one_row_per_point_and_metric_in_csv_and_json() {
     assert_eq!(num(&l["value"]), num(&w["shared_nc_grid_mflops"]));
     assert_eq!(num(&l["rel_ci"]), num(&w["shared_nc_grid_rel_ci"]));
     let ci = num(&w["shared_nc_grid_mflops"]) * num(&w["shared_nc_grid_rel_ci"]);
-    assert!((num(&l["ci"]) / ci - 1.0).abs() < 1e-5, "{} vs {ci}", l["ci"]);
+    assert!(
+        (num(&l["ci"]) / ci - 1.0).abs() < 1e-5,
+        "{} vs {ci}",
+        l["ci"]
+    );
     assert_eq!(l["spread"], w["shared_nc_grid_spread"]);
     assert_eq!(l["placements"], w["shared_nc_grid_placements"]);
     assert_eq!(l["samples"], w["shared_nc_grid_samples"]);
-    assert_eq!(l["status"], w["status"], "no per-metric status column: the row's");
+    assert_eq!(
+        l["status"], w["status"],
+        "no per-metric status column: the row's"
+    );
     // Sweep order, metrics in the spec's order within a point.
     assert_eq!(long[0]["index"], "0");
     assert_eq!(long[0]["metric"], "shared_nc_1blk");
@@ -84,7 +103,10 @@ fn export_long_writes_one_row_per_point_and_metric_in_csv_and_json() {
     assert_eq!(j["metric"], "shared_nc_grid");
     assert_eq!(j["point_id"].as_str().unwrap(), w["point_id"]);
     assert_eq!(j["threads"], 100);
-    assert_eq!(j["value"].as_f64().unwrap(), num(&w["shared_nc_grid_mflops"]));
+    assert_eq!(
+        j["value"].as_f64().unwrap(),
+        num(&w["shared_nc_grid_mflops"])
+    );
     assert_eq!(j["ci"].as_f64().unwrap(), num(&l["ci"]));
     assert!(j["error"].is_null());
 }
@@ -100,7 +122,10 @@ fn export_long_honours_the_semicolon_dialect() {
     assert_eq!(long.len(), 512 * 12);
     let wide = rows(&run.join("results.csv"));
     let w = &wide.iter().find(|r| r["index"] == "0").unwrap();
-    assert_eq!(long[0]["value"], w["shared_nc_1blk_mflops"].replace('.', ","));
+    assert_eq!(
+        long[0]["value"],
+        w["shared_nc_1blk_mflops"].replace('.', ",")
+    );
     assert!(long[0]["rel_ci"].starts_with("0,"), "{:?}", long[0]);
 }
 
@@ -124,11 +149,18 @@ fn export_and_report_leave_a_torn_results_csv_as_it_is() {
     assert!(out.status.success(), "{}", stderr(&out));
     let out = sweep().arg("report").arg(&run).output().unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
-    assert_eq!(std::fs::read(&csv).unwrap(), torn, "the run's results.csv is unchanged");
+    assert_eq!(
+        std::fs::read(&csv).unwrap(),
+        torn,
+        "the run's results.csv is unchanged"
+    );
     assert_eq!(std::fs::metadata(&csv).unwrap().modified().unwrap(), mtime);
     // The torn row is left out in memory: 511 whole points.
     assert_eq!(rows(&run.join("export/results.csv")).len(), 511);
-    assert_eq!(read(&run.join("export/results_long.csv"), b',').len(), 511 * 12);
+    assert_eq!(
+        read(&run.join("export/results_long.csv"), b',').len(),
+        511 * 12
+    );
 }
 
 #[cfg(unix)]
@@ -143,7 +175,11 @@ fn a_read_only_run_can_be_exported_elsewhere() {
         std::fs::set_permissions(&f, std::fs::Permissions::from_mode(0o444)).unwrap();
     }
     std::fs::set_permissions(&run, ro).unwrap();
-    if std::fs::OpenOptions::new().write(true).open(run.join("results.csv")).is_ok() {
+    if std::fs::OpenOptions::new()
+        .write(true)
+        .open(run.join("results.csv"))
+        .is_ok()
+    {
         std::fs::set_permissions(&run, std::fs::Permissions::from_mode(0o755)).unwrap();
         crate::common::skip("running as root: chmod a-w does not stop writes (the test above checks the bytes and mtime instead)");
         return;
@@ -178,7 +214,12 @@ fn an_export_stopped_mid_write_leaves_the_previous_files_whole() {
     let (_tmp, run) = thread_sweep();
     let out = export(&run, &["--format", "json,xlsx,long"]);
     assert!(out.status.success(), "{}", stderr(&out));
-    let files = ["run.json", "results.xlsx", "results_long.csv", "results_long.json"];
+    let files = [
+        "run.json",
+        "results.xlsx",
+        "results_long.csv",
+        "results_long.json",
+    ];
     let before: Vec<Vec<u8>> = files
         .iter()
         .map(|f| std::fs::read(run.join("export").join(f)).unwrap())
@@ -186,12 +227,22 @@ fn an_export_stopped_mid_write_leaves_the_previous_files_whole() {
     for format in ["json", "xlsx", "long"] {
         let out = under_file_size_limit(
             20,
-            &["export".as_ref(), run.as_os_str(), "--format".as_ref(), format.as_ref()],
+            &[
+                "export".as_ref(),
+                run.as_os_str(),
+                "--format".as_ref(),
+                format.as_ref(),
+            ],
         );
         assert!(!out.status.success(), "{format}: the limit stopped it");
         for (f, old) in files.iter().zip(&before) {
             let now = std::fs::read(run.join("export").join(f)).unwrap();
-            assert!(now == *old, "{format}: export/{f} is {} bytes, was {}", now.len(), old.len());
+            assert!(
+                now == *old,
+                "{format}: export/{f} is {} bytes, was {}",
+                now.len(),
+                old.len()
+            );
         }
     }
 }
@@ -202,7 +253,10 @@ fn an_analysis_stopped_mid_write_leaves_the_previous_files_whole() {
     let out = sweep().arg("analyze").arg(&run).output().unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
     let files = ["analysis.json", "analysis.csv", "analysis.md"];
-    let before: Vec<Vec<u8>> = files.iter().map(|f| std::fs::read(run.join(f)).unwrap()).collect();
+    let before: Vec<Vec<u8>> = files
+        .iter()
+        .map(|f| std::fs::read(run.join(f)).unwrap())
+        .collect();
     let out = under_file_size_limit(8, &["analyze".as_ref(), run.as_os_str()]);
     assert!(!out.status.success(), "the limit stopped it");
     for (f, old) in files.iter().zip(&before) {
@@ -244,7 +298,13 @@ fn formula_cells_are_defused_in_every_csv_made_for_a_spreadsheet_and_numbers_sta
     for args in [
         vec!["export", run.to_str().unwrap(), "--format", "csv,long"],
         vec!["analyze", run.to_str().unwrap()],
-        vec!["compare", run.to_str().unwrap(), run.to_str().unwrap(), "--out", "cmp"],
+        vec![
+            "compare",
+            run.to_str().unwrap(),
+            run.to_str().unwrap(),
+            "--out",
+            "cmp",
+        ],
     ] {
         let out = crate::common::sweep(p.path()).args(&args).output().unwrap();
         assert!(out.status.success(), "{args:?}: {}", stderr(&out));
@@ -260,13 +320,32 @@ fn formula_cells_are_defused_in_every_csv_made_for_a_spreadsheet_and_numbers_sta
         (p.path().join("cmp/compare.csv"), "label"),
     ] {
         let text = std::fs::read_to_string(&csv).unwrap();
-        let cells: Vec<String> = read(&csv, b',').into_iter().map(|r| r[column].clone()).collect();
+        let cells: Vec<String> = read(&csv, b',')
+            .into_iter()
+            .map(|r| r[column].clone())
+            .collect();
         for f in FORMULAS {
-            assert!(cells.contains(&format!("'{f}")), "{}: {cells:?}", csv.display());
-            assert!(!cells.contains(&f.to_string()), "{}: {f} bare", csv.display());
+            assert!(
+                cells.contains(&format!("'{f}")),
+                "{}: {cells:?}",
+                csv.display()
+            );
+            assert!(
+                !cells.contains(&f.to_string()),
+                "{}: {f} bare",
+                csv.display()
+            );
         }
-        assert!(cells.contains(&"-1.5".to_string()), "{}: a number stays: {cells:?}", csv.display());
+        assert!(
+            cells.contains(&"-1.5".to_string()),
+            "{}: a number stays: {cells:?}",
+            csv.display()
+        );
         assert!(cells.contains(&"plain".to_string()));
-        assert!(!text.contains(",=") && !text.contains("\n="), "{}", csv.display());
+        assert!(
+            !text.contains(",=") && !text.contains("\n="),
+            "{}",
+            csv.display()
+        );
     }
 }

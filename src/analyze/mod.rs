@@ -409,11 +409,14 @@ impl Analysis {
             path: json_path.clone(),
             cause: e.into(),
         })?;
-        crate::store::write_atomic(&json_path, (json + "\n").as_bytes()).map_err(write_err(&json_path))?;
+        crate::store::write_atomic(&json_path, (json + "\n").as_bytes())
+            .map_err(write_err(&json_path))?;
         let csv_path = dir.join("analysis.csv");
-        crate::store::write_atomic(&csv_path, self.to_csv().as_bytes()).map_err(write_err(&csv_path))?;
+        crate::store::write_atomic(&csv_path, self.to_csv().as_bytes())
+            .map_err(write_err(&csv_path))?;
         let md_path = dir.join("analysis.md");
-        crate::store::write_atomic(&md_path, self.to_markdown().as_bytes()).map_err(write_err(&md_path))?;
+        crate::store::write_atomic(&md_path, self.to_markdown().as_bytes())
+            .map_err(write_err(&md_path))?;
         Ok(vec![json_path, csv_path, md_path])
     }
 

@@ -135,7 +135,11 @@ pub fn long_table(run: &Run) -> Table {
 /// `table` as a JSON array of objects, one per row and one row per line, keyed by the table's
 /// columns in their order (numbers are numbers, an empty cell is `null`).
 pub fn to_json(table: &Table) -> String {
-    let keys: Vec<String> = table.header.iter().map(|h| Value::from(h.as_str()).to_string()).collect();
+    let keys: Vec<String> = table
+        .header
+        .iter()
+        .map(|h| Value::from(h.as_str()).to_string())
+        .collect();
     let mut out = String::from("[\n");
     for (n, row) in table.rows.iter().enumerate() {
         let fields: Vec<String> = keys
@@ -210,16 +214,41 @@ mod tests {
         let t = long_table(&run(
             &header,
             &[
-                &["p1", "0", "7", "unstable", "200", "0.01", "ok", "-4", "0.5", "unstable", ""],
-                &["p2", "1", "8", "run_failed", "", "", "", "", "", "", "exit 1"],
+                &[
+                    "p1", "0", "7", "unstable", "200", "0.01", "ok", "-4", "0.5", "unstable", "",
+                ],
+                &[
+                    "p2",
+                    "1",
+                    "8",
+                    "run_failed",
+                    "",
+                    "",
+                    "",
+                    "",
+                    "",
+                    "",
+                    "exit 1",
+                ],
             ],
             &["metric"],
         ));
         assert_eq!(
             t.header,
             s(&[
-                "point_id", "index", "axis_metric", "metric", "unit", "value", "rel_ci", "ci",
-                "spread", "placements", "samples", "status", "error"
+                "point_id",
+                "index",
+                "axis_metric",
+                "metric",
+                "unit",
+                "value",
+                "rel_ci",
+                "ci",
+                "spread",
+                "placements",
+                "samples",
+                "status",
+                "error"
             ]),
             "an axis named like a column of the long form is namespaced"
         );
@@ -227,7 +256,11 @@ mod tests {
         let status = |r: usize| t.rows[r][11].clone();
         assert_eq!(status(0), Cell::Text("ok".into()), "a's own");
         assert_eq!(status(1), Cell::Text("unstable".into()), "b's own");
-        assert_eq!(status(2), Cell::Text("run_failed".into()), "the row's, none of its own");
+        assert_eq!(
+            status(2),
+            Cell::Text("run_failed".into()),
+            "the row's, none of its own"
+        );
         assert_eq!(t.rows[0][7], Cell::Number(2.0), "ci = value x rel_ci");
         assert_eq!(t.rows[1][7], Cell::Number(2.0), "of a negative value too");
         assert_eq!(t.rows[2][5], Cell::Empty);

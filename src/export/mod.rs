@@ -199,7 +199,13 @@ fn read_analysis(path: &Path) -> Result<Option<Table>, ExportError> {
     let rows = csv
         .records
         .into_iter()
-        .map(|r| r.map(|r| r.iter().map(|f| store::formula_restored(f).to_string()).collect()))
+        .map(|r| {
+            r.map(|r| {
+                r.iter()
+                    .map(|f| store::formula_restored(f).to_string())
+                    .collect()
+            })
+        })
         .collect::<Result<Vec<Vec<String>>, _>>()
         .map_err(err)?;
     // Columns before `period` are the series' name, metric, unit and the group's axis values.

@@ -23,7 +23,10 @@ const MAX_ROWS: usize = 1_048_576;
 /// What the workbook cannot hold, named: a sheet past xlsx's columns or rows. `None` when it
 /// fits. (A text past a cell's 32,767 characters is cut with a note instead; see [`fit`].)
 pub fn too_big(run: &Run) -> Option<String> {
-    let tables = [("results", Some(&run.results)), ("analysis", run.analysis.as_ref())];
+    let tables = [
+        ("results", Some(&run.results)),
+        ("analysis", run.analysis.as_ref()),
+    ];
     for (name, t) in tables.into_iter().filter_map(|(n, t)| Some((n, t?))) {
         if t.header.len() > MAX_COLUMNS {
             return Some(format!(
@@ -49,7 +52,12 @@ pub fn too_big(run: &Run) -> Option<String> {
                 .filter(|a| **a != f.x)
                 .map(|a| format!("`{a}`"))
                 .collect();
-            let metrics = run.manifest.metrics.iter().filter(|m| m.unit == f.unit).count();
+            let metrics = run
+                .manifest
+                .metrics
+                .iter()
+                .filter(|m| m.unit == f.unit)
+                .count();
             return Some(format!(
                 "the chart of unit `{}` has {} series ({metrics} metrics x {} values of {}), more than the {} columns of an xlsx sheet beside x",
                 f.unit,
@@ -180,8 +188,10 @@ pub fn families(run: &Run) -> Vec<Family> {
     // The other axes' value combinations, in the order they first appear.
     let mut groups: Vec<Group> = Vec::new();
     let mut seen: std::collections::HashSet<Group> = std::collections::HashSet::new();
-    let columns: Vec<(&String, usize)> =
-        others.iter().map(|a| (*a, t.column(a).unwrap_or(0))).collect();
+    let columns: Vec<(&String, usize)> = others
+        .iter()
+        .map(|a| (*a, t.column(a).unwrap_or(0)))
+        .collect();
     for r in &t.rows {
         let g: Group = columns
             .iter()
@@ -239,7 +249,10 @@ fn sheet_names(families: &[Family]) -> Vec<String> {
         let base = sheet_name(&f.unit);
         let mut name = base.clone();
         let mut n = 2;
-        while taken.iter().any(|t| t.to_lowercase() == name.to_lowercase()) {
+        while taken
+            .iter()
+            .any(|t| t.to_lowercase() == name.to_lowercase())
+        {
             let suffix = format!(" ({n})");
             let keep = 31 - suffix.chars().count();
             name = base.chars().take(keep).collect::<String>() + &suffix;
@@ -474,13 +487,21 @@ mod tests {
     /// A run of `metrics` (name, unit) over axes `x` and `v` with the given rows (x, v, value).
     fn run(metrics: &[(&str, &str)], rows: Vec<(f64, String, f64)>) -> Run {
         use crate::store::{Dialect, Manifest, MetricInfo};
-        let mut header: Vec<String> = ["point_id", "index", "x", "v", "status"].map(String::from).into();
+        let mut header: Vec<String> = ["point_id", "index", "x", "v", "status"]
+            .map(String::from)
+            .into();
         header.extend(metrics.iter().map(|(n, _)| format!("{n}_col")));
         let cells = rows
             .into_iter()
             .enumerate()
             .map(|(i, (x, v, value))| {
-                let mut r = vec![format!("p{i}"), i.to_string(), x.to_string(), v, "ok".into()];
+                let mut r = vec![
+                    format!("p{i}"),
+                    i.to_string(),
+                    x.to_string(),
+                    v,
+                    "ok".into(),
+                ];
                 r.extend(metrics.iter().map(|_| value.to_string()));
                 r
             })
@@ -509,10 +530,20 @@ mod tests {
 
     #[test]
     fn units_whose_sheet_names_collide_get_sheets_of_their_own() {
-        let units = ["GB/s", "GB_s", "gb_s", &format!("{}a", "u".repeat(30)), &format!("{}b", "u".repeat(30))];
+        let units = [
+            "GB/s",
+            "GB_s",
+            "gb_s",
+            &format!("{}a", "u".repeat(30)),
+            &format!("{}b", "u".repeat(30)),
+        ];
         let families: Vec<Family> = units
             .iter()
-            .map(|u| Family { unit: u.to_string(), x: "x".into(), series: Vec::new() })
+            .map(|u| Family {
+                unit: u.to_string(),
+                x: "x".into(),
+                series: Vec::new(),
+            })
             .collect();
         let names = sheet_names(&families);
         let long = format!("chart {}", "u".repeat(25));
@@ -527,17 +558,28 @@ mod tests {
             ]
         );
         assert!(names.iter().all(|n| n.chars().count() <= 31));
-        let metrics: Vec<(String, &str)> =
-            units.iter().enumerate().map(|(i, u)| (format!("m{i}"), *u)).collect();
+        let metrics: Vec<(String, &str)> = units
+            .iter()
+            .enumerate()
+            .map(|(i, u)| (format!("m{i}"), *u))
+            .collect();
         let metrics: Vec<(&str, &str)> = metrics.iter().map(|(m, u)| (m.as_str(), *u)).collect();
-        let r = run(&metrics, (1..=4).map(|x| (x as f64, "a".into(), 2.0 * x as f64)).collect());
+        let r = run(
+            &metrics,
+            (1..=4)
+                .map(|x| (x as f64, "a".into(), 2.0 * x as f64))
+                .collect(),
+        );
         assert!(workbook(&r).is_ok(), "{:?}", workbook(&r).err());
     }
 
     #[test]
     fn a_text_past_a_cells_limit_is_cut_with_a_note() {
         let long = "y".repeat(40_000);
-        let r = run(&[("m", "GB/s")], (1..=3).map(|x| (x as f64, long.clone(), 1.0)).collect());
+        let r = run(
+            &[("m", "GB/s")],
+            (1..=3).map(|x| (x as f64, long.clone(), 1.0)).collect(),
+        );
         assert!(workbook(&r).is_ok(), "{:?}", workbook(&r).err());
         let cut = fit(&long);
         assert!(cut.chars().count() <= 32_767 && cut.ends_with(" [cut: see the run folder]"));

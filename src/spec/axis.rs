@@ -98,9 +98,15 @@ pub fn output_flag<'a>(flags: impl IntoIterator<Item = &'a str>) -> Option<Strin
     ];
     for flag in flags {
         // `-Xcompiler=-o,x`, `-Wl,-o,x`, `--compiler-options=..`: each item of the list too.
-        let list = ["-Xcompiler=", "-Xlinker=", "--compiler-options=", "--linker-options=", "-Wl,"]
-            .iter()
-            .find_map(|p| flag.strip_prefix(p));
+        let list = [
+            "-Xcompiler=",
+            "-Xlinker=",
+            "--compiler-options=",
+            "--linker-options=",
+            "-Wl,",
+        ]
+        .iter()
+        .find_map(|p| flag.strip_prefix(p));
         let items: Vec<&str> = match list {
             Some(rest) => rest.split(',').collect(),
             None => vec![flag],

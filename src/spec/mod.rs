@@ -320,7 +320,8 @@ impl Spec {
         };
 
         // A flag that names the compiler's output would write outside the run's folders.
-        if let Some(flag) = axis::output_flag(file.flags.iter().flat_map(|f| f.split_whitespace())) {
+        if let Some(flag) = axis::output_flag(file.flags.iter().flat_map(|f| f.split_whitespace()))
+        {
             return Err(at_key(
                 "flags",
                 format!(

@@ -461,13 +461,19 @@ fn non_finite_numbers_in_vars_and_axis_values_are_refused_with_key_and_line() {
         assert!(!e.contains('\n'), "{e}");
     }
     let s = parse(&format!("{OK}[vars]\nmode = \"nan\"\n")).unwrap();
-    assert_eq!(s.vars["mode"], Value::Str("nan".into()), "a string stays one");
+    assert_eq!(
+        s.vars["mode"],
+        Value::Str("nan".into()),
+        "a string stays one"
+    );
 }
 
 #[test]
 fn flags_that_name_an_output_of_the_compiler_are_refused_with_the_flag() {
     let hint = "(hint: sweep puts the binary in its build cache; leave out -o, --output-file, -odir, --output-directory, -MF, --dependency-output, --keep-dir, -save-temps and --options-file)";
-    let flags = |f: &str| format!("bench = \"b\"\nflags = [{f}]\n[[axis]]\nname = \"threads\"\nrange = [1, 8]\n[[metric]]\npattern = \"mflops\"\n");
+    let flags = |f: &str| {
+        format!("bench = \"b\"\nflags = [{f}]\n[[axis]]\nname = \"threads\"\nrange = [1, 8]\n[[metric]]\npattern = \"mflops\"\n")
+    };
     for (given, flag) in [
         ("\"-O3\", \"-o\", \"/tmp/x\"", "-o"),
         ("\"-o/tmp/x\"", "-o/tmp/x"),

@@ -287,11 +287,18 @@ mod tests {
             std::fs::write(&p, text).unwrap();
             let rows = read_done_as_is(&p, &header).unwrap();
             assert_eq!(rows.into_keys().collect::<Vec<_>>(), ["a", "b"]);
-            assert_eq!(std::fs::read_to_string(&p).unwrap(), text, "the file is unchanged");
+            assert_eq!(
+                std::fs::read_to_string(&p).unwrap(),
+                text,
+                "the file is unchanged"
+            );
         }
         std::fs::write(&p, "point_id,in").unwrap();
         assert!(read_done_as_is(&p, &header).unwrap().is_empty());
-        assert!(p.exists(), "a CSV torn in its header is not removed by a reader");
+        assert!(
+            p.exists(),
+            "a CSV torn in its header is not removed by a reader"
+        );
     }
 
     #[test]
