@@ -140,15 +140,17 @@ fn tear_last_row(run: &Path) -> Vec<u8> {
 }
 
 #[test]
-fn export_and_report_leave_a_torn_results_csv_as_it_is() {
+fn export_report_and_analyze_leave_a_torn_results_csv_as_it_is() {
     let (_tmp, run) = thread_sweep();
     let torn = tear_last_row(&run);
     let csv = run.join("results.csv");
     let mtime = std::fs::metadata(&csv).unwrap().modified().unwrap();
     let out = export(&run, &["--format", "csv,json,long,xlsx"]);
     assert!(out.status.success(), "{}", stderr(&out));
-    let out = sweep().arg("report").arg(&run).output().unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
+    for command in ["report", "analyze"] {
+        let out = sweep().arg(command).arg(&run).output().unwrap();
+        assert!(out.status.success(), "{command}: {}", stderr(&out));
+    }
     assert_eq!(
         std::fs::read(&csv).unwrap(),
         torn,

@@ -227,7 +227,8 @@ pub(crate) enum Command {
         #[arg(long, value_name = "PCT")]
         fail_on_slower: Option<f64>,
     },
-    /// Write a run as xlsx (typed cells, charts), csv (in a chosen dialect) or json
+    /// Write a run as xlsx (typed cells, charts), csv (in a chosen dialect), json, or long (one row
+    /// per point and metric, csv and json)
     #[command(after_help = EXPORT_HELP)]
     Export {
         /// A run folder (`output/<sweep>/<stamp>`)
