@@ -349,5 +349,61 @@ fn formula_cells_are_defused_in_every_csv_made_for_a_spreadsheet_and_numbers_sta
             "{}",
             csv.display()
         );
+    } // LibreOffice, importing the export with its formulas evaluated, reads every label as text.
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let lo = std::process::Command::new("bash")
+        .arg(root.join("scripts/ensure-libreoffice.sh"))
+        .output()
+        .unwrap();
+    if lo.status.code() == Some(3) {
+        crate::common::skip(stderr(&lo).trim());
+        return;
     }
+    let lo = String::from_utf8_lossy(&lo.stdout).into_owned();
+    let get = |k: &str| {
+        lo.lines()
+            .find_map(|l| l.strip_prefix(&format!("{k}=")))
+            .map(|v| v.trim_matches('\'').to_string())
+            .unwrap_or_default()
+    };
+    let out = std::process::Command::new("python3")
+        .arg("-c")
+        .arg(LIBREOFFICE_FORMULAS)
+        .arg(get("SOFFICE"))
+        .arg(run.join("export/results.csv"))
+        .arg(p.path().join("lo"))
+        .env("PYTHONPATH", get("OPENPYXL_PATH"))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}{}",
+        crate::common::stdout(&out),
+        stderr(&out)
+    );
+    // 3 points x 6 labels: the 4 formulas and `plain` are text, `-1.5` a number.
+    assert_eq!(
+        crate::common::stdout(&out).trim(),
+        "0 formula cells, 15 labels as text"
+    );
 }
+
+/// argv: soffice, a comma CSV, a scratch folder. Converts the CSV to xlsx with LibreOffice (UTF-8,
+/// comma, formulas evaluated: CSV filter token 13) and counts its formula cells and the text
+/// cells of its `label` column.
+const LIBREOFFICE_FORMULAS: &str = r#"
+import subprocess, sys, pathlib, openpyxl
+soffice, csv, scratch = sys.argv[1], pathlib.Path(sys.argv[2]), pathlib.Path(sys.argv[3])
+scratch.mkdir(parents=True, exist_ok=True)
+src = scratch / "in.csv"
+src.write_bytes(csv.read_bytes())
+subprocess.run([soffice, "--headless", f"-env:UserInstallation=file://{scratch}/profile",
+    "--infilter=Text - txt - csv (StarCalc):44,34,76,1,,1033,false,false,false,false,false,-1,true",
+    "--convert-to", "xlsx", "--outdir", str(scratch), str(src)], check=True, capture_output=True, timeout=300)
+ws = openpyxl.load_workbook(scratch / "in.xlsx").active
+rows = list(ws.iter_rows())
+label = [c.value for c in rows[0]].index("label")
+formulas = sum(c.data_type == "f" for r in rows for c in r)
+text = sum(r[label].data_type == "s" for r in rows[1:])
+print(f"{formulas} formula cells, {text} labels as text")
+"#;
