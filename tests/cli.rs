@@ -2837,3 +2837,55 @@ fn compare_with_a_run_that_has_only_its_header_says_it_has_no_rows() {
         );
     }
 }
+
+#[cfg(unix)]
+#[test]
+fn a_program_linked_into_a_bench_rebuilds_when_its_target_changes() {
+    let p = project();
+    let shared = p.path().join("shared");
+    let bench = p.path().join("cuda/lnk");
+    std::fs::create_dir_all(&shared).unwrap();
+    std::fs::create_dir_all(&bench).unwrap();
+    let program = p.path().join("cuda/hostsaw/hostsaw.c");
+    std::fs::copy(&program, shared.join("prog.c")).unwrap();
+    std::os::unix::fs::symlink(shared.join("prog.c"), bench.join("lnk.c")).unwrap();
+    std::fs::copy(
+        p.path().join("cuda/hostsaw/params.h.tera"),
+        bench.join("params.h.tera"),
+    )
+    .unwrap();
+    let spec = std::fs::read_to_string(p.path().join("sweeps/saw.toml"))
+        .unwrap()
+        .replace("bench = \"hostsaw\"", "bench = \"lnk\"")
+        .replace("range = [1, 64]", "range = [1, 2]");
+    std::fs::write(p.path().join("sweeps/lnk.toml"), spec).unwrap();
+    let cached = |p: &Path| -> Vec<String> {
+        let run = run_dirs(&p.join("output/lnk")).pop().unwrap();
+        common::rows(&run.join("results.csv"))
+            .into_iter()
+            .map(|r| r["cached"].clone())
+            .collect()
+    };
+    let run = || {
+        sweep(p.path())
+            .args(["run", "sweeps/lnk.toml", "-q", "--force"])
+            .assert()
+            .success();
+    };
+    run();
+    run();
+    assert_eq!(
+        cached(p.path()),
+        ["1", "1"],
+        "nothing changed: from the cache"
+    );
+    let mut text = std::fs::read_to_string(shared.join("prog.c")).unwrap();
+    text.push_str("\n/* edited through the link's target */\n");
+    std::fs::write(shared.join("prog.c"), text).unwrap();
+    run();
+    assert_eq!(
+        cached(p.path()),
+        ["0", "0"],
+        "the target changed: built again"
+    );
+}
