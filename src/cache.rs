@@ -70,7 +70,10 @@ impl Cache {
             field("header", r.file.as_bytes());
             field("text", r.text.as_bytes());
         }
-        for file in bench.input_files() {
+        let files = bench
+            .input_files()
+            .map_err(|e| std::io::Error::new(std::io::ErrorKind::NotFound, e.to_string()))?;
+        for file in files {
             let rel = file
                 .strip_prefix(bench.dir.parent().unwrap_or(&bench.dir))
                 .unwrap_or(&file);

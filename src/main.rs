@@ -22,7 +22,8 @@ fn main() -> ExitCode {
     match dispatch(cli) {
         Ok(code) => ExitCode::from(code as u8),
         Err(e) => {
-            eprintln!("error: {e}");
+            // One line, whatever a spec's name or a file brought into the message.
+            eprintln!("error: {}", cli::error::one_line(&e.to_string()));
             ExitCode::from(e.exit_code() as u8)
         }
     }

@@ -93,17 +93,84 @@ pub fn key_value(s: &str) -> Result<(String, String), String> {
     }
 }
 
-/// A TOML scalar from the command line: an integer, a float, true/false, else a string.
+/// A TOML scalar from the command line: an integer, a finite float, true/false, else a string
+/// (`nan`, `inf` and `1e999` are no numbers: they would render as no C constant).
 fn scalar(s: &str) -> toml::Value {
     if let Ok(i) = s.parse::<i64>() {
         toml::Value::Integer(i)
-    } else if let Ok(f) = s.parse::<f64>() {
+    } else if let Some(f) = s.parse::<f64>().ok().filter(|f| f.is_finite()) {
         toml::Value::Float(f)
     } else if s == "true" || s == "false" {
         toml::Value::Boolean(s == "true")
     } else {
         toml::Value::String(s.to_string())
     }
+}
+
+fn is_number(v: &toml::Value) -> bool {
+    matches!(v, toml::Value::Integer(_) | toml::Value::Float(_))
+}
+
+/// Whether the spec's `[[axis]]` table takes numbers: a `range`, `pow2`, or `values` of numbers.
+fn numeric_axis(axis: &toml::Table) -> bool {
+    axis.contains_key("range")
+        || axis.contains_key("pow2")
+        || axis
+            .get("values")
+            .and_then(|v| v.as_array())
+            .is_some_and(|v| !v.is_empty() && v.iter().all(is_number))
+}
+
+/// The forms `-a` takes, for hints.
+const AXIS_FORMS: &str = "a list V1,V2,... or [V1,V2,...], a range LO:HI[:STEP] or [LO:HI:STEP]";
+
+/// The values of `-a name=value`: a range (`[lo, hi]` or `[lo, hi, step]`, inclusive) or a list,
+/// in nvbench's forms too (`[32,64]`, `[1:64:8]`). A `numeric` axis takes numbers only. The error
+/// is the message, without the spec's path.
+#[allow(clippy::type_complexity)]
+fn axis_values(
+    name: &str,
+    value: &str,
+    numeric: bool,
+) -> Result<(Option<Vec<i64>>, Vec<toml::Value>), String> {
+    let arg = format!("`-a {name}={value}`");
+    let inner = match (value.strip_prefix('['), value.ends_with(']')) {
+        (Some(rest), true) => rest.strip_suffix(']').unwrap_or(rest).trim(),
+        (None, false) => value,
+        _ => {
+            return Err(format!(
+                "{arg}: a bracket that is not closed (hint: {AXIS_FORMS}; quote the argument in the shell)"
+            ))
+        }
+    };
+    let parts: Vec<&str> = inner.split(':').collect();
+    let range_ints =
+        || -> Option<Vec<i64>> { parts.iter().map(|p| p.trim().parse().ok()).collect() };
+    let not_a_range =
+        || format!("{arg}: a range takes integers LO:HI or LO:HI:STEP (hint: a list is V1,V2,...)");
+    if parts.len() == 2 || parts.len() == 3 {
+        return range_ints()
+            .map(|r| (Some(r), Vec::new()))
+            .ok_or_else(not_a_range);
+    }
+    if parts.len() > 3 && range_ints().is_some() {
+        return Err(not_a_range());
+    }
+    let items: Vec<&str> = inner.split(',').map(str::trim).collect();
+    if items.iter().any(|v| v.is_empty()) {
+        return Err(format!(
+            "{arg}: an empty value in the list (hint: V1,V2,... with no empty item)"
+        ));
+    }
+    let values: Vec<toml::Value> = items.iter().map(|v| scalar(v)).collect();
+    if numeric {
+        if let Some((item, _)) = items.iter().zip(&values).find(|(_, v)| !is_number(v)) {
+            return Err(format!(
+                "{arg}: axis `{name}` takes numbers, and `{item}` is not a finite number (hint: {AXIS_FORMS})"
+            ));
+        }
+    }
+    Ok((None, values))
 }
 
 /// The `[[axis]]` keys that say which values an axis takes.
@@ -151,17 +218,12 @@ pub fn apply(path: &Path, text: &str, o: &Overrides) -> Result<Spec, SpecError> 
                 list(&axes)
             )));
         };
+        let numeric = numeric_axis(axis);
         for k in AXIS_VALUE_KEYS {
             axis.remove(k);
         }
-        let parts: Vec<&str> = value.split(':').collect();
-        if parts.len() == 2 || parts.len() == 3 {
-            let ints: Option<Vec<i64>> = parts.iter().map(|p| p.trim().parse().ok()).collect();
-            let Some(ints) = ints else {
-                return Err(whole(format!(
-                    "`-a {name}={value}`: a range takes integers LO:HI or LO:HI:STEP (hint: a list is V1,V2,...)"
-                )));
-            };
+        let (range, list) = axis_values(name, value, numeric).map_err(whole)?;
+        if let Some(ints) = range {
             axis.insert(
                 "range".into(),
                 toml::Value::Array(vec![ints[0].into(), ints[1].into()]),
@@ -169,26 +231,25 @@ pub fn apply(path: &Path, text: &str, o: &Overrides) -> Result<Spec, SpecError> 
             if let Some(step) = ints.get(2) {
                 axis.insert("step".into(), (*step).into());
             }
-        } else if parts.len() > 3 && parts.iter().all(|p| p.trim().parse::<i64>().is_ok()) {
-            return Err(whole(format!(
-                "`-a {name}={value}`: a range takes integers LO:HI or LO:HI:STEP (hint: a list is V1,V2,...)"
-            )));
         } else {
-            let items: Vec<&str> = value.split(',').map(str::trim).collect();
-            if items.iter().any(|v| v.is_empty()) {
-                return Err(whole(format!(
-                    "`-a {name}={value}`: an empty value in the list (hint: V1,V2,... with no empty item)"
-                )));
-            }
-            let values = items.into_iter().map(scalar).collect();
-            axis.insert("values".into(), toml::Value::Array(values));
+            axis.insert("values".into(), toml::Value::Array(list));
         }
     }
     for (key, value) in &o.vars {
         let vars = table.get_mut("vars").and_then(|v| v.as_table_mut());
         match vars {
             Some(vars) if vars.contains_key(key) => {
-                vars.insert(key.clone(), scalar(value));
+                let v = scalar(value);
+                let was_number = matches!(
+                    vars.get(key),
+                    Some(toml::Value::Integer(_) | toml::Value::Float(_))
+                );
+                if was_number && !is_number(&v) {
+                    return Err(whole(format!(
+                        "`--set {key}={value}`: [vars] `{key}` is a number, and `{value}` is not a finite one (hint: an integer or a float such as 4096 or 1.5e3)"
+                    )));
+                }
+                vars.insert(key.clone(), v);
             }
             vars => {
                 let known: Vec<String> = vars
@@ -291,6 +352,42 @@ mod tests {
     }
 
     #[test]
+    fn nvbench_list_and_range_forms_in_brackets() {
+        let values = |v: &str, axis: &str| -> Vec<String> {
+            let s = with(Overrides {
+                axes: vec![(axis.into(), v.into())],
+                ..Overrides::default()
+            })
+            .unwrap();
+            let a = s.axes.iter().find(|a| a.name == axis).unwrap();
+            a.values.iter().map(|v| v.to_string()).collect()
+        };
+        assert_eq!(values("[32,64]", "threads"), ["32", "64"]);
+        assert_eq!(values("[ 32, 64 ]", "threads"), ["32", "64"]);
+        assert_eq!(
+            values("[1:64:8]", "threads"),
+            ["1", "9", "17", "25", "33", "41", "49", "57"]
+        );
+        assert_eq!(values("[4:6]", "threads"), ["4", "5", "6"]);
+        assert_eq!(values("[128]", "threads"), ["128"]);
+        assert_eq!(values("[naive,padded]", "variant"), ["naive", "padded"]);
+        assert_eq!(
+            values("nan,inf", "variant"),
+            ["nan", "inf"],
+            "a text axis takes them as text"
+        );
+        let s = with(Overrides {
+            axes: vec![("threads".into(), "[32,64]".into())],
+            ..Overrides::default()
+        })
+        .unwrap();
+        assert_eq!(
+            s.axes[0].values,
+            [crate::spec::Value::Int(32), crate::spec::Value::Int(64)]
+        );
+    }
+
+    #[test]
     fn bad_overrides_name_the_argument_and_hint() {
         let cases = [
             (
@@ -346,6 +443,32 @@ mod tests {
         for (o, want) in cases {
             let e = with(o).unwrap_err().to_string();
             assert!(e.starts_with(want), "{e}");
+        }
+        let axis = |v: &str| Overrides {
+            axes: vec![("threads".into(), v.into())],
+            ..Overrides::default()
+        };
+        let refusals = [
+            (axis("[32,64"), "sweeps/t.toml: `-a threads=[32,64`: a bracket that is not closed (hint: a list V1,V2,... or [V1,V2,...], a range LO:HI[:STEP] or [LO:HI:STEP]; quote the argument in the shell)"),
+            (axis("32,64]"), "sweeps/t.toml: `-a threads=32,64]`: a bracket that is not closed"),
+            (axis("[]"), "sweeps/t.toml: `-a threads=[]`: an empty value in the list"),
+            (axis("[1:a:8]"), "sweeps/t.toml: `-a threads=[1:a:8]`: a range takes integers LO:HI or LO:HI:STEP"),
+            (axis("32,abc"), "sweeps/t.toml: `-a threads=32,abc`: axis `threads` takes numbers, and `abc` is not a finite number (hint: a list V1,V2,... or [V1,V2,...], a range LO:HI[:STEP] or [LO:HI:STEP])"),
+            (axis("[32,nan]"), "sweeps/t.toml: `-a threads=[32,nan]`: axis `threads` takes numbers, and `nan` is not a finite number"),
+            (axis("1e999"), "sweeps/t.toml: `-a threads=1e999`: axis `threads` takes numbers, and `1e999` is not a finite number"),
+            (
+                Overrides { vars: vec![("n".into(), "1e999".into())], ..Overrides::default() },
+                "sweeps/t.toml: `--set n=1e999`: [vars] `n` is a number, and `1e999` is not a finite one (hint: an integer or a float such as 4096 or 1.5e3)",
+            ),
+            (
+                Overrides { vars: vec![("n".into(), "inf".into())], ..Overrides::default() },
+                "sweeps/t.toml: `--set n=inf`: [vars] `n` is a number, and `inf` is not a finite one",
+            ),
+        ];
+        for (o, want) in refusals {
+            let e = with(o).unwrap_err().to_string();
+            assert!(e.starts_with(want), "{e}");
+            assert!(!e.contains('\n'), "{e}");
         }
         assert_eq!(
             key_value("threads").unwrap_err(),

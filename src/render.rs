@@ -35,6 +35,12 @@ pub enum RenderError {
         variable: String,
         point: String,
     },
+    #[error("`{link}` is a link to `{target}` that cannot be followed: {reason} (hint: point it at a file that exists, or replace it with the file)")]
+    BadLink {
+        link: String,
+        target: String,
+        reason: String,
+    },
     #[error("template `{template}`: {reason}")]
     Template { template: String, reason: String },
     #[error("template `{template}` in `{dir}` would write a header named `{header}`, which is no file name (hint: name it `<header>.tera`, e.g. `params.h.tera`)")]
@@ -100,7 +106,8 @@ impl Bench {
             .into_iter()
             .filter_map(Result::ok)
             .map(|e| e.into_path())
-            .filter(|p| p.extension().is_some_and(|e| e == "tera"))
+            // Regular files only (through links): a FIFO named `x.tera` would block the read.
+            .filter(|p| p.extension().is_some_and(|e| e == "tera") && p.is_file())
             .collect();
         templates.sort();
         // `...tera` would render into `points/<id>/..`: every point would fail on it.
@@ -122,27 +129,51 @@ impl Bench {
             .parent()
             .map(|p| p.join("common"))
             .filter(|c| c.is_dir());
-        Ok(Bench {
+        let bench = Bench {
             name,
             dir: dir.to_path_buf(),
             source,
             templates,
             common,
-        })
+        };
+        // A link that cannot be followed is refused here, once, not at every point's build.
+        bench.input_files()?;
+        Ok(bench)
     }
 
     /// Every file that goes into the binary but the rendered headers: the bench's own files
-    /// (templates included) and `cuda/common/`, sorted by path.
-    pub fn input_files(&self) -> Vec<PathBuf> {
-        let mut files: Vec<PathBuf> = [Some(&self.dir), self.common.as_ref()]
+    /// (templates included) and `cuda/common/`, sorted by path. A symbolic link counts as the
+    /// file it points to (the cache key hashes that file's content, so editing the target
+    /// rebuilds); a link that points nowhere, or a loop of links, is an error naming it. Only
+    /// regular files are listed: a FIFO or socket is no input (reading one would block).
+    pub fn input_files(&self) -> Result<Vec<PathBuf>, RenderError> {
+        let mut files = Vec::new();
+        for d in [Some(&self.dir), self.common.as_ref()]
             .into_iter()
             .flatten()
-            .flat_map(|d| walkdir::WalkDir::new(d).into_iter().filter_map(Result::ok))
-            .filter(|e| e.file_type().is_file())
-            .map(|e| e.into_path())
-            .collect();
+        {
+            for e in walkdir::WalkDir::new(d).follow_links(true) {
+                let e = e.map_err(|e| {
+                    let link = e.path().map(Path::to_path_buf).unwrap_or_else(|| d.clone());
+                    let target = std::fs::read_link(&link)
+                        .map(|t| t.display().to_string())
+                        .unwrap_or_default();
+                    RenderError::BadLink {
+                        link: link.display().to_string(),
+                        target,
+                        reason: e
+                            .io_error()
+                            .map(|io| io.to_string())
+                            .unwrap_or_else(|| "it loops".into()),
+                    }
+                })?;
+                if e.file_type().is_file() {
+                    files.push(e.into_path());
+                }
+            }
+        }
         files.sort();
-        files
+        Ok(files)
     }
 }
 
@@ -298,6 +329,68 @@ mod tests {
                 Err(format!("template `{template}` in `{}` would write a header named `{header}`, which is no file name (hint: name it `<header>.tera`, e.g. `params.h.tera`)", dir.display()))
             );
         }
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_linked_file_enters_the_cache_key_by_what_it_points_to() {
+        let (tmp, spec, bench) = setup("#define A 1\n");
+        let shared = tmp.path().join("shared");
+        std::fs::create_dir_all(&shared).unwrap();
+        std::fs::write(shared.join("value.h"), "#define VALUE 1\n").unwrap();
+        std::os::unix::fs::symlink(shared.join("value.h"), bench.dir.join("value.h")).unwrap();
+        std::os::unix::fs::symlink(&shared, bench.dir.join("inc")).unwrap();
+        let tc = crate::compile::Toolchain {
+            compiler: "cc".into(),
+            version: "1".into(),
+            arch: None,
+            arch_from: "default".into(),
+        };
+        let point = &crate::points::expand(&spec).unwrap()[0];
+        let rendered = render(&bench, &spec, point).unwrap();
+        let key = || crate::cache::Cache::key(&tc, &bench, &rendered, &[]).unwrap();
+        let before = key();
+        let files = bench.input_files().unwrap();
+        assert!(files.contains(&bench.dir.join("value.h")), "{files:?}");
+        assert!(
+            files.contains(&bench.dir.join("inc/value.h")),
+            "a linked folder too"
+        );
+        std::fs::write(shared.join("value.h"), "#define VALUE 2\n").unwrap();
+        assert_ne!(key(), before, "the target changed: another binary");
+
+        // A link to nothing is refused in one line naming it.
+        std::os::unix::fs::symlink(tmp.path().join("gone.h"), bench.dir.join("gone.h")).unwrap();
+        let err = Bench::locate(&spec).map(|_| ()).unwrap_err().to_string();
+        assert_eq!(
+            err,
+            format!(
+                "`{}` is a link to `{}` that cannot be followed: No such file or directory (os error 2) (hint: point it at a file that exists, or replace it with the file)",
+                bench.dir.join("gone.h").display(),
+                tmp.path().join("gone.h").display()
+            )
+        );
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_fifo_named_like_a_template_is_no_template_and_no_input() {
+        let (_tmp, spec, bench) = setup("#define A 1\n");
+        let fifo = bench.dir.join("stuck.h.tera");
+        let made = std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap();
+        assert!(made.success());
+        let bench = Bench::locate(&spec).unwrap();
+        assert_eq!(bench.templates, [bench.dir.join("params.h.tera")]);
+        assert!(!bench.input_files().unwrap().contains(&fifo));
+        let point = &crate::points::expand(&spec).unwrap()[0];
+        assert_eq!(
+            render(&bench, &spec, point).unwrap().len(),
+            1,
+            "rendered without blocking"
+        );
     }
 
     #[test]

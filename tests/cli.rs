@@ -2789,3 +2789,198 @@ fn a_row_with_one_unstable_metric_keeps_the_other_metrics_ok() {
     assert!(out.status.success(), "{}", stderr(&out));
     check(&p.path().join("joined/results.csv"));
 }
+
+#[test]
+fn nvbench_axis_forms_plan_their_points_and_bad_values_exit_3_in_one_line() {
+    let p = project();
+    for (arg, points) in [
+        ("threads=[32,64]", "2 points"),
+        ("threads=[1:64:8]", "8 points"),
+    ] {
+        let out = sweep(p.path())
+            .args(["plan", "sweeps/saw.toml", "-a", arg])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{arg}: {}", stderr(&out));
+        assert!(stdout(&out).contains(points), "{arg}: {}", stdout(&out));
+    }
+    for (args, want) in [
+        (["-a", "threads=[32,64"], "error: sweeps/saw.toml: `-a threads=[32,64`: a bracket that is not closed (hint: a list V1,V2,... or [V1,V2,...], a range LO:HI[:STEP] or [LO:HI:STEP]; quote the argument in the shell)\n"),
+        (["-a", "threads=32,big"], "error: sweeps/saw.toml: `-a threads=32,big`: axis `threads` takes numbers, and `big` is not a finite number (hint: a list V1,V2,... or [V1,V2,...], a range LO:HI[:STEP] or [LO:HI:STEP])\n"),
+        (["--set", "slow_ms=1e999"], "error: sweeps/saw.toml: `--set slow_ms=1e999`: [vars] `slow_ms` is a number, and `1e999` is not a finite one (hint: an integer or a float such as 4096 or 1.5e3)\n"),
+    ] {
+        let out = sweep(p.path())
+            .args(["plan", "sweeps/saw.toml"])
+            .args(args)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(3), "{args:?}");
+        assert_eq!(stderr(&out), want);
+    }
+}
+
+#[cfg(unix)]
+#[test]
+fn fifos_named_like_specs_or_templates_do_not_block_list_plan_or_render() {
+    let p = project();
+    for fifo in ["sweeps/stuck.toml", "cuda/hostsaw/stuck.h.tera"] {
+        let made = std::process::Command::new("mkfifo")
+            .arg(p.path().join(fifo))
+            .status()
+            .unwrap();
+        assert!(made.success());
+    }
+    let out = sweep(p.path())
+        .arg("list")
+        .timeout(std::time::Duration::from_secs(60))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stdout(&out).contains("sweeps/stuck.toml: not a regular file (hint: a spec is a TOML file; a folder, FIFO or device is none)"),
+        "{}",
+        stdout(&out)
+    );
+    for args in [
+        &["plan", "sweeps/saw.toml"][..],
+        &["render", "sweeps/saw.toml", "--point", "0"],
+    ] {
+        let out = sweep(p.path())
+            .args(args)
+            .timeout(std::time::Duration::from_secs(60))
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{args:?}: {}", stderr(&out));
+    }
+    let out = sweep(p.path())
+        .args(["plan", "sweeps/stuck.toml"])
+        .timeout(std::time::Duration::from_secs(60))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(3));
+    assert_eq!(
+        stderr(&out),
+        "error: sweeps/stuck.toml: not a regular file (hint: a spec is a TOML file; a folder, FIFO or device is none)\n"
+    );
+}
+
+#[test]
+fn line_breaks_and_terminal_escapes_in_spec_names_are_escaped_in_one_line_errors() {
+    let p = project();
+    for (name, text, want) in [
+        (
+            "axis",
+            "bench = \"hostsaw\"\n[[axis]]\nname = \"a\\n\\u001b[31mred\"\nrange = [1, 2]\n[[metric]]\nname = \"m\"\nunit = \"u\"\n",
+            "error: sweeps/axis.toml:2: axis name `a\\n\\u{1b}[31mred` is not an identifier (hint: letters, digits and `_`, not starting with a digit)\n",
+        ),
+        (
+            "metric",
+            "bench = \"hostsaw\"\n[[axis]]\nname = \"a\"\nrange = [1, 2]\n[[metric]]\nname = \"m\\u001b[2J\\r\\nx\"\nunit = \"u\"\n",
+            "error: sweeps/metric.toml:5: metric name `m\\u{1b}[2J\\r\\nx` is not an identifier",
+        ),
+    ] {
+        std::fs::write(p.path().join(format!("sweeps/{name}.toml")), text).unwrap();
+        let out = sweep(p.path())
+            .args(["plan", &format!("sweeps/{name}.toml")])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(3));
+        let err = stderr(&out);
+        assert!(err.starts_with(want), "{err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(!err.contains('\u{1b}'), "{err}");
+    }
+}
+
+#[test]
+fn compare_with_a_run_that_has_only_its_header_says_it_has_no_rows() {
+    let tmp = tempfile::tempdir().unwrap();
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/h100/threads_1_512");
+    let (full, empty, bare) = (
+        tmp.path().join("full"),
+        tmp.path().join("empty"),
+        tmp.path().join("bare"),
+    );
+    for d in [&full, &empty, &bare] {
+        std::fs::create_dir(d).unwrap();
+    }
+    std::fs::copy(src.join("results.csv"), full.join("results.csv")).unwrap();
+    std::fs::copy(src.join("manifest.json"), full.join("manifest.json")).unwrap();
+    std::fs::copy(src.join("manifest.json"), empty.join("manifest.json")).unwrap();
+    let text = std::fs::read_to_string(src.join("results.csv")).unwrap();
+    let header = &text[..text.find('\n').unwrap() + 1];
+    std::fs::write(empty.join("results.csv"), header).unwrap();
+    std::fs::write(bare.join("results.csv"), header).unwrap();
+    for (a, b, culprit) in [
+        (&full, &empty, &empty),
+        (&empty, &full, &empty),
+        (&full, &bare, &bare),
+    ] {
+        let out = sweep(tmp.path())
+            .arg("compare")
+            .arg(a)
+            .arg(b)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+        assert_eq!(
+            stderr(&out),
+            format!(
+                "error: `{}` has no rows yet (hint: compare it once its run has measured some points)\n",
+                culprit.join("results.csv").display()
+            )
+        );
+    }
+}
+
+#[cfg(unix)]
+#[test]
+fn a_program_linked_into_a_bench_rebuilds_when_its_target_changes() {
+    let p = project();
+    let shared = p.path().join("shared");
+    let bench = p.path().join("cuda/lnk");
+    std::fs::create_dir_all(&shared).unwrap();
+    std::fs::create_dir_all(&bench).unwrap();
+    let program = p.path().join("cuda/hostsaw/hostsaw.c");
+    std::fs::copy(&program, shared.join("prog.c")).unwrap();
+    std::os::unix::fs::symlink(shared.join("prog.c"), bench.join("lnk.c")).unwrap();
+    std::fs::copy(
+        p.path().join("cuda/hostsaw/params.h.tera"),
+        bench.join("params.h.tera"),
+    )
+    .unwrap();
+    let spec = std::fs::read_to_string(p.path().join("sweeps/saw.toml"))
+        .unwrap()
+        .replace("bench = \"hostsaw\"", "bench = \"lnk\"")
+        .replace("range = [1, 64]", "range = [1, 2]");
+    std::fs::write(p.path().join("sweeps/lnk.toml"), spec).unwrap();
+    let cached = |p: &Path| -> Vec<String> {
+        let run = run_dirs(&p.join("output/lnk")).pop().unwrap();
+        common::rows(&run.join("results.csv"))
+            .into_iter()
+            .map(|r| r["cached"].clone())
+            .collect()
+    };
+    let run = || {
+        sweep(p.path())
+            .args(["run", "sweeps/lnk.toml", "-q", "--force"])
+            .assert()
+            .success();
+    };
+    run();
+    run();
+    assert_eq!(
+        cached(p.path()),
+        ["1", "1"],
+        "nothing changed: from the cache"
+    );
+    let mut text = std::fs::read_to_string(shared.join("prog.c")).unwrap();
+    text.push_str("\n/* edited through the link's target */\n");
+    std::fs::write(shared.join("prog.c"), text).unwrap();
+    run();
+    assert_eq!(
+        cached(p.path()),
+        ["0", "0"],
+        "the target changed: built again"
+    );
+}

@@ -10,6 +10,7 @@ mod bench_checks;
 mod chart_order;
 mod cli;
 mod figures;
+mod export;
 mod gpus;
 mod h100_fixtures;
 mod h200x2_fixtures;

@@ -541,7 +541,8 @@ impl Analysis {
         )
     }
 
-    /// Writes `analysis.json` and `analysis.csv` into `dir` (created if missing).
+    /// Writes `analysis.json`, `analysis.csv` and `analysis.md` into `dir` (created if missing),
+    /// each through a temporary file: a killed `analyze` leaves the previous files whole.
     pub fn write_files(&self, dir: &Path) -> Result<Vec<PathBuf>, AnalyzeError> {
         let write_err = |path: &Path| {
             let path = path.to_path_buf();
@@ -556,11 +557,14 @@ impl Analysis {
             path: json_path.clone(),
             cause: e.into(),
         })?;
-        std::fs::write(&json_path, json + "\n").map_err(write_err(&json_path))?;
+        crate::store::write_atomic(&json_path, (json + "\n").as_bytes())
+            .map_err(write_err(&json_path))?;
         let csv_path = dir.join("analysis.csv");
-        std::fs::write(&csv_path, self.to_csv()).map_err(write_err(&csv_path))?;
+        crate::store::write_atomic(&csv_path, self.to_csv().as_bytes())
+            .map_err(write_err(&csv_path))?;
         let md_path = dir.join("analysis.md");
-        std::fs::write(&md_path, self.to_markdown()).map_err(write_err(&md_path))?;
+        crate::store::write_atomic(&md_path, self.to_markdown().as_bytes())
+            .map_err(write_err(&md_path))?;
         Ok(vec![json_path, csv_path, md_path])
     }
 
@@ -615,6 +619,14 @@ impl Analysis {
                 c.outliers.len().to_string(),
                 s.reading.clone(),
             ]);
+            // For a spreadsheet: a name or group that could start a formula is defused (the
+            // export reads it back with `formula_restored`).
+            let last = row.len() - 1;
+            for (i, f) in row.iter_mut().enumerate() {
+                if i < 3 + self.by.len() || i == last {
+                    *f = crate::store::formula_defused(f, dialect).into_owned();
+                }
+            }
             out.extend(crate::store::record(&row, dialect));
         }
         String::from_utf8(out).unwrap_or_default()

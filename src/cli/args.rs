@@ -43,8 +43,8 @@ pub(crate) struct Sharding {
 /// and `run` read the spec with them applied.
 #[derive(Args, Clone, Default)]
 pub(crate) struct OverrideArgs {
-    /// Override an axis: `-a threads=17:80` (a range, `LO:HI[:STEP]`) or `-a variant=naive,shared`
-    /// (a list); repeatable
+    /// Override an axis: `-a threads=17:80` (a range, `LO:HI[:STEP]` or `[LO:HI:STEP]`) or
+    /// `-a variant=naive,shared` (a list, or `[V1,V2]`); repeatable
     #[arg(short = 'a', long = "axis", value_name = "NAME=VALUES", value_parser = sweep::overrides::key_value)]
     pub(crate) axes: Vec<(String, String)>,
     /// Override a `[vars]` constant: `--set n=4096`; repeatable
@@ -229,7 +229,8 @@ pub(crate) enum Command {
         #[arg(long, value_name = "PCT")]
         fail_on_slower: Option<f64>,
     },
-    /// Write a run as xlsx (typed cells, charts), csv (in a chosen dialect) or json
+    /// Write a run as xlsx (typed cells, charts), csv (in a chosen dialect), json, or long (one row
+    /// per point and metric, csv and json)
     #[command(after_help = EXPORT_HELP)]
     Export {
         /// A run folder (`output/<sweep>/<stamp>`)
@@ -237,7 +238,7 @@ pub(crate) enum Command {
         /// Formats, comma-separated
         #[arg(long, value_enum, value_delimiter = ',', default_value = "xlsx")]
         format: Vec<ExportFormat>,
-        /// Dialect of the csv format [default: the run's]
+        /// Dialect of the csv and long formats [default: the run's]
         #[arg(long, value_enum)]
         dialect: Option<Dialect>,
         /// Folder of the files [default: <run_dir>/export]
@@ -402,4 +403,8 @@ Files (in --out, default <run_dir>/export):
                 metrics (a line chart against the swept axis) and manifest
   results.csv   and analysis.csv: in --dialect, UTF-8 with a byte-order mark, text quoted wherever
                 a ',' or ';' could split it. Open them with the options in the README (Spreadsheets).
-  run.json      the run as one document (schema in src/export/json.rs)";
+                Text that could start a formula (=, +, -, @) is written with a leading '.
+  run.json      the run as one document (schema in src/export/json.rs)
+  results_long.csv, results_long.json  (--format long) one row per point and metric: point_id,
+                index, the axes, metric, unit, value, rel_ci, ci (the 95 % half-width in the
+                value's unit), spread, placements, samples, status (the metric's own), error";

@@ -610,9 +610,9 @@ fn list(dir: &Path) {
         let line = match Spec::load(e.path()) {
             Ok(s) => match sweep::points::expand(&s) {
                 Ok(p) => format!("bench {:<14} {} points", s.bench, p.len()),
-                Err(err) => format!("error: {err}"),
+                Err(err) => format!("error: {}", super::error::one_line(&err.to_string())),
             },
-            Err(err) => format!("error: {err}"),
+            Err(err) => format!("error: {}", super::error::one_line(&err.to_string())),
         };
         println!("  {:<28} {line}", e.path().display());
     }

@@ -10,6 +10,22 @@ use sweep::exit;
 use sweep::merge::MergeError;
 use sweep::slurm::SlurmError;
 
+/// `message` on one line, safe for a terminal: a line break, carriage return, escape (ANSI
+/// colour codes) or other control character that a spec's name or a file's text brought into it
+/// is written as its Rust escape (`\n`, `\u{1b}`); a tab stays.
+pub(crate) fn one_line(message: &str) -> String {
+    message
+        .chars()
+        .map(|c| {
+            if c.is_control() && c != '\t' {
+                c.escape_default().to_string()
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
+}
+
 #[derive(Debug, thiserror::Error)]
 pub(crate) enum CliError {
     /// The spec (with its overrides) does not load.
@@ -127,6 +143,7 @@ impl CliError {
             | CliError::NotRunFolder { .. }
             | CliError::Compare(_) => exit::BAD_INPUT,
             CliError::Export(sweep::export::ExportError::OutIsARun { .. }) => exit::USAGE,
+            CliError::Export(sweep::export::ExportError::TooBig { .. }) => exit::BAD_INPUT,
             CliError::Page(_)
             | CliError::Export(_)
             | CliError::ExportJson(_)
@@ -142,6 +159,14 @@ impl CliError {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn an_error_with_line_breaks_or_escapes_prints_on_one_line() {
+        assert_eq!(
+            super::one_line("bench `x\n\u{1b}[31mred\r` not found\t!"),
+            "bench `x\\n\\u{1b}[31mred\\r` not found\t!"
+        );
+    }
     use super::{CliError, DriverError, MergeError};
     use std::error::Error as _;
     use sweep::exit;

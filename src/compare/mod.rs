@@ -38,7 +38,8 @@ above A's.
 Exit codes:
   0    compared (with --fail-on-slower: no point slower than allowed)
   2    usage error
-  3    bad input: a run missing or unreadable, runs with other axes, no common metric
+  3    bad input: a run missing or unreadable or without rows, runs with other axes, no common
+       metric
   5    --fail-on-slower PCT: some point is `slower` by more than PCT %";
 
 /// How many points a line names before it says "and N more".
@@ -56,6 +57,8 @@ pub enum CompareError {
         "`{path}` holds no results.csv (hint: give a run folder of `sweep run`, or a results CSV)"
     )]
     NoResults { path: PathBuf },
+    #[error("`{path}` has no rows yet (hint: compare it once its run has measured some points)")]
+    NoRows { path: PathBuf },
     #[error(transparent)]
     Read(#[from] AnalyzeError),
     #[error("`{lacking}` has no axis {axes} of `{other}` (hint: points are matched by their axis values; {both})")]
@@ -301,6 +304,14 @@ pub fn compare(a: &Path, b: &Path, opts: &Options) -> Result<Comparison, Compare
     let (path_a, path_b) = (resolve(a)?, resolve(b)?);
     let run_a = Run::read(&path_a, None)?;
     let run_b = Run::read(&path_b, Some(&run_a.table.axes))?;
+    // A run with a header and no row yet has nothing to compare (and no metric to guess).
+    for run in [&run_a, &run_b] {
+        if run.table.rows.is_empty() {
+            return Err(CompareError::NoRows {
+                path: run.table.path.clone(),
+            });
+        }
+    }
     same_axes(&run_a.table, &run_b.table)?;
     let metrics = common_metrics(&run_a, &run_b, &opts.y)?;
     let axes = run_a.table.axes.clone();

@@ -175,9 +175,11 @@ impl Comparison {
         let d = self.dialect;
         let mut out = crate::store::record(&header, d);
         for p in &self.points {
-            let mut row = p.axes.clone();
+            // For a spreadsheet: an axis value or a name that could start a formula is defused.
+            let text = |t: &str| crate::store::formula_defused(t, d).into_owned();
+            let mut row: Vec<String> = p.axes.iter().map(|a| text(a)).collect();
             row.extend([
-                p.metric.clone(),
+                text(&p.metric),
                 d.number(p.a),
                 d.number(p.b),
                 d.number(p.ratio),
@@ -198,7 +200,7 @@ impl Comparison {
         };
         std::fs::create_dir_all(dir).map_err(|e| err(dir, e))?;
         let csv = dir.join("compare.csv");
-        std::fs::write(&csv, self.to_csv()).map_err(|e| err(&csv, e))?;
+        crate::store::write_atomic(&csv, self.to_csv().as_bytes()).map_err(|e| err(&csv, e))?;
         let md = dir.join("compare.md");
         std::fs::write(&md, self.to_markdown()).map_err(|e| err(&md, e))?;
         let mut files = vec![csv, md];

@@ -45,7 +45,7 @@ fn cell(text: &str, dialect: Dialect) -> Value {
 pub fn run_json(run_dir: &Path) -> Result<Value, StoreError> {
     let m = Manifest::load(run_dir)?;
     let csv = run_dir.join(store::RESULTS);
-    let rows = store::read_done(&csv, &m.columns)?;
+    let rows = store::read::read_done_as_is(&csv, &m.columns)?;
     let col = |name: &str| m.columns.iter().position(|c| c == name);
     let target = store::target_rel_ci(run_dir);
     let mut points: Vec<(usize, Value)> = Vec::new();
@@ -69,18 +69,8 @@ pub fn run_json(run_dir: &Path) -> Result<Value, StoreError> {
             {
                 stats.insert("status".into(), json!(st.as_str()));
             }
-            let slug = info
-                .column
-                .strip_prefix(&format!("{}_", info.name))
-                .unwrap_or(&info.column)
-                .to_string();
             for stat in stat_names() {
-                let found = [
-                    format!("{}_{stat}_{slug}", info.name),
-                    format!("{}_{stat}", info.name),
-                ]
-                .into_iter()
-                .find_map(|c| col(&c));
+                let found = super::long::stat_column(&m.columns, info, stat);
                 if let Some(i) = found.filter(|&i| !fields[i].is_empty()) {
                     stats.insert(stat.into(), cell(&fields[i], m.dialect));
                 }
@@ -159,14 +149,14 @@ pub fn run_json(run_dir: &Path) -> Result<Value, StoreError> {
     }))
 }
 
-/// Writes [`run_json`] of `run_dir` to `path`.
+/// Writes [`run_json`] of `run_dir` to `path` (through a temporary file: never a torn one).
 pub fn write_json(run_dir: &Path, path: &Path) -> Result<(), StoreError> {
     let v = run_json(run_dir)?;
     let text = serde_json::to_string_pretty(&v).map_err(|e| StoreError::Write {
         path: path.to_path_buf(),
         cause: e.into(),
     })?;
-    std::fs::write(path, text + "\n").map_err(|e| StoreError::Write {
+    store::write_atomic(path, (text + "\n").as_bytes()).map_err(|e| StoreError::Write {
         path: path.to_path_buf(),
         cause: e.into(),
     })

@@ -1,13 +1,20 @@
 //! Stage `export`: a run in the formats other programs read. `json` (one document, see
 //! [`json`]); `xlsx` (typed cells, a chart per family of metrics, the analysis and the manifest,
 //! see [`xlsx`]); `csv` (results and analysis in a chosen dialect, with a byte-order mark so that
-//! spreadsheets read them as UTF-8).
+//! spreadsheets read them as UTF-8); `long` (one row per point and metric, as CSV and JSON, see
+//! [`long`]).
+//!
+//! Every file is written whole to a temporary name and renamed ([`store::write_atomic`]): an
+//! export killed midway leaves the previous file, never a torn one. Text cells of the CSVs that
+//! could start a spreadsheet formula (`=`, `+`, `-`, `@`) get a leading `'`
+//! ([`store::formula_defused`]); numbers stay numbers.
 //!
 //! Every format starts from [`Table`]: the run's `results.csv` with each cell typed once, here,
 //! from its column: ids, statuses, errors and GPU names are text whatever they look like;
 //! numbers are numbers in either dialect.
 
 pub mod json;
+pub mod long;
 pub mod xlsx;
 
 pub use json::{run_json, write_json, SCHEMA};
@@ -26,6 +33,8 @@ pub enum Format {
     Csv,
     /// run.json: the run as one document (schema in src/export/json.rs)
     Json,
+    /// results_long.csv and results_long.json: one row per point and metric (tidy form)
+    Long,
 }
 
 /// One typed cell.
@@ -81,7 +90,8 @@ impl Table {
         self.header.iter().position(|h| h == name)
     }
 
-    /// The table's rows as CSV text in `dialect`.
+    /// The table's rows as CSV text in `dialect`, for a spreadsheet: a text cell that could
+    /// start a formula is defused ([`store::formula_defused`]).
     pub fn to_csv(&self, dialect: Dialect) -> Vec<u8> {
         let mut out = store::record(&self.header, dialect);
         for r in &self.rows {
@@ -90,7 +100,7 @@ impl Table {
                 .map(|c| match c {
                     Cell::Empty => String::new(),
                     Cell::Number(v) => dialect.number(*v),
-                    Cell::Text(t) => t.clone(),
+                    Cell::Text(t) => store::formula_defused(t, dialect).into_owned(),
                 })
                 .collect();
             out.extend(store::record(&fields, dialect));
@@ -130,6 +140,8 @@ pub enum ExportError {
     },
     #[error("`{path}`: {reason}")]
     Read { path: PathBuf, reason: String },
+    #[error("cannot write `{path}`: {reason} (hint: export this run as csv, json or long)")]
+    TooBig { path: PathBuf, reason: String },
     #[error("`{dir}` is not a run folder: it has no manifest.json (hint: pass output/<sweep>/<stamp>, the folder that holds results.csv)")]
     NotARun { dir: PathBuf },
     #[error("`--out {out}` is a run folder: the export's results.csv would replace that run's own (hint: leave out --out for <run>/export, or pick a folder of its own)")]
@@ -146,7 +158,7 @@ impl Run {
             });
         }
         let manifest = Manifest::load(run_dir)?;
-        let done = store::read_done(&run_dir.join(store::RESULTS), &manifest.columns)?;
+        let done = store::read::read_done_as_is(&run_dir.join(store::RESULTS), &manifest.columns)?;
         let index = manifest.columns.iter().position(|c| c == INDEX_COLUMN);
         let mut rows: Vec<Vec<String>> = done.into_values().collect();
         rows.sort_by_key(|r| {
@@ -183,10 +195,18 @@ fn read_analysis(path: &Path) -> Result<Option<Table>, ExportError> {
     };
     let csv = Csv::parse(&bytes, None).map_err(|e| err(e.to_string()))?;
     let (header, dialect) = (csv.header, csv.dialect);
+    // Its text cells were written defused for spreadsheets; typed here as they were.
     let rows = csv
         .records
         .into_iter()
-        .collect::<Result<Vec<_>, _>>()
+        .map(|r| {
+            r.map(|r| {
+                r.iter()
+                    .map(|f| store::formula_restored(f).to_string())
+                    .collect()
+            })
+        })
+        .collect::<Result<Vec<Vec<String>>, _>>()
         .map_err(err)?;
     // Columns before `period` are the series' name, metric, unit and the group's axis values.
     let period = header.iter().position(|h| h == "period").unwrap_or(0);
@@ -213,13 +233,28 @@ pub fn export(
     })?;
     let write = |name: &str, bytes: &[u8]| -> Result<PathBuf, ExportError> {
         let path = out.join(name);
-        std::fs::write(&path, bytes).map_err(|source| ExportError::Write {
+        store::write_atomic(&path, bytes).map_err(|source| ExportError::Write {
             path: path.clone(),
             source,
         })?;
         Ok(path)
     };
+    // The byte-order mark tells Excel and LibreOffice that the file is UTF-8 (without it
+    // Excel reads `≡` as `â‰¡`); the results' own CSV stays without one, for programs.
+    let bom = |mut body: Vec<u8>| {
+        let mut b = "\u{feff}".as_bytes().to_vec();
+        b.append(&mut body);
+        b
+    };
     match format {
+        Format::Long => {
+            let d = dialect.unwrap_or(run.manifest.dialect);
+            let table = long::long_table(run);
+            Ok(vec![
+                write(long::CSV, &bom(table.to_csv(d)))?,
+                write(long::JSON, long::to_json(&table).as_bytes())?,
+            ])
+        }
         Format::Json => {
             let path = out.join("run.json");
             json::write_json(&run.dir, &path)?;
@@ -234,13 +269,6 @@ pub fn export(
                 });
             }
             let d = dialect.unwrap_or(run.manifest.dialect);
-            // The byte-order mark tells Excel and LibreOffice that the file is UTF-8 (without it
-            // Excel reads `≡` as `â‰¡`); the results' own CSV stays without one, for programs.
-            let bom = |mut body: Vec<u8>| {
-                let mut b = "\u{feff}".as_bytes().to_vec();
-                b.append(&mut body);
-                b
-            };
             let mut files = vec![write("results.csv", &bom(run.results.to_csv(d)))?];
             if let Some(a) = &run.analysis {
                 files.push(write("analysis.csv", &bom(a.to_csv(d)))?);
@@ -248,6 +276,12 @@ pub fn export(
             Ok(files)
         }
         Format::Xlsx => {
+            if let Some(reason) = xlsx::too_big(run) {
+                return Err(ExportError::TooBig {
+                    path: out.join("results.xlsx"),
+                    reason,
+                });
+            }
             let bytes = xlsx::workbook(run).map_err(|source| ExportError::Workbook {
                 path: out.join("results.xlsx"),
                 source,

@@ -17,6 +17,61 @@ use std::collections::BTreeMap;
 /// At most this many series share a chart; more go into further charts below it.
 const SERIES_PER_CHART: usize = 24;
 
+/// The columns of an xlsx sheet (A..XFD) and its rows.
+const MAX_COLUMNS: usize = 16_384;
+const MAX_ROWS: usize = 1_048_576;
+
+/// What the workbook cannot hold, named: a sheet past xlsx's columns or rows. `None` when it
+/// fits. (A text past a cell's 32,767 characters is cut with a note instead; see [`fit`].)
+pub fn too_big(run: &Run) -> Option<String> {
+    let tables = [
+        ("results", Some(&run.results)),
+        ("analysis", run.analysis.as_ref()),
+    ];
+    for (name, t) in tables.into_iter().filter_map(|(n, t)| Some((n, t?))) {
+        if t.header.len() > MAX_COLUMNS {
+            return Some(format!(
+                "its {name} have {} columns, more than the {MAX_COLUMNS} of an xlsx sheet",
+                t.header.len()
+            ));
+        }
+        if t.rows.len() + 1 > MAX_ROWS {
+            return Some(format!(
+                "its {name} have {} rows, more than the {} of an xlsx sheet below its header",
+                t.rows.len(),
+                MAX_ROWS - 1
+            ));
+        }
+    }
+    for f in families(run) {
+        // Column A holds x; two columns per series after it (its value and its ±).
+        if 2 * f.series.len() + 1 > MAX_COLUMNS {
+            let others: Vec<String> = run
+                .manifest
+                .axes
+                .iter()
+                .filter(|a| **a != f.x)
+                .map(|a| format!("`{a}`"))
+                .collect();
+            let metrics = run
+                .manifest
+                .metrics
+                .iter()
+                .filter(|m| m.unit == f.unit)
+                .count();
+            return Some(format!(
+                "the chart of unit `{}` has {} series ({metrics} metrics x {} values of {}), more than the {} that fit an xlsx sheet beside x (two columns each: value and ±)",
+                f.unit,
+                f.series.len(),
+                f.series.len() / metrics.max(1),
+                others.join(", "),
+                (MAX_COLUMNS - 1) / 2
+            ));
+        }
+    }
+    None
+}
+
 /// The workbook's bytes.
 pub fn workbook(run: &Run) -> Result<Vec<u8>, XlsxError> {
     build(run)
@@ -29,17 +84,29 @@ fn build(run: &Run) -> Result<Vec<u8>, XlsxError> {
     if let Some(a) = &run.analysis {
         table_sheet(wb.add_worksheet(), "analysis", a, &bold)?;
     }
-    for family in families(run) {
-        chart_sheet(wb.add_worksheet(), run, &family, &bold)?;
+    let families = families(run);
+    let names = sheet_names(&families);
+    for (family, name) in families.iter().zip(&names) {
+        chart_sheet(wb.add_worksheet(), run, family, name, &bold)?;
     }
-    manifest_sheet(wb.add_worksheet(), run, &bold)?;
+    // A unit whose sheet name had to change is named beside it in the manifest sheet.
+    let renamed: Vec<(String, Cell)> = families
+        .iter()
+        .zip(&names)
+        .filter(|(f, n)| **n != format!("chart {}", f.unit))
+        .map(|(f, n)| {
+            let note = format!("the chart of unit `{}`", f.unit);
+            (format!("sheet {n}"), Cell::Text(note))
+        })
+        .collect();
+    manifest_sheet(wb.add_worksheet(), run, &renamed, &bold)?;
     wb.save_to_buffer()
 }
 
 fn table_sheet(ws: &mut Worksheet, name: &str, t: &Table, bold: &Format) -> Result<(), XlsxError> {
     ws.set_name(name)?;
     for (c, h) in t.header.iter().enumerate() {
-        ws.write_string_with_format(0, c as u16, h, bold)?;
+        ws.write_string_with_format(0, c as u16, fit(h), bold)?;
         ws.set_column_width(c as u16, (h.len().clamp(8, 40) + 2) as f64)?;
     }
     for (r, row) in t.rows.iter().enumerate() {
@@ -121,12 +188,17 @@ pub fn families(run: &Run) -> Vec<Family> {
     let others: Vec<&String> = run.manifest.axes.iter().filter(|a| **a != x).collect();
     // The other axes' value combinations, in the order they first appear.
     let mut groups: Vec<Group> = Vec::new();
+    let mut seen: std::collections::HashSet<Group> = std::collections::HashSet::new();
+    let columns: Vec<(&String, usize)> = others
+        .iter()
+        .map(|a| (*a, t.column(a).unwrap_or(0)))
+        .collect();
     for r in &t.rows {
-        let g: Group = others
+        let g: Group = columns
             .iter()
-            .map(|a| (a.to_string(), text(&r[t.column(a).unwrap_or(0)])))
+            .map(|(a, c)| (a.to_string(), text(&r[*c])))
             .collect();
-        if !groups.contains(&g) {
+        if seen.insert(g.clone()) {
             groups.push(g);
         }
     }
@@ -168,13 +240,44 @@ fn sheet_name(unit: &str) -> String {
     clean.chars().take(31).collect()
 }
 
+/// The chart sheets' names, one per family: [`sheet_name`], made unique where two units give
+/// the same one (`GB/s` and `GB_s`; units alike in their first 25 characters; Excel's names
+/// ignore case) by a ` (2)`, ` (3)`, ... within the 31 characters.
+fn sheet_names(families: &[Family]) -> Vec<String> {
+    let mut taken: Vec<String> = ["results", "analysis", "manifest"].map(String::from).into();
+    let mut out = Vec::new();
+    for f in families {
+        let base = sheet_name(&f.unit);
+        let mut name = base.clone();
+        let mut n = 2;
+        while taken
+            .iter()
+            .any(|t| t.to_lowercase() == name.to_lowercase())
+        {
+            let suffix = format!(" ({n})");
+            let keep = 31 - suffix.chars().count();
+            name = base.chars().take(keep).collect::<String>() + &suffix;
+            n += 1;
+        }
+        taken.push(name.clone());
+        out.push(name);
+    }
+    out
+}
+
 /// The sheet of a family: x in column A, then for each series its value and the half-width of
 /// its uncertainty (95 % CI within a placement, or half the placements' spread, the larger), in
 /// the unit of its chart ([`crate::units::Scale`]: TFLOP/s rather than 20849700 MFlops). Its
 /// charts: the spec's families (a title each, `label`s as series names), else series grouped by
 /// scale ([`chart_groups`]); error bars from the uncertainty columns.
-fn chart_sheet(ws: &mut Worksheet, run: &Run, f: &Family, bold: &Format) -> Result<(), XlsxError> {
-    let name = sheet_name(&f.unit);
+fn chart_sheet(
+    ws: &mut Worksheet,
+    run: &Run,
+    f: &Family,
+    name: &str,
+    bold: &Format,
+) -> Result<(), XlsxError> {
+    let name = name.to_string();
     ws.set_name(&name)?;
     let labels = crate::spec::Labels::from_text(&run.manifest.spec);
     let t = &run.results;
@@ -189,7 +292,7 @@ fn chart_sheet(ws: &mut Worksheet, run: &Run, f: &Family, bold: &Format) -> Resu
         .collect();
     xs.sort_by(f64::total_cmp);
     xs.dedup();
-    ws.write_string_with_format(0, 0, &f.x, bold)?;
+    ws.write_string_with_format(0, 0, fit(&f.x), bold)?;
     for (i, x) in xs.iter().enumerate() {
         ws.write_number(i as u32 + 1, 0, *x)?;
     }
@@ -288,7 +391,7 @@ fn chart_sheet(ws: &mut Worksheet, run: &Run, f: &Family, bold: &Format) -> Resu
             .metric(&metric)
             .map_or(label.clone(), |l| label.replacen(&metric, l, 1));
         let unit = &units[s];
-        ws.write_string_with_format(0, c, format!("{shown} ({})", unit.unit), bold)?;
+        ws.write_string_with_format(0, c, fit(&format!("{shown} ({})", unit.unit)), bold)?;
         ws.write_string_with_format(0, c + 1, format!("± ({})", unit.unit), bold)?;
         ws.set_column_width(c, 16)?;
         for &(row, v, u) in &points[s] {
@@ -362,7 +465,12 @@ pub fn chart_groups(medians: &[f64]) -> Vec<Vec<usize>> {
     out
 }
 
-fn manifest_sheet(ws: &mut Worksheet, run: &Run, bold: &Format) -> Result<(), XlsxError> {
+fn manifest_sheet(
+    ws: &mut Worksheet,
+    run: &Run,
+    notes: &[(String, Cell)],
+    bold: &Format,
+) -> Result<(), XlsxError> {
     ws.set_name("manifest")?;
     let m = &run.manifest;
     let mut rows: Vec<(String, Cell)> = vec![
@@ -415,11 +523,12 @@ fn manifest_sheet(ws: &mut Worksheet, run: &Run, bold: &Format) -> Result<(), Xl
     for (status, n) in &m.counts {
         rows.push((format!("points {status}"), Cell::Number(*n as f64)));
     }
+    rows.extend(notes.iter().cloned());
     rows.push(("spec".into(), Cell::Text(m.spec.clone())));
     ws.write_string_with_format(0, 0, "key", bold)?;
     ws.write_string_with_format(0, 1, "value", bold)?;
     for (i, (k, v)) in rows.iter().enumerate() {
-        ws.write_string(i as u32 + 1, 0, k)?;
+        ws.write_string(i as u32 + 1, 0, fit(k))?;
         write_cell(ws, i as u32 + 1, 1, v)?;
     }
     ws.set_column_width(0, 22)?;
@@ -461,6 +570,125 @@ mod tests {
             [24, 6]
         );
         assert!(chart_groups(&[]).is_empty());
+    }
+
+    /// A run of `metrics` (name, unit) over axes `x` and `v` with the given rows (x, v, value).
+    fn run(metrics: &[(&str, &str)], rows: Vec<(f64, String, f64)>) -> Run {
+        use crate::store::{Dialect, Manifest, MetricInfo};
+        let mut header: Vec<String> = ["point_id", "index", "x", "v", "status"]
+            .map(String::from)
+            .into();
+        header.extend(metrics.iter().map(|(n, _)| format!("{n}_col")));
+        let cells = rows
+            .into_iter()
+            .enumerate()
+            .map(|(i, (x, v, value))| {
+                let mut r = vec![
+                    format!("p{i}"),
+                    i.to_string(),
+                    x.to_string(),
+                    v,
+                    "ok".into(),
+                ];
+                r.extend(metrics.iter().map(|_| value.to_string()));
+                r
+            })
+            .collect();
+        let manifest = Manifest {
+            sweep: "s".into(),
+            axes: vec!["x".into(), "v".into()],
+            metrics: metrics
+                .iter()
+                .map(|(n, u)| MetricInfo {
+                    name: n.to_string(),
+                    unit: u.to_string(),
+                    column: format!("{n}_col"),
+                    ..Default::default()
+                })
+                .collect(),
+            columns: header.clone(),
+            ..Manifest::default()
+        };
+        Run {
+            dir: std::path::PathBuf::new(),
+            results: Table::typed(header, cells, Dialect::Comma, &["point_id", "status", "v"]),
+            manifest,
+            analysis: None,
+        }
+    }
+
+    #[test]
+    fn units_whose_sheet_names_collide_get_sheets_of_their_own() {
+        let units = [
+            "GB/s",
+            "GB_s",
+            "gb_s",
+            &format!("{}a", "u".repeat(30)),
+            &format!("{}b", "u".repeat(30)),
+        ];
+        let families: Vec<Family> = units
+            .iter()
+            .map(|u| Family {
+                unit: u.to_string(),
+                x: "x".into(),
+                series: Vec::new(),
+            })
+            .collect();
+        let names = sheet_names(&families);
+        let long = format!("chart {}", "u".repeat(25));
+        assert_eq!(
+            names,
+            [
+                "chart GB_s".to_string(),
+                "chart GB_s (2)".into(),
+                "chart gb_s (3)".into(),
+                long.clone(),
+                format!("{} (2)", &long[..27]),
+            ]
+        );
+        assert!(names.iter().all(|n| n.chars().count() <= 31));
+        let metrics: Vec<(String, &str)> = units
+            .iter()
+            .enumerate()
+            .map(|(i, u)| (format!("m{i}"), *u))
+            .collect();
+        let metrics: Vec<(&str, &str)> = metrics.iter().map(|(m, u)| (m.as_str(), *u)).collect();
+        let r = run(
+            &metrics,
+            (1..=4)
+                .map(|x| (x as f64, "a".into(), 2.0 * x as f64))
+                .collect(),
+        );
+        assert!(workbook(&r).is_ok(), "{:?}", workbook(&r).err());
+    }
+
+    #[test]
+    fn a_text_past_a_cells_limit_is_cut_with_a_note() {
+        let long = "y".repeat(40_000);
+        let r = run(
+            &[("m", "GB/s")],
+            (1..=3).map(|x| (x as f64, long.clone(), 1.0)).collect(),
+        );
+        assert!(workbook(&r).is_ok(), "{:?}", workbook(&r).err());
+        let cut = fit(&long);
+        assert!(cut.chars().count() <= 32_767 && cut.ends_with(" [cut: see the run folder]"));
+    }
+
+    #[test]
+    fn a_chart_past_the_columns_of_a_sheet_is_refused_naming_it() {
+        let rows = (0..8_191)
+            .flat_map(|v| [(1.0, format!("v{v}"), 1.0), (2.0, format!("v{v}"), 2.0)])
+            .collect();
+        let r = run(&[("m", "GB/s")], rows);
+        assert_eq!(too_big(&r), None, "8,191 series fit beside x, two columns each");
+        let rows = (0..8_192)
+            .flat_map(|v| [(1.0, format!("v{v}"), 1.0), (2.0, format!("v{v}"), 2.0)])
+            .collect();
+        let r = run(&[("m", "GB/s")], rows);
+        assert_eq!(
+            too_big(&r).as_deref(),
+            Some("the chart of unit `GB/s` has 8192 series (1 metrics x 8192 values of `v`), more than the 8191 that fit an xlsx sheet beside x (two columns each: value and ±)")
+        );
     }
 
     #[test]

@@ -69,6 +69,59 @@ pub enum AxisError {
     NoValues(String),
     #[error("axis `{0}` has compiler_flags = true, so its values must be strings")]
     FlagsNotStrings(String),
+    #[error("axis `{name}` has the value `{value}` with `{flag}`, which names an output of the compiler (hint: {OUTPUT_HINT})")]
+    OutputFlag {
+        name: String,
+        value: String,
+        flag: String,
+    },
+    #[error("axis `{name}` has the value `{value}`, not a finite number (hint: a number a C constant can hold, or a string in quotes)")]
+    NotFinite { name: String, value: f64 },
+}
+
+/// The hint of a refused output flag.
+pub const OUTPUT_HINT: &str = "sweep puts the binary in its build cache; leave out -o, --output-file, -odir, --output-directory, -MF, --dependency-output, --keep-dir, -save-temps and --options-file";
+
+/// The first of `flags` (compiler arguments, one per item) that names a file or folder the
+/// compiler would write (nvcc's and gcc's: `-o`, `-o<path>`, `--output-file`, `-odir`,
+/// `--output-directory`, `-MF`, `--dependency-output`, `--keep-dir`, `-save-temps`), or reads
+/// more options from (`-optf`, `--options-file`), also inside `-Xcompiler`/`-Xlinker`/`-Wl,`
+/// lists: such a flag would make a build write outside the run's folders.
+pub fn output_flag<'a>(flags: impl IntoIterator<Item = &'a str>) -> Option<String> {
+    const LONG: [&str; 9] = [
+        "--output-file",
+        "--output-directory",
+        "--options-file",
+        "--dependency-output",
+        "--keep-dir",
+        "-keep-dir",
+        "-save-temps",
+        "--save-temps",
+        "-MF",
+    ];
+    for flag in flags {
+        // `-Xcompiler=-o,x`, `-Wl,-o,x`, `--compiler-options=..`: each item of the list too.
+        let list = [
+            "-Xcompiler=",
+            "-Xlinker=",
+            "--compiler-options=",
+            "--linker-options=",
+            "-Wl,",
+        ]
+        .iter()
+        .find_map(|p| flag.strip_prefix(p));
+        let items: Vec<&str> = match list {
+            Some(rest) => rest.split(',').collect(),
+            None => vec![flag],
+        };
+        for item in items {
+            let item = item.trim();
+            if item.starts_with("-o") || LONG.iter().any(|l| item.starts_with(l)) {
+                return Some(item.to_string());
+            }
+        }
+    }
+    None
 }
 
 fn step_hint(key: &str) -> &'static str {
@@ -157,8 +210,29 @@ pub(super) fn expand_axis(a: &AxisFile) -> Result<Axis, AxisError> {
         }
         values
     };
+    if let Some(Value::Float(value)) = values
+        .iter()
+        .find(|v| matches!(v, Value::Float(x) if !x.is_finite()))
+    {
+        return Err(AxisError::NotFinite {
+            name: name.clone(),
+            value: *value,
+        });
+    }
     if a.compiler_flags && values.iter().any(|v| !matches!(v, Value::Str(_))) {
         return Err(AxisError::FlagsNotStrings(name.clone()));
+    }
+    if a.compiler_flags {
+        for v in &values {
+            let text = v.to_string();
+            if let Some(flag) = output_flag(text.split_whitespace()) {
+                return Err(AxisError::OutputFlag {
+                    name: name.clone(),
+                    value: text,
+                    flag,
+                });
+            }
+        }
     }
     Ok(Axis {
         name: name.clone(),

@@ -250,6 +250,21 @@ fn key_line(text: &str, key: &str) -> Option<usize> {
         .map(|i| i + 1)
 }
 
+/// The line of `key = ...` in the `[vars]` table of `text`.
+fn vars_key_line(text: &str, key: &str) -> Option<usize> {
+    let start = text.lines().position(|l| l.trim() == "[vars]")?;
+    text.lines()
+        .enumerate()
+        .skip(start + 1)
+        .take_while(|(_, l)| !l.trim_start().starts_with('['))
+        .find(|(_, l)| {
+            l.trim_start()
+                .strip_prefix(key)
+                .is_some_and(|rest| rest.trim_start().starts_with('='))
+        })
+        .map(|(i, _)| i + 1)
+}
+
 impl Spec {
     /// Whether held points are rechecked: `recheck` > 0, one process per point (`repeat = 1`), and
     /// a metric of the timing core (only its statistics can show two groups of samples).
@@ -277,6 +292,13 @@ impl Spec {
     }
 
     pub fn load(path: &Path) -> Result<Spec, SpecError> {
+        // Regular files only (through links): reading a FIFO named `x.toml` would block.
+        if std::fs::metadata(path).is_ok_and(|m| !m.is_file()) {
+            return Err(SpecError::Whole {
+                path: path.to_path_buf(),
+                message: "not a regular file (hint: a spec is a TOML file; a folder, FIFO or device is none)".into(),
+            });
+        }
         let text = std::fs::read_to_string(path).map_err(|source| SpecError::Read {
             path: path.to_path_buf(),
             source,
@@ -314,6 +336,38 @@ impl Spec {
             }
         };
 
+        // A flag that names the compiler's output would write outside the run's folders.
+        if let Some(flag) = axis::output_flag(file.flags.iter().flat_map(|f| f.split_whitespace()))
+        {
+            return Err(at_key(
+                "flags",
+                format!(
+                    "`flags` has `{flag}`, which names an output of the compiler (hint: {})",
+                    axis::OUTPUT_HINT
+                ),
+            ));
+        }
+        // `nan` and `inf` are TOML floats, but no C constant: `#define N ` would build.
+        if let Some((key, value)) = file
+            .vars
+            .iter()
+            .find(|(_, v)| matches!(v, Value::Float(x) if !x.is_finite()))
+        {
+            let message = format!(
+                "[vars] `{key}` is `{value}`, not a finite number (hint: a number a C constant can hold, or a string in quotes)"
+            );
+            return Err(match vars_key_line(text, key) {
+                Some(line) => SpecError::Invalid {
+                    path: path.to_path_buf(),
+                    line,
+                    message,
+                },
+                None => SpecError::Whole {
+                    path: path.to_path_buf(),
+                    message,
+                },
+            });
+        }
         let mut axes: Vec<Axis> = Vec::new();
         for spanned in &file.axes {
             let at = spanned.span().start;

@@ -521,3 +521,68 @@ fn the_default_direction_follows_the_unit() {
         assert_eq!(Better::for_unit(unit), want, "{unit}");
     }
 }
+
+#[test]
+fn non_finite_numbers_in_vars_and_axis_values_are_refused_with_key_and_line() {
+    let cases = [
+        (
+            format!("{OK}[vars]\nn = 4\nm = nan\n"),
+            "sweeps/t.toml:9: [vars] `m` is `NaN`, not a finite number (hint: a number a C constant can hold, or a string in quotes)",
+        ),
+        (
+            format!("{OK}[vars]\nn = -inf\n"),
+            "sweeps/t.toml:8: [vars] `n` is `-inf`, not a finite number",
+        ),
+        (
+            format!("{OK}[[axis]]\nname = \"x\"\nvalues = [1.5, inf]\n"),
+            "sweeps/t.toml:7: axis `x` has the value `inf`, not a finite number",
+        ),
+    ];
+    for (text, want) in cases {
+        let e = parse(&text).unwrap_err();
+        assert!(e.starts_with(want), "{e}");
+        assert!(!e.contains('\n'), "{e}");
+    }
+    let s = parse(&format!("{OK}[vars]\nmode = \"nan\"\n")).unwrap();
+    assert_eq!(
+        s.vars["mode"],
+        Value::Str("nan".into()),
+        "a string stays one"
+    );
+}
+
+#[test]
+fn flags_that_name_an_output_of_the_compiler_are_refused_with_the_flag() {
+    let hint = "(hint: sweep puts the binary in its build cache; leave out -o, --output-file, -odir, --output-directory, -MF, --dependency-output, --keep-dir, -save-temps and --options-file)";
+    let flags = |f: &str| {
+        format!("bench = \"b\"\nflags = [{f}]\n[[axis]]\nname = \"threads\"\nrange = [1, 8]\n[[metric]]\npattern = \"mflops\"\n")
+    };
+    for (given, flag) in [
+        ("\"-O3\", \"-o\", \"/tmp/x\"", "-o"),
+        ("\"-o/tmp/x\"", "-o/tmp/x"),
+        ("\"-O3 --output-file=/tmp/x\"", "--output-file=/tmp/x"),
+        ("\"-odir\", \"/tmp\"", "-odir"),
+        ("\"--output-directory\", \"/tmp\"", "--output-directory"),
+        ("\"-MF\", \"/tmp/d\"", "-MF"),
+        ("\"-Xcompiler=-O2,-o,/tmp/x\"", "-o"),
+        ("\"-Wl,-o,/tmp/x\"", "-o"),
+        ("\"--keep-dir=/tmp\"", "--keep-dir=/tmp"),
+        ("\"-optf\", \"opts.txt\"", "-optf"),
+    ] {
+        let e = parse(&flags(given)).unwrap_err();
+        assert_eq!(
+            e,
+            format!("sweeps/t.toml:2: `flags` has `{flag}`, which names an output of the compiler {hint}"),
+            "{given}"
+        );
+    }
+    assert!(parse(&flags("\"-O3\", \"-lineinfo\", \"-Xcompiler=-O2\"")).is_ok());
+    let e = parse(&format!(
+        "{OK}[[axis]]\nname = \"opt\"\ncompiler_flags = true\nvalues = [\"-O2\", \"-O3 -o /tmp/x\"]\n"
+    ))
+    .unwrap_err();
+    assert_eq!(
+        e,
+        format!("sweeps/t.toml:7: axis `opt` has the value `-O3 -o /tmp/x` with `-o`, which names an output of the compiler {hint}")
+    );
+}

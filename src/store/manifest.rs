@@ -1,7 +1,7 @@
 //! `manifest.json`: what ran, where, with what; saved whole or not at all.
 
 use super::schema::Dialect;
-use super::{write_err, StoreError, MANIFEST};
+use super::{StoreError, MANIFEST};
 use crate::points::{Order, Split};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -202,13 +202,11 @@ impl Manifest {
 /// to a temporary file and renamed, so a crash never leaves half a manifest.
 pub fn save_manifest(manifest: &impl Serialize, dir: &Path) -> Result<(), StoreError> {
     let path = dir.join(MANIFEST);
-    let tmp = dir.join(".manifest.json.tmp");
     let text = serde_json::to_string_pretty(manifest).map_err(|e| StoreError::Write {
         path: path.clone(),
         cause: e.into(),
     })?;
-    std::fs::write(&tmp, text).map_err(write_err(&tmp))?;
-    std::fs::rename(&tmp, &path).map_err(write_err(&path))
+    super::write_atomic(&path, text.as_bytes()).map_err(super::write_err(&path))
 }
 
 #[cfg(test)]

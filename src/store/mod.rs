@@ -22,7 +22,9 @@ pub use metric_status::{
 };
 pub use read::{read_done, read_rows};
 pub use schema::{Dialect, Status};
-pub use write::{header, record, repeat_spread_column, CsvSink, GpuTag, Row};
+pub use write::{
+    formula_defused, formula_restored, header, record, repeat_spread_column, CsvSink, GpuTag, Row,
+};
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -76,6 +78,22 @@ pub enum Cause {
     Csv(#[from] csv::Error),
     #[error("cannot find a free run folder name")]
     NoFreeName,
+}
+
+/// Writes `bytes` to `path` through a temporary file beside it (`.<name>.<pid>.tmp`), renamed
+/// over `path` once whole: a reader, or a process killed mid-write, sees the old file or the new
+/// one, never a torn or empty one.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let tmp = path.with_file_name(format!(".{name}.{}.tmp", std::process::id()));
+    let done = std::fs::write(&tmp, bytes).and_then(|()| std::fs::rename(&tmp, path));
+    if done.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    done
 }
 
 fn write_err(path: &Path) -> impl Fn(std::io::Error) -> StoreError + '_ {

@@ -132,37 +132,68 @@ pub fn read_whole_lines(path: &Path, dialect: Dialect) -> Result<Option<Csv>, St
 
 /// The rows already in a CSV that sweep appends to: point id -> fields. A torn last row is cut
 /// off first; a CSV torn inside its header is removed (it held no row). A missing CSV holds no
-/// row.
+/// row. For `run` and `resume`, which append after it; readers use [`read_done_as_is`].
 pub fn read_done(
     path: &Path,
     header: &[String],
 ) -> Result<BTreeMap<String, Vec<String>>, StoreError> {
-    Ok(read_rows(path, header)?
-        .into_iter()
+    Ok(by_id(rows(path, header, Repair::File)?))
+}
+
+/// [`read_done`] for the commands that only read a run (`export`, `report`): a torn last row is
+/// left out in memory and the file is not touched (a read-only copy of a run can be read).
+pub fn read_done_as_is(
+    path: &Path,
+    header: &[String],
+) -> Result<BTreeMap<String, Vec<String>>, StoreError> {
+    Ok(by_id(rows(path, header, Repair::InMemory)?))
+}
+
+fn by_id(rows: Vec<Vec<String>>) -> BTreeMap<String, Vec<String>> {
+    rows.into_iter()
         .map(|fields| (fields[0].clone(), fields))
-        .collect())
+        .collect()
 }
 
 /// Every whole row of a CSV that sweep appends to, in file order (a CSV may hold several rows of
 /// one point: `passes/recheck.csv`), repaired as [`read_done`] says.
 pub fn read_rows(path: &Path, header: &[String]) -> Result<Vec<Vec<String>>, StoreError> {
+    rows(path, header, Repair::File)
+}
+
+/// Where a torn last row is cut off: in the file (before appending to it) or in memory only.
+#[derive(Clone, Copy, PartialEq)]
+enum Repair {
+    File,
+    InMemory,
+}
+
+fn rows(path: &Path, header: &[String], repair: Repair) -> Result<Vec<Vec<String>>, StoreError> {
     let err = read_err::<std::io::Error>(path);
     if !path.exists() {
         return Ok(Vec::new());
     }
     let bytes = std::fs::read(path).map_err(&err)?;
+    let cut = |at: usize| -> Result<(), StoreError> {
+        if repair == Repair::File {
+            let f = std::fs::OpenOptions::new()
+                .write(true)
+                .open(path)
+                .map_err(&err)?;
+            f.set_len(at as u64).map_err(&err)?;
+        }
+        Ok(())
+    };
     if !bytes.contains(&b'\n') {
-        std::fs::remove_file(path).map_err(&err)?;
+        if repair == Repair::File {
+            std::fs::remove_file(path).map_err(&err)?;
+        }
         return Ok(Vec::new());
     }
     // Keep whole lines only: a crash can leave a partial last record.
     let whole = whole_lines(&bytes);
     if whole < bytes.len() {
-        let f = std::fs::OpenOptions::new()
-            .write(true)
-            .open(path)
-            .map_err(&err)?;
-        f.set_len(whole as u64).map_err(&err)?;
+        cut(whole)?;
     }
     let csv = Csv::parse(&bytes[..whole], None).map_err(read_err(path))?;
     if csv.header != header {
@@ -180,11 +211,7 @@ pub fn read_rows(path: &Path, header: &[String]) -> Result<Vec<Vec<String>>, Sto
         }
         LastRecord::Torn(at) => {
             // Cut here too: a row appended after an open quote would read as part of it.
-            let f = std::fs::OpenOptions::new()
-                .write(true)
-                .open(path)
-                .map_err(&err)?;
-            f.set_len(at).map_err(&err)?;
+            cut(at as usize)?;
             Csv::parse(&bytes[..at as usize], None).map_err(read_err(path))?
         }
     };
@@ -245,6 +272,32 @@ mod tests {
             std::fs::read_to_string(&p).unwrap(),
             "point_id,index,x\na,0,1\n",
             "a row torn inside a quoted line break is cut, so the next row starts a line"
+        );
+    }
+
+    #[test]
+    fn reading_as_is_leaves_a_torn_row_in_the_file_and_out_of_the_rows() {
+        let tmp = tempfile::tempdir().unwrap();
+        let p = tmp.path().join("r.csv");
+        let header: Vec<String> = ["point_id", "index", "x"].map(String::from).into();
+        for text in [
+            "point_id,index,x\na,0,1\nb,1,2\nc,2",
+            "point_id,index,x\na,0,1\nb,1,2\nc,2,\"torn\n",
+        ] {
+            std::fs::write(&p, text).unwrap();
+            let rows = read_done_as_is(&p, &header).unwrap();
+            assert_eq!(rows.into_keys().collect::<Vec<_>>(), ["a", "b"]);
+            assert_eq!(
+                std::fs::read_to_string(&p).unwrap(),
+                text,
+                "the file is unchanged"
+            );
+        }
+        std::fs::write(&p, "point_id,in").unwrap();
+        assert!(read_done_as_is(&p, &header).unwrap().is_empty());
+        assert!(
+            p.exists(),
+            "a CSV torn in its header is not removed by a reader"
         );
     }
 

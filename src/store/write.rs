@@ -93,6 +93,38 @@ pub fn record(fields: &[String], dialect: Dialect) -> Vec<u8> {
     out.into_bytes()
 }
 
+/// The characters that make a spreadsheet read a text cell as a formula (OWASP's list): `=`,
+/// `+`, `-`, `@`, and a tab or carriage return before one of them.
+const FORMULA_START: [char; 6] = ['=', '+', '-', '@', '\t', '\r'];
+
+/// A text cell made safe for a spreadsheet that evaluates formulas (`=HYPERLINK(..)`,
+/// `=cmd|' /C calc'!A0`): text starting with a [`FORMULA_START`] character gets a leading `'`, as
+/// OWASP advises; a number (`-1,5` in `dialect`, `-3e-5`) is left a number. Text that already
+/// starts with `'` and then such a character gets a second `'`, so [`formula_restored`] gives back
+/// exactly what was written. For the CSVs made for spreadsheets (`sweep export`, `analysis.csv`,
+/// `compare.csv`); the run's own `results.csv` is sweep's to read back and stays as measured.
+pub fn formula_defused(text: &str, dialect: Dialect) -> std::borrow::Cow<'_, str> {
+    let number = dialect.parse_number(text).is_some() || text.trim().parse::<f64>().is_ok();
+    if after_quotes_risky(text) && (text.starts_with('\'') || !number) {
+        format!("'{text}").into()
+    } else {
+        text.into()
+    }
+}
+
+/// A cell of a CSV written with [`formula_defused`], as it was before.
+pub fn formula_restored(text: &str) -> &str {
+    match text.strip_prefix('\'') {
+        Some(rest) if after_quotes_risky(text) => rest,
+        _ => text,
+    }
+}
+
+/// Whether `text`, past any leading `'`, starts with a [`FORMULA_START`] character.
+fn after_quotes_risky(text: &str) -> bool {
+    text.trim_start_matches('\'').starts_with(FORMULA_START)
+}
+
 impl CsvSink {
     /// Creates the CSV with its header, or opens an existing one to append (resume).
     pub fn open(path: &Path, header: Vec<String>, dialect: Dialect) -> Result<CsvSink, StoreError> {
@@ -163,6 +195,33 @@ impl CsvSink {
 
 #[cfg(test)]
 mod tests {
+    use super::{formula_defused, formula_restored};
+
+    #[test]
+    fn formula_cells_get_a_quote_and_numbers_stay_numbers() {
+        use super::Dialect::{Comma, Semicolon};
+        let cases = [
+            ("=HYPERLINK(\"x\")", Comma, "'=HYPERLINK(\"x\")"),
+            ("=cmd|' /C calc'!A0", Comma, "'=cmd|' /C calc'!A0"),
+            ("+1+2", Comma, "'+1+2"),
+            ("-2+3", Comma, "'-2+3"),
+            ("@SUM(A1)", Comma, "'@SUM(A1)"),
+            ("\t=1", Comma, "'\t=1"),
+            ("\r=1", Comma, "'\r=1"),
+            ("-1.5", Comma, "-1.5"),
+            ("-1,5", Semicolon, "-1,5"),
+            ("+3e-5", Comma, "+3e-5"),
+            ("'=x", Comma, "''=x"),
+            ("'quoted", Comma, "'quoted"),
+            ("a=b", Comma, "a=b"),
+            ("", Comma, ""),
+        ];
+        for (text, dialect, want) in cases {
+            assert_eq!(formula_defused(text, dialect), want, "{text:?}");
+            assert_eq!(formula_restored(want), text, "{want:?} reads back");
+        }
+    }
+
     use super::*;
     use crate::spec::Value;
     use crate::store::read_done;
