@@ -3,8 +3,10 @@
 MFlops of align256 and dense over line128 (today's layout) at the same thread count, by the parity of the warp count.
 At even warp counts line128 and align256 have the same pitch and the same binary, so their ratio there is the run's
 noise; at odd ones line128's pitch is an odd number of 128-byte lines. Also the placements' spread (`_spread`: how far
-apart the buffer places put a point) by layout and parity, and the ratios per warp count.
-Usage: bench/pitch.py RUN_DIR/results.csv"""
+apart the buffer places put a point) by layout and parity, and the ratios per warp count. With BASELINE (a thread
+sweep's results.csv, e.g. tests/fixtures/h100/threads_1_512/results.csv), line128 against it at the same thread counts:
+the same kernels, so a ratio near 1 says this run reproduces it.
+Usage: bench/pitch.py RUN_DIR/results.csv [BASELINE]"""
 import csv, statistics, sys
 
 METRICS = ["global_all_grid", "global_even_grid", "global_half_grid"]
@@ -25,8 +27,11 @@ def summary(xs):
     return f"{statistics.median(xs):.3f} [{min(xs):.3f}, {max(xs):.3f}] n={len(xs)}"
 
 
-def main(path):
+def main(path, baseline=None):
     rows = list(csv.DictReader(open(path, newline="", encoding="utf-8-sig")))
+    base = {}
+    if baseline:
+        base = {int(r["threads"]): r for r in csv.DictReader(open(baseline, newline="", encoding="utf-8-sig"))}
     at = {(int(r["threads"]), r["layout"]): r for r in rows if r.get("layout") in LAYOUTS}
     threads = sorted({t for t, _ in at})
     print(f"{path}: {len(rows)} rows, threads {threads[0]}..{threads[-1]}" if threads else f"{path}: no rows")
@@ -59,9 +64,13 @@ def main(path):
             if rs:
                 line.append(f"{w}:{sum(rs) / len(rs):.3f}")
         print("    " + "  ".join(line))
+        if base:
+            rs = [number(at.get((t, "line128"), {}), col) / number(base[t], col) for t in threads
+                  if t in base and number(at.get((t, "line128"), {}), col) and number(base[t], col)]
+            print(f"  line128 / baseline at the same thread count: {summary(rs)}")
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 2:
+    if len(sys.argv) not in (2, 3):
         sys.exit(__doc__)
-    main(sys.argv[1])
+    main(*sys.argv[1:])
