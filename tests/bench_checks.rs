@@ -129,6 +129,29 @@ const CASES: &[Case] = &[
         params: Params::Points("sweeps/threads_1_512.toml", &[0, 99]),
         wrong: &[("padding", PADDING)],
     },
+    // The block layouts of the pitch experiment, global-store grids only: dense at 40 threads
+    // (no padding), line128 and align256 at 40 (24 padding slots each), align256 at 96 (32 slots
+    // where line128 has none) and line128 at 512.
+    Case {
+        bench: "pogorilyy",
+        params: Params::Points("sweeps/threads_pitch.toml", &[3, 4, 5, 26, 181]),
+        wrong: &[
+            ("one_off", HALF_SUM),
+            (
+                "store_wrong",
+                r"^global_half_grid: global store of thread \d+ has a wrong value$",
+            ),
+            (
+                "stray_store",
+                r"^global_half_grid: global store of thread \d+ was written but should not be$",
+            ),
+        ],
+    },
+    Case {
+        bench: "pogorilyy",
+        params: Params::Points("sweeps/threads_pitch.toml", &[4, 5, 26]),
+        wrong: &[("padding", PADDING)],
+    },
     Case {
         bench: "halfwarp",
         params: Params::Points("sweeps/halfwarp.toml", &[0, 47, 255]),

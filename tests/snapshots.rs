@@ -179,3 +179,49 @@ fn plan_and_render() {
         stdout(&render)
     ));
 }
+
+/// pogorilyy's headers: the thread sweep's (no `layout`, no `kernels`) word for word as before
+/// the pitch experiment, so that its committed runs and new ones measure the same binary; the
+/// pitch experiment's three layouts at 40 threads; and the errors for values it does not know.
+#[test]
+fn pogorilyy_headers_by_layout() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let render = |args: &[&str]| {
+        assert_cmd::Command::cargo_bin("sweep")
+            .unwrap()
+            .current_dir(root)
+            .arg("render")
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let mut out = String::new();
+    let default = render(&["sweeps/threads_1_512.toml", "--point", "99"]);
+    assert!(default.status.success(), "{}", stderr(&default));
+    assert!(
+        !stdout(&default).contains("LAYOUT") && !stdout(&default).contains("KERNELS"),
+        "the thread sweep's header names no layout and no kernel set:\n{}",
+        stdout(&default)
+    );
+    out += &format!(
+        "$ sweep render sweeps/threads_1_512.toml --point 99\n{}",
+        stdout(&default)
+    );
+    for point in ["3", "4", "5"] {
+        let o = render(&["sweeps/threads_pitch.toml", "--point", point]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        out += &format!(
+            "$ sweep render sweeps/threads_pitch.toml --point {point}\n{}",
+            stdout(&o)
+        );
+    }
+    for (key, value) in [("-a", "layout=line64"), ("--set", "kernels=shared")] {
+        let o = render(&["sweeps/threads_pitch.toml", "--point", "0", key, value]);
+        assert_eq!(o.status.code(), Some(3), "{value}: {}", stderr(&o));
+        out += &format!(
+            "$ sweep render sweeps/threads_pitch.toml --point 0 {key} {value} (exit 3)\n{}",
+            stderr(&o)
+        );
+    }
+    insta::assert_snapshot!(out);
+}

@@ -8,11 +8,14 @@
 //   shared_nc / shared_2way / shared_3way: to shared memory, with k = 1, 2, 3 lanes of a warp per bank:
 //       word = warp * 32k + (lane % k) * 32 + lane / k  (32 banks of 4 bytes; the study's G80 had 16)
 //   global_all / global_even / global_half: to global memory by every thread, by even threads, by
-//       the first ceil(THREADS/2) threads of the block. Each thread stores to its own word; every
-//       block's words start on a 128-byte line of their own (no line shared between blocks).
+//       the first ceil(THREADS/2) threads of the block. Each thread stores to its own word; by
+//       default every block's words start on a 128-byte line of their own (no line shared between
+//       blocks); `#define LAYOUT_DENSE 1` packs them back to back as in the study, `LAYOUT_ALIGN256`
+//       starts every block on a 256-byte boundary (check.h: PITCH).
 // All threads compute all additions and write their sums at the end; the host recomputes every
 // value in float (additions only, so the rounding is identical) and checks them (check.h).
-// Each variant runs as one block (`_1blk`) and as BLOCKS_PER_SM x SM-count blocks (`_grid`).
+// Each variant runs as one block (`_1blk`) and as BLOCKS_PER_SM x SM-count blocks (`_grid`);
+// `#define KERNELS_GLOBAL_GRID 1` measures only global_{all,even,half}_grid.
 // MFlops = blocks * THREADS * ITERATIONS * ADDS / time / 1e6 (the final sums are not counted).
 //
 // By hand (params.h in /tmp/p):
@@ -86,6 +89,7 @@ int main() {
   const char* names[6] = {"shared_nc", "shared_2way", "shared_3way", "global_all", "global_even", "global_half"};
   for (int v = 0; v < 6; ++v)
     for (int blocks : {1, max_blocks}) {
+      if (!measured(v, blocks != 1)) continue;
       char name[64];
       snprintf(name, sizeof name, "%s_%s", names[v], blocks == 1 ? "1blk" : "grid");
       SWEEP_CHECK(cudaMemset(out, 0, n * sizeof(float)));

@@ -1,7 +1,8 @@
 // The host check of pogorilyy (cuda/pogorilyy/check.h) on a CPU; modes and protocol: driver.h.
 // The kernels' output, for each of the 6 variants on one block and on a grid: every thread's sum
 // (0 in the padding slots of a block), and for the global variants the last value each storing
-// thread stored (NaN where none stores). The corrupt modes spoil global_half_grid, the last metric.
+// thread stored (NaN where none stores), in the block layout and for the variants that params.h
+// selects. The corrupt modes spoil global_half_grid, the last metric (measured in every set).
 #include "params.h"
 #include "check.h"
 #include "driver.h"
@@ -34,6 +35,7 @@ int main(int argc, char** argv) {
   const char* names[6] = {"shared_nc", "shared_2way", "shared_3way", "global_all", "global_even", "global_half"};
   for (int v = 0; v < 6; ++v)
     for (int blocks : {1, max_blocks}) {
+      if (!measured(v, blocks != 1)) continue;  // as the bench skips them
       const std::string name = std::string(names[v]) + (blocks == 1 ? "_1blk" : "_grid");
       std::vector<float> out(n, 0), store(n, NAN);  // as the bench clears them before every variant
       for (size_t g = 0; g < size_t(blocks) * PITCH; ++g) {
@@ -49,7 +51,7 @@ int main(int argc, char** argv) {
         if (mode == "one_off") {
           out[last_block + THREADS - 1] += 1;
         } else if (mode == "padding") {  // a thread beyond THREADS wrote a sum
-          if (PITCH == THREADS) driver::fail("padding needs THREADS that is not a multiple of 32");
+          if (PITCH == THREADS) driver::fail("padding needs padding slots: THREADS not a multiple of 32 (64 in align256), not dense");
           out[last_block + THREADS] = out[last_block];
         } else if (mode == "store_wrong") {
           store[last_block] -= d;  // thread 0 stored one trip early
