@@ -143,7 +143,7 @@ pub struct Period {
 pub struct Guess {
     /// Period in units of the swept axis.
     pub period: f64,
-    pub why: &'static str,
+    pub why: String,
 }
 
 /// The average loss right after each peak.
@@ -321,11 +321,33 @@ pub fn analyze_curve(points: &[(f64, Option<f64>)], sense: Sense) -> Curve {
             curve.outliers = s.outliers.iter().map(|&i| grid.x[i]).collect();
             let coverage = s.cost.coverage(st, s.rounded);
             if !coverage.drops_present() {
-                // A few cliffs, not a staircase: the drops in between are missing.
+                // A few cliffs, or steps with more irregular edges than chance allows: the period
+                // that fits is named as a guess, with the edges whose drops look absent.
+                let at: Vec<String> = coverage
+                    .absent_at
+                    .iter()
+                    .take(8)
+                    .map(|&g| crate::analyze::reading::human(grid.to_x(g)))
+                    .collect();
+                let more = if coverage.absent_at.len() > 8 {
+                    ", …"
+                } else {
+                    ""
+                };
+                curve.guess = Some(Guess {
+                    period: found.period,
+                    why: format!(
+                        "its drops look absent or misplaced at {} of {} edges ({} = {}{more})",
+                        coverage.absent,
+                        coverage.seen,
+                        "x",
+                        at.join(", ")
+                    ),
+                });
             } else if !coverage.enough_points() {
                 curve.guess = Some(Guess {
                     period: found.period,
-                    why: "too few points in each period to see its drops",
+                    why: "too few points in each period to see its drops".into(),
                 });
             } else if found.confidence < 0.0 {
                 curve.guess = Some(better_harmonic(&grid, &scores));

@@ -59,7 +59,7 @@ pub(super) fn better_harmonic(grid: &Grid, scores: &[(i64, f64)]) -> Guess {
         .map_or(0, |(q, _)| *q);
     Guess {
         period: best as f64 * grid.unit,
-        why: "a multiple or divisor of the period found fits better but is too long to test",
+        why: "a multiple or divisor of the period found fits better but is too long to test".into(),
     }
 }
 

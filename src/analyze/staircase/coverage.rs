@@ -4,7 +4,7 @@ use super::{model_step, Cost, Staircase, MIN_STEPS};
 use crate::analyze::fit::robust_sigma;
 
 /// How the points cover the drops a staircase predicts (see `Cost::coverage`).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub(crate) struct Coverage {
     /// Edges inside the stepped part.
     pub predicted: usize,
@@ -15,6 +15,8 @@ pub(crate) struct Coverage {
     /// Those seen whose drop is not exactly where the edge is: the best split of the points
     /// around it into two levels lies elsewhere (for rounded edges: more than P/8 away).
     pub off: usize,
+    /// Grid positions of the edges counted in `absent`.
+    pub absent_at: Vec<i64>,
 }
 
 impl Coverage {
@@ -24,11 +26,20 @@ impl Coverage {
         self.seen >= MIN_STEPS as usize && 4 * self.seen >= 3 * self.predicted
     }
 
-    /// The predicted drops are there: at most one in ten absent, none when fewer than ten
-    /// were seen (a few cliffs fitted by a staircase miss the drops between them).
+    /// The predicted drops are there: as many absent or misplaced as chance allows, in
+    /// proportion to the edges seen. An edge looks irregular by chance at a rate of
+    /// [`Coverage::MISS_RATE`] (noise, an outlier, a placement); the drops are there unless so
+    /// many are absent that a binomial tail at that rate falls below [`Coverage::ALPHA`]. Two of
+    /// fifteen pass (p = 0.17), three of fifteen do not (p = 0.036); one of four passes, two of
+    /// four do not (p = 0.014): a few cliffs fitted by a staircase miss most drops between them.
     pub(crate) fn drops_present(&self) -> bool {
-        10 * self.absent <= self.seen
+        self.absent == 0 || binomial_tail(self.seen, self.absent, Self::MISS_RATE) >= Self::ALPHA
     }
+
+    /// The rate at which an edge that is there looks absent or misplaced by chance.
+    pub(crate) const MISS_RATE: f64 = 0.05;
+    /// The chance below which that many irregular edges are not put down to chance.
+    pub(crate) const ALPHA: f64 = 0.05;
 
     /// The period is told from its neighbours beyond a point's doubt: P ± 1 moves the
     /// outermost of `seen` edges by `(seen − 1)/2` grid steps, and a shift of one step is what
@@ -106,6 +117,7 @@ impl Cost {
             let spread = noise * height;
             if missing || self.misplaced(&around, this, p, slack, spread) {
                 cov.absent += 1;
+                cov.absent_at.push(this);
             }
             // An edge between two points farther apart than the grid's stride is not placed
             // exactly either: the drop could be anywhere in the gap.
@@ -175,6 +187,24 @@ impl Cost {
         let gain = k as f64 * (rss_at(at_edge).max(floor) / rss_best.max(floor)).ln();
         Some((off, gain, rss_best))
     }
+}
+
+/// P(X >= k) for X ~ Binomial(n, q).
+pub(crate) fn binomial_tail(n: usize, k: usize, q: f64) -> f64 {
+    if k == 0 {
+        return 1.0;
+    }
+    if k > n {
+        return 0.0;
+    }
+    // 1 - P(X < k), the terms built up by their ratio.
+    let mut term = (1.0 - q).powi(n as i32);
+    let mut below = 0.0;
+    for i in 0..k {
+        below += term;
+        term *= (n - i) as f64 / (i + 1) as f64 * q / (1.0 - q);
+    }
+    (1.0 - below).max(0.0)
 }
 
 /// The mean of `f` over the points `idx`.
