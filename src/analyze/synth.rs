@@ -275,7 +275,14 @@ pub(crate) fn hard(rng: &mut Rng, kind: Hard, noise: f64) -> Generated {
         Hard::Irregular => (xs(rng, 512), 32, rng.int(0, 31)),
         Hard::Spikes => {
             let period = [16, 32][rng.int(0, 1) as usize];
-            (xs(rng, 512), period, rng.int(0, period - 1))
+            let x = xs(rng, 512);
+            // On the grid of 2, the spikes on the grid, so that they are sampled.
+            let phase = if x.iter().all(|v| v % 2 == 0) {
+                2 * rng.int(0, period / 2 - 1)
+            } else {
+                rng.int(0, period - 1)
+            };
+            (x, period, phase)
         }
         Hard::Nested => {
             second = Some(16.0);
