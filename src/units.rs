@@ -4,7 +4,6 @@
 //! of that chart or column is written in it ([`Scale::show`]); [`format_value`] does both for one
 //! number. Charts, tables, the report, compare and the xlsx all call these.
 
-
 /// How values in a spec's unit are shown: divided by `divisor`, in `unit`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Scale {
@@ -57,14 +56,15 @@ fn four_digits(v: f64) -> String {
     let decimals = (3 - magnitude).clamp(0, 12) as usize;
     let s = format!("{v:.decimals$}");
     // Rounding up may add a digit (9.9996 -> 10.000): one decimal fewer then.
-    let grew = s.parse::<f64>().is_ok_and(|r| r.abs() >= 10f64.powi(magnitude + 1));
+    let grew = s
+        .parse::<f64>()
+        .is_ok_and(|r| r.abs() >= 10f64.powi(magnitude + 1));
     if decimals > 0 && grew {
         format!("{v:.0$}", decimals - 1)
     } else {
         s
     }
 }
-
 
 /// A rate unit rescaled for people: values in `unit` whose largest magnitude is `max` become
 /// values / divisor in the returned unit (MFlops of 2e7 are 20 TFLOP/s; GB/s of 3000, 3 TB/s).

@@ -90,7 +90,7 @@ pub struct NotApplicable(pub String);
 /// (warps, wavefronts, lines, sectors); `Err` when the model says nothing about this axis.
 pub fn predict(model: &Model, kind: AxisKind, x: f64) -> Result<f64, NotApplicable> {
     let n = x.round();
-    if !(n >= 0.0 && n <= 1e7 && (x - n).abs() < 1e-9) {
+    if !((0.0..=1e7).contains(&n) && (x - n).abs() < 1e-9) {
         return Err(NotApplicable(format!(
             "model `{model}` needs whole numbers on x, and x = {} is not",
             human(x)

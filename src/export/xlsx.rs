@@ -680,7 +680,11 @@ mod tests {
             .flat_map(|v| [(1.0, format!("v{v}"), 1.0), (2.0, format!("v{v}"), 2.0)])
             .collect();
         let r = run(&[("m", "GB/s")], rows);
-        assert_eq!(too_big(&r), None, "8,191 series fit beside x, two columns each");
+        assert_eq!(
+            too_big(&r),
+            None,
+            "8,191 series fit beside x, two columns each"
+        );
         let rows = (0..8_192)
             .flat_map(|v| [(1.0, format!("v{v}"), 1.0), (2.0, format!("v{v}"), 2.0)])
             .collect();
