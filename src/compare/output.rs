@@ -136,13 +136,14 @@ impl Comparison {
         out += "| point | metric | A | B | B/A | u_A | u_B | verdict |\n";
         out += "|---|---|---|---|---|---|---|---|\n";
         for p in changed.iter().take(LARGEST) {
-            let unit = &self.series[p.series].unit;
+            // A and B in one scale, the one A's value reads best in (96.53 GFLOP/s, not 96528 MFlops).
+            let scale = crate::units::Scale::for_max(&self.series[p.series].unit, p.a.abs());
             out += &format!(
-                "| {} | {} | {} {unit} | {} {unit} | {:.3} | {} | {} | {} |\n",
+                "| {} | {} | {} | {} | {:.3} | {} | {} | {} |\n",
                 self.label(p).replace('|', "\\|"),
                 p.metric,
-                human(p.a),
-                human(p.b),
+                scale.show(p.a),
+                scale.show(p.b),
                 p.ratio,
                 percent(p.u_a),
                 percent(p.u_b),
