@@ -147,12 +147,17 @@ pub fn x_ticks(lo: f64, hi: f64, period: Option<f64>) -> Vec<f64> {
 /// Whether `xs` (sorted, distinct) read best on a log2 axis: positive, over at least a factor 16,
 /// and sparse on a linear one (fewer points than a quarter of the range: strides 1..32 then
 /// 64..1024, sizes in powers of two); a dense sweep such as threads 1..512 stays linear, where a
-/// period shows.
+/// period shows. Points at one constant step (threads 32..512 every 8) stay linear too, however
+/// sparse: their step is the sweep's own scale.
 pub fn log_axis(xs: &[f64]) -> bool {
     let (Some(&lo), Some(&hi)) = (xs.first(), xs.last()) else {
         return false;
     };
-    xs.len() > 2 && lo > 0.0 && hi / lo >= 16.0 && (xs.len() as f64) * 4.0 < hi - lo
+    let step = xs.get(1).map_or(0.0, |x| x - lo);
+    let even = xs
+        .windows(2)
+        .all(|w| ((w[1] - w[0]) - step).abs() <= 1e-9 * step.abs().max(1.0));
+    xs.len() > 2 && !even && lo > 0.0 && hi / lo >= 16.0 && (xs.len() as f64) * 4.0 < hi - lo
 }
 
 /// The distinct finite x of some points, sorted.
@@ -300,6 +305,10 @@ mod tests {
         assert!(!log_axis(&threads));
         assert!(!log_axis(&[0.0, 1.0, 1024.0]), "zero has no log");
         assert!(!log_axis(&[1.0, 8.0]), "two points");
+        let every_8: Vec<f64> = (4..=64).map(|k| f64::from(k) * 8.0).collect();
+        assert!(!log_axis(&every_8), "one constant step: linear, however sparse");
+        let pow2: Vec<f64> = (0..=10).map(|k| f64::from(1 << k)).collect();
+        assert!(log_axis(&pow2), "powers of two");
     }
 
     #[test]

@@ -11,16 +11,24 @@ use std::fmt::Write as _;
 /// in the unit its chart uses), linked to its chart; the failed points, if any.
 pub(super) fn findings(h: &mut String, views: &Views, figures: &[Figure], run: &Run) {
     h.push_str("<section id=\"findings\">\n<h2>Findings</h2>\n<ul>\n");
+    let labels = crate::spec::Labels::of_run(&run.dir);
     for (v, analysis) in views.analyses().iter().enumerate() {
         for (i, s) in analysis.series.iter().enumerate() {
             let Some(f) = figures.iter().find(|f| f.series.contains(&(v, i))) else {
                 continue;
             };
+            // In the spec's words where it has them (`Shared-memory stores, full grid: no
+            // conflict`), with the column for whoever reads the CSV.
+            let name = match (labels.family(&s.metric), labels.metric(&s.metric)) {
+                (Some(fam), Some(l)) => format!("{fam}: {l} ({})", s.name),
+                (None, Some(l)) => format!("{l} ({})", s.name),
+                _ => s.name.clone(),
+            };
             let _ = writeln!(
                 h,
                 "<li><a href=\"#{}\">{}</a>: {}</li>",
                 f.id,
-                escape(&s.name),
+                escape(&name),
                 escape(&finding(s, &analysis.x))
             );
         }
