@@ -548,3 +548,65 @@ fn declared_models_are_fitted_to_the_h100_runs_and_named_only_where_they_fit() {
     }
     insta::assert_snapshot!(all);
 }
+
+/// Issue 33 on a real run with per-metric statuses (the timing core's own flags, written as
+/// `<metric>_status`): the thread sweep of 2026-11-26, shuffled, with held points. The row is
+/// unstable at 358 points, nearly all for the global stores; the shared-memory grid series have no
+/// unstable point of their own, and their charts mark none. Its family charts join their points in
+/// x order although the rows are shuffled.
+#[test]
+fn a_shuffled_run_with_per_metric_statuses_marks_each_series_by_its_own() {
+    let csv = fixture("threads_shuffled");
+    let rows = rows(&csv);
+    assert_eq!(
+        rows.iter().filter(|r| r["status"] == "unstable").count(),
+        358
+    );
+    let threads: Vec<u32> = rows.iter().map(|r| r["threads"].parse().unwrap()).collect();
+    assert!(
+        threads.windows(2).any(|w| w[0] > w[1]),
+        "the rows are in shuffled order"
+    );
+    let analysis = sweep::analyze::analyze_csv(&csv, &Default::default()).unwrap();
+    let info = sweep::report::point_info(&analysis);
+    let unstable: Vec<(&str, usize)> = analysis
+        .series
+        .iter()
+        .zip(&info)
+        .map(|(s, i)| {
+            let n = i.iter().filter(|p| p.status == "unstable").count();
+            assert_eq!(n, s.marked.unstable, "{}", s.name);
+            (s.metric.as_str(), n)
+        })
+        .collect();
+    assert_eq!(
+        unstable,
+        [
+            ("shared_nc_1blk", 30),
+            ("shared_nc_grid", 0),
+            ("shared_2way_1blk", 4),
+            ("shared_2way_grid", 0),
+            ("shared_3way_1blk", 0),
+            ("shared_3way_grid", 0),
+            ("global_all_1blk", 183),
+            ("global_all_grid", 264),
+            ("global_even_1blk", 161),
+            ("global_even_grid", 265),
+            ("global_half_1blk", 64),
+            ("global_half_grid", 221),
+        ]
+    );
+    // Each series' own status column says the same as what the charts mark.
+    for (s, i) in analysis.series.iter().zip(&info) {
+        let col = format!("{}_status", s.metric);
+        let from_csv = rows
+            .iter()
+            .filter(|r| r[col.as_str()] == "unstable")
+            .count();
+        assert_eq!(
+            from_csv,
+            i.iter().filter(|p| p.status == "unstable").count(),
+            "{col}"
+        );
+    }
+}

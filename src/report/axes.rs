@@ -306,7 +306,10 @@ mod tests {
         assert!(!log_axis(&[0.0, 1.0, 1024.0]), "zero has no log");
         assert!(!log_axis(&[1.0, 8.0]), "two points");
         let every_8: Vec<f64> = (4..=64).map(|k| f64::from(k) * 8.0).collect();
-        assert!(!log_axis(&every_8), "one constant step: linear, however sparse");
+        assert!(
+            !log_axis(&every_8),
+            "one constant step: linear, however sparse"
+        );
         let pow2: Vec<f64> = (0..=10).map(|k| f64::from(1 << k)).collect();
         assert!(log_axis(&pow2), "powers of two");
     }
