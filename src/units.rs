@@ -48,7 +48,7 @@ pub fn format_value(value: f64, unit: &str) -> String {
 
 /// `v` with four significant digits, trailing zeros kept (`16.00`, `143.6`), and whole numbers of
 /// five digits or more in full (`20836`).
-fn four_digits(v: f64) -> String {
+pub fn four_digits(v: f64) -> String {
     if v == 0.0 {
         return "0".to_string();
     }

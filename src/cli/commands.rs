@@ -455,7 +455,9 @@ pub(crate) fn dispatch(cli: Cli) -> Result<i32, CliError> {
                         "`--metrics` overlays curves against a numeric axis; these results have categories only".to_string(),
                     ))
                 }
-                sweep::report::Charts::Bars => sweep::report::plot_bars(&results, &out),
+                sweep::report::Charts::Bars => {
+                    sweep::report::plot_bars_with(&results, &out, &look)
+                }
             }?;
             for f in files {
                 println!("wrote {}", f.display());

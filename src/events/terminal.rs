@@ -172,8 +172,35 @@ fn point_line(
     if !row.error.is_empty() {
         line += "   ";
         line += &row.error;
+    } else if let Some(which) = marked_by(row) {
+        line += "   ";
+        line += &which;
     }
     line
+}
+
+/// Which metrics make a measured point noisy or unstable (the row's status is the worst of its
+/// metrics' own): `unstable: global_all_grid, global_even_grid +2`; `None` for an ok point, or
+/// where the row has no status per metric.
+fn marked_by(row: &Row) -> Option<String> {
+    if !matches!(row.status, Status::Noisy | Status::Unstable) {
+        return None;
+    }
+    let names: Vec<&str> = row
+        .statuses
+        .iter()
+        .filter(|(_, s)| **s == row.status)
+        .map(|(m, _)| m.as_str())
+        .collect();
+    let (shown, more) = names.split_at(names.len().min(2));
+    if shown.is_empty() {
+        return None;
+    }
+    let mut out = format!("{}: {}", row.status.as_str(), shown.join(", "));
+    if !more.is_empty() {
+        out += &format!(" +{}", more.len());
+    }
+    Some(out)
 }
 
 /// What the terminal shows of a run; see the module's doc.

@@ -10,7 +10,6 @@ use super::legend::{Entry, Swatch};
 use super::series::{DATA, GAP, NOISY, UNSTABLE};
 use super::ReportError;
 use crate::analyze::load::{self, stat_column, Table};
-use crate::analyze::reading::human;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
@@ -141,12 +140,26 @@ pub(crate) fn bar_charts(csv: &Path) -> Result<Vec<Bars>, String> {
 /// Writes `charts/<metric column>.svg` and `.png` of every bar chart of the CSV at `csv` into
 /// `dir`; returns the paths.
 pub fn plot_bars(csv: &Path, dir: &Path) -> Result<Vec<PathBuf>, ReportError> {
+    plot_bars_with(csv, dir, &canvas::Look::default())
+}
+
+/// [`plot_bars`] with `sweep plot`'s title, axis names, size and formats.
+pub fn plot_bars_with(
+    csv: &Path,
+    dir: &Path,
+    look: &canvas::Look,
+) -> Result<Vec<PathBuf>, ReportError> {
     let charts = dir.join("charts");
     std::fs::create_dir_all(&charts).map_err(|e| canvas::fail(&charts)(e.to_string()))?;
     let footer = csv.parent().and_then(canvas::footer);
     let mut out = Vec::new();
     for b in bar_charts(csv).map_err(canvas::fail(csv))? {
-        out.extend(canvas::write(&b, &charts.join(&b.stem), footer.as_deref())?);
+        out.extend(canvas::write_as(
+            &b,
+            &charts.join(&b.stem),
+            footer.as_deref(),
+            look,
+        )?);
     }
     Ok(out)
 }
@@ -186,9 +199,9 @@ impl Bars {
         };
         Some(format!(
             "from {} {unit} ({}) to {} {unit} ({})",
-            crate::analyze::reading::human(lo.1 / div),
+            crate::units::four_digits(lo.1 / div),
             at(lo.0),
-            crate::analyze::reading::human(hi.1 / div),
+            crate::units::four_digits(hi.1 / div),
             at(hi.0)
         ))
     }
@@ -320,7 +333,7 @@ impl Chart for Bars {
             for b in &self.bars {
                 let y = y_of(b) + 0.5;
                 let (label, x) = match b.value {
-                    Some(v) => (human(v / div), v / div * (1.0 + b.u)),
+                    Some(v) => (crate::units::four_digits(v / div), v / div * (1.0 + b.u)),
                     None => (format!("{} (no value)", b.status), 0.0),
                 };
                 let (px, py) = at(x, y);
@@ -441,10 +454,10 @@ mod tests {
         // The report's finding: the lowest and highest bar, failed points aside.
         assert_eq!(
             b.span().as_deref(),
-            Some("from 0.156 TB/s (scattered, cg) to 3.072 TB/s (coalesced, cg)")
+            Some("from 0.1560 TB/s (scattered, cg) to 3.072 TB/s (coalesced, cg)")
         );
         let svg = bars_svg(b, None).unwrap();
-        for t in ["coalesced", "caching = cg", "0.611"] {
+        for t in ["coalesced", "caching = cg", "0.6110"] {
             let x = crate::report::series::tests::text_x(&svg, t);
             assert!(x.is_some(), "{t} missing");
         }

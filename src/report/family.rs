@@ -105,7 +105,14 @@ pub(crate) fn chosen(analysis: &Analysis, chosen: &[String]) -> Result<Vec<Famil
             .collect::<Vec<_>>()
             .join(", "),
     };
-    Ok(grouped(analysis, &labels, &title, chosen, true))
+    // Its own file name, from the metrics chosen: never the file of a spec family it overlaps
+    // (a chart of two of a family's three curves would overwrite the family's chart).
+    let mut out = grouped(analysis, &labels, &title, chosen, true);
+    for f in &mut out {
+        let group = group_words(&analysis.series[f.first].group);
+        f.stem = crate::analyze::sanitize(&format!("overlay-{}{group}", chosen.join("-")));
+    }
+    Ok(out)
 }
 
 /// One family per group of the series whose metric (or column) is in `metrics`, in that order.

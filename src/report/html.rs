@@ -521,7 +521,11 @@ fn table_rows(h: &mut String, analysis: &Analysis) {
         });
         let knee = c.knee.map_or("-".to_string(), human);
         let best = c.best.as_ref().map_or("-".to_string(), |b| {
-            format!("{} = {}", human(b.x), human(b.value))
+            format!(
+                "{} = {}",
+                human(b.x),
+                crate::units::format_value(b.value, &s.unit)
+            )
         });
         // Points the fits left out (outliers, or a first point above a ramp's line).
         let not_fitted = c
@@ -539,7 +543,7 @@ fn table_rows(h: &mut String, analysis: &Analysis) {
             escape(&knee),
             escape(&best),
             escape(&not_fitted),
-            escape(&s.reading)
+            code_spans(&escape(&s.reading))
         );
     }
 }
@@ -655,5 +659,44 @@ impl Live {
 impl Drop for Live {
     fn drop(&mut self) {
         self.stop_rewrites();
+    }
+}
+
+/// Markdown's code spans (`` `x` ``) of escaped text as `<code>` elements: the readings are
+/// written for analysis.md and name models and metrics that way.
+fn code_spans(escaped: &str) -> String {
+    let mut out = String::with_capacity(escaped.len());
+    for (i, part) in escaped.split('`').enumerate() {
+        match (i % 2, i) {
+            (1, _) => out += &format!("<code>{part}</code>"),
+            _ => out += part,
+        }
+    }
+    // An odd number of backticks: the last one was no span; put it back as it was.
+    if escaped.matches('`').count() % 2 == 1 {
+        if let Some(at) = out.rfind("<code>") {
+            out.replace_range(at..at + "<code>".len(), "`");
+            out.truncate(out.len() - "</code>".len());
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::code_spans;
+
+    #[test]
+    fn code_spans_of_a_reading_become_code_elements() {
+        assert_eq!(
+            code_spans("model `whole_warps` fits; `a` and `b`"),
+            "model <code>whole_warps</code> fits; <code>a</code> and <code>b</code>"
+        );
+        assert_eq!(code_spans("no span"), "no span");
+        assert_eq!(code_spans("one ` alone"), "one ` alone");
+        assert_eq!(
+            code_spans("`x` then ` alone"),
+            "<code>x</code> then ` alone"
+        );
     }
 }

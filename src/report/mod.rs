@@ -25,7 +25,7 @@ mod points;
 mod series;
 
 pub use axes::{format_value, log_axis, scale_unit, x_ticks};
-pub use bars::plot_bars;
+pub use bars::{plot_bars, plot_bars_with};
 pub use canvas::{footer, Format, Look, MIN_SIZE};
 pub use family::{overlay, Curve};
 pub use points::{point_info, PointInfo};

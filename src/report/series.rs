@@ -10,7 +10,7 @@ use crate::analyze::curve::Period;
 use crate::analyze::reading::human;
 use crate::analyze::SeriesAnalysis;
 use crate::spec::Labels;
-use crate::units::{quantity, scale_unit};
+use crate::units::quantity;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
@@ -227,13 +227,7 @@ fn draw<DB: DrawingBackend>(
     text: bool,
     info: &[PointInfo],
 ) -> Result<Drawn, String> {
-    let max = s
-        .data
-        .iter()
-        .filter_map(|p| p.1)
-        .map(f64::abs)
-        .fold(0.0, f64::max);
-    let (divisor, shown) = scale_unit(&s.unit, max);
+    let (divisor, shown) = super::axes::series_unit(s);
     let s = &scaled(s);
     let mut legend = Vec::new();
     // Sparse x over a wide range (strides 1..32 then 64..1024) is drawn on log2(x).
