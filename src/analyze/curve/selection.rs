@@ -59,7 +59,7 @@ pub(super) fn better_harmonic(grid: &Grid, scores: &[(i64, f64)]) -> Guess {
         .map_or(0, |(q, _)| *q);
     Guess {
         period: best as f64 * grid.unit,
-        why: "a multiple or divisor of the period found fits better but is too long to test".into(),
+        why: "a multiple or divisor of the period found fits better but is too long to test",
     }
 }
 
@@ -74,9 +74,7 @@ pub(super) fn secondary(
     st: &staircase::Staircase,
     m: f64,
 ) -> Option<Period> {
-    // The edges the coverage tolerated as irregular are no steps of another period.
-    let irregular = s.cost.coverage(st, s.rounded).absent_at;
-    let (q, r, rss, tried) = s.cost.nested(st, &irregular)?;
+    let (q, r, rss, tried) = s.cost.nested(st)?;
     let mut gain = m * (st.rss / rss).ln() - m.ln() - 2.0 * (tried as f64).ln();
     if q < st.period || s.rounded {
         gain = gain.min(m * (s.rounded_rss / rss).ln());

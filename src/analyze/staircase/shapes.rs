@@ -23,8 +23,8 @@ impl Cost {
     }
 
     /// Residual sum of squares of the staircase with rounded edges: each step rises smoothly
-    /// (a cubic, flat at both ends, or a straight ramp) over `width` grid steps after its edge
-    /// (an eighth to a half of the period, where the rise of a
+    /// (a cubic, flat at both ends) over `width` grid steps after its edge (an eighth to a half
+    /// of the period, where the rise of a
     /// real staircase is spread out), with the edge moved back to where the rise starts. The
     /// best over widths and edges, and how many were tried. A sinusoid fits such a rise better
     /// than sharp steps do, but not better than rounded ones.
@@ -56,8 +56,7 @@ impl Cost {
         let widths = self.rounded_widths(period);
         let mut best = f64::INFINITY;
         let mut tried = 0;
-        // A rise as a cubic (flat at both ends) or as a straight ramp, the commonest real shape.
-        for (&width, linear) in widths.iter().flat_map(|w| [(w, false), (w, true)]) {
+        for &width in &widths {
             for shift in -width..=width / 4 {
                 let residue = sharp + shift;
                 let mut sums = Normal::<5>::default();
@@ -65,12 +64,7 @@ impl Cost {
                     let d = self.g[i] - residue - 1;
                     let into = (d.rem_euclid(period) + 1) as f64;
                     let rise = (into / width as f64).min(1.0);
-                    let shape = if linear {
-                        rise
-                    } else {
-                        rise * rise * (3.0 - 2.0 * rise)
-                    };
-                    let step = d.div_euclid(period) as f64 + shape;
+                    let step = d.div_euclid(period) as f64 + rise * rise * (3.0 - 2.0 * rise);
                     let t = self.t[i];
                     let row = [1.0, t, t * t, step * period as f64 / self.span, self.c[i]];
                     sums.add(self.w[i], &row);
@@ -85,14 +79,8 @@ impl Cost {
     /// A second period nested in the first: steps of a multiple of the period (every other
     /// step larger) or of a divisor (small steps between the large ones), fitted together with
     /// the first. The best such period, its residue, the residual sum of squares and how many
-    /// were tried; `None` when none fits with both steps rising (and, for a multiple, with its
-    /// own drops larger than those between: `multiple_steps`, where the edges of `st` at
-    /// `irregular` count for neither).
-    pub(crate) fn nested(
-        &self,
-        st: &Staircase,
-        irregular: &[i64],
-    ) -> Option<(i64, i64, f64, usize)> {
+    /// were tried; `None` when none fits with both steps rising.
+    pub(crate) fn nested(&self, st: &Staircase) -> Option<(i64, i64, f64, usize)> {
         let (b, p) = (st.bounds, st.period);
         let extent = self.g[b.end - 1] - self.g[b.knee] + 1;
         let outside = self.flat[b.knee].rss() + self.tail[b.end];
@@ -122,8 +110,7 @@ impl Cost {
                 sums.add(self.w[i], &row);
             }
             let (rss, beta) = sums.solve();
-            // A multiple must step at its own edges, not only fit two odd edges of the first.
-            if beta[3] <= 0.0 || beta[4] <= 0.0 || !self.multiple_steps(st, q, r, irregular) {
+            if beta[3] <= 0.0 || beta[4] <= 0.0 {
                 continue;
             }
             let rss = (outside + rss).max(rss_floor(self.len()));
