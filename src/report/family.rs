@@ -240,13 +240,23 @@ pub(crate) fn families(analysis: &Analysis) -> Vec<Family> {
             None => by_axis.push((key, vec![i])),
         }
     }
-    for ((metric, rest, _), idx) in by_axis {
+    let words = labels_of(analysis);
+    for ((metric, rest, unit), idx) in by_axis {
         let groups: Vec<String> = rest.iter().map(|(k, v)| format!("{k}={v}")).collect();
         let name = if groups.is_empty() {
             format!("{metric} by {axis}")
         } else {
             format!("{metric} [{}] by {axis}", groups.join(", "))
         };
+        // The title in the spec's words where it has them (`every thread by block layout`); the
+        // name (and so the file) stays the columns'.
+        let (shown, axis_words) = (words.metric(&metric).unwrap_or(&metric), words.axis(axis));
+        let title = if groups.is_empty() {
+            format!("{shown} by {axis_words}")
+        } else {
+            format!("{shown} [{}] by {axis_words}", groups.join(", "))
+        };
+        let quantity = crate::units::quantity(&unit).map_or(metric.clone(), str::to_string);
         let labels = idx.iter().map(|&i| {
             let v = analysis.series[i]
                 .group
@@ -255,7 +265,7 @@ pub(crate) fn families(analysis: &Analysis) -> Vec<Family> {
                 .map_or("", |(_, v)| v.as_str());
             format!("{axis}={v}")
         });
-        let names = (name.clone(), name, metric);
+        let names = (name, title, quantity);
         out.extend(family(analysis, names, &idx, labels.collect()));
     }
     out
