@@ -200,31 +200,46 @@ pub fn between_processes_note(between: &[super::controls::BetweenProcesses]) -> 
          metric's own pairs, or the median over the metrics where that is larger (what differs \
          between processes, the SM clock above all, is shared by every metric of a program), or \
          the range of the run's SM clock readings where that is larger still ({}).\n\n\
-         | metric | pairs | ± 95 % | own pairs alone | largest pair difference | outliers (> 6 sigma and 1 %, left out) |\n|---|---|---|---|---|---|\n",
+         | {} |\n|---|---|---|---|---|---|\n",
         between.iter().map(|b| b.pairs).max().unwrap_or(0),
-        percent(between[0].clock_range)
+        percent(between[0].clock_range),
+        BETWEEN_COLUMNS.join(" | ")
     );
     for b in between {
-        let outliers = if b.outliers.is_empty() {
-            "-".to_string()
-        } else {
-            b.outliers
-                .iter()
-                .map(|(id, d)| format!("{id} ({:+.1} %)", 100.0 * d))
-                .collect::<Vec<_>>()
-                .join(", ")
-        };
-        out += &format!(
-            "| {} | {} | ±{} | ±{} | {} at {} | {outliers} |\n",
-            b.column,
-            b.pairs,
-            percent(b.u95),
-            percent(b.own_u95),
-            percent(b.max_diff),
-            b.max_at
-        );
+        out += &format!("| {} |\n", between_cells(b).join(" | "));
     }
     out
+}
+
+/// The columns of the table of control re-runs, in analysis.md and report.html alike.
+pub const BETWEEN_COLUMNS: [&str; 6] = [
+    "metric",
+    "pairs",
+    "± 95 %",
+    "own pairs alone",
+    "largest pair difference",
+    "outliers (> 6 sigma and 1 %, left out)",
+];
+
+/// One metric's row of that table, as text: [`BETWEEN_COLUMNS`].
+pub fn between_cells(b: &super::controls::BetweenProcesses) -> [String; 6] {
+    let outliers = if b.outliers.is_empty() {
+        "-".to_string()
+    } else {
+        b.outliers
+            .iter()
+            .map(|(id, d)| format!("{id} ({:+.1} %)", 100.0 * d))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    [
+        b.column.clone(),
+        b.pairs.to_string(),
+        format!("±{}", percent(b.u95)),
+        format!("±{}", percent(b.own_u95)),
+        format!("{} at {}", percent(b.max_diff), b.max_at),
+        outliers,
+    ]
 }
 
 #[cfg(test)]

@@ -58,16 +58,11 @@ pub(super) fn write_csv(
     rows: &[&Vec<String>],
     dialect: Dialect,
 ) -> Result<(), MergeError> {
-    let name = path
-        .file_name()
-        .map_or("results.csv".into(), |n| n.to_string_lossy());
-    let tmp = path.with_file_name(format!(".{name}.tmp"));
     let mut text = store::record(header, dialect);
     for row in rows {
         text.extend(store::record(row, dialect));
     }
-    std::fs::write(&tmp, text).map_err(write_err(&tmp))?;
-    std::fs::rename(&tmp, path).map_err(write_err(path))
+    store::write_atomic(path, &text).map_err(write_err(path))
 }
 
 /// Saved as every manifest is; a failure to write it is the environment's, as for the CSV.

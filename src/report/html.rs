@@ -45,9 +45,7 @@ pub fn write(run_dir: &Path) -> Result<PathBuf, ReportError> {
         reason: e,
     };
     let text = page(run_dir).map_err(fail)?;
-    let tmp = run_dir.join(format!(".{FILE}.tmp"));
-    std::fs::write(&tmp, text).map_err(|e| fail(e.to_string()))?;
-    std::fs::rename(&tmp, &path).map_err(|e| fail(e.to_string()))?;
+    store::write_atomic(&path, text.as_bytes()).map_err(|e| fail(e.to_string()))?;
     Ok(path)
 }
 
@@ -296,28 +294,23 @@ fn between_processes(h: &mut String, between: &[BetweenProcesses]) {
         between.iter().map(|b| b.pairs).max().unwrap_or(0),
         percent(first.clock_range)
     );
-    h.push_str("<table><tr><th>metric</th><th>pairs</th><th>± 95 %</th><th>own pairs alone</th><th>largest pair difference</th><th>outliers (&gt; 6 sigma and 1 %, left out)</th></tr>\n");
+    h.push_str("<table><tr>");
+    for c in crate::analyze::reading::BETWEEN_COLUMNS {
+        let _ = write!(h, "<th>{}</th>", escape(c));
+    }
+    h.push_str("</tr>\n");
     for b in between {
-        let outliers = if b.outliers.is_empty() {
-            "-".to_string()
-        } else {
-            b.outliers
-                .iter()
-                .map(|(id, d)| format!("{id} ({:+.1} %)", 100.0 * d))
-                .collect::<Vec<_>>()
-                .join(", ")
-        };
-        let _ = writeln!(
-            h,
-            "<tr><td>{}</td><td class=\"num\">{}</td><td class=\"num\">±{}</td><td class=\"num\">±{}</td><td>{} at {}</td><td>{}</td></tr>",
-            escape(&b.column),
-            b.pairs,
-            percent(b.u95),
-            percent(b.own_u95),
-            percent(b.max_diff),
-            escape(&b.max_at),
-            escape(&outliers)
-        );
+        h.push_str("<tr>");
+        for (i, c) in crate::analyze::reading::between_cells(b).iter().enumerate() {
+            // Pairs and the two ± columns are numbers.
+            let class = if (1..=3).contains(&i) {
+                " class=\"num\""
+            } else {
+                ""
+            };
+            let _ = write!(h, "<td{class}>{}</td>", escape(c));
+        }
+        h.push_str("</tr>\n");
     }
     h.push_str("</table>\n");
 }
@@ -405,22 +398,32 @@ fn failed_rows(run: &Run) -> Vec<&Vec<Cell>> {
 /// `store::metric_status`'s reading of an older run), with what the words mean; nothing when none
 /// is marked.
 fn marked_by_metric(h: &mut String, run: &Run) {
-    use crate::store::{metric_status_in_row, Dialect, Status};
+    use crate::store::{metric_status, metric_status_column, MetricCells, Status};
     let t = &run.results;
     let target = crate::store::target_rel_ci(&run.dir);
+    let row_status = t.column(store::schema::STATUS_COLUMN);
     let mut counts: Vec<(&str, usize, usize)> = Vec::new();
     for m in &run.manifest.metrics {
+        let (own, spread, rel_ci) = (
+            t.column(&metric_status_column(&m.name)),
+            t.column(&format!("{}_spread", m.name)),
+            t.column(&format!("{}_rel_ci", m.name)),
+        );
         let (mut noisy, mut unstable) = (0, 0);
         for r in &t.rows {
-            // Typed cells, numbers written in full (not rounded for people) with `.` as the mark.
-            let fields: Vec<String> = r
-                .iter()
-                .map(|c| match c {
-                    Cell::Number(v) => format!("{v}"),
-                    c => cell_text(c),
-                })
-                .collect();
-            match metric_status_in_row(&t.header, &fields, &m.name, Dialect::Comma, target) {
+            let text = |c: Option<usize>| c.map(|c| cell_text(&r[c]));
+            let number = |c: Option<usize>| match c.map(|c| &r[c]) {
+                Some(Cell::Number(v)) => Some(*v),
+                _ => None,
+            };
+            let (row, own) = (text(row_status).unwrap_or_default(), text(own));
+            let cells = MetricCells {
+                row_status: &row,
+                own: own.as_deref(),
+                spread: number(spread),
+                rel_ci: number(rel_ci),
+            };
+            match metric_status(cells, target) {
                 Some(Status::Noisy) => noisy += 1,
                 Some(Status::Unstable) => unstable += 1,
                 _ => {}
