@@ -66,6 +66,12 @@ pub fn four_digits(v: f64) -> String {
     }
 }
 
+/// [`scale_unit`] for `values`: the scale their largest magnitude reads best in. The one place
+/// that takes that maximum, for a series, a family, a chart's bars and a sheet's columns.
+pub fn scale_for(unit: &str, values: impl IntoIterator<Item = f64>) -> (f64, String) {
+    scale_unit(unit, values.into_iter().map(f64::abs).fold(0.0, f64::max))
+}
+
 /// A rate unit rescaled for people: values in `unit` whose largest magnitude is `max` become
 /// values / divisor in the returned unit (MFlops of 2e7 are 20 TFLOP/s; GB/s of 3000, 3 TB/s).
 /// Units it does not know stay as they are (divisor 1).

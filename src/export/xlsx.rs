@@ -376,12 +376,15 @@ fn chart_sheet(
     let col = |s: usize| 1 + 2 * s as u16;
     let mut units = vec![crate::units::Scale::for_max(&f.unit, 0.0); f.series.len()];
     for (_, members) in &charts {
-        let max = members
-            .iter()
-            .flat_map(|&s| points[s].iter().map(|p| p.1.abs()))
-            .fold(0.0, f64::max);
+        let (divisor, unit) = crate::units::scale_for(
+            &f.unit,
+            members.iter().flat_map(|&s| points[s].iter().map(|p| p.1)),
+        );
         for &s in members {
-            units[s] = crate::units::Scale::for_max(&f.unit, max);
+            units[s] = crate::units::Scale {
+                divisor,
+                unit: unit.clone(),
+            };
         }
     }
     for (s, (label, column, _)) in f.series.iter().enumerate() {

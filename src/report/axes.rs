@@ -207,13 +207,7 @@ pub(crate) fn scaled(s: &SeriesAnalysis) -> SeriesAnalysis {
 /// The divisor of a series' values and the unit they are drawn in ([`scale_unit`] of its
 /// largest value).
 pub(crate) fn series_unit(s: &SeriesAnalysis) -> (f64, String) {
-    let max = s
-        .data
-        .iter()
-        .filter_map(|p| p.1)
-        .map(f64::abs)
-        .fold(0.0, f64::max);
-    scale_unit(&s.unit, max)
+    crate::units::scale_for(&s.unit, s.data.iter().filter_map(|p| p.1))
 }
 
 /// An x tick label: whole numbers below ten million in full (sizes 16384 and 262144 read as

@@ -3,7 +3,7 @@
 //! axes and coloured by the axis with the fewest values (`caching`: ca or cg) when there are two
 //! axes or more.
 
-use super::axes::{compact, scale_unit};
+use super::axes::compact;
 use super::canvas::{self, Chart, Drawn};
 use super::family::{fewest_values, PALETTE};
 use super::legend::{Entry, Swatch};
@@ -171,13 +171,7 @@ pub(crate) fn bars_svg(b: &Bars, footer: Option<&str>) -> Result<String, String>
 
 impl Bars {
     fn scale(&self) -> (f64, String) {
-        let max = self
-            .bars
-            .iter()
-            .filter_map(|b| b.value)
-            .map(f64::abs)
-            .fold(0.0, f64::max);
-        scale_unit(&self.unit, max)
+        crate::units::scale_for(&self.unit, self.bars.iter().filter_map(|b| b.value))
     }
 
     /// The lowest and the highest bar in one line, in the unit the chart uses: `from 0.156 TB/s

@@ -2,7 +2,7 @@
 //! only in their last `_` part (`global_vec1`, `global_vec2`, `global_vec4`), overlaid on shared
 //! axes with a legend beside the plot; also `sweep compare`'s A-against-B charts.
 
-use super::axes::{axes, distinct, log_axis, scale_unit};
+use super::axes::{axes, distinct, log_axis};
 use super::canvas::{self, Chart, Drawn, Look};
 use super::legend::{Entry, Swatch};
 use super::series::{
@@ -439,13 +439,11 @@ pub fn overlay(
 impl Overlay<'_> {
     /// The divisor of the values and the unit they are drawn in.
     fn unit(&self) -> (f64, String) {
-        let max = self
+        let values = self
             .curves
             .iter()
-            .flat_map(|c| c.points.iter().map(|p| p.1.abs()))
-            .filter(|v| v.is_finite())
-            .fold(0.0, f64::max);
-        scale_unit(self.y_name, max)
+            .flat_map(|c| c.points.iter().map(|p| p.1));
+        crate::units::scale_for(self.y_name, values.filter(|v| v.is_finite()))
     }
 }
 
