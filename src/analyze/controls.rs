@@ -26,7 +26,9 @@
 //! happened to catch no change (bench/truth.txt).
 
 use super::fit::median;
-use super::load::{carries_values, Table};
+use super::load::carries_values;
+use crate::store::schema::{POINT_ID_COLUMN, STATUS_COLUMN};
+use crate::store::Run;
 use super::AnalyzeError;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -84,30 +86,24 @@ pub fn t95(df: usize) -> f64 {
 /// (already read); `None` when the run has no controls file. Metrics with fewer than
 /// [`MIN_PAIRS`] pairs are left out.
 pub(crate) fn between_processes(
-    first: &Table,
+    first: &Run,
 ) -> Result<Option<Vec<BetweenProcesses>>, AnalyzeError> {
-    let Some(controls) = first
-        .path
-        .parent()
-        .map(|d| d.join(CONTROLS))
-        .filter(|p| p.is_file())
-    else {
+    let Some(again) = first.controls()? else {
         return Ok(None);
     };
-    let again = Table::read(&controls)?;
     Ok(Some(from_tables(first, &again)))
 }
 
-fn from_tables(first: &Table, again: &Table) -> Vec<BetweenProcesses> {
+fn from_tables(first: &Run, again: &Run) -> Vec<BetweenProcesses> {
     let (Some(id1), Some(st1), Some(id2), Some(st2)) = (
-        first.column("point_id"),
-        first.column("status"),
-        again.column("point_id"),
-        again.column("status"),
+        first.column(POINT_ID_COLUMN),
+        first.column(STATUS_COLUMN),
+        again.column(POINT_ID_COLUMN),
+        again.column(STATUS_COLUMN),
     ) else {
         return Vec::new();
     };
-    let measured = |t: &Table, row: &[String], st: usize| carries_values(t.cell(row, st));
+    let measured = |t: &Run, row: &[String], st: usize| carries_values(t.cell(row, st));
     let by_id: BTreeMap<&str, &Vec<String>> = first
         .rows
         .iter()
@@ -149,7 +145,7 @@ fn from_tables(first: &Table, again: &Table) -> Vec<BetweenProcesses> {
 /// The spread of the SM clock readings (`*_sm_mhz`) of the tables' measured rows: (99th - 1st
 /// percentile) / median; 0 without readings. Percentiles, not the extremes: a single reading in
 /// thousands (a program that started as the clock changed) is not the run's state.
-fn clock_range(tables: &[&Table]) -> f64 {
+fn clock_range(tables: &[&Run]) -> f64 {
     let mut mhz: Vec<f64> = tables.iter().flat_map(|t| clock_readings(t)).collect();
     if mhz.is_empty() {
         return 0.0;
@@ -160,8 +156,8 @@ fn clock_range(tables: &[&Table]) -> f64 {
 }
 
 /// Every SM clock reading (`*_sm_mhz`, MHz) of the table's measured rows.
-fn clock_readings(t: &Table) -> Vec<f64> {
-    let Some(st) = t.column("status") else {
+fn clock_readings(t: &Run) -> Vec<f64> {
+    let Some(st) = t.column(STATUS_COLUMN) else {
         return Vec::new();
     };
     let cols: Vec<usize> = (0..t.header.len())
@@ -176,7 +172,7 @@ fn clock_readings(t: &Table) -> Vec<f64> {
 }
 
 /// The median of a run's SM clock readings (MHz); None when it has none.
-pub(crate) fn sm_clock(t: &Table) -> Option<f64> {
+pub(crate) fn sm_clock(t: &Run) -> Option<f64> {
     median(&clock_readings(t))
 }
 
@@ -193,7 +189,7 @@ fn with_floor(mut all: Vec<BetweenProcesses>) -> Vec<BetweenProcesses> {
 }
 
 /// A point by its axis values: `threads=13, variant=naive`.
-fn label(t: &Table, row: &[String]) -> String {
+fn label(t: &Run, row: &[String]) -> String {
     t.axes
         .iter()
         .filter_map(|a| t.column(a).map(|c| format!("{a}={}", t.cell(row, c))))
@@ -291,7 +287,7 @@ mod tests {
 
     /// results.csv and controls.csv of `n` points whose values agree between the two processes
     /// exactly, the first `fast` of them read at 1995 MHz and the others at 1980.
-    fn run_with_clock(dir: &std::path::Path, n: usize, fast: usize) -> Table {
+    fn run_with_clock(dir: &std::path::Path, n: usize, fast: usize) -> Run {
         let head = "point_id,index,threads,status,x_mflops,x_rel_ci,x_sm_mhz,build_s,run_s,cached,gpu_index,gpu_name,gpu_uuid,error\n";
         let row = |i: usize| {
             let mhz = if i < fast { 1995 } else { 1980 };
@@ -299,9 +295,9 @@ mod tests {
         };
         let results: String = head.to_string() + &(0..n).map(row).collect::<String>();
         let controls: String = head.to_string() + &(0..n).step_by(4).map(row).collect::<String>();
-        std::fs::write(dir.join("results.csv"), results).unwrap();
+        std::fs::write(dir.join(crate::store::RESULTS), results).unwrap();
         std::fs::write(dir.join(CONTROLS), controls).unwrap();
-        Table::read(&dir.join("results.csv")).unwrap()
+        Run::open(&dir.join(crate::store::RESULTS)).unwrap()
     }
 
     #[test]

@@ -100,7 +100,7 @@ pub fn clause(axis: &str, s: &Stepping) -> String {
 /// The `[profile]` counter columns of the analysed metrics (`<metric>__<counter>`), as series
 /// grouped like the metrics' own.
 pub(super) fn counter_series(
-    table: &super::load::Table,
+    table: &crate::store::Run,
     x: &str,
     by: &[String],
     metrics: &[super::load::MetricColumn],
@@ -125,6 +125,7 @@ pub(super) fn counter_series(
     if cols.is_empty() {
         return Ok(Vec::new());
     }
+    use super::load::Series as _;
     table.series(x, by, &cols)
 }
 

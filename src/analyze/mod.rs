@@ -37,14 +37,8 @@ pub struct AnalyzeOptions {
 
 #[derive(Debug, thiserror::Error)]
 pub enum AnalyzeError {
-    #[error("cannot read `{path}`: {reason}")]
-    Read { path: PathBuf, reason: String },
-    #[error("cannot read manifest `{path}`: {reason}")]
-    Manifest { path: PathBuf, reason: String },
-    #[error(
-        "`{path}` has no `status` column (hint: analyse a results.csv written by `sweep run`)"
-    )]
-    NoStatus { path: PathBuf },
+    #[error(transparent)]
+    Store(#[from] crate::store::StoreError),
     #[error("no axis `{name}` in `{path}` (hint: the axes are {axes})")]
     UnknownAxis {
         name: String,
@@ -235,11 +229,19 @@ fn ordered_map<S: Serializer>(pairs: &[(String, String)], s: S) -> Result<S::Ok,
 
 /// Reads the results CSV (and `manifest.json` beside it) and analyses every series.
 pub fn analyze_csv(path: &Path, opts: &AnalyzeOptions) -> Result<Analysis, AnalyzeError> {
-    let table = load::Table::read(path)?;
+    analyze_run(&crate::store::Run::open(path)?, opts)
+}
+
+/// Analyses every series of a run read.
+pub fn analyze_run(
+    table: &crate::store::Run,
+    opts: &AnalyzeOptions,
+) -> Result<Analysis, AnalyzeError> {
+    use load::Series as _;
     let (x, by, metrics) = table.select(opts)?;
     let raw = table.series(&x, &by, &metrics)?;
-    let between = controls::between_processes(&table)?;
-    let counter_series = counters::counter_series(&table, &x, &by, &metrics)?;
+    let between = controls::between_processes(table)?;
+    let counter_series = counters::counter_series(table, &x, &by, &metrics)?;
     let mut stems: Vec<String> = Vec::new();
     let series = raw
         .into_iter()
@@ -397,12 +399,12 @@ pub fn analyze_csv(path: &Path, opts: &AnalyzeOptions) -> Result<Analysis, Analy
         })
         .collect();
     Ok(Analysis {
-        source: path.to_path_buf(),
+        source: table.path.clone(),
         x,
         by,
         series,
         between_processes: between,
-        semicolon: table.semicolon,
+        semicolon: table.dialect == crate::store::Dialect::Semicolon,
     })
 }
 
@@ -552,17 +554,17 @@ impl Analysis {
             }
         };
         std::fs::create_dir_all(dir).map_err(write_err(dir))?;
-        let json_path = dir.join("analysis.json");
+        let json_path = dir.join(crate::store::run::ANALYSIS_JSON);
         let json = serde_json::to_string_pretty(self).map_err(|e| AnalyzeError::Write {
             path: json_path.clone(),
             cause: e.into(),
         })?;
         crate::store::write_atomic(&json_path, (json + "\n").as_bytes())
             .map_err(write_err(&json_path))?;
-        let csv_path = dir.join("analysis.csv");
+        let csv_path = dir.join(crate::store::run::ANALYSIS_CSV);
         crate::store::write_atomic(&csv_path, self.to_csv().as_bytes())
             .map_err(write_err(&csv_path))?;
-        let md_path = dir.join("analysis.md");
+        let md_path = dir.join(crate::store::run::ANALYSIS_MD);
         crate::store::write_atomic(&md_path, self.to_markdown().as_bytes())
             .map_err(write_err(&md_path))?;
         Ok(vec![json_path, csv_path, md_path])

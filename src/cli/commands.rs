@@ -76,7 +76,9 @@ fn run_command(spec: &Spec, args: &RunArgs, resume: Option<PathBuf>) -> Result<i
     let mut out = sweep::report::html::Live::new(Box::new(Terminal::new(spec, args.quiet)));
     let summary = driver::run_sweep(spec, &opts, &mut out)?;
     if let Some(path) = &args.export_json {
-        match sweep::export::write_json(&summary.run_dir, path) {
+        let written = sweep::store::Run::open_dir(&summary.run_dir)
+            .and_then(|run| sweep::export::write_json(&run, path));
+        match written {
             Ok(()) => out.on(&Event::Wrote(path)),
             Err(e) => out.on(&Event::Warning(&CliError::ExportJson(e).to_string())),
         }
@@ -147,11 +149,12 @@ fn export_files(
     dialect: Option<sweep::store::Dialect>,
     out: Option<PathBuf>,
 ) -> Result<Vec<PathBuf>, CliError> {
-    let run = sweep::export::Run::load(run_dir).map_err(CliError::ReadRun)?;
-    let out = out.unwrap_or_else(|| run_dir.join("export"));
+    let run = sweep::store::Run::open_dir(run_dir).map_err(CliError::ReadRun)?;
+    let typed = sweep::export::Typed::of(&run).map_err(CliError::ReadRun)?;
+    let out = out.unwrap_or_else(|| sweep::store::RunDir::new(run_dir).export());
     let mut files = Vec::new();
     for f in formats {
-        files.extend(sweep::export::export(&run, *f, dialect, &out).map_err(CliError::Export)?);
+        files.extend(sweep::export::export(&typed, *f, dialect, &out).map_err(CliError::Export)?);
     }
     Ok(files)
 }
@@ -225,10 +228,10 @@ fn analyze_files(results: &Path, select: &Select, plot: bool) -> Result<Analyzed
 
 /// A run folder given where a results CSV is expected stands for its `results.csv`.
 fn results_csv(path: PathBuf) -> PathBuf {
-    if path.is_dir() {
-        path.join(sweep::store::RESULTS)
-    } else {
-        path
+    match sweep::store::RunDir::locate(&path) {
+        sweep::store::Located::Csv { csv, .. } => csv,
+        _ if path.is_dir() => sweep::store::RunDir::new(path).results(),
+        _ => path,
     }
 }
 
@@ -478,7 +481,7 @@ pub(crate) fn dispatch(cli: Cli) -> Result<i32, CliError> {
             out,
         } => export(&run_dir, &format, dialect, out),
         Command::Report { run_dir } => {
-            if !run_dir.join(sweep::store::MANIFEST).is_file() {
+            if !sweep::store::RunDir::new(&run_dir).is_run() {
                 return Err(CliError::NotRunFolder { dir: run_dir });
             }
             let path = sweep::report::html::write(&run_dir).map_err(CliError::Page)?;

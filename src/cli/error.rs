@@ -44,7 +44,7 @@ pub(crate) enum CliError {
     Page(sweep::report::ReportError),
     /// A run folder to export does not load.
     #[error(transparent)]
-    ReadRun(sweep::export::ExportError),
+    ReadRun(sweep::store::StoreError),
     /// An export file cannot be written.
     #[error(transparent)]
     Export(sweep::export::ExportError),

@@ -3,16 +3,12 @@
 //! move values by more than the uncertainties the verdicts use (a program started ahead beside a
 //! measurement moved shared-memory values by 8 % on some H100s, bench/band.txt).
 
-use crate::store::Manifest;
-use std::path::Path;
+use crate::store::{Manifest, Run};
 
 /// The measuring conditions of a run: the manifest of the run folder whose `results.csv` this is
 /// (a CSV of another name, even inside a run folder, is a bare CSV).
-fn of(csv: &Path) -> Option<Manifest> {
-    if csv.file_name()? != crate::store::RESULTS {
-        return None;
-    }
-    Manifest::load(csv.parent()?).ok()
+fn of(run: &Run) -> Option<&Manifest> {
+    run.manifest.as_ref().filter(|_| run.is_results())
 }
 
 fn prestart(m: &Manifest) -> String {
@@ -44,7 +40,7 @@ type Condition = (&'static str, fn(&Manifest) -> String);
 
 /// One line per condition in which A's and B's runs differ (`what: A x / B y`); none when either
 /// side is a bare CSV.
-pub(super) fn differences(a: &Path, b: &Path) -> Vec<String> {
+pub(super) fn differences(a: &Run, b: &Run) -> Vec<String> {
     let (Some(a), Some(b)) = (of(a), of(b)) else {
         return Vec::new();
     };
@@ -58,7 +54,7 @@ pub(super) fn differences(a: &Path, b: &Path) -> Vec<String> {
     checks
         .iter()
         .filter_map(|(what, f)| {
-            let (x, y) = (f(&a), f(&b));
+            let (x, y) = (f(a), f(b));
             (x != y).then(|| format!("{what}: A {} / B {}", shown(x), shown(y)))
         })
         .collect()
@@ -84,10 +80,15 @@ mod tests {
     use super::*;
     use crate::store::GpuState;
 
-    fn run(dir: &Path, m: &Manifest) -> std::path::PathBuf {
+    use std::path::Path;
+
+    /// A run folder of manifest `m` with a results CSV of one row, read.
+    fn run(dir: &Path, m: &Manifest) -> Run {
         std::fs::create_dir_all(dir).unwrap();
         m.save(dir).unwrap();
-        dir.join("results.csv")
+        let csv = crate::store::RunDir::new(dir).results();
+        std::fs::write(&csv, "point_id,index,status\na,0,ok\n").unwrap();
+        Run::open(&csv).unwrap()
     }
 
     #[test]
@@ -129,8 +130,12 @@ mod tests {
             vec!["prestart: A not recorded (1 by default before 2026-11-25) / B 1".to_string()]
         );
         // A bare CSV has no manifest: nothing is claimed, not even from a manifest beside it.
-        assert!(differences(&t.path().join("nowhere/results.csv"), &pa).is_empty());
-        assert!(differences(&t.path().join("b/copy.csv"), &pa).is_empty());
+        let bare = t.path().join("bare.csv");
+        std::fs::write(&bare, "point_id,index,status\na,0,ok\n").unwrap();
+        assert!(differences(&Run::open(&bare).unwrap(), &pa).is_empty());
+        let copy = t.path().join("b/copy.csv");
+        std::fs::copy(crate::store::RunDir::new(t.path().join("b")).results(), &copy).unwrap();
+        assert!(differences(&Run::open(&copy).unwrap(), &pa).is_empty());
     }
 
     #[test]

@@ -17,12 +17,11 @@ mod read;
 use crate::analyze::load::unit_of_column;
 use crate::analyze::reading::human;
 use crate::analyze::{self, Analysis, AnalyzeError, AnalyzeOptions, Sense};
-use crate::store::Dialect;
+use crate::store::{self, Dialect};
 use read::{common_metrics, key, listed, same_axes, MetricCols, Run};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-pub use read::resolve;
 
 /// `sweep compare --help`, after the options.
 pub const HELP: &str = "\
@@ -51,12 +50,8 @@ const CSV_COLUMNS: [&str; 7] = ["metric", "a", "b", "ratio", "u_a", "u_b", "verd
 
 #[derive(Debug, thiserror::Error)]
 pub enum CompareError {
-    #[error("run `{path}` not found (hint: give a run folder or its results.csv)")]
-    NotFound { path: PathBuf },
-    #[error(
-        "`{path}` holds no results.csv (hint: give a run folder of `sweep run`, or a results CSV)"
-    )]
-    NoResults { path: PathBuf },
+    #[error(transparent)]
+    Store(#[from] crate::store::StoreError),
     #[error("`{path}` has no rows yet (hint: compare it once its run has measured some points)")]
     NoRows { path: PathBuf },
     #[error(transparent)]
@@ -258,7 +253,7 @@ fn series_of<'a>(
     a: &'a Analysis,
     metric: &str,
     group: &[String],
-    semicolon: bool,
+    dialect: Dialect,
 ) -> Option<&'a analyze::SeriesAnalysis> {
     a.series.iter().find(|s| {
         s.column == metric
@@ -266,13 +261,13 @@ fn series_of<'a>(
             && s.group
                 .iter()
                 .zip(group)
-                .all(|((_, v), g)| key(v, semicolon) == *g)
+                .all(|((_, v), g)| key(v, dialect) == *g)
     })
 }
 
 /// A series' observed points (x, value).
-fn curve(a: &Analysis, metric: &str, group: &[String], semicolon: bool) -> Vec<(f64, f64)> {
-    series_of(a, metric, group, semicolon)
+fn curve(a: &Analysis, metric: &str, group: &[String], dialect: Dialect) -> Vec<(f64, f64)> {
+    series_of(a, metric, group, dialect)
         .map(|s| {
             s.data
                 .iter()
@@ -282,8 +277,8 @@ fn curve(a: &Analysis, metric: &str, group: &[String], semicolon: bool) -> Vec<(
         .unwrap_or_default()
 }
 
-fn shape(a: &Analysis, metric: &str, group: &[String], semicolon: bool) -> Option<Shape> {
-    series_of(a, metric, group, semicolon).map(|s| Shape {
+fn shape(a: &Analysis, metric: &str, group: &[String], dialect: Dialect) -> Option<Shape> {
+    series_of(a, metric, group, dialect).map(|s| Shape {
         period: s.curve.period.as_ref().map(|p| p.period),
         knee: s.curve.knee,
         best_x: s.curve.best.as_ref().map(|b| b.x),
@@ -301,9 +296,8 @@ fn label(axes: &[String], values: &[String]) -> String {
 
 /// Compares run B with run A (run folders or results CSVs).
 pub fn compare(a: &Path, b: &Path, opts: &Options) -> Result<Comparison, CompareError> {
-    let (path_a, path_b) = (resolve(a)?, resolve(b)?);
-    let run_a = Run::read(&path_a, None)?;
-    let run_b = Run::read(&path_b, Some(&run_a.table.axes))?;
+    let run_a = Run::read(store::Run::open(a)?, None)?;
+    let run_b = Run::read(store::Run::open(b)?, Some(&run_a.table.axes))?;
     // A run with a header and no row yet has nothing to compare (and no metric to guess).
     for run in [&run_a, &run_b] {
         if run.table.rows.is_empty() {
@@ -319,8 +313,8 @@ pub fn compare(a: &Path, b: &Path, opts: &Options) -> Result<Comparison, Compare
     // The series and their shapes, from the analysis of each side; without a numeric axis to
     // put on x, one series per metric and no shapes.
     let columns: Vec<String> = metrics.iter().map(|m| m.column.clone()).collect();
-    let analysis_a = analyze::analyze_csv(
-        &path_a,
+    let analysis_a = analyze::analyze_run(
+        &run_a.table,
         &AnalyzeOptions {
             x: None,
             y: columns.clone(),
@@ -329,8 +323,8 @@ pub fn compare(a: &Path, b: &Path, opts: &Options) -> Result<Comparison, Compare
     )
     .ok();
     let analysis_b = analysis_a.as_ref().and_then(|an| {
-        analyze::analyze_csv(
-            &path_b,
+        analyze::analyze_run(
+            &run_b.table,
             &AnalyzeOptions {
                 x: Some(an.x.clone()),
                 y: columns.clone(),
@@ -398,8 +392,8 @@ pub fn compare(a: &Path, b: &Path, opts: &Options) -> Result<Comparison, Compare
                 } else {
                     format!("{} [{}]", metric.column, groups.join(", "))
                 };
-                let semicolon_a = run_a.table.semicolon;
-                let semicolon_b = run_b.table.semicolon;
+                let dialect_a = run_a.table.dialect;
+                let dialect_b = run_b.table.dialect;
                 series.push(SeriesCmp {
                     name,
                     metric: metric.column.clone(),
@@ -412,21 +406,21 @@ pub fn compare(a: &Path, b: &Path, opts: &Options) -> Result<Comparison, Compare
                     geomean: None,
                     a: analysis_a
                         .as_ref()
-                        .and_then(|an| shape(an, &metric.column, &group, semicolon_a)),
+                        .and_then(|an| shape(an, &metric.column, &group, dialect_a)),
                     b: analysis_b
                         .as_ref()
-                        .and_then(|an| shape(an, &metric.column, &group, semicolon_b)),
+                        .and_then(|an| shape(an, &metric.column, &group, dialect_b)),
                     curve_a: analysis_a
                         .as_ref()
-                        .map(|an| curve(an, &metric.column, &group, semicolon_a))
+                        .map(|an| curve(an, &metric.column, &group, dialect_a))
                         .unwrap_or_default(),
                     curve_b: analysis_b
                         .as_ref()
-                        .map(|an| curve(an, &metric.column, &group, semicolon_b))
+                        .map(|an| curve(an, &metric.column, &group, dialect_b))
                         .unwrap_or_default(),
                     file_stem: analysis_a
                         .as_ref()
-                        .and_then(|an| series_of(an, &metric.column, &group, semicolon_a))
+                        .and_then(|an| series_of(an, &metric.column, &group, dialect_a))
                         .map(|s| s.file_stem.clone())
                         .unwrap_or_else(|| format!("series-{}", series.len())),
                 });
@@ -498,7 +492,7 @@ pub fn compare(a: &Path, b: &Path, opts: &Options) -> Result<Comparison, Compare
         .map(|k| label(&axes, k))
         .collect();
     Ok(Comparison {
-        differences: conditions::differences(&path_a, &path_b)
+        differences: conditions::differences(&run_a.table, &run_b.table)
             .into_iter()
             .chain(conditions::clock(
                 analyze::controls::sm_clock(&run_a.table),
@@ -515,11 +509,7 @@ pub fn compare(a: &Path, b: &Path, opts: &Options) -> Result<Comparison, Compare
         only_a,
         only_b,
         failed,
-        dialect: if run_a.table.semicolon {
-            Dialect::Semicolon
-        } else {
-            Dialect::Comma
-        },
+        dialect: run_a.table.dialect,
     })
 }
 

@@ -2,29 +2,10 @@
 //! and where each metric's value and uncertainty columns lie.
 
 use super::{CompareError, Side};
-use crate::analyze::load::{carries_values, number, stat_column, MetricColumn, Table};
+use crate::analyze::load::{carries_values, stat_column, MetricColumn};
+use crate::store::schema::{Dialect, GPU_NAME_COLUMN, STATUS_COLUMN};
+use crate::store::Run as Table;
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
-
-/// The results CSV of a run folder, or the CSV itself.
-pub fn resolve(path: &Path) -> Result<PathBuf, CompareError> {
-    if path.is_dir() {
-        let csv = path.join(crate::store::RESULTS);
-        if csv.is_file() {
-            Ok(csv)
-        } else {
-            Err(CompareError::NoResults {
-                path: path.to_path_buf(),
-            })
-        }
-    } else if path.is_file() {
-        Ok(path.to_path_buf())
-    } else {
-        Err(CompareError::NotFound {
-            path: path.to_path_buf(),
-        })
-    }
-}
 
 pub(super) fn listed(names: &[String]) -> String {
     if names.is_empty() {
@@ -38,8 +19,8 @@ pub(super) fn listed(names: &[String]) -> String {
 }
 
 /// A cell as a key: numbers in one spelling (`32`, `32.0` and `3.2e1` match), text trimmed.
-pub(super) fn key(cell: &str, semicolon: bool) -> String {
-    match number(cell, semicolon) {
+pub(super) fn key(cell: &str, dialect: Dialect) -> String {
+    match dialect.parse_number(cell) {
         Some(v) => format!("{v}"),
         None => cell.trim().to_string(),
     }
@@ -58,8 +39,7 @@ pub(super) struct Run {
 }
 
 impl Run {
-    pub(super) fn read(path: &Path, axes: Option<&[String]>) -> Result<Run, CompareError> {
-        let table = Table::read(path)?;
+    pub(super) fn read(table: Table, axes: Option<&[String]>) -> Result<Run, CompareError> {
         let axes = axes.unwrap_or(&table.axes).to_vec();
         let cols: Vec<Option<usize>> = axes
             .iter()
@@ -72,7 +52,7 @@ impl Run {
                 .iter()
                 .map(|c| {
                     let cell = c.and_then(|c| row.get(c)).map_or("", String::as_str);
-                    key(cell, table.semicolon)
+                    key(cell, table.dialect)
                 })
                 .collect();
             if !by_key.contains_key(&k) {
@@ -80,7 +60,7 @@ impl Run {
                 keys.push(k);
             }
         }
-        let status = table.header.iter().position(|h| h == "status");
+        let status = table.column(STATUS_COLUMN);
         let between = crate::analyze::controls::between_processes(&table)?
             .unwrap_or_default()
             .into_iter()
@@ -101,7 +81,9 @@ impl Run {
     }
 
     pub(super) fn value(&self, row: usize, col: Option<usize>) -> Option<f64> {
-        number(self.cell(row, col), self.table.semicolon).filter(|v| v.is_finite())
+        self.table
+            .number(self.cell(row, col))
+            .filter(|v| v.is_finite())
     }
 
     /// The status of a row that was not measured, or `None` for ok, noisy and unstable.
@@ -113,9 +95,7 @@ impl Run {
     pub(super) fn side(&self) -> Side {
         let gpu = self
             .table
-            .header
-            .iter()
-            .position(|h| h == "gpu_name")
+            .column(GPU_NAME_COLUMN)
             .and_then(|c| {
                 self.table
                     .rows
@@ -241,10 +221,11 @@ mod tests {
 
     #[test]
     fn axis_values_match_whatever_their_spelling() {
-        assert_eq!(key("32", false), key("32.0", false));
-        assert_eq!(key("32", false), key("3.2e1", false));
-        assert_eq!(key("0,5", true), key("0.5", false));
-        assert_eq!(key(" shared ", false), "shared");
-        assert_ne!(key("32", false), key("33", false));
+        let (comma, semicolon) = (Dialect::Comma, Dialect::Semicolon);
+        assert_eq!(key("32", comma), key("32.0", comma));
+        assert_eq!(key("32", comma), key("3.2e1", comma));
+        assert_eq!(key("0,5", semicolon), key("0.5", comma));
+        assert_eq!(key(" shared ", comma), "shared");
+        assert_ne!(key("32", comma), key("33", comma));
     }
 }

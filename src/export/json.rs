@@ -15,7 +15,7 @@
 //! `power_samples`}}]. Numbers are JSON numbers; an empty cell is left out.
 
 use crate::spec::{CORE_FIELDS, CORE_STATS};
-use crate::store::{self, Dialect, Manifest, StoreError};
+use crate::store::{self, Dialect, StoreError};
 use serde_json::{json, Map, Value};
 use std::path::Path;
 
@@ -41,13 +41,14 @@ fn cell(text: &str, dialect: Dialect) -> Value {
     }
 }
 
-/// The run in `run_dir` (its `results.csv` and `manifest.json`) as JSON.
-pub fn run_json(run_dir: &Path) -> Result<Value, StoreError> {
-    let m = Manifest::load(run_dir)?;
-    let csv = run_dir.join(store::RESULTS);
-    let rows = store::read::read_done_as_is(&csv, &m.columns)?;
+/// A run folder read (its `results.csv` and `manifest.json`) as JSON.
+pub fn run_json(run: &store::Run) -> Result<Value, StoreError> {
+    let m = run.manifest.as_ref().ok_or_else(|| StoreError::NotARun {
+        dir: run.path.parent().map(Path::to_path_buf).unwrap_or_default(),
+    })?;
+    let rows = run.done()?;
     let col = |name: &str| m.columns.iter().position(|c| c == name);
-    let target = store::target_rel_ci(run_dir);
+    let target = run.target_rel_ci();
     let mut points: Vec<(usize, Value)> = Vec::new();
     for fields in rows.values() {
         let get = |name: &str| col(name).map(|i| fields[i].as_str()).unwrap_or_default();
@@ -149,9 +150,9 @@ pub fn run_json(run_dir: &Path) -> Result<Value, StoreError> {
     }))
 }
 
-/// Writes [`run_json`] of `run_dir` to `path` (through a temporary file: never a torn one).
-pub fn write_json(run_dir: &Path, path: &Path) -> Result<(), StoreError> {
-    let v = run_json(run_dir)?;
+/// Writes [`run_json`] of `run` to `path` (through a temporary file: never a torn one).
+pub fn write_json(run: &store::Run, path: &Path) -> Result<(), StoreError> {
+    let v = run_json(run)?;
     let text = serde_json::to_string_pretty(&v).map_err(|e| StoreError::Write {
         path: path.to_path_buf(),
         cause: e.into(),

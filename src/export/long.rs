@@ -8,7 +8,8 @@
 //! `value × rel_ci`), `spread`, `placements`, `samples` and `status`: the metric's own
 //! (`<metric>_status`) where the run has that column, else the row's.
 
-use super::{Cell, Run, Table};
+use super::Typed;
+use crate::store::{Cell, Table};
 use crate::store::manifest::MetricInfo;
 use crate::store::schema::{INDEX_COLUMN, POINT_ID_COLUMN, STATUS_COLUMN};
 use serde_json::Value;
@@ -48,7 +49,7 @@ pub fn stat_column(header: &[String], info: &MetricInfo, stat: &str) -> Option<u
 
 /// The run in long form: a [`Table`] with one row per point and metric, points in sweep order,
 /// metrics in the spec's order.
-pub fn long_table(run: &Run) -> Table {
+pub fn long_table(run: &Typed) -> Table {
     let r = &run.results;
     let m = &run.manifest;
     let fixed = [POINT_ID_COLUMN, INDEX_COLUMN]
@@ -183,7 +184,7 @@ mod tests {
         v.iter().map(|x| x.to_string()).collect()
     }
 
-    fn run(header: &[&str], rows: &[&[&str]], axes: &[&str]) -> Run {
+    fn run(header: &[&str], rows: &[&[&str]], axes: &[&str]) -> Typed {
         let manifest = Manifest {
             axes: s(axes),
             metrics: ["a", "b"]
@@ -198,12 +199,7 @@ mod tests {
             ..Manifest::default()
         };
         let rows = rows.iter().map(|r| s(r)).collect();
-        Run {
-            dir: PathBuf::new(),
-            manifest,
-            results: Table::typed(s(header), rows, Dialect::Comma, &["point_id", "status"]),
-            analysis: None,
-        }
+        super::super::typed_for_test(manifest, s(header), rows, &["point_id", "status"])
     }
 
     #[test]

@@ -7,7 +7,8 @@
 //! axis, and a native line chart of it; `manifest` (sweep, machine, GPUs, toolchain, commit,
 //! spec, times).
 
-use super::{Cell, Run, Table};
+use super::Typed;
+use crate::store::{Cell, Table};
 use rust_xlsxwriter::{
     Chart, ChartErrorBars, ChartErrorBarsType, ChartLegendPosition, ChartRange, ChartType, Format,
     Workbook, Worksheet, XlsxError,
@@ -23,7 +24,7 @@ const MAX_ROWS: usize = 1_048_576;
 
 /// What the workbook cannot hold, named: a sheet past xlsx's columns or rows. `None` when it
 /// fits. (A text past a cell's 32,767 characters is cut with a note instead; see [`fit`].)
-pub fn too_big(run: &Run) -> Option<String> {
+pub fn too_big(run: &Typed) -> Option<String> {
     let tables = [
         ("results", Some(&run.results)),
         ("analysis", run.analysis.as_ref()),
@@ -73,11 +74,11 @@ pub fn too_big(run: &Run) -> Option<String> {
 }
 
 /// The workbook's bytes.
-pub fn workbook(run: &Run) -> Result<Vec<u8>, XlsxError> {
+pub fn workbook(run: &Typed) -> Result<Vec<u8>, XlsxError> {
     build(run)
 }
 
-fn build(run: &Run) -> Result<Vec<u8>, XlsxError> {
+fn build(run: &Typed) -> Result<Vec<u8>, XlsxError> {
     let mut wb = Workbook::new();
     let bold = Format::new().set_bold();
     table_sheet(wb.add_worksheet(), "results", &run.results, &bold)?;
@@ -159,7 +160,7 @@ pub struct Family {
 
 /// The families of `run`: x is the numeric axis with the most distinct values (as `sweep
 /// analyze` picks it); none when no axis is numeric (a categorical sweep has its table only).
-pub fn families(run: &Run) -> Vec<Family> {
+pub fn families(run: &Typed) -> Vec<Family> {
     let t = &run.results;
     let numeric_axis = |a: &str| {
         t.column(a).is_some_and(|c| {
@@ -272,7 +273,7 @@ fn sheet_names(families: &[Family]) -> Vec<String> {
 /// scale ([`chart_groups`]); error bars from the uncertainty columns.
 fn chart_sheet(
     ws: &mut Worksheet,
-    run: &Run,
+    run: &Typed,
     f: &Family,
     name: &str,
     bold: &Format,
@@ -470,7 +471,7 @@ pub fn chart_groups(medians: &[f64]) -> Vec<Vec<usize>> {
 
 fn manifest_sheet(
     ws: &mut Worksheet,
-    run: &Run,
+    run: &Typed,
     notes: &[(String, Cell)],
     bold: &Format,
 ) -> Result<(), XlsxError> {
@@ -576,7 +577,7 @@ mod tests {
     }
 
     /// A run of `metrics` (name, unit) over axes `x` and `v` with the given rows (x, v, value).
-    fn run(metrics: &[(&str, &str)], rows: Vec<(f64, String, f64)>) -> Run {
+    fn run(metrics: &[(&str, &str)], rows: Vec<(f64, String, f64)>) -> Typed {
         use crate::store::{Dialect, Manifest, MetricInfo};
         let mut header: Vec<String> = ["point_id", "index", "x", "v", "status"]
             .map(String::from)
@@ -612,12 +613,7 @@ mod tests {
             columns: header.clone(),
             ..Manifest::default()
         };
-        Run {
-            dir: std::path::PathBuf::new(),
-            results: Table::typed(header, cells, Dialect::Comma, &["point_id", "status", "v"]),
-            manifest,
-            analysis: None,
-        }
+        super::super::typed_for_test(manifest, header, cells, &["point_id", "status", "v"])
     }
 
     #[test]

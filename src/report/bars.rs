@@ -9,7 +9,9 @@ use super::family::{fewest_values, PALETTE};
 use super::legend::{Entry, Swatch};
 use super::series::{DATA, GAP, NOISY, UNSTABLE};
 use super::ReportError;
-use crate::analyze::load::{self, stat_column, Table};
+use crate::analyze::load::{self, stat_column};
+use crate::store::schema::STATUS_COLUMN;
+use crate::store::Run;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
@@ -52,8 +54,7 @@ pub(crate) fn colour_axis(values_per_axis: &[usize]) -> Option<usize> {
 }
 
 /// A bar chart per metric of the CSV at `csv` with two bars or more.
-pub(crate) fn bar_charts(csv: &Path) -> Result<Vec<Bars>, String> {
-    let t = Table::read(csv).map_err(|e| e.to_string())?;
+pub(crate) fn bar_charts(t: &Run) -> Vec<Bars> {
     let axes: Vec<(String, usize)> = t
         .axes
         .iter()
@@ -78,7 +79,7 @@ pub(crate) fn bar_charts(csv: &Path) -> Result<Vec<Bars>, String> {
         .filter(|(i, _)| Some(*i) != key)
         .map(|(_, a)| a)
         .collect();
-    let status = t.column("status");
+    let status = t.column(STATUS_COLUMN);
     let mut out = Vec::new();
     for m in &t.metrics {
         let Some(mc) = t.column(&m.column) else {
@@ -134,7 +135,7 @@ pub(crate) fn bar_charts(csv: &Path) -> Result<Vec<Bars>, String> {
             bars,
         });
     }
-    Ok(out)
+    out
 }
 
 /// Writes `charts/<metric column>.svg` and `.png` of every bar chart of the CSV at `csv` into
@@ -149,11 +150,11 @@ pub fn plot_bars_with(
     dir: &Path,
     look: &canvas::Look,
 ) -> Result<Vec<PathBuf>, ReportError> {
-    let charts = dir.join("charts");
+    let charts = dir.join(crate::store::run::CHARTS);
     std::fs::create_dir_all(&charts).map_err(|e| canvas::fail(&charts)(e.to_string()))?;
     let footer = csv.parent().and_then(canvas::footer);
     let mut out = Vec::new();
-    for b in bar_charts(csv).map_err(canvas::fail(csv))? {
+    for b in bar_charts(&Run::open(csv)?) {
         out.extend(canvas::write_as(
             &b,
             &charts.join(&b.stem),
@@ -431,7 +432,7 @@ mod tests {
             text += &format!("p{i},{i},{p},{c},{st},{v},0.01,0.002,1,1,0,0,G,u,\n");
         }
         std::fs::write(&csv, text).unwrap();
-        let b = bar_charts(&csv).unwrap();
+        let b = bar_charts(&Run::open(&csv).unwrap());
         assert_eq!(b.len(), 1, "one metric");
         let b = &b[0];
         assert_eq!(b.categories, ["coalesced", "strided", "scattered"]);

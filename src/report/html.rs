@@ -18,10 +18,9 @@ use super::series::drawable;
 use super::{escape, series_svg, ReportError};
 use crate::analyze::controls::BetweenProcesses;
 use crate::analyze::reading::{human, percent};
-use crate::analyze::{analyze_csv, Analysis, AnalyzeError, AnalyzeOptions};
+use crate::analyze::{analyze_run, Analysis, AnalyzeError, AnalyzeOptions};
 use crate::events::{Event, Reporter};
-use crate::export::{Cell, Run};
-use crate::store;
+use crate::store::{self, Cell, Manifest, RunDir, StoreError, Table};
 use findings::{contents, findings};
 use identity::{description, machine};
 use std::fmt::Write as _;
@@ -35,16 +34,26 @@ pub const RELOAD_S: u32 = 10;
 /// At most one rewrite per this many seconds while a run goes on.
 const REWRITE_S: u64 = 5;
 /// The page's name in the run folder.
-pub const FILE: &str = "report.html";
+pub const FILE: &str = store::run::REPORT;
+
+/// The run as the page shows it: its folder, its manifest, and its points with their cells
+/// typed (one row per point, in sweep order).
+struct Run<'a> {
+    dir: RunDir,
+    manifest: &'a Manifest,
+    results: Table,
+    /// The spec's confidence target.
+    target: f64,
+}
 
 /// Writes `<run_dir>/report.html` (through a temporary file: a browser never reads half a page).
 pub fn write(run_dir: &Path) -> Result<PathBuf, ReportError> {
-    let path = run_dir.join(FILE);
+    let path = RunDir::new(run_dir).report();
     let fail = |e: String| ReportError::Page {
         path: path.clone(),
         reason: e,
     };
-    let text = page(run_dir).map_err(fail)?;
+    let text = page(run_dir).map_err(|e| fail(e.to_string()))?;
     store::write_atomic(&path, text.as_bytes()).map_err(|e| fail(e.to_string()))?;
     Ok(path)
 }
@@ -60,9 +69,8 @@ enum Views {
 impl Views {
     /// The analysis is made here from the results so far (0.1 s for the 512 points of the
     /// thread sweep).
-    fn of(run_dir: &Path) -> Views {
-        let csv = run_dir.join(store::RESULTS);
-        let first = match analyze_csv(&csv, &AnalyzeOptions::default()) {
+    fn of(run: &store::Run) -> Views {
+        let first = match analyze_run(run, &AnalyzeOptions::default()) {
             Ok(a) => a,
             Err(AnalyzeError::NoNumericAxis { .. }) => return Views::Bars,
             Err(e) => return Views::Nothing(e.to_string()),
@@ -75,7 +83,7 @@ impl Views {
                 x: Some(axis),
                 ..Default::default()
             };
-            if let Ok(a) = analyze_csv(&csv, &opts) {
+            if let Ok(a) = analyze_run(run, &opts) {
                 views.push(a);
             }
         }
@@ -102,9 +110,17 @@ struct Figure {
 }
 
 /// The page of the run in `run_dir`.
-pub fn page(run_dir: &Path) -> Result<String, String> {
-    let run = Run::load(run_dir).map_err(|e| e.to_string())?;
-    let m = &run.manifest;
+pub fn page(run_dir: &Path) -> Result<String, StoreError> {
+    let read = store::Run::open_dir(run_dir)?;
+    let m = read.manifest.as_ref().ok_or_else(|| StoreError::NotARun {
+        dir: run_dir.to_path_buf(),
+    })?;
+    let run = Run {
+        dir: RunDir::new(run_dir),
+        manifest: m,
+        results: read.points()?,
+        target: read.target_rel_ci(),
+    };
     let running = m.state == crate::store::RunState::Running;
     let mut h = String::new();
     let title = format!("sweep: {} ({})", m.sweep, m.state);
@@ -129,9 +145,9 @@ pub fn page(run_dir: &Path) -> Result<String, String> {
             "<p class=\"live\">Running: this page was written at {now} and reloads every {RELOAD_S} s.</p>"
         );
     }
-    let views = Views::of(run_dir);
+    let views = Views::of(&read);
     let footer = super::footer(run_dir);
-    let figures = figures(&views, run_dir, footer.as_deref());
+    let figures = figures(&views, &read, footer.as_deref());
     findings(&mut h, &views, &figures, &run);
     let between = views
         .analyses()
@@ -192,7 +208,7 @@ white-space:nowrap;pointer-events:none;box-shadow:0 1px 4px rgba(0,0,0,.25)}
 
 /// Every chart of the page, in order: per view, a chart per family of variants, then one per
 /// series with two points or more in none; bars for a sweep of categories only.
-fn figures(views: &Views, run_dir: &Path, footer: Option<&str>) -> Vec<Figure> {
+fn figures(views: &Views, run: &store::Run, footer: Option<&str>) -> Vec<Figure> {
     let mut out: Vec<Figure> = Vec::new();
     let mut add = |mut f: Figure| {
         // Anchors stay unique whatever the names.
@@ -237,26 +253,17 @@ fn figures(views: &Views, run_dir: &Path, footer: Option<&str>) -> Vec<Figure> {
                 }
             }
         }
-        Views::Bars => match bar_charts(&run_dir.join(store::RESULTS)) {
-            Ok(charts) => {
-                for b in &charts {
-                    add(Figure {
-                        id: format!("chart-{}", anchor(&b.stem)),
-                        caption: b.name.clone(),
-                        svg: bars_svg(b, footer),
-                        series: Vec::new(),
-                        span: b.span(),
-                    });
-                }
+        Views::Bars => {
+            for b in &bar_charts(run) {
+                add(Figure {
+                    id: format!("chart-{}", anchor(&b.stem)),
+                    caption: b.name.clone(),
+                    svg: bars_svg(b, footer),
+                    series: Vec::new(),
+                    span: b.span(),
+                });
             }
-            Err(e) => add(Figure {
-                id: "chart-bars".into(),
-                caption: "bar charts".into(),
-                svg: Err(e),
-                series: Vec::new(),
-                span: None,
-            }),
-        },
+        }
         Views::Nothing(_) => {}
     }
     out
@@ -318,7 +325,7 @@ fn between_processes(h: &mut String, between: &[BetweenProcesses]) {
 /// Points done by status, and every point that failed with its reason and log files.
 fn progress(h: &mut String, run: &Run) {
     let t = &run.results;
-    let status = t.column("status");
+    let status = t.column(store::schema::STATUS_COLUMN);
     let mut counts: Vec<(String, usize)> = Vec::new();
     for r in &t.rows {
         let s = status.map_or(String::new(), |c| cell_text(&r[c]));
@@ -348,8 +355,8 @@ fn progress(h: &mut String, run: &Run) {
     if failed.is_empty() {
         return;
     }
-    let id = t.column("point_id");
-    let err = t.column("error");
+    let id = t.column(store::schema::POINT_ID_COLUMN);
+    let err = t.column(store::schema::ERROR_COLUMN);
     h.push_str(
         "<table><tr><th>point</th><th>axes</th><th>status</th><th>reason</th><th>logs</th></tr>\n",
     );
@@ -362,10 +369,10 @@ fn progress(h: &mut String, run: &Run) {
             .filter_map(|a| t.column(a).map(|c| format!("{a}={}", cell_text(&r[c]))))
             .collect::<Vec<_>>()
             .join(" ");
-        let dir = format!("points/{pid}");
+        let dir = format!("{}/{pid}", store::POINTS);
         let logs = ["build.log", "stderr.txt", "stdout.txt"]
             .iter()
-            .filter(|f| run.dir.join(&dir).join(f).is_file())
+            .filter(|f| run.dir.points().join(&pid).join(f).is_file())
             .map(|f| format!("<a href=\"{0}/{1}\">{0}/{1}</a>", escape(&dir), f))
             .collect::<Vec<_>>()
             .join("<br>");
@@ -382,10 +389,10 @@ fn progress(h: &mut String, run: &Run) {
 }
 
 /// The rows of points that failed (no measured status).
-fn failed_rows(run: &Run) -> Vec<&Vec<Cell>> {
+fn failed_rows<'a>(run: &'a Run) -> Vec<&'a Vec<Cell>> {
     let t = &run.results;
     let measured = |s: &str| matches!(s, "ok" | "noisy" | "unstable");
-    let Some(status) = t.column("status") else {
+    let Some(status) = t.column(store::schema::STATUS_COLUMN) else {
         return Vec::new();
     };
     t.rows
@@ -400,7 +407,7 @@ fn failed_rows(run: &Run) -> Vec<&Vec<Cell>> {
 fn marked_by_metric(h: &mut String, run: &Run) {
     use crate::store::{metric_status, metric_status_column, MetricCells, Status};
     let t = &run.results;
-    let target = crate::store::target_rel_ci(&run.dir);
+    let target = run.target;
     let row_status = t.column(store::schema::STATUS_COLUMN);
     let mut counts: Vec<(&str, usize, usize)> = Vec::new();
     for m in &run.manifest.metrics {

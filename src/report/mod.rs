@@ -36,6 +36,9 @@ use std::path::{Path, PathBuf};
 
 #[derive(Debug, thiserror::Error)]
 pub enum ReportError {
+    /// The results to draw cannot be read.
+    #[error(transparent)]
+    Store(#[from] crate::store::StoreError),
     #[error("cannot write chart `{path}`: {reason}")]
     Write { path: PathBuf, reason: String },
     #[error("cannot make the report `{path}`: {reason}")]
@@ -77,7 +80,7 @@ pub fn plot_with(
     look: &Look,
     metrics: &[String],
 ) -> Result<Vec<PathBuf>, ReportError> {
-    let charts = dir.join("charts");
+    let charts = dir.join(crate::store::run::CHARTS);
     let footer = analysis.source.parent().and_then(footer);
     let footer = footer.as_deref();
     let mut out = Vec::new();

@@ -20,20 +20,18 @@ pub struct PointInfo {
 /// analysis took there (their median) speaks for it.
 pub fn point_info(analysis: &Analysis) -> Vec<Vec<PointInfo>> {
     use crate::analyze::load::{self, stat_column};
+    use crate::store::schema::STATUS_COLUMN;
     use crate::store::{metric_status, metric_status_column, MetricCells};
-    let Ok(table) = load::Table::read(&analysis.source) else {
+    let Ok(table) = crate::store::Run::open(&analysis.source) else {
         return vec![Vec::new(); analysis.series.len()];
     };
-    let (Some(xc), status) = (table.column(&analysis.x), table.column("status")) else {
+    let (Some(xc), status) = (table.column(&analysis.x), table.column(STATUS_COLUMN)) else {
         return vec![Vec::new(); analysis.series.len()];
     };
-    let target = analysis.source.parent().map_or(
-        crate::spec::DEFAULT_TARGET_REL_CI,
-        crate::store::target_rel_ci,
-    );
+    let target = table.target_rel_ci();
     let num = |c: Option<usize>, r: &Vec<String>| {
         c.and_then(|c| r.get(c))
-            .and_then(|v| load::number(v, table.semicolon))
+            .and_then(|v| table.number(v))
             .filter(|v| v.is_finite())
     };
     analysis

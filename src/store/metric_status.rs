@@ -92,15 +92,19 @@ pub fn metric_status_in_row(
 /// `manifest.json` keeps, else the timing core's default (a CSV without a manifest, or a spec that
 /// sets none).
 pub fn target_rel_ci(run_dir: &Path) -> f64 {
+    super::Manifest::load(run_dir).map_or(crate::spec::DEFAULT_TARGET_REL_CI, |m| {
+        target_rel_ci_of(Some(&m))
+    })
+}
+
+/// [`target_rel_ci`] of a run's manifest (none: a CSV alone, the default).
+pub fn target_rel_ci_of(manifest: Option<&super::Manifest>) -> f64 {
     let default = crate::spec::DEFAULT_TARGET_REL_CI;
-    let Ok(text) = std::fs::read_to_string(run_dir.join(super::MANIFEST)) else {
+    let Some(m) = manifest else {
         return default;
     };
-    let spec = serde_json::from_str::<serde_json::Value>(&text)
-        .ok()
-        .and_then(|v| v["spec"].as_str().map(str::to_string))
-        .unwrap_or_default();
-    spec.parse::<toml::Table>()
+    m.spec
+        .parse::<toml::Table>()
         .ok()
         .and_then(|t| t.get("timing")?.get("target_rel_ci")?.as_float())
         .filter(|v| v.is_finite() && *v > 0.0)

@@ -6,14 +6,22 @@
 //!
 //! One owner per file: [`schema`] the columns, statuses and dialects; [`metric_status`] each
 //! metric's own status and how readers of older runs derive it; [`write`] the header and the
-//! rows; [`read`] every reading of a CSV sweep wrote; [`manifest`] `manifest.json`; this file the
-//! run folder.
+//! rows; [`read`] every reading of a CSV sweep wrote; [`manifest`] `manifest.json`; [`run`] a run
+//! folder's files by name and a run read back ([`Run::open`]), which every reader takes;
+//! [`columns`] which columns are axes and metrics; [`cells`] cells typed from their column.
 
+pub mod cells;
+pub mod columns;
 pub mod manifest;
 pub mod metric_status;
 pub mod read;
+pub mod run;
 pub mod schema;
 pub mod write;
+
+pub use cells::{Cell, Table};
+pub use columns::MetricColumn;
+pub use run::{Located, Run, RunDir};
 
 pub use manifest::{GpuState, Manifest, MetricInfo, RunState, TimelineEntry};
 pub use metric_status::{
@@ -39,12 +47,12 @@ pub const CONTROLS: &str = "controls.csv";
 /// With `recheck`: the rows of the points held back for more processes, every process's own
 /// (same header as `results.csv`).
 pub fn recheck_csv(run_dir: &Path) -> PathBuf {
-    run_dir.join("passes").join("recheck.csv")
+    RunDir::new(run_dir).passes().join("recheck.csv")
 }
 
 /// Where pass `p` of a run with `repeat` > 1 keeps its rows (same header as `results.csv`).
 pub fn pass_csv(run_dir: &Path, pass: u32) -> PathBuf {
-    run_dir.join("passes").join(format!("pass-{pass}.csv"))
+    RunDir::new(run_dir).passes().join(format!("pass-{pass}.csv"))
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -63,6 +71,24 @@ pub enum StoreError {
     },
     #[error("`{path}` has another header than this spec gives (hint: the spec, or the columns this version of sweep writes, changed; use --force to start a new run)")]
     HeaderMismatch { path: PathBuf },
+    #[error("`{path}` has no `status` column (hint: analyse a results.csv written by `sweep run`)")]
+    NoStatus { path: PathBuf },
+    #[error("run `{path}` not found (hint: give a run folder or its results.csv)")]
+    NotFound { path: PathBuf },
+    #[error(
+        "`{path}` holds no results.csv (hint: give a run folder of `sweep run`, or a results CSV)"
+    )]
+    NoResults { path: PathBuf },
+    #[error("`{dir}` is not a run folder: it has no manifest.json (hint: pass output/<sweep>/<stamp>, the folder that holds results.csv)")]
+    NotARun { dir: PathBuf },
+    #[error("cannot read manifest `{path}`: metric `{metric}` has `{key}` = `{value}` (hint: {hint})")]
+    BadMetric {
+        path: PathBuf,
+        metric: String,
+        key: &'static str,
+        value: String,
+        hint: String,
+    },
     #[error("`{path}` line {line}: a quote opened there never closes, so every line after it reads as one field (hint: mend or delete that line by hand and resume, or start a new run with --force)")]
     OpenQuote { path: PathBuf, line: u64 },
 }
@@ -78,6 +104,8 @@ pub enum Cause {
     Csv(#[from] csv::Error),
     #[error("cannot find a free run folder name")]
     NoFreeName,
+    #[error(transparent)]
+    Record(#[from] read::BadRecord),
 }
 
 /// Writes `bytes` to `path` through a temporary file beside it (`.<name>.<pid>.tmp`), renamed

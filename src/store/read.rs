@@ -13,7 +13,14 @@ pub struct Csv {
     pub header: Vec<String>,
     /// Every record after the header, of any width; a record that cannot be read (not UTF-8) is
     /// the reason why.
-    pub records: Vec<Result<Vec<String>, String>>,
+    pub records: Vec<Result<Vec<String>, BadRecord>>,
+}
+
+/// A record of a CSV that cannot be read: a field that is not UTF-8.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+#[error("line {line}: a field is not UTF-8 (hint: sweep writes UTF-8; was the file saved in another encoding?)")]
+pub struct BadRecord {
+    pub line: u64,
 }
 
 impl Csv {
@@ -34,7 +41,9 @@ impl Csv {
             .records()
             .map(|rec| {
                 rec.map(|rec| rec.iter().map(String::from).collect())
-                    .map_err(|e| e.to_string())
+                    .map_err(|e| BadRecord {
+                        line: e.position().map_or(0, |p| p.line()),
+                    })
             })
             .collect();
         Ok(Csv {

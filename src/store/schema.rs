@@ -15,19 +15,28 @@ pub const INDEX_COLUMN: &str = "index";
 pub const LEADING_COLUMNS: [&str; 2] = [POINT_ID_COLUMN, INDEX_COLUMN];
 /// The column between the axes and the metrics: a [`Status`].
 pub const STATUS_COLUMN: &str = "status";
+/// The GPU's name, and why a point failed (empty when it did not).
+pub const GPU_NAME_COLUMN: &str = "gpu_name";
+pub const ERROR_COLUMN: &str = "error";
 /// The columns after the metrics.
 pub const TRAILING_COLUMNS: [&str; 7] = [
     "build_s",
     "run_s",
     "cached",
     "gpu_index",
-    "gpu_name",
+    GPU_NAME_COLUMN,
     "gpu_uuid",
-    "error",
+    ERROR_COLUMN,
 ];
 /// Fixed columns that hold text whatever their cells look like: an id such as `096962288715`
 /// (older runs) must not become a number, nor a GPU name, nor an error message.
-pub const TEXT_COLUMNS: [&str; 5] = ["point_id", "status", "error", "gpu_name", "gpu_uuid"];
+pub const TEXT_COLUMNS: [&str; 5] = [
+    POINT_ID_COLUMN,
+    STATUS_COLUMN,
+    ERROR_COLUMN,
+    GPU_NAME_COLUMN,
+    "gpu_uuid",
+];
 
 /// Every fixed column: [`LEADING_COLUMNS`], [`STATUS_COLUMN`], [`TRAILING_COLUMNS`], in that order.
 pub fn fixed_columns() -> impl Iterator<Item = &'static str> {

@@ -1,27 +1,12 @@
-//! Reading a results CSV into series: which columns are axes and which are metrics (from
-//! `manifest.json` beside the CSV, or guessed from the header), which axis is x, and one series
-//! per combination of the other axes and per metric. `columns.rs` tells axes from metrics.
+//! A run read ([`store::Run`]) into series: which axis is x, and one series per combination of
+//! the other axes and per metric. Which columns are axes and metrics is the store's
+//! ([`crate::store::columns`]).
 
-mod columns;
-
-pub(crate) use columns::{stat_column, unit_of_column, MetricColumn};
+pub(crate) use crate::store::columns::{stat_column, unit_of_column, MetricColumn};
 
 use super::{AnalyzeError, AnalyzeOptions};
-use crate::store::read::Csv;
-use crate::store::schema::{Dialect, Status, STATUS_COLUMN};
-use columns::{from_manifest, guess_columns};
-use std::path::{Path, PathBuf};
-
-/// The CSV, read.
-pub(crate) struct Table {
-    pub path: PathBuf,
-    /// `;` between fields and `,` as the decimal mark.
-    pub semicolon: bool,
-    pub header: Vec<String>,
-    pub rows: Vec<Vec<String>>,
-    pub axes: Vec<String>,
-    pub metrics: Vec<MetricColumn>,
-}
+use crate::store::schema::{Status, STATUS_COLUMN};
+use crate::store::Run;
 
 /// (x, value) pairs of one curve; `None` for failed points and empty cells.
 type Curve = Vec<(f64, Option<f64>)>;
@@ -76,54 +61,23 @@ pub(crate) fn one_row_per_x<T>(
 
 pub(crate) use crate::store::schema::carries_values;
 
-impl Table {
-    pub(crate) fn read(path: &Path) -> Result<Table, AnalyzeError> {
-        let read_err = |reason: String| AnalyzeError::Read {
-            path: path.to_path_buf(),
-            reason,
-        };
-        let bytes = std::fs::read(path).map_err(|e| read_err(e.to_string()))?;
-        let csv = Csv::parse(&bytes, None).map_err(|e| read_err(e.to_string()))?;
-        let semicolon = csv.dialect == Dialect::Semicolon;
-        let header: Vec<String> = csv.header.iter().map(|h| h.trim().to_string()).collect();
-        let mut rows = Vec::new();
-        for record in csv.records {
-            let record = record.map_err(read_err)?;
-            if record.iter().all(|c| c.trim().is_empty()) {
-                continue;
-            }
-            rows.push(record.iter().map(|c| c.trim().to_string()).collect());
-        }
-        let manifest = path
-            .parent()
-            .map(|d| d.join("manifest.json"))
-            .filter(|p| p.is_file());
-        let (axes, metrics) = match manifest {
-            Some(m) => from_manifest(&m, &header)?,
-            None => guess_columns(path, &header, &rows, semicolon)?,
-        };
-        Ok(Table {
-            path: path.to_path_buf(),
-            semicolon,
-            header,
-            rows,
-            axes,
-            metrics,
-        })
-    }
+/// How a run is read into series.
+pub(crate) trait Series {
+    fn is_numeric(&self, col: usize) -> bool;
+    fn distinct(&self, col: usize) -> usize;
+    fn select(
+        &self,
+        opts: &AnalyzeOptions,
+    ) -> Result<(String, Vec<String>, Vec<MetricColumn>), AnalyzeError>;
+    fn series(
+        &self,
+        x: &str,
+        by: &[String],
+        metrics: &[MetricColumn],
+    ) -> Result<Vec<RawSeries>, AnalyzeError>;
+}
 
-    pub(crate) fn column(&self, name: &str) -> Option<usize> {
-        self.header.iter().position(|h| h == name)
-    }
-
-    pub(crate) fn cell<'a>(&'a self, row: &'a [String], col: usize) -> &'a str {
-        row.get(col).map(String::as_str).unwrap_or("")
-    }
-
-    pub(crate) fn number(&self, cell: &str) -> Option<f64> {
-        number(cell, self.semicolon)
-    }
-
+impl Series for Run {
     /// Whether every non-empty value of the column is a number.
     fn is_numeric(&self, col: usize) -> bool {
         let mut any = false;
@@ -148,7 +102,7 @@ impl Table {
     }
 
     /// The x axis, the grouping axes and the metrics the options ask for.
-    pub(crate) fn select(
+    fn select(
         &self,
         opts: &AnalyzeOptions,
     ) -> Result<(String, Vec<String>, Vec<MetricColumn>), AnalyzeError> {
@@ -237,7 +191,7 @@ impl Table {
     }
 
     /// One series per combination of the grouping axes (in order of first appearance) and metric.
-    pub(crate) fn series(
+    fn series(
         &self,
         x: &str,
         by: &[String],
@@ -265,10 +219,7 @@ impl Table {
             .iter()
             .map(|m| self.column(&crate::store::metric_status_column(&m.name)))
             .collect();
-        let target = self.path.parent().map_or(
-            crate::spec::DEFAULT_TARGET_REL_CI,
-            crate::store::target_rel_ci,
-        );
+        let target = self.target_rel_ci();
         let mut statuses: Vec<Vec<Vec<PointStatus>>> = Vec::new();
         let mut spreads: Vec<Vec<Vec<(f64, f64)>>> = Vec::new();
         let mut groups: Vec<Vec<String>> = Vec::new();
@@ -353,19 +304,10 @@ impl Table {
     }
 }
 
-/// A number as the CSV writes it; with `semicolon`, a decimal comma.
-pub(crate) fn number(cell: &str, semicolon: bool) -> Option<f64> {
-    let dialect = if semicolon {
-        Dialect::Semicolon
-    } else {
-        Dialect::Comma
-    };
-    dialect.parse_number(cell)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::path::{Path, PathBuf};
 
     fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
         let p = dir.join(name);
@@ -387,7 +329,7 @@ mod tests {
              b,1,2,ok,2,0.01,1002,2,6,250.5,250.5,38.7,1980,40,7,0.1,0.2,0,,,,
 ",
         );
-        let t = Table::read(&csv).unwrap();
+        let t = Run::open(&csv).unwrap();
         let cols: Vec<&str> = t.metrics.iter().map(|m| m.column.as_str()).collect();
         assert_eq!(cols, ["fast_s", "copy__v2_gb_per_s"]);
     }
@@ -402,7 +344,7 @@ mod tests {
              a,0,1,x,ok,10.5,10.4,0.01,12,0.5,0.1,false,0,H100,u,\n\
              b,1,2,x,run_failed,,,,,0.5,0.1,false,0,H100,u,boom\n",
         );
-        let t = Table::read(&csv).unwrap();
+        let t = Run::open(&csv).unwrap();
         assert_eq!(t.axes, ["threads", "variant"]);
         let cols: Vec<&str> = t.metrics.iter().map(|m| m.column.as_str()).collect();
         assert_eq!(cols, ["copy_gb_per_s"]);
@@ -417,12 +359,18 @@ mod tests {
             "results.csv",
             "point_id,index,n,status,mflops,build_s\na,0,1,ok,5,0.1\n",
         );
-        write(
-            dir.path(),
-            "manifest.json",
-            r#"{"axes": ["n"], "metrics": [{"name": "mflops", "unit": "MFlops", "column": "mflops"}]}"#,
-        );
-        let t = Table::read(&csv).unwrap();
+        let manifest = crate::store::Manifest {
+            axes: vec!["n".into()],
+            metrics: vec![crate::store::MetricInfo {
+                name: "mflops".into(),
+                unit: "MFlops".into(),
+                column: "mflops".into(),
+                ..Default::default()
+            }],
+            ..Default::default()
+        };
+        manifest.save(dir.path()).unwrap();
+        let t = Run::open(&csv).unwrap();
         assert_eq!(t.axes, ["n"]);
         assert_eq!(
             t.metrics,
@@ -443,8 +391,8 @@ mod tests {
             "results.csv",
             "point_id;index;stride;status;copy_gb_per_s;error\na;0;1;ok;2713,5;\nb;1;2;timeout;;slow\nc;2;3;noisy;1000,25;\n",
         );
-        let t = Table::read(&csv).unwrap();
-        assert!(t.semicolon);
+        let t = Run::open(&csv).unwrap();
+        assert_eq!(t.dialect, crate::store::Dialect::Semicolon);
         let (x, by, metrics) = t.select(&AnalyzeOptions::default()).unwrap();
         assert_eq!((x.as_str(), by.len()), ("stride", 0));
         let s = t.series(&x, &by, &metrics).unwrap();
@@ -464,7 +412,7 @@ mod tests {
         {
             text += &format!("p{i},{i},{v},{t},ok,{}\n", t * 10);
         }
-        let t = Table::read(&write(dir.path(), "results.csv", &text)).unwrap();
+        let t = Run::open(&write(dir.path(), "results.csv", &text)).unwrap();
         let (x, by, metrics) = t.select(&AnalyzeOptions::default()).unwrap();
         assert_eq!(
             (x.as_str(), by.as_slice()),
@@ -478,7 +426,7 @@ mod tests {
     #[test]
     fn unknown_axis_names_the_culprit_and_the_choices() {
         let dir = tempfile::tempdir().unwrap();
-        let t = Table::read(&write(
+        let t = Run::open(&write(
             dir.path(),
             "results.csv",
             "point_id,index,n,status,mflops\na,0,1,ok,5\n",
@@ -501,7 +449,7 @@ mod tests {
             "results.csv",
             "point_id,index,threads,status,mflops,error\r\n",
         );
-        let t = Table::read(&csv).unwrap();
+        let t = Run::open(&csv).unwrap();
         let err = t
             .select(&AnalyzeOptions::default())
             .unwrap_err()
@@ -517,7 +465,7 @@ mod tests {
     #[test]
     fn a_csv_without_status_is_refused() {
         let dir = tempfile::tempdir().unwrap();
-        let err = Table::read(&write(dir.path(), "results.csv", "a,b\n1,2\n"))
+        let err = Run::open(&write(dir.path(), "results.csv", "a,b\n1,2\n"))
             .err()
             .unwrap()
             .to_string();

@@ -1,8 +1,7 @@
 //! The top of the page: the findings (a line per series, linked to its chart) and the contents.
 
-use super::{failed_rows, Figure, Views};
+use super::{failed_rows, Figure, Run, Views};
 use crate::analyze::reading::human;
-use crate::export::Run;
 use crate::report::axes::series_unit;
 use crate::report::escape;
 use std::fmt::Write as _;
@@ -11,7 +10,7 @@ use std::fmt::Write as _;
 /// in the unit its chart uses), linked to its chart; the failed points, if any.
 pub(super) fn findings(h: &mut String, views: &Views, figures: &[Figure], run: &Run) {
     h.push_str("<section id=\"findings\">\n<h2>Findings</h2>\n<ul>\n");
-    let labels = crate::spec::Labels::of_run(&run.dir);
+    let labels = crate::spec::Labels::from_text(&run.manifest.spec);
     for (v, analysis) in views.analyses().iter().enumerate() {
         for (i, s) in analysis.series.iter().enumerate() {
             let Some(f) = figures.iter().find(|f| f.series.contains(&(v, i))) else {

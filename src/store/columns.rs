@@ -1,15 +1,15 @@
 //! Which columns of a results CSV are axes and which are metrics: from `manifest.json`, or
-//! guessed from the header; and the columns that go with a metric (its unit, its statistics).
+//! guessed from the header of a CSV without one; and the columns that go with a metric (its unit,
+//! its statistics).
 
-use super::number;
-use crate::analyze::AnalyzeError;
+use super::schema::{self, Dialect, INDEX_COLUMN, POINT_ID_COLUMN, STATUS_COLUMN};
+use super::{Manifest, StoreError};
 use crate::spec::{Better, Model, CORE_FIELDS, CORE_STATS};
-use crate::store::schema::{self, INDEX_COLUMN, POINT_ID_COLUMN, STATUS_COLUMN};
 use std::path::Path;
 
 /// One metric column.
 #[derive(Debug, Clone, PartialEq, Default)]
-pub(crate) struct MetricColumn {
+pub struct MetricColumn {
     pub name: String,
     pub unit: String,
     pub column: String,
@@ -21,7 +21,7 @@ pub(crate) struct MetricColumn {
 /// The column `<metric>_<suffix>`: by the metric's name, else by the longest prefix of its column
 /// cut at a `_` (a CSV without a manifest names metrics by their column: `copy_gb_per_s` ->
 /// `copy_rel_ci`).
-pub(crate) fn stat_column(header: &[String], m: &MetricColumn, suffix: &str) -> Option<usize> {
+pub fn stat_column(header: &[String], m: &MetricColumn, suffix: &str) -> Option<usize> {
     let find = |name: String| header.iter().position(|h| *h == name);
     find(format!("{}_{suffix}", m.name)).or_else(|| {
         m.column
@@ -43,63 +43,43 @@ fn holds_metric_value(column: &str) -> bool {
             .any(|f| column.ends_with(&format!("_{f}")))
 }
 
-/// Axes and metrics from `manifest.json`: `"axes": [names]`, `"metrics": [{name, unit, column}]`.
+/// The metrics of a run's manifest that its header has, with the spec's `better` and `model`.
 pub(super) fn from_manifest(
     path: &Path,
+    manifest: &Manifest,
     header: &[String],
-) -> Result<(Vec<String>, Vec<MetricColumn>), AnalyzeError> {
-    let bad = |reason: String| AnalyzeError::Manifest {
-        path: path.to_path_buf(),
-        reason,
-    };
-    let text = std::fs::read_to_string(path).map_err(|e| bad(e.to_string()))?;
-    let v: serde_json::Value = serde_json::from_str(&text).map_err(|e| bad(e.to_string()))?;
-    let axes: Vec<String> = v["axes"]
-        .as_array()
-        .ok_or_else(|| bad("no `axes` list".to_string()))?
-        .iter()
-        .filter_map(|a| {
-            a.as_str()
-                .or_else(|| a["name"].as_str())
-                .map(str::to_string)
-        })
-        .collect();
+) -> Result<Vec<MetricColumn>, StoreError> {
     let mut metrics: Vec<MetricColumn> = Vec::new();
-    for m in v["metrics"]
-        .as_array()
-        .ok_or_else(|| bad("no `metrics` list".to_string()))?
-    {
-        let Some(name) = m["name"].as_str().map(str::to_string) else {
-            continue;
-        };
-        let column = m["column"].as_str().unwrap_or(&name).to_string();
-        if !header.contains(&column) {
+    for m in &manifest.metrics {
+        if !header.contains(&m.column) {
             continue;
         }
-        let better = match m["better"].as_str() {
-            Some(b) => Some(Better::parse(b).ok_or_else(|| {
-                bad(format!(
-                    "metric `{name}` has `better` = `{b}` (hint: {})",
-                    Better::WORDS
-                ))
-            })?),
+        let bad = |key: &'static str, value: &str, hint: String| StoreError::BadMetric {
+            path: path.to_path_buf(),
+            metric: m.name.clone(),
+            key,
+            value: value.to_string(),
+            hint,
+        };
+        let better = match m.better.as_deref() {
+            Some(b) => Some(
+                Better::parse(b).ok_or_else(|| bad("better", b, Better::WORDS.to_string()))?,
+            ),
             None => None,
         };
-        let model = match m["model"].as_str() {
-            Some(text) => {
-                Some(Model::parse(text).map_err(|e| bad(format!("metric `{name}`: {e}")))?)
-            }
+        let model = match m.model.as_deref() {
+            Some(text) => Some(Model::parse(text).map_err(|e| bad("model", text, e))?),
             None => None,
         };
         metrics.push(MetricColumn {
-            name,
-            unit: m["unit"].as_str().unwrap_or("").to_string(),
-            column,
+            name: m.name.clone(),
+            unit: m.unit.clone(),
+            column: m.column.clone(),
             better,
             model,
         });
     }
-    Ok((axes, metrics))
+    Ok(metrics)
 }
 
 /// Without a manifest: axes are the columns between `index` (or the start) and `status`; metrics
@@ -109,12 +89,12 @@ pub(super) fn guess_columns(
     path: &Path,
     header: &[String],
     rows: &[Vec<String>],
-    semicolon: bool,
-) -> Result<(Vec<String>, Vec<MetricColumn>), AnalyzeError> {
+    dialect: Dialect,
+) -> Result<(Vec<String>, Vec<MetricColumn>), StoreError> {
     let status = header
         .iter()
         .position(|h| h == STATUS_COLUMN)
-        .ok_or_else(|| AnalyzeError::NoStatus {
+        .ok_or_else(|| StoreError::NoStatus {
             path: path.to_path_buf(),
         })?;
     let start = header
@@ -150,7 +130,7 @@ pub(super) fn guess_columns(
         .filter(|(_, h)| holds_metric_value(h))
         .filter(|(c, _)| {
             rows.iter()
-                .any(|r| r.get(*c).and_then(|v| number(v, semicolon)).is_some())
+                .any(|r| r.get(*c).and_then(|v| dialect.parse_number(v)).is_some())
         })
         .map(|(_, h)| MetricColumn {
             name: h.clone(),
@@ -163,7 +143,7 @@ pub(super) fn guess_columns(
 }
 
 /// The unit a column name ends with (the design's slugs), or "" when it does not say.
-pub(crate) fn unit_of_column(column: &str) -> &'static str {
+pub fn unit_of_column(column: &str) -> &'static str {
     const SLUGS: [(&str, &str); 9] = [
         ("gb_per_s", "GB/s"),
         ("gflops", "GFlops"),

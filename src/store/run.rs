@@ -1,0 +1,341 @@
+//! A run folder, read back: [`RunDir`] names every file in it, [`Run::open`] reads it once into
+//! the typed value that every reader (analyze, compare, export, report, merge, the CLI) takes.
+//!
+//! A path a user gives is a run folder or a results CSV; [`RunDir::locate`] decides which, once.
+//! A CSV with no `manifest.json` beside it (a hand-made one, a copy) is read too: its axes and
+//! metrics are guessed from its header ([`columns::guess_columns`]).
+
+use super::cells::Table;
+use super::columns::{self, MetricColumn};
+use super::read::Csv;
+use super::schema::{Dialect, INDEX_COLUMN, TEXT_COLUMNS};
+use super::{Cause, Manifest, StoreError, CONTROLS, MANIFEST, POINTS, RESULTS};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// `analysis.md`, `analysis.json`, `analysis.csv`: what `sweep analyze` writes beside the results.
+pub const ANALYSIS_MD: &str = "analysis.md";
+pub const ANALYSIS_JSON: &str = "analysis.json";
+pub const ANALYSIS_CSV: &str = "analysis.csv";
+/// The charts' folder.
+pub const CHARTS: &str = "charts";
+/// The report page.
+pub const REPORT: &str = "report.html";
+/// Where `sweep export` writes unless told.
+pub const EXPORT: &str = "export";
+/// The folder of the passes' and rechecks' rows.
+pub const PASSES: &str = "passes";
+
+/// A run folder: the names of its files, in one place.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct RunDir {
+    dir: PathBuf,
+}
+
+/// What a path given for a run stands for ([`RunDir::locate`]).
+#[derive(Clone, Debug, PartialEq)]
+pub enum Located {
+    /// A results CSV, and the run folder it lies in when it has a manifest beside it.
+    Csv { csv: PathBuf, run: Option<RunDir> },
+    /// A folder without a results CSV.
+    NoResults,
+    /// Nothing there.
+    NotFound,
+}
+
+impl RunDir {
+    pub fn new(dir: impl Into<PathBuf>) -> RunDir {
+        RunDir { dir: dir.into() }
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.dir
+    }
+
+    pub fn results(&self) -> PathBuf {
+        self.dir.join(RESULTS)
+    }
+
+    pub fn manifest(&self) -> PathBuf {
+        self.dir.join(MANIFEST)
+    }
+
+    pub fn controls(&self) -> PathBuf {
+        self.dir.join(CONTROLS)
+    }
+
+    pub fn points(&self) -> PathBuf {
+        self.dir.join(POINTS)
+    }
+
+    pub fn passes(&self) -> PathBuf {
+        self.dir.join(PASSES)
+    }
+
+    pub fn analysis_md(&self) -> PathBuf {
+        self.dir.join(ANALYSIS_MD)
+    }
+
+    pub fn analysis_json(&self) -> PathBuf {
+        self.dir.join(ANALYSIS_JSON)
+    }
+
+    pub fn analysis_csv(&self) -> PathBuf {
+        self.dir.join(ANALYSIS_CSV)
+    }
+
+    pub fn charts(&self) -> PathBuf {
+        self.dir.join(CHARTS)
+    }
+
+    pub fn report(&self) -> PathBuf {
+        self.dir.join(REPORT)
+    }
+
+    pub fn export(&self) -> PathBuf {
+        self.dir.join(EXPORT)
+    }
+
+    /// Whether the folder is a run: it has a manifest (every run folder has one from its start).
+    pub fn is_run(&self) -> bool {
+        self.manifest().is_file()
+    }
+
+    /// The run folder a results CSV lies in, when it has a manifest beside it.
+    pub fn of_csv(csv: &Path) -> Option<RunDir> {
+        csv.parent()
+            .map(RunDir::new)
+            .filter(|d| d.is_run() && csv.file_name().is_some())
+    }
+
+    /// What `path` stands for: a run folder stands for its `results.csv`; a file is a CSV.
+    pub fn locate(path: &Path) -> Located {
+        if path.is_dir() {
+            let dir = RunDir::new(path);
+            let csv = dir.results();
+            if csv.is_file() {
+                let run = dir.is_run().then_some(dir);
+                Located::Csv { csv, run }
+            } else {
+                Located::NoResults
+            }
+        } else if path.is_file() {
+            Located::Csv {
+                csv: path.to_path_buf(),
+                run: RunDir::of_csv(path),
+            }
+        } else {
+            Located::NotFound
+        }
+    }
+}
+
+/// A results CSV (a run's `results.csv`, its `controls.csv`, or any CSV sweep wrote), read once:
+/// the manifest when it has one, the header, the rows, which columns are axes and metrics.
+#[derive(Clone, Debug)]
+pub struct Run {
+    /// The CSV read.
+    pub path: PathBuf,
+    /// The run folder it lies in, when it has a manifest beside it.
+    pub dir: Option<RunDir>,
+    pub manifest: Option<Manifest>,
+    pub dialect: Dialect,
+    /// Column names, trimmed.
+    pub header: Vec<String>,
+    /// Every record but blank ones, in file order, cells trimmed (a point written twice is there
+    /// twice; a record cut short by a crash is as short as it was left).
+    pub rows: Vec<Vec<String>>,
+    pub axes: Vec<String>,
+    pub metrics: Vec<MetricColumn>,
+}
+
+impl Run {
+    /// Reads `path`: a run folder (its `results.csv`) or a results CSV (with the manifest beside
+    /// it, when there is one).
+    pub fn open(path: &Path) -> Result<Run, StoreError> {
+        match RunDir::locate(path) {
+            Located::Csv { csv, run } => Run::read(&csv, run),
+            Located::NoResults => Err(StoreError::NoResults {
+                path: path.to_path_buf(),
+            }),
+            Located::NotFound => Err(StoreError::NotFound {
+                path: path.to_path_buf(),
+            }),
+        }
+    }
+
+    /// Reads the CSV `path` of run folder `dir` (none: a CSV alone; its columns are guessed).
+    pub fn read(path: &Path, dir: Option<RunDir>) -> Result<Run, StoreError> {
+        let read_err = |cause: Cause| StoreError::Read {
+            path: path.to_path_buf(),
+            cause,
+        };
+        let manifest = match &dir {
+            Some(d) => Some(Manifest::load(d.path())?),
+            None => None,
+        };
+        let bytes = std::fs::read(path).map_err(|e| read_err(e.into()))?;
+        let csv = Csv::parse(&bytes, None).map_err(|e| read_err(e.into()))?;
+        let dialect = csv.dialect;
+        let header: Vec<String> = csv.header.iter().map(|h| h.trim().to_string()).collect();
+        let mut rows = Vec::with_capacity(csv.records.len());
+        for record in csv.records {
+            let record = record.map_err(|e| read_err(e.into()))?;
+            if record.iter().all(|c| c.trim().is_empty()) {
+                continue;
+            }
+            rows.push(
+                record
+                    .into_iter()
+                    .map(|c| match c.trim() {
+                        t if t.len() == c.len() => c,
+                        t => t.to_string(),
+                    })
+                    .collect(),
+            );
+        }
+        let (axes, metrics) = match &manifest {
+            Some(m) => (
+                m.axes.clone(),
+                columns::from_manifest(&dir.as_ref().map_or_else(PathBuf::new, RunDir::manifest), m, &header)?,
+            ),
+            None => columns::guess_columns(path, &header, &rows, dialect)?,
+        };
+        Ok(Run {
+            path: path.to_path_buf(),
+            dir,
+            manifest,
+            dialect,
+            header,
+            rows,
+            axes,
+            metrics,
+        })
+    }
+
+    /// The run folder given, which must be one (it has a manifest): for the commands that need
+    /// a run's manifest (`export`, `report`). A run that has no whole row yet has none.
+    pub fn open_dir(dir: &Path) -> Result<Run, StoreError> {
+        let run = RunDir::new(dir);
+        if !run.is_run() {
+            return Err(StoreError::NotARun {
+                dir: dir.to_path_buf(),
+            });
+        }
+        let csv = run.results();
+        let started = std::fs::read(&csv).is_ok_and(|b| b.contains(&b'\n'));
+        if started {
+            return Run::read(&csv, Some(run));
+        }
+        // A run that has written no whole line yet: its header is the manifest's, no row.
+        let manifest = Manifest::load(run.path())?;
+        let metrics = columns::from_manifest(&run.manifest(), &manifest, &manifest.columns)?;
+        Ok(Run {
+            path: csv,
+            dir: Some(run),
+            dialect: manifest.dialect,
+            header: manifest.columns.clone(),
+            rows: Vec::new(),
+            axes: manifest.axes.clone(),
+            metrics,
+            manifest: Some(manifest),
+        })
+    }
+
+    /// Whether the CSV read is its run folder's `results.csv` (not its controls, nor a copy).
+    pub fn is_results(&self) -> bool {
+        self.dir.as_ref().is_some_and(|d| d.results() == self.path)
+    }
+
+    pub fn column(&self, name: &str) -> Option<usize> {
+        self.header.iter().position(|h| h == name)
+    }
+
+    /// The cell of `row` in column `col`, empty past the end of a short row.
+    pub fn cell<'a>(&'a self, row: &'a [String], col: usize) -> &'a str {
+        row.get(col).map(String::as_str).unwrap_or("")
+    }
+
+    /// A cell as a number, in the run's dialect.
+    pub fn number(&self, cell: &str) -> Option<f64> {
+        self.dialect.parse_number(cell)
+    }
+
+    /// The run's control re-runs (`controls.csv` beside the CSV, read like it); `None` when it
+    /// has none.
+    pub fn controls(&self) -> Result<Option<Run>, StoreError> {
+        let Some(path) = self
+            .path
+            .parent()
+            .map(|d| d.join(CONTROLS))
+            .filter(|p| p.is_file())
+        else {
+            return Ok(None);
+        };
+        Run::read(&path, RunDir::of_csv(&path)).map(Some)
+    }
+
+    /// The points' rows as the run's results: one row per point (the last written), whole
+    /// lines only (a torn last row is left out, the file untouched), in sweep order (by
+    /// `index`), each cell typed from its column. The header must be the manifest's.
+    pub fn points(&self) -> Result<Table, StoreError> {
+        let header = self.manifest.as_ref().map_or(&self.header, |m| &m.columns);
+        let done = self.done()?;
+        let index = header.iter().position(|c| c == INDEX_COLUMN);
+        let mut rows: Vec<Vec<String>> = done.into_values().collect();
+        rows.sort_by_key(|r| {
+            index
+                .and_then(|i| r.get(i))
+                .and_then(|v| v.parse::<usize>().ok())
+                .unwrap_or(usize::MAX)
+        });
+        let dialect = self.manifest.as_ref().map_or(self.dialect, |m| m.dialect);
+        Ok(Table::typed(header.clone(), rows, dialect, &TEXT_COLUMNS))
+    }
+
+    /// The rows of the points, by point id (the last written), whole lines only: a torn last row
+    /// is left out and the file untouched. The header must be the manifest's.
+    pub fn done(&self) -> Result<BTreeMap<String, Vec<String>>, StoreError> {
+        let header = self.manifest.as_ref().map_or(&self.header, |m| &m.columns);
+        super::read::read_done_as_is(&self.path, header)
+    }
+
+    /// The confidence target of the run's spec (`[timing] target_rel_ci`), else the default.
+    pub fn target_rel_ci(&self) -> f64 {
+        super::metric_status::target_rel_ci_of(self.manifest.as_ref())
+    }
+
+    /// `analysis.csv` beside the CSV, typed; `None` before the run is analysed.
+    pub fn analysis(&self) -> Result<Option<Table>, StoreError> {
+        let Some(path) = self.path.parent().map(|d| d.join(ANALYSIS_CSV)) else {
+            return Ok(None);
+        };
+        let Ok(bytes) = std::fs::read(&path) else {
+            return Ok(None);
+        };
+        let err = |cause: Cause| StoreError::Read {
+            path: path.clone(),
+            cause,
+        };
+        let csv = Csv::parse(&bytes, None).map_err(|e| err(e.into()))?;
+        let (header, dialect) = (csv.header, csv.dialect);
+        // Its text cells were written defused for spreadsheets; typed here as they were.
+        let rows = csv
+            .records
+            .into_iter()
+            .map(|r| {
+                r.map(|r| {
+                    r.iter()
+                        .map(|f| super::formula_restored(f).to_string())
+                        .collect()
+                })
+            })
+            .collect::<Result<Vec<Vec<String>>, _>>()
+            .map_err(|e| err(e.into()))?;
+        // Columns before `period` are the series' name, metric, unit and the group's axis values.
+        let period = header.iter().position(|h| h == "period").unwrap_or(0);
+        let mut text_cols: Vec<&str> = header[..period].iter().map(String::as_str).collect();
+        text_cols.extend(["level", "method", "reading"]);
+        Ok(Some(Table::typed(header.clone(), rows, dialect, &text_cols)))
+    }
+}
