@@ -229,7 +229,8 @@ fn ordered_map<S: Serializer>(pairs: &[(String, String)], s: S) -> Result<S::Ok,
 
 /// Reads the results CSV (and `manifest.json` beside it) and analyses every series.
 pub fn analyze_csv(path: &Path, opts: &AnalyzeOptions) -> Result<Analysis, AnalyzeError> {
-    analyze_run(&crate::store::Run::open(path)?, opts)
+    use crate::store::{Run, RunDir};
+    analyze_run(&Run::read(path, RunDir::of_csv(path))?, opts)
 }
 
 /// Analyses every series of a run read.

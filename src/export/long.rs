@@ -177,14 +177,13 @@ fn significant(v: f64, digits: i32) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::{Dialect, Manifest};
-    use std::path::PathBuf;
+    use crate::store::Manifest;
 
     fn s(v: &[&str]) -> Vec<String> {
         v.iter().map(|x| x.to_string()).collect()
     }
 
-    fn run(header: &[&str], rows: &[&[&str]], axes: &[&str]) -> Typed {
+    fn run(header: &[&str], rows: &[&[&str]], axes: &[&str]) -> Typed<'static> {
         let manifest = Manifest {
             axes: s(axes),
             metrics: ["a", "b"]

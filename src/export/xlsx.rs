@@ -577,8 +577,8 @@ mod tests {
     }
 
     /// A run of `metrics` (name, unit) over axes `x` and `v` with the given rows (x, v, value).
-    fn run(metrics: &[(&str, &str)], rows: Vec<(f64, String, f64)>) -> Typed {
-        use crate::store::{Dialect, Manifest, MetricInfo};
+    fn run(metrics: &[(&str, &str)], rows: Vec<(f64, String, f64)>) -> Typed<'static> {
+        use crate::store::{Manifest, MetricInfo};
         let mut header: Vec<String> = ["point_id", "index", "x", "v", "status"]
             .map(String::from)
             .into();

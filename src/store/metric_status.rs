@@ -181,8 +181,11 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         assert_eq!(target_rel_ci(dir.path()), 0.01, "no manifest");
         let spec = "bench = \"b\"\n[timing]\ntarget_rel_ci = 0.007\n";
-        let manifest = serde_json::json!({ "spec": spec });
-        std::fs::write(dir.path().join("manifest.json"), manifest.to_string()).unwrap();
+        let manifest = crate::store::Manifest {
+            spec: spec.into(),
+            ..Default::default()
+        };
+        manifest.save(dir.path()).unwrap();
         assert_eq!(target_rel_ci(dir.path()), 0.007);
     }
 }
