@@ -194,7 +194,7 @@ impl Reporter for Summary {
             } => {
                 *self = Summary {
                     run_dir: run_dir.to_path_buf(),
-                    csv: run_dir.join(crate::store::RESULTS),
+                    csv: crate::store::RunDir::new(run_dir).results(),
                     total: *total,
                     skipped: total.saturating_sub(*todo),
                     ..Summary::default()

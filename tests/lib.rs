@@ -6,6 +6,7 @@
 
 mod common;
 
+mod architecture;
 mod bench_checks;
 mod chart_order;
 mod cli;

@@ -27,9 +27,9 @@
 
 use super::fit::median;
 use super::load::carries_values;
+use super::AnalyzeError;
 use crate::store::schema::{POINT_ID_COLUMN, STATUS_COLUMN};
 use crate::store::Run;
-use super::AnalyzeError;
 use serde::Serialize;
 use std::collections::BTreeMap;
 

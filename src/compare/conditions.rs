@@ -134,7 +134,11 @@ mod tests {
         std::fs::write(&bare, "point_id,index,status\na,0,ok\n").unwrap();
         assert!(differences(&Run::open(&bare).unwrap(), &pa).is_empty());
         let copy = t.path().join("b/copy.csv");
-        std::fs::copy(crate::store::RunDir::new(t.path().join("b")).results(), &copy).unwrap();
+        std::fs::copy(
+            crate::store::RunDir::new(t.path().join("b")).results(),
+            &copy,
+        )
+        .unwrap();
         assert!(differences(&Run::open(&copy).unwrap(), &pa).is_empty());
     }
 

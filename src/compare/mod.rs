@@ -22,7 +22,6 @@ use read::{common_metrics, key, listed, same_axes, MetricCols, Run};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-
 /// `sweep compare --help`, after the options.
 pub const HELP: &str = "\
 RUN_A and RUN_B are run folders or results CSVs. Points are matched by their axis values, so runs
@@ -112,7 +111,11 @@ impl Side {
         let run = self
             .path
             .parent()
-            .filter(|_| self.path.file_name().is_some_and(|f| f == "results.csv"))
+            .filter(|_| {
+                self.path
+                    .file_name()
+                    .is_some_and(|f| f == crate::store::RESULTS)
+            })
             .unwrap_or(&self.path);
         let name = run
             .file_name()

@@ -207,7 +207,7 @@ impl Comparison {
         let mut files = vec![csv, md];
         // One overlay chart per series with an x axis: A and B on shared axes.
         if let Some(x) = &self.x {
-            let charts = dir.join("charts");
+            let charts = dir.join(crate::store::run::CHARTS);
             std::fs::create_dir_all(&charts).map_err(|e| err(&charts, e))?;
             for s in self
                 .series

@@ -258,7 +258,7 @@ pub fn closing(
     // Where the files are: the paths in full, never cut; the list of the others cut to fit.
     let md = wrote
         .iter()
-        .find(|p| p.file_name() == Some(OsStr::new("analysis.md")));
+        .find(|p| p.file_name() == Some(OsStr::new(crate::store::run::ANALYSIS_MD)));
     let mut places = vec![vec![
         "run folder".to_string(),
         s.run_dir.display().to_string(),

@@ -370,7 +370,7 @@ impl Reporter for Terminal {
             Event::Analyzed(a) => self.analysis = Some((*a).clone()),
             Event::Wrote(path) => self.wrote.push(path.to_path_buf()),
             Event::Done { summary } => {
-                let report = summary.run_dir.join(crate::report::html::FILE);
+                let report = crate::store::RunDir::new(&summary.run_dir).report();
                 let report = report.is_file().then_some(report.as_path());
                 let lines = if self.quiet {
                     vec![one_line(summary, report, self.colour.1)]

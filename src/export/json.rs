@@ -15,6 +15,10 @@
 //! `power_samples`}}]. Numbers are JSON numbers; an empty cell is left out.
 
 use crate::spec::{CORE_FIELDS, CORE_STATS};
+use crate::store::schema::{
+    BUILD_S_COLUMN, CACHED_COLUMN, ERROR_COLUMN, GPU_INDEX_COLUMN, GPU_NAME_COLUMN,
+    GPU_UUID_COLUMN, INDEX_COLUMN, POINT_ID_COLUMN, RUN_S_COLUMN, STATUS_COLUMN,
+};
 use crate::store::{self, Dialect, StoreError};
 use serde_json::{json, Map, Value};
 use std::path::Path;
@@ -107,18 +111,18 @@ pub fn run_json(run: &store::Run) -> Result<Value, StoreError> {
                 power.insert(c.into(), cell(&fields[i], m.dialect));
             }
         }
-        let index: usize = get("index").parse().unwrap_or(0);
+        let index: usize = get(INDEX_COLUMN).parse().unwrap_or(0);
         let number = |name: &str| m.dialect.parse_number(get(name));
         let mut point = json!({
-                "id": get("point_id"),
+                "id": get(POINT_ID_COLUMN),
                 "index": index,
                 "axes": axes,
-                "status": get("status"),
-                "error": get("error"),
-                "build_s": number("build_s"),
-                "run_s": number("run_s"),
-                "cached": get("cached") == "1",
-                "gpu": {"index": get("gpu_index"), "name": get("gpu_name"), "uuid": get("gpu_uuid")},
+                "status": get(STATUS_COLUMN),
+                "error": get(ERROR_COLUMN),
+                "build_s": number(BUILD_S_COLUMN),
+                "run_s": number(RUN_S_COLUMN),
+                "cached": get(CACHED_COLUMN) == "1",
+                "gpu": {"index": get(GPU_INDEX_COLUMN), "name": get(GPU_NAME_COLUMN), "uuid": get(GPU_UUID_COLUMN)},
                 "metrics": metrics,
         });
         if !power.is_empty() {

@@ -9,9 +9,9 @@
 //! (`<metric>_status`) where the run has that column, else the row's.
 
 use super::Typed;
-use crate::store::{Cell, Table};
 use crate::store::manifest::MetricInfo;
-use crate::store::schema::{INDEX_COLUMN, POINT_ID_COLUMN, STATUS_COLUMN};
+use crate::store::schema::{ERROR_COLUMN, INDEX_COLUMN, POINT_ID_COLUMN, STATUS_COLUMN};
+use crate::store::{Cell, Table};
 use serde_json::Value;
 
 /// The files of `--format long`.
@@ -71,7 +71,7 @@ pub fn long_table(run: &Typed) -> Table {
         col(POINT_ID_COLUMN),
         col(INDEX_COLUMN),
         col(STATUS_COLUMN),
-        col("error"),
+        col(ERROR_COLUMN),
     );
     struct Cols {
         value: Option<usize>,

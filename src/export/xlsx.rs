@@ -321,7 +321,7 @@ fn chart_sheet(
         let vc = t.column(column);
         let ci = t.column(&format!("{metric}_rel_ci"));
         let spread = t.column(&format!("{metric}_spread"));
-        let status = t.column("status");
+        let status = t.column(crate::store::schema::STATUS_COLUMN);
         let mut pts = Vec::new();
         for r in &t.rows {
             let in_group = group

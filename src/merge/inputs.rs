@@ -26,7 +26,7 @@ impl Input {
 pub fn resolve(args: &[PathBuf]) -> Result<Vec<PathBuf>, MergeError> {
     let mut dirs: Vec<PathBuf> = Vec::new();
     for arg in args {
-        if arg.join(store::MANIFEST).is_file() {
+        if store::RunDir::new(arg).is_run() {
             dirs.push(arg.clone());
             continue;
         }
@@ -85,7 +85,7 @@ pub(super) type Table = (Option<Vec<String>>, Vec<Vec<String>>);
 
 pub(super) fn load(dir: &Path) -> Result<Input, MergeError> {
     let manifest = Manifest::load(dir)?;
-    let (header, rows) = read_csv(&dir.join(store::RESULTS), manifest.dialect)?;
+    let (header, rows) = read_csv(&store::RunDir::new(dir).results(), manifest.dialect)?;
     Ok(Input {
         dir: dir.to_path_buf(),
         manifest,

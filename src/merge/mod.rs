@@ -295,16 +295,12 @@ pub fn merge(dirs: &[PathBuf], opts: &Options) -> Result<Merged, MergeError> {
     };
 
     let dir = out_dir(first, opts.out.as_deref(), &manifest.run)?;
-    let csv = dir.join(store::RESULTS);
+    let out = store::RunDir::new(&dir);
+    let csv = out.results();
     write_csv(&csv, &header, &rows, first.manifest.dialect)?;
     if !controls.is_empty() {
         let refs: Vec<&Vec<String>> = controls.iter().collect();
-        write_csv(
-            &dir.join(store::CONTROLS),
-            &header,
-            &refs,
-            first.manifest.dialect,
-        )?;
+        write_csv(&out.controls(), &header, &refs, first.manifest.dialect)?;
     }
     for (path, rows) in processes.iter().filter(|(_, rows)| !rows.is_empty()) {
         let path = dir.join(path);
@@ -341,7 +337,8 @@ pub fn merge(dirs: &[PathBuf], opts: &Options) -> Result<Merged, MergeError> {
 fn control_rows(inputs: &[Input], header: &[String]) -> Result<Vec<Vec<String>>, MergeError> {
     let mut controls = Vec::new();
     for input in inputs {
-        controls.extend(read_kept(input, Path::new(store::CONTROLS), header)?);
+        let controls_csv = store::RunDir::new("").controls();
+        controls.extend(read_kept(input, &controls_csv, header)?);
     }
     Ok(controls)
 }

@@ -26,7 +26,8 @@ pub(super) fn out_dir(
     };
     let dir = match out {
         Some(dir) => {
-            if dir.join(store::MANIFEST).exists() || dir.join(store::RESULTS).exists() {
+            let run = store::RunDir::new(dir);
+            if run.manifest().exists() || run.results().exists() {
                 return Err(MergeError::OutExists {
                     dir: dir.display().to_string(),
                 });
@@ -40,7 +41,7 @@ pub(super) fn out_dir(
             let sweep_dir = abs.parent().unwrap_or(&abs);
             let dir = store::new_run_dir(sweep_dir, "", "-merged", &placeholder)?;
             // A merged run keeps no point folders: the logs stay in the shard runs.
-            let _ = std::fs::remove_dir(dir.join(store::POINTS));
+            let _ = std::fs::remove_dir(store::RunDir::new(&dir).points());
             // Named as the user named the inputs (relative stays relative).
             match (first.dir.parent(), dir.file_name()) {
                 (Some(p), Some(name)) => p.join(name),

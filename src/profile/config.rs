@@ -130,7 +130,7 @@ pub const MIN_METRIC_POWER_MS: f64 = 200.0;
 pub const MAX_METRIC_POWER_MS: f64 = 60_000.0;
 
 /// Separates a metric's name from its counter's in a column: `<metric>__<counter>`.
-pub const SEP: &str = "__";
+pub const SEP: &str = crate::store::schema::COUNTER_SEP;
 
 /// A bad `[profile]` table: the key at fault and the message.
 #[derive(Debug, PartialEq)]

@@ -12,14 +12,7 @@ use std::io::BufRead;
 use std::sync::{Arc, Mutex};
 
 /// The per-point columns, in header order.
-pub const COLUMNS: [&str; 6] = [
-    "power_w",
-    "power_max_w",
-    "energy_j",
-    "power_sm_mhz",
-    "power_temp_c",
-    "power_samples",
-];
+pub const COLUMNS: [&str; 6] = crate::store::schema::POWER_COLUMNS;
 
 /// One reading; `t` in seconds since the Unix epoch.
 #[derive(Clone, Copy, Debug, PartialEq)]

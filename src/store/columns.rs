@@ -62,9 +62,9 @@ pub(super) fn from_manifest(
             hint,
         };
         let better = match m.better.as_deref() {
-            Some(b) => Some(
-                Better::parse(b).ok_or_else(|| bad("better", b, Better::WORDS.to_string()))?,
-            ),
+            Some(b) => {
+                Some(Better::parse(b).ok_or_else(|| bad("better", b, Better::WORDS.to_string()))?)
+            }
             None => None,
         };
         let model = match m.model.as_deref() {
@@ -107,13 +107,13 @@ pub(super) fn guess_columns(
         .cloned()
         .collect();
     // `[profile] power` writes all its columns; a header with them all is a profiled run's.
-    let power = crate::profile::power::COLUMNS
+    let power = schema::POWER_COLUMNS
         .iter()
         .all(|c| header.iter().any(|h| h == c));
     // `<metric>__<counter>`: a `[profile]` counter when `<metric>` has columns of its own
     // (`<metric>_<unit>`, `<metric>_rel_ci`, ...), else a metric whose name holds `__`.
     let counter = |h: &str| {
-        h.find(crate::profile::config::SEP).is_some_and(|i| {
+        h.find(schema::COUNTER_SEP).is_some_and(|i| {
             let own = format!("{}_", &h[..i]);
             header.iter().any(|c| {
                 c.strip_prefix(&own)
@@ -121,7 +121,7 @@ pub(super) fn guess_columns(
             })
         })
     };
-    let profiled = |h: &str| counter(h) || (power && crate::profile::power::COLUMNS.contains(&h));
+    let profiled = |h: &str| counter(h) || (power && schema::POWER_COLUMNS.contains(&h));
     let metrics = header
         .iter()
         .enumerate()

@@ -52,7 +52,9 @@ pub fn recheck_csv(run_dir: &Path) -> PathBuf {
 
 /// Where pass `p` of a run with `repeat` > 1 keeps its rows (same header as `results.csv`).
 pub fn pass_csv(run_dir: &Path, pass: u32) -> PathBuf {
-    RunDir::new(run_dir).passes().join(format!("pass-{pass}.csv"))
+    RunDir::new(run_dir)
+        .passes()
+        .join(format!("pass-{pass}.csv"))
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -71,7 +73,9 @@ pub enum StoreError {
     },
     #[error("`{path}` has another header than this spec gives (hint: the spec, or the columns this version of sweep writes, changed; use --force to start a new run)")]
     HeaderMismatch { path: PathBuf },
-    #[error("`{path}` has no `status` column (hint: analyse a results.csv written by `sweep run`)")]
+    #[error(
+        "`{path}` has no `status` column (hint: analyse a results.csv written by `sweep run`)"
+    )]
     NoStatus { path: PathBuf },
     #[error("run `{path}` not found (hint: give a run folder or its results.csv)")]
     NotFound { path: PathBuf },
@@ -81,7 +85,9 @@ pub enum StoreError {
     NoResults { path: PathBuf },
     #[error("`{dir}` is not a run folder: it has no manifest.json (hint: pass output/<sweep>/<stamp>, the folder that holds results.csv)")]
     NotARun { dir: PathBuf },
-    #[error("cannot read manifest `{path}`: metric `{metric}` has `{key}` = `{value}` (hint: {hint})")]
+    #[error(
+        "cannot read manifest `{path}`: metric `{metric}` has `{key}` = `{value}` (hint: {hint})"
+    )]
     BadMetric {
         path: PathBuf,
         metric: String,

@@ -197,7 +197,11 @@ impl Run {
         let (axes, metrics) = match &manifest {
             Some(m) => (
                 m.axes.clone(),
-                columns::from_manifest(&dir.as_ref().map_or_else(PathBuf::new, RunDir::manifest), m, &header)?,
+                columns::from_manifest(
+                    &dir.as_ref().map_or_else(PathBuf::new, RunDir::manifest),
+                    m,
+                    &header,
+                )?,
             ),
             None => columns::guess_columns(path, &header, &rows, dialect)?,
         };
@@ -336,6 +340,11 @@ impl Run {
         let period = header.iter().position(|h| h == "period").unwrap_or(0);
         let mut text_cols: Vec<&str> = header[..period].iter().map(String::as_str).collect();
         text_cols.extend(["level", "method", "reading"]);
-        Ok(Some(Table::typed(header.clone(), rows, dialect, &text_cols)))
+        Ok(Some(Table::typed(
+            header.clone(),
+            rows,
+            dialect,
+            &text_cols,
+        )))
     }
 }

@@ -15,17 +15,35 @@ pub const INDEX_COLUMN: &str = "index";
 pub const LEADING_COLUMNS: [&str; 2] = [POINT_ID_COLUMN, INDEX_COLUMN];
 /// The column between the axes and the metrics: a [`Status`].
 pub const STATUS_COLUMN: &str = "status";
-/// The GPU's name, and why a point failed (empty when it did not).
+/// The columns of `[profile] power` (the profile stage writes them).
+pub const POWER_COLUMNS: [&str; 6] = [
+    "power_w",
+    "power_max_w",
+    "energy_j",
+    "power_sm_mhz",
+    "power_temp_c",
+    "power_samples",
+];
+/// Separates a metric's name from its `[profile]` counter's in a column: `<metric>__<counter>`.
+pub const COUNTER_SEP: &str = "__";
+
+/// The point's build and run times (s), whether its build came from the cache (`1`/`0`), its
+/// GPU, and why it failed (empty when it did not).
+pub const BUILD_S_COLUMN: &str = "build_s";
+pub const RUN_S_COLUMN: &str = "run_s";
+pub const CACHED_COLUMN: &str = "cached";
+pub const GPU_INDEX_COLUMN: &str = "gpu_index";
 pub const GPU_NAME_COLUMN: &str = "gpu_name";
+pub const GPU_UUID_COLUMN: &str = "gpu_uuid";
 pub const ERROR_COLUMN: &str = "error";
 /// The columns after the metrics.
 pub const TRAILING_COLUMNS: [&str; 7] = [
-    "build_s",
-    "run_s",
-    "cached",
-    "gpu_index",
+    BUILD_S_COLUMN,
+    RUN_S_COLUMN,
+    CACHED_COLUMN,
+    GPU_INDEX_COLUMN,
     GPU_NAME_COLUMN,
-    "gpu_uuid",
+    GPU_UUID_COLUMN,
     ERROR_COLUMN,
 ];
 /// Fixed columns that hold text whatever their cells look like: an id such as `096962288715`
@@ -35,7 +53,7 @@ pub const TEXT_COLUMNS: [&str; 5] = [
     STATUS_COLUMN,
     ERROR_COLUMN,
     GPU_NAME_COLUMN,
-    "gpu_uuid",
+    GPU_UUID_COLUMN,
 ];
 
 /// Every fixed column: [`LEADING_COLUMNS`], [`STATUS_COLUMN`], [`TRAILING_COLUMNS`], in that order.

@@ -1,0 +1,194 @@
+//! The shape of `src/`, read from its text: a run folder has one owner (`src/store/`), which alone
+//! names its files and columns; the modules import each other without loops but those listed.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+/// Every `.rs` file under `src/`, with its text up to its unit tests (`#[cfg(test)] mod tests`):
+/// tests may write a run folder by hand.
+fn sources() -> Vec<(PathBuf, String)> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut out = Vec::new();
+    for e in walkdir::WalkDir::new(&root).sort_by_file_name() {
+        let e = e.unwrap();
+        if e.path().extension().is_some_and(|x| x == "rs") {
+            let text = std::fs::read_to_string(e.path()).unwrap();
+            let code = match text.find("#[cfg(test)]\nmod tests") {
+                Some(i) => text[..i].to_string(),
+                None => text,
+            };
+            let rel = e.path().strip_prefix(root.parent().unwrap()).unwrap();
+            out.push((rel.to_path_buf(), code));
+        }
+    }
+    out
+}
+
+/// Files that still name a run folder's files themselves: the write side's driver (issue 35
+/// item 2 moves its run folder into `store`). A new file here is a step back.
+const WRITE_SIDE: [&str; 2] = ["src/driver/", "src/run.rs"];
+
+fn owner_or_write_side(path: &Path) -> bool {
+    let p = path.to_string_lossy();
+    p.starts_with("src/store/") || WRITE_SIDE.iter().any(|w| p.starts_with(w))
+}
+
+/// What only `src/store/` may write: a path into a run folder built by hand, the names of its
+/// files, and a lookup of one of its fixed columns by a literal name.
+fn forbidden() -> Vec<(&'static str, String)> {
+    let mut out: Vec<(&'static str, String)> = vec![(
+        "a run folder's path built by hand",
+        "run_dir.join(".to_string(),
+    )];
+    for file in [
+        "results.csv",
+        "manifest.json",
+        "controls.csv",
+        "analysis.csv",
+        "analysis.json",
+        "analysis.md",
+        "report.html",
+    ] {
+        out.push(("a run folder's file by name", format!("\"{file}\"")));
+    }
+    for dir in ["points", "passes", "charts", "export"] {
+        out.push(("a run folder's folder by name", format!(".join(\"{dir}\")")));
+    }
+    for column in [
+        "point_id",
+        "index",
+        "status",
+        "error",
+        "build_s",
+        "run_s",
+        "cached",
+        "gpu_index",
+        "gpu_name",
+        "gpu_uuid",
+    ] {
+        for call in ["column", "col", "get", "cell", "number"] {
+            out.push(("a fixed column by name", format!("{call}(\"{column}\")")));
+        }
+        out.push(("a fixed column by name", format!("== \"{column}\"")));
+    }
+    out
+}
+
+#[test]
+fn only_the_store_names_a_run_folders_files_and_columns() {
+    let rules = forbidden();
+    let mut found = Vec::new();
+    for (path, code) in sources() {
+        if owner_or_write_side(&path) {
+            continue;
+        }
+        for (n, line) in code.lines().enumerate() {
+            for (what, pattern) in &rules {
+                if line.contains(pattern.as_str()) {
+                    found.push(format!(
+                        "{}:{}: {what}: {}",
+                        path.display(),
+                        n + 1,
+                        line.trim()
+                    ));
+                }
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "name them through `store::RunDir`, `store::schema` or `store::Run`:\n{}",
+        found.join("\n")
+    );
+}
+
+/// The crate's top-level modules and the others each one names (`crate::<module>`).
+fn imports() -> BTreeMap<String, BTreeSet<String>> {
+    let mut graph: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for (path, code) in sources() {
+        let top = path
+            .components()
+            .nth(1)
+            .map(|c| {
+                c.as_os_str()
+                    .to_string_lossy()
+                    .trim_end_matches(".rs")
+                    .to_string()
+            })
+            .unwrap();
+        if top == "lib" || top == "main" || top == "cli" {
+            continue;
+        }
+        let named = graph.entry(top.clone()).or_default();
+        let mut rest = code.as_str();
+        while let Some(i) = rest.find("crate::") {
+            rest = &rest[i + "crate::".len()..];
+            let name: String = rest
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                .collect();
+            if !name.is_empty() && name != top {
+                named.insert(name);
+            }
+        }
+    }
+    graph
+}
+
+/// The loops of the import graph: its strongly connected parts of two modules or more.
+fn loops(graph: &BTreeMap<String, BTreeSet<String>>) -> Vec<BTreeSet<String>> {
+    let reach = |from: &str| -> BTreeSet<String> {
+        let mut seen = BTreeSet::new();
+        let mut todo = vec![from.to_string()];
+        while let Some(m) = todo.pop() {
+            for n in graph.get(&m).into_iter().flatten() {
+                if seen.insert(n.clone()) {
+                    todo.push(n.clone());
+                }
+            }
+        }
+        seen
+    };
+    let reached: BTreeMap<&String, BTreeSet<String>> =
+        graph.keys().map(|m| (m, reach(m))).collect();
+    let mut out: Vec<BTreeSet<String>> = Vec::new();
+    for m in graph.keys() {
+        let part: BTreeSet<String> = graph
+            .keys()
+            .filter(|n| *n == m || (reached[m].contains(*n) && reached[n].contains(m)))
+            .cloned()
+            .collect();
+        if part.len() > 1 && !out.contains(&part) {
+            out.push(part);
+        }
+    }
+    out
+}
+
+#[test]
+fn the_read_side_imports_without_loops() {
+    let graph = imports();
+    let found = loops(&graph);
+    // The write side's front still loops (the spec checks its names against the store's
+    // columns and reads profile files; the store and the profiles take the spec's types), and
+    // the live report is a reporter of the driver's events whose terminal reporter formats
+    // values as the charts do. Neither passes through analyze, compare, export or merge.
+    let known: Vec<BTreeSet<String>> = vec![
+        ["events", "report"].map(String::from).into(),
+        ["overrides", "parse", "points", "profile", "spec", "store"]
+            .map(String::from)
+            .into(),
+    ];
+    let new: Vec<&BTreeSet<String>> = found.iter().filter(|l| !known.contains(l)).collect();
+    assert!(new.is_empty(), "import loops: {new:?}");
+    for reader in ["analyze", "compare", "export", "merge"] {
+        assert!(
+            found.iter().all(|l| !l.contains(reader)),
+            "`{reader}` is in an import loop: {found:?}"
+        );
+    }
+    assert!(
+        !graph["report"].contains("export"),
+        "the report reads runs through `store`, not the exporter"
+    );
+}
