@@ -15,6 +15,7 @@ mod figures;
 mod gpus;
 mod h100_fixtures;
 mod h200x2_fixtures;
+mod read_scale;
 mod nvcc;
 mod report;
 mod resume;

@@ -243,7 +243,9 @@ pub fn analyze_run(
     let raw = table.series(&x, &by, &metrics)?;
     let between = controls::between_processes(table)?;
     let counter_series = counters::counter_series(table, &x, &by, &metrics)?;
-    let mut stems: Vec<String> = Vec::new();
+    // The stems given so far (a set to look up, a count for the suffix).
+    let mut stems: std::collections::HashSet<String> = Default::default();
+    let mut stems_given = 0;
     let series = raw
         .into_iter()
         .map(|r| {
@@ -377,9 +379,10 @@ pub fn analyze_run(
                     .join("__"),
             );
             if stems.contains(&stem) {
-                stem = format!("{stem}_{}", stems.len());
+                stem = format!("{stem}_{stems_given}");
             }
-            stems.push(stem.clone());
+            stems.insert(stem.clone());
+            stems_given += 1;
             SeriesAnalysis {
                 name,
                 file_stem: stem,

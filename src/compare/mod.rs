@@ -252,25 +252,30 @@ pub struct Comparison {
     pub differences: Vec<String>,
 }
 
+/// The series of an analysis by metric column and group (its axis values as keys, [`key`]); the
+/// first of equals, as a scan would find it.
+type SeriesIndex<'a> = HashMap<(&'a str, Vec<String>), &'a analyze::SeriesAnalysis>;
+
+fn series_index(a: &Analysis, dialect: Dialect) -> SeriesIndex<'_> {
+    let mut index = SeriesIndex::new();
+    for s in &a.series {
+        let group = s.group.iter().map(|(_, v)| key(v, dialect)).collect();
+        index.entry((s.column.as_str(), group)).or_insert(s);
+    }
+    index
+}
+
 fn series_of<'a>(
-    a: &'a Analysis,
+    index: &SeriesIndex<'a>,
     metric: &str,
     group: &[String],
-    dialect: Dialect,
 ) -> Option<&'a analyze::SeriesAnalysis> {
-    a.series.iter().find(|s| {
-        s.column == metric
-            && s.group.len() == group.len()
-            && s.group
-                .iter()
-                .zip(group)
-                .all(|((_, v), g)| key(v, dialect) == *g)
-    })
+    index.get(&(metric, group.to_vec())).copied()
 }
 
 /// A series' observed points (x, value).
-fn curve(a: &Analysis, metric: &str, group: &[String], dialect: Dialect) -> Vec<(f64, f64)> {
-    series_of(a, metric, group, dialect)
+fn curve(index: &SeriesIndex, metric: &str, group: &[String]) -> Vec<(f64, f64)> {
+    series_of(index, metric, group)
         .map(|s| {
             s.data
                 .iter()
@@ -280,8 +285,8 @@ fn curve(a: &Analysis, metric: &str, group: &[String], dialect: Dialect) -> Vec<
         .unwrap_or_default()
 }
 
-fn shape(a: &Analysis, metric: &str, group: &[String], dialect: Dialect) -> Option<Shape> {
-    series_of(a, metric, group, dialect).map(|s| Shape {
+fn shape(index: &SeriesIndex, metric: &str, group: &[String]) -> Option<Shape> {
+    series_of(index, metric, group).map(|s| Shape {
         period: s.curve.period.as_ref().map(|p| p.period),
         knee: s.curve.knee,
         best_x: s.curve.best.as_ref().map(|b| b.x),
@@ -336,6 +341,12 @@ pub fn compare(a: &Path, b: &Path, opts: &Options) -> Result<Comparison, Compare
         )
         .ok()
     });
+    let index_a = analysis_a
+        .as_ref()
+        .map(|an| series_index(an, run_a.table.dialect));
+    let index_b = analysis_b
+        .as_ref()
+        .map(|an| series_index(an, run_b.table.dialect));
     let x = analysis_a.as_ref().map(|an| an.x.clone());
     let by: Vec<usize> = match &analysis_a {
         Some(an) => an
@@ -395,8 +406,6 @@ pub fn compare(a: &Path, b: &Path, opts: &Options) -> Result<Comparison, Compare
                 } else {
                     format!("{} [{}]", metric.column, groups.join(", "))
                 };
-                let dialect_a = run_a.table.dialect;
-                let dialect_b = run_b.table.dialect;
                 series.push(SeriesCmp {
                     name,
                     metric: metric.column.clone(),
@@ -407,23 +416,23 @@ pub fn compare(a: &Path, b: &Path, opts: &Options) -> Result<Comparison, Compare
                     slower: 0,
                     failed: 0,
                     geomean: None,
-                    a: analysis_a
+                    a: index_a
                         .as_ref()
-                        .and_then(|an| shape(an, &metric.column, &group, dialect_a)),
-                    b: analysis_b
+                        .and_then(|an| shape(an, &metric.column, &group)),
+                    b: index_b
                         .as_ref()
-                        .and_then(|an| shape(an, &metric.column, &group, dialect_b)),
-                    curve_a: analysis_a
+                        .and_then(|an| shape(an, &metric.column, &group)),
+                    curve_a: index_a
                         .as_ref()
-                        .map(|an| curve(an, &metric.column, &group, dialect_a))
+                        .map(|an| curve(an, &metric.column, &group))
                         .unwrap_or_default(),
-                    curve_b: analysis_b
+                    curve_b: index_b
                         .as_ref()
-                        .map(|an| curve(an, &metric.column, &group, dialect_b))
+                        .map(|an| curve(an, &metric.column, &group))
                         .unwrap_or_default(),
-                    file_stem: analysis_a
+                    file_stem: index_a
                         .as_ref()
-                        .and_then(|an| series_of(an, &metric.column, &group, dialect_a))
+                        .and_then(|an| series_of(an, &metric.column, &group))
                         .map(|s| s.file_stem.clone())
                         .unwrap_or_else(|| format!("series-{}", series.len())),
                 });

@@ -88,8 +88,13 @@ pub(super) fn clean(v: f64) -> f64 {
 }
 
 pub(super) fn left_out(grid: &Grid, used: &[usize]) -> Vec<f64> {
+    let n = grid.x.len();
+    let mut kept = vec![false; n];
+    for &i in used.iter().filter(|&&i| i < n) {
+        kept[i] = true;
+    }
     (0..grid.x.len())
-        .filter(|i| !used.contains(i))
+        .filter(|&i| !kept[i])
         .map(|i| grid.x[i])
         .collect()
 }

@@ -42,7 +42,11 @@ pub(crate) fn one_row_per_x<T>(
         .into_iter()
         .filter(|r| r.0.is_finite())
         .map(|(x, v, t)| {
-            let taken = data.iter().find(|p| p.0 == x).and_then(|p| p.1);
+            // `data` is sorted by x, one point per x: found by halving, not by a scan per row.
+            let taken = data
+                .binary_search_by(|p| p.0.partial_cmp(&x).unwrap_or(std::cmp::Ordering::Less))
+                .ok()
+                .and_then(|i| data[i].1);
             let distance = match (v, taken) {
                 (Some(v), Some(t)) => (v - t).abs(),
                 _ => f64::INFINITY,
@@ -223,6 +227,7 @@ impl Series for Run {
         let mut statuses: Vec<Vec<Vec<PointStatus>>> = Vec::new();
         let mut spreads: Vec<Vec<Vec<(f64, f64)>>> = Vec::new();
         let mut groups: Vec<Vec<String>> = Vec::new();
+        let mut group_of: std::collections::HashMap<Vec<String>, usize> = Default::default();
         // Points of each group, then of each metric.
         let mut points: Vec<Vec<Curve>> = Vec::new();
         for (line, row) in self.rows.iter().enumerate() {
@@ -239,9 +244,10 @@ impl Series for Run {
                 .iter()
                 .map(|&c| self.cell(row, c).to_string())
                 .collect();
-            let g = match groups.iter().position(|k| *k == key) {
-                Some(g) => g,
+            let g = match group_of.get(&key) {
+                Some(&g) => g,
                 None => {
+                    group_of.insert(key.clone(), groups.len());
                     groups.push(key);
                     points.push(vec![Vec::new(); metrics.len()]);
                     spreads.push(vec![Vec::new(); metrics.len()]);

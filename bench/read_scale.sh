@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# How `sweep analyze` and `sweep compare` scale with the rows of a run (issue 38 item 12): a
+# synthetic run of N rows (axes x = 1..1000 and g = 0..N/1000-1, one metric stepping every 32
+# x, a CI and a spread column; a manifest as `sweep run` writes it) and a second run B 1 % slower,
+# at N = 10^5 and 10^6. Prints seconds and peak memory of each command.
+# Usage: bench/read_scale.sh [sweep binary, default target/release/sweep] > bench/read_scale.txt
+set -euo pipefail
+sweep=${1:-target/release/sweep}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+gen() { # gen DIR ROWS FACTOR
+  python3 - "$@" <<'PY'
+import json, os, sys
+d, n, f = sys.argv[1], int(sys.argv[2]), float(sys.argv[3])
+os.makedirs(d, exist_ok=True)
+cols = ["point_id", "index", "x", "g", "status", "copy_gb_per_s", "copy_rel_ci", "copy_spread",
+        "build_s", "run_s", "cached", "gpu_index", "gpu_name", "gpu_uuid", "error"]
+with open(os.path.join(d, "results.csv"), "w") as out:
+    out.write(",".join(cols) + "\n")
+    for i in range(n):
+        x, g = i % 1000 + 1, i // 1000
+        v = f * (1000.0 - 20.0 * ((x - 1) // 32) + (i * 7919 % 101) / 1000.0)
+        out.write(f"p{i:012x},{i},{x},{g},ok,{v:.4f},0.001,0.002,0.1,0.2,1,0,H100,u,\n")
+m = {"sweep": "scale", "spec_path": "", "spec_hash": "", "spec": "bench = \"b\"\n", "bench": "b",
+     "axes": ["x", "g"], "metrics": [{"name": "copy", "unit": "GB/s", "column": "copy_gb_per_s"}],
+     "columns": cols, "dialect": "comma", "points_total": n, "point_ids": [], "shard": None,
+     "split": "", "order": "", "seed": 0, "jobs": 1, "host": "", "git_commit": "", "command": [],
+     "compiler": "", "compiler_version": "", "arch": None, "gpus_start": [], "gpus_end": [],
+     "started": "", "finished": None, "state": "finished", "counts": {}}
+json.dump(m, open(os.path.join(d, "manifest.json"), "w"))
+PY
+}
+measure() { # measure LABEL COMMAND...
+  local label=$1
+  shift
+  /usr/bin/time -f "%e %M" -o "$tmp/time" "$@" > /dev/null 2> "$tmp/err" || { cat "$tmp/err"; exit 1; }
+  read -r s kb < "$tmp/time"
+  printf '%-26s %8.1f s %8d MB\n' "$label" "$s" "$((kb / 1024))"
+}
+echo "# sweep $("$sweep" --version 2>/dev/null | head -1), $(nproc) cores, $(date -u +%F)"
+echo "# rows     command                    time      peak memory"
+for n in ${SIZES:-100000 1000000}; do
+  gen "$tmp/a$n" $n 1.0
+  gen "$tmp/b$n" $n 0.99
+  printf '%-9s ' "$n"; measure "analyze" "$sweep" analyze "$tmp/a$n" --out "$tmp/out$n"
+  printf '%-9s ' "$n"; measure "compare" "$sweep" compare "$tmp/a$n" "$tmp/b$n"
+done

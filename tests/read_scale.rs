@@ -1,0 +1,95 @@
+//! The read side scales with the rows of a run (issue 38 item 12): `analyze` and `compare` of a
+//! synthetic run of 10^6 rows take seconds, about ten times what 10^5 rows take. Ignored: it
+//! wants a release build (`cargo test --release --test integration -- --ignored read_scale`);
+//! `bench/read_scale.sh` measures the same with the binary and keeps its output.
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+use sweep::store::{Manifest, MetricInfo, RunState};
+
+/// A run folder of `rows` points over axes x = 1..1000 and g (a group per 1000 rows), one metric
+/// that steps down every 32 x, scaled by `factor`.
+fn synthetic_run(dir: &Path, rows: usize, factor: f64) {
+    std::fs::create_dir_all(dir).unwrap();
+    let columns: Vec<String> = [
+        "point_id",
+        "index",
+        "x",
+        "g",
+        "status",
+        "copy_gb_per_s",
+        "copy_rel_ci",
+        "copy_spread",
+        "build_s",
+        "run_s",
+        "cached",
+        "gpu_index",
+        "gpu_name",
+        "gpu_uuid",
+        "error",
+    ]
+    .map(String::from)
+    .into();
+    let mut text = columns.join(",") + "\n";
+    for i in 0..rows {
+        let (x, g) = (i % 1000 + 1, i / 1000);
+        let v = factor * (1000.0 - 20.0 * ((x - 1) / 32) as f64 + (i * 7919 % 101) as f64 / 1e3);
+        text += &format!("p{i:012x},{i},{x},{g},ok,{v:.4},0.001,0.002,0.1,0.2,1,0,H100,u,\n");
+    }
+    std::fs::write(sweep::store::RunDir::new(dir).results(), text).unwrap();
+    Manifest {
+        sweep: "scale".into(),
+        spec: "bench = \"b\"\n".into(),
+        bench: "b".into(),
+        axes: vec!["x".into(), "g".into()],
+        metrics: vec![MetricInfo {
+            name: "copy".into(),
+            unit: "GB/s".into(),
+            column: "copy_gb_per_s".into(),
+            ..Default::default()
+        }],
+        columns,
+        points_total: rows,
+        state: RunState::Finished,
+        ..Default::default()
+    }
+    .save(dir)
+    .unwrap();
+}
+
+/// Seconds that `analyze` and `compare` take on runs of `rows` rows.
+fn times(rows: usize) -> (Duration, Duration) {
+    let tmp = tempfile::tempdir().unwrap();
+    let (a, b) = (tmp.path().join("a"), tmp.path().join("b"));
+    synthetic_run(&a, rows, 1.0);
+    synthetic_run(&b, rows, 0.99);
+    let csv = sweep::store::RunDir::new(&a).results();
+    let start = Instant::now();
+    let analysis = sweep::analyze::analyze_csv(&csv, &Default::default()).unwrap();
+    let analyze = start.elapsed();
+    assert_eq!(analysis.series.len(), rows / 1000, "a series per g");
+    let start = Instant::now();
+    let c = sweep::compare::compare(&a, &b, &Default::default()).unwrap();
+    let compare = start.elapsed();
+    assert_eq!(c.matched, rows);
+    (analyze, compare)
+}
+
+#[test]
+#[ignore = "10^6 rows: run with --release (bench/read_scale.sh keeps its figures)"]
+fn analyze_and_compare_of_a_million_rows_take_seconds_and_grow_linearly() {
+    let (a5, c5) = times(100_000);
+    let (a6, c6) = times(1_000_000);
+    eprintln!("10^5 rows: analyze {a5:?}, compare {c5:?}; 10^6 rows: analyze {a6:?}, compare {c6:?}");
+    for (what, small, large) in [("analyze", a5, a6), ("compare", c5, c6)] {
+        assert!(
+            large < Duration::from_secs(60),
+            "{what} of 10^6 rows took {large:?}"
+        );
+        // Ten times the rows: about ten times the time, well short of the hundred of a square.
+        assert!(
+            large.as_secs_f64() < 20.0 * small.as_secs_f64() + 1.0,
+            "{what}: 10^5 rows {small:?}, 10^6 rows {large:?}"
+        );
+    }
+}
