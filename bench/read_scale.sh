@@ -2,23 +2,24 @@
 # How `sweep analyze` and `sweep compare` scale with the rows of a run (issue 38 item 12): a
 # synthetic run of N rows (axes x = 1..1000 and g = 0..N/1000-1, one metric stepping every 32
 # x, a CI and a spread column; a manifest as `sweep run` writes it) and a second run B 1 % slower,
-# at N = 10^5 and 10^6. Prints seconds and peak memory of each command.
+# at N = 10^5 and 10^6; and analyze of N/10 series of 10 points. Prints seconds and peak memory.
 # Usage: bench/read_scale.sh [sweep binary, default target/release/sweep] > bench/read_scale.txt
 set -euo pipefail
 sweep=${1:-target/release/sweep}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-gen() { # gen DIR ROWS FACTOR
+gen() { # gen DIR ROWS FACTOR [POINTS PER SERIES, default 1000]
   python3 - "$@" <<'PY'
 import json, os, sys
 d, n, f = sys.argv[1], int(sys.argv[2]), float(sys.argv[3])
+per = int(sys.argv[4]) if len(sys.argv) > 4 else 1000
 os.makedirs(d, exist_ok=True)
 cols = ["point_id", "index", "x", "g", "status", "copy_gb_per_s", "copy_rel_ci", "copy_spread",
         "build_s", "run_s", "cached", "gpu_index", "gpu_name", "gpu_uuid", "error"]
 with open(os.path.join(d, "results.csv"), "w") as out:
     out.write(",".join(cols) + "\n")
     for i in range(n):
-        x, g = i % 1000 + 1, i // 1000
+        x, g = i % per + 1, i // per
         v = f * (1000.0 - 20.0 * ((x - 1) // 32) + (i * 7919 % 101) / 1000.0)
         out.write(f"p{i:012x},{i},{x},{g},ok,{v:.4f},0.001,0.002,0.1,0.2,1,0,H100,u,\n")
 m = {"sweep": "scale", "spec_path": "", "spec_hash": "", "spec": "bench = \"b\"\n", "bench": "b",
@@ -44,4 +45,11 @@ for n in ${SIZES:-100000 1000000}; do
   gen "$tmp/b$n" $n 0.99
   printf '%-9s ' "$n"; measure "analyze" "$sweep" analyze "$tmp/a$n" --out "$tmp/out$n"
   printf '%-9s ' "$n"; measure "compare" "$sweep" compare "$tmp/a$n" "$tmp/b$n"
+  rm -rf "$tmp/a$n" "$tmp/b$n" "$tmp/out$n"
+done
+# Many short series (10 points each: a group per 10 rows): what a scan of the groups per row
+# made quadratic.
+for n in ${SHORT:-100000}; do
+  gen "$tmp/s$n" $n 1.0 10
+  printf '%-9s ' "$n"; measure "analyze (series of 10)" "$sweep" analyze "$tmp/s$n" --out "$tmp/out$n"
 done

@@ -80,7 +80,9 @@ fn times(rows: usize) -> (Duration, Duration) {
 fn analyze_and_compare_of_a_million_rows_take_seconds_and_grow_linearly() {
     let (a5, c5) = times(100_000);
     let (a6, c6) = times(1_000_000);
-    eprintln!("10^5 rows: analyze {a5:?}, compare {c5:?}; 10^6 rows: analyze {a6:?}, compare {c6:?}");
+    eprintln!(
+        "10^5 rows: analyze {a5:?}, compare {c5:?}; 10^6 rows: analyze {a6:?}, compare {c6:?}"
+    );
     for (what, small, large) in [("analyze", a5, a6), ("compare", c5, c6)] {
         assert!(
             large < Duration::from_secs(60),

@@ -28,6 +28,7 @@
 use super::fit::median;
 use super::load::carries_values;
 use super::AnalyzeError;
+use crate::store::run::Row;
 use crate::store::schema::{POINT_ID_COLUMN, STATUS_COLUMN};
 use crate::store::Run;
 use serde::Serialize;
@@ -103,8 +104,8 @@ fn from_tables(first: &Run, again: &Run) -> Vec<BetweenProcesses> {
     ) else {
         return Vec::new();
     };
-    let measured = |t: &Run, row: &[String], st: usize| carries_values(t.cell(row, st));
-    let by_id: BTreeMap<&str, &Vec<String>> = first
+    let measured = |t: &Run, row: &Row, st: usize| carries_values(t.cell(row, st));
+    let by_id: BTreeMap<&str, &Row> = first
         .rows
         .iter()
         .filter(|r| measured(first, r, st1))
@@ -189,7 +190,7 @@ fn with_floor(mut all: Vec<BetweenProcesses>) -> Vec<BetweenProcesses> {
 }
 
 /// A point by its axis values: `threads=13, variant=naive`.
-fn label(t: &Run, row: &[String]) -> String {
+fn label(t: &Run, row: &Row) -> String {
     t.axes
         .iter()
         .filter_map(|a| t.column(a).map(|c| format!("{a}={}", t.cell(row, c))))

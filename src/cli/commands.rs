@@ -80,7 +80,7 @@ fn run_command(spec: &Spec, args: &RunArgs, resume: Option<PathBuf>) -> Result<i
             .and_then(|run| sweep::export::write_json(&run, path));
         match written {
             Ok(()) => out.on(&Event::Wrote(path)),
-            Err(e) => out.on(&Event::Warning(&CliError::ExportJson(e).to_string())),
+            Err(e) => out.on(&Event::Warning(&CliError::Store(e).to_string())),
         }
     }
     let analysis = spec
@@ -149,8 +149,8 @@ fn export_files(
     dialect: Option<sweep::store::Dialect>,
     out: Option<PathBuf>,
 ) -> Result<Vec<PathBuf>, CliError> {
-    let run = sweep::store::Run::open_dir(run_dir).map_err(CliError::ReadRun)?;
-    let typed = sweep::export::Typed::of(&run).map_err(CliError::ReadRun)?;
+    let run = sweep::store::Run::open_dir(run_dir).map_err(CliError::Store)?;
+    let typed = sweep::export::Typed::of(&run).map_err(CliError::Store)?;
     let out = out.unwrap_or_else(|| sweep::store::RunDir::new(run_dir).export());
     let mut files = Vec::new();
     for f in formats {
@@ -243,7 +243,7 @@ pub(crate) fn dispatch(cli: Cli) -> Result<i32, CliError> {
         }
         Command::Resume { run_dir, args } => {
             let run_dir = std::path::absolute(&run_dir).unwrap_or(run_dir);
-            let m = sweep::store::Manifest::load(&run_dir).map_err(CliError::Manifest)?;
+            let m = sweep::store::Manifest::load(&run_dir).map_err(CliError::Store)?;
             // From any folder: work in the one the run started in, where its spec path, output and
             // cache paths mean what they meant then.
             if Path::new(&m.spec_path).is_relative() && Path::new(&m.cwd).is_dir() {
@@ -484,7 +484,7 @@ pub(crate) fn dispatch(cli: Cli) -> Result<i32, CliError> {
             if !sweep::store::RunDir::new(&run_dir).is_run() {
                 return Err(CliError::NotRunFolder { dir: run_dir });
             }
-            let path = sweep::report::html::write(&run_dir).map_err(CliError::Page)?;
+            let path = sweep::report::html::write(&run_dir).map_err(CliError::Report)?;
             eprintln!("wrote {}", path.display());
             Ok(exit::OK)
         }

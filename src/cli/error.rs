@@ -1,14 +1,17 @@
 //! Why a subcommand failed: one typed error that keeps the library's error (its source) until
 //! `main` prints it, and the one place that maps a failure to its exit code (the library's errors
-//! say what went wrong, not how sweep exits). A library error
-//! whose exit code depends on what failed with it (a `ReportError` from charts is bad input, from
-//! `report.html` the environment) has one variant per meaning.
+//! say what went wrong, not how sweep exits). One variant per library error type; its exit code
+//! follows from what the error is (as cargo-nextest's `ExpectedError::process_exit_code`), never
+//! from where it was caught.
 
 use std::path::PathBuf;
 use sweep::driver::DriverError;
 use sweep::exit;
+use sweep::export::ExportError;
 use sweep::merge::MergeError;
+use sweep::report::ReportError;
 use sweep::slurm::SlurmError;
+use sweep::store::StoreError;
 
 /// `message` on one line, safe for a terminal: a line break, carriage return, escape (ANSI
 /// colour codes) or other control character that a spec's name or a file's text brought into it
@@ -36,24 +39,16 @@ pub(crate) enum CliError {
     /// A results CSV cannot be analysed, or its analysis written.
     #[error(transparent)]
     Analyze(#[from] sweep::analyze::AnalyzeError),
-    /// Charts of a results CSV.
+    /// Charts of a results CSV, or `report.html` of a run folder.
     #[error(transparent)]
-    Plot(#[from] sweep::report::ReportError),
-    /// `report.html` of a run folder cannot be written.
-    #[error(transparent)]
-    Page(sweep::report::ReportError),
-    /// A run folder to export does not load.
-    #[error(transparent)]
-    ReadRun(sweep::store::StoreError),
+    Report(#[from] sweep::report::ReportError),
     /// An export file cannot be written.
     #[error(transparent)]
     Export(sweep::export::ExportError),
-    /// `--export-json FILE` cannot be written.
+    /// A run folder cannot be read (to export, to resume), or `--export-json FILE` cannot be
+    /// written.
     #[error(transparent)]
-    ExportJson(sweep::store::StoreError),
-    /// The manifest of a run folder to resume.
-    #[error(transparent)]
-    Manifest(sweep::store::StoreError),
+    Store(#[from] sweep::store::StoreError),
     #[error("cannot enter `{dir}`: {source}")]
     EnterDir {
         dir: String,
@@ -128,28 +123,34 @@ impl CliError {
                 SlurmError::Points(_) => exit::BAD_INPUT,
                 _ => exit::ENVIRONMENT,
             },
-            CliError::Plot(sweep::report::ReportError::Metrics(_)) | CliError::Usage(_) => {
-                exit::USAGE
-            }
+            CliError::Report(e) => match e {
+                ReportError::Metrics(_) => exit::USAGE,
+                ReportError::Page { .. } => exit::ENVIRONMENT,
+                ReportError::Write { .. } | ReportError::Store(_) => exit::BAD_INPUT,
+            },
+            CliError::Store(e) => match e {
+                StoreError::Write { .. } => exit::ENVIRONMENT,
+                _ => exit::BAD_INPUT,
+            },
+            CliError::Export(e) => match e {
+                ExportError::OutIsARun { .. } => exit::USAGE,
+                ExportError::TooBig { .. } => exit::BAD_INPUT,
+                ExportError::Store(_)
+                | ExportError::Write { .. }
+                | ExportError::Workbook { .. } => exit::ENVIRONMENT,
+            },
+            CliError::Usage(_) => exit::USAGE,
             CliError::Spec(_)
             | CliError::Analyze(_)
-            | CliError::Plot(_)
-            | CliError::ReadRun(_)
-            | CliError::Manifest(_)
             | CliError::BadOverrides { .. }
             | CliError::NoPoint { .. }
             | CliError::Render(_)
             | CliError::WriteHeaders { .. }
             | CliError::NotRunFolder { .. }
             | CliError::Compare(_) => exit::BAD_INPUT,
-            CliError::Export(sweep::export::ExportError::OutIsARun { .. }) => exit::USAGE,
-            CliError::Export(sweep::export::ExportError::TooBig { .. }) => exit::BAD_INPUT,
-            CliError::Page(_)
-            | CliError::Export(_)
-            | CliError::ExportJson(_)
-            | CliError::EnterDir { .. }
-            | CliError::CacheClean(_)
-            | CliError::CurrentExe(_) => exit::ENVIRONMENT,
+            CliError::EnterDir { .. } | CliError::CacheClean(_) | CliError::CurrentExe(_) => {
+                exit::ENVIRONMENT
+            }
             CliError::NotPercentage(_) => exit::USAGE,
             CliError::Slower(_) => exit::SLOWER,
             CliError::MissingPoints(_) => exit::POINTS_FAILED,
@@ -167,7 +168,7 @@ mod tests {
             "bench `x\\n\\u{1b}[31mred\\r` not found\t!"
         );
     }
-    use super::{CliError, DriverError, MergeError};
+    use super::{CliError, DriverError, ExportError, MergeError, ReportError, StoreError};
     use std::error::Error as _;
     use sweep::exit;
 
@@ -184,6 +185,39 @@ mod tests {
             (CliError::CurrentExe(io()), exit::ENVIRONMENT),
             (CliError::CacheClean(io()), exit::ENVIRONMENT),
             (CliError::NotRunFolder { dir: "d".into() }, exit::BAD_INPUT),
+            // A library error's code follows from what it is, wherever it was caught.
+            (
+                CliError::Store(StoreError::Write {
+                    path: "f".into(),
+                    cause: io().into(),
+                }),
+                exit::ENVIRONMENT,
+            ),
+            (
+                CliError::Store(StoreError::NotARun { dir: "d".into() }),
+                exit::BAD_INPUT,
+            ),
+            (
+                CliError::Report(ReportError::Page {
+                    path: "report.html".into(),
+                    cause: io().into(),
+                }),
+                exit::ENVIRONMENT,
+            ),
+            (
+                CliError::Report(ReportError::Metrics("m".into())),
+                exit::USAGE,
+            ),
+            (
+                CliError::Report(ReportError::Store(StoreError::NotFound {
+                    path: "r".into(),
+                })),
+                exit::BAD_INPUT,
+            ),
+            (
+                CliError::Export(ExportError::OutIsARun { out: "o".into() }),
+                exit::USAGE,
+            ),
             (CliError::Driver(DriverError::NoGpu), exit::ENVIRONMENT),
             (
                 CliError::Driver(DriverError::OldIds { dir: "d".into() }),

@@ -51,7 +51,7 @@ impl Run {
             let k: Vec<String> = cols
                 .iter()
                 .map(|c| {
-                    let cell = c.and_then(|c| row.get(c)).map_or("", String::as_str);
+                    let cell = c.and_then(|c| row.get(c)).unwrap_or("");
                     key(cell, table.dialect)
                 })
                 .collect();
@@ -76,8 +76,7 @@ impl Run {
     }
 
     fn cell(&self, row: usize, col: Option<usize>) -> &str {
-        col.and_then(|c| self.table.rows[row].get(c))
-            .map_or("", String::as_str)
+        col.and_then(|c| self.table.rows[row].get(c)).unwrap_or("")
     }
 
     pub(super) fn value(&self, row: usize, col: Option<usize>) -> Option<f64> {
@@ -103,7 +102,7 @@ impl Run {
                     .filter_map(|r| r.get(c))
                     .find(|v| !v.is_empty())
             })
-            .cloned();
+            .map(str::to_string);
         Side {
             path: self.table.path.clone(),
             gpu,

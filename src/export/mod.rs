@@ -51,7 +51,11 @@ pub enum ExportError {
         source: rust_xlsxwriter::XlsxError,
     },
     #[error("cannot write `{path}`: {reason} (hint: export this run as csv, json or long)")]
-    TooBig { path: PathBuf, reason: String },
+    TooBig {
+        path: PathBuf,
+        #[source]
+        reason: xlsx::TooBig,
+    },
     #[error("`--out {out}` is a run folder: the export's results.csv would replace that run's own (hint: leave out --out for <run>/export, or pick a folder of its own)")]
     OutIsARun { out: PathBuf },
 }
@@ -166,7 +170,10 @@ pub(crate) fn typed_for_test(
         manifest: Some(manifest),
         dialect: Dialect::Comma,
         header: header.clone(),
-        rows: rows.clone(),
+        rows: rows
+            .iter()
+            .map(|r| store::run::Row::from(r.clone()))
+            .collect(),
         axes: Vec::new(),
         metrics: Vec::new(),
     }));

@@ -22,26 +22,42 @@ const SERIES_PER_CHART: usize = 24;
 const MAX_COLUMNS: usize = 16_384;
 const MAX_ROWS: usize = 1_048_576;
 
-/// What the workbook cannot hold, named: a sheet past xlsx's columns or rows. `None` when it
-/// fits. (A text past a cell's 32,767 characters is cut with a note instead; see [`fit`].)
-pub fn too_big(run: &Typed) -> Option<String> {
+/// What the workbook cannot hold: a sheet past xlsx's columns or rows, a chart past its series.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum TooBig {
+    #[error("its {sheet} have {columns} columns, more than the {MAX_COLUMNS} of an xlsx sheet")]
+    Columns { sheet: &'static str, columns: usize },
+    #[error("its {sheet} have {rows} rows, more than the {} of an xlsx sheet below its header", MAX_ROWS - 1)]
+    Rows { sheet: &'static str, rows: usize },
+    #[error("the chart of unit `{unit}` has {series} series ({metrics} metrics x {} values of {others}), more than the {} that fit an xlsx sheet beside x (two columns each: value and ±)", series / (*metrics).max(1), (MAX_COLUMNS - 1) / 2)]
+    Series {
+        unit: String,
+        series: usize,
+        metrics: usize,
+        /// The other axes, listed: `` `g`, `v` ``.
+        others: String,
+    },
+}
+
+/// What the workbook cannot hold, named. `None` when it fits. (A text past a cell's 32,767
+/// characters is cut with a note instead; see [`fit`].)
+pub fn too_big(run: &Typed) -> Option<TooBig> {
     let tables = [
         ("results", Some(&run.results)),
         ("analysis", run.analysis.as_ref()),
     ];
-    for (name, t) in tables.into_iter().filter_map(|(n, t)| Some((n, t?))) {
+    for (sheet, t) in tables.into_iter().filter_map(|(n, t)| Some((n, t?))) {
         if t.header.len() > MAX_COLUMNS {
-            return Some(format!(
-                "its {name} have {} columns, more than the {MAX_COLUMNS} of an xlsx sheet",
-                t.header.len()
-            ));
+            return Some(TooBig::Columns {
+                sheet,
+                columns: t.header.len(),
+            });
         }
         if t.rows.len() + 1 > MAX_ROWS {
-            return Some(format!(
-                "its {name} have {} rows, more than the {} of an xlsx sheet below its header",
-                t.rows.len(),
-                MAX_ROWS - 1
-            ));
+            return Some(TooBig::Rows {
+                sheet,
+                rows: t.rows.len(),
+            });
         }
     }
     for f in families(run) {
@@ -60,14 +76,12 @@ pub fn too_big(run: &Typed) -> Option<String> {
                 .iter()
                 .filter(|m| m.unit == f.unit)
                 .count();
-            return Some(format!(
-                "the chart of unit `{}` has {} series ({metrics} metrics x {} values of {}), more than the {} that fit an xlsx sheet beside x (two columns each: value and ±)",
-                f.unit,
-                f.series.len(),
-                f.series.len() / metrics.max(1),
-                others.join(", "),
-                (MAX_COLUMNS - 1) / 2
-            ));
+            return Some(TooBig::Series {
+                unit: f.unit.clone(),
+                series: f.series.len(),
+                metrics,
+                others: others.join(", "),
+            });
         }
     }
     None
@@ -689,7 +703,7 @@ mod tests {
             .collect();
         let r = run(&[("m", "GB/s")], rows);
         assert_eq!(
-            too_big(&r).as_deref(),
+            too_big(&r).map(|e| e.to_string()).as_deref(),
             Some("the chart of unit `GB/s` has 8192 series (1 metrics x 8192 values of `v`), more than the 8191 that fit an xlsx sheet beside x (two columns each: value and ±)")
         );
     }

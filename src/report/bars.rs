@@ -89,7 +89,8 @@ pub(crate) fn bar_charts(t: &Run) -> Vec<Bars> {
             stat_column(&t.header, m, "rel_ci"),
             stat_column(&t.header, m, "spread"),
         );
-        let num = |c: Option<usize>, r: &[String]| c.and_then(|c| t.number(t.cell(r, c)));
+        let num =
+            |c: Option<usize>, r: &crate::store::run::Row| c.and_then(|c| t.number(t.cell(r, c)));
         let mut categories: Vec<String> = Vec::new();
         let mut bars = Vec::new();
         for r in &t.rows {

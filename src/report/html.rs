@@ -49,12 +49,12 @@ struct Run<'a> {
 /// Writes `<run_dir>/report.html` (through a temporary file: a browser never reads half a page).
 pub fn write(run_dir: &Path) -> Result<PathBuf, ReportError> {
     let path = RunDir::new(run_dir).report();
-    let fail = |e: String| ReportError::Page {
+    let fail = |cause: store::Cause| ReportError::Page {
         path: path.clone(),
-        reason: e,
+        cause,
     };
-    let text = page(run_dir).map_err(|e| fail(e.to_string()))?;
-    store::write_atomic(&path, text.as_bytes()).map_err(|e| fail(e.to_string()))?;
+    let text = page(run_dir).map_err(|e| fail(e.into()))?;
+    store::write_atomic(&path, text.as_bytes()).map_err(|e| fail(e.into()))?;
     Ok(path)
 }
 

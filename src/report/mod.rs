@@ -41,8 +41,14 @@ pub enum ReportError {
     Store(#[from] crate::store::StoreError),
     #[error("cannot write chart `{path}`: {reason}")]
     Write { path: PathBuf, reason: String },
-    #[error("cannot make the report `{path}`: {reason}")]
-    Page { path: PathBuf, reason: String },
+    /// `report.html` of a run folder cannot be made: its run cannot be read, or the page cannot
+    /// be written.
+    #[error("cannot make the report `{path}`: {cause}")]
+    Page {
+        path: PathBuf,
+        #[source]
+        cause: crate::store::Cause,
+    },
     /// `--metrics` names no metric of the results, or too few.
     #[error("{0}")]
     Metrics(String),

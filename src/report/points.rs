@@ -29,7 +29,7 @@ pub fn point_info(analysis: &Analysis) -> Vec<Vec<PointInfo>> {
         return vec![Vec::new(); analysis.series.len()];
     };
     let target = table.target_rel_ci();
-    let num = |c: Option<usize>, r: &Vec<String>| {
+    let num = |c: Option<usize>, r: &crate::store::run::Row| {
         c.and_then(|c| r.get(c))
             .and_then(|v| table.number(v))
             .filter(|v| v.is_finite())
@@ -56,11 +56,11 @@ pub fn point_info(analysis: &Analysis) -> Vec<Vec<PointInfo>> {
                 .filter(|r| {
                     group
                         .iter()
-                        .all(|(c, v)| c.and_then(|c| r.get(c)).is_some_and(|x| x == v))
+                        .all(|(c, v)| c.and_then(|c| r.get(c)).is_some_and(|x| x == *v))
                 })
                 .filter_map(|r| {
                     let x = num(Some(xc), r)?;
-                    let cell = |c: Option<usize>| c.and_then(|c| r.get(c)).map(String::as_str);
+                    let cell = |c: Option<usize>| c.and_then(|c| r.get(c));
                     let row_status = cell(status).unwrap_or_default();
                     let own_status = metric_status(
                         MetricCells {

@@ -54,12 +54,14 @@ pub(super) fn from_manifest(
         if !header.contains(&m.column) {
             continue;
         }
-        let bad = |key: &'static str, value: &str, hint: String| StoreError::BadMetric {
-            path: path.to_path_buf(),
-            metric: m.name.clone(),
-            key,
-            value: value.to_string(),
-            hint,
+        let bad = |key: &'static str, value: &str, hint: String| {
+            StoreError::BadMetric(Box::new(super::BadMetric {
+                path: path.to_path_buf(),
+                metric: m.name.clone(),
+                key,
+                value: value.to_string(),
+                hint,
+            }))
         };
         let better = match m.better.as_deref() {
             Some(b) => {
@@ -88,7 +90,7 @@ pub(super) fn from_manifest(
 pub(super) fn guess_columns(
     path: &Path,
     header: &[String],
-    rows: &[Vec<String>],
+    rows: &[super::run::Row],
     dialect: Dialect,
 ) -> Result<(Vec<String>, Vec<MetricColumn>), StoreError> {
     let status = header

@@ -85,18 +85,21 @@ pub enum StoreError {
     NoResults { path: PathBuf },
     #[error("`{dir}` is not a run folder: it has no manifest.json (hint: pass output/<sweep>/<stamp>, the folder that holds results.csv)")]
     NotARun { dir: PathBuf },
-    #[error(
-        "cannot read manifest `{path}`: metric `{metric}` has `{key}` = `{value}` (hint: {hint})"
-    )]
-    BadMetric {
-        path: PathBuf,
-        metric: String,
-        key: &'static str,
-        value: String,
-        hint: String,
-    },
+    #[error(transparent)]
+    BadMetric(Box<BadMetric>),
     #[error("`{path}` line {line}: a quote opened there never closes, so every line after it reads as one field (hint: mend or delete that line by hand and resume, or start a new run with --force)")]
     OpenQuote { path: PathBuf, line: u64 },
+}
+
+/// A metric of a manifest whose `better` or `model` this sweep cannot read.
+#[derive(Debug, thiserror::Error)]
+#[error("cannot read manifest `{path}`: metric `{metric}` has `{key}` = `{value}` (hint: {hint})")]
+pub struct BadMetric {
+    pub path: PathBuf,
+    pub metric: String,
+    pub key: &'static str,
+    pub value: String,
+    pub hint: String,
 }
 
 /// What went wrong under a [`StoreError`], kept as the error it was until it is printed.
@@ -112,6 +115,9 @@ pub enum Cause {
     NoFreeName,
     #[error(transparent)]
     Record(#[from] read::BadRecord),
+    /// A run folder that cannot be read, under what was made of it.
+    #[error(transparent)]
+    Run(#[from] Box<StoreError>),
 }
 
 /// Writes `bytes` to `path` through a temporary file beside it (`.<name>.<pid>.tmp`), renamed
@@ -128,6 +134,12 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
         let _ = std::fs::remove_file(&tmp);
     }
     done
+}
+
+impl From<StoreError> for Cause {
+    fn from(e: StoreError) -> Cause {
+        Cause::Run(Box::new(e))
+    }
 }
 
 fn write_err(path: &Path) -> impl Fn(std::io::Error) -> StoreError + '_ {

@@ -23,27 +23,25 @@ pub struct BadRecord {
     pub line: u64,
 }
 
+impl BadRecord {
+    pub fn of(e: &csv::Error) -> BadRecord {
+        BadRecord {
+            line: e.position().map_or(0, |p| p.line()),
+        }
+    }
+}
+
 impl Csv {
     /// Parses `bytes` (a leading byte-order mark is skipped) in `dialect`, or, with `None`, in the
     /// dialect its header line shows ([`Dialect::detect`]).
     pub fn parse(bytes: &[u8], dialect: Option<Dialect>) -> Result<Csv, csv::Error> {
-        let bytes = bytes.strip_prefix("\u{feff}".as_bytes()).unwrap_or(bytes);
-        let dialect = dialect.unwrap_or_else(|| {
-            let first = bytes.split(|&b| b == b'\n').next().unwrap_or_default();
-            Dialect::detect(&String::from_utf8_lossy(first))
-        });
-        let mut r = csv::ReaderBuilder::new()
-            .delimiter(dialect.delimiter())
-            .flexible(true)
-            .from_reader(bytes);
+        let (dialect, mut r) = reader(bytes, dialect);
         let header: Vec<String> = r.headers()?.iter().map(String::from).collect();
         let records = r
             .records()
             .map(|rec| {
                 rec.map(|rec| rec.iter().map(String::from).collect())
-                    .map_err(|e| BadRecord {
-                        line: e.position().map_or(0, |p| p.line()),
-                    })
+                    .map_err(|e| BadRecord::of(&e))
             })
             .collect();
         Ok(Csv {
@@ -62,6 +60,21 @@ impl Csv {
             .filter(|r| r.len() == width)
             .collect()
     }
+}
+
+/// A reader of `bytes` (a leading byte-order mark skipped) in `dialect`, or, with `None`, in the
+/// dialect its header line shows ([`Dialect::detect`]); records of any width.
+pub fn reader(bytes: &[u8], dialect: Option<Dialect>) -> (Dialect, csv::Reader<&[u8]>) {
+    let bytes = bytes.strip_prefix("\u{feff}".as_bytes()).unwrap_or(bytes);
+    let dialect = dialect.unwrap_or_else(|| {
+        let first = bytes.split(|&b| b == b'\n').next().unwrap_or_default();
+        Dialect::detect(&String::from_utf8_lossy(first))
+    });
+    let r = csv::ReaderBuilder::new()
+        .delimiter(dialect.delimiter())
+        .flexible(true)
+        .from_reader(bytes);
+    (dialect, r)
 }
 
 /// The length of `bytes` up to and with its last line break: the whole lines.

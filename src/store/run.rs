@@ -8,6 +8,9 @@
 use super::cells::Table;
 use super::columns::{self, MetricColumn};
 use super::read::Csv;
+
+/// A row of a results CSV: its cells, trimmed (one allocation a row, not one a cell).
+pub type Row = csv::StringRecord;
 use super::schema::{Dialect, INDEX_COLUMN, TEXT_COLUMNS};
 use super::{Cause, Manifest, StoreError, CONTROLS, MANIFEST, POINTS, RESULTS};
 use std::collections::BTreeMap;
@@ -144,7 +147,7 @@ pub struct Run {
     pub header: Vec<String>,
     /// Every record but blank ones, in file order, cells trimmed (a point written twice is there
     /// twice; a record cut short by a crash is as short as it was left).
-    pub rows: Vec<Vec<String>>,
+    pub rows: Vec<Row>,
     pub axes: Vec<String>,
     pub metrics: Vec<MetricColumn>,
 }
@@ -175,25 +178,33 @@ impl Run {
             None => None,
         };
         let bytes = std::fs::read(path).map_err(|e| read_err(e.into()))?;
-        let csv = Csv::parse(&bytes, None).map_err(|e| read_err(e.into()))?;
-        let dialect = csv.dialect;
-        let header: Vec<String> = csv.header.iter().map(|h| h.trim().to_string()).collect();
-        let mut rows = Vec::with_capacity(csv.records.len());
-        for record in csv.records {
-            let record = record.map_err(|e| read_err(e.into()))?;
-            if record.iter().all(|c| c.trim().is_empty()) {
+        let (dialect, mut reader) = super::read::reader(&bytes, None);
+        let header: Vec<String> = reader
+            .headers()
+            .map_err(|e| read_err(e.into()))?
+            .iter()
+            .map(|h| h.trim().to_string())
+            .collect();
+        let mut rows = Vec::new();
+        let mut record = Row::new();
+        loop {
+            match reader.read_record(&mut record) {
+                Ok(true) => {}
+                Ok(false) => break,
+                Err(e) => return Err(read_err(super::read::BadRecord::of(&e).into())),
+            }
+            record.trim();
+            if record.iter().all(str::is_empty) {
                 continue;
             }
-            rows.push(
-                record
-                    .into_iter()
-                    .map(|c| match c.trim() {
-                        t if t.len() == c.len() => c,
-                        t => t.to_string(),
-                    })
-                    .collect(),
-            );
+            // A row as large as its cells (the record's buffers, read into again, are larger).
+            let mut row = Row::with_capacity(record.as_slice().len(), record.len());
+            for cell in &record {
+                row.push_field(cell);
+            }
+            rows.push(row);
         }
+        rows.shrink_to_fit();
         let (axes, metrics) = match &manifest {
             Some(m) => (
                 m.axes.clone(),
@@ -256,8 +267,8 @@ impl Run {
     }
 
     /// The cell of `row` in column `col`, empty past the end of a short row.
-    pub fn cell<'a>(&'a self, row: &'a [String], col: usize) -> &'a str {
-        row.get(col).map(String::as_str).unwrap_or("")
+    pub fn cell<'a>(&'a self, row: &'a Row, col: usize) -> &'a str {
+        row.get(col).unwrap_or("")
     }
 
     /// A cell as a number, in the run's dialect.
