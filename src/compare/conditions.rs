@@ -17,7 +17,7 @@ fn of(csv: &Path) -> Option<Manifest> {
 
 fn prestart(m: &Manifest) -> String {
     m.prestart.map_or_else(
-        || "not recorded (1 by default in sweeps that did not record it)".to_string(),
+        || "not recorded (older sweeps started 1 ahead)".to_string(),
         |p| p.to_string(),
     )
 }
@@ -126,7 +126,7 @@ mod tests {
         let po = run(&t.path().join("old"), &old);
         assert_eq!(
             differences(&po, &pa),
-            vec!["prestart: A not recorded (1 by default in sweeps that did not record it) / B 1".to_string()]
+            vec!["prestart: A not recorded (older sweeps started 1 ahead) / B 1".to_string()]
         );
         // A bare CSV has no manifest: nothing is claimed, not even from a manifest beside it.
         assert!(differences(&t.path().join("nowhere/results.csv"), &pa).is_empty());
