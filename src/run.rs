@@ -11,7 +11,7 @@ pub const STDERR: &str = "stderr.txt";
 /// sweep's own environment sets `CUDA_DEVICE_MAX_CONNECTIONS`. The timing core times work on the
 /// legacy default stream only, which uses one queue; the driver's default of 8 makes every context
 /// creation cost more (H200, 2 GPUs: 103 -> 54 ms, and 4.15 -> 7.08 processes/s host-wide with
-/// four at once; bench/contexts.txt).
+/// four at once; docs/measurements.md).
 pub const TIMING_CORE_CONNECTIONS: &str = "1";
 
 /// The file whose lock keeps CUDA context creation and measurement apart on one GPU: the timing

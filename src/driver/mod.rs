@@ -74,9 +74,10 @@ pub struct Options {
 /// GPU programs started ahead per runner by default (`--prestart`): none. With one started ahead
 /// (waiting at its gate while the current one measures) shared_nc_grid at 258-290 threads lost
 /// 8 % at 1-8 points in 17 of 19 band sweeps on H100 hosts (counting those with a process kept
-/// beside), and 1 point in 1 of 9 without (bench/band.txt). What governs it is how long the GPU
-/// idles between measurements (~40 ms with prestart, ~250 ms without), so the start-up time this
-/// default costs is also what keeps the numbers clean; clock retries and the session lock did not help.
+/// beside), and 1 point in 1 of 9 without (docs/measurements.md). What governs it is how long the
+/// GPU idles between measurements (~40 ms with prestart, ~250 ms without), so the start-up time
+/// this default costs is also what keeps the numbers clean; retrying a metric and a lock that keeps
+/// contexts from being created during a measurement did not help.
 pub const DEFAULT_PRESTART: usize = 0;
 
 #[derive(Debug, thiserror::Error)]
@@ -608,7 +609,7 @@ fn keep_prestart(recorded: Option<usize>, resumed: bool, asked: usize) -> (usize
         None if resumed => (
             asked,
             Some(format!(
-                "this run's manifest does not say how many programs its first points started ahead (runs before 2026-11-25: 1 by default); the remaining points run with `--prestart {asked}`"
+                "this run's manifest does not say how many programs its first points started ahead (sweeps that did not record it started 1 ahead by default); the remaining points run with `--prestart {asked}`"
             )),
         ),
         _ => (asked, None),
@@ -619,7 +620,7 @@ fn keep_prestart(recorded: Option<usize>, resumed: bool, asked: usize) -> (usize
 fn prestart_warning(prestart: usize) -> Option<String> {
     (prestart > 0).then(|| {
         format!(
-            "`--prestart {prestart}`: a program waits at its gate beside each measurement, which moved some values by 8 % on some H100s (bench/band.txt) (hint: without it, the default, each program starts after the previous one ended)"
+            "`--prestart {prestart}`: a program waits at its gate beside each measurement, which moved some values by 8 % on some H100s (docs/measurements.md) (hint: without it, the default, each program starts after the previous one ended)"
         )
     })
 }

@@ -371,7 +371,7 @@ pub(super) fn measure(
         // builder (built, failed or cached), so that a cold run starts its programs in the same
         // pattern as a warm one: every program allocates and measures with its successors
         // started beside it. Where a program's buffers land depends on that, and a cold run whose
-        // builds lagged moved global-store values by up to 7 % (bench/cold_ab.txt).
+        // builds lagged moved global-store values by up to 7 % (docs/measurements.md).
         let wanted = next + 1 + if builds_done { 0 } else { prestart };
         if (next..wanted.min(count)).any(|k| !pending.contains_key(&k)) {
             match rx.recv_timeout(Duration::from_millis(50)) {

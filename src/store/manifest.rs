@@ -104,7 +104,7 @@ pub struct Manifest {
     pub order: Option<Order>,
     pub seed: u64,
     /// `--prestart` of the run: programs started ahead of the one measuring (it moves numbers on
-    /// some GPUs, bench/band.txt). A resumed run keeps it. None: a build folder, a merge, or a run
+    /// some GPUs; docs/measurements.md). A resumed run keeps it. None: a build folder, a merge, or a run
     /// made before sweep recorded it (the default was 1 then).
     #[serde(default)]
     pub prestart: Option<usize>,
