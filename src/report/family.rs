@@ -6,7 +6,8 @@ use super::axes::{axes, distinct, log_axis};
 use super::canvas::{self, Chart, Drawn, Look};
 use super::legend::{Entry, Swatch};
 use super::series::{
-    band, band_outline, group_words, DATA, DOTS_UP_TO, KNEE, LINE_W, PEAK, PERIOD,
+    band, band_outline, group_words, top_edge, y_range, DATA, DOTS_UP_TO, KNEE, LINE_W, PEAK,
+    PERIOD,
 };
 use super::ReportError;
 use crate::analyze::Analysis;
@@ -510,10 +511,24 @@ impl Chart for Overlay<'_> {
         let y_min = all().map(|p| p.1).fold(0.0, f64::min);
         let y_max = all().map(|p| p.1).fold(f64::NEG_INFINITY, f64::max);
         let y_max = if y_max > y_min { y_max } else { y_min + 1.0 };
-        let (y0, y1) = (y_min, y_max + 0.06 * (y_max - y_min));
+        // Each curve's band of value x (1 +- u): the y range holds the bands too.
+        let u_ats: Vec<std::collections::HashMap<u64, f64>> = self
+            .curves
+            .iter()
+            .map(|c| c.u.iter().map(|&(x, u)| (x_of(x).to_bits(), u)).collect())
+            .collect();
+        let band_hi = curves
+            .iter()
+            .zip(&u_ats)
+            .flat_map(|(pts, u_at)| band(pts, u_at, (f64::MIN, f64::MAX)))
+            .map(|b| b.2)
+            .fold(f64::NEG_INFINITY, f64::max);
+        let range = y_range(y_min, y_max, band_hi, 0.06);
+        let (y0, y1) = (range.y0, range.y1);
+        let (x0, x1) = (x_lo - pad, x_hi + pad);
         let (mut chart, mut frame) = axes(
             plot,
-            (x_lo - pad..x_hi + pad, y0..y1),
+            (x0..x1, y0..y1),
             (x_name, y_name),
             text,
             None,
@@ -525,10 +540,11 @@ impl Chart for Overlay<'_> {
         let colour = |i: usize| PALETTE[i % PALETTE.len()];
         // The bands first, all of them behind every line.
         let mut banded = false;
-        for (i, (c, pts)) in self.curves.iter().zip(&curves).enumerate() {
-            let u_at: std::collections::HashMap<u64, f64> =
-                c.u.iter().map(|&(x, u)| (x_of(x).to_bits(), u)).collect();
-            let band = band(pts, &u_at, (y0, y1));
+        if range.clipped {
+            top_edge(&mut chart, (x0, x1), y1)?;
+        }
+        for (i, (pts, u_at)) in curves.iter().zip(&u_ats).enumerate() {
+            let band = band(pts, u_at, (y0, y1));
             if band.len() >= 2 && band.iter().any(|b| b.2 > b.1) {
                 chart
                     .draw_series(std::iter::once(Polygon::new(

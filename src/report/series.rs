@@ -191,7 +191,7 @@ pub(crate) const LINE_W: u32 = 2;
 
 /// The band of a curve's uncertainty: (x, low, high) for each point of `observed` whose
 /// relative uncertainty `u_at` knows, clamped to y0..y1 (a point whose placements differ by
-/// 70 % would draw outside the plot).
+/// 70 % would draw outside the plot: see [`y_range`], which makes room for the band first).
 pub(crate) fn band(
     observed: &[(f64, f64)],
     u_at: &std::collections::HashMap<u64, f64>,
@@ -213,6 +213,56 @@ pub(crate) fn band_outline(band: &[(f64, f64, f64)]) -> Vec<(f64, f64)> {
     let mut outline: Vec<(f64, f64)> = band.iter().map(|b| (b.0, b.2)).collect();
     outline.extend(band.iter().rev().map(|b| (b.0, b.1)));
     outline
+}
+
+/// How far above the data a band may lift the plot's top, as a share of the data's span: a
+/// point whose placements differ by 70 % would otherwise squash the curve to the bottom.
+pub(crate) const BAND_REACH: f64 = 0.5;
+
+/// The y range of a plot of values `y_min..y_max` whose band reaches `band_hi`, with `headroom`
+/// (a share of the span) above both for marks: the band is inside the range unless it reaches
+/// beyond [`BAND_REACH`]; then the range stops there and `clipped` is true (the plot draws its
+/// top edge, so that the cut band is seen to be cut, never to run off the chart).
+pub(crate) fn y_range(y_min: f64, y_max: f64, band_hi: f64, headroom: f64) -> YRange {
+    let span = y_max - y_min;
+    let reach = y_max + BAND_REACH * span;
+    let top = if band_hi.is_finite() {
+        band_hi.clamp(y_max, reach)
+    } else {
+        y_max
+    };
+    let y1 = top + headroom * (top - y_min);
+    YRange {
+        y0: y_min,
+        y1,
+        top,
+        clipped: band_hi.is_finite() && band_hi > y1,
+    }
+}
+
+/// A plot's y range: from `y0` to `y1`; `top` the highest thing drawn below the headroom (data or
+/// band); `clipped` when the band reaches past `y1`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct YRange {
+    pub y0: f64,
+    pub y1: f64,
+    pub top: f64,
+    pub clipped: bool,
+}
+
+/// The top edge of a plot whose band is cut at it (plotters draws only the left and bottom axes).
+pub(crate) fn top_edge<DB: DrawingBackend>(
+    chart: &mut super::axes::Plane<'_, DB>,
+    (x0, x1): (f64, f64),
+    y1: f64,
+) -> Result<(), String> {
+    chart
+        .draw_series(std::iter::once(PathElement::new(
+            vec![(x0, y1), (x1, y1)],
+            BLACK.mix(0.6).stroke_width(1),
+        )))
+        .map(|_| ())
+        .map_err(|e| e.to_string())
 }
 
 /// Draws one series into `plot`, its axes named `names` and its line `label` in the legend;
@@ -272,7 +322,15 @@ fn draw<DB: DrawingBackend>(
     } else {
         y_min + 1.0
     };
-    let (y0, y1) = (y_min, y_max + 0.12 * (y_max - y_min));
+    // The uncertainty's band, a band of value x (1 +- u) around the curve: the y range holds it.
+    let u_at: std::collections::HashMap<u64, f64> =
+        info.iter().map(|p| (x_of(p.x).to_bits(), p.u)).collect();
+    let band_hi = band(&observed, &u_at, (f64::MIN, f64::MAX))
+        .iter()
+        .map(|b| b.2)
+        .fold(f64::NEG_INFINITY, f64::max);
+    let range = y_range(y_min, y_max, band_hi, 0.12);
+    let (y0, y1) = (range.y0, range.y1);
 
     let (mut chart, mut frame) = axes(
         plot,
@@ -286,10 +344,11 @@ fn draw<DB: DrawingBackend>(
     frame.y_scale = 1.0 / divisor;
     frame.y_unit = shown;
 
-    // Behind the data: the uncertainty, a band of value x (1 +- u) around the curve.
-    let u_at: std::collections::HashMap<u64, f64> =
-        info.iter().map(|p| (x_of(p.x).to_bits(), p.u)).collect();
+    // Behind the data: the uncertainty's band, cut at the plot's top edge if it must be.
     let band = band(&observed, &u_at, (y0, y1));
+    if range.clipped {
+        top_edge(&mut chart, (x0, x1), y1)?;
+    }
     if band.len() >= 2 && band.iter().any(|b| b.2 > b.1) {
         chart
             .draw_series(std::iter::once(Polygon::new(
@@ -327,7 +386,7 @@ fn draw<DB: DrawingBackend>(
         .collect();
     // The period: a thin bracket from one peak to the next, in the headroom above the curve.
     if let (Some(p), [a, _, ..], false) = (&s.curve.period, peaks.as_slice(), log2) {
-        let y = y_max + 0.06 * (y_max - y_min);
+        let y = range.top + 0.06 * (range.top - y_min);
         let tick = 0.025 * (y1 - y0);
         let (xa, xb) = (a.0, a.0 + p.period);
         let bracket = vec![(xa, y - tick), (xa, y), (xb, y), (xb, y - tick)];
@@ -498,6 +557,60 @@ pub(crate) mod tests {
         p.peak_phases = vec![31.0, 15.0];
         let t = finding(&s, "threads");
         assert!(t.contains("≡ 15, 31 (mod 32)"), "{t}");
+    }
+
+    /// Whether the SVG draws a line along the top of its plot, from its left to its right.
+    pub(crate) fn has_top_edge(svg: &str) -> bool {
+        let root = &svg[..svg.find('>').unwrap()];
+        let at = root.find(" data-frame=\"").unwrap() + 13;
+        let f: Vec<&str> = root[at..].split('"').next().unwrap().split(' ').collect();
+        svg.contains(&format!("points=\"{},{} {},{} \"", f[0], f[1], f[2], f[1]))
+    }
+
+    /// y from .. to of the frame on an SVG's root, in the displayed unit.
+    pub(crate) fn frame_y(svg: &str) -> (f64, f64) {
+        let root = &svg[..svg.find('>').unwrap()];
+        let at = root.find(" data-y=\"").unwrap() + 9;
+        let mut v = root[at..]
+            .split('"')
+            .next()
+            .unwrap()
+            .split(' ')
+            .map(|n| n.parse::<f64>().unwrap());
+        (v.next().unwrap(), v.next().unwrap())
+    }
+
+    #[test]
+    fn the_y_range_holds_the_uncertainty_band_or_shows_where_it_is_cut() {
+        // A saw up to 4000 MFlops (4 GFLOP/s drawn); its highest point +-30 %.
+        let s = series();
+        let top = s.data.iter().filter_map(|p| p.1).fold(0.0, f64::max);
+        let x_top = s.data.iter().find(|p| p.1 == Some(top)).unwrap().0;
+        let info = |u: f64| -> Vec<PointInfo> {
+            s.data
+                .iter()
+                .map(|p| PointInfo {
+                    x: p.0,
+                    u: if p.0 == x_top { u } else { 0.01 },
+                    status: "ok".into(),
+                })
+                .collect()
+        };
+        let svg = series_svg(&s, "threads", None, &info(0.3), &Labels::default()).unwrap();
+        let (_, y1) = frame_y(&svg);
+        assert!(
+            y1 >= 1.3 * top / 1000.0,
+            "the band reaches {} GFLOP/s, the plot stops at {y1}",
+            1.3 * top / 1000.0
+        );
+        // A band of +-300 % would squash the curve: the range stops half a span above the data,
+        // and the plot's top edge is drawn where the band is cut.
+        let svg = series_svg(&s, "threads", None, &info(3.0), &Labels::default()).unwrap();
+        let (y0, y1) = frame_y(&svg);
+        assert!(y1 < 4.0 * top / 1000.0 && y1 >= 1.5 * top / 1000.0, "{y0}..{y1}");
+        assert!(has_top_edge(&svg), "no top edge over the cut band");
+        let unclipped = series_svg(&s, "threads", None, &info(0.3), &Labels::default()).unwrap();
+        assert!(!has_top_edge(&unclipped), "a top edge with nothing cut");
     }
 
     #[test]
