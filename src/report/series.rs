@@ -329,7 +329,11 @@ fn draw<DB: DrawingBackend>(
         .iter()
         .map(|b| b.2)
         .fold(f64::NEG_INFINITY, f64::max);
-    let range = y_range(y_min, y_max, band_hi, 0.12);
+    // Headroom for the period's bracket: an eighth of the plot, and never under 28 pixels (a
+    // small chart's bracket would touch the peaks' rings).
+    let plot_px = f64::from(plot.dim_in_pixel().1.saturating_sub(70).max(40));
+    let headroom = 0.12f64.max(28.0 / plot_px);
+    let range = y_range(y_min, y_max, band_hi, headroom);
     let (y0, y1) = (range.y0, range.y1);
 
     let (mut chart, mut frame) = axes(
@@ -386,7 +390,7 @@ fn draw<DB: DrawingBackend>(
         .collect();
     // The period: a thin bracket from one peak to the next, in the headroom above the curve.
     if let (Some(p), [a, _, ..], false) = (&s.curve.period, peaks.as_slice(), log2) {
-        let y = range.top + 0.06 * (range.top - y_min);
+        let y = range.top + headroom / 2.0 * (range.top - y_min);
         let tick = 0.025 * (y1 - y0);
         let (xa, xb) = (a.0, a.0 + p.period);
         let bracket = vec![(xa, y - tick), (xa, y), (xb, y), (xb, y - tick)];
