@@ -201,3 +201,39 @@ fn bad_plot_options_are_refused_in_one_line() {
     }
     assert!(!tmp.path().join("charts").exists(), "nothing written");
 }
+
+#[test]
+fn a_compare_chart_is_named_as_plot_names_the_series_and_shows_b_over_a_beneath() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (a, b) = (tmp.path().join("a"), tmp.path().join("b"));
+    for d in [&a, &b] {
+        std::fs::create_dir(d).unwrap();
+        thread_sweep(d);
+    }
+    let out = sweep(tmp.path())
+        .args(["compare", "a", "b", "--y", "shared_nc_grid_mflops", "--out", "cmp"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let svg =
+        std::fs::read_to_string(tmp.path().join("cmp/charts/shared_nc_grid_mflops.svg")).unwrap();
+    for text in [
+        "Shared-memory stores, full grid: no conflict — threads per block",
+        "throughput (TFLOP/s)",
+        "threads per block",
+        // The runs named whole (a long name wraps to a second line).
+        "A: NVIDIA H100 80GB HBM3, a",
+        "B: NVIDIA H100 80GB HBM3, b",
+        // The ratio panel: its axis, the line at 1 and the band of u_A + u_B.
+        "B/A",
+        "B = A",
+        "B/A band: u_A + u_B",
+    ] {
+        assert!(
+            texts(&svg).iter().any(|t| t == text),
+            "{text} missing: {:?}",
+            texts(&svg)
+        );
+    }
+    assert!(!texts(&svg).iter().any(|t| t.ends_with('…')), "a cut text");
+}

@@ -30,8 +30,9 @@ pub(crate) fn axes<'a, DB: DrawingBackend>(
     let mut builder = ChartBuilder::on(area);
     // A small chart (`--size 480x300`) keeps its room for the plot: narrower margins, smaller
     // tick labels.
-    let (area_w, area_h) = area.dim_in_pixel();
-    let small = area_w < 640 || area_h < 360;
+    // By width alone: the panels of one chart (compare's B/A under A and B) are equally wide and
+    // must line up.
+    let small = area.dim_in_pixel().0 < 640;
     let tick_size = if small { 11 } else { 13 };
     builder.margin(if small { 10 } else { 16 });
     if text {
@@ -61,7 +62,9 @@ pub(crate) fn axes<'a, DB: DrawingBackend>(
     };
     let fmt = |v: &f64| compact(*v);
     let mut mesh = chart.configure_mesh();
-    mesh.light_line_style(WHITE.mix(0.0));
+    // About one y label per 40 pixels (a short panel would crowd plotters' ten).
+    let y_labels = (area.dim_in_pixel().1 as usize / 40).clamp(3, 10);
+    mesh.light_line_style(WHITE.mix(0.0)).y_labels(y_labels);
     if text {
         mesh.x_desc(x_name)
             .y_desc(y_name)

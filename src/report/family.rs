@@ -438,6 +438,20 @@ pub fn overlay(
 }
 
 impl Overlay<'_> {
+    /// x from .. to as the plot spans it (on log2 x when `log2`): the curves' x with a margin;
+    /// none without a finite point.
+    pub(crate) fn x_span(&self, log2: bool) -> Option<(f64, f64)> {
+        let xs = distinct(
+            self.curves
+                .iter()
+                .flat_map(|c| c.points.iter().filter(|p| p.1.is_finite()).map(|p| p.0)),
+        );
+        let x_of = |x: f64| if log2 { x.log2() } else { x };
+        let (lo, hi) = (x_of(*xs.first()?), x_of(*xs.last()?));
+        let pad = ((hi - lo) * 0.02).max(if log2 { 0.1 } else { 0.5 });
+        Some((lo - pad, hi + pad))
+    }
+
     /// The divisor of the values and the unit they are drawn in.
     fn unit(&self) -> (f64, String) {
         let values = self
@@ -507,7 +521,6 @@ impl Chart for Overlay<'_> {
                 frame: None,
             });
         };
-        let pad = ((x_hi - x_lo) * 0.02).max(if log2 { 0.1 } else { 0.5 });
         let y_min = all().map(|p| p.1).fold(0.0, f64::min);
         let y_max = all().map(|p| p.1).fold(f64::NEG_INFINITY, f64::max);
         let y_max = if y_max > y_min { y_max } else { y_min + 1.0 };
@@ -525,7 +538,7 @@ impl Chart for Overlay<'_> {
             .fold(f64::NEG_INFINITY, f64::max);
         let range = y_range(y_min, y_max, band_hi, 0.06);
         let (y0, y1) = (range.y0, range.y1);
-        let (x0, x1) = (x_lo - pad, x_hi + pad);
+        let (x0, x1) = self.x_span(log2).unwrap_or((x_lo, x_hi));
         let (mut chart, mut frame) = axes(
             plot,
             (x0..x1, y0..y1),

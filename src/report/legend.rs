@@ -80,16 +80,22 @@ pub(crate) fn wrap(label: &str, max: u32, width: impl Fn(&str) -> u32) -> Vec<St
     if width(label) <= max {
         return vec![label.to_string()];
     }
-    let breaks: Vec<usize> = label
-        .char_indices()
-        .filter(|&(_, c)| matches!(c, ' ' | '_' | ',' | '='))
-        .map(|(i, c)| i + c.len_utf8())
-        .collect();
-    match breaks
-        .iter()
+    // At a space where one lets the first line fit; inside a name (`threads_1_512`) only if
+    // none does.
+    let breaks = |at: &[char]| -> Vec<usize> {
+        label
+            .char_indices()
+            .filter(|(_, c)| at.contains(c))
+            .map(|(i, c)| i + c.len_utf8())
+            .collect()
+    };
+    let fits = |i: &usize| width(label[..*i].trim_end()) <= max;
+    let at = breaks(&[' '])
+        .into_iter()
         .rev()
-        .find(|&&i| width(label[..i].trim_end()) <= max)
-    {
+        .find(fits)
+        .or_else(|| breaks(&['_', ',', '=']).into_iter().rev().find(fits));
+    match at.as_ref() {
         Some(&i) => vec![
             label[..i].trim_end().to_string(),
             fit(label[i..].trim_start(), max, &width),

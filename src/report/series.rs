@@ -56,19 +56,28 @@ pub(crate) fn drawable(s: &SeriesAnalysis) -> bool {
     s.data.iter().filter(|p| p.1.is_some()).count() >= 2
 }
 
+/// The title of the chart of `metric` in group `group` against `x_name`, in the spec's words:
+/// `Shared-memory stores, full grid: no conflict — threads per block`, `... [block layout:
+/// dense] — ...`. `sweep plot` and `sweep compare` title a series alike.
+pub fn series_title(
+    labels: &Labels,
+    metric: &str,
+    group: &[(String, String)],
+    x_name: &str,
+) -> String {
+    let what = match (labels.family(metric), labels.metric(metric)) {
+        (Some(f), Some(l)) => format!("{f}: {l}"),
+        (None, Some(l)) => l.to_string(),
+        (Some(f), None) => format!("{f}: {metric}"),
+        (None, None) => metric.to_string(),
+    };
+    let group = group_in_words(labels, group);
+    format!("{what}{group} — {}", labels.axis(x_name))
+}
+
 impl Chart for SeriesChart<'_> {
     fn title(&self) -> String {
-        let what = match (
-            self.labels.family(&self.s.metric),
-            self.labels.metric(&self.s.metric),
-        ) {
-            (Some(f), Some(l)) => format!("{f}: {l}"),
-            (None, Some(l)) => l.to_string(),
-            (Some(f), None) => format!("{f}: {}", self.s.metric),
-            (None, None) => self.s.metric.clone(),
-        };
-        let group = group_words(&self.s.group);
-        format!("{what}{group} — {}", self.labels.axis(self.x_name))
+        series_title(self.labels, &self.s.metric, &self.s.group, self.x_name)
     }
 
     fn subtitle(&self) -> Option<String> {
@@ -101,6 +110,21 @@ pub(crate) fn group_words(group: &[(String, String)]) -> String {
     }
     let g: Vec<String> = group.iter().map(|(k, v)| format!("{k}={v}")).collect();
     format!(" [{}]", g.join(", "))
+}
+
+/// ` [block layout: dense]`: the axes that single a series out, each in the spec's words (its
+/// `label`, else its name) with its value; for people, where [`group_words`] names files.
+pub fn group_in_words(labels: &Labels, group: &[(String, String)]) -> String {
+    if group.is_empty() {
+        return String::new();
+    }
+    let g: Vec<String> = group.iter().map(|(k, v)| axis_value(labels, k, v)).collect();
+    format!(" [{}]", g.join(", "))
+}
+
+/// `block layout: dense`: axis `name` in the spec's words, and its value.
+pub(crate) fn axis_value(labels: &Labels, name: &str, value: &str) -> String {
+    format!("{}: {value}", labels.axis(name))
 }
 
 /// What the analysis found, in one line: the period, the knee and the best x.
@@ -640,7 +664,7 @@ pub(crate) mod tests {
         // The peaks (8 of them from the knee at 64 to 256) are drawn in their own colour.
         assert!(svg.matches("#D62728").count() >= 6, "peaks missing");
         assert!(
-            svg.contains(">threads</text>") && svg.contains(">mflops [variant=a] — threads</text>"),
+            svg.contains(">threads</text>") && svg.contains(">mflops [variant: a] — threads</text>"),
             "labels missing"
         );
     }
