@@ -237,3 +237,37 @@ fn a_compare_chart_is_named_as_plot_names_the_series_and_shows_b_over_a_beneath(
     }
     assert!(!texts(&svg).iter().any(|t| t.ends_with('…')), "a cut text");
 }
+
+#[test]
+fn a_family_over_an_axis_names_each_curve_by_the_axis_s_label_and_value() {
+    let tmp = tempfile::tempdir().unwrap();
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/h100/threads_pitch");
+    for f in ["results.csv", "manifest.json"] {
+        std::fs::copy(fixture.join(f), tmp.path().join(f)).unwrap();
+    }
+    let out = sweep(tmp.path())
+        .args(["plot", "results.csv", "--y", "global_all_grid_mflops"])
+        .args(["--format", "svg"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let charts = tmp.path().join("charts");
+    let svg =
+        std::fs::read_to_string(charts.join("family-global_all_grid-by-layout.svg")).unwrap();
+    for text in [
+        "block layout: dense",
+        "block layout: line128",
+        "block layout: align256",
+    ] {
+        assert!(has_text(&svg, text), "{text} missing: {:?}", texts(&svg));
+    }
+    assert!(!svg.contains("layout=dense"), "the raw key=value");
+    // A series' title names its group in the same words.
+    let one = std::fs::read_to_string(charts.join("global_all_grid_mflops__layout-dense.svg"))
+        .unwrap();
+    assert!(
+        has_text(&one, "every thread [block layout: dense] — threads per block"),
+        "{:?}",
+        texts(&one)
+    );
+}

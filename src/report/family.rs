@@ -6,7 +6,7 @@ use super::axes::{axes, distinct, log_axis};
 use super::canvas::{self, Chart, Drawn, Look};
 use super::legend::{Entry, Swatch};
 use super::series::{
-    band, band_outline, group_words, top_edge, y_range, DATA, DOTS_UP_TO, KNEE, LINE_W, PEAK,
+    axis_value, band, band_outline, group_in_words, group_words, top_edge, y_range, DATA, DOTS_UP_TO, KNEE, LINE_W, PEAK,
     PERIOD,
 };
 use super::ReportError;
@@ -145,7 +145,7 @@ fn grouped(
             let unit = &analysis.series[idx[0]].unit;
             Family {
                 stem: crate::analyze::sanitize(&name),
-                title: name.clone(),
+                title: format!("{title}{}", group_in_words(labels, &group)),
                 name,
                 quantity: crate::units::quantity(unit).unwrap_or(title).to_string(),
                 from_spec,
@@ -174,10 +174,10 @@ fn points(analysis: &Analysis, i: usize) -> Vec<(f64, f64)> {
 }
 
 pub(crate) fn families(analysis: &Analysis) -> Vec<Family> {
-    let labels = labels_of(analysis);
+    let words = labels_of(analysis);
     let mut out = Vec::new();
-    for (family, metrics) in labels.families() {
-        out.extend(grouped(analysis, &labels, &family, &metrics, true));
+    for (family, metrics) in words.families() {
+        out.extend(grouped(analysis, &words, &family, &metrics, true));
     }
     let in_spec: Vec<usize> = out.iter().flat_map(|f| f.series.clone()).collect();
     // (name prefix, group, unit) -> indices of its series, in analysis order.
@@ -205,7 +205,7 @@ pub(crate) fn families(analysis: &Analysis) -> Vec<Family> {
             format!("{prefix} [{}]", groups.join(", "))
         };
         let labels = idx.iter().map(|&i| analysis.series[i].metric.clone());
-        let title = format!("{name} variants");
+        let title = format!("{prefix}{} variants", group_in_words(&words, &group));
         let names = (name, title, prefix);
         out.extend(family(analysis, names, &idx, labels.collect()));
     }
@@ -241,7 +241,6 @@ pub(crate) fn families(analysis: &Analysis) -> Vec<Family> {
             None => by_axis.push((key, vec![i])),
         }
     }
-    let words = labels_of(analysis);
     for ((metric, rest, unit), idx) in by_axis {
         let groups: Vec<String> = rest.iter().map(|(k, v)| format!("{k}={v}")).collect();
         let name = if groups.is_empty() {
@@ -252,11 +251,7 @@ pub(crate) fn families(analysis: &Analysis) -> Vec<Family> {
         // The title in the spec's words where it has them (`every thread by block layout`); the
         // name (and so the file) stays the columns'.
         let (shown, axis_words) = (words.metric(&metric).unwrap_or(&metric), words.axis(axis));
-        let title = if groups.is_empty() {
-            format!("{shown} by {axis_words}")
-        } else {
-            format!("{shown} [{}] by {axis_words}", groups.join(", "))
-        };
+        let title = format!("{shown}{} by {axis_words}", group_in_words(&words, &rest));
         let quantity = crate::units::quantity(&unit).map_or(metric.clone(), str::to_string);
         let labels = idx.iter().map(|&i| {
             let v = analysis.series[i]
@@ -264,7 +259,8 @@ pub(crate) fn families(analysis: &Analysis) -> Vec<Family> {
                 .iter()
                 .find(|(a, _)| a == axis)
                 .map_or("", |(_, v)| v.as_str());
-            format!("{axis}={v}")
+            // `block layout: dense`: the axis in the spec's words and the value.
+            axis_value(&words, axis, v)
         });
         let names = (name, title, quantity);
         out.extend(family(analysis, names, &idx, labels.collect()));
@@ -674,7 +670,7 @@ mod tests {
         let labels: Vec<&str> = f[0].members.iter().map(|m| m.0.as_str()).collect();
         assert_eq!(
             labels,
-            ["variant=naive", "variant=shared", "variant=padded"]
+            ["variant: naive", "variant: shared", "variant: padded"]
         );
         assert_eq!(fewest_values(&[4, 2, 1]), Some(1));
         assert_eq!(fewest_values(&[12, 1]), None);

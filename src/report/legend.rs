@@ -15,8 +15,9 @@ const INSET: i32 = 8;
 const SWATCH: i32 = 24;
 /// Pixels of the column left of an entry's text and right of it.
 const BESIDE_TEXT: u32 = (INSET + SWATCH + 8 + 6) as u32;
-/// The font: 13 px, 11 px in a column narrower than the default.
+/// The font: 13 px, 11 px in a column narrower than [`NARROW`] (a small chart's).
 const FONT: (&str, u32) = ("sans-serif", 13);
+const NARROW: u32 = 200;
 const SMALL_FONT: (&str, u32) = ("sans-serif", 11);
 
 /// How an entry is shown: a sample of the mark as drawn on the chart.
@@ -118,14 +119,14 @@ pub(crate) fn fit(label: &str, max: u32, width: impl Fn(&str) -> u32) -> String 
 }
 
 /// Draws the legend into `area` (the column right of the plot), from its top, in a smaller font
-/// when the column is narrower than [`WIDTH`]; a label too long for one line takes two.
+/// when the column is narrower than [`NARROW`]; a label too long for one line takes two.
 pub(crate) fn draw<DB: DrawingBackend>(
     area: &DrawingArea<DB, Shift>,
     entries: &[Entry],
 ) -> Result<(), String> {
     let e = |e: &dyn std::fmt::Display| e.to_string();
     let (w, height) = area.dim_in_pixel();
-    let face = if w < WIDTH { SMALL_FONT } else { FONT };
+    let face = if w < NARROW { SMALL_FONT } else { FONT };
     let font = face.into_font();
     let width = |t: &str| {
         font.box_size(t)
