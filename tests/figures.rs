@@ -271,3 +271,36 @@ fn a_family_over_an_axis_names_each_curve_by_the_axis_s_label_and_value() {
         texts(&one)
     );
 }
+
+#[test]
+fn the_chart_and_the_analysis_say_the_peaks_modulo_the_same_period() {
+    let tmp = tempfile::tempdir().unwrap();
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/h100/bank_stride");
+    for f in ["results.csv", "manifest.json"] {
+        std::fs::copy(fixture.join(f), tmp.path().join(f)).unwrap();
+    }
+    let out = sweep(tmp.path())
+        .args(["plot", "results.csv", "--format", "svg"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let svg = std::fs::read_to_string(tmp.path().join("charts/bank_stride_gb_per_s.svg")).unwrap();
+    let said = "stride ≡ 1, 3, …, 15 (mod 16)";
+    assert!(
+        texts(&svg).iter().any(|t| t.contains(said)),
+        "{:?}",
+        texts(&svg)
+    );
+    let out = sweep(tmp.path())
+        .args(["analyze", "results.csv"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let md = std::fs::read_to_string(tmp.path().join("analysis.md")).unwrap();
+    let row = md
+        .lines()
+        .find(|l| l.starts_with("| bank_stride_gb_per_s |"))
+        .unwrap();
+    assert!(row.contains(said), "{row}");
+    assert!(!md.contains("(mod 2)"), "a second period in the reading");
+}

@@ -7,7 +7,7 @@ use super::canvas::{self, Chart, Drawn};
 use super::legend::{Entry, Swatch};
 use super::points::PointInfo;
 use crate::analyze::curve::Period;
-use crate::analyze::reading::human;
+use crate::analyze::reading::{congruence, human};
 use crate::analyze::SeriesAnalysis;
 use crate::spec::Labels;
 use crate::units::quantity;
@@ -148,32 +148,13 @@ pub(crate) fn finding(s: &SeriesAnalysis, x_name: &str) -> String {
     parts.join(" · ")
 }
 
-/// `period 16, peaks at stride ≡ 1, 3, …, 15 (mod 16), high confidence`: the peaks' phases are
-/// said modulo the period itself (saying them modulo a divisor, `≡ 1 (mod 2)`, next to `period
-/// 16` reads as two periods at odds with each other).
+/// `period 16, peaks at stride ≡ 1, 3, …, 15 (mod 16), high confidence`: the peaks' phases
+/// as the analysis's reading says them ([`congruence`]: one wording for the chart and the tables).
 pub(crate) fn period_clause(p: &Period, x_name: &str) -> String {
-    let mut phases: Vec<f64> = p
-        .peak_phases
-        .iter()
-        .map(|v| v.rem_euclid(p.period))
-        .collect();
-    phases.sort_by(f64::total_cmp);
-    phases.dedup();
-    let listed: Vec<String> = if phases.len() <= 4 {
-        phases.iter().map(|v| human(*v)).collect()
-    } else {
-        vec![
-            human(phases[0]),
-            human(phases[1]),
-            "…".to_string(),
-            human(phases[phases.len() - 1]),
-        ]
-    };
     format!(
-        "period {}, peaks at {x_name} ≡ {} (mod {}), {} confidence",
+        "period {}, peaks at {x_name} ≡ {}, {} confidence",
         human(p.period),
-        listed.join(", "),
-        human(p.period),
+        congruence(&p.peak_phases, p.period),
         p.level.as_str()
     )
 }
