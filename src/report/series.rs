@@ -187,6 +187,24 @@ pub(crate) fn outlier_marks(s: &SeriesAnalysis) -> Vec<f64> {
         .collect()
 }
 
+/// The points of `observed` (in x order) to mark as peaks: those of `peaks` that are a local
+/// maximum with a fall after them. A listed peak where the curve only steps up (a sawtooth's
+/// top that the next point climbs past, or the last point, with nothing after it) is no peak
+/// to the eye, and a ring there would say one is.
+pub(crate) fn peak_marks(observed: &[(f64, f64)], peaks: &[f64]) -> Vec<(f64, f64)> {
+    observed
+        .iter()
+        .enumerate()
+        .filter(|(_, p)| peaks.contains(&p.0))
+        .filter(|&(i, &(_, y))| {
+            let before = i.checked_sub(1).map(|j| observed[j].1);
+            let after = observed.get(i + 1).map(|q| q.1);
+            before.is_none_or(|b| b <= y) && after.is_some_and(|a| a < y)
+        })
+        .map(|(_, &p)| p)
+        .collect()
+}
+
 /// Curves of at most this many points get a dot on each; a denser one is its line.
 pub(crate) const DOTS_UP_TO: usize = 100;
 
@@ -388,11 +406,7 @@ fn draw<DB: DrawingBackend>(
             KNEE,
         ));
     }
-    let peaks: Vec<(f64, f64)> = observed
-        .iter()
-        .copied()
-        .filter(|p| s.curve.peaks.contains(&p.0))
-        .collect();
+    let peaks = peak_marks(&observed, &s.curve.peaks);
     // The period: a thin bracket from one peak to the next, in the headroom above the curve.
     if let (Some(p), [a, _, ..], false) = (&s.curve.period, peaks.as_slice(), log2) {
         let y = range.top + headroom / 2.0 * (range.top - y_min);
@@ -620,6 +634,29 @@ pub(crate) mod tests {
         assert!(has_top_edge(&svg), "no top edge over the cut band");
         let unclipped = series_svg(&s, "threads", None, &info(0.3), &Labels::default()).unwrap();
         assert!(!has_top_edge(&unclipped), "a top edge with nothing cut");
+    }
+
+    #[test]
+    fn a_peak_is_marked_only_where_the_curve_falls_after_it() {
+        // 32 falls after it; 40 is on a rising ramp; 50 steps up (48..50 flat, then higher);
+        // 64 is the last point.
+        let observed: Vec<(f64, f64)> = (1..=64)
+            .map(|x| {
+                let x = f64::from(x);
+                let y = match x {
+                    _ if x <= 32.0 => x,
+                    _ if (48.0..=50.0).contains(&x) => 30.0,
+                    _ if x > 50.0 => x - 15.0,
+                    _ => x - 20.0,
+                };
+                (x, y)
+            })
+            .collect();
+        let marked: Vec<f64> = peak_marks(&observed, &[32.0, 40.0, 50.0, 64.0])
+            .iter()
+            .map(|p| p.0)
+            .collect();
+        assert_eq!(marked, [32.0]);
     }
 
     #[test]
