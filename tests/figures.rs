@@ -304,3 +304,59 @@ fn the_chart_and_the_analysis_say_the_peaks_modulo_the_same_period() {
     assert!(row.contains(said), "{row}");
     assert!(!md.contains("(mod 2)"), "a second period in the reading");
 }
+
+/// The committed aos_soa run with its numeric axis `touched` left out (one value of it kept):
+/// a run of categories only.
+fn categories_only(dir: &Path) -> PathBuf {
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/h100/aos_soa");
+    let text = std::fs::read_to_string(fixture.join("results.csv")).unwrap();
+    let mut lines = text.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let t = header.iter().position(|h| *h == "touched").unwrap();
+    let cut = |l: &str| -> (String, String) {
+        let cells: Vec<&str> = l.split(',').collect();
+        let mut kept = cells.clone();
+        kept.remove(t);
+        (cells[t].to_string(), kept.join(","))
+    };
+    let rows: Vec<(String, String)> = lines.map(cut).collect();
+    let mut out = cut(&header.join(",")).1 + "\n";
+    for (v, row) in &rows {
+        if *v == rows[0].0 {
+            out += &format!("{row}\n");
+        }
+    }
+    let csv = dir.join("results.csv");
+    std::fs::write(&csv, out).unwrap();
+    csv
+}
+
+#[test]
+fn on_a_run_of_categories_only_no_hint_sends_back_to_x() {
+    let tmp = tempfile::tempdir().unwrap();
+    let csv = categories_only(tmp.path());
+    for args in [vec!["analyze"], vec!["analyze", "--x", "layout"], vec!["plot", "--x", "layout"]] {
+        let out = sweep(tmp.path()).args(&args).arg(&csv).output().unwrap();
+        assert!(!out.status.success(), "{args:?}");
+        let err = stderr(&out);
+        assert_eq!(err.trim().lines().count(), 1, "{err}");
+        assert!(!err.contains("with --x"), "{args:?}: the hint loops: {err}");
+        assert!(err.contains("as bars"), "{args:?}: {err}");
+    }
+    // The way out the hint names works.
+    let out = sweep(tmp.path()).arg("plot").arg(&csv).output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    // With a numeric axis left, the hint names it.
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/h100/aos_soa");
+    std::fs::copy(fixture.join("results.csv"), &csv).unwrap();
+    let out = sweep(tmp.path())
+        .args(["analyze", "--x", "layout"])
+        .arg(&csv)
+        .output()
+        .unwrap();
+    assert!(
+        stderr(&out).contains("(hint: the numeric axes are `touched`; name one with --x)"),
+        "{}",
+        stderr(&out)
+    );
+}
