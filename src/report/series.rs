@@ -187,10 +187,11 @@ pub(crate) fn outlier_marks(s: &SeriesAnalysis) -> Vec<f64> {
         .collect()
 }
 
-/// The points of `observed` (in x order) to mark as peaks: those of `peaks` that are a local
-/// maximum with a fall after them. A listed peak where the curve only steps up (a sawtooth's
-/// top that the next point climbs past, or the last point, with nothing after it) is no peak
-/// to the eye, and a ring there would say one is.
+/// The points of `observed` (in x order) to mark as peaks: those of `peaks` with a fall after
+/// them that is larger than any rise into them from the point before (a local maximum, noise
+/// of a point before it allowed). A listed peak where the curve only steps up (a sawtooth's top
+/// that the next point climbs past, or the last point, with nothing after it) is no peak to the
+/// eye, and a ring there would say one is.
 pub(crate) fn peak_marks(observed: &[(f64, f64)], peaks: &[f64]) -> Vec<(f64, f64)> {
     observed
         .iter()
@@ -199,7 +200,7 @@ pub(crate) fn peak_marks(observed: &[(f64, f64)], peaks: &[f64]) -> Vec<(f64, f6
         .filter(|&(i, &(_, y))| {
             let before = i.checked_sub(1).map(|j| observed[j].1);
             let after = observed.get(i + 1).map(|q| q.1);
-            before.is_none_or(|b| b <= y) && after.is_some_and(|a| a < y)
+            after.is_some_and(|a| a < y && before.is_none_or(|b| b - y < y - a))
         })
         .map(|(_, &p)| p)
         .collect()
@@ -639,24 +640,27 @@ pub(crate) mod tests {
     #[test]
     fn a_peak_is_marked_only_where_the_curve_falls_after_it() {
         // 32 falls after it; 40 is on a rising ramp; 50 steps up (48..50 flat, then higher);
-        // 64 is the last point.
+        // 64 is the last point; 56 falls after it though 55 is a little higher (noise).
         let observed: Vec<(f64, f64)> = (1..=64)
             .map(|x| {
                 let x = f64::from(x);
                 let y = match x {
                     _ if x <= 32.0 => x,
                     _ if (48.0..=50.0).contains(&x) => 30.0,
+                    55.0 => 41.0,
+                    56.0 => 40.5,
+                    57.0 => 30.0,
                     _ if x > 50.0 => x - 15.0,
                     _ => x - 20.0,
                 };
                 (x, y)
             })
             .collect();
-        let marked: Vec<f64> = peak_marks(&observed, &[32.0, 40.0, 50.0, 64.0])
+        let marked: Vec<f64> = peak_marks(&observed, &[32.0, 40.0, 50.0, 56.0, 64.0])
             .iter()
             .map(|p| p.0)
             .collect();
-        assert_eq!(marked, [32.0]);
+        assert_eq!(marked, [32.0, 56.0]);
     }
 
     #[test]
