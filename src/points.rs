@@ -51,14 +51,14 @@ pub enum PointsError {
         group: String,
         lengths: String,
     },
-    /// A filter that does not parse, or that fails at a point: `reason` in our words (never
-    /// evalexpr's own text), where (` at threads=1`, or empty for a parse error) and a hint.
-    #[error("{path}: filter `{filter}`{label} {reason} (hint: {hint})")]
+    /// A filter that does not parse, or that fails at a point: `what` went wrong in our words
+    /// (never evalexpr's own text), after where (`at threads=1 names ...`; a parse error has no
+    /// point: `does not parse: ...`), and a hint.
+    #[error("{path}: filter `{filter}` {what} (hint: {hint})")]
     Filter {
         path: String,
         filter: String,
-        label: String,
-        reason: String,
+        what: String,
         hint: String,
     },
     #[error("{path}: filter `{filter}` drops every one of the {total} points (hint: check the comparison against the axis ranges)")]
@@ -161,18 +161,15 @@ pub fn expand(spec: &Spec) -> Result<Vec<Point>, PointsError> {
         })?;
 
     let filter = match &spec.filter {
-        Some(f) => Some(
-            evalexpr::build_operator_tree(f).map_err(|e| {
-                let (reason, hint) = filter_words(&e, &names(spec));
-                PointsError::Filter {
-                    path: spec.locate("filter"),
-                    filter: f.clone(),
-                    label: String::new(),
-                    reason,
-                    hint,
-                }
-            })?,
-        ),
+        Some(f) => Some(evalexpr::build_operator_tree(f).map_err(|e| {
+            let (reason, hint) = filter_words(&e, &names(spec));
+            PointsError::Filter {
+                path: spec.locate("filter"),
+                filter: f.clone(),
+                what: reason,
+                hint,
+            }
+        })?),
         None => None,
     };
 
@@ -188,19 +185,16 @@ pub fn expand(spec: &Spec) -> Result<Vec<Point>, PointsError> {
             values.push((axis.name.clone(), axis.values[digits[dim]].clone()));
         }
         let keep = match &filter {
-            Some(tree) => {
-                eval_filter(tree, spec, &values).map_err(|e| {
-                    let (reason, hint) = filter_words(&e, &names(spec));
-                    let at: Vec<String> = values.iter().map(|(n, v)| format!("{n}={v}")).collect();
-                    PointsError::Filter {
-                        path: spec.locate("filter"),
-                        filter: spec.filter.clone().unwrap_or_default(),
-                        label: format!(" at {}", at.join(" ")),
-                        reason,
-                        hint,
-                    }
-                })?
-            }
+            Some(tree) => eval_filter(tree, spec, &values).map_err(|e| {
+                let (reason, hint) = filter_words(&e, &names(spec));
+                let at: Vec<String> = values.iter().map(|(n, v)| format!("{n}={v}")).collect();
+                PointsError::Filter {
+                    path: spec.locate("filter"),
+                    filter: spec.filter.clone().unwrap_or_default(),
+                    what: format!("at {} {reason}", at.join(" ")),
+                    hint,
+                }
+            })?,
             None => true,
         };
         if keep {
@@ -249,7 +243,7 @@ fn names(spec: &Spec) -> Vec<String> {
     spec.axes
         .iter()
         .map(|a| a.name.clone())
-        .chain(spec.vars.iter().map(|(n, _)| n.clone()))
+        .chain(spec.vars.keys().cloned())
         .collect()
 }
 
@@ -298,7 +292,9 @@ fn filter_words(e: &evalexpr::EvalexprError, names: &[String]) -> (String, Strin
         ),
         E::WrongTypeCombination { .. } | E::TypeError { .. } => (
             "combines a number with a string".to_string(),
-            format!("compare a string axis with a quoted string, e.g. `variant == \"shared\"`; {known}"),
+            format!(
+                "compare a string axis with a quoted string, e.g. `variant == \"shared\"`; {known}"
+            ),
         ),
         E::DivisionError { .. } | E::ModulationError { .. } => (
             "divides by zero".to_string(),

@@ -211,7 +211,15 @@ fn a_compare_chart_is_named_as_plot_names_the_series_and_shows_b_over_a_beneath(
         thread_sweep(d);
     }
     let out = sweep(tmp.path())
-        .args(["compare", "a", "b", "--y", "shared_nc_grid_mflops", "--out", "cmp"])
+        .args([
+            "compare",
+            "a",
+            "b",
+            "--y",
+            "shared_nc_grid_mflops",
+            "--out",
+            "cmp",
+        ])
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
@@ -252,8 +260,7 @@ fn a_family_over_an_axis_names_each_curve_by_the_axis_s_label_and_value() {
         .unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
     let charts = tmp.path().join("charts");
-    let svg =
-        std::fs::read_to_string(charts.join("family-global_all_grid-by-layout.svg")).unwrap();
+    let svg = std::fs::read_to_string(charts.join("family-global_all_grid-by-layout.svg")).unwrap();
     for text in [
         "block layout: dense",
         "block layout: line128",
@@ -263,10 +270,13 @@ fn a_family_over_an_axis_names_each_curve_by_the_axis_s_label_and_value() {
     }
     assert!(!svg.contains("layout=dense"), "the raw key=value");
     // A series' title names its group in the same words.
-    let one = std::fs::read_to_string(charts.join("global_all_grid_mflops__layout-dense.svg"))
-        .unwrap();
+    let one =
+        std::fs::read_to_string(charts.join("global_all_grid_mflops__layout-dense.svg")).unwrap();
     assert!(
-        has_text(&one, "every thread [block layout: dense] — threads per block"),
+        has_text(
+            &one,
+            "every thread [block layout: dense] — threads per block"
+        ),
         "{:?}",
         texts(&one)
     );
@@ -335,7 +345,11 @@ fn categories_only(dir: &Path) -> PathBuf {
 fn on_a_run_of_categories_only_no_hint_sends_back_to_x() {
     let tmp = tempfile::tempdir().unwrap();
     let csv = categories_only(tmp.path());
-    for args in [vec!["analyze"], vec!["analyze", "--x", "layout"], vec!["plot", "--x", "layout"]] {
+    for args in [
+        vec!["analyze"],
+        vec!["analyze", "--x", "layout"],
+        vec!["plot", "--x", "layout"],
+    ] {
         let out = sweep(tmp.path()).args(&args).arg(&csv).output().unwrap();
         assert!(!out.status.success(), "{args:?}");
         let err = stderr(&out);

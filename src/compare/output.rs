@@ -278,8 +278,8 @@ impl Comparison {
                 Some((v.parse::<f64>().ok()?, p))
             })
             .collect();
-        let (u_a, u_b): (Vec<(f64, f64)>, Vec<(f64, f64)>) =
-            mine.iter().map(|(x, p)| ((*x, p.u_a), (*x, p.u_b))).unzip();
+        let u_a: Vec<(f64, f64)> = mine.iter().map(|(x, p)| (*x, p.u_a)).collect();
+        let u_b: Vec<(f64, f64)> = mine.iter().map(|(x, p)| (*x, p.u_b)).collect();
         let ratio: Vec<RatioPoint> = mine
             .iter()
             .map(|(x, p)| RatioPoint {

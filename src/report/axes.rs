@@ -88,7 +88,7 @@ pub(crate) fn axes<'a, DB: DrawingBackend>(
                 .map_or(label(x).chars().count() as u32 * tick_size * 3 / 5, |b| b.0)
         };
         let px = |x: f64| chart.backend_coord(&(x, y_lo)).0;
-        let ticks = thinned(&ticks, |x| px(x), |x| label_w(x) + 8);
+        let ticks = thinned(&ticks, px, |x| label_w(x) + 8);
         for &x in &ticks {
             chart
                 .draw_series(std::iter::once(PathElement::new(
@@ -113,7 +113,11 @@ pub(crate) fn axes<'a, DB: DrawingBackend>(
 
 /// Every k-th of `ticks`, k the smallest that keeps each label (`room(x)` pixels wide, centred on
 /// `px(x)`) clear of its neighbours.
-pub(crate) fn thinned(ticks: &[f64], px: impl Fn(f64) -> i32, room: impl Fn(f64) -> u32) -> Vec<f64> {
+pub(crate) fn thinned(
+    ticks: &[f64],
+    px: impl Fn(f64) -> i32,
+    room: impl Fn(f64) -> u32,
+) -> Vec<f64> {
     let clear = |k: usize| {
         let kept: Vec<f64> = ticks.iter().copied().step_by(k).collect();
         kept.windows(2).all(|w| {

@@ -592,7 +592,8 @@ mod tests {
         let boxes = text_boxes(svg);
         let mut out = Vec::new();
         for (i, (t, b)) in boxes.iter().enumerate() {
-            if b[0] < -0.5 || b[1] < -0.5 || b[2] > f64::from(w) + 0.5 || b[3] > f64::from(h) + 0.5 {
+            if b[0] < -0.5 || b[1] < -0.5 || b[2] > f64::from(w) + 0.5 || b[3] > f64::from(h) + 0.5
+            {
                 out.push(format!("`{t}` {b:?} outside {w}x{h}"));
             }
             for (u, c) in &boxes[i + 1..] {
@@ -620,7 +621,12 @@ mod tests {
             .map(|p| super::super::points::PointInfo {
                 x: p.0,
                 u: 0.05,
-                status: if p.0 as u32 % 9 == 0 { "unstable" } else { "ok" }.into(),
+                status: if (p.0 as u32).is_multiple_of(9) {
+                    "unstable"
+                } else {
+                    "ok"
+                }
+                .into(),
             })
             .collect();
         let chart = super::super::series::SeriesChart {
@@ -638,7 +644,11 @@ mod tests {
             .map(|k| xs.iter().map(|&x| (x, 1e6 * f64::from(k) + x)).collect())
             .collect();
         let u: Vec<(f64, f64)> = xs.iter().map(|&x| (x, 0.02)).collect();
-        let names = ["every thread", "every even thread", "first half of the threads"];
+        let names = [
+            "every thread",
+            "every even thread",
+            "first half of the threads",
+        ];
         let curves: Vec<super::super::family::Curve> = names
             .iter()
             .zip(&pts)
@@ -659,7 +669,10 @@ mod tests {
         let svg = svg_with(&chart, true, None, &look).unwrap();
         let bad = collisions(&svg, MIN_SIZE);
         assert!(bad.is_empty(), "overlay: {bad:#?}");
-        assert!(svg.contains("first half of"), "a long name wraps, it is not cut");
+        assert!(
+            svg.contains("first half of"),
+            "a long name wraps, it is not cut"
+        );
     }
 
     #[test]

@@ -6,8 +6,8 @@ use super::axes::{axes, distinct, log_axis};
 use super::canvas::{self, Chart, Drawn, Look};
 use super::legend::{Entry, Swatch};
 use super::series::{
-    axis_value, band, band_outline, group_in_words, group_words, top_edge, y_range, DATA, DOTS_UP_TO, KNEE, LINE_W, PEAK,
-    PERIOD,
+    axis_value, band, band_outline, group_in_words, group_words, top_edge, y_range, DATA,
+    DOTS_UP_TO, KNEE, LINE_W, PEAK, PERIOD,
 };
 use super::ReportError;
 use crate::analyze::Analysis;

@@ -118,7 +118,10 @@ pub fn group_in_words(labels: &Labels, group: &[(String, String)]) -> String {
     if group.is_empty() {
         return String::new();
     }
-    let g: Vec<String> = group.iter().map(|(k, v)| axis_value(labels, k, v)).collect();
+    let g: Vec<String> = group
+        .iter()
+        .map(|(k, v)| axis_value(labels, k, v))
+        .collect();
     format!(" [{}]", g.join(", "))
 }
 
@@ -631,7 +634,10 @@ pub(crate) mod tests {
         // and the plot's top edge is drawn where the band is cut.
         let svg = series_svg(&s, "threads", None, &info(3.0), &Labels::default()).unwrap();
         let (y0, y1) = frame_y(&svg);
-        assert!(y1 < 4.0 * top / 1000.0 && y1 >= 1.5 * top / 1000.0, "{y0}..{y1}");
+        assert!(
+            y1 < 4.0 * top / 1000.0 && y1 >= 1.5 * top / 1000.0,
+            "{y0}..{y1}"
+        );
         assert!(has_top_edge(&svg), "no top edge over the cut band");
         let unclipped = series_svg(&s, "threads", None, &info(0.3), &Labels::default()).unwrap();
         assert!(!has_top_edge(&unclipped), "a top edge with nothing cut");
@@ -686,7 +692,8 @@ pub(crate) mod tests {
         // The peaks (8 of them from the knee at 64 to 256) are drawn in their own colour.
         assert!(svg.matches("#D62728").count() >= 6, "peaks missing");
         assert!(
-            svg.contains(">threads</text>") && svg.contains(">mflops [variant: a] — threads</text>"),
+            svg.contains(">threads</text>")
+                && svg.contains(">mflops [variant: a] — threads</text>"),
             "labels missing"
         );
     }

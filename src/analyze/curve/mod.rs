@@ -446,7 +446,12 @@ mod tests {
         let c = analyze_curve(&pts, Sense::HigherIsBetter);
         let best = c.best.as_ref().unwrap();
         assert_eq!(best.x, 200.0);
-        assert!(!c.outliers.contains(&best.x), "best {} among {:?}", best.x, c.outliers);
+        assert!(
+            !c.outliers.contains(&best.x),
+            "best {} among {:?}",
+            best.x,
+            c.outliers
+        );
         assert!(c.period.is_some(), "the spike hides the period");
     }
 

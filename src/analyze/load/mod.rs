@@ -133,7 +133,10 @@ impl Table {
             "every axis is a category: `sweep plot` and `sweep report` without --x draw such a run as bars".to_string()
         } else {
             let named: Vec<String> = numeric.iter().map(|a| format!("`{a}`")).collect();
-            format!("the numeric axes are {}; name one with --x", named.join(", "))
+            format!(
+                "the numeric axes are {}; name one with --x",
+                named.join(", ")
+            )
         }
     }
 
