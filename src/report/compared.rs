@@ -14,7 +14,7 @@ use super::axes::{axes, distinct, log_axis};
 use super::canvas::{self, Chart, Drawn};
 use super::family::{Curve, Overlay};
 use super::legend::{Entry, Swatch};
-use super::series::{band_outline, LINE_W};
+use super::series::{band_outline, top_edge, LINE_W};
 use super::ReportError;
 use plotters::coord::Shift;
 use plotters::prelude::*;
@@ -133,17 +133,32 @@ fn ratio_panel<DB: DrawingBackend>(
         .map(|p| RatioPoint { x: x_of(p.x), ..*p })
         .collect();
     pts.sort_by(|a, b| a.x.total_cmp(&b.x));
-    // The range holds the band and the line at 1, with a tenth of room either side.
+    // The range holds B/A, the line at 1 and the band where it is typical: a band twice the
+    // median's width, or half the ratios' span, beyond them; a wider one (a few points whose
+    // placements differ by 70 %) is cut at the panel's edges, which are drawn, so that the
+    // ratio of every other point stays readable.
+    let ratios = || pts.iter().map(|p| p.ratio);
+    let r_lo = ratios().fold(1.0, f64::min);
+    let r_hi = ratios().fold(1.0, f64::max);
+    let mut widths: Vec<f64> = pts.iter().map(|p| (p.ratio * p.u).abs()).collect();
+    widths.sort_by(f64::total_cmp);
+    let typical = widths.get(widths.len() / 2).copied().unwrap_or(0.0);
+    let reach = (2.0 * typical).max(0.5 * (r_hi - r_lo));
     let lo = pts
         .iter()
         .map(|p| p.ratio * (1.0 - p.u))
-        .fold(1.0, f64::min);
+        .fold(r_lo, f64::min)
+        .max(r_lo - reach);
     let hi = pts
         .iter()
         .map(|p| p.ratio * (1.0 + p.u))
-        .fold(1.0, f64::max);
+        .fold(r_hi, f64::max)
+        .min(r_hi + reach);
     let pad = ((hi - lo) * 0.1).max(0.005);
     let (y0, y1) = (lo - pad, hi + pad);
+    let cut = pts
+        .iter()
+        .any(|p| p.ratio * (1.0 - p.u) < y0 || p.ratio * (1.0 + p.u) > y1);
     let measured = distinct(all_x.iter().map(|&x| x_of(x)));
     let (mut chart, _) = axes(
         area,
@@ -157,8 +172,16 @@ fn ratio_panel<DB: DrawingBackend>(
     let mut legend = Vec::new();
     let band: Vec<(f64, f64, f64)> = pts
         .iter()
-        .map(|p| (p.x, p.ratio * (1.0 - p.u), p.ratio * (1.0 + p.u)))
+        .map(|p| {
+            let (a, b) = (p.ratio * (1.0 - p.u), p.ratio * (1.0 + p.u));
+            (p.x, a.clamp(y0, y1), b.clamp(y0, y1))
+        })
         .collect();
+    if cut {
+        for y in [y0, y1] {
+            top_edge(&mut chart, (x0, x1), y)?;
+        }
+    }
     if band.len() >= 2 && band.iter().any(|b| b.2 > b.1) {
         chart
             .draw_series(std::iter::once(Polygon::new(
@@ -218,12 +241,13 @@ mod tests {
                 u: &u,
             },
         ];
+        // B/A 1.02 +- 1.5 %, but +- 70 % at one point.
         let ratio: Vec<RatioPoint> = xs
             .iter()
             .map(|&x| RatioPoint {
                 x,
                 ratio: 1.02,
-                u: 0.015,
+                u: if x == 10.0 { 0.7 } else { 0.015 },
             })
             .collect();
         let names = Names {
@@ -245,6 +269,19 @@ mod tests {
             // plotters writes each text on a line of its own.
             assert!(svg.contains(&format!("\n{words}\n")), "`{words}` missing");
         }
+        // The panel's ticks read the typical band, not the one wide point's: 1 and 1.02 lie
+        // a few ticks apart, and the cut band is seen to be cut at the panel's edges.
+        let ticks: Vec<f64> = svg
+            .split("<text ")
+            .filter(|t| t.contains("text-anchor=\"end\""))
+            .filter_map(|t| t.split('>').nth(1)?.split('<').next()?.trim().parse().ok())
+            .filter(|v: &f64| *v > 0.0 && *v < 2.0)
+            .collect();
+        assert!(ticks.len() >= 3, "{ticks:?}");
+        assert!(
+            ticks.iter().all(|v| (0.9..=1.1).contains(v)),
+            "the panel spans the wide band: {ticks:?}"
+        );
         // Both runs' names whole (wrapped, not cut).
         assert!(!svg.contains('…'), "a name was cut");
         // The x axis is named once, under the ratio panel.
