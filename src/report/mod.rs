@@ -3,7 +3,7 @@
 //!
 //! - [`axes`]: x scale (linear or log2), ticks on the period or warps, units people read;
 //! - [`canvas`]: title, plot, legend column beside the plot, machine footer; SVG and PNG;
-//! - [`legend`]: the legend's entries, cut to fit;
+//! - [`legend`]: the legend's entries, wrapped to two lines and counted when they do not fit;
 //! - [`series`]: one series' chart (band, marks, knee, peaks, period) and its title;
 //! - [`family`]: variants of one family overlaid;
 //! - [`compared`]: `sweep compare`'s A against B, with a panel of B/A;
