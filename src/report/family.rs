@@ -1,6 +1,6 @@
 //! Variants of one family on one chart: series of one group and unit whose metric names differ
 //! only in their last `_` part (`global_vec1`, `global_vec2`, `global_vec4`), overlaid on shared
-//! axes with a legend beside the plot; also `sweep compare`'s A-against-B charts.
+//! axes with a legend beside the plot (and the top of `sweep compare`'s charts: [`super::compared`]).
 
 use super::axes::{axes, distinct, log_axis};
 use super::canvas::{self, Chart, Drawn, Look};
@@ -408,29 +408,6 @@ fn family_chart<'a>(
         quantity: Some(&f.quantity),
         curves,
     }
-}
-
-/// Writes `<stem>.svg` and `<stem>.png`: the curves overlaid on shared axes, with a legend
-/// beside the plot (`sweep compare --out`: run A against run B). `unit` is y's unit, `quantity`
-/// what y is (`shared_grid`): the axis reads `throughput (TFLOP/s)` when the unit says what the
-/// quantity is, `shared_grid (TFLOP/s)` otherwise.
-pub fn overlay(
-    stem: &Path,
-    title: &str,
-    x_name: &str,
-    (unit, quantity): (&str, &str),
-    curves: &[Curve],
-    footer: Option<&str>,
-) -> Result<Vec<PathBuf>, ReportError> {
-    let chart = Overlay {
-        title: title.to_string(),
-        subtitle: None,
-        x_name: x_name.replace('_', " "),
-        y_name: unit,
-        quantity: Some(crate::units::quantity(unit).unwrap_or(quantity)),
-        curves,
-    };
-    canvas::write(&chart, stem, footer)
 }
 
 impl Overlay<'_> {

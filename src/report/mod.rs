@@ -30,7 +30,7 @@ pub use axes::{format_value, log_axis, scale_unit, x_ticks};
 pub use bars::{plot_bars, plot_bars_with};
 pub use canvas::{footer, Format, Look, MIN_SIZE};
 pub use compared::{compare_chart, Names, RatioPoint};
-pub use family::{overlay, Curve};
+pub use family::Curve;
 pub use points::{point_info, PointInfo};
 pub use series::{group_in_words, series_svg, series_title};
 
