@@ -388,6 +388,13 @@ pub fn analyze_curve(points: &[(f64, Option<f64>)], sense: Sense) -> Curve {
         curve.peaks = peaks.iter().map(|&i| grid.x[i]).collect();
         curve.drop = drop_after(&grid, &peaks, period, sense);
     }
+    // The best is the best measured value: a fit that cannot follow it (a spike above the
+    // staircase) leaves it out, but does not make it a doubtful measurement. The points called
+    // outliers never include the best, so that the reading, the tables and the charts do not
+    // name one point both (after the peaks and the drop, which stay the fit's).
+    if let Some(b) = &curve.best {
+        curve.outliers.retain(|&x| x != b.x);
+    }
     // What the second period's own steps cost in the data, so the reading can say how much
     // it matters (a fit can prefer two periods for the shape of a ramp alone: a small cost says
     // so). Not used to drop it: at 2-3 % noise that median is too noisy for a threshold (the
@@ -428,6 +435,24 @@ mod tests {
         // One thread past 32k costs 1 - (32k+1)/(32(k+1)): 25 % at k = 3, falling after.
         assert!(drop.relative > 0.05 && drop.relative < 0.25, "{drop:?}");
         assert_eq!(drop.after, 1.0);
+    }
+
+    #[test]
+    fn the_best_is_never_among_the_outliers() {
+        // A warp sawtooth with one spike far above it, after the knee: the fit leaves the spike
+        // out, and it is the best value measured.
+        let mut pts = sawtooth(512, 32, 0, 3);
+        pts[199].1 = Some(4.0 * pts[199].1.unwrap());
+        let c = analyze_curve(&pts, Sense::HigherIsBetter);
+        let best = c.best.as_ref().unwrap();
+        assert_eq!(best.x, 200.0);
+        assert!(
+            !c.outliers.contains(&best.x),
+            "best {} among {:?}",
+            best.x,
+            c.outliers
+        );
+        assert!(c.period.is_some(), "the spike hides the period");
     }
 
     #[test]

@@ -120,6 +120,26 @@ impl Table {
         row.get(col).map(String::as_str).unwrap_or("")
     }
 
+    /// Where to turn when axis `x` is not numeric: the numeric axes --x could take, or, when
+    /// there is none, bars.
+    fn other_x_hint(&self, x: &str) -> String {
+        let numeric: Vec<String> = self
+            .axes
+            .iter()
+            .filter(|a| *a != x && self.column(a).is_some_and(|c| self.is_numeric(c)))
+            .cloned()
+            .collect();
+        if numeric.is_empty() {
+            "every axis is a category: `sweep plot` and `sweep report` without --x draw such a run as bars".to_string()
+        } else {
+            let named: Vec<String> = numeric.iter().map(|a| format!("`{a}`")).collect();
+            format!(
+                "the numeric axes are {}; name one with --x",
+                named.join(", ")
+            )
+        }
+    }
+
     pub(crate) fn number(&self, cell: &str) -> Option<f64> {
         number(cell, self.semicolon)
     }
@@ -283,6 +303,7 @@ impl Table {
                     value: x_cell.to_string(),
                     path: self.path.clone(),
                     line: line + 2,
+                    hint: self.other_x_hint(x),
                 })?;
             let key: Vec<String> = by_cols
                 .iter()
