@@ -25,7 +25,7 @@ for k in ${KERNELS:-shared_nc_grid global_all_grid}; do
   cache=$work/cupy_$k; rm -rf "$cache"
   for pass in cold warm; do
     t0=$(now)
-    CUPY_CACHE_DIR=$cache PYTHONPATH=$work/site python3 bench/peers_kt.py "$k" "$out/kt_${k}_$pass.csv" > "$work/kt_${k}_$pass.log" 2>&1 || { tail -20 "$work/kt_${k}_$pass.log"; exit 1; }
+    CUPY_CACHE_DIR=$cache PYTHONPATH=$work/site python3 bench/peers_kt.py "$k" "$out/kt_${k}_$pass.csv" > "$work/kt_${k}_$pass.log" 2>&1 || { tail -20 "$work/kt_${k}_$pass.log"; cp "$work/kt_${k}_$pass.log" "$out/"; }
     echo "kt $k $pass process_s $(python3 -c "print(round($(now) - $t0, 3))") $(grep ^tune_kernel "$work/kt_${k}_$pass.log")" >> "$out/peers_run.txt"
   done
 done
