@@ -300,16 +300,20 @@ inline std::vector<cudaEvent_t>& sample_events(size_t pairs) {
   return ev;
 }
 
-// SWEEP_SAMPLE_GROUPS=0 takes every sample behind a hold() of its own, with a host round trip
-// each (the timing core until 2026-11-26), for the A/B bench; on by default.
+// SWEEP_SAMPLE_GROUPS=1 (an experiment, off by default) enqueues a visit's samples back to back
+// behind one hold(), one host round trip per visit instead of per sample. Measured on an H100
+// (bench/peers_run.txt, docs/measurements.md "Speed"): the values stay the same, but back-to-back
+// samples of the global grid stores scatter more (57 -> 90 samples for the same CI) and the
+// programs took 9 % longer; the host's turn-around between samples is an idle gap that pays.
 inline bool sample_groups() {
-  static const bool on = env_num("SWEEP_SAMPLE_GROUPS", 1) != 0;
+  static const bool on = env_num("SWEEP_SAMPLE_GROUPS", 0) != 0;
   return on;
 }
-// SWEEP_CENTRAL=0 keeps taking samples at every placement in every pass (sweep_stats.h,
-// Placements::central); on by default.
+// SWEEP_CENTRAL=1 (an experiment, off by default): from the third pass on, samples only at the
+// placements that may carry the median (sweep_stats.h, Placements::central). On an H100, with
+// sample groups, it saved no samples (bench/peers_run.txt); not tried alone on the GPU.
 inline bool central_only() {
-  static const bool on = env_num("SWEEP_CENTRAL", 1) != 0;
+  static const bool on = env_num("SWEEP_CENTRAL", 0) != 0;
   return on;
 }
 
