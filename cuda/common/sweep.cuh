@@ -168,7 +168,6 @@ static __global__ void clock_probe(unsigned long long ns, unsigned long long* ou
 }
 
 struct State {                   // per-process resources, created on first use, freed at exit
-  cudaEvent_t start = nullptr, stop = nullptr;
   void* flush_buf = nullptr;
   size_t flush_bytes = 0;
   unsigned long long* probe = nullptr;
@@ -177,9 +176,7 @@ struct State {                   // per-process resources, created on first use,
 };
 inline State& state() {
   static State s;
-  if (!s.start) {
-    SWEEP_CHECK(cudaEventCreate(&s.start));
-    SWEEP_CHECK(cudaEventCreate(&s.stop));
+  if (!s.probe) {  // the samples' events: sample_events()
     SWEEP_CHECK(cudaMalloc(&s.probe, 2 * sizeof(unsigned long long)));
     SWEEP_CHECK(cudaHostAlloc((void**)&s.release, sizeof(int), cudaHostAllocMapped));
     SWEEP_CHECK(cudaMalloc(&s.held_too_long, sizeof(int)));
