@@ -4,9 +4,10 @@
 #            brute force, defaults) twice: cold (an empty CuPy kernel cache, CUPY_CACHE_DIR) and warm (the
 #            same cache again); the process's wall time each, and each block size's time (kt_<kernel>_<cold|warm>.csv)
 #   ab     : sweep on every 8th point of sweeps/threads_1_512.toml (64 points, the same 12 kernels), the timing
-#            core as it was (SWEEP_SAMPLE_GROUPS=0 SWEEP_CENTRAL=0) with an empty build cache, then as it is now
-#            and with sample groups alone (SWEEP_CENTRAL=0), warm: wall time, the programs' time, and
-#            `sweep compare` against the committed fixtures (tests/fixtures/h100/threads_1_512, threads_shuffled)
+#            core's defaults (old: SWEEP_SAMPLE_GROUPS=0 SWEEP_CENTRAL=0) with an empty build cache, then with both
+#            experiments on (new) and with sample groups alone (groups), warm: wall time, the programs' time, and
+#            `sweep compare` against the committed fixtures (tests/fixtures/h100/threads_1_512, threads_shuffled).
+#            AB=0 skips it. (Run 2026-11-26 when both experiments were on by default: bench/peers_data/peers_run.txt.)
 # The sweep side of bench/peers.txt (the whole thread sweep, cold and warm) comes from bench/pipeline.sh; bench/peers.py
 # puts the two together. Wheels: kernel_tuner and what the GPU host lacks (jsonschema, its three, xmltodict,
 # python-constraint2), installed with pip --no-index. Usage: bench/peers.sh SWEEP_BINARY OUT_DIR WHEEL_DIR
