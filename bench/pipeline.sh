@@ -4,7 +4,8 @@
 #   cold : `sweep run` with an empty build cache (builds beside the runs): its wall time
 #   warm : `sweep run` again with the cache full: its wall time over its programs' own time (sum of run_s, the
 #          control re-runs' and held points' processes included)
-# Prints the machine, the command, `cold thread sweep: S s` and `warm/programs: R`. Each run's results.csv,
+# Prints the machine, the command, `cold thread sweep: S s` and `warm/programs: R` (on stderr: each run's exit status,
+# wall time and its programs' time). Each run's results.csv,
 # controls.csv and manifest.json go to OUT_DIR/pipeline_data.tgz (the truth checks: bench/speed_check.py).
 # PARTS="cold" or "warm" runs one of them (the run folders and the cache stay in PIPELINE_WORK, default
 # /tmp/pipeline, for a later command on the same machine: the two take longer than one device command may run).
@@ -27,7 +28,7 @@ for part in ${PARTS:-cold warm}; do
   echo "$wall" > "$work/$part.wall"
   run=$(ls -d "$work/$part"/threads_1_512/*/)
   programs=$(python3 -c "import csv,sys; r=list(csv.DictReader(open(sys.argv[1]))); print(round(sum(float(x['run_s']) for x in r), 1), len(r), sum(x['status'] in ('ok','noisy','unstable') for x in r))" "$run/results.csv")
-  echo "$part: exit $rc, wall $wall s, programs (sum of run_s, rows, measured): $programs"
+  echo "$part: exit $rc, wall $wall s, programs (sum of run_s, rows, measured): $programs" >&2
   [ "$part" = cold ] && echo "cold thread sweep: $wall s"
   [ "$part" = warm ] && echo "warm/programs: $(python3 -c "print(round($wall / ${programs%% *}, 3))")"
 done
