@@ -33,7 +33,7 @@ def main():
     values = sum(1 for r in sweep["cold"] for k in r if k.endswith("_rel_ci") and r[k])
     print(run.splitlines()[0])
     print(run.splitlines()[1])
-    print(run.splitlines()[2] + "; sweep: release build of the tree of this commit's parent (bench/pipeline.sh)")
+    print(run.splitlines()[2] + "; sweep: release build of 0c09da1 (this branch changes nothing in src/), timing core of this branch with its defaults")
     print(f"sweep, the whole thread sweep, default options: cold {wall['cold']:.1f} s, warm {wall['warm']:.1f} s for {values} values "
           f"(512 points x 12 kernels)")
     print("commands: bench/peers.sh .bin/sweep OUT .bin/speed/whl (Kernel Tuner); PARTS=cold, then PARTS=warm "
