@@ -105,15 +105,8 @@ impl CliError {
     /// The exit code of this failure (listed in `sweep --help`, src/exit.rs).
     pub(crate) fn exit_code(&self) -> i32 {
         match self {
-            CliError::Driver(e) => match e {
-                DriverError::NoGpu
-                | DriverError::Gpu(_)
-                | DriverError::GpuLock(_)
-                | DriverError::Locked { .. }
-                | DriverError::RunInUse { .. }
-                | DriverError::Compile(_) => exit::ENVIRONMENT,
-                _ => exit::BAD_INPUT,
-            },
+            CliError::Driver(e) if e.environment() => exit::ENVIRONMENT,
+            CliError::Driver(_) => exit::BAD_INPUT,
             CliError::Merge(e) => match e {
                 MergeError::Duplicates { .. } => exit::POINTS_FAILED,
                 MergeError::Write { .. } => exit::ENVIRONMENT,

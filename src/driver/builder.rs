@@ -120,11 +120,28 @@ impl BuildCtx {
         if !outcome.success() {
             let _ = std::fs::remove_dir_all(&scratch);
             let first = first_error_line(&log);
-            return Err(PointError::Build {
+            let no_room = crate::parse::read_output(&log).is_some_and(|t| {
+                [
+                    "No space left on device",
+                    "Disk quota exceeded",
+                    "Read-only file system",
+                ]
+                .iter()
+                .any(|w| t.contains(w))
+            });
+            let failed = PointError::Build {
                 outcome,
                 first,
                 log,
-            });
+            };
+            if no_room {
+                return Err(PointError::Full {
+                    dir: dir.to_path_buf(),
+                    free: crate::store::space::free_bytes(dir).unwrap_or(0),
+                    what: failed.to_string(),
+                });
+            }
+            return Err(failed.or_full(dir).or_full(&self.cache.dir));
         }
         let _ = std::fs::copy(&log, scratch.join(cache::LOG));
         let bin = self

@@ -14,6 +14,7 @@ mod runner;
 pub use builder::{build_only, sample, BuildReport};
 use builder::{BuildCtx, Built};
 use dispatch::{CsvWriter, Dispatch, Rows};
+pub use outcome::PointError;
 use resume::{lock_run, pick_run_dir};
 use runner::Shared;
 
@@ -27,11 +28,29 @@ use crate::store::{self, CsvSink, Dialect, GpuState, Manifest};
 use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{mpsc, Mutex};
+use std::sync::{mpsc, Arc, Mutex};
 use std::time::Instant;
 
 /// Set by the first Ctrl-C: no new build or run starts; the current points finish and are written.
 pub static STOP: AtomicBool = AtomicBool::new(false);
+
+/// The first failure that stops a run (a file of its own could not be written), and its point.
+#[derive(Default)]
+pub(super) struct Halt(Mutex<Option<(Point, Arc<PointError>)>>);
+
+impl Halt {
+    /// Stops the run: no new build or run starts, and the run ends with this error.
+    pub(super) fn stop(&self, point: &Point, e: Arc<PointError>) {
+        if let Ok(mut h) = self.0.lock() {
+            h.get_or_insert_with(|| (point.clone(), e));
+        }
+        STOP.store(true, Ordering::SeqCst);
+    }
+
+    fn take(&self) -> Option<(Point, Arc<PointError>)> {
+        self.0.lock().ok().and_then(|mut h| h.take())
+    }
+}
 
 /// The run folder `run` is working in, for [`mark_interrupted`].
 static ACTIVE_RUN: Mutex<Option<PathBuf>> = Mutex::new(None);
@@ -118,6 +137,33 @@ pub enum DriverError {
     },
     #[error("the run `{dir}` is in use by another sweep (hint: wait for it to end; its results.csv grows as it runs)")]
     RunInUse { dir: String },
+    /// A file of the run's own could not be written (disk full, read-only): the run stopped
+    /// before recording the point, and its manifest says `interrupted`.
+    #[error("point {point}: {source} (hint: nothing was recorded for it; make room, then `sweep resume {run_dir}` measures it and the rest)")]
+    Stopped {
+        point: String,
+        run_dir: String,
+        #[source]
+        source: Arc<PointError>,
+    },
+}
+
+impl DriverError {
+    /// Whether the environment, not the input, is at fault: no GPU, a lock held by another sweep,
+    /// no compiler, or a file of sweep's own that cannot be written.
+    pub fn environment(&self) -> bool {
+        matches!(
+            self,
+            DriverError::NoGpu
+                | DriverError::Gpu(_)
+                | DriverError::GpuLock(_)
+                | DriverError::Locked { .. }
+                | DriverError::RunInUse { .. }
+                | DriverError::Compile(_)
+                | DriverError::Stopped { .. }
+                | DriverError::Store(store::StoreError::Write { .. })
+        )
+    }
 }
 
 /// The GPUs a run uses, locked; or none for a host program.
@@ -303,6 +349,24 @@ pub fn run_sweep(
     manifest.arch = toolchain.arch.clone();
     manifest.gpus_start = gpus.clone();
     manifest.save(&run_dir)?;
+    // Room for the manifest at the run's end, however full the disk gets meanwhile: its text now
+    // and a timeline entry per point.
+    let reserve_bytes = serde_json::to_vec_pretty(&manifest).map_or(0, |t| t.len()) as u64
+        + 512 * points.len() as u64
+        + 64 * 1024;
+    let reserve = match store::space::Reserve::make(&run_dir, reserve_bytes) {
+        Ok(r) => r,
+        Err(e) => {
+            manifest.state = store::RunState::Interrupted;
+            let _ = manifest.save(&run_dir);
+            return Err(store::StoreError::Write {
+                path: run_dir.join(store::space::RESERVE),
+                cause: e.into(),
+            }
+            .into());
+        }
+    };
+    let halt = Halt::default();
 
     let gpu_names: Vec<String> = gpus
         .iter()
@@ -395,110 +459,130 @@ pub fn run_sweep(
         )
     };
     let mut sink = Some(sink);
-    for pass in 0..passes {
-        let last = pass + 1 == passes;
-        // The CSVs this pass appends to, and what they already hold.
-        let (pass_sink, pass_done, aggregate) = if passes == 1 {
-            (sink.take(), BTreeMap::new(), None)
-        } else if !last {
-            let path = store::pass_csv(&run_dir, pass);
-            let pass_done = store::read_done(&path, &header)?;
-            let s = CsvSink::open(&path, header.clone(), manifest.dialect)?;
-            (Some(s), pass_done, None)
-        } else {
-            let agg = repeat::Aggregator::open(spec, &run_dir, &header, manifest.dialect)?;
-            (sink.take(), BTreeMap::new(), Some(agg))
-        };
-        let Some(pass_sink) = pass_sink else { break };
-        let mut csvs = vec![CsvWriter::new(pass_sink, Rows::Points)];
-        if aggregate.is_some() {
-            let path = store::pass_csv(&run_dir, pass);
-            // Read first, so that a row or header a kill tore is cut before rows are appended.
-            store::read_rows(&path, &header)?;
-            let raw = CsvSink::open(&path, header.clone(), manifest.dialect)?;
-            csvs.push(CsvWriter::new(raw, Rows::Raw));
+    let passes_run = (|| -> Result<(), DriverError> {
+        for pass in 0..passes {
+            let last = pass + 1 == passes;
+            // The CSVs this pass appends to, and what they already hold.
+            let (pass_sink, pass_done, aggregate) = if passes == 1 {
+                (sink.take(), BTreeMap::new(), None)
+            } else if !last {
+                let path = store::pass_csv(&run_dir, pass);
+                let pass_done = store::read_done(&path, &header)?;
+                let s = CsvSink::open(&path, header.clone(), manifest.dialect)?;
+                (Some(s), pass_done, None)
+            } else {
+                let agg = repeat::Aggregator::open(spec, &run_dir, &header, manifest.dialect)?;
+                (sink.take(), BTreeMap::new(), Some(agg))
+            };
+            let Some(pass_sink) = pass_sink else { break };
+            let mut csvs = vec![CsvWriter::new(pass_sink, Rows::Points)];
+            if aggregate.is_some() {
+                let path = store::pass_csv(&run_dir, pass);
+                // Read first, so that a row or header a kill tore is cut before rows are appended.
+                store::read_rows(&path, &header)?;
+                let raw = CsvSink::open(&path, header.clone(), manifest.dialect)?;
+                csvs.push(CsvWriter::new(raw, Rows::Raw));
+            }
+            if rechecking {
+                let raw = CsvSink::open(&recheck_path, header.clone(), manifest.dialect)?;
+                csvs.push(CsvWriter::new(raw, Rows::Raw));
+            }
+            let controls = passes == 1 && spec.control_every > 0;
+            if controls {
+                let path = run_dir.join(store::CONTROLS);
+                store::read_rows(&path, &header)?;
+                let c = CsvSink::open(&path, header.clone(), manifest.dialect)?;
+                csvs.push(CsvWriter::new(c, Rows::Controls));
+            }
+            let mut todo: Vec<Point> = points
+                .iter()
+                .filter(|p| {
+                    !done.contains_key(&p.id)
+                        && !pass_done.contains_key(&p.id)
+                        && !held.contains(&p.id)
+                })
+                .cloned()
+                .collect();
+            // Pass 0 in the order asked for; later passes each in a shuffle of their own.
+            if pass > 0 {
+                points::shuffle(&mut todo, opts.seed.wrapping_add(pass as u64));
+            } else if opts.order == Order::Shuffled {
+                points::shuffle(&mut todo, opts.seed);
+            }
+            let shared = Shared {
+                ctx: &ctx,
+                emit: &emit,
+                run_dir: run_dir.clone(),
+                aggregate,
+                hold: rechecking,
+                controls_made: controls_made(),
+                controls,
+                halt: &halt,
+            };
+            let pass = Pass::Sweep {
+                index: pass,
+                held: held.len(),
+            };
+            run_pass(pass, &todo, csvs, shared)?;
+            if STOP.load(Ordering::SeqCst) {
+                break;
+            }
         }
-        if rechecking {
+        // The recheck rounds: each measures every held point not combined yet once more, in a fresh
+        // process, in a shuffled order; a point is combined at its `1 + recheck`-th process.
+        for round in 1..=spec.recheck {
+            if !rechecking || STOP.load(Ordering::SeqCst) {
+                break;
+            }
+            let agg = repeat::Aggregator::open_recheck(spec, &run_dir, &header, manifest.dialect)?;
+            let finished = store::read_done(&csv_path, &header)?;
+            let kept: HashSet<&String> = agg.kept().collect();
+            let mut todo: Vec<Point> = points
+                .iter()
+                .filter(|p| kept.contains(&p.id) && !finished.contains_key(&p.id))
+                .cloned()
+                .collect();
+            if todo.is_empty() {
+                break;
+            }
+            points::shuffle(
+                &mut todo,
+                opts.seed.wrapping_add(RECHECK_SEED + u64::from(round)),
+            );
+            let results = CsvSink::open(&csv_path, header.clone(), manifest.dialect)?;
             let raw = CsvSink::open(&recheck_path, header.clone(), manifest.dialect)?;
-            csvs.push(CsvWriter::new(raw, Rows::Raw));
+            let csvs = vec![
+                CsvWriter::new(results, Rows::Points),
+                CsvWriter::new(raw, Rows::Raw),
+            ];
+            let shared = Shared {
+                ctx: &ctx,
+                emit: &emit,
+                run_dir: run_dir.clone(),
+                aggregate: Some(agg),
+                hold: false,
+                controls_made: controls_made(),
+                controls: false,
+                halt: &halt,
+            };
+            run_pass(Pass::Recheck { round }, &todo, csvs, shared)?;
         }
-        let controls = passes == 1 && spec.control_every > 0;
-        if controls {
-            let path = run_dir.join(store::CONTROLS);
-            store::read_rows(&path, &header)?;
-            let c = CsvSink::open(&path, header.clone(), manifest.dialect)?;
-            csvs.push(CsvWriter::new(c, Rows::Controls));
-        }
-        let mut todo: Vec<Point> = points
-            .iter()
-            .filter(|p| {
-                !done.contains_key(&p.id) && !pass_done.contains_key(&p.id) && !held.contains(&p.id)
-            })
-            .cloned()
-            .collect();
-        // Pass 0 in the order asked for; later passes each in a shuffle of their own.
-        if pass > 0 {
-            points::shuffle(&mut todo, opts.seed.wrapping_add(pass as u64));
-        } else if opts.order == Order::Shuffled {
-            points::shuffle(&mut todo, opts.seed);
-        }
-        let shared = Shared {
-            ctx: &ctx,
-            emit: &emit,
-            run_dir: run_dir.clone(),
-            aggregate,
-            hold: rechecking,
-            controls_made: controls_made(),
-            controls,
-        };
-        let pass = Pass::Sweep {
-            index: pass,
-            held: held.len(),
-        };
-        run_pass(pass, &todo, csvs, shared)?;
-        if STOP.load(Ordering::SeqCst) {
-            break;
-        }
-    }
-    // The recheck rounds: each measures every held point not combined yet once more, in a fresh
-    // process, in a shuffled order; a point is combined at its `1 + recheck`-th process.
-    for round in 1..=spec.recheck {
-        if !rechecking || STOP.load(Ordering::SeqCst) {
-            break;
-        }
-        let agg = repeat::Aggregator::open_recheck(spec, &run_dir, &header, manifest.dialect)?;
-        let finished = store::read_done(&csv_path, &header)?;
-        let kept: HashSet<&String> = agg.kept().collect();
-        let mut todo: Vec<Point> = points
-            .iter()
-            .filter(|p| kept.contains(&p.id) && !finished.contains_key(&p.id))
-            .cloned()
-            .collect();
-        if todo.is_empty() {
-            break;
-        }
-        points::shuffle(
-            &mut todo,
-            opts.seed.wrapping_add(RECHECK_SEED + u64::from(round)),
-        );
-        let results = CsvSink::open(&csv_path, header.clone(), manifest.dialect)?;
-        let raw = CsvSink::open(&recheck_path, header.clone(), manifest.dialect)?;
-        let csvs = vec![
-            CsvWriter::new(results, Rows::Points),
-            CsvWriter::new(raw, Rows::Raw),
-        ];
-        let shared = Shared {
-            ctx: &ctx,
-            emit: &emit,
-            run_dir: run_dir.clone(),
-            aggregate: Some(agg),
-            hold: false,
-            controls_made: controls_made(),
-            controls: false,
-        };
-        run_pass(Pass::Recheck { round }, &todo, csvs, shared)?;
-    }
+        Ok(())
+    })();
+    let stopped = halt.take().map(|(point, source)| DriverError::Stopped {
+        point: point.label(),
+        run_dir: run_dir.display().to_string(),
+        source,
+    });
     let mut dispatch = dispatch.into_inner().unwrap_or_else(|e| e.into_inner());
+    if let Some(e) = stopped.or(passes_run.err()) {
+        // The run stops here: its manifest says so, in the room the reserve kept for it.
+        drop(reserve);
+        manifest.state = store::RunState::Interrupted;
+        manifest.timeline.append(&mut dispatch.timeline.entries);
+        let _ = manifest.save(&run_dir);
+        return Err(e);
+    }
     let mut summary = std::mem::take(&mut dispatch.summary);
     let finished_ids: HashSet<String> = store::read_done(&csv_path, &header)?.into_keys().collect();
     let complete = manifest
@@ -523,6 +607,7 @@ pub fn run_sweep(
     };
     manifest.counts = count_statuses(&csv_path, &header);
     manifest.timeline.append(&mut dispatch.timeline.entries);
+    drop(reserve);
     manifest.save(&run_dir)?;
     dispatch.on(&Event::RunFinished { summary: &summary });
     Ok(summary)

@@ -34,6 +34,8 @@ pub(super) struct Shared<'a> {
     /// Numbers the control folders (`points/<id>/control-<n>`) across runners and resumes: starts
     /// at the rows `controls.csv` already holds.
     pub(super) controls_made: std::sync::atomic::AtomicUsize,
+    /// Where a runner says that the run must stop (a file of its own could not be written).
+    pub(super) halt: &'a super::Halt,
 }
 
 /// A started program, or why it could not start.
@@ -57,7 +59,9 @@ fn program(
 fn launch(spec: &Spec, b: &Built, gpu: Option<&GpuState>, lock: &std::path::Path) -> Launched {
     let binary = b.binary.as_ref().map_err(std::sync::Arc::clone)?;
     let cmd = program(spec, b, binary, gpu, lock);
-    let _ = std::fs::write(b.dir.join("run.cmd"), format!("{}\n", cmd.line()));
+    let path = b.dir.join("run.cmd");
+    std::fs::write(&path, format!("{}\n", cmd.line()))
+        .map_err(|source| PointError::WriteFile { path, source })?;
     run::start(&cmd, &b.dir, b.gated).map_err(|e| PointError::Start(e).into())
 }
 
@@ -65,7 +69,7 @@ fn launch(spec: &Spec, b: &Built, gpu: Option<&GpuState>, lock: &std::path::Path
 fn finish(spec: &Spec, b: &Built, started: Launched) -> Ran {
     let outcome = match started.map(|s| s.wait(spec.run_timeout)) {
         Ok(Ok(o)) => o,
-        Ok(Err(e)) => return Ran::failed(PointError::Start(e)),
+        Ok(Err(e)) => return Ran::failed(PointError::Start(e).or_full(&b.dir)),
         Err(e) => return Ran::failed(e),
     };
     let run_s = outcome.elapsed.as_secs_f64();
@@ -116,7 +120,7 @@ fn finish(spec: &Spec, b: &Built, started: Launched) -> Ran {
         values: parsed.values,
         statuses,
         run_s,
-        verdict: verdict.map_err(std::sync::Arc::new),
+        verdict: verdict.map_err(|e| std::sync::Arc::new(e.or_full(&b.dir))),
     }
 }
 
@@ -266,7 +270,9 @@ fn control_target(pos: usize, every: usize) -> Option<usize> {
 /// `points/<id>/control-<n>/`; its row goes out for `controls.csv`.
 fn control(shared: &Shared, m: &Measured, gpu: Option<&GpuState>, lock: &Path, n: usize) {
     let dir = m.built.dir.join(format!("control-{n}"));
-    if std::fs::create_dir_all(&dir).is_err() {
+    if let Err(source) = std::fs::create_dir_all(&dir) {
+        let e = PointError::WriteFile { path: dir, source };
+        shared.halt.stop(&m.built.point, e.into());
         return;
     }
     let b = Built {
@@ -283,7 +289,12 @@ fn control(shared: &Shared, m: &Measured, gpu: Option<&GpuState>, lock: &Path, n
     if let Ok(s) = started.as_mut() {
         s.go();
     }
-    let row = row(&b, gpu, finish(&shared.ctx.spec, &b, started));
+    let ran = finish(&shared.ctx.spec, &b, started);
+    if let Some(e) = ran.stops_the_run() {
+        shared.halt.stop(&b.point, e);
+        return;
+    }
+    let row = row(&b, gpu, ran);
     (shared.emit)(Event::Control { row: &row });
 }
 
@@ -419,8 +430,13 @@ pub(super) fn measure(
                 k += 1;
             }
         }
-        let mut raw = row(&b, gpu.as_ref(), finish(&ctx.spec, &b, started));
+        let ran = finish(&ctx.spec, &b, started);
         let exit_t = crate::profile::power::now();
+        if let Some(e) = ran.stops_the_run() {
+            shared.halt.stop(&b.point, e);
+            break;
+        }
+        let mut raw = row(&b, gpu.as_ref(), ran);
         let measured_ok = raw.status.measured();
         if tracing {
             trace(&b.dir, "reaped");
@@ -449,6 +465,15 @@ pub(super) fn measure(
                 metric_power_point(&ctx.spec, &b, gpu.as_ref(), &lock, power.as_ref());
             extra.extend(cols);
             why = why.or(power_why);
+        }
+        if let Some(what) = why.as_ref().filter(|_| crate::store::space::full(&b.dir)) {
+            let e = PointError::Full {
+                dir: b.dir.clone(),
+                free: crate::store::space::free_bytes(&b.dir).unwrap_or(0),
+                what: what.clone(),
+            };
+            shared.halt.stop(&b.point, e.into());
+            break;
         }
         add_profile(&mut raw, &extra, &why);
         let run_end = ctx.clock.now();

@@ -13,6 +13,7 @@ pub mod manifest;
 pub mod metric_status;
 pub mod read;
 pub mod schema;
+pub mod space;
 pub mod write;
 
 pub use manifest::{GpuState, Manifest, MetricInfo, RunState, TimelineEntry};

@@ -1,0 +1,132 @@
+//! The run's environment failing under it (issue 38): a disk that fills up, a read-only output
+//! folder, a cache cleaned beside a running sweep, a program that prints more than sweep keeps;
+//! and the exit codes that scripts read. Real file systems (a small tmpfs, mounted when the tests
+//! run as root; skipped with the reason otherwise), real programs, real signals.
+
+use crate::common::{self, manifest, project, rows, run_dirs, stderr, sweep};
+use std::path::{Path, PathBuf};
+
+fn write(dir: &Path, rel: &str, text: &str) -> PathBuf {
+    let p = dir.join(rel);
+    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+    std::fs::write(&p, text).unwrap();
+    p
+}
+
+/// A tmpfs of `size` mounted at `at` (made), unmounted when dropped; None, with the reason
+/// printed, where the tests do not run as root or the mount is refused.
+struct Tmpfs(PathBuf);
+
+impl Tmpfs {
+    fn mount(at: &Path, size: &str) -> Option<Tmpfs> {
+        // SAFETY: geteuid only reads this process's user id.
+        if unsafe { libc::geteuid() } != 0 {
+            common::skip("needs root to mount a small tmpfs");
+            return None;
+        }
+        std::fs::create_dir_all(at).unwrap();
+        let ok = std::process::Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
+            .arg(at)
+            .status()
+            .is_ok_and(|s| s.success());
+        if !ok {
+            common::skip("`mount -t tmpfs` is refused here");
+            return None;
+        }
+        Some(Tmpfs(at.to_path_buf()))
+    }
+
+    fn remount(&self, options: &str) {
+        let ok = std::process::Command::new("mount")
+            .args(["-o", &format!("remount,{options}")])
+            .arg(&self.0)
+            .status()
+            .unwrap();
+        assert!(ok.success(), "remount {options}");
+    }
+}
+
+impl Drop for Tmpfs {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("umount")
+            .arg("-l")
+            .arg(&self.0)
+            .status();
+    }
+}
+
+/// A bench that prints `FILL_KB` KB of lines, then its metric: a program whose output fills a
+/// small disk.
+fn chatty(p: &Path, points: u32, fill_kb: u32) {
+    write(
+        p,
+        "cuda/chatty/chatty.c",
+        "#include \"params.h\"\n#include <stdio.h>\nint main(void) {\n  for (int i = 0; i < FILL_KB * 16; i++) printf(\"%063d\\n\", i);\n  printf(\"MFlops: %d.5\\n\", THREADS);\n  return 0;\n}\n",
+    );
+    write(
+        p,
+        "cuda/chatty/params.h.tera",
+        &format!("#define THREADS {{{{ threads }}}}\n#define FILL_KB {fill_kb}\n"),
+    );
+    write(
+        p,
+        "sweeps/chatty.toml",
+        &format!("bench = \"chatty\"\ncompiler = \"cc\"\n[[axis]]\nname = \"threads\"\nrange = [1, {points}]\n[[metric]]\npattern = \"mflops\"\n"),
+    );
+}
+
+/// Issue 38 item 2: the output folder's disk fills up mid-run. The run stops with exit 4 before
+/// recording the point whose files could not be written (no `no_metric` or `build_failed` row for
+/// good), its manifest says `interrupted`, and once there is room the resume measures the rest.
+#[test]
+fn a_full_disk_stops_the_run_unrecorded_and_the_resume_measures_the_rest() {
+    let p = project();
+    let Some(disk) = Tmpfs::mount(&p.path().join("output"), "3m") else {
+        return;
+    };
+    chatty(p.path(), 24, 300);
+    let out = sweep(p.path())
+        .args(["run", "sweeps/chatty.toml", "-q", "-j", "1", "--no-analyze"])
+        .output()
+        .unwrap();
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(4), "{err}");
+    assert!(
+        err.contains("No space left on device") || err.contains("is full"),
+        "{err}"
+    );
+    assert_eq!(err.lines().filter(|l| l.starts_with("error:")).count(), 1);
+    let runs = run_dirs(&p.path().join("output/chatty"));
+    let run = runs
+        .iter()
+        .find(|r| r.join("manifest.json").is_file())
+        .unwrap();
+    assert_eq!(manifest(run)["state"], "interrupted", "{err}");
+    let before = rows(&run.join("results.csv"));
+    assert!(
+        before.len() < 24,
+        "the disk was meant to fill: {}",
+        before.len()
+    );
+    for r in &before {
+        assert_eq!(
+            r["status"], "ok",
+            "a row recorded for a disk-full point: {r:?}"
+        );
+    }
+    disk.remount("size=64m");
+    let out = sweep(p.path())
+        .args(["run", "sweeps/chatty.toml", "-q", "-j", "1", "--no-analyze"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let after = rows(&run.join("results.csv"));
+    assert_eq!(after.len(), 24);
+    assert!(after.iter().all(|r| r["status"] == "ok"), "{after:?}");
+    assert_eq!(manifest(run)["state"], "finished");
+    assert!(
+        !run.join(".reserve").exists(),
+        "the reserve goes at the end"
+    );
+}
