@@ -130,3 +130,120 @@ fn a_full_disk_stops_the_run_unrecorded_and_the_resume_measures_the_rest() {
         "the reserve goes at the end"
     );
 }
+
+/// `sweeps/saw.toml` cut to threads 1..`n`, in mode `mode`, under the name `name`.
+fn saw(p: &Path, name: &str, n: u32, mode: &str) {
+    let spec = std::fs::read_to_string(p.join("sweeps/saw.toml"))
+        .unwrap()
+        .replace("range = [1, 64]", &format!("range = [1, {n}]"))
+        .replace("mode = \"ok\"", &format!("mode = \"{mode}\""))
+        .replace("[analyze]\nx = \"threads\"\n", "");
+    write(p, &format!("sweeps/{name}.toml"), &spec);
+}
+
+/// Issue 38 item 6: a resumed run exits 1 while its results.csv holds failed rows, as the run
+/// that wrote them did, and its summary says so.
+#[test]
+fn a_resumed_run_with_failed_rows_exits_as_the_fresh_run_did() {
+    let p = project();
+    saw(p.path(), "failing", 3, "fail");
+    let fresh = sweep(p.path())
+        .args(["run", "sweeps/failing.toml", "-q"])
+        .output()
+        .unwrap();
+    assert_eq!(fresh.status.code(), Some(1), "{}", stderr(&fresh));
+    let run = run_dirs(&p.path().join("output/failing"))[0].clone();
+    let resumed = sweep(p.path())
+        .arg("resume")
+        .arg(&run)
+        .arg("-q")
+        .output()
+        .unwrap();
+    assert_eq!(resumed.status.code(), Some(1), "{}", stderr(&resumed));
+    let said = common::stdout(&resumed);
+    assert!(
+        said.contains("3 already done before, 3 of them failed"),
+        "{said}"
+    );
+}
+
+/// Issue 38 item 6: `compare --fail-on-slower` fails when nothing could be compared (every
+/// point of B failed): no value shows that B is not slower.
+#[test]
+fn compare_fail_on_slower_fails_when_nothing_could_be_compared() {
+    let p = project();
+    saw(p.path(), "good", 3, "ok");
+    saw(p.path(), "bad", 3, "fail");
+    sweep(p.path())
+        .args(["run", "sweeps/good.toml", "-q"])
+        .assert()
+        .success();
+    sweep(p.path())
+        .args(["run", "sweeps/bad.toml", "-q"])
+        .assert()
+        .code(1);
+    let a = run_dirs(&p.path().join("output/good"))[0].clone();
+    let b = run_dirs(&p.path().join("output/bad"))[0].clone();
+    let out = sweep(p.path())
+        .arg("compare")
+        .args([&a, &b])
+        .args(["--fail-on-slower", "5"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains("error: --fail-on-slower: no value of B could be compared with A"),
+        "{err}"
+    );
+    // Without the option it is a report, not a verdict.
+    sweep(p.path())
+        .arg("compare")
+        .args([&a, &b])
+        .assert()
+        .success();
+}
+
+/// Issue 38 item 6: `[profile]` counters with no ncu to count them stop before anything runs
+/// (exit 4, naming what is missing) instead of `N ok` with every counter cell empty.
+#[test]
+fn profile_counters_without_ncu_fail_before_anything_runs() {
+    let p = project();
+    let out = sweep(p.path())
+        .args(["run", "sweeps/profiled.toml"])
+        .env("SWEEP_NCU", p.path().join("no-such-ncu"))
+        .env("SWEEP_NVIDIA_SMI", p.path().join("tools/nvidia-smi"))
+        .output()
+        .unwrap();
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(4), "{err}");
+    assert!(
+        err.starts_with("error: `[profile]` asks for counters: `SWEEP_NCU` = `")
+            && err.contains("no-such-ncu` is not a file"),
+        "{err}"
+    );
+    assert!(!p.path().join("output/profiled").exists(), "nothing ran");
+}
+
+/// Issue 38 item 6: `--output` on a read-only file system exits 4 (the environment) and names
+/// the folder the user gave, not the hidden folder a run is made in.
+#[test]
+fn output_on_a_read_only_file_system_exits_4_naming_the_folder_given() {
+    let p = project();
+    let Some(disk) = Tmpfs::mount(&p.path().join("ro"), "1m") else {
+        return;
+    };
+    disk.remount("ro");
+    saw(p.path(), "small", 2, "ok");
+    let out = sweep(p.path())
+        .args(["run", "sweeps/small.toml", "--output", "ro/out"])
+        .output()
+        .unwrap();
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(4), "{err}");
+    assert!(
+        err.contains("`ro/out`") && err.contains("Read-only file system"),
+        "{err}"
+    );
+    assert!(!err.contains(".new-"), "{err}");
+}

@@ -120,7 +120,7 @@ fn run_command(spec: &Spec, args: &RunArgs, resume: Option<PathBuf>) -> Result<i
     out.on(&Event::Done { summary: &summary });
     Ok(if summary.interrupted {
         exit::INTERRUPTED
-    } else if summary.failed() > 0 {
+    } else if summary.failed() + summary.failed_before > 0 {
         exit::POINTS_FAILED
     } else {
         exit::OK
@@ -533,6 +533,12 @@ fn compare(
         for f in c.write_files(&dir)? {
             eprintln!("wrote {}", f.display());
         }
+    }
+    if fail_on_slower.is_some() && c.points.is_empty() {
+        return Err(CliError::NothingCompared {
+            matched: c.matched,
+            failed: c.failed.len(),
+        });
     }
     match fail_on_slower.and_then(|pct| c.too_slow(pct)) {
         Some(msg) => Err(CliError::Slower(msg)),

@@ -86,6 +86,9 @@ pub(crate) enum CliError {
     NotPercentage(f64),
     #[error(transparent)]
     Compare(#[from] sweep::compare::CompareError),
+    /// `sweep compare --fail-on-slower` with no value compared: nothing shows B is not slower.
+    #[error("--fail-on-slower: no value of B could be compared with A ({matched} points matched by their axis values; {failed} failed or without a value) (hint: `sweep compare` without it lists why)")]
+    NothingCompared { matched: usize, failed: usize },
     /// `sweep compare --fail-on-slower`: what lost more than allowed.
     #[error("{0}")]
     Slower(String),
@@ -145,7 +148,7 @@ impl CliError {
             | CliError::CurrentExe(_) => exit::ENVIRONMENT,
             CliError::NotPercentage(_) => exit::USAGE,
             CliError::Slower(_) => exit::SLOWER,
-            CliError::MissingPoints(_) => exit::POINTS_FAILED,
+            CliError::MissingPoints(_) | CliError::NothingCompared { .. } => exit::POINTS_FAILED,
         }
     }
 }

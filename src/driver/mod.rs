@@ -108,6 +108,9 @@ pub enum DriverError {
     Compile(#[from] compile::CompileError),
     #[error(transparent)]
     Store(#[from] store::StoreError),
+    /// `[profile]` counters are asked for and there is no ncu to count them.
+    #[error("`[profile]` asks for counters: {0}")]
+    NoNcu(#[from] crate::profile::ncu::LocateError),
     #[error("no GPU visible: `nvidia-smi` lists none (hint: `sweep build` compiles without a GPU; set `gpu = false` in the spec for a host program)")]
     NoGpu,
     #[error(transparent)]
@@ -160,6 +163,7 @@ impl DriverError {
                 | DriverError::Locked { .. }
                 | DriverError::RunInUse { .. }
                 | DriverError::Compile(_)
+                | DriverError::NoNcu(_)
                 | DriverError::Stopped { .. }
                 | DriverError::Store(store::StoreError::Write { .. })
         )
@@ -268,6 +272,14 @@ pub fn run_sweep(
     let points = plan(spec, opts.shard, opts.split)?;
     let bench = Bench::locate(spec)?;
     preflight(spec, &bench, &points)?;
+    // `[profile]` counters were asked for: without ncu every row would lack them.
+    if spec
+        .profile
+        .as_ref()
+        .is_some_and(|p| !p.counters.is_empty())
+    {
+        crate::profile::ncu::locate()?;
+    }
     let holder = format!("pid {} on {}", std::process::id(), host());
     let (gpus, _locks) = claim_gpus(spec, opts, &holder)?;
     let toolchain = Toolchain::find(spec, gpus.first().and_then(gpu::arch_of))?;
@@ -606,6 +618,13 @@ pub fn run_sweep(
         vec![]
     };
     manifest.counts = count_statuses(&csv_path, &header);
+    let failed_in_csv: usize = manifest
+        .counts
+        .iter()
+        .filter(|(s, _)| store::Status::parse(s).is_some_and(|s| !s.measured()))
+        .map(|(_, n)| n)
+        .sum();
+    summary.failed_before = failed_in_csv.saturating_sub(summary.failed());
     manifest.timeline.append(&mut dispatch.timeline.entries);
     drop(reserve);
     manifest.save(&run_dir)?;
