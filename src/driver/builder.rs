@@ -2,7 +2,7 @@
 //! run ahead of the runners) and `sweep build` (builds only).
 
 use super::outcome::PointError;
-use super::{plan, preflight, DriverError, Options, STOP};
+use super::{plan, preflight, DriverError, Options};
 use crate::cache::{self, Cache};
 use crate::compile::{self, Toolchain};
 use crate::events::Clock;
@@ -230,7 +230,7 @@ pub fn build_only(
     std::thread::scope(|s| {
         for _ in 0..opts.jobs.max(1) {
             s.spawn(|| loop {
-                if STOP.load(Ordering::SeqCst) {
+                if opts.cancel.is_cancelled() {
                     break;
                 }
                 let Some(p) = points.get(next.fetch_add(1, Ordering::SeqCst)) else {
