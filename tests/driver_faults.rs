@@ -247,3 +247,44 @@ fn output_on_a_read_only_file_system_exits_4_naming_the_folder_given() {
     );
     assert!(!err.contains(".new-"), "{err}");
 }
+
+/// Issue 38 item 7: `sweep cache clean`, over and over beside a running sweep, turns no point
+/// into a failed build or run: the entries the sweep uses, and the builds it is making, are kept
+/// while it runs; once it ended, a clean removes them.
+#[test]
+fn cache_clean_beside_a_running_sweep_fails_no_point() {
+    let p = project();
+    saw(p.path(), "busy", 48, "ok");
+    let cleaning = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true));
+    let cleaner = {
+        let (dir, cleaning) = (p.path().to_path_buf(), cleaning.clone());
+        std::thread::spawn(move || {
+            let mut cleans = 0;
+            while cleaning.load(std::sync::atomic::Ordering::SeqCst) {
+                let out = sweep(&dir).args(["cache", "clean"]).output().unwrap();
+                assert!(out.status.success(), "{}", stderr(&out));
+                cleans += 1;
+            }
+            cleans
+        })
+    };
+    let out = sweep(p.path())
+        .args(["run", "sweeps/busy.toml", "-q", "-j", "2"])
+        .output()
+        .unwrap();
+    cleaning.store(false, std::sync::atomic::Ordering::SeqCst);
+    let cleans = cleaner.join().unwrap();
+    assert!(cleans > 3, "the cleaner ran beside the sweep: {cleans}");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let run = run_dirs(&p.path().join("output/busy"))[0].clone();
+    let rows = rows(&run.join("results.csv"));
+    assert_eq!(rows.len(), 48);
+    for r in &rows {
+        assert_eq!(r["status"], "ok", "{r:?}");
+    }
+    // The sweep is over: what it held goes with the next clean (the cleaner's last, or this).
+    let out = sweep(p.path()).args(["cache", "clean"]).output().unwrap();
+    let said = common::stdout(&out);
+    assert!(!said.contains("running sweeps use"), "{said}");
+    assert!(!p.path().join("output/.cache").exists(), "{said}");
+}

@@ -416,6 +416,12 @@ pub(crate) fn dispatch(cli: Cli) -> Result<i32, CliError> {
                 s.entries,
                 s.bytes as f64 / 1048576.0
             );
+            if s.in_use > 0 {
+                println!(
+                    "and kept {} builds that running sweeps use (`sweep cache clean` again once they end)",
+                    s.in_use
+                );
+            }
             if s.partial > 0 {
                 println!(
                     "and {} unfinished builds of killed sweeps, {:.1} MiB{}",

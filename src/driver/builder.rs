@@ -37,6 +37,8 @@ pub(super) struct BuildCtx {
     pub(super) bench: Bench,
     pub(super) toolchain: Toolchain,
     pub(super) cache: Cache,
+    /// The cache entries this run uses, kept from a `sweep cache clean` beside it.
+    holder: cache::Holder,
     pub(super) clock: Clock,
     /// One lock per cache key, so two points with the same render build once.
     pub(super) inflight: Mutex<BTreeMap<String, Arc<Mutex<()>>>>,
@@ -47,6 +49,7 @@ impl BuildCtx {
         let cache = Cache::new(cache);
         cache.remove_stale_scratch();
         BuildCtx {
+            holder: cache.holder(),
             spec: spec.clone(),
             bench,
             toolchain,
@@ -97,7 +100,7 @@ impl BuildCtx {
             .map(|mut m| Arc::clone(m.entry(key.clone()).or_default()))
             .unwrap_or_default();
         let _building = key_lock.lock();
-        if let Some(bin) = self.cache.lookup(&key) {
+        if let Some(bin) = self.cache.use_entry(&self.holder, &key) {
             let _ = std::fs::copy(self.cache.entry(&key).join(cache::LOG), &log);
             return Ok((bin, true));
         }
