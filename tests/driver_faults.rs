@@ -288,3 +288,62 @@ fn cache_clean_beside_a_running_sweep_fails_no_point() {
     assert!(!said.contains("running sweeps use"), "{said}");
     assert!(!p.path().join("output/.cache").exists(), "{said}");
 }
+
+/// Issue 38 item 8: a program that prints 400 MB on stdout, with sweep held to 1 GiB of address
+/// space: sweep reads no more than its cap of it, fails that point saying why, measures the
+/// others and ends as it should; the point's log keeps everything the program printed.
+#[test]
+fn a_program_that_prints_hundreds_of_megabytes_fails_its_point_and_sweep_goes_on() {
+    let p = project();
+    write(
+        p.path(),
+        "cuda/flood/flood.c",
+        "#include \"params.h\"\n#include <stdio.h>\n#include <string.h>\nstatic char line[1 << 20];\nint main(void) {\n  memset(line, 'x', sizeof line - 1);\n  line[sizeof line - 1] = '\\n';\n  for (int i = 0; i < FLOOD_MB; i++) fwrite(line, 1, sizeof line, stdout);\n  printf(\"MFlops: %d.5\\n\", THREADS);\n  return 0;\n}\n",
+    );
+    write(
+        p.path(),
+        "cuda/flood/params.h.tera",
+        "#define THREADS {{ threads }}\n#define FLOOD_MB {% if threads == 1 %}400{% else %}1{% endif %}\n",
+    );
+    write(
+        p.path(),
+        "sweeps/flood.toml",
+        "bench = \"flood\"\ncompiler = \"cc\"\nrun_timeout_s = 60\n[[axis]]\nname = \"threads\"\nrange = [1, 2]\n[[metric]]\npattern = \"mflops\"\n",
+    );
+    let mut cmd = common::sweep_process(p.path());
+    cmd.env_remove("SWEEP_CACHE")
+        .env("MALLOC_ARENA_MAX", "2")
+        .args(["run", "sweeps/flood.toml", "-q", "-j", "1"]);
+    use std::os::unix::process::CommandExt;
+    // SAFETY: setrlimit is async-signal-safe; it limits the child (sweep) alone.
+    unsafe {
+        cmd.pre_exec(|| {
+            let limit = libc::rlimit {
+                rlim_cur: 1 << 30,
+                rlim_max: 1 << 30,
+            };
+            if libc::setrlimit(libc::RLIMIT_AS, &limit) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let out = cmd.output().unwrap();
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    let run = run_dirs(&p.path().join("output/flood"))[0].clone();
+    assert_eq!(manifest(&run)["state"], "finished");
+    let rows = rows(&run.join("results.csv"));
+    let by_threads = |t: &str| rows.iter().find(|r| r["threads"] == t).unwrap().clone();
+    let flood = by_threads("1");
+    assert_eq!(flood["status"], "run_failed", "{flood:?}");
+    assert!(
+        flood["error"].starts_with(
+            "the program printed 400 MiB on stdout, more than the 64 MiB sweep reads for metrics (hint: "
+        ),
+        "{flood:?}"
+    );
+    assert_eq!(by_threads("2")["status"], "ok");
+    let log = run.join("points").join(&flood["point_id"]).join("stdout.txt");
+    assert!(std::fs::metadata(&log).unwrap().len() > 400 << 20, "the log keeps it all");
+}

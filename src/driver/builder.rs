@@ -123,7 +123,8 @@ impl BuildCtx {
         if !outcome.success() {
             let _ = std::fs::remove_dir_all(&scratch);
             let first = first_error_line(&log);
-            let no_room = crate::parse::read_output(&log).is_some_and(|t| {
+            let head = crate::parse::read_part(&log, 1 << 20, false);
+            let no_room = head.is_some_and(|(t, _)| {
                 [
                     "No space left on device",
                     "Disk quota exceeded",
@@ -158,7 +159,7 @@ impl BuildCtx {
 /// The first line of a build log (after the command line) that says `error`, else its first
 /// line, cut to 160 characters.
 fn first_error_line(log: &Path) -> Option<String> {
-    let text = crate::parse::read_output(log).unwrap_or_default();
+    let (text, _) = crate::parse::read_part(log, 1 << 20, false).unwrap_or_default();
     text.lines()
         .skip(1)
         .find(|l| l.contains("error"))

@@ -54,6 +54,9 @@ pub enum PointError {
         last_error: Option<String>,
         stderr: PathBuf,
     },
+    /// The program printed more than sweep reads for metrics ([`crate::parse::MAX_OUTPUT`]).
+    #[error("the program printed {} MiB on stdout, more than the {} MiB sweep reads for metrics (hint: print less, or write the bulk to a file of its own; log: {})", bytes >> 20, crate::parse::MAX_OUTPUT >> 20, stdout.display())]
+    TooMuchOutput { bytes: u64, stdout: PathBuf },
     /// A file of sweep's own for the point (its command line, a control's folder) cannot be written.
     #[error("cannot write `{}`: {source}", path.display())]
     WriteFile {
@@ -151,7 +154,9 @@ impl PointError {
                 Exit::TimedOut(_) => Status::Timeout,
                 _ => Status::BuildFailed,
             },
-            PointError::Start(_) | PointError::Failed { .. } => Status::RunFailed,
+            PointError::Start(_) | PointError::Failed { .. } | PointError::TooMuchOutput { .. } => {
+                Status::RunFailed
+            }
             PointError::TimedOut { .. } => Status::Timeout,
             PointError::WrongResult { .. } => Status::WrongResult,
             PointError::NoMetric { .. } => Status::NoMetric,

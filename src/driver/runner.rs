@@ -77,12 +77,26 @@ fn finish(spec: &Spec, b: &Built, started: Launched) -> Ran {
     let run_s = outcome.elapsed.as_secs_f64();
     let stdout_path = b.dir.join(run::STDOUT);
     let stderr_path = b.dir.join(run::STDERR);
-    let stdout = crate::parse::read_output(&stdout_path).unwrap_or_default();
+    // The program wrote its stdout to the file; sweep reads it once, up to the cap.
+    let size = std::fs::metadata(&stdout_path).map_or(0, |m| m.len());
+    let too_big = size > parse::MAX_OUTPUT;
+    let stdout = match too_big {
+        true => String::new(),
+        false => parse::read_part(&stdout_path, parse::MAX_OUTPUT, false)
+            .map(|(text, _)| text)
+            .unwrap_or_default(),
+    };
     let parsed = parse::parse(&stdout, &spec.metrics, spec.target_rel_ci());
+    drop(stdout);
     let verdict = if matches!(outcome.exit, Exit::TimedOut(_)) {
         Err(PointError::TimedOut {
             outcome,
             stderr: stderr_path,
+        })
+    } else if too_big {
+        Err(PointError::TooMuchOutput {
+            bytes: size,
+            stdout: stdout_path,
         })
     } else if parsed.check_failed.is_some() || outcome.exit == Exit::Code(3) {
         let what = parsed
