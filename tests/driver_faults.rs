@@ -103,6 +103,10 @@ fn a_full_disk_stops_the_run_unrecorded_and_the_resume_measures_the_rest() {
         .find(|r| r.join("manifest.json").is_file())
         .unwrap();
     assert_eq!(manifest(run)["state"], "interrupted", "{err}");
+    // The live report's last version is the stopped run's, not one that reloads forever.
+    if let Ok(html) = std::fs::read_to_string(run.join("report.html")) {
+        assert!(!html.contains("http-equiv=\"refresh\""), "{html}");
+    }
     let before = rows(&run.join("results.csv"));
     assert!(
         before.len() < 24,
@@ -344,6 +348,12 @@ fn a_program_that_prints_hundreds_of_megabytes_fails_its_point_and_sweep_goes_on
         "{flood:?}"
     );
     assert_eq!(by_threads("2")["status"], "ok");
-    let log = run.join("points").join(&flood["point_id"]).join("stdout.txt");
-    assert!(std::fs::metadata(&log).unwrap().len() > 400 << 20, "the log keeps it all");
+    let log = run
+        .join("points")
+        .join(&flood["point_id"])
+        .join("stdout.txt");
+    assert!(
+        std::fs::metadata(&log).unwrap().len() > 400 << 20,
+        "the log keeps it all"
+    );
 }

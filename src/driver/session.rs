@@ -268,11 +268,16 @@ impl<'s> Session<'s> {
         self.manifest
             .timeline
             .append(&mut dispatch.timeline.entries);
+        let mut summary = std::mem::take(&mut dispatch.summary);
         if let Some(e) = stopped.or(ran.err()) {
-            return Err(self.fail(e));
+            let e = self.fail(e);
+            // The listeners' last word (the live report's last version says `interrupted`).
+            summary.interrupted = true;
+            summary.wall = wall.elapsed();
+            dispatch.on(&Event::RunFinished { summary: &summary });
+            return Err(e);
         }
         let csv_path = self.csv_path();
-        let mut summary = std::mem::take(&mut dispatch.summary);
         let finished: HashSet<String> = store::read_done(&csv_path, &self.header)?
             .into_keys()
             .collect();

@@ -53,18 +53,39 @@ impl Reserve {
         let file = std::fs::File::create(&path)?;
         // SAFETY: posix_fallocate on a descriptor we own.
         let rc = unsafe { libc::posix_fallocate(file.as_raw_fd(), 0, bytes as libc::off_t) };
-        if rc != 0 {
-            drop(file);
-            let _ = std::fs::remove_file(&path);
-            return Err(std::io::Error::from_raw_os_error(rc));
+        let made = match rc {
+            0 => Ok(()),
+            // A file system that cannot allocate ahead gets zeros written.
+            rc if !no_room(&std::io::Error::from_raw_os_error(rc)) => zeros(&file, bytes),
+            rc => Err(std::io::Error::from_raw_os_error(rc)),
+        };
+        match made {
+            Ok(()) => Ok(Reserve(path)),
+            Err(e) => {
+                drop(file);
+                let _ = std::fs::remove_file(&path);
+                Err(e)
+            }
         }
-        Ok(Reserve(path))
     }
 
     /// Gives the room back.
     pub fn release(&self) {
         let _ = std::fs::remove_file(&self.0);
     }
+}
+
+/// Writes `bytes` zeros to `file`, flushed to the disk (so that they hold room there).
+fn zeros(mut file: &std::fs::File, bytes: u64) -> std::io::Result<()> {
+    use std::io::Write;
+    let block = [0u8; 64 * 1024];
+    let mut left = bytes;
+    while left > 0 {
+        let n = left.min(block.len() as u64) as usize;
+        file.write_all(&block[..n])?;
+        left -= n as u64;
+    }
+    file.sync_all()
 }
 
 impl Drop for Reserve {
