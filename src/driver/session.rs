@@ -109,7 +109,9 @@ fn new_manifest(
         sweep_version: Some(store::manifest::SWEEP_VERSION.into()),
         sweep_commit: Some(store::manifest::SWEEP_COMMIT.into()),
         started: now(),
-        state: store::RunState::Running,
+        // Until the run is set up and says `running`: a run folder whose setup failed is
+        // resumed like a stopped one.
+        state: store::RunState::Interrupted,
         dialect: opts.dialect.unwrap_or_default(),
         overrides: spec.overrides.clone(),
         ..Manifest::default()
@@ -160,6 +162,23 @@ impl<'s> Session<'s> {
         // One sweep at a time per run folder: two would append to one results.csv.
         let run_lock = lock_run(&run_dir, &holder)?;
         opts.cancel.working_in(run_dir.clone());
+        // Room for the manifest at the run's end, however full the disk gets meanwhile: its
+        // text now and a timeline entry per point.
+        let bytes = serde_json::to_vec_pretty(&manifest).map_or(0, |t| t.len()) as u64
+            + 512 * points.len() as u64
+            + 64 * 1024;
+        let reserve = match Reserve::make(&run_dir, bytes) {
+            Ok(r) => r,
+            Err(e) => {
+                manifest.state = store::RunState::Interrupted;
+                let _ = manifest.save(&run_dir);
+                return Err(store::StoreError::Write {
+                    path: run_dir,
+                    cause: e.into(),
+                }
+                .into());
+            }
+        };
         let csv_path = run_dir.join(store::RESULTS);
         let done = store::read_done(&csv_path, &header)?;
         let results = CsvSink::open(&csv_path, header.clone(), manifest.dialect)?;
@@ -191,7 +210,7 @@ impl<'s> Session<'s> {
             results: Some(results),
             ctx,
             halt: Halt::default(),
-            reserve: None,
+            reserve: Some(reserve),
             _locks: (gpu_locks, run_lock),
         };
         // From here on the manifest says `running`: a failure leaves it `interrupted`.
@@ -201,27 +220,17 @@ impl<'s> Session<'s> {
         Ok(session)
     }
 
-    /// The reserve, the folder of the passes' CSVs, and the points a resumed `recheck` run holds.
+    /// The folder of the passes' CSVs, and the points a resumed `recheck` run holds.
     fn prepare(&mut self) -> Result<(), DriverError> {
-        let write_err = |path: PathBuf| {
-            move |e: std::io::Error| store::StoreError::Write {
-                path,
-                cause: e.into(),
-            }
-        };
-        // The manifest's text now and a timeline entry per point.
-        let bytes = serde_json::to_vec_pretty(&self.manifest).map_or(0, |t| t.len()) as u64
-            + 512 * self.points.len() as u64
-            + 64 * 1024;
-        let reserve = Reserve::make(&self.run_dir, bytes)
-            .map_err(write_err(self.run_dir.join(store::space::RESERVE)))?;
-        self.reserve = Some(reserve);
         let rechecking = self.spec.rechecks();
         // `recheck` (one pass only): points whose samples fell into two groups are held in
         // passes/recheck.csv and measured in more processes after the pass (recheck.rs).
         if self.spec.repeat > 1 || rechecking {
             let dir = self.run_dir.join("passes");
-            std::fs::create_dir_all(&dir).map_err(write_err(dir.clone()))?;
+            std::fs::create_dir_all(&dir).map_err(|e| store::StoreError::Write {
+                path: dir.clone(),
+                cause: e.into(),
+            })?;
         }
         if rechecking {
             // Held points not combined yet (a resumed run's): pass 0 leaves them to the recheck
