@@ -182,6 +182,34 @@ mod tests {
             (CliError::NotRunFolder { dir: "d".into() }, exit::BAD_INPUT),
             (CliError::Driver(DriverError::NoGpu), exit::ENVIRONMENT),
             (
+                CliError::Driver(DriverError::NoNcu(
+                    sweep::profile::ncu::LocateError::NotFound,
+                )),
+                exit::ENVIRONMENT,
+            ),
+            (
+                CliError::Driver(DriverError::Store(sweep::store::StoreError::Write {
+                    path: "out".into(),
+                    cause: std::io::Error::from_raw_os_error(libc::ENOSPC).into(),
+                })),
+                exit::ENVIRONMENT,
+            ),
+            (
+                CliError::Driver(DriverError::Store(
+                    sweep::store::StoreError::HeaderMismatch {
+                        path: "results.csv".into(),
+                    },
+                )),
+                exit::BAD_INPUT,
+            ),
+            (
+                CliError::NothingCompared {
+                    matched: 3,
+                    failed: 3,
+                },
+                exit::POINTS_FAILED,
+            ),
+            (
                 CliError::Driver(DriverError::OldIds { dir: "d".into() }),
                 exit::BAD_INPUT,
             ),
