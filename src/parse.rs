@@ -22,6 +22,12 @@ fn text(bytes: Vec<u8>) -> String {
     String::from_utf8(bytes).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
 }
 
+/// A program's output as text, its first [`MAX_OUTPUT`] bytes at most (for outputs read after a
+/// probe's run: ncu's, a power pass's).
+pub fn read_capped(path: &std::path::Path) -> Option<String> {
+    read_part(path, MAX_OUTPUT, false).map(|(text, _)| text)
+}
+
 /// Up to `max` bytes of a file as text: from its start, or with `tail` its last `max` bytes;
 /// and the file's size. None when it cannot be read.
 pub fn read_part(path: &std::path::Path, max: u64, tail: bool) -> Option<(String, u64)> {

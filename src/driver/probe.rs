@@ -126,8 +126,8 @@ impl Probe for Counters {
         if let Err(why) = run_program(&cmd, p.timeout, &out_path, &err_path, "ncu", Some(hint)) {
             return fail(why);
         }
-        let csv = crate::parse::read_output(&dir.join(ncu::CSV)).unwrap_or_default();
-        let stdout = crate::parse::read_output(&out_path).unwrap_or_default();
+        let csv = crate::parse::read_capped(&dir.join(ncu::CSV)).unwrap_or_default();
+        let stdout = crate::parse::read_capped(&out_path).unwrap_or_default();
         let metrics: Vec<String> = spec
             .metrics
             .iter()
