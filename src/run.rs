@@ -80,7 +80,8 @@ pub fn honours_gate(binary: &Path) -> bool {
 
 /// The last non-empty line of the program's stderr, for one-line messages.
 pub fn last_error_line(point_dir: &Path) -> Option<String> {
-    let text = crate::parse::read_output(&point_dir.join(STDERR))?;
+    // Its last 64 KiB: what a failing program says last, however much it printed before.
+    let (text, _) = crate::parse::read_part(&point_dir.join(STDERR), 64 << 10, true)?;
     text.lines()
         .rev()
         .map(str::trim)

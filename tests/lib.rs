@@ -9,6 +9,7 @@ mod common;
 mod bench_checks;
 mod chart_order;
 mod cli;
+mod driver_faults;
 mod export;
 mod figures;
 mod gpus;
