@@ -2,7 +2,8 @@
 # On a host with several GPUs: where does a point's wall time go when every GPU runs a sweep?
 # Runs a quarter of sweeps/threads_1_512.toml (128 points, built once into a shared cache) with
 # SWEEP_TRACE=1 in each MODE: one|all (one GPU / --gpus all --split points), then optionally
-# _d<N> (--prestart N; default: sweep's default), _hold (a process that holds an idle CUDA context on
+# _d<N> (--prestart N; default: sweep's default), _nohold (SWEEP_HOLD=0: sweep does not hold the
+# driver, each program loads it, no rest added), _hold (a process that holds an idle CUDA context on
 # every GPU beside the sweep: bench/holder.cu ctx), _conn8 (CUDA_DEVICE_MAX_CONNECTIONS=8).
 # Writes OUT_DIR/probe.txt and OUT_DIR/traces.tgz (per point: program phases, gate and reap times;
 # results.csv) and the phases of every mode (scripts/phases.py) at the end of probe.txt.
@@ -24,9 +25,10 @@ for mode in "$@"; do
   args=()
   [[ $mode =~ _d([0-9]+) ]] && args+=(--prestart "${BASH_REMATCH[1]}")
   [[ $mode == all* ]] && args+=(--gpus all)
-  envs=(); [[ $mode == *_conn8* ]] && envs=(CUDA_DEVICE_MAX_CONNECTIONS=8)
+  envs=(); [[ $mode == *_conn8* ]] && envs+=(CUDA_DEVICE_MAX_CONNECTIONS=8)
+  [[ $mode == *_nohold* ]] && envs+=(SWEEP_HOLD=0)
   holders=()
-  if [[ $mode == *_hold* ]]; then
+  if [[ $mode == *_hold* && $mode != *_nohold* ]]; then
     for ((g = 0; g < ngpu; g++)); do CUDA_VISIBLE_DEVICES=$g /tmp/holder 900 ctx > /dev/null & holders+=($!); done
     sleep 2
   fi

@@ -22,6 +22,14 @@ fn prestart(m: &Manifest) -> String {
     )
 }
 
+/// The rest between programs while sweep held the driver (`hold.rs`), or that it did not.
+fn driver_held(m: &Manifest) -> String {
+    match m.rest_ms {
+        Some(0) | None => "no (each program loaded the driver)".to_string(),
+        Some(ms) => format!("yes, {ms} ms rest between programs"),
+    }
+}
+
 fn gpu(m: &Manifest) -> String {
     m.gpus_start
         .first()
@@ -49,8 +57,9 @@ pub(super) fn differences(a: &Path, b: &Path) -> Vec<String> {
         return Vec::new();
     };
     let shown = |s: String| if s.is_empty() { "none".to_string() } else { s };
-    let checks: [Condition; 4] = [
+    let checks: [Condition; 5] = [
         ("prestart", prestart),
+        ("driver held", driver_held),
         ("GPU", gpu),
         ("compiler", |m| m.compiler_version.clone()),
         ("[timing]", timing),

@@ -6,6 +6,7 @@
 mod builder;
 mod cancel;
 mod dispatch;
+mod hold;
 mod outcome;
 mod passes;
 mod probe;

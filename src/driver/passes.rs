@@ -237,6 +237,7 @@ impl Session<'_> {
             controls_made: AtomicUsize::new(self.controls_made()),
             halt: &self.halt,
             cancel: &opts.cancel,
+            rest: self.rest,
         };
         self.execute(&shared, todo, &owner);
         let csvs = dispatch

@@ -2,6 +2,7 @@
 //! at a time, in its order, as soon as each is built, and starts the next gated program early.
 
 use super::builder::{BuildCtx, Built};
+use super::hold::Rest;
 use super::outcome::{PointError, Ran};
 use super::probe::{self, Found, Probe, Window};
 use crate::events::Event;
@@ -38,6 +39,8 @@ pub(super) struct Shared<'a> {
     /// Where a runner says that the run must stop (a file of its own could not be written).
     pub(super) halt: &'a super::session::Halt,
     pub(super) cancel: &'a super::Cancel,
+    /// How long each GPU rests between two programs (see [`super::hold::Rest`]).
+    pub(super) rest: Duration,
 }
 
 /// A started program, or why it could not start.
@@ -155,7 +158,14 @@ fn control_target(pos: usize, every: usize) -> Option<usize> {
 
 /// Runs the program of a point measured before once more, in a fresh process that writes into
 /// `points/<id>/control-<n>/`; its row goes out for `controls.csv`.
-fn control(shared: &Shared, m: &Measured, gpu: Option<&GpuState>, lock: &Path, n: usize) {
+fn control(
+    shared: &Shared,
+    m: &Measured,
+    gpu: Option<&GpuState>,
+    lock: &Path,
+    n: usize,
+    rest: &mut Rest,
+) {
     let dir = m.built.dir.join(format!("control-{n}"));
     if let Err(source) = std::fs::create_dir_all(&dir) {
         let e = PointError::WriteFile { path: dir, source };
@@ -173,10 +183,12 @@ fn control(shared: &Shared, m: &Measured, gpu: Option<&GpuState>, lock: &Path, n
         ended: 0.0,
     };
     let mut started = launch(&shared.ctx.spec, &b, gpu, lock);
+    rest.wait();
     if let Ok(s) = started.as_mut() {
         s.go();
     }
     let ran = finish(&shared.ctx.spec, &b, started);
+    rest.exited();
     if let Some(e) = ran.stops_the_run() {
         shared.halt.stop(&b.point, e, shared.cancel);
         return;
@@ -257,6 +269,7 @@ pub(super) fn measure(
             r.start_ahead(&rx);
         }
         let ran = finish(&shared.ctx.spec, &b, started);
+        r.rest.exited();
         let exit_t = crate::profile::power::now();
         if let Some(e) = ran.stops_the_run() {
             shared.halt.stop(&b.point, e, shared.cancel);
@@ -269,6 +282,9 @@ pub(super) fn measure(
         }
         if r.record(&b, raw, (gate_t, exit_t), run_start).is_break() {
             break;
+        }
+        if !r.probes.is_empty() {
+            r.rest.exited();
         }
         r.control(b, measured_ok);
     }
@@ -305,6 +321,8 @@ struct Runner<'a, 's> {
     every: usize,
     /// The last `every` points measured, for a control re-run.
     measured: VecDeque<Measured>,
+    /// When this GPU's last program exited: the next gate waits out the rest.
+    rest: Rest,
 }
 
 impl<'a, 's> Runner<'a, 's> {
@@ -333,6 +351,7 @@ impl<'a, 's> Runner<'a, 's> {
             builds_done: false,
             every,
             measured: VecDeque::new(),
+            rest: Rest::new(shared.rest),
         }
     }
 
@@ -340,7 +359,7 @@ impl<'a, 's> Runner<'a, 's> {
     /// builder (built, failed or cached), so that a cold run starts its programs in the same
     /// pattern as a warm one: every program allocates and measures with its successors started
     /// beside it. Where a program's buffers land depends on that, and a cold run whose builds
-    /// lagged moved global-store values by up to 7 % (bench/cold_ab.txt).
+    /// lagged moved global-store values by up to 7 % (docs/measurements.md).
     fn await_builds(&mut self, rx: &mpsc::Receiver<(usize, Built)>) -> Wait {
         let wanted = self.next + 1 + if self.builds_done { 0 } else { self.prestart };
         if (self.next..wanted.min(self.count)).all(|k| self.pending.contains_key(&k)) {
@@ -366,6 +385,7 @@ impl<'a, 's> Runner<'a, 's> {
                 launch(self.spec, b, self.gpu.as_ref(), &self.lock)
             }
         };
+        self.rest.wait();
         let gate_t = crate::profile::power::now();
         if let Ok(s) = started.as_mut() {
             s.go();
@@ -496,7 +516,14 @@ impl<'a, 's> Runner<'a, 's> {
         if let Some(m) = self.measured.iter().find(|m| m.position == t) {
             if !self.shared.cancel.is_cancelled() {
                 let n = self.shared.controls_made.fetch_add(1, Ordering::SeqCst);
-                control(self.shared, m, self.gpu.as_ref(), &self.lock, n);
+                control(
+                    self.shared,
+                    m,
+                    self.gpu.as_ref(),
+                    &self.lock,
+                    n,
+                    &mut self.rest,
+                );
             }
         }
     }

@@ -65,6 +65,11 @@ pub(super) struct Session<'s> {
     reserve: Option<Reserve>,
     /// The GPUs' locks and the run folder's, held for the run.
     _locks: (Vec<HeldLock>, HeldLock),
+    /// The CUDA driver and a context on each GPU, held by sweep for the run (see [`super::hold`]).
+    _driver: Option<super::hold::DriverHold>,
+    /// From a program's exit to the next gate on its GPU: [`super::hold::REST`] while the driver
+    /// is held, zero otherwise (each program's own start-up is the rest then).
+    pub(super) rest: std::time::Duration,
 }
 
 /// The manifest of a new run.
@@ -192,6 +197,10 @@ impl<'s> Session<'s> {
         manifest.compiler_version = toolchain.version.clone();
         manifest.arch = toolchain.arch.clone();
         manifest.gpus_start = gpus.clone();
+        let (driver, rest) = super::hold::for_run(&gpus, prestart);
+        if !gpus.is_empty() {
+            manifest.rest_ms = Some(rest.as_millis() as u64);
+        }
         manifest.save(&run_dir)?;
         let ctx = BuildCtx::new(spec, bench, toolchain, &opts.cache);
         let mut session = Session {
@@ -212,6 +221,8 @@ impl<'s> Session<'s> {
             halt: Halt::default(),
             reserve: Some(reserve),
             _locks: (gpu_locks, run_lock),
+            _driver: driver,
+            rest,
         };
         // From here on the manifest says `running`: a failure leaves it `interrupted`.
         if let Err(e) = session.prepare() {
