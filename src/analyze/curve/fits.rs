@@ -107,9 +107,9 @@ pub(super) fn fit_staircase(grid: &Grid, sense: Sense) -> Option<StairResult> {
             let score = (m * sharp.ln()).min(m * r.rounded_rss.ln() + 2.0 * (tried as f64).ln());
             r.margin_none =
                 m * r.baseline.rss.ln() - score - m.ln() - 2.0 * (s.candidates as f64).ln();
-            // Against a sinusoid, whose phase is free, the rounded edges pay for their width
-            // only: where a rise starts is their phase.
-            let widths = r.cost.rounded_widths(s.period).len().max(1) as f64;
+            // Against a sinusoid, whose phase is free, the rounded edges pay for their width and
+            // shape (cubic or straight) only: where a rise starts is their phase.
+            let widths = (2 * r.cost.rounded_widths(s.period).len()).max(1) as f64;
             let score_shape = (m * sharp.ln()).min(m * r.rounded_rss.ln() + 2.0 * widths.ln());
             r.margin_shape = if r.cost.needs_shape_test(s) {
                 m * r.cost.sine_rss(s).ln() - score_shape
@@ -211,4 +211,82 @@ pub(super) fn fit_fold(grid: &Grid, sense: Sense) -> Option<FoldResult> {
         used.retain(|i| !drop.contains(i));
     }
     result
+}
+
+/// A comb found by `fit_comb`: its period and residue (grid steps), its BIC margin over the
+/// trend alone, the fold's scores by period (for the margins over harmonics), the points used.
+pub(super) struct Comb {
+    pub(super) period: i64,
+    pub(super) residue: i64,
+    pub(super) margin_none: f64,
+    pub(super) scores: Vec<(i64, f64)>,
+    pub(super) used: Vec<usize>,
+}
+
+/// A comb: peaks of a single point that recur at one phase of a period (alignment combs, the
+/// first warps of a grid curve). The lone-spike filter drops such points from the staircase,
+/// and the fold's cubic trend cannot follow a curve that bends as sharply as x / (a + b·x) near
+/// its start, so neither sees them. Here the spikes stand for structure when they recur: the
+/// smallest period Q (grid steps, at least four cycles) at one residue of which lie half of the
+/// spikes (the others: outliers, a bend at the start), four at least, and two thirds of that
+/// residue's points between its first and last spike are spikes (a divisor of Q puts the spikes
+/// at one residue too, but only half of its points are spikes). The fold is then fitted to the
+/// log of the metric less its running median over five points (which keeps steps and slow bends
+/// and leaves the single points out); Q's margin is its BIC score there against the trend.
+pub(super) fn fit_comb(grid: &Grid, sense: Sense) -> Option<Comb> {
+    let used: Vec<usize> = (0..grid.x.len()).filter(|&i| grid.y[i] > 0.0).collect();
+    if used.len() < 12 {
+        return None;
+    }
+    let g: Vec<i64> = used.iter().map(|&i| grid.g[i]).collect();
+    let y: Vec<f64> = used.iter().map(|&i| grid.y[i]).collect();
+    let lone = spikes(&g, &y);
+    if lone.len() < 4 {
+        return None;
+    }
+    let span = g[g.len() - 1] - g[0] + 1;
+    let (period, residue) = (2..=(span / 4).min(256)).find_map(|q| {
+        let mut at: Vec<i64> = lone.iter().map(|&k| g[k].rem_euclid(q)).collect();
+        at.sort_unstable();
+        let (residue, count) = at
+            .chunk_by(|a, b| a == b)
+            .map(|c| (c[0], c.len()))
+            .max_by_key(|c| c.1)?;
+        let on: Vec<i64> = lone
+            .iter()
+            .map(|&k| g[k])
+            .filter(|v| v.rem_euclid(q) == residue)
+            .collect();
+        let (first, last) = (on[0], on[on.len() - 1]);
+        let points = g
+            .iter()
+            .filter(|&&v| v.rem_euclid(q) == residue && v >= first && v <= last)
+            .count();
+        (count >= 4 && 2 * count >= lone.len() && 3 * count >= 2 * points).then_some((q, residue))
+    })?;
+    let v: Vec<f64> = y
+        .iter()
+        .map(|&y| match sense {
+            Sense::HigherIsBetter => y.ln(),
+            Sense::LowerIsBetter => -y.ln(),
+        })
+        .collect();
+    let level: Vec<f64> = (0..v.len())
+        .map(|k| {
+            let (a, z) = (k.saturating_sub(2), (k + 3).min(v.len()));
+            let mut w = v[a..z].to_vec();
+            w.sort_by(f64::total_cmp);
+            w[w.len() / 2]
+        })
+        .collect();
+    let e: Vec<f64> = v.iter().zip(&level).map(|(v, l)| v - l).collect();
+    let f = fold::fit(&g, &e)?;
+    let own = f.bic_by_period.iter().find(|(p, _)| *p == period)?.1;
+    Some(Comb {
+        period,
+        residue,
+        margin_none: f.bic_trend - own - 2.0 * (f.candidates as f64).ln(),
+        scores: f.bic_by_period,
+        used,
+    })
 }

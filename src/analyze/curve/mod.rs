@@ -15,7 +15,7 @@ mod selection;
 
 use super::fit::robust_sigma;
 use crate::analyze::staircase;
-use fits::{fit_fold, fit_staircase, StairResult};
+use fits::{fit_comb, fit_fold, fit_staircase, StairResult};
 pub(crate) use grid::one_per_x;
 use grid::Grid;
 use peaks::{baseline_knee, best, clean, drop_after, left_out, peak_residue, secondary_cost};
@@ -143,7 +143,7 @@ pub struct Period {
 pub struct Guess {
     /// Period in units of the swept axis.
     pub period: f64,
-    pub why: &'static str,
+    pub why: String,
 }
 
 /// The average loss right after each peak.
@@ -207,12 +207,14 @@ pub struct Curve {
 /// period. On the H100's global stores (64 and 32 threads) the search picked 32 in one of four
 /// sweeps whose values agreed within 1.4 %, and that one read "no periodic structure".
 fn doubled(s: &StairResult, st: &staircase::Staircase) -> Option<staircase::Staircase> {
-    if s.cost.coverage(st, s.rounded).drops_present() {
+    // Tried where the strict rule finds drops absent, as before the tolerant one (issue 34):
+    // the double is then what it was, and a curve measured twice reads alike.
+    if s.cost.coverage(st, s.rounded).regular() {
         return None;
     }
     let double = s.cost.at_period(st, 2 * st.period)?;
     let coverage = s.cost.coverage(&double, s.rounded);
-    (coverage.drops_present() && coverage.enough_points() && s.cost.two_sizes(st, &double))
+    (coverage.regular() && coverage.enough_points() && s.cost.two_sizes(st, &double))
         .then_some(double)
 }
 
@@ -321,11 +323,33 @@ pub fn analyze_curve(points: &[(f64, Option<f64>)], sense: Sense) -> Curve {
             curve.outliers = s.outliers.iter().map(|&i| grid.x[i]).collect();
             let coverage = s.cost.coverage(st, s.rounded);
             if !coverage.drops_present() {
-                // A few cliffs, not a staircase: the drops in between are missing.
+                // A few cliffs, or steps with more irregular edges than chance allows: the period
+                // that fits is named as a guess, with the edges whose drops look absent.
+                let at: Vec<String> = coverage
+                    .absent_at
+                    .iter()
+                    .take(8)
+                    .map(|&g| crate::analyze::reading::human(grid.to_x(g)))
+                    .collect();
+                let more = if coverage.absent_at.len() > 8 {
+                    ", …"
+                } else {
+                    ""
+                };
+                curve.guess = Some(Guess {
+                    period: found.period,
+                    why: format!(
+                        "its drops look absent or misplaced at {} of {} edges ({} = {}{more})",
+                        coverage.absent,
+                        coverage.seen,
+                        "x",
+                        at.join(", ")
+                    ),
+                });
             } else if !coverage.enough_points() {
                 curve.guess = Some(Guess {
                     period: found.period,
-                    why: "too few points in each period to see its drops",
+                    why: "too few points in each period to see its drops".into(),
                 });
             } else if found.confidence < 0.0 {
                 curve.guess = Some(better_harmonic(&grid, &scores));
@@ -371,6 +395,23 @@ pub fn analyze_curve(points: &[(f64, Option<f64>)], sense: Sense) -> Curve {
             curve.guess = None;
             curve.period = Some(found);
             residue_period = Some((fd.period, fd.peak_residues.clone()));
+        }
+    }
+    // Peaks of a single point at one phase: a comb, which neither model above can see.
+    if let (None, Some(c)) = (&curve.period, fit_comb(&grid, sense)) {
+        let found = period_of(
+            &grid,
+            c.period,
+            &[c.residue],
+            Method::Fold,
+            c.margin_none,
+            &c.scores,
+        );
+        if c.margin_none > DETECT && found.confidence >= 0.0 {
+            curve.guess = None;
+            curve.outliers = left_out(&grid, &c.used);
+            curve.period = Some(found);
+            residue_period = Some((c.period, vec![c.residue]));
         }
     }
     if curve.period.is_none() {
