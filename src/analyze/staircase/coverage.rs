@@ -102,6 +102,12 @@ impl Cost {
             if this < lo - half {
                 continue;
             }
+            // A rounded rise that the last point cuts short (less than half a period and the
+            // window after it) is unobserved, not absent: a straight ramp over P/2 read 1 of 7
+            // edges absent at x = 509 of 512, and the curve no period.
+            if rounded && this + half + quarter > hi {
+                continue;
+            }
             let (bi, ai) = (
                 within(&all, before.0, before.1),
                 within(&all, after.0, after.1),
