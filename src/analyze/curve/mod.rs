@@ -218,6 +218,34 @@ fn doubled(s: &StairResult, st: &staircase::Staircase) -> Option<staircase::Stai
         .then_some(double)
 }
 
+/// The other side of `doubled`: the search found kP (k = 2, 3), but its drops are no larger,
+/// edge for edge, than those of P between them (`multiple_steps`, leaving out the edges P's
+/// coverage finds irregular), those between drop about as much (`equal_steps`: a staircase of
+/// kP has no drop there), and P's own drops are all there but for chance. Then kP fitted
+/// better only because a few of P's edges are weak (two of fifteen edges at a tenth of the
+/// drop, both of one parity, read as 64 at high confidence with 32 nested: issue 34's
+/// Irregular battery), and P is the period; kP does not count against it.
+fn divided(s: &StairResult, st: &staircase::Staircase) -> Option<staircase::Staircase> {
+    [2, 3].into_iter().find_map(|k| {
+        if st.period % k != 0 {
+            return None;
+        }
+        let p = st.period / k;
+        let small = s.cost.at_period(st, p)?;
+        let coverage = s.cost.coverage(&small, s.rounded);
+        let lined_up = (st.residue - small.residue).rem_euclid(p) == 0;
+        (lined_up
+            && coverage.drops_present()
+            && coverage.enough_points()
+            && s.cost
+                .equal_steps(&small, st.period, st.residue, &coverage.absent_at)
+            && !s
+                .cost
+                .multiple_steps(&small, st.period, st.residue, &coverage.absent_at))
+        .then_some(small)
+    })
+}
+
 /// Analyses one curve: `points` are (x, value) with `None` for failed points.
 pub fn analyze_curve(points: &[(f64, Option<f64>)], sense: Sense) -> Curve {
     let grid = Grid::new(points);
@@ -298,8 +326,9 @@ pub fn analyze_curve(points: &[(f64, Option<f64>)], sense: Sense) -> Curve {
                 );
                 nested && own.confidence >= 0.0
             });
-            let st = doubled.as_ref().unwrap_or(first);
-            let (scores, margin) = weigh(st, doubled.is_some());
+            let divided = doubled.is_none().then(|| divided(s, first)).flatten();
+            let st = doubled.as_ref().or(divided.as_ref()).unwrap_or(first);
+            let (scores, margin) = weigh(st, doubled.is_some() || divided.is_some());
             curve.knee = s.cost.flat_end(st).map(|k| grid.x[s.used[k]]);
             let noise = robust_sigma(&s.cost.residuals(st.bounds, Some((st.period, st.residue))));
             let residue = peak_residue(&grid, sense, (st.period, st.residue), curve.knee, noise);
@@ -368,6 +397,10 @@ pub fn analyze_curve(points: &[(f64, Option<f64>)], sense: Sense) -> Curve {
                 if doubled.is_some() {
                     found.level = found.level.min(Confidence::Medium);
                     curve.two_sizes = true;
+                }
+                // P over the multiple the search found rests on the same few edges: medium.
+                if divided.is_some() {
+                    found.level = found.level.min(Confidence::Medium);
                 }
                 curve.period = Some(found);
                 residue_period = Some((st.period, vec![residue]));
@@ -562,7 +595,13 @@ mod dbg_spikes {
             let y: Vec<f64> = used.iter().map(|&i| grid.y[i]).collect();
             let lone = super::grid::spikes(&gg, &y);
             let comb = fit_comb(&grid, g.sense).map(|c| (c.period, c.residue, c.margin_none));
-            eprintln!("{} -> {:?} spikes={} at {:?} comb={comb:?}", g.kind, c.period.map(|p| p.period), lone.len(), lone.iter().take(8).map(|&k| gg[k]).collect::<Vec<_>>());
+            eprintln!(
+                "{} -> {:?} spikes={} at {:?} comb={comb:?}",
+                g.kind,
+                c.period.map(|p| p.period),
+                lone.len(),
+                lone.iter().take(8).map(|&k| gg[k]).collect::<Vec<_>>()
+            );
         }
     }
 }

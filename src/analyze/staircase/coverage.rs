@@ -274,12 +274,15 @@ impl Cost {
         else {
             return false;
         };
-        let there = |f: &[(f64, f64)]| {
+        let there = |f: &[Edge]| {
             let m = median(f);
-            let absent = f.iter().filter(|(r, se)| *r < 0.25 * m - 3.0 * se).count();
+            let absent = f
+                .iter()
+                .filter(|(r, se, _)| *r < 0.25 * m - 3.0 * se)
+                .count();
             m > 0.0 && 10 * absent <= f.len()
         };
-        let fraction = |f: &[(f64, f64)]| f.iter().map(|e| e.0).collect::<Vec<f64>>();
+        let fraction = |f: &[Edge]| f.iter().map(|e| e.0).collect::<Vec<f64>>();
         large.len() >= 2
             && small.len() >= 2
             && large.len() + small.len() >= 2 * MIN_STEPS as usize
@@ -298,7 +301,9 @@ impl Cost {
     /// family keeps two regular edges at least, and the edges between drop less than q's, by
     /// their median (below 0.9 of q's) and edge for edge (a one-sided Mann-Whitney test,
     /// p < 0.05, or every drop of q's larger than every one between where families of a few
-    /// edges cannot reach that). The H100 thread sweep's `global_half_grid` has larger drops at all 7 of its
+    /// edges cannot reach that), and larger than its neighbours in three pairs of four: two weak
+    /// edges among equal ones make the rank test's families differ now and then (Irregular:
+    /// a second period 64 at high confidence), not most neighbours. The H100 thread sweep's `global_half_grid` has larger drops at all 7 of its
     /// multiples of 64 (median 0.81 of them between, p = 0.001) and keeps its nested 64;
     /// `shared_nc_grid`'s 64 rested on one drop four times the others next to a rise (p = 0.06)
     /// and goes. Two irregular edges of P (a tenth of the drop each) let
@@ -311,13 +316,28 @@ impl Cost {
         let Some((large, small)) = self.families(st.bounds, st, q, r, irregular) else {
             return false;
         };
-        let fraction = |f: &[(f64, f64)]| f.iter().map(|e| e.0).collect::<Vec<f64>>();
+        let fraction = |f: &[Edge]| f.iter().map(|e| e.0).collect::<Vec<f64>>();
         large.len() >= 2
             && small.len() >= 2
             && median(&large) > 0.0
             && median(&small) < 0.9 * median(&large)
             && larger_p(&fraction(&large), &fraction(&small))
                 <= 0.05f64.max(separated_p(&large, &small))
+            && neighbours_won(&large, &small, st.period) >= 0.75
+    }
+
+    /// Whether the edges of `st` between those of its multiple `q` (residue `r`) drop as much as
+    /// q's own: three edges at least in each family (read as in `multiple_steps`, leaving out
+    /// `irregular`), the median between at least 0.75 of q's. What a staircase of P with a few
+    /// weak edges shows, and a staircase of q (whose edges between have no drop) does not.
+    pub(crate) fn equal_steps(&self, st: &Staircase, q: i64, r: i64, irregular: &[i64]) -> bool {
+        let Some((large, small)) = self.families(st.bounds, st, q, r, irregular) else {
+            return false;
+        };
+        large.len() >= 3
+            && small.len() >= 3
+            && median(&large) > 0.0
+            && median(&small) >= 0.75 * median(&large)
     }
 
     /// Every edge of `st` (period P) inside `b`, read as in `coverage` (half a period of P
@@ -333,7 +353,7 @@ impl Cost {
         q: i64,
         r: i64,
         irregular: &[i64],
-    ) -> Option<(Vec<(f64, f64)>, Vec<(f64, f64)>)> {
+    ) -> Option<(Vec<Edge>, Vec<Edge>)> {
         let p = st.period;
         let model = self.middle_model(b, p, st.residue);
         let live: Vec<usize> = (b.knee..b.end).filter(|&i| self.w[i] > 0.0).collect();
@@ -371,7 +391,7 @@ impl Cost {
             } else {
                 &mut small
             };
-            family.push((observed / fitted, se / fitted));
+            family.push((observed / fitted, se / fitted, this));
         }
         Some((large, small))
     }
@@ -380,14 +400,41 @@ impl Cost {
 /// The rank test's smallest p for families of these sizes (every drop of one larger than every
 /// drop of the other): 1 / C(m + n, m). Families of a few edges (4 and 2: 1/15) cannot reach
 /// 0.05, and then complete separation is what they must show.
-fn separated_p(a: &[(f64, f64)], b: &[(f64, f64)]) -> f64 {
+fn separated_p(a: &[Edge], b: &[Edge]) -> f64 {
     let (m, n) = (a.len(), b.len());
     let ways = (1..=m).fold(1.0, |c, i| c * (n + i) as f64 / i as f64);
     1.0 / ways + 1e-12
 }
 
+/// An edge read by `families`: its drop as a fraction of the fitted rise, that fraction's
+/// standard error, and where it is (grid steps).
+type Edge = (f64, f64, i64);
+
+/// Of the pairs of neighbouring edges (one of `large`, one of `small`, a period `p` apart),
+/// the share in which `large`'s drop is the larger.
+fn neighbours_won(large: &[Edge], small: &[Edge], p: i64) -> f64 {
+    let (mut won, mut pairs) = (0.0, 0usize);
+    for l in large {
+        for s in small.iter().filter(|s| (s.2 - l.2).abs() == p) {
+            pairs += 1;
+            won += if l.0 > s.0 {
+                1.0
+            } else if l.0 == s.0 {
+                0.5
+            } else {
+                0.0
+            };
+        }
+    }
+    if pairs == 0 {
+        0.0
+    } else {
+        won / pairs as f64
+    }
+}
+
 /// The median of the fractions of a family of edges (`families`); 0 for none.
-fn median(f: &[(f64, f64)]) -> f64 {
+fn median(f: &[Edge]) -> f64 {
     let mut v: Vec<f64> = f.iter().map(|e| e.0).collect();
     v.sort_by(f64::total_cmp);
     v.get(v.len() / 2).copied().unwrap_or(0.0)
