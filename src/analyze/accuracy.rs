@@ -331,7 +331,7 @@ fn harder_curves_are_read_right_or_left_unread() {
             p_curves += t.curves;
             p_right += t.right;
         }
-        if r < 0.9 {
+        if r < 0.93 {
             failures.push(format!("{kind:?} right in {:.1} %", 100.0 * r));
         }
     }
@@ -340,8 +340,9 @@ fn harder_curves_are_read_right_or_left_unread() {
         100.0 * rate(right, curves),
         100.0 * rate(p_right, p_curves)
     );
-    // The issue's target: 97 % of the periodic curves (97.1 % with the default seed).
-    if rate(p_right, p_curves) < 0.97 {
+    // Issue 34's targets: 97.5 % of the periodic curves, no category below 93 % (issue 12's
+    // were 97 % and 90 %, before the irregular, spike and linear categories).
+    if rate(p_right, p_curves) < 0.975 {
         failures.push(format!(
             "periodic curves right in {:.1} %",
             100.0 * rate(p_right, p_curves)

@@ -494,6 +494,39 @@ mod tests {
             .collect()
     }
 
+    /// Throughput x / cost with cost 1 + x/64, raised by `h` at every 32nd x (x ≡ 9): a comb
+    /// of single points, which the lone-spike filter would drop (issue 34).
+    #[test]
+    fn a_comb_of_single_point_peaks_reads_its_period() {
+        let pts: Vec<(f64, Option<f64>)> = (1..=512)
+            .map(|x| {
+                let cost = 1.0 + x as f64 / 64.0;
+                let comb = if x % 32 == 9 { 0.87 } else { 1.0 };
+                (x as f64, Some(x as f64 / (cost * comb)))
+            })
+            .collect();
+        let c = analyze_curve(&pts, Sense::HigherIsBetter);
+        let p = c.period.expect("a comb of period 32");
+        assert_eq!((p.period, p.phase), (32.0, 9.0));
+    }
+
+    /// Two edges of sixteen (k = 4 and 6, one parity) drop a tenth of the others: the curve
+    /// reads 32, not 64 with 32 nested (issue 34's Irregular battery, at high confidence before).
+    #[test]
+    fn a_staircase_with_two_weak_edges_of_one_parity_reads_its_period() {
+        let pts: Vec<(f64, Option<f64>)> = (1..=512)
+            .map(|x: i64| {
+                let k = super::super::fit::ceil_div(x - 5, 32).max(2);
+                let weak = [4, 6].iter().filter(|&&e| e < k).count() as f64;
+                (x as f64, Some(1000.0 * x as f64 / (k as f64 - 0.9 * weak)))
+            })
+            .collect();
+        let c = analyze_curve(&pts, Sense::HigherIsBetter);
+        let p = c.period.as_ref().expect("period 32");
+        assert_eq!(p.period, 32.0, "{c:?}");
+        assert!(c.secondary.is_none(), "{:?}", c.secondary);
+    }
+
     #[test]
     fn exact_warp_sawtooth() {
         let c = analyze_curve(&sawtooth(512, 32, 0, 3), Sense::HigherIsBetter);
@@ -576,32 +609,5 @@ mod tests {
         assert_eq!(Sense::from_unit("ms"), Sense::LowerIsBetter);
         assert_eq!(Sense::from_unit("GB/s"), Sense::HigherIsBetter);
         assert_eq!(Sense::from_unit("MFlops"), Sense::HigherIsBetter);
-    }
-}
-#[cfg(test)]
-mod dbg_spikes {
-    use super::*;
-    use crate::analyze::synth::{hard, Hard, Rng};
-    #[test]
-    #[ignore]
-    fn dbg_spikes() {
-        let mut rng = Rng::new(7);
-        for _ in 0..12 {
-            let g = hard(&mut rng, Hard::Spikes, 0.0);
-            let c = analyze_curve(&g.points, g.sense);
-            let grid = Grid::new(&g.points);
-            let used: Vec<usize> = (0..grid.x.len()).filter(|&i| grid.y[i] > 0.0).collect();
-            let gg: Vec<i64> = used.iter().map(|&i| grid.g[i]).collect();
-            let y: Vec<f64> = used.iter().map(|&i| grid.y[i]).collect();
-            let lone = super::grid::spikes(&gg, &y);
-            let comb = fit_comb(&grid, g.sense).map(|c| (c.period, c.residue, c.margin_none));
-            eprintln!(
-                "{} -> {:?} spikes={} at {:?} comb={comb:?}",
-                g.kind,
-                c.period.map(|p| p.period),
-                lone.len(),
-                lone.iter().take(8).map(|&k| gg[k]).collect::<Vec<_>>()
-            );
-        }
     }
 }

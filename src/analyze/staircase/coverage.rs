@@ -529,3 +529,28 @@ mod tests {
         assert!(larger_p(&b, &a) > 0.999_999);
     }
 }
+
+#[cfg(test)]
+mod binomial_tests {
+    use super::*;
+
+    /// The coverage rule's figures: two irregular edges of fifteen pass, three do not; with
+    /// fewer than ten seen none may be absent.
+    #[test]
+    fn a_few_irregular_edges_pass_in_proportion_to_those_seen() {
+        assert!((binomial_tail(15, 2, 0.05) - 0.171).abs() < 0.001);
+        assert!((binomial_tail(15, 3, 0.05) - 0.036).abs() < 0.001);
+        let cov = |seen, absent| Coverage {
+            predicted: seen,
+            seen,
+            absent,
+            ..Default::default()
+        };
+        assert!(cov(15, 2).drops_present());
+        assert!(!cov(15, 3).drops_present());
+        assert!(!cov(9, 1).drops_present());
+        assert!(cov(9, 0).drops_present());
+        // The strict rule, which decides where the double is tried: one in ten.
+        assert!(cov(10, 1).regular() && !cov(15, 2).regular());
+    }
+}
