@@ -109,8 +109,8 @@ pub fn command(
 }
 
 /// Niceness added to every build: nvcc on every core must not slow the host side of the program
-/// that measures meanwhile (its samples wait on the CPU between launches; bench/truth.txt: the
-/// measuring phase took 395 ms per point in a cold sweep against 316 ms in a warm one).
+/// that measures meanwhile (its samples wait on the CPU between launches; on an H100 the
+/// measuring phase took 395 ms per point in a cold sweep against 316 ms in a warm one; docs/measurements.md).
 pub const BUILD_NICE: i32 = 10;
 
 /// Builds; the log (command line first) goes to `log`.

@@ -93,6 +93,9 @@ pub struct Summary {
     pub csv: PathBuf,
     pub total: usize,
     pub skipped: usize,
+    /// Of the points done before this run resumed, those that failed: their rows are in the CSV
+    /// too, so the run's exit code counts them.
+    pub failed_before: usize,
     pub counts: BTreeMap<Status, usize>,
     /// Each metric's points marked by its own status (`<metric>_status`): metric -> (noisy,
     /// unstable).

@@ -8,7 +8,8 @@ pub const POINTS_FAILED: i32 = 1;
 pub const USAGE: i32 = 2;
 /// The spec, a template, a bench folder or a results file is wrong.
 pub const BAD_INPUT: i32 = 3;
-/// The environment cannot run the sweep: no nvcc, no GPU visible, the GPU is locked by another sweep.
+/// The environment cannot run the sweep: no nvcc, no GPU visible, the GPU is locked by another sweep,
+/// no ncu for `[profile]` counters, a file of the run cannot be written (disk full, read-only).
 pub const ENVIRONMENT: i32 = 4;
 /// `sweep compare --fail-on-slower PCT`: a point of run B is slower than run A's by more than PCT %.
 pub const SLOWER: i32 = 5;
@@ -18,9 +19,11 @@ pub const INTERRUPTED: i32 = 130;
 pub const HELP: &str = "\
 Exit codes:
   0    every point ok (or noisy, or unstable)
-  1    some points failed; the CSV holds every row and the reason
+  1    some points failed (a resumed run's earlier rows included); the CSV holds every row and
+       the reason; `compare --fail-on-slower` could compare nothing
   2    usage error
   3    bad input: spec, template, bench folder or results file
-  4    environment: nvcc missing, no GPU visible, GPU or run folder in use by another sweep
+  4    environment: nvcc missing, no GPU visible, GPU or run folder in use by another sweep,
+       ncu missing for [profile] counters, disk full or read-only (the run stops; resume it)
   5    slower than allowed: `sweep compare --fail-on-slower PCT` found a point slower by more than PCT %
   130  interrupted (Ctrl-C); run again to resume";

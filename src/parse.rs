@@ -9,9 +9,37 @@ use std::sync::OnceLock;
 /// A program's output file as text, a byte that is not UTF-8 read as U+FFFD: one stray byte (a
 /// message in another encoding) must not hide every metric line beside it. `None`: unreadable.
 pub fn read_output(path: &std::path::Path) -> Option<String> {
-    std::fs::read(path)
-        .ok()
-        .map(|bytes| String::from_utf8_lossy(&bytes).into_owned())
+    std::fs::read(path).ok().map(text)
+}
+
+/// The most of a program's stdout that sweep reads for its metrics; its file keeps all of it.
+/// A point whose program printed more fails, saying so (a program that prints gigabytes must
+/// not take sweep's memory with it).
+pub const MAX_OUTPUT: u64 = 64 << 20;
+
+/// Bytes as text, copied only where some are not UTF-8 (they become U+FFFD).
+fn text(bytes: Vec<u8>) -> String {
+    String::from_utf8(bytes).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
+}
+
+/// A program's output as text, its first [`MAX_OUTPUT`] bytes at most (for outputs read after a
+/// probe's run: ncu's, a power pass's).
+pub fn read_capped(path: &std::path::Path) -> Option<String> {
+    read_part(path, MAX_OUTPUT, false).map(|(text, _)| text)
+}
+
+/// Up to `max` bytes of a file as text: from its start, or with `tail` its last `max` bytes;
+/// and the file's size. None when it cannot be read.
+pub fn read_part(path: &std::path::Path, max: u64, tail: bool) -> Option<(String, u64)> {
+    use std::io::{Read, Seek, SeekFrom};
+    let mut f = std::fs::File::open(path).ok()?;
+    let size = f.metadata().ok()?.len();
+    if tail && size > max {
+        f.seek(SeekFrom::Start(size - max)).ok()?;
+    }
+    let mut bytes = Vec::with_capacity(size.min(max) as usize);
+    f.take(max).read_to_end(&mut bytes).ok()?;
+    Some((text(bytes), size))
 }
 
 #[derive(Debug, Default, PartialEq)]
@@ -145,6 +173,18 @@ mod tests {
     use super::*;
     use crate::spec::Spec;
     use std::path::Path;
+
+    #[test]
+    fn a_part_of_a_file_is_read_from_its_start_or_its_end_and_its_size_told() {
+        let tmp = tempfile::tempdir().unwrap();
+        let path = tmp.path().join("out.txt");
+        std::fs::write(&path, b"head\nmiddle \xe9\ntail\n").unwrap();
+        assert_eq!(read_part(&path, 5, false).unwrap(), ("head\n".into(), 19));
+        assert_eq!(read_part(&path, 5, true).unwrap(), ("tail\n".into(), 19));
+        let (all, _) = read_part(&path, 100, false).unwrap();
+        assert_eq!(all, "head\nmiddle \u{fffd}\ntail\n", "not UTF-8: replaced");
+        assert!(read_part(&tmp.path().join("none"), 5, false).is_none());
+    }
 
     fn metrics(extra: &str) -> Vec<Metric> {
         let text = format!("bench=\"b\"\n[[axis]]\nname=\"t\"\nrange=[1,2]\n{extra}");

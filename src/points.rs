@@ -51,12 +51,15 @@ pub enum PointsError {
         group: String,
         lengths: String,
     },
-    #[error("{path}: filter `{filter}` failed at point {label}: {reason}")]
+    /// A filter that does not parse, or that fails at a point: `what` went wrong in our words
+    /// (never evalexpr's own text), after where (`at threads=1 names ...`; a parse error has no
+    /// point: `does not parse: ...`), and a hint.
+    #[error("{path}: filter `{filter}` {what} (hint: {hint})")]
     Filter {
         path: String,
         filter: String,
-        label: String,
-        reason: String,
+        what: String,
+        hint: String,
     },
     #[error("{path}: filter `{filter}` drops every one of the {total} points (hint: check the comparison against the axis ranges)")]
     FilterDropsAll {
@@ -158,14 +161,15 @@ pub fn expand(spec: &Spec) -> Result<Vec<Point>, PointsError> {
         })?;
 
     let filter = match &spec.filter {
-        Some(f) => Some(
-            evalexpr::build_operator_tree(f).map_err(|e| PointsError::Filter {
+        Some(f) => Some(evalexpr::build_operator_tree(f).map_err(|e| {
+            let (reason, hint) = filter_words(&e, &names(spec));
+            PointsError::Filter {
                 path: spec.locate("filter"),
                 filter: f.clone(),
-                label: "(parse)".into(),
-                reason: e.to_string(),
-            })?,
-        ),
+                what: reason,
+                hint,
+            }
+        })?),
         None => None,
     };
 
@@ -181,18 +185,16 @@ pub fn expand(spec: &Spec) -> Result<Vec<Point>, PointsError> {
             values.push((axis.name.clone(), axis.values[digits[dim]].clone()));
         }
         let keep = match &filter {
-            Some(tree) => {
-                eval_filter(tree, spec, &values).map_err(|reason| PointsError::Filter {
+            Some(tree) => eval_filter(tree, spec, &values).map_err(|e| {
+                let (reason, hint) = filter_words(&e, &names(spec));
+                let at: Vec<String> = values.iter().map(|(n, v)| format!("{n}={v}")).collect();
+                PointsError::Filter {
                     path: spec.locate("filter"),
                     filter: spec.filter.clone().unwrap_or_default(),
-                    label: values
-                        .iter()
-                        .map(|(n, v)| format!("{n}={v}"))
-                        .collect::<Vec<_>>()
-                        .join(" "),
-                    reason,
-                })?
-            }
+                    what: format!("at {} {reason}", at.join(" ")),
+                    hint,
+                }
+            })?,
             None => true,
         };
         if keep {
@@ -236,11 +238,80 @@ pub fn expand(spec: &Spec) -> Result<Vec<Point>, PointsError> {
     Ok(points)
 }
 
+/// The names a filter may use: the axes, then the vars.
+fn names(spec: &Spec) -> Vec<String> {
+    spec.axes
+        .iter()
+        .map(|a| a.name.clone())
+        .chain(spec.vars.keys().cloned())
+        .collect()
+}
+
+/// What went wrong with a filter, in a few words, and a hint: never evalexpr's own text, which
+/// names its types (`Expected a Value::Boolean, but got Int(3).`).
+fn filter_words(e: &evalexpr::EvalexprError, names: &[String]) -> (String, String) {
+    use evalexpr::EvalexprError as E;
+    let example = "`threads % 32 == 0 && threads >= 64`";
+    let known = format!("the axes and vars are {}", names.join(", "));
+    match e {
+        E::VariableIdentifierNotFound(name) => {
+            // `thread` for `threads`, `block` for `blocks_per_sm`.
+            let near = names
+                .iter()
+                .find(|n| n.starts_with(name.as_str()) || name.starts_with(n.as_str()));
+            (
+                format!("names `{name}`, which is no axis or var"),
+                match near {
+                    Some(n) => format!("did you mean `{n}`? {known}"),
+                    None => known,
+                },
+            )
+        }
+        E::FunctionIdentifierNotFound(name) => (
+            format!("calls `{name}`, which is no function"),
+            format!("a filter compares axes and vars, e.g. {example}"),
+        ),
+        E::ExpectedBoolean { actual } => (
+            format!("gives {actual}, not true or false"),
+            format!("compare with ==, !=, <, >=, e.g. {example}"),
+        ),
+        E::UnmatchedLBrace | E::UnmatchedRBrace => (
+            "does not parse: its parentheses do not pair up".to_string(),
+            format!("close every `(`, e.g. {example}"),
+        ),
+        E::UnmatchedDoubleQuote => (
+            "does not parse: a string has no closing `\"`".to_string(),
+            "quote a string value whole, e.g. `variant == \"shared\"`".to_string(),
+        ),
+        E::ExpectedNumber { actual }
+        | E::ExpectedInt { actual }
+        | E::ExpectedFloat { actual }
+        | E::ExpectedNumberOrString { actual } => (
+            format!("does arithmetic or compares order on {actual}, which is no number"),
+            format!("compare a string axis with == or !=; {known}"),
+        ),
+        E::WrongTypeCombination { .. } | E::TypeError { .. } => (
+            "combines a number with a string".to_string(),
+            format!(
+                "compare a string axis with a quoted string, e.g. `variant == \"shared\"`; {known}"
+            ),
+        ),
+        E::DivisionError { .. } | E::ModulationError { .. } => (
+            "divides by zero".to_string(),
+            format!("divide by a number that is never 0, e.g. {example}"),
+        ),
+        _ => (
+            "does not parse or cannot be evaluated".to_string(),
+            format!("write it as a comparison of axes and vars, e.g. {example}; {known}"),
+        ),
+    }
+}
+
 fn eval_filter(
     tree: &evalexpr::Node,
     spec: &Spec,
     values: &[(String, Value)],
-) -> Result<bool, String> {
+) -> Result<bool, evalexpr::EvalexprError> {
     use evalexpr::{ContextWithMutableVariables, HashMapContext, Value as E};
     let mut ctx = HashMapContext::new();
     let as_e = |v: &Value| match v {
@@ -249,11 +320,9 @@ fn eval_filter(
         Value::Str(s) => E::String(s.clone()),
     };
     for (n, v) in spec.vars.iter().chain(values.iter().map(|(n, v)| (n, v))) {
-        ctx.set_value(n.clone(), as_e(v))
-            .map_err(|e| e.to_string())?;
+        ctx.set_value(n.clone(), as_e(v))?;
     }
     tree.eval_boolean_with_context(&ctx)
-        .map_err(|e| e.to_string())
 }
 
 /// `--shard i/N`.
@@ -531,10 +600,24 @@ mod tests {
         assert_eq!(err, "t.toml:2: filter `threads > 100` drops every one of the 4 points (hint: check the comparison against the axis ranges)");
         let unknown = spec("filter = \"thread > 1\"\n[[axis]]\nname=\"threads\"\nrange=[1,4]");
         let err = expand(&unknown).unwrap_err().to_string();
-        assert!(
-            err.starts_with("t.toml:2: filter `thread > 1` failed at point threads=1:"),
-            "{err}"
+        assert_eq!(
+            err,
+            "t.toml:2: filter `thread > 1` at threads=1 names `thread`, which is no axis or var \
+             (hint: did you mean `threads`? the axes and vars are threads)"
         );
+        // In one line, in our words: never evalexpr's own text (`Value::Boolean`, `Int(3)`).
+        for (filter, says) in [
+            ("threads + 2", "filter `threads + 2` at threads=1 gives 3, not true or false (hint: compare with"),
+            ("(threads > 1", "filter `(threads > 1` does not parse: its parentheses do not pair up (hint: close every `(`"),
+            ("threads > \\\"a\\\"", "at threads=1 does arithmetic or compares order on \"a\", which is no number (hint:"),
+        ] {
+            let bad = spec(&format!(
+                "filter = \"{filter}\"\n[[axis]]\nname=\"threads\"\nrange=[1,4]"
+            ));
+            let err = expand(&bad).unwrap_err().to_string();
+            assert!(err.contains(says), "{err}");
+            assert!(!err.contains('\n') && !err.contains("Value::") && !err.contains("Int("), "{err}");
+        }
         // A filter further down is named at its own line; one set on the command line, by it.
         let later =
             spec("name = \"t\"\nfilter = \"thread > 1\"\n[[axis]]\nname=\"threads\"\nrange=[1,4]");

@@ -11,7 +11,7 @@ pub const STDERR: &str = "stderr.txt";
 /// sweep's own environment sets `CUDA_DEVICE_MAX_CONNECTIONS`. The timing core times work on the
 /// legacy default stream only, which uses one queue; the driver's default of 8 makes every context
 /// creation cost more (H200, 2 GPUs: 103 -> 54 ms, and 4.15 -> 7.08 processes/s host-wide with
-/// four at once; bench/contexts.txt).
+/// four at once; docs/measurements.md).
 pub const TIMING_CORE_CONNECTIONS: &str = "1";
 
 /// The file whose lock keeps CUDA context creation and measurement apart on one GPU: the timing
@@ -80,7 +80,8 @@ pub fn honours_gate(binary: &Path) -> bool {
 
 /// The last non-empty line of the program's stderr, for one-line messages.
 pub fn last_error_line(point_dir: &Path) -> Option<String> {
-    let text = crate::parse::read_output(&point_dir.join(STDERR))?;
+    // Its last 64 KiB: what a failing program says last, however much it printed before.
+    let (text, _) = crate::parse::read_part(&point_dir.join(STDERR), 64 << 10, true)?;
     text.lines()
         .rev()
         .map(str::trim)

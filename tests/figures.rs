@@ -201,3 +201,176 @@ fn bad_plot_options_are_refused_in_one_line() {
     }
     assert!(!tmp.path().join("charts").exists(), "nothing written");
 }
+
+#[test]
+fn a_compare_chart_is_named_as_plot_names_the_series_and_shows_b_over_a_beneath() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (a, b) = (tmp.path().join("a"), tmp.path().join("b"));
+    for d in [&a, &b] {
+        std::fs::create_dir(d).unwrap();
+        thread_sweep(d);
+    }
+    let out = sweep(tmp.path())
+        .args([
+            "compare",
+            "a",
+            "b",
+            "--y",
+            "shared_nc_grid_mflops",
+            "--out",
+            "cmp",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let svg =
+        std::fs::read_to_string(tmp.path().join("cmp/charts/shared_nc_grid_mflops.svg")).unwrap();
+    for text in [
+        "Shared-memory stores, full grid: no conflict — threads per block",
+        "throughput (TFLOP/s)",
+        "threads per block",
+        // The runs named whole (a long name wraps to a second line).
+        "A: NVIDIA H100 80GB HBM3, a",
+        "B: NVIDIA H100 80GB HBM3, b",
+        // The ratio panel: its axis, the line at 1 and the band of u_A + u_B.
+        "B/A",
+        "B = A",
+        "B/A band: u_A + u_B",
+    ] {
+        assert!(
+            texts(&svg).iter().any(|t| t == text),
+            "{text} missing: {:?}",
+            texts(&svg)
+        );
+    }
+    assert!(!texts(&svg).iter().any(|t| t.ends_with('…')), "a cut text");
+}
+
+#[test]
+fn a_family_over_an_axis_names_each_curve_by_the_axis_s_label_and_value() {
+    let tmp = tempfile::tempdir().unwrap();
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/h100/threads_pitch");
+    for f in ["results.csv", "manifest.json"] {
+        std::fs::copy(fixture.join(f), tmp.path().join(f)).unwrap();
+    }
+    let out = sweep(tmp.path())
+        .args(["plot", "results.csv", "--y", "global_all_grid_mflops"])
+        .args(["--format", "svg"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let charts = tmp.path().join("charts");
+    let svg = std::fs::read_to_string(charts.join("family-global_all_grid-by-layout.svg")).unwrap();
+    for text in [
+        "block layout: dense",
+        "block layout: line128",
+        "block layout: align256",
+    ] {
+        assert!(has_text(&svg, text), "{text} missing: {:?}", texts(&svg));
+    }
+    assert!(!svg.contains("layout=dense"), "the raw key=value");
+    // A series' title names its group in the same words.
+    let one =
+        std::fs::read_to_string(charts.join("global_all_grid_mflops__layout-dense.svg")).unwrap();
+    assert!(
+        has_text(
+            &one,
+            "every thread [block layout: dense] — threads per block"
+        ),
+        "{:?}",
+        texts(&one)
+    );
+}
+
+#[test]
+fn the_chart_and_the_analysis_say_the_peaks_modulo_the_same_period() {
+    let tmp = tempfile::tempdir().unwrap();
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/h100/bank_stride");
+    for f in ["results.csv", "manifest.json"] {
+        std::fs::copy(fixture.join(f), tmp.path().join(f)).unwrap();
+    }
+    let out = sweep(tmp.path())
+        .args(["plot", "results.csv", "--format", "svg"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let svg = std::fs::read_to_string(tmp.path().join("charts/bank_stride_gb_per_s.svg")).unwrap();
+    let said = "stride ≡ 1, 3, …, 15 (mod 16)";
+    assert!(
+        texts(&svg).iter().any(|t| t.contains(said)),
+        "{:?}",
+        texts(&svg)
+    );
+    let out = sweep(tmp.path())
+        .args(["analyze", "results.csv"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let md = std::fs::read_to_string(tmp.path().join("analysis.md")).unwrap();
+    let row = md
+        .lines()
+        .find(|l| l.starts_with("| bank_stride_gb_per_s |"))
+        .unwrap();
+    assert!(row.contains(said), "{row}");
+    assert!(!md.contains("(mod 2)"), "a second period in the reading");
+}
+
+/// The committed aos_soa run with its numeric axis `touched` left out (one value of it kept):
+/// a run of categories only.
+fn categories_only(dir: &Path) -> PathBuf {
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/h100/aos_soa");
+    let text = std::fs::read_to_string(fixture.join("results.csv")).unwrap();
+    let mut lines = text.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let t = header.iter().position(|h| *h == "touched").unwrap();
+    let cut = |l: &str| -> (String, String) {
+        let cells: Vec<&str> = l.split(',').collect();
+        let mut kept = cells.clone();
+        kept.remove(t);
+        (cells[t].to_string(), kept.join(","))
+    };
+    let rows: Vec<(String, String)> = lines.map(cut).collect();
+    let mut out = cut(&header.join(",")).1 + "\n";
+    for (v, row) in &rows {
+        if *v == rows[0].0 {
+            out += &format!("{row}\n");
+        }
+    }
+    let csv = dir.join("results.csv");
+    std::fs::write(&csv, out).unwrap();
+    csv
+}
+
+#[test]
+fn on_a_run_of_categories_only_no_hint_sends_back_to_x() {
+    let tmp = tempfile::tempdir().unwrap();
+    let csv = categories_only(tmp.path());
+    for args in [
+        vec!["analyze"],
+        vec!["analyze", "--x", "layout"],
+        vec!["plot", "--x", "layout"],
+    ] {
+        let out = sweep(tmp.path()).args(&args).arg(&csv).output().unwrap();
+        assert!(!out.status.success(), "{args:?}");
+        let err = stderr(&out);
+        assert_eq!(err.trim().lines().count(), 1, "{err}");
+        assert!(!err.contains("with --x"), "{args:?}: the hint loops: {err}");
+        assert!(err.contains("as bars"), "{args:?}: {err}");
+    }
+    // The way out the hint names works.
+    let out = sweep(tmp.path()).arg("plot").arg(&csv).output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    // With a numeric axis left, the hint names it.
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/h100/aos_soa");
+    std::fs::copy(fixture.join("results.csv"), &csv).unwrap();
+    let out = sweep(tmp.path())
+        .args(["analyze", "--x", "layout"])
+        .arg(&csv)
+        .output()
+        .unwrap();
+    assert!(
+        stderr(&out).contains("(hint: the numeric axes are `touched`; name one with --x)"),
+        "{}",
+        stderr(&out)
+    );
+}

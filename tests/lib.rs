@@ -10,6 +10,7 @@ mod architecture;
 mod bench_checks;
 mod chart_order;
 mod cli;
+mod driver_faults;
 mod export;
 mod figures;
 mod gpus;

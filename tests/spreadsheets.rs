@@ -7,7 +7,7 @@ use crate::common::{project, stderr, sweep};
 use std::path::{Path, PathBuf};
 
 const LOCALES: [&str; 3] = ["de_DE", "uk_UA", "en_US"];
-/// The import options the README gives for each dialect: separator, `"`, UTF-8, from row 1,
+/// The import options docs/usage.md gives for each dialect: separator, `"`, UTF-8, from row 1,
 /// column 1 (point_id) as text, and the language whose decimal mark the dialect writes.
 const COMMA_OPTIONS: &str = "44,34,76,1,1/2,1033";
 const SEMICOLON_OPTIONS: &str = "59,34,76,1,1/2,1031";

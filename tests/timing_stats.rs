@@ -142,6 +142,37 @@ fn the_confidence_interval_holds_the_median_of_the_placements_in_95_percent_of_r
 }
 
 #[test]
+fn samples_only_at_the_central_placements_keep_the_confidence_interval_honest() {
+    let Some(bin) = driver() else { return };
+    // case -> (how often |value - true median| <= rel_ci, mean samples taken); 6 passes of 2 samples
+    // per visit, the last four only where Placements::central says a place's mean may be the median
+    let got: BTreeMap<String, (f64, f64)> = printed(&bin, "coverage_central")
+        .lines()
+        .map(|l| {
+            let v: Vec<&str> = l.split(' ').collect();
+            (
+                v[1].to_string(),
+                (v[2].parse().unwrap(), v[4].parse().unwrap()),
+            )
+        })
+        .collect();
+    assert_eq!(got.len(), 4, "{got:?}");
+    for (case, (held, _)) in got.iter().filter(|(c, _)| *c != "three_slow") {
+        assert!(
+            (0.935..=0.975).contains(held),
+            "{case}: the CI holds the true value in {held}"
+        );
+    }
+    // the weak case stays as weak as with every place visited (~0.79 there)
+    assert!(got["three_slow"].0 >= 0.74, "{:?}", got["three_slow"]);
+    // all 8 places in all 6 passes would be 96 samples: alike places are all central, a slow one or
+    // a slow group is left out once the noise can tell it from the middle
+    assert_eq!(got["alike"].1, 96.0);
+    assert!(got["one_slow"].1 < 92.0, "{:?}", got["one_slow"]);
+    assert!(got["three_slow"].1 < 80.0, "{:?}", got["three_slow"]);
+}
+
+#[test]
 fn placements_lie_inside_one_page_by_default_and_in_as_many_pages_as_asked() {
     let Some(bin) = driver() else { return };
     let out = printed(&bin, "plan");

@@ -168,7 +168,6 @@ static __global__ void clock_probe(unsigned long long ns, unsigned long long* ou
 }
 
 struct State {                   // per-process resources, created on first use, freed at exit
-  cudaEvent_t start = nullptr, stop = nullptr;
   void* flush_buf = nullptr;
   size_t flush_bytes = 0;
   unsigned long long* probe = nullptr;
@@ -177,9 +176,7 @@ struct State {                   // per-process resources, created on first use,
 };
 inline State& state() {
   static State s;
-  if (!s.start) {
-    SWEEP_CHECK(cudaEventCreate(&s.start));
-    SWEEP_CHECK(cudaEventCreate(&s.stop));
+  if (!s.probe) {  // the samples' events: sample_events()
     SWEEP_CHECK(cudaMalloc(&s.probe, 2 * sizeof(unsigned long long)));
     SWEEP_CHECK(cudaHostAlloc((void**)&s.release, sizeof(int), cudaHostAllocMapped));
     SWEEP_CHECK(cudaMalloc(&s.held_too_long, sizeof(int)));
@@ -253,27 +250,68 @@ inline int placement_pages() {
   static const int p = std::clamp((int)env_num("SWEEP_PLACEMENT_PAGES", 1), 1, (int)kPlacementPages);
   return p;
 }
-// Moves every registered buffer to placement j (contents copied through a staging buffer, since the
-// old and the new range may overlap) and rewrites the bench's pointer variables.
-inline void place_buffers(int j) {
+// The staging buffer of place_buffers, as large as the largest registered buffer: allocated here,
+// before a hold() is launched (a cudaMalloc while hold() spins could wait for it).
+inline void ensure_stage(void*& stage, size_t& stage_bytes) {
+  size_t need = 0;
+  for (const Placed& b : placed()) need = std::max(need, b.bytes);
+  if (need <= stage_bytes) return;
+  if (stage) SWEEP_CHECK(cudaFree(stage));
+  SWEEP_CHECK(cudaMalloc(&stage, need));
+  stage_bytes = need;
+}
+// Enqueues the moves of every registered buffer to placement j on the legacy default stream
+// (contents copied through a staging buffer, since the old and the new range may overlap) and
+// rewrites the bench's pointer variables; stream-ordered, so the calls enqueued after it see the
+// buffers at their new place. No synchronisation: measure() enqueues a visit's moves, its untimed
+// call and its samples behind one hold().
+inline void enqueue_moves(int j) {
   static void* stage = nullptr;
   static size_t stage_bytes = 0;
+  ensure_stage(stage, stage_bytes);
   auto& v = placed();
   for (size_t i = 0; i < v.size(); ++i) {
     Placed& b = v[i];
     size_t to = placement_offset((int)i, j, placement_pages());
     if (to == b.offset) continue;
-    if (stage_bytes < b.bytes) {
-      if (stage) SWEEP_CHECK(cudaFree(stage));
-      SWEEP_CHECK(cudaMalloc(&stage, b.bytes));
-      stage_bytes = b.bytes;
-    }
-    SWEEP_CHECK(cudaMemcpy(stage, b.pool + b.offset, b.bytes, cudaMemcpyDeviceToDevice));
-    SWEEP_CHECK(cudaMemcpy(b.pool + to, stage, b.bytes, cudaMemcpyDeviceToDevice));
+    SWEEP_CHECK(cudaMemcpyAsync(stage, b.pool + b.offset, b.bytes, cudaMemcpyDeviceToDevice));
+    SWEEP_CHECK(cudaMemcpyAsync(b.pool + to, stage, b.bytes, cudaMemcpyDeviceToDevice));
     b.offset = to;
     *b.user = b.pool + to;
   }
+}
+// Moves every registered buffer to placement j and waits for the moves.
+inline void place_buffers(int j) {
+  enqueue_moves(j);
   SWEEP_CHECK(cudaDeviceSynchronize());
+}
+
+// Event pairs for the samples enqueued behind one hold(), created before the hold is launched.
+inline std::vector<cudaEvent_t>& sample_events(size_t pairs) {
+  static std::vector<cudaEvent_t> ev;
+  while (ev.size() < 2 * pairs) {
+    cudaEvent_t e;
+    SWEEP_CHECK(cudaEventCreate(&e));
+    ev.push_back(e);
+  }
+  return ev;
+}
+
+// SWEEP_SAMPLE_GROUPS=1 (an experiment, off by default) enqueues a visit's samples back to back
+// behind one hold(), one host round trip per visit instead of per sample. Measured on an H100
+// (bench/peers_run.txt, docs/measurements.md "Speed"): the values stay the same, but back-to-back
+// samples of the global grid stores scatter more (57 -> 90 samples for the same CI) and the
+// programs took 9 % longer; the host's turn-around between samples is an idle gap that pays.
+inline bool sample_groups() {
+  static const bool on = env_num("SWEEP_SAMPLE_GROUPS", 0) != 0;
+  return on;
+}
+// SWEEP_CENTRAL=1 (an experiment, off by default): from the third pass on, samples only at the
+// placements that may carry the median (sweep_stats.h, Placements::central). On an H100, with
+// sample groups, it saved no samples (bench/peers_run.txt); not tried alone on the GPU.
+inline bool central_only() {
+  static const bool on = env_num("SWEEP_CENTRAL", 0) != 0;
+  return on;
 }
 
 inline double unix_now() {
@@ -541,29 +579,50 @@ Stats measure(const Options& opt, F&& f) {
   const double mhz_before = detail::measure_sm_mhz();
   detail::trace("m-ready");
 
-  // One sample of `calls` calls (<= 256: well inside the launch queue while held): hold the
-  // stream, [flush], start event, calls, stop event, release; returns milliseconds.
-  auto sample = [&](int calls) {
+  // A group of samples behind one hold(): the stream is held while the host enqueues [the moves to
+  // placement `move_to` and one untimed call there], then `n` samples of `calls` calls, each
+  // [flush,] start event, calls, stop event; then the hold is released and the host waits once for
+  // the last stop event and reads every pair (no synchronisation between samples, which run back to
+  // back on the GPU). Milliseconds per sample are appended to `ms`.
+  auto group = [&](int move_to, int n, int calls, std::vector<double>& ms) {
+    std::vector<cudaEvent_t>& ev = detail::sample_events((size_t)n);
     *st.release = 0;
     detail::hold<<<1, 1>>>(st.release, 200000000ull, st.held_too_long);
     SWEEP_CHECK_LAST();
-    if (opt.flush_l2) detail::flush_l2(opt.device);
-    SWEEP_CHECK(cudaEventRecord(st.start));
-    for (int i = 0; i < calls; ++i) f();
-    SWEEP_CHECK_LAST();
-    SWEEP_CHECK(cudaEventRecord(st.stop));
+    if (move_to >= 0) {
+      detail::enqueue_moves(move_to);
+      f();  // untimed: the first call at a new place
+      SWEEP_CHECK_LAST();
+    }
+    for (int i = 0; i < n; ++i) {
+      if (opt.flush_l2) detail::flush_l2(opt.device);
+      SWEEP_CHECK(cudaEventRecord(ev[2 * i]));
+      for (int c = 0; c < calls; ++c) f();
+      SWEEP_CHECK_LAST();
+      SWEEP_CHECK(cudaEventRecord(ev[2 * i + 1]));
+    }
     *st.release = 1;
-    SWEEP_CHECK(cudaEventSynchronize(st.stop));
-    float ms = 0;
-    SWEEP_CHECK(cudaEventElapsedTime(&ms, st.start, st.stop));
-    return (double)ms;
+    SWEEP_CHECK(cudaEventSynchronize(ev[2 * n - 1]));
+    for (int i = 0; i < n; ++i) {
+      float t = 0;
+      SWEEP_CHECK(cudaEventElapsedTime(&t, ev[2 * i], ev[2 * i + 1]));
+      ms.push_back((double)t);
+    }
+  };
+  // Samples per group: all of a visit's, but at most ~256 launches behind one hold (well inside
+  // the launch queue: a full queue would block the host while hold() spins) and 64 samples;
+  // one with SWEEP_SAMPLE_GROUPS=0.
+  auto per_group = [&](int calls) {
+    if (!detail::sample_groups()) return 1;
+    return std::clamp(256 / (calls + 2 + (opt.flush_l2 ? 1 : 0)), 1, 64);
   };
 
   Stats s;
   s.batch = opt.batch > 0 ? opt.batch : 1;
+  std::vector<double> ms;
   if (opt.batch <= 0 && !opt.flush_l2) {
-    double ms = sample(1);
-    if (ms < 0.010) s.batch = (int)std::min(256.0, std::ceil(0.050 / std::max(ms, 1e-4)));
+    group(-1, 1, 1, ms);
+    if (ms[0] < 0.010) s.batch = (int)std::min(256.0, std::ceil(0.050 / std::max(ms[0], 1e-4)));
   }
 
   detail::Placements acc(k);
@@ -572,29 +631,39 @@ Stats measure(const Options& opt, F&& f) {
   double gpu_ms = 0;
   bool capped = false;
   int passes = 0;
+  std::vector<bool> visit(k, true);
   for (int pass = 0; !capped; ++pass) {
     passes = pass + 1;
     const int per_visit = pass == 1 && detail::fill_pass()
                               ? detail::samples_in_fill_pass(k, base_visit, opt.min_time_ms, gpu_ms, acc.samples())
                               : base_visit;
+    // From the third pass on (both earlier passes visit every place), only the places whose mean
+    // could still be the median, or cross it, get more samples (Placements::central).
+    if (pass >= 2 && k > 1 && detail::central_only()) visit = acc.central();
     for (int v = 0; v < k && !capped; ++v) {
       const int j = pass % 2 ? k - 1 - v : v;
-      if (k > 1) {
-        detail::place_buffers(j);
-        f();  // untimed: the first call at a new place
-        SWEEP_CHECK_LAST();
-      }
-      for (int i = 0; i < per_visit; ++i) {
-        double ms = sample(s.batch);
-        gpu_ms += ms;
-        double t = std::max(ms, 1e-6) * 1e-3 / s.batch;  // floor 1 ns: a 0 ms reading has no rate
-        acc.add(j, t);
+      if (!visit[j]) continue;
+      for (int taken = 0; taken < per_visit && !capped;) {
+        const int n = std::min(per_visit - taken, per_group(s.batch));
+        ms.clear();
+        if (detail::sample_groups()) {
+          group(k > 1 && taken == 0 ? j : -1, n, s.batch, ms);
+        } else {  // the old core: the moves and the untimed call with a synchronisation of their own
+          if (k > 1 && taken == 0) {
+            detail::place_buffers(j);
+            f();
+            SWEEP_CHECK_LAST();
+          }
+          group(-1, 1, s.batch, ms);
+        }
+        taken += n;
+        for (double m : ms) {
+          gpu_ms += m;
+          acc.add(j, std::max(m, 1e-6) * 1e-3 / s.batch);  // floor 1 ns: a 0 ms reading has no rate
+        }
         double wall_ms =
             std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - wall0).count();
-        if (wall_ms >= opt.max_time_ms) {
-          capped = true;
-          break;
-        }
+        if (wall_ms >= opt.max_time_ms) capped = true;
       }
     }
     // The value's CI (a bootstrap) is about as wide as the pooled one at best (a median of means

@@ -219,7 +219,12 @@ fn verdict(kind: Hard, g: &super::synth::Generated, c: &super::curve::Curve) -> 
         Hard::Nested => periods.len() == 2 && truth.iter().all(|t| periods.contains(t)),
         Hard::Sparse | Hard::Long => periods.is_empty() || periods == truth[..1],
         Hard::Cliffs => periods.is_empty(),
-        Hard::Rounded | Hard::Short | Hard::Coarse => periods.first() == truth.first(),
+        Hard::Rounded
+        | Hard::Short
+        | Hard::Coarse
+        | Hard::Irregular
+        | Hard::Spikes
+        | Hard::Linear => periods.first() == truth.first(),
     };
     let high_wrong = reported(c)
         .iter()
@@ -242,6 +247,14 @@ struct HardTally {
     misses: Vec<String>,
 }
 
+/// How many misses per category the battery prints: 6, or `MISSES=<n>` in the environment.
+fn shown_misses() -> usize {
+    std::env::var("MISSES")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(6)
+}
+
 fn run_hard(seed: u64, noises: &[f64], per_cell: usize) -> Vec<(Hard, HardTally)> {
     let mut rng = Rng::new(seed);
     let mut out: Vec<(Hard, HardTally)> = Hard::ALL
@@ -261,12 +274,12 @@ fn run_hard(seed: u64, noises: &[f64], per_cell: usize) -> Vec<(Hard, HardTally)
                     continue;
                 }
                 t.high_wrong += usize::from(v == Verdict::HighWrong);
-                if t.misses.len() < 6 {
+                if t.misses.len() < shown_misses() {
                     let said: Vec<String> = reported(&c)
                         .iter()
                         .map(|p| format!("{} ({:?}, {:.0})", p.period, p.level, p.confidence))
                         .collect();
-                    let guess = c.guess.as_ref().map(|g| (g.period, g.why));
+                    let guess = c.guess.as_ref().map(|g| (g.period, g.why.clone()));
                     t.misses.push(format!(
                         "{} at noise {noise}: said {said:?}, guess {guess:?}",
                         g.kind
@@ -284,7 +297,15 @@ fn run_hard(seed: u64, noises: &[f64], per_cell: usize) -> Vec<(Hard, HardTally)
 #[cfg_attr(debug_assertions, ignore = "heavy: run with --release")]
 fn harder_curves_are_read_right_or_left_unread() {
     let tallies = run_hard(seed(0x5EED_0012), &[0.0, 0.01, 0.02, 0.03], 30);
-    let periodic = [Hard::Rounded, Hard::Nested, Hard::Short, Hard::Coarse];
+    let periodic = [
+        Hard::Rounded,
+        Hard::Nested,
+        Hard::Short,
+        Hard::Coarse,
+        Hard::Irregular,
+        Hard::Spikes,
+        Hard::Linear,
+    ];
     let (mut curves, mut right, mut high_wrong, mut negative) = (0, 0, 0, 0);
     let (mut p_curves, mut p_right) = (0, 0);
     let mut failures = Vec::new();
@@ -310,7 +331,7 @@ fn harder_curves_are_read_right_or_left_unread() {
             p_curves += t.curves;
             p_right += t.right;
         }
-        if r < 0.9 {
+        if r < 0.93 {
             failures.push(format!("{kind:?} right in {:.1} %", 100.0 * r));
         }
     }
@@ -319,8 +340,9 @@ fn harder_curves_are_read_right_or_left_unread() {
         100.0 * rate(right, curves),
         100.0 * rate(p_right, p_curves)
     );
-    // The issue's target: 97 % of the periodic curves (97.1 % with the default seed).
-    if rate(p_right, p_curves) < 0.97 {
+    // Issue 34's targets: 97.5 % of the periodic curves, no category below 93 % (issue 12's
+    // were 97 % and 90 %, before the irregular, spike and linear categories).
+    if rate(p_right, p_curves) < 0.975 {
         failures.push(format!(
             "periodic curves right in {:.1} %",
             100.0 * rate(p_right, p_curves)

@@ -4,7 +4,7 @@
 //! the point's row in `results.csv`.
 //!
 //! A point's confidence interval comes from the samples inside one process, and on an H100 two
-//! processes disagree by several times that (bench/truth.txt): the clock, the GPU's state and
+//! processes disagree by several times that (docs/measurements.md): the clock, the GPU's state and
 //! where the program's memory lies are fixed within a process and differ between them. The
 //! pairs measure that spread for the sweep, per metric, from d = ln(control / first) of each
 //! pair. Pairs further apart than 6 robust sigmas (1.4826 median |d|) and 1 % are outliers: a
@@ -17,13 +17,13 @@
 //!
 //! What differs between processes is mostly state of the whole GPU that every metric of a program
 //! shares: on an H100 the SM clock wanders between 1973 and 1980 MHz from one process to the next,
-//! and the shared-memory series follow it by 0.3-0.45 % (bench/truth.txt). Sixteen pairs of one
+//! and the shared-memory series follow it by 0.3-0.45 %. Sixteen pairs of one
 //! metric can miss such a state, so `u95`, the between-process part of a point's uncertainty, is
 //! the largest of the metric's own half-width, the median of all metrics' own half-widths, and
 //! the range of the run's SM clock readings (`<metric>_sm_mhz` of every measured row of both
 //! files, 1st to 99th percentile, relative to their median): one H100 ran some programs at 1980
 //! and others at 1995 MHz, and compute-bound values followed by 0.66 % while the pairs of that run
-//! happened to catch no change (bench/truth.txt).
+//! happened to catch no change (docs/measurements.md).
 
 use super::fit::median;
 use super::load::carries_values;

@@ -51,18 +51,22 @@ pub enum AnalyzeError {
         path: PathBuf,
         metrics: String,
     },
+    /// Every axis is a category: no --x can help (naming one gives `NotNumeric`), bars can.
     #[error(
-        "no numeric axis to put on x in `{path}` (hint: the axes are {axes}; name one with --x)"
+        "no numeric axis to put on x in `{path}`: every axis is a category ({axes}) (hint: `sweep plot` and `sweep report` without --x draw such a run as bars; analyze reads curves along a numeric axis)"
     )]
     NoNumericAxis { path: PathBuf, axes: String },
     #[error("`{path}` has no rows yet (hint: analyse it once the run has measured some points)")]
     NoRows { path: PathBuf },
-    #[error("axis `{axis}` has a value that is not a number, `{value}`, in `{path}` line {line} (hint: choose another axis with --x)")]
+    /// `hint` names the numeric axes --x could take, or says there is none (never sends the
+    /// user back to --x when no axis would do).
+    #[error("axis `{axis}` has a value that is not a number, `{value}`, in `{path}` line {line} (hint: {hint})")]
     NotNumeric {
         axis: String,
         value: String,
         path: PathBuf,
         line: usize,
+        hint: String,
     },
     #[error("no metric columns in `{path}`")]
     NoMetrics { path: PathBuf },

@@ -33,22 +33,23 @@ pub struct Why {
     pub secondary: String,
 }
 
-/// Where the peaks are: `0 (mod 32)`; `1 (mod 2)` for every odd residue of 8; a list otherwise.
+/// Where the peaks are, modulo the period itself: `0 (mod 32)`, `1, 3, …, 15 (mod 16)` (every
+/// odd residue of 16; saying it `1 (mod 2)` beside `period 16` would read as two periods at odds
+/// with each other). The one wording of the analysis's reading, its tables and the charts.
 pub fn congruence(phases: &[f64], period: f64) -> String {
-    let k = phases.len();
-    if k > 1 {
-        let step = period / k as f64;
-        let even = phases
-            .windows(2)
-            .all(|w| ((w[1] - w[0]) - step).abs() < 1e-9);
-        if even && (step - step.round()).abs() < 1e-9 {
-            return format!("{} (mod {})", human(phases[0]), human(step));
-        }
-    }
-    let mut listed: Vec<String> = phases.iter().take(6).map(|v| human(*v)).collect();
-    if k > 6 {
-        listed.push("…".to_string());
-    }
+    let mut phases: Vec<f64> = phases.iter().map(|v| v.rem_euclid(period)).collect();
+    phases.sort_by(f64::total_cmp);
+    phases.dedup();
+    let listed: Vec<String> = if phases.len() <= 4 {
+        phases.iter().map(|v| human(*v)).collect()
+    } else {
+        vec![
+            human(phases[0]),
+            human(phases[1]),
+            "…".to_string(),
+            human(phases[phases.len() - 1]),
+        ]
+    };
     format!("{} (mod {})", listed.join(", "), human(period))
 }
 
@@ -256,9 +257,11 @@ mod tests {
     }
 
     #[test]
-    fn evenly_spread_peaks_shrink_to_one_congruence() {
+    fn peaks_are_said_modulo_the_period_itself() {
         assert_eq!(congruence(&[0.0], 32.0), "0 (mod 32)");
-        assert_eq!(congruence(&[1.0, 3.0, 5.0, 7.0], 8.0), "1 (mod 2)");
-        assert_eq!(congruence(&[1.0, 2.0, 5.0], 8.0), "1, 2, 5 (mod 8)");
+        assert_eq!(congruence(&[1.0, 3.0, 5.0, 7.0], 8.0), "1, 3, 5, 7 (mod 8)");
+        let odd: Vec<f64> = (0..8).map(|k| f64::from(2 * k + 1)).collect();
+        assert_eq!(congruence(&odd, 16.0), "1, 3, …, 15 (mod 16)");
+        assert_eq!(congruence(&[5.0, 1.0, 18.0], 8.0), "1, 2, 5 (mod 8)");
     }
 }

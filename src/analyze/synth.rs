@@ -201,10 +201,18 @@ pub(crate) enum Hard {
     Short,
     /// x = 1 and every 4th x up to 512, P = 16, 32 or 64.
     Coarse,
+    /// P = 32 on 1..=512 with two of its edges (not the first two) irregular: their drop a
+    /// tenth of the others (issue 34: a strong staircase with two odd edges).
+    Irregular,
+    /// Peaks of a single point: the value is higher by 10-30 % at every P-th x only (an
+    /// alignment comb), P = 16 or 32, on a smooth trend.
+    Spikes,
+    /// Steps whose rise is a straight ramp over P/4 to P/2 points, P = 32 or 64.
+    Linear,
 }
 
 impl Hard {
-    pub(crate) const ALL: [Hard; 7] = [
+    pub(crate) const ALL: [Hard; 10] = [
         Hard::Rounded,
         Hard::Nested,
         Hard::Sparse,
@@ -212,6 +220,9 @@ impl Hard {
         Hard::Long,
         Hard::Short,
         Hard::Coarse,
+        Hard::Irregular,
+        Hard::Spikes,
+        Hard::Linear,
     ];
 }
 
@@ -257,9 +268,21 @@ pub(crate) fn hard(rng: &mut Rng, kind: Hard, noise: f64) -> Generated {
     let tau = rng.range(0.5, 2.0);
     let mut second = None;
     let (x, period, phase): (Vec<i64>, i64, i64) = match kind {
-        Hard::Rounded => {
+        Hard::Rounded | Hard::Linear => {
             let period = [32, 64][rng.int(0, 1) as usize];
             (xs(rng, 512), period, rng.int(0, period - 1))
+        }
+        Hard::Irregular => (xs(rng, 512), 32, rng.int(0, 31)),
+        Hard::Spikes => {
+            let period = [16, 32][rng.int(0, 1) as usize];
+            let x = xs(rng, 512);
+            // On the grid of 2, the spikes on the grid, so that they are sampled.
+            let phase = if x.iter().all(|v| v % 2 == 0) {
+                2 * rng.int(0, period / 2 - 1)
+            } else {
+                rng.int(0, period - 1)
+            };
+            (x, period, phase)
         }
         Hard::Nested => {
             second = Some(16.0);
@@ -305,6 +328,49 @@ pub(crate) fn hard(rng: &mut Rng, kind: Hard, noise: f64) -> Generated {
             };
             let (p, s) = from_cost(rng, &x, |v| tau * (overhead + steps(v)), noise);
             (p, s, format!("width={width}"))
+        }
+        Hard::Linear => {
+            let width = rng.int(period / 4, period / 2) as f64;
+            let steps = |v: i64| {
+                let d = v - phase - 1;
+                let k = d.div_euclid(period) as f64;
+                let into = (d.rem_euclid(period) + 1) as f64;
+                (k + (into / width).min(1.0)).max(floor_steps as f64)
+            };
+            let (p, s) = from_cost(rng, &x, |v| tau * (overhead + steps(v)), noise);
+            (p, s, format!("linear width={width}"))
+        }
+        Hard::Irregular => {
+            // Edge k lies at phase + k * P; two of edges 3..=n/P - 1 drop a tenth of the others.
+            let last = (n - phase) / period;
+            let a = rng.int(3, last - 1);
+            let mut b = rng.int(3, last - 1);
+            while b == a {
+                b = rng.int(3, last - 1);
+            }
+            let steps = move |v: i64| {
+                let k = ceil_div(v - phase, period).max(floor_steps);
+                let odd = [a, b]
+                    .iter()
+                    .filter(|&&e| e < k && e >= floor_steps)
+                    .count();
+                k as f64 - 0.9 * odd as f64
+            };
+            let (p, s) = from_cost(rng, &x, |v| tau * (overhead + steps(v)), noise);
+            (p, s, format!("irregular edges {a}, {b}"))
+        }
+        Hard::Spikes => {
+            let h = rng.range(0.1, 0.3);
+            let cost = move |v: i64| {
+                let trend = tau * (1.0 + overhead + v as f64 / 64.0);
+                if (v - phase).rem_euclid(period) == 0 {
+                    trend * (1.0 - h)
+                } else {
+                    trend
+                }
+            };
+            let (p, s) = from_cost(rng, &x, cost, noise);
+            (p, s, format!("spikes of {h:.2}"))
         }
         Hard::Nested => {
             // Every 32 a step of 1, every other 16 a step of `small`: 25/75 to 50/50.

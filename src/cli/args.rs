@@ -103,7 +103,7 @@ pub(crate) struct RunArgs {
     /// How many GPU programs to start ahead, per GPU, while the current one measures (each
     /// creates its CUDA context, then waits at its start gate until the GPU is free). Faster, but
     /// a program waiting beside a measurement moved some values by 8 % on some H100s
-    /// (bench/band.txt), so the default starts each program after the previous one ended
+    /// (docs/measurements.md), so the default starts each program after the previous one ended
     #[arg(long, value_name = "N", default_value_t = driver::DEFAULT_PRESTART)]
     pub(crate) prestart: usize,
     /// Same as --prestart 0 (the default): start each program after the previous one ended
@@ -392,7 +392,7 @@ pub(crate) fn parse_size(s: &str) -> Result<(u32, u32), String> {
 const PLOT_HELP: &str = "\
 Names on the charts come from the spec the run was made with (its copy in manifest.json): an
 axis's `label` names x, a metric's `label` names its curve, and the metrics of one `family` are
-overlaid on one chart (family-<name>.svg) with their uncertainty bands. See the README (spec).
+overlaid on one chart (family-<name>.svg) with their uncertainty bands. See docs/spec.md.
 
 Exit codes: 0 ok, 2 usage (a bad --size, --format or --metrics names none), 3 unreadable CSV.";
 
@@ -402,7 +402,7 @@ Files (in --out, default <run_dir>/export):
                 text; header frozen, autofilter), analysis, one 'chart <unit>' per family of
                 metrics (a line chart against the swept axis) and manifest
   results.csv   and analysis.csv: in --dialect, UTF-8 with a byte-order mark, text quoted wherever
-                a ',' or ';' could split it. Open them with the options in the README (Spreadsheets).
+                a ',' or ';' could split it. Open them with the options in docs/usage.md (Spreadsheets).
                 Text that could start a formula (=, +, -, @) is written with a leading '.
   run.json      the run as one document (schema in src/export/json.rs)
   results_long.csv, results_long.json  (--format long) one row per point and metric: point_id,

@@ -4,7 +4,7 @@
 use super::args::*;
 use super::error::CliError;
 use std::path::{Path, PathBuf};
-use sweep::driver::{self, STOP};
+use sweep::driver;
 use sweep::events::terminal::Terminal;
 use sweep::events::{Event, Reporter};
 use sweep::exit;
@@ -45,6 +45,7 @@ fn options(args: &RunArgs, resume: Option<PathBuf>) -> driver::Options {
         resume,
         command: std::env::args().collect(),
         prestart: if args.no_prestart { 0 } else { args.prestart },
+        cancel: driver::Cancel::new(),
     }
 }
 
@@ -54,11 +55,14 @@ fn cores() -> usize {
         .unwrap_or(1)
 }
 
-fn install_ctrl_c() {
-    let _ = ctrlc::set_handler(|| {
-        if STOP.swap(true, std::sync::atomic::Ordering::SeqCst) {
+/// The first Ctrl-C (or SIGTERM) cancels the run; the second kills what it started and ends
+/// sweep at once.
+fn install_ctrl_c(cancel: &driver::Cancel) {
+    let cancel = cancel.clone();
+    let _ = ctrlc::set_handler(move || {
+        if cancel.cancel() {
             sweep::exec::kill_all();
-            driver::mark_interrupted();
+            cancel.mark_interrupted();
             eprintln!("\ninterrupted twice: children killed; finished rows are in the CSV");
             std::process::exit(exit::INTERRUPTED);
         }
@@ -71,8 +75,8 @@ fn install_ctrl_c() {
 /// [`Terminal`] reporter's, from the driver's events and from this function's after the sweep
 /// (`Analyzed`, `Wrote`, `Done`, a warning for what failed after the sweep).
 fn run_command(spec: &Spec, args: &RunArgs, resume: Option<PathBuf>) -> Result<i32, CliError> {
-    install_ctrl_c();
     let opts = options(args, resume);
+    install_ctrl_c(&opts.cancel);
     let mut out = sweep::report::html::Live::new(Box::new(Terminal::new(spec, args.quiet)));
     let summary = driver::run_sweep(spec, &opts, &mut out)?;
     if let Some(path) = &args.export_json {
@@ -122,7 +126,7 @@ fn run_command(spec: &Spec, args: &RunArgs, resume: Option<PathBuf>) -> Result<i
     out.on(&Event::Done { summary: &summary });
     Ok(if summary.interrupted {
         exit::INTERRUPTED
-    } else if summary.failed() > 0 {
+    } else if summary.failed() + summary.failed_before > 0 {
         exit::POINTS_FAILED
     } else {
         exit::OK
@@ -354,7 +358,6 @@ pub(crate) fn dispatch(cli: Cli) -> Result<i32, CliError> {
             sharding,
             sample,
         } => {
-            install_ctrl_c();
             let spec = load_with(&spec, &over)?;
             let opts = driver::Options {
                 output: place.output.clone(),
@@ -371,7 +374,9 @@ pub(crate) fn dispatch(cli: Cli) -> Result<i32, CliError> {
                 resume: None,
                 command: std::env::args().collect(),
                 prestart: 0,
+                cancel: driver::Cancel::new(),
             };
+            install_ctrl_c(&opts.cancel);
             let r = driver::build_only(&spec, &opts, sample)?;
             for f in &r.failed {
                 eprintln!("build failed: {f}");
@@ -414,6 +419,12 @@ pub(crate) fn dispatch(cli: Cli) -> Result<i32, CliError> {
                 s.entries,
                 s.bytes as f64 / 1048576.0
             );
+            if s.in_use > 0 {
+                println!(
+                    "and kept {} builds that running sweeps use (`sweep cache clean` again once they end)",
+                    s.in_use
+                );
+            }
             if s.partial > 0 {
                 println!(
                     "and {} unfinished builds of killed sweeps, {:.1} MiB{}",
@@ -536,6 +547,12 @@ fn compare(
         for f in c.write_files(&dir)? {
             eprintln!("wrote {}", f.display());
         }
+    }
+    if fail_on_slower.is_some() && c.points.is_empty() {
+        return Err(CliError::NothingCompared {
+            matched: c.matched,
+            failed: c.failed.len(),
+        });
     }
     match fail_on_slower.and_then(|pct| c.too_slow(pct)) {
         Some(msg) => Err(CliError::Slower(msg)),

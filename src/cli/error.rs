@@ -81,6 +81,9 @@ pub(crate) enum CliError {
     NotPercentage(f64),
     #[error(transparent)]
     Compare(#[from] sweep::compare::CompareError),
+    /// `sweep compare --fail-on-slower` with no value compared: nothing shows B is not slower.
+    #[error("--fail-on-slower: no value of B could be compared with A ({matched} points matched by their axis values; {failed} failed or without a value) (hint: `sweep compare` without it lists why)")]
+    NothingCompared { matched: usize, failed: usize },
     /// `sweep compare --fail-on-slower`: what lost more than allowed.
     #[error("{0}")]
     Slower(String),
@@ -100,15 +103,8 @@ impl CliError {
     /// The exit code of this failure (listed in `sweep --help`, src/exit.rs).
     pub(crate) fn exit_code(&self) -> i32 {
         match self {
-            CliError::Driver(e) => match e {
-                DriverError::NoGpu
-                | DriverError::Gpu(_)
-                | DriverError::GpuLock(_)
-                | DriverError::Locked { .. }
-                | DriverError::RunInUse { .. }
-                | DriverError::Compile(_) => exit::ENVIRONMENT,
-                _ => exit::BAD_INPUT,
-            },
+            CliError::Driver(e) if e.environment() => exit::ENVIRONMENT,
+            CliError::Driver(_) => exit::BAD_INPUT,
             CliError::Merge(e) => match e {
                 MergeError::Duplicates { .. } => exit::POINTS_FAILED,
                 MergeError::Write { .. } => exit::ENVIRONMENT,
@@ -153,7 +149,7 @@ impl CliError {
             }
             CliError::NotPercentage(_) => exit::USAGE,
             CliError::Slower(_) => exit::SLOWER,
-            CliError::MissingPoints(_) => exit::POINTS_FAILED,
+            CliError::MissingPoints(_) | CliError::NothingCompared { .. } => exit::POINTS_FAILED,
         }
     }
 }
@@ -219,6 +215,34 @@ mod tests {
                 exit::USAGE,
             ),
             (CliError::Driver(DriverError::NoGpu), exit::ENVIRONMENT),
+            (
+                CliError::Driver(DriverError::NoNcu(
+                    sweep::profile::ncu::LocateError::NotFound,
+                )),
+                exit::ENVIRONMENT,
+            ),
+            (
+                CliError::Driver(DriverError::Store(sweep::store::StoreError::Write {
+                    path: "out".into(),
+                    cause: std::io::Error::from_raw_os_error(libc::ENOSPC).into(),
+                })),
+                exit::ENVIRONMENT,
+            ),
+            (
+                CliError::Driver(DriverError::Store(
+                    sweep::store::StoreError::HeaderMismatch {
+                        path: "results.csv".into(),
+                    },
+                )),
+                exit::BAD_INPUT,
+            ),
+            (
+                CliError::NothingCompared {
+                    matched: 3,
+                    failed: 3,
+                },
+                exit::POINTS_FAILED,
+            ),
             (
                 CliError::Driver(DriverError::OldIds { dir: "d".into() }),
                 exit::BAD_INPUT,

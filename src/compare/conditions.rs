@@ -1,7 +1,7 @@
 //! How each run measured, from the manifest beside its results CSV. What differs between A and B
 //! is said above the verdicts: a GPU, driver, compiler, `[timing]` table or prestart of its own can
 //! move values by more than the uncertainties the verdicts use (a program started ahead beside a
-//! measurement moved shared-memory values by 8 % on some H100s, bench/band.txt).
+//! measurement moved shared-memory values by 8 % on some H100s; docs/measurements.md).
 
 use crate::store::{Manifest, Run};
 
@@ -13,9 +13,17 @@ fn of(run: &Run) -> Option<&Manifest> {
 
 fn prestart(m: &Manifest) -> String {
     m.prestart.map_or_else(
-        || "not recorded (1 by default before 2026-11-25)".to_string(),
+        || "not recorded (older sweeps started 1 ahead)".to_string(),
         |p| p.to_string(),
     )
+}
+
+/// The rest between programs while sweep held the driver (`hold.rs`), or that it did not.
+fn driver_held(m: &Manifest) -> String {
+    match m.rest_ms {
+        Some(0) | None => "no (each program loaded the driver)".to_string(),
+        Some(ms) => format!("yes, {ms} ms rest between programs"),
+    }
 }
 
 fn gpu(m: &Manifest) -> String {
@@ -45,8 +53,9 @@ pub(super) fn differences(a: &Run, b: &Run) -> Vec<String> {
         return Vec::new();
     };
     let shown = |s: String| if s.is_empty() { "none".to_string() } else { s };
-    let checks: [Condition; 4] = [
+    let checks: [Condition; 5] = [
         ("prestart", prestart),
+        ("driver held", driver_held),
         ("GPU", gpu),
         ("compiler", |m| m.compiler_version.clone()),
         ("[timing]", timing),
@@ -63,7 +72,7 @@ pub(super) fn differences(a: &Run, b: &Run) -> Vec<String> {
 /// The runs' SM clocks (the medians of their `*_sm_mhz` readings) when they differ by more than
 /// 0.2 %: a clock-bound value moves by their ratio, far beyond its CI (0.01–0.1 % for the thread
 /// sweep's shared-memory series), and an H100 was seen at 1980 MHz through three sweeps and at
-/// 1995 MHz in the next two (bench/truth.txt, session 11).
+/// 1995 MHz in the next two (docs/measurements.md).
 pub(super) fn clock(a: Option<f64>, b: Option<f64>) -> Option<String> {
     let (a, b) = (a?, b?);
     let change = b / a - 1.0;
@@ -127,7 +136,7 @@ mod tests {
         let po = run(&t.path().join("old"), &old);
         assert_eq!(
             differences(&po, &pa),
-            vec!["prestart: A not recorded (1 by default before 2026-11-25) / B 1".to_string()]
+            vec!["prestart: A not recorded (older sweeps started 1 ahead) / B 1".to_string()]
         );
         // A bare CSV has no manifest: nothing is claimed, not even from a manifest beside it.
         let bare = t.path().join("bare.csv");

@@ -3,6 +3,8 @@
 use super::{label, listed, CompareError, Comparison, PointCmp, Shape, Side, Verdict};
 use super::{CSV_COLUMNS, LARGEST, NAMED};
 use crate::analyze::reading::{human, percent};
+use crate::report::{compare_chart, Curve, Names, RatioPoint};
+use crate::spec::Labels;
 use std::path::{Path, PathBuf};
 
 /// `3 (threads=1, threads=2, and 1 more)`.
@@ -205,47 +207,127 @@ impl Comparison {
         let md = dir.join("compare.md");
         std::fs::write(&md, self.to_markdown()).map_err(|e| err(&md, e))?;
         let mut files = vec![csv, md];
-        // One overlay chart per series with an x axis: A and B on shared axes.
+        // One chart per series with an x axis: A and B on shared axes, B/A beneath.
         if let Some(x) = &self.x {
             let charts = dir.join(crate::store::run::CHARTS);
             std::fs::create_dir_all(&charts).map_err(|e| err(&charts, e))?;
-            for s in self
-                .series
-                .iter()
-                .filter(|s| !s.curve_a.is_empty() || !s.curve_b.is_empty())
-            {
-                let title = format!("{}: A against B", s.name);
-                let (label_a, label_b) = (
-                    format!("A: {}", self.a.label()),
-                    format!("B: {}", self.b.label()),
-                );
-                let curves = [
-                    crate::report::Curve {
-                        label: &label_a,
-                        points: &s.curve_a,
-                        u: &[],
-                    },
-                    crate::report::Curve {
-                        label: &label_b,
-                        points: &s.curve_b,
-                        u: &[],
-                    },
-                ];
-                let written = crate::report::overlay(
-                    &charts.join(&s.file_stem),
-                    &title,
-                    x,
-                    (&s.unit, &s.metric),
-                    &curves,
-                    None,
-                )
-                .map_err(|source| CompareError::Chart {
-                    path: charts.clone(),
-                    source,
-                })?;
+            let fail = |source| CompareError::Chart {
+                path: charts.clone(),
+                source,
+            };
+            let labels = self.labels();
+            for (si, s) in self.series.iter().enumerate() {
+                if s.curve_a.is_empty() && s.curve_b.is_empty() {
+                    continue;
+                }
+                let written = self
+                    .chart(si, x, &labels, &charts.join(&s.file_stem))
+                    .map_err(fail)?;
                 files.extend(written);
             }
         }
         Ok(files)
     }
+
+    /// The spec's words for the runs' axes and metrics: A's, else B's where A's spec has none
+    /// (an older run of the same sweep).
+    fn labels(&self) -> Labels {
+        let of = |side: &super::Side| {
+            side.path
+                .parent()
+                .filter(|_| side.path.file_name().is_some_and(|f| f == "results.csv"))
+                .map(Labels::of_run)
+                .unwrap_or_default()
+        };
+        let a = of(&self.a);
+        let named = |l: &Labels| l.metrics.iter().any(|m| m.1.is_some()) || !l.axes.is_empty();
+        if named(&a) {
+            a
+        } else {
+            of(&self.b)
+        }
+    }
+
+    /// Writes the chart of series `si` to `stem`: titled and labelled as `sweep plot` names the
+    /// series, each run with its band, B/A with u_A + u_B beneath.
+    fn chart(
+        &self,
+        si: usize,
+        x: &str,
+        labels: &Labels,
+        stem: &Path,
+    ) -> Result<Vec<PathBuf>, crate::report::ReportError> {
+        let s = &self.series[si];
+        let metric = metric_of_column(labels, &s.metric);
+        // The series' group: every axis but x, as the analysis of A grouped them.
+        let by: Vec<&String> = self.axes.iter().filter(|a| *a != x).collect();
+        let group: Vec<(String, String)> = by
+            .iter()
+            .zip(&s.group)
+            .map(|(a, v)| (a.to_string(), v.clone()))
+            .collect();
+        let title = crate::report::series_title(labels, metric, &group, x);
+        let x_at = self.axes.iter().position(|a| a == x);
+        let mine: Vec<(f64, &PointCmp)> = self
+            .points
+            .iter()
+            .filter(|p| p.series == si)
+            .filter_map(|p| {
+                let v = p.axes.get(x_at?)?;
+                // Keys hold numbers as Rust prints them (`read::key`).
+                Some((v.parse::<f64>().ok()?, p))
+            })
+            .collect();
+        let u_a: Vec<(f64, f64)> = mine.iter().map(|(x, p)| (*x, p.u_a)).collect();
+        let u_b: Vec<(f64, f64)> = mine.iter().map(|(x, p)| (*x, p.u_b)).collect();
+        let ratio: Vec<RatioPoint> = mine
+            .iter()
+            .map(|(x, p)| RatioPoint {
+                x: *x,
+                ratio: p.ratio,
+                u: p.u_a + p.u_b,
+            })
+            .collect();
+        let (label_a, label_b) = (
+            format!("A: {}", self.a.label()),
+            format!("B: {}", self.b.label()),
+        );
+        let curves = [
+            Curve {
+                label: &label_a,
+                points: &s.curve_a,
+                u: &u_a,
+            },
+            Curve {
+                label: &label_b,
+                points: &s.curve_b,
+                u: &u_b,
+            },
+        ];
+        let x_name = labels.axis(x);
+        let names = Names {
+            title: &title,
+            x_name: &x_name,
+            unit: &s.unit,
+            quantity: labels.metric(metric).unwrap_or(metric),
+        };
+        compare_chart(stem, &names, &curves, &ratio, None)
+    }
+}
+
+/// The metric of `column` (`shared_nc_grid` of `shared_nc_grid_mflops`): the longest metric
+/// name of the spec that is the column or its start before a `_`; the column itself else.
+fn metric_of_column<'a>(labels: &'a Labels, column: &'a str) -> &'a str {
+    labels
+        .metrics
+        .iter()
+        .map(|m| m.0.as_str())
+        .filter(|m| {
+            column == *m
+                || column
+                    .strip_prefix(m)
+                    .is_some_and(|rest| rest.starts_with('_'))
+        })
+        .max_by_key(|m| m.len())
+        .unwrap_or(column)
 }

@@ -2,7 +2,7 @@
 //! run ahead of the runners) and `sweep build` (builds only).
 
 use super::outcome::PointError;
-use super::{plan, preflight, DriverError, Options, STOP};
+use super::{plan, preflight, DriverError, Options};
 use crate::cache::{self, Cache};
 use crate::compile::{self, Toolchain};
 use crate::events::Clock;
@@ -37,6 +37,8 @@ pub(super) struct BuildCtx {
     pub(super) bench: Bench,
     pub(super) toolchain: Toolchain,
     pub(super) cache: Cache,
+    /// The cache entries this run uses, kept from a `sweep cache clean` beside it.
+    holder: cache::Holder,
     pub(super) clock: Clock,
     /// One lock per cache key, so two points with the same render build once.
     pub(super) inflight: Mutex<BTreeMap<String, Arc<Mutex<()>>>>,
@@ -47,6 +49,7 @@ impl BuildCtx {
         let cache = Cache::new(cache);
         cache.remove_stale_scratch();
         BuildCtx {
+            holder: cache.holder(),
             spec: spec.clone(),
             bench,
             toolchain,
@@ -97,7 +100,7 @@ impl BuildCtx {
             .map(|mut m| Arc::clone(m.entry(key.clone()).or_default()))
             .unwrap_or_default();
         let _building = key_lock.lock();
-        if let Some(bin) = self.cache.lookup(&key) {
+        if let Some(bin) = self.cache.use_entry(&self.holder, &key) {
             let _ = std::fs::copy(self.cache.entry(&key).join(cache::LOG), &log);
             return Ok((bin, true));
         }
@@ -120,11 +123,29 @@ impl BuildCtx {
         if !outcome.success() {
             let _ = std::fs::remove_dir_all(&scratch);
             let first = first_error_line(&log);
-            return Err(PointError::Build {
+            let head = crate::parse::read_part(&log, 1 << 20, false);
+            let no_room = head.is_some_and(|(t, _)| {
+                [
+                    "No space left on device",
+                    "Disk quota exceeded",
+                    "Read-only file system",
+                ]
+                .iter()
+                .any(|w| t.contains(w))
+            });
+            let failed = PointError::Build {
                 outcome,
                 first,
                 log,
-            });
+            };
+            if no_room {
+                return Err(PointError::Full {
+                    dir: dir.to_path_buf(),
+                    free: crate::store::space::free_bytes(dir).unwrap_or(0),
+                    what: failed.to_string(),
+                });
+            }
+            return Err(failed.or_full(dir).or_full(&self.cache.dir));
         }
         let _ = std::fs::copy(&log, scratch.join(cache::LOG));
         let bin = self
@@ -138,7 +159,7 @@ impl BuildCtx {
 /// The first line of a build log (after the command line) that says `error`, else its first
 /// line, cut to 160 characters.
 fn first_error_line(log: &Path) -> Option<String> {
-    let text = crate::parse::read_output(log).unwrap_or_default();
+    let (text, _) = crate::parse::read_part(log, 1 << 20, false).unwrap_or_default();
     text.lines()
         .skip(1)
         .find(|l| l.contains("error"))
@@ -213,7 +234,7 @@ pub fn build_only(
     std::thread::scope(|s| {
         for _ in 0..opts.jobs.max(1) {
             s.spawn(|| loop {
-                if STOP.load(Ordering::SeqCst) {
+                if opts.cancel.is_cancelled() {
                     break;
                 }
                 let Some(p) = points.get(next.fetch_add(1, Ordering::SeqCst)) else {

@@ -56,6 +56,11 @@ impl Reporter for CsvWriter {
             | (Event::Control { row }, Rows::Controls) => row,
             _ => return,
         };
+        // After a failed write the file may end in a torn row: nothing more goes after it (a
+        // resume cuts it).
+        if self.error.is_some() {
+            return;
+        }
         if let Err(e) = self.sink.append(row) {
             self.error = Some(e);
         }

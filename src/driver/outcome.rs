@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 /// Why a point has no measurement: its build, its start or its run failed.
 #[derive(Debug, thiserror::Error)]
-pub(super) enum PointError {
+pub enum PointError {
     #[error(transparent)]
     Render(#[from] RenderError),
     #[error("cannot write headers into `{}`: {source}", dir.display())]
@@ -54,6 +54,24 @@ pub(super) enum PointError {
         last_error: Option<String>,
         stderr: PathBuf,
     },
+    /// The program printed more than sweep reads for metrics ([`crate::parse::MAX_OUTPUT`]).
+    #[error("the program printed {} MiB on stdout, more than the {} MiB sweep reads for metrics (hint: print less, or write the bulk to a file of its own; log: {})", bytes >> 20, crate::parse::MAX_OUTPUT >> 20, stdout.display())]
+    TooMuchOutput { bytes: u64, stdout: PathBuf },
+    /// A file of sweep's own for the point (its command line, a control's folder) cannot be written.
+    #[error("cannot write `{}`: {source}", path.display())]
+    WriteFile {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    /// The point failed where the disk is full: what it wrote may have been cut, so the failure
+    /// is the disk's, not the point's (`what`: how it failed).
+    #[error("the file system of `{}` is full ({free} bytes free), so what the point wrote may be cut: {what}", dir.display())]
+    Full {
+        dir: PathBuf,
+        free: u64,
+        what: String,
+    },
     #[error("no metric {} in the output{} (log: {})", quoted(missing), printed(unreadable), stdout.display())]
     NoMetric {
         missing: Vec<String>,
@@ -88,6 +106,39 @@ fn quoted(names: &[String]) -> String {
 }
 
 impl PointError {
+    /// Whether this failure is the run's, not the point's: a file of sweep's own could not be
+    /// written (disk full, read-only). The run then stops before recording the point, so that a
+    /// resume measures it.
+    pub(super) fn stops_the_run(&self) -> bool {
+        use crate::exec::ExecError;
+        use crate::store::space::no_room;
+        match self {
+            PointError::WriteHeaders { .. }
+            | PointError::Scratch { .. }
+            | PointError::CacheStore(_)
+            | PointError::WriteFile { .. }
+            | PointError::Full { .. }
+            | PointError::StartBuild(ExecError::Log { .. }) => true,
+            PointError::Start(ExecError::Spawn { source, .. }) => no_room(source),
+            _ => false,
+        }
+    }
+
+    /// This failure, or [`PointError::Full`] when `dir`'s file system is full: a program or
+    /// compiler that failed there may have lost what it wrote.
+    pub(super) fn or_full(self, dir: &std::path::Path) -> PointError {
+        match crate::store::space::free_bytes(dir) {
+            Some(free) if free < crate::store::space::FULL_BELOW && !self.stops_the_run() => {
+                PointError::Full {
+                    dir: dir.to_path_buf(),
+                    free,
+                    what: self.to_string(),
+                }
+            }
+            _ => self,
+        }
+    }
+
     /// The point's status in the results CSV.
     pub(super) fn status(&self) -> Status {
         match self {
@@ -97,11 +148,15 @@ impl PointError {
             | PointError::Scratch { .. }
             | PointError::StartBuild(_)
             | PointError::CacheStore(_) => Status::BuildFailed,
+            // Never written: the run stops before recording the point.
+            PointError::WriteFile { .. } | PointError::Full { .. } => Status::RunFailed,
             PointError::Build { outcome, .. } => match outcome.exit {
                 Exit::TimedOut(_) => Status::Timeout,
                 _ => Status::BuildFailed,
             },
-            PointError::Start(_) | PointError::Failed { .. } => Status::RunFailed,
+            PointError::Start(_) | PointError::Failed { .. } | PointError::TooMuchOutput { .. } => {
+                Status::RunFailed
+            }
             PointError::TimedOut { .. } => Status::Timeout,
             PointError::WrongResult { .. } => Status::WrongResult,
             PointError::NoMetric { .. } => Status::NoMetric,
@@ -136,6 +191,15 @@ impl Ran {
             Ok(s) => *s,
             Err(e) => e.status(),
         }
+    }
+
+    /// The failure, when it is the run's rather than the point's (see [`PointError::stops_the_run`]).
+    pub(super) fn stops_the_run(&self) -> Option<Arc<PointError>> {
+        self.verdict
+            .as_ref()
+            .err()
+            .filter(|e| e.stops_the_run())
+            .cloned()
     }
 
     /// The row's `error` cell: empty for a measured point.

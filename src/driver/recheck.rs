@@ -9,7 +9,7 @@
 //! Why: on an H100 one band of the thread sweep (shared_nc_grid at 258-290 threads) now and then
 //! falls into a state 6-8 % slower for part of a program's samples; the value then lies between
 //! the two states and nothing inside the process says which one every other process sees
-//! (bench/band.txt). A fresh process, later, is mostly in the usual state, so the median of three
+//! (docs/measurements.md). A fresh process, later, is mostly in the usual state, so the median of three
 //! outvotes the one.
 
 use crate::spec::{Metric, MetricSource, Spec};
@@ -122,7 +122,7 @@ mod tests {
     #[test]
     fn two_groups_inside_the_placements_are_seen_and_noise_or_placements_are_not() {
         let m = metric();
-        // (stddev, min, max, spread, two groups?): measured shapes of H100 rows (bench/truth.txt).
+        // (stddev, min, max, spread, two groups?): measured shapes of H100 rows.
         let cases = [
             // shared_nc_grid at t = 259 in the low state: 8.9 % range, stddev 0.44 of it.
             (3.9, 97.9, 106.8, 0.031, true),

@@ -2,15 +2,17 @@
 //! at a time, in its order, as soon as each is built, and starts the next gated program early.
 
 use super::builder::{BuildCtx, Built};
+use super::hold::Rest;
 use super::outcome::{PointError, Ran};
-use super::STOP;
+use super::probe::{self, Found, Probe, Window};
 use crate::events::Event;
 use crate::exec::{Exit, Started};
 use crate::parse;
 use crate::run;
 use crate::spec::Spec;
-use crate::store::{GpuState, GpuTag, Row, Status};
+use crate::store::{space, GpuState, GpuTag, Row, Status};
 use std::collections::{BTreeMap, VecDeque};
+use std::ops::ControlFlow;
 use std::path::Path;
 use std::sync::atomic::Ordering;
 use std::sync::mpsc;
@@ -34,14 +36,19 @@ pub(super) struct Shared<'a> {
     /// Numbers the control folders (`points/<id>/control-<n>`) across runners and resumes: starts
     /// at the rows `controls.csv` already holds.
     pub(super) controls_made: std::sync::atomic::AtomicUsize,
+    /// Where a runner says that the run must stop (a file of its own could not be written).
+    pub(super) halt: &'a super::session::Halt,
+    pub(super) cancel: &'a super::Cancel,
+    /// How long each GPU rests between two programs (see [`super::hold::Rest`]).
+    pub(super) rest: Duration,
 }
 
 /// A started program, or why it could not start.
 type Launched = Result<Started, std::sync::Arc<PointError>>;
 
 /// The command of a built point's program: on `gpu` when there is one, and waiting at the gate
-/// (`lock`) when the point is gated. Its timed run, its ncu pass and its power pass all run it.
-fn program(
+/// (`lock`) when the point is gated. Its timed run, its control re-runs and its probes all run it.
+pub(super) fn program(
     spec: &Spec,
     b: &Built,
     binary: &Path,
@@ -57,7 +64,9 @@ fn program(
 fn launch(spec: &Spec, b: &Built, gpu: Option<&GpuState>, lock: &std::path::Path) -> Launched {
     let binary = b.binary.as_ref().map_err(std::sync::Arc::clone)?;
     let cmd = program(spec, b, binary, gpu, lock);
-    let _ = std::fs::write(b.dir.join("run.cmd"), format!("{}\n", cmd.line()));
+    let path = b.dir.join("run.cmd");
+    std::fs::write(&path, format!("{}\n", cmd.line()))
+        .map_err(|source| PointError::WriteFile { path, source })?;
     run::start(&cmd, &b.dir, b.gated).map_err(|e| PointError::Start(e).into())
 }
 
@@ -65,18 +74,32 @@ fn launch(spec: &Spec, b: &Built, gpu: Option<&GpuState>, lock: &std::path::Path
 fn finish(spec: &Spec, b: &Built, started: Launched) -> Ran {
     let outcome = match started.map(|s| s.wait(spec.run_timeout)) {
         Ok(Ok(o)) => o,
-        Ok(Err(e)) => return Ran::failed(PointError::Start(e)),
+        Ok(Err(e)) => return Ran::failed(PointError::Start(e).or_full(&b.dir)),
         Err(e) => return Ran::failed(e),
     };
     let run_s = outcome.elapsed.as_secs_f64();
     let stdout_path = b.dir.join(run::STDOUT);
     let stderr_path = b.dir.join(run::STDERR);
-    let stdout = crate::parse::read_output(&stdout_path).unwrap_or_default();
+    // The program wrote its stdout to the file; sweep reads it once, up to the cap.
+    let size = std::fs::metadata(&stdout_path).map_or(0, |m| m.len());
+    let too_big = size > parse::MAX_OUTPUT;
+    let stdout = match too_big {
+        true => String::new(),
+        false => parse::read_part(&stdout_path, parse::MAX_OUTPUT, false)
+            .map(|(text, _)| text)
+            .unwrap_or_default(),
+    };
     let parsed = parse::parse(&stdout, &spec.metrics, spec.target_rel_ci());
+    drop(stdout);
     let verdict = if matches!(outcome.exit, Exit::TimedOut(_)) {
         Err(PointError::TimedOut {
             outcome,
             stderr: stderr_path,
+        })
+    } else if too_big {
+        Err(PointError::TooMuchOutput {
+            bytes: size,
+            stdout: stdout_path,
         })
     } else if parsed.check_failed.is_some() || outcome.exit == Exit::Code(3) {
         let what = parsed
@@ -116,136 +139,7 @@ fn finish(spec: &Spec, b: &Built, started: Launched) -> Ran {
         values: parsed.values,
         statuses,
         run_s,
-        verdict: verdict.map_err(std::sync::Arc::new),
-    }
-}
-
-/// `[profile]` counters of a measured point: its binary once more under ncu, in the timing core's
-/// profile mode, after its timed run and before the next point's gate opens (the GPU is this
-/// runner's alone then). Returns the counter columns and, when some stay empty, why.
-fn profile_point(
-    spec: &Spec,
-    b: &Built,
-    gpu: Option<&GpuState>,
-    lock: &Path,
-) -> (BTreeMap<String, f64>, Option<String>) {
-    use crate::profile::{ncu, run_program};
-    let Some(p) = spec.profile.as_ref().filter(|p| !p.counters.is_empty()) else {
-        return (BTreeMap::new(), None);
-    };
-    let Ok(binary) = b.binary.as_ref() else {
-        return (BTreeMap::new(), None);
-    };
-    let fail = |why: String| (BTreeMap::new(), Some(format!("profile: {why}")));
-    let ncu_path = match ncu::locate() {
-        Ok(n) => n,
-        Err(e) => return fail(e.to_string()),
-    };
-    let program = program(spec, b, binary, gpu, lock);
-    let cmd = ncu::command(&ncu_path, p, &program, &b.dir);
-    let _ = std::fs::write(b.dir.join(ncu::CMD), format!("{}\n", cmd.line()));
-    let _ = std::fs::remove_file(b.dir.join(ncu::CSV));
-    let (out_path, err_path) = (b.dir.join(ncu::STDOUT), b.dir.join(ncu::STDERR));
-    let hint = "a longer `[profile] timeout_s`";
-    if let Err(why) = run_program(&cmd, p.timeout, &out_path, &err_path, "ncu", Some(hint)) {
-        return fail(why);
-    }
-    let csv = crate::parse::read_output(&b.dir.join(ncu::CSV)).unwrap_or_default();
-    let stdout = crate::parse::read_output(&out_path).unwrap_or_default();
-    let metrics: Vec<String> = spec
-        .metrics
-        .iter()
-        .filter(|m| matches!(m.source, crate::spec::MetricSource::Core))
-        .map(|m| m.name.clone())
-        .collect();
-    let read = ncu::read(&csv, &stdout, p, &metrics);
-    let why = (!read.problems.is_empty()).then(|| {
-        format!(
-            "profile: {} (log: {})",
-            read.problems.join("; "),
-            b.dir.join(ncu::CSV).display()
-        )
-    });
-    (read.values, why)
-}
-
-/// `[profile] power`: the point's power columns from the samples of its window (gate to exit),
-/// and why they are empty when they are.
-fn power_point(
-    power: Option<&Result<crate::profile::power::NvidiaSmi, crate::profile::power::PowerError>>,
-    from: f64,
-    to: f64,
-) -> (BTreeMap<String, f64>, Option<String>) {
-    use crate::profile::power::{summarize, PowerSource};
-    match power {
-        Some(Ok(src)) => {
-            let cols = summarize(&src.between(from, to), from, to);
-            let why = cols.is_empty().then(|| {
-                let what = src.trouble();
-                format!(
-                    "power: {}",
-                    what.as_deref()
-                        .unwrap_or("no sample while the point measured")
-                )
-            });
-            (cols, why)
-        }
-        Some(Err(e)) => (BTreeMap::new(), Some(format!("power: {e}"))),
-        None => (BTreeMap::new(), None),
-    }
-}
-
-/// `[profile] metric_power_ms`: the point's program once more in the timing core's power mode,
-/// after its timed run (and ncu) and before the next gate opens; each timing-core metric's watts
-/// and value per watt (see [`crate::profile::metric_power`]).
-fn metric_power_point(
-    spec: &Spec,
-    b: &Built,
-    gpu: Option<&GpuState>,
-    lock: &Path,
-    power: Option<&Result<crate::profile::power::NvidiaSmi, crate::profile::power::PowerError>>,
-) -> (BTreeMap<String, f64>, Option<String>) {
-    use crate::profile::metric_power::{limit, run_pass};
-    let (Some(every), Ok(binary)) = (
-        spec.profile.as_ref().and_then(|p| p.metric_power),
-        b.binary.as_ref(),
-    ) else {
-        return (BTreeMap::new(), None);
-    };
-    let source = match power {
-        Some(Ok(src)) => src,
-        Some(Err(e)) => return (BTreeMap::new(), Some(format!("power: {e}"))),
-        None => return (BTreeMap::new(), None),
-    };
-    let wanted = power_wanted(spec);
-    let program = program(spec, b, binary, gpu, lock);
-    let limit = limit(every, wanted.len(), spec.run_timeout);
-    run_pass(&program, &b.dir, every, limit, source, &wanted)
-}
-
-/// The metrics of a power pass: every timing-core metric.
-fn power_wanted(spec: &Spec) -> Vec<crate::profile::metric_power::Wanted<'_>> {
-    spec.metrics
-        .iter()
-        .filter(|m| matches!(m.source, crate::spec::MetricSource::Core))
-        .map(|m| crate::profile::metric_power::Wanted {
-            metric: &m.name,
-            value_column: m.column(),
-            unit_slug: crate::spec::unit_slug(&m.unit),
-        })
-        .collect()
-}
-
-/// Adds what profiling found to a row: its values, and a reason to `error` when the row has none.
-fn add_profile(row: &mut Row, values: &BTreeMap<String, f64>, why: &Option<String>) {
-    row.values
-        .extend(values.iter().map(|(k, v)| (k.clone(), *v)));
-    if let Some(w) = why {
-        if row.error.is_empty() {
-            row.error = w.clone();
-        } else {
-            row.error = format!("{}; {w}", row.error);
-        }
+        verdict: verdict.map_err(|e| std::sync::Arc::new(e.or_full(&b.dir))),
     }
 }
 
@@ -264,9 +158,18 @@ fn control_target(pos: usize, every: usize) -> Option<usize> {
 
 /// Runs the program of a point measured before once more, in a fresh process that writes into
 /// `points/<id>/control-<n>/`; its row goes out for `controls.csv`.
-fn control(shared: &Shared, m: &Measured, gpu: Option<&GpuState>, lock: &Path, n: usize) {
+fn control(
+    shared: &Shared,
+    m: &Measured,
+    gpu: Option<&GpuState>,
+    lock: &Path,
+    n: usize,
+    rest: &mut Rest,
+) {
     let dir = m.built.dir.join(format!("control-{n}"));
-    if std::fs::create_dir_all(&dir).is_err() {
+    if let Err(source) = std::fs::create_dir_all(&dir) {
+        let e = PointError::WriteFile { path: dir, source };
+        shared.halt.stop(&m.built.point, e.into(), shared.cancel);
         return;
     }
     let b = Built {
@@ -280,10 +183,17 @@ fn control(shared: &Shared, m: &Measured, gpu: Option<&GpuState>, lock: &Path, n
         ended: 0.0,
     };
     let mut started = launch(&shared.ctx.spec, &b, gpu, lock);
+    rest.wait();
     if let Ok(s) = started.as_mut() {
         s.go();
     }
-    let row = row(&b, gpu, finish(&shared.ctx.spec, &b, started));
+    let ran = finish(&shared.ctx.spec, &b, started);
+    rest.exited();
+    if let Some(e) = ran.stops_the_run() {
+        shared.halt.stop(&b.point, e, shared.cancel);
+        return;
+    }
+    let row = row(&b, gpu, ran);
     (shared.emit)(Event::Control { row: &row });
 }
 
@@ -341,149 +251,239 @@ pub(super) fn measure(
     gpu: Option<GpuState>,
     prestart: usize,
 ) {
-    let (ctx, emit) = (shared.ctx, shared.emit);
-    let tracing = tracing();
-    let lock = run::measure_lock(&shared.run_dir, gpu.as_ref().map(|g| g.index.as_str()));
-    let mut pending: BTreeMap<usize, Built> = BTreeMap::new();
-    // The next points (consecutive positions), already started and waiting at their gates.
-    let mut ahead: VecDeque<(usize, Launched)> = VecDeque::new();
-    let mut next = 0;
-    // Short sweeps re-run more often, so that every sweep gets at least four controls.
-    let every = if shared.controls {
-        (ctx.spec.control_every as usize).min((count / 4).max(1))
-    } else {
-        0
-    };
-    let mut measured: VecDeque<Measured> = VecDeque::new();
-    let mut builds_done = false;
-    // `[profile] power`: this GPU's power and clock, sampled while the sweep runs.
-    let power: Option<Result<crate::profile::power::NvidiaSmi, crate::profile::power::PowerError>> =
-        ctx.spec
-            .profile
-            .as_ref()
-            .filter(|p| p.samples_power())
-            .map(|_| {
-                let id = gpu.as_ref().map_or("0", |g| g.uuid.as_str());
-                crate::profile::power::NvidiaSmi::start(id, 20)
-            });
-    while next < count && !STOP.load(Ordering::SeqCst) {
-        // A point starts only once it and the `prestart` points after it have come from the
-        // builder (built, failed or cached), so that a cold run starts its programs in the same
-        // pattern as a warm one: every program allocates and measures with its successors
-        // started beside it. Where a program's buffers land depends on that, and a cold run whose
-        // builds lagged moved global-store values by up to 7 % (bench/cold_ab.txt).
-        let wanted = next + 1 + if builds_done { 0 } else { prestart };
-        if (next..wanted.min(count)).any(|k| !pending.contains_key(&k)) {
-            match rx.recv_timeout(Duration::from_millis(50)) {
-                Ok((k, b)) => {
-                    pending.insert(k, b);
-                }
-                Err(mpsc::RecvTimeoutError::Timeout) => {}
-                Err(mpsc::RecvTimeoutError::Disconnected) if builds_done => break,
-                Err(mpsc::RecvTimeoutError::Disconnected) => builds_done = true,
-            }
-            continue;
+    let mut r = Runner::new(shared, count, gpu, prestart);
+    while r.next < count && !shared.cancel.is_cancelled() {
+        match r.await_builds(&rx) {
+            Wait::Ready => {}
+            Wait::Again => continue,
+            Wait::Over => break,
         }
-        let Some(b) = pending.remove(&next) else {
+        let Some(b) = r.pending.remove(&r.next) else {
             continue;
         };
-        emit(Event::Running { point: &b.point });
-        let run_start = ctx.clock.now();
-        let mut started = match ahead.pop_front() {
-            Some((k, s)) if k == next => s,
+        (shared.emit)(Event::Running { point: &b.point });
+        let run_start = shared.ctx.clock.now();
+        let (started, gate_t) = r.start(&b);
+        r.next += 1;
+        if prestart > 0 {
+            r.start_ahead(&rx);
+        }
+        let ran = finish(&shared.ctx.spec, &b, started);
+        r.rest.exited();
+        let exit_t = crate::profile::power::now();
+        if let Some(e) = ran.stops_the_run() {
+            shared.halt.stop(&b.point, e, shared.cancel);
+            break;
+        }
+        let raw = row(&b, r.gpu.as_ref(), ran);
+        let measured_ok = raw.status.measured();
+        if r.tracing {
+            trace(&b.dir, "reaped");
+        }
+        if r.record(&b, raw, (gate_t, exit_t), run_start).is_break() {
+            break;
+        }
+        if !r.probes.is_empty() {
+            r.rest.exited();
+        }
+        r.control(b, measured_ok);
+    }
+}
+
+/// Whether the runner's next point may start.
+enum Wait {
+    Ready,
+    /// Not yet: a build came, or none in 50 ms.
+    Again,
+    /// No more builds will come.
+    Over,
+}
+
+/// One runner's state: its GPU, its probes, the points built for it and those started ahead.
+struct Runner<'a, 's> {
+    shared: &'a Shared<'s>,
+    spec: &'a Spec,
+    count: usize,
+    gpu: Option<GpuState>,
+    /// Holds the measure lock of this GPU (see [`run::measure_lock`]).
+    lock: std::path::PathBuf,
+    prestart: usize,
+    tracing: bool,
+    probes: Vec<Box<dyn Probe>>,
+    /// Built points not run yet, by position.
+    pending: BTreeMap<usize, Built>,
+    /// The next points (consecutive positions), already started and waiting at their gates.
+    ahead: VecDeque<(usize, Launched)>,
+    /// The position of the next point to run.
+    next: usize,
+    builds_done: bool,
+    /// Re-run a point every this many (0: no control re-runs).
+    every: usize,
+    /// The last `every` points measured, for a control re-run.
+    measured: VecDeque<Measured>,
+    /// When this GPU's last program exited: the next gate waits out the rest.
+    rest: Rest,
+}
+
+impl<'a, 's> Runner<'a, 's> {
+    fn new(shared: &'a Shared<'s>, count: usize, gpu: Option<GpuState>, prestart: usize) -> Self {
+        let spec = &shared.ctx.spec;
+        let lock = run::measure_lock(&shared.run_dir, gpu.as_ref().map(|g| g.index.as_str()));
+        // Short sweeps re-run more often, so that every sweep gets at least four controls.
+        let every = if shared.controls {
+            (spec.control_every as usize).min((count / 4).max(1))
+        } else {
+            0
+        };
+        Runner {
+            shared,
+            spec,
+            count,
+            tracing: tracing(),
+            lock,
+            prestart,
+            // `[profile]`: started with the runner (power is sampled while it runs).
+            probes: probe::probes(spec, gpu.as_ref()),
+            gpu,
+            pending: BTreeMap::new(),
+            ahead: VecDeque::new(),
+            next: 0,
+            builds_done: false,
+            every,
+            measured: VecDeque::new(),
+            rest: Rest::new(shared.rest),
+        }
+    }
+
+    /// A point starts only once it and the `prestart` points after it have come from the
+    /// builder (built, failed or cached), so that a cold run starts its programs in the same
+    /// pattern as a warm one: every program allocates and measures with its successors started
+    /// beside it. Where a program's buffers land depends on that, and a cold run whose builds
+    /// lagged moved global-store values by up to 7 % (docs/measurements.md).
+    fn await_builds(&mut self, rx: &mpsc::Receiver<(usize, Built)>) -> Wait {
+        let wanted = self.next + 1 + if self.builds_done { 0 } else { self.prestart };
+        if (self.next..wanted.min(self.count)).all(|k| self.pending.contains_key(&k)) {
+            return Wait::Ready;
+        }
+        match rx.recv_timeout(Duration::from_millis(50)) {
+            Ok((k, b)) => {
+                self.pending.insert(k, b);
+            }
+            Err(mpsc::RecvTimeoutError::Timeout) => {}
+            Err(mpsc::RecvTimeoutError::Disconnected) if self.builds_done => return Wait::Over,
+            Err(mpsc::RecvTimeoutError::Disconnected) => self.builds_done = true,
+        }
+        Wait::Again
+    }
+
+    /// Starts the point (or takes it from those started ahead) and opens its gate; when it did.
+    fn start(&mut self, b: &Built) -> (Launched, f64) {
+        let mut started = match self.ahead.pop_front() {
+            Some((k, s)) if k == self.next => s,
             _ => {
-                ahead.clear();
-                launch(&ctx.spec, &b, gpu.as_ref(), &lock)
+                self.ahead.clear();
+                launch(self.spec, b, self.gpu.as_ref(), &self.lock)
             }
         };
+        self.rest.wait();
         let gate_t = crate::profile::power::now();
         if let Ok(s) = started.as_mut() {
             s.go();
-            if tracing {
+            if self.tracing {
                 trace(&b.dir, "go");
             }
         }
-        next += 1;
-        if prestart > 0 {
-            while let Ok((k, built)) = rx.try_recv() {
-                pending.insert(k, built);
-            }
-            // Extend the run of started points next, next+1, ... up to `prestart` of them; stop at
-            // the first that is not built yet or does not honour the gate.
-            let mut k = ahead.back().map_or(next, |(k, _)| k + 1);
-            while k < next + prestart && k < count {
-                let Some(nb) = pending.get(&k).filter(|nb| nb.gated) else {
-                    break;
-                };
-                ahead.push_back((k, launch(&ctx.spec, nb, gpu.as_ref(), &lock)));
-                k += 1;
-            }
+        (started, gate_t)
+    }
+
+    /// Extends the run of started points next, next+1, ... up to `prestart` of them; stops at
+    /// the first that is not built yet or does not honour the gate.
+    fn start_ahead(&mut self, rx: &mpsc::Receiver<(usize, Built)>) {
+        while let Ok((k, built)) = rx.try_recv() {
+            self.pending.insert(k, built);
         }
-        let mut raw = row(&b, gpu.as_ref(), finish(&ctx.spec, &b, started));
-        let exit_t = crate::profile::power::now();
+        let mut k = self.ahead.back().map_or(self.next, |(k, _)| k + 1);
+        while k < self.next + self.prestart && k < self.count {
+            let Some(nb) = self.pending.get(&k).filter(|nb| nb.gated) else {
+                break;
+            };
+            let launched = launch(self.spec, nb, self.gpu.as_ref(), &self.lock);
+            self.ahead.push_back((k, launched));
+            k += 1;
+        }
+    }
+
+    /// What a run gave goes out: held for `recheck`, a raw row of `repeat` (and the combined
+    /// row once the point's processes are complete), or the point's row; with what the probes
+    /// found in its window. Breaks when the run must stop (a probe failed on a full disk).
+    fn record(
+        &self,
+        b: &Built,
+        mut raw: Row,
+        (from, to): (f64, f64),
+        run_start: f64,
+    ) -> ControlFlow<()> {
+        let (spec, emit) = (self.spec, self.shared.emit);
         let measured_ok = raw.status.measured();
-        if tracing {
-            trace(&b.dir, "reaped");
-        }
-        let held = (measured_ok && shared.hold)
-            .then(|| super::recheck::two_groups(&ctx.spec, &raw))
+        let held = (measured_ok && self.shared.hold)
+            .then(|| super::recheck::two_groups(spec, &raw))
             .flatten();
         // Whether this process gives the point its row; counters are that process's (`repeat`,
         // `recheck`): an earlier one would profile for nothing.
-        let last_pass = match &shared.aggregate {
-            Some(agg) => agg.completes(&ctx.spec, &raw),
-            None => ctx.spec.repeat <= 1 && held.is_none(),
+        let gives_the_row = match &self.shared.aggregate {
+            Some(agg) => agg.completes(spec, &raw),
+            None => spec.repeat <= 1 && held.is_none(),
         };
-        let (mut extra, mut why) = if measured_ok && last_pass {
-            profile_point(&ctx.spec, &b, gpu.as_ref(), &lock)
-        } else {
-            (BTreeMap::new(), None)
-        };
-        if measured_ok && ctx.spec.profile.as_ref().is_some_and(|p| p.power) {
-            let (cols, power_why) = power_point(power.as_ref(), gate_t, exit_t);
-            extra.extend(cols);
-            why = why.or(power_why);
+        let mut found = Found::default();
+        if measured_ok {
+            let window = Window {
+                built: b,
+                gpu: self.gpu.as_ref(),
+                lock: &self.lock,
+                from,
+                to,
+                gives_the_row,
+            };
+            for p in &self.probes {
+                found.add(p.after_run(spec, &window));
+            }
         }
-        if measured_ok && last_pass {
-            let (cols, power_why) =
-                metric_power_point(&ctx.spec, &b, gpu.as_ref(), &lock, power.as_ref());
-            extra.extend(cols);
-            why = why.or(power_why);
+        if let Some(what) = found.why.as_ref().filter(|_| space::full(&b.dir)) {
+            let e = PointError::Full {
+                dir: b.dir.clone(),
+                free: space::free_bytes(&b.dir).unwrap_or(0),
+                what: what.clone(),
+            };
+            self.shared
+                .halt
+                .stop(&b.point, e.into(), self.shared.cancel);
+            return ControlFlow::Break(());
         }
-        add_profile(&mut raw, &extra, &why);
-        let run_end = ctx.clock.now();
-        let row = match (&shared.aggregate, &held) {
+        found.apply(&mut raw);
+        let run_end = self.shared.ctx.clock.now();
+        let row = match (&self.shared.aggregate, &held) {
             (_, Some(why)) => {
                 emit(Event::Held { row: &raw, why });
                 None
             }
             (Some(agg), None) => {
                 emit(Event::Raw { row: &raw });
-                last_pass.then(|| agg.combine(&raw)).map(|mut combined| {
-                    if combined.status.measured() {
-                        // Counters and power are the last process's: they are not measurements to
-                        // median.
+                gives_the_row
+                    .then(|| agg.combine(&raw))
+                    .map(|mut combined| {
+                        if combined.status.measured() {
+                            // Counters and power are the last process's: they are not measurements
+                            // to median.
+                            combined.values.extend(found.values.clone());
+                        }
                         combined
-                            .values
-                            .extend(extra.iter().map(|(k, v)| (k.clone(), *v)));
-                    }
-                    combined
-                })
+                    })
             }
             (None, None) => Some(raw),
         };
         if let Some(mut row) = row {
-            if ctx
-                .spec
-                .profile
-                .as_ref()
-                .is_some_and(|p| p.metric_power.is_some())
-            {
-                // From the row's final values: with `repeat`, the median over the processes.
-                crate::profile::metric_power::add_per_watt(
-                    &mut row.values,
-                    &power_wanted(&ctx.spec),
-                );
+            for p in &self.probes {
+                p.on_row(spec, &mut row);
             }
             emit(Event::Finished {
                 row: &row,
@@ -491,26 +491,39 @@ pub(super) fn measure(
                 run_end,
             });
         }
-        if every == 0 {
-            continue;
+        ControlFlow::Continue(())
+    }
+
+    /// Keeps the point just run for a control re-run, and re-runs the one due (see
+    /// [`control_target`]).
+    fn control(&mut self, b: Built, measured_ok: bool) {
+        if self.every == 0 {
+            return;
         }
-        let pos = next - 1;
+        let pos = self.next - 1;
         if measured_ok {
-            measured.push_back(Measured {
+            self.measured.push_back(Measured {
                 position: pos,
                 built: b,
             });
-            while measured.len() > every {
-                measured.pop_front();
+            while self.measured.len() > self.every {
+                self.measured.pop_front();
             }
         }
-        let target = control_target(pos, every);
-        if let (Some(t), true) = (target, shared.controls) {
-            if let Some(m) = measured.iter().find(|m| m.position == t) {
-                if !STOP.load(Ordering::SeqCst) {
-                    let n = shared.controls_made.fetch_add(1, Ordering::SeqCst);
-                    control(shared, m, gpu.as_ref(), &lock, n);
-                }
+        let Some(t) = control_target(pos, self.every) else {
+            return;
+        };
+        if let Some(m) = self.measured.iter().find(|m| m.position == t) {
+            if !self.shared.cancel.is_cancelled() {
+                let n = self.shared.controls_made.fetch_add(1, Ordering::SeqCst);
+                control(
+                    self.shared,
+                    m,
+                    self.gpu.as_ref(),
+                    &self.lock,
+                    n,
+                    &mut self.rest,
+                );
             }
         }
     }

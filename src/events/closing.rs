@@ -61,7 +61,12 @@ fn first_line(s: &Summary, colour: bool, why: bool) -> String {
     } else {
         counts(s, colour, why)
     };
-    let before = if s.skipped > 0 {
+    let before = if s.failed_before > 0 {
+        format!(
+            " ({} already done before, {} of them failed)",
+            s.skipped, s.failed_before
+        )
+    } else if s.skipped > 0 {
         format!(" ({} already done before)", s.skipped)
     } else {
         String::new()

@@ -22,7 +22,7 @@ pub struct Ratio {
 }
 
 /// A named set of ncu metrics (names checked with `ncu --query-metrics --chip gh100`, ncu 2025.3,
-/// H100; bench/ncu_probe.txt) and the ratios read from them.
+/// H100) and the ratios read from them.
 pub struct Preset {
     pub name: &'static str,
     pub what: &'static str,

@@ -227,7 +227,7 @@ pub fn run_pass(
         return (BTreeMap::new(), Some(format!("power: {why}")));
     }
     let ended = super::power::now();
-    let stdout = crate::parse::read_output(&out_path).unwrap_or_default();
+    let stdout = crate::parse::read_capped(&out_path).unwrap_or_default();
     let (cols, problems) = per_metric(&lines(&stdout), source, wanted, Some((started, ended)));
     let why = (!problems.is_empty()).then(|| {
         format!(

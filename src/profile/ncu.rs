@@ -1,7 +1,7 @@
 //! Nsight Compute: the command that profiles a point's binary once more (timing core in profile
 //! mode), and its CSV read back into `<metric>__<counter>` values.
 //!
-//! What ncu's CSV looks like (ncu 2025.3 on the H100 host; bench/ncu_probe.txt): `==PROF==` lines,
+//! What ncu's CSV looks like (ncu 2025.3 on the H100 host): `==PROF==` lines,
 //! then a header `"ID","Process ID",...,"thread Domain:Push/Pop_Range:...",...,"Metric Name",
 //! "Metric Unit","Metric Value"` and one row per (kernel launch, metric). The range column holds
 //! e.g. `512  "<default domain>:sweep:3:none:..." `; values carry thousands separators (`"16,384"`);
@@ -353,10 +353,10 @@ mod tests {
     }
 
     /// What ncu 2025.3 wrote on the H100 for one point of the half-warp sweep (threads = 83,
-    /// bench/profile_data): every metric gets its counters, stride 2 its 2 wavefronts per request.
+    /// tests/fixtures/ncu_point): every metric gets its counters, stride 2 its 2 wavefronts per request.
     #[test]
     fn the_h100_output_reads_in_full() {
-        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("bench/profile_data");
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/ncu_point");
         let csv = std::fs::read_to_string(dir.join("ncu.csv")).unwrap();
         let stdout = std::fs::read_to_string(dir.join("profile.stdout.txt")).unwrap();
         let f: ProfileFile = toml::from_str("presets = [\"shared_banks\"]\n").unwrap();

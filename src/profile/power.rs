@@ -4,7 +4,7 @@
 //!
 //! nvidia-smi is asked for `power.draw.instant` (on an H100 `power.draw` is a 1 s average, too slow
 //! for a point of ~0.4 s) every 20 ms; on the H100 host the instant reading itself changes about
-//! every 100 ms (bench/ncu_probe.txt), so a point of 0.4 s holds 3-5 distinct readings, and a
+//! every 100 ms, so a point of 0.4 s holds 3-5 distinct readings, and a
 //! single metric of ~25 ms none of its own: the columns are per point, not per metric.
 
 use std::collections::BTreeMap;

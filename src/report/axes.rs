@@ -28,9 +28,17 @@ pub(crate) fn axes<'a, DB: DrawingBackend>(
 ) -> Result<(Plane<'a, DB>, Frame), String> {
     let e = |e: &dyn std::fmt::Display| e.to_string();
     let mut builder = ChartBuilder::on(area);
-    builder.margin(16);
+    // A small chart (`--size 480x300`) keeps its room for the plot: narrower margins, smaller
+    // tick labels.
+    // By width alone: the panels of one chart (compare's B/A under A and B) are equally wide and
+    // must line up.
+    let small = area.dim_in_pixel().0 < 640;
+    let tick_size = if small { 11 } else { 13 };
+    builder.margin(if small { 10 } else { 16 });
     if text {
-        builder.x_label_area_size(48).y_label_area_size(80);
+        builder
+            .x_label_area_size(if small { 40 } else { 48 })
+            .y_label_area_size(if small { 62 } else { 80 });
     }
     let ticks = tick_positions(&xs, period, log2, measured);
     let label = |x: f64| x_label(if log2 { x.exp2() } else { x });
@@ -54,14 +62,16 @@ pub(crate) fn axes<'a, DB: DrawingBackend>(
     };
     let fmt = |v: &f64| compact(*v);
     let mut mesh = chart.configure_mesh();
-    mesh.light_line_style(WHITE.mix(0.0));
+    // About one y label per 40 pixels (a short panel would crowd plotters' ten).
+    let y_labels = (area.dim_in_pixel().1 as usize / 40).clamp(3, 10);
+    mesh.light_line_style(WHITE.mix(0.0)).y_labels(y_labels);
     if text {
         mesh.x_desc(x_name)
             .y_desc(y_name)
             .x_label_formatter(&fmt)
             .y_label_formatter(&fmt)
-            .label_style(("sans-serif", 13))
-            .axis_desc_style(("sans-serif", 14));
+            .label_style(("sans-serif", tick_size))
+            .axis_desc_style(("sans-serif", tick_size + 1));
         // The x ticks are drawn below, where x_ticks puts them (plotters puts them on round
         // decimal steps; thread counts read in warps and periods).
         mesh.x_labels(0);
@@ -71,6 +81,14 @@ pub(crate) fn axes<'a, DB: DrawingBackend>(
     mesh.draw().map_err(|x| e(&x))?;
     if text {
         let grid = BLACK.mix(0.12);
+        // Every k-th tick only, where the labels of all would touch.
+        let font = ("sans-serif", tick_size).into_font();
+        let label_w = |x: f64| {
+            font.box_size(&label(x))
+                .map_or(label(x).chars().count() as u32 * tick_size * 3 / 5, |b| b.0)
+        };
+        let px = |x: f64| chart.backend_coord(&(x, y_lo)).0;
+        let ticks = thinned(&ticks, px, |x| label_w(x) + 8);
         for &x in &ticks {
             chart
                 .draw_series(std::iter::once(PathElement::new(
@@ -82,7 +100,7 @@ pub(crate) fn axes<'a, DB: DrawingBackend>(
             let (bx, by) = area.get_base_pixel();
             let (px, py) = chart.backend_coord(&(x, y_lo));
             let (px, py) = (px - bx, py - by);
-            let style = TextStyle::from(("sans-serif", 13).into_font())
+            let style = TextStyle::from(("sans-serif", tick_size).into_font())
                 .pos(Pos::new(HPos::Center, VPos::Top));
             area.draw(&PathElement::new(vec![(px, py), (px, py + 5)], BLACK))
                 .map_err(|x| e(&x))?;
@@ -91,6 +109,24 @@ pub(crate) fn axes<'a, DB: DrawingBackend>(
         }
     }
     Ok((chart, frame))
+}
+
+/// Every k-th of `ticks`, k the smallest that keeps each label (`room(x)` pixels wide, centred on
+/// `px(x)`) clear of its neighbours.
+pub(crate) fn thinned(
+    ticks: &[f64],
+    px: impl Fn(f64) -> i32,
+    room: impl Fn(f64) -> u32,
+) -> Vec<f64> {
+    let clear = |k: usize| {
+        let kept: Vec<f64> = ticks.iter().copied().step_by(k).collect();
+        kept.windows(2).all(|w| {
+            let gap = (px(w[1]) - px(w[0])).unsigned_abs();
+            gap >= room(w[0]).div_ceil(2) + room(w[1]).div_ceil(2)
+        })
+    };
+    let k = (1..=ticks.len().max(1)).find(|&k| clear(k)).unwrap_or(1);
+    ticks.iter().copied().step_by(k).collect()
 }
 
 /// Where the x ticks go, in the axis's coordinates (log2(x) on a log2 axis): on each measured x

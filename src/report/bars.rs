@@ -10,6 +10,7 @@ use super::legend::{Entry, Swatch};
 use super::series::{DATA, GAP, NOISY, UNSTABLE};
 use super::ReportError;
 use crate::analyze::load::{self, stat_column};
+use crate::spec::Labels;
 use crate::store::schema::STATUS_COLUMN;
 use crate::store::Run;
 use plotters::coord::Shift;
@@ -42,6 +43,8 @@ pub(crate) struct Bars {
     categories: Vec<String>,
     keys: Vec<String>,
     bars: Vec<Bar>,
+    /// The spec's words for axes and metrics (none for a CSV from elsewhere).
+    labels: Labels,
 }
 
 /// The axis shown as colours: with two axes or more, the one with the fewest values (2 to 8;
@@ -55,6 +58,11 @@ pub(crate) fn colour_axis(values_per_axis: &[usize]) -> Option<usize> {
 
 /// A bar chart per metric of the CSV at `csv` with two bars or more.
 pub(crate) fn bar_charts(t: &Run) -> Vec<Bars> {
+    let labels = t
+        .manifest
+        .as_ref()
+        .map(|m| Labels::from_text(&m.spec))
+        .unwrap_or_default();
     let axes: Vec<(String, usize)> = t
         .axes
         .iter()
@@ -134,6 +142,7 @@ pub(crate) fn bar_charts(t: &Run) -> Vec<Bars> {
             categories,
             keys: keys.clone(),
             bars,
+            labels: labels.clone(),
         });
     }
     out
@@ -172,6 +181,13 @@ pub(crate) fn bars_svg(b: &Bars, footer: Option<&str>) -> Result<String, String>
 }
 
 impl Bars {
+    /// The metric in the spec's words (its `label`), else its name.
+    fn shown_name(&self) -> String {
+        self.labels
+            .metric(&self.name)
+            .map_or_else(|| self.name.clone(), str::to_string)
+    }
+
     fn scale(&self) -> (f64, String) {
         crate::units::scale_for(&self.unit, self.bars.iter().filter_map(|b| b.value))
     }
@@ -213,19 +229,28 @@ impl Bars {
 
 impl Chart for Bars {
     fn title(&self) -> String {
-        let mut axes = self.category_axes.clone();
-        axes.extend(self.key_axis.clone());
-        format!("{} by {}", self.name, axes.join(" and "))
+        let mut axes: Vec<String> = self
+            .category_axes
+            .iter()
+            .map(|a| self.labels.axis(a))
+            .collect();
+        axes.extend(self.key_axis.as_ref().map(|a| self.labels.axis(a)));
+        format!("{} by {}", self.shown_name(), axes.join(" and "))
     }
 
     fn axis_names(&self) -> (String, String) {
         let (_, unit) = self.scale();
         let x = if unit.is_empty() {
-            self.name.clone()
+            self.shown_name()
         } else {
-            format!("{} ({unit})", self.name)
+            format!("{} ({unit})", self.shown_name())
         };
-        (x, self.category_axes.join(" · "))
+        let y: Vec<String> = self
+            .category_axes
+            .iter()
+            .map(|a| self.labels.axis(a))
+            .collect();
+        (x, y.join(" · "))
     }
 
     fn draw<DB: DrawingBackend>(
@@ -355,10 +380,12 @@ impl Chart for Bars {
         match &self.key_axis {
             Some(axis) => {
                 legend.extend(self.keys.iter().enumerate().map(|(i, v)| {
-                    Entry::new(format!("{axis} = {v}"), Swatch::Fill, self.colour(i))
+                    // `caching: -Xptxas -dlcm=ca`: the axis in the spec's words, and the value.
+                    let label = super::series::axis_value(&self.labels, axis, v);
+                    Entry::new(label, Swatch::Fill, self.colour(i))
                 }))
             }
-            None => legend.push(Entry::new(&self.name, Swatch::Fill, DATA)),
+            None => legend.push(Entry::new(self.shown_name(), Swatch::Fill, DATA)),
         }
         if self.bars.iter().any(|b| b.u > 0.0) {
             legend.push(Entry::new(
@@ -453,7 +480,7 @@ mod tests {
             Some("from 0.1560 TB/s (scattered, cg) to 3.072 TB/s (coalesced, cg)")
         );
         let svg = bars_svg(b, None).unwrap();
-        for t in ["coalesced", "caching = cg", "0.6110"] {
+        for t in ["coalesced", "caching: cg", "0.6110"] {
             let x = crate::report::series::tests::text_x(&svg, t);
             assert!(x.is_some(), "{t} missing");
         }

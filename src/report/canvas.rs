@@ -197,10 +197,10 @@ fn title<DB: DrawingBackend>(
 ) -> Result<(), String> {
     let (w, _) = area.dim_in_pixel();
     let max = w - 24;
-    let size = [18, 16, 14]
+    let size = [18, 16, 14, 12]
         .into_iter()
         .find(|&s| width(text, s) <= max)
-        .unwrap_or(14);
+        .unwrap_or(12);
     let shown = legend::fit(text, max, |t| width(t, size));
     let style =
         TextStyle::from(("sans-serif", size).into_font()).pos(Pos::new(HPos::Center, VPos::Center));
@@ -544,6 +544,135 @@ mod tests {
             })
             .any(|(x, y)| near(x, y));
         dot || vertex
+    }
+
+    /// The boxes (left, top, right, bottom) of the SVG's horizontal text elements, from their
+    /// position, anchor, vertical shift and size, their width measured in the chart's font.
+    pub(crate) fn text_boxes(svg: &str) -> Vec<(String, [f64; 4])> {
+        svg.split("<text ")
+            .skip(1)
+            .filter(|t| !t[..t.find('>').unwrap()].contains("rotate"))
+            .map(|t| {
+                let head = &t[..t.find('>').unwrap()];
+                let a = |k: &str| -> Option<&str> {
+                    let at = head.find(&format!("{k}=\""))? + k.len() + 2;
+                    head[at..].split('"').next()
+                };
+                let n = |k: &str| a(k).map_or(0.0, |v| v.parse::<f64>().unwrap());
+                let body = t[t.find('>').unwrap() + 1..t.find("</text>").unwrap()].trim();
+                let body = body
+                    .replace("&amp;", "&")
+                    .replace("&lt;", "<")
+                    .replace("&gt;", ">");
+                let size = n("font-size");
+                let w = ("sans-serif", size)
+                    .into_font()
+                    .box_size(&body)
+                    .map_or(0.6 * size * body.chars().count() as f64, |b| f64::from(b.0));
+                let (x, y) = (n("x"), n("y"));
+                let left = match a("text-anchor") {
+                    Some("middle") => x - w / 2.0,
+                    Some("end") => x - w,
+                    _ => x,
+                };
+                // Cap height about 0.72 em, descenders 0.2 em.
+                let top = match a("dy") {
+                    Some("0.76em") => y,
+                    Some("0.5ex") => y - 0.4 * size,
+                    Some("-0.5ex") => y - 0.95 * size,
+                    _ => y - 0.75 * size,
+                };
+                (body, [left, top, left + w, top + 0.95 * size])
+            })
+            .collect()
+    }
+
+    /// Pairs of text boxes that overlap, and boxes outside the canvas.
+    pub(crate) fn collisions(svg: &str, (w, h): (u32, u32)) -> Vec<String> {
+        let boxes = text_boxes(svg);
+        let mut out = Vec::new();
+        for (i, (t, b)) in boxes.iter().enumerate() {
+            if b[0] < -0.5 || b[1] < -0.5 || b[2] > f64::from(w) + 0.5 || b[3] > f64::from(h) + 0.5
+            {
+                out.push(format!("`{t}` {b:?} outside {w}x{h}"));
+            }
+            for (u, c) in &boxes[i + 1..] {
+                let apart = b[2] <= c[0] || c[2] <= b[0] || b[3] <= c[1] || c[3] <= b[1];
+                if !apart {
+                    out.push(format!("`{t}` {b:?} over `{u}` {c:?}"));
+                }
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn at_the_smallest_size_no_text_overlaps_other_text_or_leaves_the_canvas() {
+        assert!(font::ensure(), "the built-in font");
+        let look = Look {
+            size: MIN_SIZE,
+            ..Look::default()
+        };
+        let labels = Labels::default();
+        let s = series();
+        let info: Vec<super::super::points::PointInfo> = s
+            .data
+            .iter()
+            .map(|p| super::super::points::PointInfo {
+                x: p.0,
+                u: 0.05,
+                status: if (p.0 as u32).is_multiple_of(9) {
+                    "unstable"
+                } else {
+                    "ok"
+                }
+                .into(),
+            })
+            .collect();
+        let chart = super::super::series::SeriesChart {
+            s: &s,
+            x_name: "threads",
+            info: &info,
+            labels: &labels,
+        };
+        let svg = svg_with(&chart, true, Some("NVIDIA H100 80GB HBM3 · driver 580.159.04 · nvcc release 13.0, V13.0.88 · commit fc8731d · 2026-11-26 · sweep threads_1_512"), &look).unwrap();
+        let bad = collisions(&svg, MIN_SIZE);
+        assert!(bad.is_empty(), "series chart: {bad:#?}");
+        // An overlay with long names and x every 32 threads from 32 to 512.
+        let xs: Vec<f64> = (1..=16).map(|k| f64::from(32 * k)).collect();
+        let pts: Vec<Vec<(f64, f64)>> = (1..=3)
+            .map(|k| xs.iter().map(|&x| (x, 1e6 * f64::from(k) + x)).collect())
+            .collect();
+        let u: Vec<(f64, f64)> = xs.iter().map(|&x| (x, 0.02)).collect();
+        let names = [
+            "every thread",
+            "every even thread",
+            "first half of the threads",
+        ];
+        let curves: Vec<super::super::family::Curve> = names
+            .iter()
+            .zip(&pts)
+            .map(|(l, p)| super::super::family::Curve {
+                label: l,
+                points: p,
+                u: &u,
+            })
+            .collect();
+        let chart = super::super::family::Overlay {
+            title: "Global-memory stores, full grid — threads per block".into(),
+            subtitle: None,
+            x_name: "threads per block".into(),
+            y_name: "MFlops",
+            quantity: Some("throughput"),
+            curves: &curves,
+        };
+        let svg = svg_with(&chart, true, None, &look).unwrap();
+        let bad = collisions(&svg, MIN_SIZE);
+        assert!(bad.is_empty(), "overlay: {bad:#?}");
+        assert!(
+            svg.contains("first half of"),
+            "a long name wraps, it is not cut"
+        );
     }
 
     #[test]

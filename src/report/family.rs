@@ -1,12 +1,13 @@
 //! Variants of one family on one chart: series of one group and unit whose metric names differ
 //! only in their last `_` part (`global_vec1`, `global_vec2`, `global_vec4`), overlaid on shared
-//! axes with a legend beside the plot; also `sweep compare`'s A-against-B charts.
+//! axes with a legend beside the plot (and the top of `sweep compare`'s charts: [`super::compared`]).
 
 use super::axes::{axes, distinct, log_axis};
 use super::canvas::{self, Chart, Drawn, Look};
 use super::legend::{Entry, Swatch};
 use super::series::{
-    band, band_outline, group_words, DATA, DOTS_UP_TO, KNEE, LINE_W, PEAK, PERIOD,
+    axis_value, band, band_outline, group_in_words, group_words, top_edge, y_range, DATA,
+    DOTS_UP_TO, KNEE, LINE_W, PEAK, PERIOD,
 };
 use super::ReportError;
 use crate::analyze::Analysis;
@@ -144,7 +145,7 @@ fn grouped(
             let unit = &analysis.series[idx[0]].unit;
             Family {
                 stem: crate::analyze::sanitize(&name),
-                title: name.clone(),
+                title: format!("{title}{}", group_in_words(labels, &group)),
                 name,
                 quantity: crate::units::quantity(unit).unwrap_or(title).to_string(),
                 from_spec,
@@ -173,10 +174,10 @@ fn points(analysis: &Analysis, i: usize) -> Vec<(f64, f64)> {
 }
 
 pub(crate) fn families(analysis: &Analysis) -> Vec<Family> {
-    let labels = labels_of(analysis);
+    let words = labels_of(analysis);
     let mut out = Vec::new();
-    for (family, metrics) in labels.families() {
-        out.extend(grouped(analysis, &labels, &family, &metrics, true));
+    for (family, metrics) in words.families() {
+        out.extend(grouped(analysis, &words, &family, &metrics, true));
     }
     let in_spec: Vec<usize> = out.iter().flat_map(|f| f.series.clone()).collect();
     // (name prefix, group, unit) -> indices of its series, in analysis order.
@@ -204,7 +205,7 @@ pub(crate) fn families(analysis: &Analysis) -> Vec<Family> {
             format!("{prefix} [{}]", groups.join(", "))
         };
         let labels = idx.iter().map(|&i| analysis.series[i].metric.clone());
-        let title = format!("{name} variants");
+        let title = format!("{prefix}{} variants", group_in_words(&words, &group));
         let names = (name, title, prefix);
         out.extend(family(analysis, names, &idx, labels.collect()));
     }
@@ -240,7 +241,6 @@ pub(crate) fn families(analysis: &Analysis) -> Vec<Family> {
             None => by_axis.push((key, vec![i])),
         }
     }
-    let words = labels_of(analysis);
     for ((metric, rest, unit), idx) in by_axis {
         let groups: Vec<String> = rest.iter().map(|(k, v)| format!("{k}={v}")).collect();
         let name = if groups.is_empty() {
@@ -251,11 +251,7 @@ pub(crate) fn families(analysis: &Analysis) -> Vec<Family> {
         // The title in the spec's words where it has them (`every thread by block layout`); the
         // name (and so the file) stays the columns'.
         let (shown, axis_words) = (words.metric(&metric).unwrap_or(&metric), words.axis(axis));
-        let title = if groups.is_empty() {
-            format!("{shown} by {axis_words}")
-        } else {
-            format!("{shown} [{}] by {axis_words}", groups.join(", "))
-        };
+        let title = format!("{shown}{} by {axis_words}", group_in_words(&words, &rest));
         let quantity = crate::units::quantity(&unit).map_or(metric.clone(), str::to_string);
         let labels = idx.iter().map(|&i| {
             let v = analysis.series[i]
@@ -263,7 +259,8 @@ pub(crate) fn families(analysis: &Analysis) -> Vec<Family> {
                 .iter()
                 .find(|(a, _)| a == axis)
                 .map_or("", |(_, v)| v.as_str());
-            format!("{axis}={v}")
+            // `block layout: dense`: the axis in the spec's words and the value.
+            axis_value(&words, axis, v)
         });
         let names = (name, title, quantity);
         out.extend(family(analysis, names, &idx, labels.collect()));
@@ -413,30 +410,21 @@ fn family_chart<'a>(
     }
 }
 
-/// Writes `<stem>.svg` and `<stem>.png`: the curves overlaid on shared axes, with a legend
-/// beside the plot (`sweep compare --out`: run A against run B). `unit` is y's unit, `quantity`
-/// what y is (`shared_grid`): the axis reads `throughput (TFLOP/s)` when the unit says what the
-/// quantity is, `shared_grid (TFLOP/s)` otherwise.
-pub fn overlay(
-    stem: &Path,
-    title: &str,
-    x_name: &str,
-    (unit, quantity): (&str, &str),
-    curves: &[Curve],
-    footer: Option<&str>,
-) -> Result<Vec<PathBuf>, ReportError> {
-    let chart = Overlay {
-        title: title.to_string(),
-        subtitle: None,
-        x_name: x_name.replace('_', " "),
-        y_name: unit,
-        quantity: Some(crate::units::quantity(unit).unwrap_or(quantity)),
-        curves,
-    };
-    canvas::write(&chart, stem, footer)
-}
-
 impl Overlay<'_> {
+    /// x from .. to as the plot spans it (on log2 x when `log2`): the curves' x with a margin;
+    /// none without a finite point.
+    pub(crate) fn x_span(&self, log2: bool) -> Option<(f64, f64)> {
+        let xs = distinct(
+            self.curves
+                .iter()
+                .flat_map(|c| c.points.iter().filter(|p| p.1.is_finite()).map(|p| p.0)),
+        );
+        let x_of = |x: f64| if log2 { x.log2() } else { x };
+        let (lo, hi) = (x_of(*xs.first()?), x_of(*xs.last()?));
+        let pad = ((hi - lo) * 0.02).max(if log2 { 0.1 } else { 0.5 });
+        Some((lo - pad, hi + pad))
+    }
+
     /// The divisor of the values and the unit they are drawn in.
     fn unit(&self) -> (f64, String) {
         let values = self
@@ -506,14 +494,27 @@ impl Chart for Overlay<'_> {
                 frame: None,
             });
         };
-        let pad = ((x_hi - x_lo) * 0.02).max(if log2 { 0.1 } else { 0.5 });
         let y_min = all().map(|p| p.1).fold(0.0, f64::min);
         let y_max = all().map(|p| p.1).fold(f64::NEG_INFINITY, f64::max);
         let y_max = if y_max > y_min { y_max } else { y_min + 1.0 };
-        let (y0, y1) = (y_min, y_max + 0.06 * (y_max - y_min));
+        // Each curve's band of value x (1 +- u): the y range holds the bands too.
+        let u_ats: Vec<std::collections::HashMap<u64, f64>> = self
+            .curves
+            .iter()
+            .map(|c| c.u.iter().map(|&(x, u)| (x_of(x).to_bits(), u)).collect())
+            .collect();
+        let band_hi = curves
+            .iter()
+            .zip(&u_ats)
+            .flat_map(|(pts, u_at)| band(pts, u_at, (f64::MIN, f64::MAX)))
+            .map(|b| b.2)
+            .fold(f64::NEG_INFINITY, f64::max);
+        let range = y_range(y_min, y_max, band_hi, 0.06);
+        let (y0, y1) = (range.y0, range.y1);
+        let (x0, x1) = self.x_span(log2).unwrap_or((x_lo, x_hi));
         let (mut chart, mut frame) = axes(
             plot,
-            (x_lo - pad..x_hi + pad, y0..y1),
+            (x0..x1, y0..y1),
             (x_name, y_name),
             text,
             None,
@@ -525,10 +526,11 @@ impl Chart for Overlay<'_> {
         let colour = |i: usize| PALETTE[i % PALETTE.len()];
         // The bands first, all of them behind every line.
         let mut banded = false;
-        for (i, (c, pts)) in self.curves.iter().zip(&curves).enumerate() {
-            let u_at: std::collections::HashMap<u64, f64> =
-                c.u.iter().map(|&(x, u)| (x_of(x).to_bits(), u)).collect();
-            let band = band(pts, &u_at, (y0, y1));
+        if range.clipped {
+            top_edge(&mut chart, (x0, x1), y1)?;
+        }
+        for (i, (pts, u_at)) in curves.iter().zip(&u_ats).enumerate() {
+            let band = band(pts, u_at, (y0, y1));
             if band.len() >= 2 && band.iter().any(|b| b.2 > b.1) {
                 chart
                     .draw_series(std::iter::once(Polygon::new(
@@ -645,7 +647,7 @@ mod tests {
         let labels: Vec<&str> = f[0].members.iter().map(|m| m.0.as_str()).collect();
         assert_eq!(
             labels,
-            ["variant=naive", "variant=shared", "variant=padded"]
+            ["variant: naive", "variant: shared", "variant: padded"]
         );
         assert_eq!(fewest_values(&[4, 2, 1]), Some(1));
         assert_eq!(fewest_values(&[12, 1]), None);

@@ -5,16 +5,20 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
-/// Width of the legend column, in pixels.
+/// Width of the legend column, in pixels (at the default size; narrower on a small chart).
 pub(crate) const WIDTH: u32 = 260;
-/// Height of one entry.
+/// Height of one entry of one line; a wrapped entry's second line adds [`LINE`].
 const ROW: i32 = 20;
+const LINE: i32 = 14;
 /// Left of the swatches, and their width; the text starts after them.
 const INSET: i32 = 8;
 const SWATCH: i32 = 24;
-/// The widest label text (longer ones end in `…`).
-const TEXT_W: u32 = WIDTH - (INSET + SWATCH + 8 + 6) as u32;
+/// Pixels of the column left of an entry's text and right of it.
+const BESIDE_TEXT: u32 = (INSET + SWATCH + 8 + 6) as u32;
+/// The font: 13 px, 11 px in a column narrower than [`NARROW`] (a small chart's).
 const FONT: (&str, u32) = ("sans-serif", 13);
+const NARROW: u32 = 200;
+const SMALL_FONT: (&str, u32) = ("sans-serif", 11);
 
 /// How an entry is shown: a sample of the mark as drawn on the chart.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -47,18 +51,58 @@ impl Entry {
     }
 }
 
-/// The rows of a legend `height` pixels high: the entries in order while they fit; when they do
-/// not, the last row says how many more there are (`… and 5 more`).
-pub(crate) fn rows(entries: &[Entry], height: u32) -> (Vec<&Entry>, Option<String>) {
-    let fit = ((height as i32 - 2 * INSET) / ROW).max(1) as usize;
-    if entries.len() <= fit {
-        return (entries.iter().collect(), None);
+/// The rows of a legend `height` pixels high, each entry's text in one or two lines: the entries
+/// in order while they fit; when they do not, the last row says how many more there are
+/// (`… and 5 more`).
+pub(crate) fn rows<'a>(
+    entries: &'a [Entry],
+    lines: &[Vec<String>],
+    height: u32,
+) -> (Vec<(&'a Entry, Vec<String>)>, Option<String>) {
+    let room = height as i32 - 2 * INSET;
+    let tall = |l: &Vec<String>| ROW + LINE * (l.len().max(1) as i32 - 1);
+    let mut shown = Vec::new();
+    let mut used = 0;
+    for (i, (e, l)) in entries.iter().zip(lines).enumerate() {
+        // The last entry needs only its own room; another keeps a row for `… and n more`.
+        let need = tall(l) + if i + 1 < entries.len() { ROW } else { 0 };
+        if used + need > room && !(shown.is_empty() && i + 1 == entries.len()) {
+            return (shown, Some(format!("… and {} more", entries.len() - i)));
+        }
+        used += tall(l);
+        shown.push((e, l.clone()));
     }
-    let shown = fit - 1;
-    (
-        entries[..shown].iter().collect(),
-        Some(format!("… and {} more", entries.len() - shown)),
-    )
+    (shown, None)
+}
+
+/// `label` in at most two lines of `max` pixels (as `width` measures text): broken at the last
+/// space (or `_`, `,`, `=`) that lets the first line fit, the second cut with `…` if it must be.
+pub(crate) fn wrap(label: &str, max: u32, width: impl Fn(&str) -> u32) -> Vec<String> {
+    if width(label) <= max {
+        return vec![label.to_string()];
+    }
+    // At a space where one lets the first line fit; inside a name (`threads_1_512`) only if
+    // none does.
+    let breaks = |at: &[char]| -> Vec<usize> {
+        label
+            .char_indices()
+            .filter(|(_, c)| at.contains(c))
+            .map(|(i, c)| i + c.len_utf8())
+            .collect()
+    };
+    let fits = |i: &usize| width(label[..*i].trim_end()) <= max;
+    let at = breaks(&[' '])
+        .into_iter()
+        .rev()
+        .find(fits)
+        .or_else(|| breaks(&['_', ',', '=']).into_iter().rev().find(fits));
+    match at.as_ref() {
+        Some(&i) => vec![
+            label[..i].trim_end().to_string(),
+            fit(label[i..].trim_start(), max, &width),
+        ],
+        None => vec![fit(label, max, width)],
+    }
 }
 
 /// `label` cut to `max` pixels wide (as `width` measures text), ending in `…` when cut.
@@ -74,33 +118,42 @@ pub(crate) fn fit(label: &str, max: u32, width: impl Fn(&str) -> u32) -> String 
         .unwrap_or_else(|| "…".to_string())
 }
 
-/// Draws the legend into `area` (the column right of the plot), from its top.
+/// Draws the legend into `area` (the column right of the plot), from its top, in a smaller font
+/// when the column is narrower than [`NARROW`]; a label too long for one line takes two.
 pub(crate) fn draw<DB: DrawingBackend>(
     area: &DrawingArea<DB, Shift>,
     entries: &[Entry],
 ) -> Result<(), String> {
     let e = |e: &dyn std::fmt::Display| e.to_string();
-    let (_, height) = area.dim_in_pixel();
-    let (shown, more) = rows(entries, height);
-    let font = FONT.into_font();
+    let (w, height) = area.dim_in_pixel();
+    let face = if w < NARROW { SMALL_FONT } else { FONT };
+    let font = face.into_font();
     let width = |t: &str| {
         font.box_size(t)
-            .map_or(t.chars().count() as u32 * 8, |b| b.0)
+            .map_or(t.chars().count() as u32 * face.1 * 3 / 5, |b| b.0)
     };
-    let style = TextStyle::from(FONT.into_font()).pos(Pos::new(HPos::Left, VPos::Center));
+    let text_w = w.saturating_sub(BESIDE_TEXT).max(20);
+    let lines: Vec<Vec<String>> = entries
+        .iter()
+        .map(|en| wrap(&en.label, text_w, width))
+        .collect();
+    let (shown, more) = rows(entries, &lines, height);
+    let style = TextStyle::from(face.into_font()).pos(Pos::new(HPos::Left, VPos::Center));
     let x = INSET;
-    for (i, entry) in shown.iter().enumerate() {
-        let y = INSET + ROW / 2 + i as i32 * ROW;
+    let mut y = INSET + ROW / 2;
+    for (entry, lines) in &shown {
         swatch(area, entry, (x, y)).map_err(|x| e(&x))?;
-        area.draw(&Text::new(
-            fit(&entry.label, TEXT_W, width),
-            (x + SWATCH + 8, y),
-            style.clone(),
-        ))
-        .map_err(|x| e(&x))?;
+        for (k, line) in lines.iter().enumerate() {
+            area.draw(&Text::new(
+                line.clone(),
+                (x + SWATCH + 8, y + k as i32 * LINE),
+                style.clone(),
+            ))
+            .map_err(|x| e(&x))?;
+        }
+        y += ROW + LINE * (lines.len() as i32 - 1);
     }
     if let Some(more) = more {
-        let y = INSET + ROW / 2 + shown.len() as i32 * ROW;
         area.draw(&Text::new(more, (x, y), style))
             .map_err(|x| e(&x))?;
     }
@@ -152,24 +205,48 @@ mod tests {
             .collect()
     }
 
+    fn one_line(entries: &[Entry]) -> Vec<Vec<String>> {
+        entries.iter().map(|e| vec![e.label.clone()]).collect()
+    }
+
     #[test]
     fn entries_that_do_not_fit_are_counted_on_the_last_row() {
         // 200 pixels hold 9 rows of 20 below the inset.
         let few = entries(9);
-        let (shown, more) = rows(&few, 200);
+        let (shown, more) = rows(&few, &one_line(&few), 200);
         assert_eq!((shown.len(), more), (9, None));
         let many = entries(30);
-        let (shown, more) = rows(&many, 200);
+        let (shown, more) = rows(&many, &one_line(&many), 200);
         assert_eq!(shown.len(), 8);
-        assert_eq!(shown[7].label, "v7");
+        assert_eq!(shown[7].0.label, "v7");
         assert_eq!(more.as_deref(), Some("… and 22 more"));
+        // Wrapped entries take more room: 4 of two lines (34 px each) and the `more` row.
+        let two: Vec<Vec<String>> = many.iter().map(|_| vec!["a".into(), "b".into()]).collect();
+        let (shown, more) = rows(&many, &two, 200);
+        assert_eq!((shown.len(), more.as_deref()), (4, Some("… and 26 more")));
+    }
+
+    #[test]
+    fn long_labels_wrap_to_a_second_line_before_they_are_cut() {
+        let w = |t: &str| 7 * t.chars().count() as u32;
+        assert_eq!(wrap("every thread", 100, w), ["every thread"]);
+        assert_eq!(
+            wrap("first half of the threads", 100, w),
+            ["first half of", "the threads"]
+        );
+        assert_eq!(
+            wrap("band: 95 % CI, placements", 100, w),
+            ["band: 95 % CI,", "placements"]
+        );
+        // No break fits: cut on one line.
+        assert_eq!(wrap("abcdefghijklmnopq", 100, w), ["abcdefghijklm…"]);
     }
 
     #[test]
     fn long_labels_are_cut_with_an_ellipsis() {
         let w = |t: &str| 7 * t.chars().count() as u32;
         assert_eq!(fit("global_vec1", 100, w), "global_vec1");
-        let cut = fit("A: output/copy_stride/2026-11-24T10-00-00", 100, w);
+        let cut = fit("A: output/copy_stride/20261124T100000Z", 100, w);
         assert!(cut.ends_with('…') && w(&cut) <= 100, "{cut}");
         assert_eq!(cut, "A: output/cop…");
         assert_eq!(fit("abc", 3, w), "…");

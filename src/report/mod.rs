@@ -3,9 +3,10 @@
 //!
 //! - [`axes`]: x scale (linear or log2), ticks on the period or warps, units people read;
 //! - [`canvas`]: title, plot, legend column beside the plot, machine footer; SVG and PNG;
-//! - [`legend`]: the legend's entries, cut to fit;
+//! - [`legend`]: the legend's entries, wrapped to two lines and counted when they do not fit;
 //! - [`series`]: one series' chart (band, marks, knee, peaks, period) and its title;
-//! - [`family`]: variants of one family overlaid (and `sweep compare`'s A against B);
+//! - [`family`]: variants of one family overlaid;
+//! - [`compared`]: `sweep compare`'s A against B, with a panel of B/A;
 //! - [`bars`]: bar charts of a sweep of categories only;
 //! - [`points`]: each point's uncertainty and status, from the CSV;
 //! - [`html`]: `report.html` and its live rewriting; [`font`]: the built-in font.
@@ -17,6 +18,7 @@
 mod axes;
 mod bars;
 mod canvas;
+mod compared;
 mod family;
 mod font;
 pub mod html;
@@ -27,9 +29,10 @@ mod series;
 pub use axes::{format_value, log_axis, scale_unit, x_ticks};
 pub use bars::{plot_bars, plot_bars_with};
 pub use canvas::{footer, Format, Look, MIN_SIZE};
-pub use family::{overlay, Curve};
+pub use compared::{compare_chart, Names, RatioPoint};
+pub use family::Curve;
 pub use points::{point_info, PointInfo};
-pub use series::series_svg;
+pub use series::{group_in_words, series_svg, series_title};
 
 use crate::analyze::{analyze_csv, Analysis, AnalyzeError, AnalyzeOptions};
 use std::path::{Path, PathBuf};

@@ -7,7 +7,7 @@ use super::canvas::{self, Chart, Drawn};
 use super::legend::{Entry, Swatch};
 use super::points::PointInfo;
 use crate::analyze::curve::Period;
-use crate::analyze::reading::human;
+use crate::analyze::reading::{congruence, human};
 use crate::analyze::SeriesAnalysis;
 use crate::spec::Labels;
 use crate::units::quantity;
@@ -56,19 +56,28 @@ pub(crate) fn drawable(s: &SeriesAnalysis) -> bool {
     s.data.iter().filter(|p| p.1.is_some()).count() >= 2
 }
 
+/// The title of the chart of `metric` in group `group` against `x_name`, in the spec's words:
+/// `Shared-memory stores, full grid: no conflict — threads per block`, `... [block layout:
+/// dense] — ...`. `sweep plot` and `sweep compare` title a series alike.
+pub fn series_title(
+    labels: &Labels,
+    metric: &str,
+    group: &[(String, String)],
+    x_name: &str,
+) -> String {
+    let what = match (labels.family(metric), labels.metric(metric)) {
+        (Some(f), Some(l)) => format!("{f}: {l}"),
+        (None, Some(l)) => l.to_string(),
+        (Some(f), None) => format!("{f}: {metric}"),
+        (None, None) => metric.to_string(),
+    };
+    let group = group_in_words(labels, group);
+    format!("{what}{group} — {}", labels.axis(x_name))
+}
+
 impl Chart for SeriesChart<'_> {
     fn title(&self) -> String {
-        let what = match (
-            self.labels.family(&self.s.metric),
-            self.labels.metric(&self.s.metric),
-        ) {
-            (Some(f), Some(l)) => format!("{f}: {l}"),
-            (None, Some(l)) => l.to_string(),
-            (Some(f), None) => format!("{f}: {}", self.s.metric),
-            (None, None) => self.s.metric.clone(),
-        };
-        let group = group_words(&self.s.group);
-        format!("{what}{group} — {}", self.labels.axis(self.x_name))
+        series_title(self.labels, &self.s.metric, &self.s.group, self.x_name)
     }
 
     fn subtitle(&self) -> Option<String> {
@@ -103,6 +112,24 @@ pub(crate) fn group_words(group: &[(String, String)]) -> String {
     format!(" [{}]", g.join(", "))
 }
 
+/// ` [block layout: dense]`: the axes that single a series out, each in the spec's words (its
+/// `label`, else its name) with its value; for people, where [`group_words`] names files.
+pub fn group_in_words(labels: &Labels, group: &[(String, String)]) -> String {
+    if group.is_empty() {
+        return String::new();
+    }
+    let g: Vec<String> = group
+        .iter()
+        .map(|(k, v)| axis_value(labels, k, v))
+        .collect();
+    format!(" [{}]", g.join(", "))
+}
+
+/// `block layout: dense`: axis `name` in the spec's words, and its value.
+pub(crate) fn axis_value(labels: &Labels, name: &str, value: &str) -> String {
+    format!("{}: {value}", labels.axis(name))
+}
+
 /// What the analysis found, in one line: the period, the knee and the best x.
 pub(crate) fn finding(s: &SeriesAnalysis, x_name: &str) -> String {
     let c = &s.curve;
@@ -124,32 +151,13 @@ pub(crate) fn finding(s: &SeriesAnalysis, x_name: &str) -> String {
     parts.join(" · ")
 }
 
-/// `period 16, peaks at stride ≡ 1, 3, …, 15 (mod 16), high confidence`: the peaks' phases are
-/// said modulo the period itself (saying them modulo a divisor, `≡ 1 (mod 2)`, next to `period
-/// 16` reads as two periods at odds with each other).
+/// `period 16, peaks at stride ≡ 1, 3, …, 15 (mod 16), high confidence`: the peaks' phases
+/// as the analysis's reading says them ([`congruence`]: one wording for the chart and the tables).
 pub(crate) fn period_clause(p: &Period, x_name: &str) -> String {
-    let mut phases: Vec<f64> = p
-        .peak_phases
-        .iter()
-        .map(|v| v.rem_euclid(p.period))
-        .collect();
-    phases.sort_by(f64::total_cmp);
-    phases.dedup();
-    let listed: Vec<String> = if phases.len() <= 4 {
-        phases.iter().map(|v| human(*v)).collect()
-    } else {
-        vec![
-            human(phases[0]),
-            human(phases[1]),
-            "…".to_string(),
-            human(phases[phases.len() - 1]),
-        ]
-    };
     format!(
-        "period {}, peaks at {x_name} ≡ {} (mod {}), {} confidence",
+        "period {}, peaks at {x_name} ≡ {}, {} confidence",
         human(p.period),
-        listed.join(", "),
-        human(p.period),
+        congruence(&p.peak_phases, p.period),
         p.level.as_str()
     )
 }
@@ -182,6 +190,25 @@ pub(crate) fn outlier_marks(s: &SeriesAnalysis) -> Vec<f64> {
         .collect()
 }
 
+/// The points of `observed` (in x order) to mark as peaks: those of `peaks` with a fall after
+/// them that is larger than any rise into them from the point before (a local maximum, noise
+/// of a point before it allowed). A listed peak where the curve only steps up (a sawtooth's top
+/// that the next point climbs past, or the last point, with nothing after it) is no peak to the
+/// eye, and a ring there would say one is.
+pub(crate) fn peak_marks(observed: &[(f64, f64)], peaks: &[f64]) -> Vec<(f64, f64)> {
+    observed
+        .iter()
+        .enumerate()
+        .filter(|(_, p)| peaks.contains(&p.0))
+        .filter(|&(i, &(_, y))| {
+            let before = i.checked_sub(1).map(|j| observed[j].1);
+            let after = observed.get(i + 1).map(|q| q.1);
+            after.is_some_and(|a| a < y && before.is_none_or(|b| b - y < y - a))
+        })
+        .map(|(_, &p)| p)
+        .collect()
+}
+
 /// Curves of at most this many points get a dot on each; a denser one is its line.
 pub(crate) const DOTS_UP_TO: usize = 100;
 
@@ -191,7 +218,7 @@ pub(crate) const LINE_W: u32 = 2;
 
 /// The band of a curve's uncertainty: (x, low, high) for each point of `observed` whose
 /// relative uncertainty `u_at` knows, clamped to y0..y1 (a point whose placements differ by
-/// 70 % would draw outside the plot).
+/// 70 % would draw outside the plot: see [`y_range`], which makes room for the band first).
 pub(crate) fn band(
     observed: &[(f64, f64)],
     u_at: &std::collections::HashMap<u64, f64>,
@@ -213,6 +240,56 @@ pub(crate) fn band_outline(band: &[(f64, f64, f64)]) -> Vec<(f64, f64)> {
     let mut outline: Vec<(f64, f64)> = band.iter().map(|b| (b.0, b.2)).collect();
     outline.extend(band.iter().rev().map(|b| (b.0, b.1)));
     outline
+}
+
+/// How far above the data a band may lift the plot's top, as a share of the data's span: a
+/// point whose placements differ by 70 % would otherwise squash the curve to the bottom.
+pub(crate) const BAND_REACH: f64 = 0.5;
+
+/// The y range of a plot of values `y_min..y_max` whose band reaches `band_hi`, with `headroom`
+/// (a share of the span) above both for marks: the band is inside the range unless it reaches
+/// beyond [`BAND_REACH`]; then the range stops there and `clipped` is true (the plot draws its
+/// top edge, so that the cut band is seen to be cut, never to run off the chart).
+pub(crate) fn y_range(y_min: f64, y_max: f64, band_hi: f64, headroom: f64) -> YRange {
+    let span = y_max - y_min;
+    let reach = y_max + BAND_REACH * span;
+    let top = if band_hi.is_finite() {
+        band_hi.clamp(y_max, reach)
+    } else {
+        y_max
+    };
+    let y1 = top + headroom * (top - y_min);
+    YRange {
+        y0: y_min,
+        y1,
+        top,
+        clipped: band_hi.is_finite() && band_hi > y1,
+    }
+}
+
+/// A plot's y range: from `y0` to `y1`; `top` the highest thing drawn below the headroom (data or
+/// band); `clipped` when the band reaches past `y1`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct YRange {
+    pub y0: f64,
+    pub y1: f64,
+    pub top: f64,
+    pub clipped: bool,
+}
+
+/// The top edge of a plot whose band is cut at it (plotters draws only the left and bottom axes).
+pub(crate) fn top_edge<DB: DrawingBackend>(
+    chart: &mut super::axes::Plane<'_, DB>,
+    (x0, x1): (f64, f64),
+    y1: f64,
+) -> Result<(), String> {
+    chart
+        .draw_series(std::iter::once(PathElement::new(
+            vec![(x0, y1), (x1, y1)],
+            BLACK.mix(0.6).stroke_width(1),
+        )))
+        .map(|_| ())
+        .map_err(|e| e.to_string())
 }
 
 /// Draws one series into `plot`, its axes named `names` and its line `label` in the legend;
@@ -272,7 +349,19 @@ fn draw<DB: DrawingBackend>(
     } else {
         y_min + 1.0
     };
-    let (y0, y1) = (y_min, y_max + 0.12 * (y_max - y_min));
+    // The uncertainty's band, a band of value x (1 +- u) around the curve: the y range holds it.
+    let u_at: std::collections::HashMap<u64, f64> =
+        info.iter().map(|p| (x_of(p.x).to_bits(), p.u)).collect();
+    let band_hi = band(&observed, &u_at, (f64::MIN, f64::MAX))
+        .iter()
+        .map(|b| b.2)
+        .fold(f64::NEG_INFINITY, f64::max);
+    // Headroom for the period's bracket: an eighth of the plot, and never under 28 pixels (a
+    // small chart's bracket would touch the peaks' rings).
+    let plot_px = f64::from(plot.dim_in_pixel().1.saturating_sub(70).max(40));
+    let headroom = 0.12f64.max(28.0 / plot_px);
+    let range = y_range(y_min, y_max, band_hi, headroom);
+    let (y0, y1) = (range.y0, range.y1);
 
     let (mut chart, mut frame) = axes(
         plot,
@@ -286,10 +375,11 @@ fn draw<DB: DrawingBackend>(
     frame.y_scale = 1.0 / divisor;
     frame.y_unit = shown;
 
-    // Behind the data: the uncertainty, a band of value x (1 +- u) around the curve.
-    let u_at: std::collections::HashMap<u64, f64> =
-        info.iter().map(|p| (x_of(p.x).to_bits(), p.u)).collect();
+    // Behind the data: the uncertainty's band, cut at the plot's top edge if it must be.
     let band = band(&observed, &u_at, (y0, y1));
+    if range.clipped {
+        top_edge(&mut chart, (x0, x1), y1)?;
+    }
     if band.len() >= 2 && band.iter().any(|b| b.2 > b.1) {
         chart
             .draw_series(std::iter::once(Polygon::new(
@@ -320,14 +410,10 @@ fn draw<DB: DrawingBackend>(
             KNEE,
         ));
     }
-    let peaks: Vec<(f64, f64)> = observed
-        .iter()
-        .copied()
-        .filter(|p| s.curve.peaks.contains(&p.0))
-        .collect();
+    let peaks = peak_marks(&observed, &s.curve.peaks);
     // The period: a thin bracket from one peak to the next, in the headroom above the curve.
     if let (Some(p), [a, _, ..], false) = (&s.curve.period, peaks.as_slice(), log2) {
-        let y = y_max + 0.06 * (y_max - y_min);
+        let y = range.top + headroom / 2.0 * (range.top - y_min);
         let tick = 0.025 * (y1 - y0);
         let (xa, xb) = (a.0, a.0 + p.period);
         let bracket = vec![(xa, y - tick), (xa, y), (xb, y), (xb, y - tick)];
@@ -500,6 +586,89 @@ pub(crate) mod tests {
         assert!(t.contains("≡ 15, 31 (mod 32)"), "{t}");
     }
 
+    /// Whether the SVG draws a line along the top of its plot, from its left to its right.
+    pub(crate) fn has_top_edge(svg: &str) -> bool {
+        let root = &svg[..svg.find('>').unwrap()];
+        let at = root.find(" data-frame=\"").unwrap() + 13;
+        let f: Vec<&str> = root[at..].split('"').next().unwrap().split(' ').collect();
+        svg.contains(&format!("points=\"{},{} {},{} \"", f[0], f[1], f[2], f[1]))
+    }
+
+    /// y from .. to of the frame on an SVG's root, in the displayed unit.
+    pub(crate) fn frame_y(svg: &str) -> (f64, f64) {
+        let root = &svg[..svg.find('>').unwrap()];
+        let at = root.find(" data-y=\"").unwrap() + 9;
+        let mut v = root[at..]
+            .split('"')
+            .next()
+            .unwrap()
+            .split(' ')
+            .map(|n| n.parse::<f64>().unwrap());
+        (v.next().unwrap(), v.next().unwrap())
+    }
+
+    #[test]
+    fn the_y_range_holds_the_uncertainty_band_or_shows_where_it_is_cut() {
+        // A saw up to 4000 MFlops (4 GFLOP/s drawn); its highest point +-30 %.
+        let s = series();
+        let top = s.data.iter().filter_map(|p| p.1).fold(0.0, f64::max);
+        let x_top = s.data.iter().find(|p| p.1 == Some(top)).unwrap().0;
+        let info = |u: f64| -> Vec<PointInfo> {
+            s.data
+                .iter()
+                .map(|p| PointInfo {
+                    x: p.0,
+                    u: if p.0 == x_top { u } else { 0.01 },
+                    status: "ok".into(),
+                })
+                .collect()
+        };
+        let svg = series_svg(&s, "threads", None, &info(0.3), &Labels::default()).unwrap();
+        let (_, y1) = frame_y(&svg);
+        assert!(
+            y1 >= 1.3 * top / 1000.0,
+            "the band reaches {} GFLOP/s, the plot stops at {y1}",
+            1.3 * top / 1000.0
+        );
+        // A band of +-300 % would squash the curve: the range stops half a span above the data,
+        // and the plot's top edge is drawn where the band is cut.
+        let svg = series_svg(&s, "threads", None, &info(3.0), &Labels::default()).unwrap();
+        let (y0, y1) = frame_y(&svg);
+        assert!(
+            y1 < 4.0 * top / 1000.0 && y1 >= 1.5 * top / 1000.0,
+            "{y0}..{y1}"
+        );
+        assert!(has_top_edge(&svg), "no top edge over the cut band");
+        let unclipped = series_svg(&s, "threads", None, &info(0.3), &Labels::default()).unwrap();
+        assert!(!has_top_edge(&unclipped), "a top edge with nothing cut");
+    }
+
+    #[test]
+    fn a_peak_is_marked_only_where_the_curve_falls_after_it() {
+        // 32 falls after it; 40 is on a rising ramp; 50 steps up (48..50 flat, then higher);
+        // 64 is the last point; 56 falls after it though 55 is a little higher (noise).
+        let observed: Vec<(f64, f64)> = (1..=64)
+            .map(|x| {
+                let x = f64::from(x);
+                let y = match x {
+                    _ if x <= 32.0 => x,
+                    _ if (48.0..=50.0).contains(&x) => 30.0,
+                    55.0 => 41.0,
+                    56.0 => 40.5,
+                    57.0 => 30.0,
+                    _ if x > 50.0 => x - 15.0,
+                    _ => x - 20.0,
+                };
+                (x, y)
+            })
+            .collect();
+        let marked: Vec<f64> = peak_marks(&observed, &[32.0, 40.0, 50.0, 56.0, 64.0])
+            .iter()
+            .map(|p| p.0)
+            .collect();
+        assert_eq!(marked, [32.0, 56.0]);
+    }
+
     #[test]
     fn the_best_point_is_never_drawn_as_an_outlier() {
         let mut s = series();
@@ -523,7 +692,8 @@ pub(crate) mod tests {
         // The peaks (8 of them from the knee at 64 to 256) are drawn in their own colour.
         assert!(svg.matches("#D62728").count() >= 6, "peaks missing");
         assert!(
-            svg.contains(">threads</text>") && svg.contains(">mflops [variant=a] — threads</text>"),
+            svg.contains(">threads</text>")
+                && svg.contains(">mflops [variant: a] — threads</text>"),
             "labels missing"
         );
     }

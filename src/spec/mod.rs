@@ -33,7 +33,7 @@ pub const MAX_FILTER_LEN: usize = 4096;
 pub const MAX_FILTER_DEPTH: i64 = 64;
 
 /// `recheck` when the spec sets none: a point whose samples fell into two groups gets two more
-/// processes, so that the median of three outvotes the one (bench/truth.txt).
+/// processes, so that the median of three outvotes the one (docs/measurements.md).
 pub const DEFAULT_RECHECK: u32 = 2;
 
 /// The largest `recheck`: a held point whose processes never agree stops there.

@@ -104,10 +104,15 @@ pub struct Manifest {
     pub order: Option<Order>,
     pub seed: u64,
     /// `--prestart` of the run: programs started ahead of the one measuring (it moves numbers on
-    /// some GPUs, bench/band.txt). A resumed run keeps it. None: a build folder, a merge, or a run
+    /// some GPUs; docs/measurements.md). A resumed run keeps it. None: a build folder, a merge, or a run
     /// made before sweep recorded it (the default was 1 then).
     #[serde(default)]
     pub prestart: Option<usize>,
+    /// Milliseconds each GPU rested between two programs while sweep held the CUDA driver and a
+    /// context on it (0: not held, each program loaded the driver itself). None: a run made before
+    /// sweep recorded it (not held then).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rest_ms: Option<u64>,
     pub jobs: usize,
     pub host: String,
     pub git_commit: String,

@@ -17,6 +17,7 @@ pub mod metric_status;
 pub mod read;
 pub mod run;
 pub mod schema;
+pub mod space;
 pub mod write;
 
 pub use cells::{Cell, Table};
@@ -175,11 +176,19 @@ pub fn new_run_dir(
     let stamp = chrono::Utc::now().format("%Y%m%dT%H%M%SZ").to_string();
     let base = output.join(sweep);
     let tmp = base.join(format!(".new-{}", std::process::id()));
+    // A failure here is the output folder's (read-only, full): named as the user gave it, not
+    // as the hidden folder the run is made in.
     if tmp.exists() {
-        std::fs::remove_dir_all(&tmp).map_err(write_err(&tmp))?;
+        std::fs::remove_dir_all(&tmp).map_err(write_err(output))?;
     }
-    std::fs::create_dir_all(tmp.join(POINTS)).map_err(write_err(&tmp))?;
-    manifest.save(&tmp)?;
+    std::fs::create_dir_all(tmp.join(POINTS)).map_err(write_err(output))?;
+    manifest.save(&tmp).map_err(|e| match e {
+        StoreError::Write { cause, .. } => StoreError::Write {
+            path: output.to_path_buf(),
+            cause,
+        },
+        e => e,
+    })?;
     let mut n = 1;
     loop {
         let dir = match n {

@@ -37,7 +37,7 @@ static sweep::detail::Placements run(int k, int passes, int per, double amp, con
 
 int main(int argc, char** argv) {
   if (argc != 2) {
-    fprintf(stderr, "usage: stats equal|one_slow|noise_hides|half_slow|single|cut_short|plan|fill|coverage\n");
+    fprintf(stderr, "usage: stats equal|one_slow|noise_hides|half_slow|single|cut_short|plan|fill|coverage|coverage_central\n");
     return 2;
   }
   const char* s = argv[1];
@@ -50,8 +50,14 @@ int main(int argc, char** argv) {
              sweep::detail::samples_in_fill_pass((int)c[0], (int)c[1], c[2], c[3], (int)c[4]));
     return 0;
   }
-  if (!strcmp(s, "coverage")) {  // how often the CI holds the true value: 4000 measurements per case
-    // 8 places, 3 % normal noise, 4 passes of 2 samples per visit (64 samples), the places' true times:
+  // coverage: how often the CI holds the true value, 4000 measurements per case: 8 places, 3 % normal
+  // noise, 4 passes of 2 samples per visit (64 samples). coverage_central: 6 passes, the last four at
+  // the central places only (Placements::central), as measure() takes them. Each line ends with the
+  // mean number of samples taken.
+  const bool central = !strcmp(s, "coverage_central");
+  if (!strcmp(s, "coverage") || central) {
+    const int passes = central ? 6 : 4;
+    // the places' true times:
     const std::pair<const char*, std::function<double(int)>> cases[] = {
         {"alike", [](int) { return 1e-3; }},
         {"one_slow", [](int j) { return j == 3 ? 1.2e-3 : 1e-3; }},
@@ -64,18 +70,24 @@ int main(int argc, char** argv) {
       const double value = sweep::detail::median_of(truth);
       int in_value = 0, in_pooled = 0;
       const int runs = 4000;
+      double taken = 0;
       for (int r = 0; r < runs; ++r) {
         sweep::detail::Placements a(8);
-        for (int p = 0; p < 4; ++p)
+        for (int p = 0; p < passes; ++p) {
+          // as measure() does with SWEEP_CENTRAL on: from the third pass on, only the central places
+          const std::vector<bool> visit = central && p >= 2 ? a.central() : std::vector<bool>(8, true);
           for (int v = 0; v < 8; ++v) {
             int j = p % 2 ? 7 - v : v;
+            if (!visit[j]) continue;
             for (int i = 0; i < 2; ++i) a.add(j, base(j) * (1 + 0.03 * gauss()));
           }
+        }
+        taken += a.samples();
         const double err = std::fabs(a.summarize(target).mean / value - 1);
         in_value += err <= a.value_rel_ci();
         in_pooled += err <= a.pooled_rel_ci();
       }
-      printf("coverage %s %.4f %.4f\n", name, (double)in_value / runs, (double)in_pooled / runs);
+      printf("coverage %s %.4f %.4f %.1f\n", name, (double)in_value / runs, (double)in_pooled / runs, taken / runs);
     }
     return 0;
   }

@@ -59,7 +59,7 @@ pub(super) fn better_harmonic(grid: &Grid, scores: &[(i64, f64)]) -> Guess {
         .map_or(0, |(q, _)| *q);
     Guess {
         period: best as f64 * grid.unit,
-        why: "a multiple or divisor of the period found fits better but is too long to test",
+        why: "a multiple or divisor of the period found fits better but is too long to test".into(),
     }
 }
 
@@ -74,7 +74,13 @@ pub(super) fn secondary(
     st: &staircase::Staircase,
     m: f64,
 ) -> Option<Period> {
-    let (q, r, rss, tried) = s.cost.nested(st)?;
+    // The edges the coverage tolerated as irregular are no steps of another period: where it
+    // tolerated some (more than the strict rule allows), a multiple must show drops of its own.
+    // Where the strict rule holds the nested period is sought as before (issue 34: the
+    // committed runs' nested 64 of the global grid stores, 7 of 7 larger drops, stays).
+    let coverage = s.cost.coverage(st, s.rounded);
+    let irregular = Some(coverage.absent_at.as_slice());
+    let (q, r, rss, tried) = s.cost.nested(st, irregular)?;
     let mut gain = m * (st.rss / rss).ln() - m.ln() - 2.0 * (tried as f64).ln();
     if q < st.period || s.rounded {
         gain = gain.min(m * (s.rounded_rss / rss).ln());

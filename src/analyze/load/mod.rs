@@ -81,6 +81,26 @@ pub(crate) trait Series {
     ) -> Result<Vec<RawSeries>, AnalyzeError>;
 }
 
+/// Where to turn when axis `x` is not numeric: the numeric axes --x could take, or, when there is
+/// none, bars.
+fn other_x_hint(run: &Run, x: &str) -> String {
+    let numeric: Vec<String> = run
+        .axes
+        .iter()
+        .filter(|a| *a != x && run.column(a).is_some_and(|c| run.is_numeric(c)))
+        .cloned()
+        .collect();
+    if numeric.is_empty() {
+        "every axis is a category: `sweep plot` and `sweep report` without --x draw such a run as bars".to_string()
+    } else {
+        let named: Vec<String> = numeric.iter().map(|a| format!("`{a}`")).collect();
+        format!(
+            "the numeric axes are {}; name one with --x",
+            named.join(", ")
+        )
+    }
+}
+
 impl Series for Run {
     /// Whether every non-empty value of the column is a number.
     fn is_numeric(&self, col: usize) -> bool {
@@ -239,6 +259,7 @@ impl Series for Run {
                     value: x_cell.to_string(),
                     path: self.path.clone(),
                     line: line + 2,
+                    hint: other_x_hint(self, x),
                 })?;
             let key: Vec<String> = by_cols
                 .iter()

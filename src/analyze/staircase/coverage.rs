@@ -4,7 +4,7 @@ use super::{model_step, Cost, Staircase, MIN_STEPS};
 use crate::analyze::fit::robust_sigma;
 
 /// How the points cover the drops a staircase predicts (see `Cost::coverage`).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub(crate) struct Coverage {
     /// Edges inside the stepped part.
     pub predicted: usize,
@@ -15,6 +15,8 @@ pub(crate) struct Coverage {
     /// Those seen whose drop is not exactly where the edge is: the best split of the points
     /// around it into two levels lies elsewhere (for rounded edges: more than P/8 away).
     pub off: usize,
+    /// Grid positions of the edges counted in `absent`.
+    pub absent_at: Vec<i64>,
 }
 
 impl Coverage {
@@ -24,11 +26,37 @@ impl Coverage {
         self.seen >= MIN_STEPS as usize && 4 * self.seen >= 3 * self.predicted
     }
 
-    /// The predicted drops are there: at most one in ten absent, none when fewer than ten
-    /// were seen (a few cliffs fitted by a staircase miss the drops between them).
+    /// The predicted drops are there: as many absent or misplaced as chance allows, in
+    /// proportion to the edges seen. An edge looks irregular by chance at a rate of
+    /// [`Coverage::MISS_RATE`] (noise, an outlier, a placement); the drops are there unless so
+    /// many are absent that a binomial tail at that rate falls below [`Coverage::ALPHA`]. Two of
+    /// fifteen pass (p = 0.17), three of fifteen do not (p = 0.036). With fewer than
+    /// [`Coverage::MIN_TOLERANT`] seen, none may be absent: a few cliffs fitted by a staircase
+    /// miss a drop between them.
     pub(crate) fn drops_present(&self) -> bool {
+        self.absent == 0
+            || (self.seen >= Self::MIN_TOLERANT
+                && binomial_tail(self.seen, self.absent, Self::MISS_RATE) >= Self::ALPHA)
+    }
+
+    /// Every drop is there but for chance alone, by the strict rule: at most one in ten absent,
+    /// none when fewer than ten were seen. What `doubled` asks before it tries 2P: the tolerant
+    /// rule above passes P with two of fifteen edges absent, and where those are the smaller
+    /// drops of steps of two sizes that tolerance would hide them; but tried wherever a single
+    /// edge is irregular, the double stood on noisy curves of one size of drop and the same
+    /// series read 32 in one run and 64 in another (the H200 runs of tests/fixtures/h200x2).
+    pub(crate) fn regular(&self) -> bool {
         10 * self.absent <= self.seen
     }
+
+    /// Below this many seen edges none may be absent: two or three cliffs fitted by a long
+    /// staircase leave one of four edges without a drop, which the binomial tail would pass.
+    pub(crate) const MIN_TOLERANT: usize = 10;
+
+    /// The rate at which an edge that is there looks absent or misplaced by chance.
+    pub(crate) const MISS_RATE: f64 = 0.05;
+    /// The chance below which that many irregular edges are not put down to chance.
+    pub(crate) const ALPHA: f64 = 0.05;
 
     /// The period is told from its neighbours beyond a point's doubt: P ± 1 moves the
     /// outermost of `seen` edges by `(seen − 1)/2` grid steps, and a shift of one step is what
@@ -74,6 +102,12 @@ impl Cost {
             if this < lo - half {
                 continue;
             }
+            // A rounded rise that the last point cuts short (less than half a period and the
+            // window after it) is unobserved, not absent: a straight ramp over P/2 read 1 of 7
+            // edges absent at x = 509 of 512, and the curve no period.
+            if rounded && this + half + quarter > hi {
+                continue;
+            }
             let (bi, ai) = (
                 within(&all, before.0, before.1),
                 within(&all, after.0, after.1),
@@ -106,6 +140,7 @@ impl Cost {
             let spread = noise * height;
             if missing || self.misplaced(&around, this, p, slack, spread) {
                 cov.absent += 1;
+                cov.absent_at.push(this);
             }
             // An edge between two points farther apart than the grid's stride is not placed
             // exactly either: the drop could be anywhere in the gap.
@@ -177,6 +212,24 @@ impl Cost {
     }
 }
 
+/// P(X >= k) for X ~ Binomial(n, q).
+pub(crate) fn binomial_tail(n: usize, k: usize, q: f64) -> f64 {
+    if k == 0 {
+        return 1.0;
+    }
+    if k > n {
+        return 0.0;
+    }
+    // 1 - P(X < k), the terms built up by their ratio.
+    let mut term = (1.0 - q).powi(n as i32);
+    let mut below = 0.0;
+    for i in 0..k {
+        below += term;
+        term *= (n - i) as f64 / (i + 1) as f64 * q / (1.0 - q);
+    }
+    (1.0 - below).max(0.0)
+}
+
 /// The mean of `f` over the points `idx`.
 fn mean(idx: &[usize], f: &dyn Fn(usize) -> f64) -> f64 {
     idx.iter().map(|&i| f(i)).sum::<f64>() / idx.len() as f64
@@ -212,14 +265,100 @@ impl Cost {
     /// drop clearly less than 2P's (median below 0.8 of theirs). A staircase of P whose drops are
     /// absent here and there has one size, and fails.
     pub(crate) fn two_sizes(&self, st: &Staircase, double: &Staircase) -> bool {
-        let (b, p) = (double.bounds, st.period);
+        let p = st.period;
         if double.period != 2 * p || (double.residue - st.residue).rem_euclid(p) != 0 {
             return false;
         }
+        let Some((large, small)) =
+            self.families(double.bounds, st, double.period, double.residue, &[])
+        else {
+            return false;
+        };
+        let there = |f: &[Edge]| {
+            let m = median(f);
+            let absent = f
+                .iter()
+                .filter(|(r, se, _)| *r < 0.25 * m - 3.0 * se)
+                .count();
+            m > 0.0 && 10 * absent <= f.len()
+        };
+        let fraction = |f: &[Edge]| f.iter().map(|e| e.0).collect::<Vec<f64>>();
+        large.len() >= 2
+            && small.len() >= 2
+            && large.len() + small.len() >= 2 * MIN_STEPS as usize
+            && there(&large)
+            && there(&small)
+            && median(&small) < 0.8 * median(&large)
+            // Beyond chance: drops of one size drawn at random split into two families whose
+            // medians differ by that much in a few curves of a hundred (a second review).
+            && larger_p(&fraction(&large), &fraction(&small)) < 0.01
+    }
+
+    /// Whether a multiple `q` of the staircase's period (residue `r`) steps on its own: the
+    /// drops at its edges are larger than at the edges of `st` between them, edge for edge, not
+    /// only on average. Read as in `two_sizes`, leaving out the edges of `st` whose drops
+    /// coverage found absent or misplaced (`irregular`, which it tolerated as chance): each
+    /// family keeps two regular edges at least, and the edges between drop less than q's, by
+    /// their median (below 0.9 of q's) and edge for edge (a one-sided Mann-Whitney test,
+    /// p < 0.05, or every drop of q's larger than every one between where families of a few
+    /// edges cannot reach that), and larger than its neighbours in three pairs of four: two weak
+    /// edges among equal ones make the rank test's families differ now and then (Irregular:
+    /// a second period 64 at high confidence), not most neighbours. The H100 thread sweep's `global_half_grid` has larger drops at all 7 of its
+    /// multiples of 64 (median 0.81 of them between, p = 0.001) and keeps its nested 64;
+    /// `shared_nc_grid`'s 64 rested on one drop four times the others next to a rise (p = 0.06)
+    /// and goes. Two irregular edges of P (a tenth of the drop each) let
+    /// the joint fit of P and 2P or 3P gain by raising the others (a second period 2P or 3P at
+    /// high confidence on 61 of 120 such curves, issue 34); they are not steps of another period.
+    pub(crate) fn multiple_steps(&self, st: &Staircase, q: i64, r: i64, irregular: &[i64]) -> bool {
+        if q <= st.period {
+            return true;
+        }
+        let Some((large, small)) = self.families(st.bounds, st, q, r, irregular) else {
+            return false;
+        };
+        let fraction = |f: &[Edge]| f.iter().map(|e| e.0).collect::<Vec<f64>>();
+        large.len() >= 2
+            && small.len() >= 2
+            && median(&large) > 0.0
+            && median(&small) < 0.9 * median(&large)
+            && larger_p(&fraction(&large), &fraction(&small))
+                <= 0.05f64.max(separated_p(&large, &small))
+            && neighbours_won(&large, &small, st.period) >= 0.75
+    }
+
+    /// Whether the edges of `st` between those of its multiple `q` (residue `r`) drop as much as
+    /// q's own: three edges at least in each family (read as in `multiple_steps`, leaving out
+    /// `irregular`), the median between at least 0.75 of q's. What a staircase of P with a few
+    /// weak edges shows, and a staircase of q (whose edges between have no drop) does not.
+    pub(crate) fn equal_steps(&self, st: &Staircase, q: i64, r: i64, irregular: &[i64]) -> bool {
+        let Some((large, small)) = self.families(st.bounds, st, q, r, irregular) else {
+            return false;
+        };
+        large.len() >= 3
+            && small.len() >= 3
+            && median(&large) > 0.0
+            && median(&small) >= 0.75 * median(&large)
+    }
+
+    /// Every edge of `st` (period P) inside `b`, read as in `coverage` (half a period of P
+    /// before it, a quarter to three quarters after it: windows that never reach the next
+    /// edge), as a fraction of the rise P's staircase fits there with its standard error; split
+    /// into the edges of the multiple `q` (residue `r`) and the others, leaving out those at
+    /// `irregular`. `None` where P's staircase does not rise at one of them.
+    #[allow(clippy::type_complexity)]
+    fn families(
+        &self,
+        b: super::Bounds,
+        st: &Staircase,
+        q: i64,
+        r: i64,
+        irregular: &[i64],
+    ) -> Option<(Vec<Edge>, Vec<Edge>)> {
+        let p = st.period;
         let model = self.middle_model(b, p, st.residue);
         let live: Vec<usize> = (b.knee..b.end).filter(|&i| self.w[i] > 0.0).collect();
         if live.len() < 2 {
-            return false;
+            return None;
         }
         let noise = self.point_noise(&live);
         let (lo, hi) = (self.g[b.knee], self.g[b.end - 1]);
@@ -231,7 +370,7 @@ impl Cost {
         while edge < hi {
             let this = edge;
             edge += p;
-            if this < lo + half {
+            if this < lo + half || irregular.contains(&this) {
                 continue;
             }
             let from = (this + quarter).min(hi - 1).max(this);
@@ -243,38 +382,62 @@ impl Cost {
             let observed = mean(&ai, &value) - mean(&bi, &value);
             let fitted = mean(&ai, &model) - mean(&bi, &model);
             if fitted <= 0.0 {
-                return false;
+                return None;
             }
             let height = mean(&bi, &value).max(mean(&ai, &value));
             let se = noise * height * (1.0 / ai.len() as f64 + 1.0 / bi.len() as f64).sqrt();
-            let family = if (this - double.residue).rem_euclid(2 * p) == 0 {
+            let family = if (this - r).rem_euclid(q) == 0 {
                 &mut large
             } else {
                 &mut small
             };
-            family.push((observed / fitted, se / fitted));
+            family.push((observed / fitted, se / fitted, this));
         }
-        let median = |f: &[(f64, f64)]| {
-            let mut v: Vec<f64> = f.iter().map(|e| e.0).collect();
-            v.sort_by(f64::total_cmp);
-            v[v.len() / 2]
-        };
-        let there = |f: &[(f64, f64)]| {
-            let m = median(f);
-            let absent = f.iter().filter(|(r, se)| *r < 0.25 * m - 3.0 * se).count();
-            m > 0.0 && 10 * absent <= f.len()
-        };
-        let fraction = |f: &[(f64, f64)]| f.iter().map(|e| e.0).collect::<Vec<f64>>();
-        large.len() >= 2
-            && small.len() >= 2
-            && large.len() + small.len() >= 2 * MIN_STEPS as usize
-            && there(&large)
-            && there(&small)
-            && median(&small) < 0.8 * median(&large)
-            // Beyond chance: drops of one size drawn at random split into two families whose
-            // medians differ by that much in a few curves of a hundred (a second review).
-            && larger_p(&fraction(&large), &fraction(&small)) < 0.01
+        Some((large, small))
     }
+}
+
+/// The rank test's smallest p for families of these sizes (every drop of one larger than every
+/// drop of the other): 1 / C(m + n, m). Families of a few edges (4 and 2: 1/15) cannot reach
+/// 0.05, and then complete separation is what they must show.
+fn separated_p(a: &[Edge], b: &[Edge]) -> f64 {
+    let (m, n) = (a.len(), b.len());
+    let ways = (1..=m).fold(1.0, |c, i| c * (n + i) as f64 / i as f64);
+    1.0 / ways + 1e-12
+}
+
+/// An edge read by `families`: its drop as a fraction of the fitted rise, that fraction's
+/// standard error, and where it is (grid steps).
+type Edge = (f64, f64, i64);
+
+/// Of the pairs of neighbouring edges (one of `large`, one of `small`, a period `p` apart),
+/// the share in which `large`'s drop is the larger.
+fn neighbours_won(large: &[Edge], small: &[Edge], p: i64) -> f64 {
+    let (mut won, mut pairs) = (0.0, 0usize);
+    for l in large {
+        for s in small.iter().filter(|s| (s.2 - l.2).abs() == p) {
+            pairs += 1;
+            won += if l.0 > s.0 {
+                1.0
+            } else if l.0 == s.0 {
+                0.5
+            } else {
+                0.0
+            };
+        }
+    }
+    if pairs == 0 {
+        0.0
+    } else {
+        won / pairs as f64
+    }
+}
+
+/// The median of the fractions of a family of edges (`families`); 0 for none.
+fn median(f: &[Edge]) -> f64 {
+    let mut v: Vec<f64> = f.iter().map(|e| e.0).collect();
+    v.sort_by(f64::total_cmp);
+    v.get(v.len() / 2).copied().unwrap_or(0.0)
 }
 
 /// One-sided Mann-Whitney test: the chance, with `a` and `b` drawn alike, that `a`'s values
@@ -364,5 +527,30 @@ mod tests {
         let b: Vec<f64> = (0..21).map(f64::from).collect();
         assert!(larger_p(&a, &b) < 1e-6);
         assert!(larger_p(&b, &a) > 0.999_999);
+    }
+}
+
+#[cfg(test)]
+mod binomial_tests {
+    use super::*;
+
+    /// The coverage rule's figures: two irregular edges of fifteen pass, three do not; with
+    /// fewer than ten seen none may be absent.
+    #[test]
+    fn a_few_irregular_edges_pass_in_proportion_to_those_seen() {
+        assert!((binomial_tail(15, 2, 0.05) - 0.171).abs() < 0.001);
+        assert!((binomial_tail(15, 3, 0.05) - 0.036).abs() < 0.001);
+        let cov = |seen, absent| Coverage {
+            predicted: seen,
+            seen,
+            absent,
+            ..Default::default()
+        };
+        assert!(cov(15, 2).drops_present());
+        assert!(!cov(15, 3).drops_present());
+        assert!(!cov(9, 1).drops_present());
+        assert!(cov(9, 0).drops_present());
+        // The strict rule, which decides where the double is tried: one in ten.
+        assert!(cov(10, 1).regular() && !cov(15, 2).regular());
     }
 }

@@ -23,8 +23,8 @@ impl Cost {
     }
 
     /// Residual sum of squares of the staircase with rounded edges: each step rises smoothly
-    /// (a cubic, flat at both ends) over `width` grid steps after its edge (an eighth to a half
-    /// of the period, where the rise of a
+    /// (a cubic, flat at both ends, or a straight ramp) over `width` grid steps after its edge
+    /// (an eighth to a half of the period, where the rise of a
     /// real staircase is spread out), with the edge moved back to where the rise starts. The
     /// best over widths and edges, and how many were tried. A sinusoid fits such a rise better
     /// than sharp steps do, but not better than rounded ones.
@@ -56,7 +56,8 @@ impl Cost {
         let widths = self.rounded_widths(period);
         let mut best = f64::INFINITY;
         let mut tried = 0;
-        for &width in &widths {
+        // A rise as a cubic (flat at both ends) or as a straight ramp, the commonest real shape.
+        for (&width, linear) in widths.iter().flat_map(|w| [(w, false), (w, true)]) {
             for shift in -width..=width / 4 {
                 let residue = sharp + shift;
                 let mut sums = Normal::<5>::default();
@@ -64,7 +65,12 @@ impl Cost {
                     let d = self.g[i] - residue - 1;
                     let into = (d.rem_euclid(period) + 1) as f64;
                     let rise = (into / width as f64).min(1.0);
-                    let step = d.div_euclid(period) as f64 + rise * rise * (3.0 - 2.0 * rise);
+                    let shape = if linear {
+                        rise
+                    } else {
+                        rise * rise * (3.0 - 2.0 * rise)
+                    };
+                    let step = d.div_euclid(period) as f64 + shape;
                     let t = self.t[i];
                     let row = [1.0, t, t * t, step * period as f64 / self.span, self.c[i]];
                     sums.add(self.w[i], &row);
@@ -79,8 +85,14 @@ impl Cost {
     /// A second period nested in the first: steps of a multiple of the period (every other
     /// step larger) or of a divisor (small steps between the large ones), fitted together with
     /// the first. The best such period, its residue, the residual sum of squares and how many
-    /// were tried; `None` when none fits with both steps rising.
-    pub(crate) fn nested(&self, st: &Staircase) -> Option<(i64, i64, f64, usize)> {
+    /// were tried; `None` when none fits with both steps rising. Where the coverage of `st`
+    /// tolerated irregular edges (`irregular`: their places), a multiple must also have its own
+    /// drops larger than those between (`multiple_steps`, where those edges count for neither).
+    pub(crate) fn nested(
+        &self,
+        st: &Staircase,
+        irregular: Option<&[i64]>,
+    ) -> Option<(i64, i64, f64, usize)> {
         let (b, p) = (st.bounds, st.period);
         let extent = self.g[b.end - 1] - self.g[b.knee] + 1;
         let outside = self.flat[b.knee].rss() + self.tail[b.end];
@@ -110,7 +122,9 @@ impl Cost {
                 sums.add(self.w[i], &row);
             }
             let (rss, beta) = sums.solve();
-            if beta[3] <= 0.0 || beta[4] <= 0.0 {
+            // A multiple must step at its own edges, not only fit two odd edges of the first.
+            let own = irregular.is_none_or(|at| self.multiple_steps(st, q, r, at));
+            if beta[3] <= 0.0 || beta[4] <= 0.0 || !own {
                 continue;
             }
             let rss = (outside + rss).max(rss_floor(self.len()));
