@@ -235,7 +235,11 @@ impl Comparison {
         let of = |side: &super::Side| {
             side.path
                 .parent()
-                .filter(|_| side.path.file_name().is_some_and(|f| f == "results.csv"))
+                .filter(|_| {
+                    side.path
+                        .file_name()
+                        .is_some_and(|f| f == crate::store::RESULTS)
+                })
                 .map(Labels::of_run)
                 .unwrap_or_default()
         };
