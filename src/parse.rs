@@ -85,6 +85,16 @@ pub(crate) fn core_lines(stdout: &str) -> Vec<BTreeMap<String, String>> {
         .collect()
 }
 
+/// The start of a value that is no number, short enough for a one-line reason.
+fn quoted(t: &str) -> String {
+    const MAX: usize = 40;
+    if t.chars().count() <= MAX {
+        t.to_string()
+    } else {
+        format!("{}…", t.chars().take(MAX).collect::<String>())
+    }
+}
+
 fn number(s: &str) -> Option<f64> {
     s.parse::<f64>().ok().filter(|v| v.is_finite())
 }
@@ -118,7 +128,7 @@ pub fn parse(stdout: &str, metrics: &[Metric], target_rel_ci: f64) -> Parsed {
                     }
                     None => {
                         if let Some(t) = text {
-                            p.unreadable.insert(m.column(), t.to_string());
+                            p.unreadable.insert(m.column(), quoted(t));
                         }
                         p.missing.push(m.column());
                     }
@@ -202,6 +212,25 @@ mod tests {
         assert_eq!(p.values["mflops"], 1250.75);
         assert_eq!(p.values["gb_per_s"], 300.0);
         assert!(p.missing.is_empty());
+        // A unit after the number is no part of it.
+        let p = parse("MFlops: 17.5 MFlops\nGB/s = 2 (peak 3)\n", &m, 0.01);
+        assert_eq!((p.values["mflops"], p.values["gb_per_s"]), (17.5, 2.0));
+    }
+
+    #[test]
+    fn a_built_in_pattern_refuses_a_number_it_would_read_only_in_part() {
+        let m = metrics("[[metric]]\npattern=\"mflops\"\n");
+        for printed in ["12,345.6", "1,5", "12 345", "0x10", "100abc", "1.2.3"] {
+            let p = parse(&format!("MFlops: {printed}\n"), &m, 0.01);
+            assert!(
+                !p.values.contains_key("mflops"),
+                "{printed} read as a number"
+            );
+            assert_eq!(p.unreadable["mflops"], printed);
+        }
+        let long = format!("MFlops: 100{}\n", "x".repeat(1000));
+        let p = parse(&long, &m, 0.01);
+        assert!(p.unreadable["mflops"].chars().count() <= 41);
     }
 
     #[test]

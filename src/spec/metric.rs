@@ -290,22 +290,24 @@ pub fn unit_slug(unit: &str) -> String {
 }
 
 fn builtin(pattern: &str) -> Option<(&'static str, &'static str, &'static str)> {
-    // (name, unit, regex)
+    // (name, unit, regex). The value is the whole token after the unit, with any digit groups
+    // after it (`12 345`), so that `12,345.6`, `1,5`, `0x10` or `100abc` are refused as not a
+    // number instead of read as their leading digits.
     match pattern {
         "mflops" => Some((
             "mflops",
             "MFlops",
-            r"(?mi)^\s*MFlops\s*[:=]\s*(?P<value>[-+0-9.eE]+)",
+            r"(?mi)^\s*MFlops\s*[:=][ \t]*(?P<value>\S+(?:[ \t]+[0-9]\S*)*)",
         )),
         "gflops" => Some((
             "gflops",
             "GFlops",
-            r"(?mi)^\s*GFlops\s*[:=]\s*(?P<value>[-+0-9.eE]+)",
+            r"(?mi)^\s*GFlops\s*[:=][ \t]*(?P<value>\S+(?:[ \t]+[0-9]\S*)*)",
         )),
         "gb_per_s" => Some((
             "gb_per_s",
             "GB/s",
-            r"(?mi)^\s*GB/s\s*[:=]\s*(?P<value>[-+0-9.eE]+)",
+            r"(?mi)^\s*GB/s\s*[:=][ \t]*(?P<value>\S+(?:[ \t]+[0-9]\S*)*)",
         )),
         _ => None,
     }
