@@ -175,6 +175,23 @@ impl Bench {
         files.sort();
         Ok(files)
     }
+
+    /// A hash of every input file's path (from the bench's parent) and content: what a resumed
+    /// run checks so that its rows all come from one program.
+    pub fn fingerprint(&self) -> Result<String, RenderError> {
+        use sha2::{Digest, Sha256};
+        let mut h = Sha256::new();
+        let base = self.dir.parent().unwrap_or(&self.dir);
+        for file in self.input_files()? {
+            let rel = file.strip_prefix(base).unwrap_or(&file);
+            h.update(rel.to_string_lossy().as_bytes());
+            h.update([0]);
+            // A file that cannot be read now is hashed by its name alone; the build says why.
+            h.update(std::fs::read(&file).unwrap_or_default());
+            h.update([0]);
+        }
+        Ok(crate::spec::hex(&h.finalize()[..16]))
+    }
 }
 
 /// One rendered header: its file name and text.

@@ -674,6 +674,46 @@ fn a_changed_spec_is_refused_for_resume_unless_forced() {
 }
 
 #[test]
+fn a_changed_bench_is_refused_for_resume_so_no_run_mixes_two_programs() {
+    let p = project();
+    let spec = std::fs::read_to_string(p.path().join("sweeps/saw.toml")).unwrap();
+    write(
+        p.path(),
+        "sweeps/bchg.toml",
+        &spec.replace("slow_ms = 0", "slow_ms = 300"),
+    );
+    let mut child = sweep_process(p.path())
+        .args(["run", "sweeps/bchg.toml", "-q"])
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(1500));
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let program = p.path().join("cuda/hostsaw/hostsaw.c");
+    let text = std::fs::read_to_string(&program).unwrap();
+    std::fs::write(&program, format!("{text}\n/* another program */\n")).unwrap();
+    let out = sweep(p.path())
+        .args(["run", "sweeps/bchg.toml"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(3));
+    let err = stderr(&out);
+    assert!(
+        err.contains("the bench `hostsaw` changed since the unfinished run")
+            && err.lines().count() == 1,
+        "{err}"
+    );
+    // The same program again: the run resumes and finishes.
+    std::fs::write(&program, text).unwrap();
+    let out = sweep(p.path())
+        .args(["run", "sweeps/bchg.toml", "--no-analyze"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stderr(&out).contains("resum") || stdout(&out).contains("resum"));
+}
+
+#[test]
 fn first_ctrl_c_finishes_the_current_point_and_keeps_the_rows() {
     let p = project();
     let spec = std::fs::read_to_string(p.path().join("sweeps/saw.toml")).unwrap();

@@ -92,6 +92,8 @@ pub enum DriverError {
     Locked { gpu: String, holder: String },
     #[error("the spec changed since the unfinished run `{dir}` started: {changes} differ (hint: --force starts a new run)")]
     SpecChanged { dir: String, changes: String },
+    #[error("the bench `{bench}` changed since the unfinished run `{dir}` started: its remaining rows would come from another program (hint: undo the change to finish that run, or --force starts a new run)")]
+    BenchChanged { dir: String, bench: String },
     #[error("`{dir}` is not a run folder of this spec: {source}")]
     BadResume {
         dir: String,

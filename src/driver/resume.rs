@@ -10,7 +10,11 @@ use std::path::{Path, PathBuf};
 
 /// The run folder to resume: the one named by `--resume`, else the latest unfinished run of this
 /// sweep (and shard); None when a new run starts.
-pub(super) fn pick_run_dir(spec: &Spec, opts: &Options) -> Result<Option<PathBuf>, DriverError> {
+pub(super) fn pick_run_dir(
+    spec: &Spec,
+    opts: &Options,
+    bench_hash: &str,
+) -> Result<Option<PathBuf>, DriverError> {
     let shard = opts.shard.map(|s| format!("{}/{}", s.index, s.count));
     if let Some(dir) = &opts.resume {
         let m = Manifest::load(dir).map_err(|source| DriverError::BadResume {
@@ -28,7 +32,7 @@ pub(super) fn pick_run_dir(spec: &Spec, opts: &Options) -> Result<Option<PathBuf
             // spec's points in the old run.
             return Ok(None);
         }
-        return resumable(dir, &m, opts);
+        return resumable(dir, &m, opts, spec, bench_hash);
     }
     let unfinished = store::runs_of(&opts.output, &spec.name)
         .into_iter()
@@ -45,7 +49,7 @@ pub(super) fn pick_run_dir(spec: &Spec, opts: &Options) -> Result<Option<PathBuf
         .filter(|(_, m)| m.state != store::RunState::Finished);
     if let Some((dir, m)) = unfinished {
         if m.spec_hash == spec.hash {
-            return resumable(&dir, &m, opts);
+            return resumable(&dir, &m, opts, spec, bench_hash);
         }
         if !opts.force {
             return Err(DriverError::SpecChanged {
@@ -60,8 +64,23 @@ pub(super) fn pick_run_dir(spec: &Spec, opts: &Options) -> Result<Option<PathBuf
 /// `dir` (a run of this spec) if it can be resumed with these options: its rows keep the dialect
 /// they were written in, and its point ids are of this version's scheme. `--force` starts a new run
 /// instead of an old-id run.
-fn resumable(dir: &Path, m: &Manifest, opts: &Options) -> Result<Option<PathBuf>, DriverError> {
+fn resumable(
+    dir: &Path,
+    m: &Manifest,
+    opts: &Options,
+    spec: &Spec,
+    bench_hash: &str,
+) -> Result<Option<PathBuf>, DriverError> {
     let shown = dir.display().to_string();
+    if !m.bench_hash.is_empty() && m.bench_hash != bench_hash {
+        if opts.force {
+            return Ok(None);
+        }
+        return Err(DriverError::BenchChanged {
+            dir: shown,
+            bench: spec.bench.clone(),
+        });
+    }
     if m.point_ids.first().is_some_and(|id| points::legacy_id(id)) {
         if opts.force {
             return Ok(None);

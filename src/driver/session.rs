@@ -145,7 +145,8 @@ impl<'s> Session<'s> {
         let holder = format!("pid {} on {}", std::process::id(), host());
         let (gpus, gpu_locks) = claim_gpus(spec, opts, &holder)?;
         let toolchain = Toolchain::find(spec, gpus.first().and_then(gpu::arch_of))?;
-        let resume_dir = pick_run_dir(spec, opts)?;
+        let bench_hash = bench.fingerprint()?;
+        let resume_dir = pick_run_dir(spec, opts, &bench_hash)?;
         let resumed = resume_dir.is_some();
         let header = store::header(spec);
         let (mut manifest, run_dir) = match resume_dir {
@@ -155,7 +156,8 @@ impl<'s> Session<'s> {
                 (m, dir)
             }
             None => {
-                let m = new_manifest(spec, opts, &points, &bench, &header);
+                let mut m = new_manifest(spec, opts, &points, &bench, &header);
+                m.bench_hash = bench_hash;
                 let suffix = opts
                     .shard
                     .map(|s| format!("-shard-{}-of-{}", s.index, s.count))

@@ -87,6 +87,10 @@ pub struct Manifest {
     #[serde(default)]
     pub cwd: String,
     pub spec_hash: String,
+    /// `Bench::fingerprint` of the bench folder (and `cuda/common/`) when the run started: a
+    /// resume refuses to add rows from another program. Empty: a run made before sweep recorded it.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub bench_hash: String,
     pub spec: String,
     pub bench: String,
     pub axes: Vec<String>,
