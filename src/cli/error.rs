@@ -5,6 +5,8 @@
 //! from where it was caught.
 
 use std::path::PathBuf;
+use sweep::analyze::AnalyzeError;
+use sweep::compare::CompareError;
 use sweep::driver::DriverError;
 use sweep::exit;
 use sweep::export::ExportError;
@@ -122,7 +124,9 @@ impl CliError {
             CliError::Report(e) => match e {
                 ReportError::Metrics(_) => exit::USAGE,
                 ReportError::Page { .. } => exit::ENVIRONMENT,
-                ReportError::Write { .. } | ReportError::Store(_) => exit::BAD_INPUT,
+                // A chart or page that cannot be written: the file system (full, read-only).
+                ReportError::Write { .. } => exit::ENVIRONMENT,
+                ReportError::Store(_) => exit::BAD_INPUT,
             },
             CliError::Store(e) => match e {
                 StoreError::Write { .. } => exit::ENVIRONMENT,
@@ -136,6 +140,10 @@ impl CliError {
                 | ExportError::Workbook { .. } => exit::ENVIRONMENT,
             },
             CliError::Usage(_) => exit::USAGE,
+            // Files that cannot be written are the environment (a full or read-only disk), as
+            // for a run; everything else these commands refuse is their input.
+            CliError::Analyze(AnalyzeError::Write { .. })
+            | CliError::Compare(CompareError::Write { .. }) => exit::ENVIRONMENT,
             CliError::Spec(_)
             | CliError::Analyze(_)
             | CliError::BadOverrides { .. }
@@ -172,6 +180,13 @@ mod tests {
     fn each_failure_has_its_exit_code_and_keeps_its_source() {
         let io = || std::io::Error::other("gone");
         for (e, code) in [
+            (
+                CliError::Compare(sweep::compare::CompareError::Write {
+                    path: "out/compare.csv".into(),
+                    source: io(),
+                }),
+                exit::ENVIRONMENT,
+            ),
             (CliError::NotPercentage(-1.0), exit::USAGE),
             (CliError::Slower("slower".into()), exit::SLOWER),
             (

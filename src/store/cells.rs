@@ -59,7 +59,13 @@ impl Table {
     /// The table's rows as CSV text in `dialect`, for a spreadsheet: a text cell that could
     /// start a formula is defused ([`super::formula_defused`]).
     pub fn to_csv(&self, dialect: Dialect) -> Vec<u8> {
-        let mut out = super::record(&self.header, dialect);
+        // Column names carry the spec's metric and axis names, which may start like a formula.
+        let header: Vec<String> = self
+            .header
+            .iter()
+            .map(|h| super::formula_defused(h, dialect).into_owned())
+            .collect();
+        let mut out = super::record(&header, dialect);
         for r in &self.rows {
             let fields: Vec<String> = r
                 .iter()
@@ -119,5 +125,23 @@ mod tests {
             "{csv}"
         );
         assert!(csv.contains(",3.597,"), "{csv}");
+    }
+
+    #[test]
+    fn a_column_name_that_starts_like_a_formula_is_defused_too() {
+        let header = s(&["point_id", "=HYPERLINK(\"http://x\")_mflops"]);
+        let t = Table::typed(
+            header,
+            vec![s(&["a1", "-2.5"])],
+            Dialect::Comma,
+            &TEXT_COLUMNS,
+        );
+        let csv = String::from_utf8(t.to_csv(Dialect::Comma)).unwrap();
+        let first = csv.lines().next().unwrap();
+        assert!(first.starts_with("point_id,\"'=HYPERLINK("), "{first}");
+        assert!(
+            csv.contains("a1,-2.5"),
+            "a negative number stays a number: {csv}"
+        );
     }
 }
