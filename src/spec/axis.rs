@@ -80,17 +80,20 @@ pub enum AxisError {
 }
 
 /// The hint of a refused output flag.
-pub const OUTPUT_HINT: &str = "sweep puts the binary in its build cache; leave out -o, --output-file, -odir, --output-directory, -MF, --dependency-output, --keep-dir, -save-temps and --options-file";
+pub const OUTPUT_HINT: &str = "sweep puts the binary in its build cache; leave out -o, --output, --output-file, -odir, --output-directory, -MF, --dependency-output, --keep-dir, -save-temps, -Map, --options-file and @file";
 
 /// The first of `flags` (compiler arguments, one per item) that names a file or folder the
 /// compiler would write (nvcc's and gcc's: `-o`, `-o<path>`, `--output-file`, `-odir`,
-/// `--output-directory`, `-MF`, `--dependency-output`, `--keep-dir`, `-save-temps`), or reads
-/// more options from (`-optf`, `--options-file`), also inside `-Xcompiler`/`-Xlinker`/`-Wl,`
+/// `--output-directory`, `-MF`, `--dependency-output`, `--keep-dir`, `-save-temps`, a linker's
+/// `--output` and `-Map`), or reads more options from (`-optf`, `--options-file`, `@file`), also inside `-Xcompiler`/`-Xlinker`/`-Wl,`
 /// lists: such a flag would make a build write outside the run's folders.
 pub fn output_flag<'a>(flags: impl IntoIterator<Item = &'a str>) -> Option<String> {
-    const LONG: [&str; 9] = [
-        "--output-file",
-        "--output-directory",
+    const LONG: [&str; 10] = [
+        // `--output=x` (gcc), `--output-file`, `--output-directory` (nvcc), a linker's `--output`.
+        "--output",
+        // A linker's map file (`-Wl,-Map=x`).
+        "-Map",
+        "--Map",
         "--options-file",
         "--dependency-output",
         "--keep-dir",
@@ -116,7 +119,11 @@ pub fn output_flag<'a>(flags: impl IntoIterator<Item = &'a str>) -> Option<Strin
         };
         for item in items {
             let item = item.trim();
-            if item.starts_with("-o") || LONG.iter().any(|l| item.starts_with(l)) {
+            // `@file`: more arguments from a file, which may name an output.
+            if item.starts_with("-o")
+                || item.starts_with('@')
+                || LONG.iter().any(|l| item.starts_with(l))
+            {
                 return Some(item.to_string());
             }
         }

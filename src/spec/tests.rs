@@ -553,7 +553,7 @@ fn non_finite_numbers_in_vars_and_axis_values_are_refused_with_key_and_line() {
 
 #[test]
 fn flags_that_name_an_output_of_the_compiler_are_refused_with_the_flag() {
-    let hint = "(hint: sweep puts the binary in its build cache; leave out -o, --output-file, -odir, --output-directory, -MF, --dependency-output, --keep-dir, -save-temps and --options-file)";
+    let hint = "(hint: sweep puts the binary in its build cache; leave out -o, --output, --output-file, -odir, --output-directory, -MF, --dependency-output, --keep-dir, -save-temps, -Map, --options-file and @file)";
     let flags = |f: &str| {
         format!("bench = \"b\"\nflags = [{f}]\n[[axis]]\nname = \"threads\"\nrange = [1, 8]\n[[metric]]\npattern = \"mflops\"\n")
     };
@@ -568,6 +568,10 @@ fn flags_that_name_an_output_of_the_compiler_are_refused_with_the_flag() {
         ("\"-Wl,-o,/tmp/x\"", "-o"),
         ("\"--keep-dir=/tmp\"", "--keep-dir=/tmp"),
         ("\"-optf\", \"opts.txt\"", "-optf"),
+        ("\"--output=/tmp/x\"", "--output=/tmp/x"),
+        ("\"@/tmp/rsp\"", "@/tmp/rsp"),
+        ("\"-Xlinker\", \"--output=/tmp/x\"", "--output=/tmp/x"),
+        ("\"-Wl,-Map=/tmp/x.map\"", "-Map=/tmp/x.map"),
     ] {
         let e = parse(&flags(given)).unwrap_err();
         assert_eq!(
