@@ -1,7 +1,7 @@
 //! `sweep export` on copies of the committed H100 thread sweep: the long form, formula cells, and
 //! what the read-only commands leave of the run.
 
-use crate::common::{rows, stderr};
+use crate::common::{rows, rows_of, stderr, Rows};
 use assert_cmd::Command;
 use std::path::{Path, PathBuf};
 
@@ -32,21 +32,12 @@ fn export(run: &Path, args: &[&str]) -> std::process::Output {
 }
 
 /// The rows of a CSV written with `delimiter` (a byte-order mark skipped), by column name.
-fn read(csv: &Path, delimiter: u8) -> Vec<std::collections::BTreeMap<String, String>> {
+fn read(csv: &Path, delimiter: u8) -> Rows {
     let bytes = std::fs::read(csv).unwrap();
-    let bytes = bytes.strip_prefix("\u{feff}".as_bytes()).unwrap_or(&bytes);
-    let mut r = csv::ReaderBuilder::new()
-        .delimiter(delimiter)
-        .from_reader(bytes);
-    let h: Vec<String> = r.headers().unwrap().iter().map(String::from).collect();
-    r.records()
-        .map(|rec| {
-            h.iter()
-                .cloned()
-                .zip(rec.unwrap().iter().map(String::from))
-                .collect()
-        })
-        .collect()
+    rows_of(
+        bytes.strip_prefix("\u{feff}".as_bytes()).unwrap_or(&bytes),
+        delimiter,
+    )
 }
 
 #[test]

@@ -51,7 +51,14 @@ pub fn stdout(out: &std::process::Output) -> String {
 pub type Rows = Vec<BTreeMap<String, String>>;
 
 pub fn rows(csv: &Path) -> Rows {
-    let mut r = csv::Reader::from_path(csv).unwrap();
+    rows_of(&std::fs::read(csv).unwrap(), b',')
+}
+
+/// The rows of CSV text written with `delimiter`, each as column name -> value.
+pub fn rows_of(bytes: &[u8], delimiter: u8) -> Rows {
+    let mut r = csv::ReaderBuilder::new()
+        .delimiter(delimiter)
+        .from_reader(bytes);
     let h: Vec<String> = r.headers().unwrap().iter().map(String::from).collect();
     r.records()
         .map(|rec| {
