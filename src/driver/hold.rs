@@ -41,14 +41,22 @@ pub fn for_run(gpus: &[crate::store::GpuState], prestart: usize) -> (Option<Driv
 /// sweep, released when dropped. Where there is no driver (a host-program sweep, a machine without
 /// a GPU) it holds nothing and says why.
 pub struct DriverHold {
-    lib: *mut c_void,
     release: Option<unsafe extern "C" fn(c_int) -> c_int>,
     devices: Vec<c_int>,
 }
 
-// The handle and the function pointer are only used from the thread that drops the value; the
-// CUDA driver itself is thread-safe.
-unsafe impl Send for DriverHold {}
+/// Why the driver could not be held.
+#[derive(Debug, thiserror::Error)]
+pub enum HoldError {
+    #[error("libcuda.so.1 not found")]
+    NoDriver,
+    #[error("`{0}` missing from libcuda")]
+    Missing(&'static str),
+    #[error("`{0}` failed")]
+    Failed(&'static str),
+    #[error("held {held} of {wanted} GPUs (no CUDA device with the other UUIDs)")]
+    Gpus { held: usize, wanted: usize },
+}
 
 type Init = unsafe extern "C" fn(c_uint) -> c_int;
 type Count = unsafe extern "C" fn(*mut c_int) -> c_int;
@@ -60,9 +68,8 @@ type Release = unsafe extern "C" fn(c_int) -> c_int;
 impl DriverHold {
     /// Holds the GPUs whose `nvidia-smi` UUIDs (`GPU-xxxxxxxx-xxxx-...`) are given. Err says why
     /// nothing could be held (the sweep then runs as before, each program loading the driver).
-    pub fn new(uuids: &[&str]) -> Result<DriverHold, String> {
+    pub fn new(uuids: &[&str]) -> Result<DriverHold, HoldError> {
         let mut hold = DriverHold {
-            lib: std::ptr::null_mut(),
             release: None,
             devices: Vec::new(),
         };
@@ -74,14 +81,15 @@ impl DriverHold {
         unsafe {
             let lib = libc::dlopen(c"libcuda.so.1".as_ptr(), libc::RTLD_NOW | libc::RTLD_LOCAL);
             if lib.is_null() {
-                return Err("libcuda.so.1 not found".into());
+                return Err(HoldError::NoDriver);
             }
-            hold.lib = lib;
-            let sym = |name: &CStr| {
+            // The library stays loaded until the process exits: unloading a CUDA driver is not
+            // supported while any of its state may remain.
+            let sym = |name: &'static CStr| {
                 let p = libc::dlsym(lib, name.as_ptr());
                 (!p.is_null())
                     .then_some(p)
-                    .ok_or_else(|| format!("{} missing", name.to_string_lossy()))
+                    .ok_or(HoldError::Missing(name.to_str().unwrap_or("?")))
             };
             let init: Init = std::mem::transmute(sym(c"cuInit")?);
             let count: Count = std::mem::transmute(sym(c"cuDeviceGetCount")?);
@@ -92,11 +100,11 @@ impl DriverHold {
                 c"cuDevicePrimaryCtxRelease_v2",
             )?));
             if init(0) != 0 {
-                return Err("cuInit failed".into());
+                return Err(HoldError::Failed("cuInit"));
             }
             let mut n: c_int = 0;
             if count(&mut n) != 0 {
-                return Err("cuDeviceGetCount failed".into());
+                return Err(HoldError::Failed("cuDeviceGetCount"));
             }
             for ordinal in 0..n {
                 let (mut dev, mut id) = (0 as c_int, [0u8; 16]);
@@ -116,11 +124,10 @@ impl DriverHold {
             }
         }
         if hold.devices.len() < uuids.len() {
-            return Err(format!(
-                "held {} of {} GPUs (no CUDA device with the other UUIDs)",
-                hold.devices.len(),
-                uuids.len()
-            ));
+            return Err(HoldError::Gpus {
+                held: hold.devices.len(),
+                wanted: uuids.len(),
+            });
         }
         Ok(hold)
     }
@@ -140,8 +147,6 @@ impl Drop for DriverHold {
                 unsafe { release(dev) };
             }
         }
-        // The library stays loaded until the process exits: unloading a CUDA driver is not
-        // supported while any of its state may remain.
     }
 }
 
@@ -229,6 +234,6 @@ mod tests {
         assert_eq!(DriverHold::new(&[]).unwrap().held(), 0);
         // Here (CI) there is no driver, or no GPU with this UUID: either way an Err that says why.
         let why = DriverHold::new(&["GPU-00000000-0000-0000-0000-000000000000"]).err();
-        assert!(why.is_some_and(|w| !w.is_empty()));
+        assert!(why.is_some_and(|w| !w.to_string().is_empty()));
     }
 }
