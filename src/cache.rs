@@ -123,13 +123,10 @@ impl Cache {
             field("text", r.text.as_bytes());
         }
         let files = bench
-            .input_files()
+            .named_inputs()
             .map_err(|e| std::io::Error::new(std::io::ErrorKind::NotFound, e.to_string()))?;
-        for file in files {
-            let rel = file
-                .strip_prefix(bench.dir.parent().unwrap_or(&bench.dir))
-                .unwrap_or(&file);
-            field("file", rel.to_string_lossy().as_bytes());
+        for (rel, file) in files {
+            field("file", rel.as_bytes());
             field("content", &std::fs::read(&file)?);
         }
         Ok(crate::spec::hex(&h.finalize()[..16]))

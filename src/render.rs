@@ -176,15 +176,32 @@ impl Bench {
         Ok(files)
     }
 
+    /// Every input file ([`Self::input_files`]) with its name from the bench's parent folder
+    /// (`hostsaw/hostsaw.c`, `common/sweep.cuh`): what the build cache's key and the fingerprint hash.
+    pub fn named_inputs(&self) -> Result<Vec<(String, PathBuf)>, RenderError> {
+        let base = self.dir.parent().unwrap_or(&self.dir);
+        Ok(self
+            .input_files()?
+            .into_iter()
+            .map(|f| {
+                (
+                    f.strip_prefix(base)
+                        .unwrap_or(&f)
+                        .to_string_lossy()
+                        .into_owned(),
+                    f,
+                )
+            })
+            .collect())
+    }
+
     /// A hash of every input file's path (from the bench's parent) and content: what a resumed
     /// run checks so that its rows all come from one program.
     pub fn fingerprint(&self) -> Result<String, RenderError> {
         use sha2::{Digest, Sha256};
         let mut h = Sha256::new();
-        let base = self.dir.parent().unwrap_or(&self.dir);
-        for file in self.input_files()? {
-            let rel = file.strip_prefix(base).unwrap_or(&file);
-            h.update(rel.to_string_lossy().as_bytes());
+        for (rel, file) in self.named_inputs()? {
+            h.update(rel.as_bytes());
             h.update([0]);
             // A file that cannot be read now is hashed by its name alone; the build says why.
             h.update(std::fs::read(&file).unwrap_or_default());
