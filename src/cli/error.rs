@@ -122,7 +122,7 @@ impl CliError {
                 _ => exit::ENVIRONMENT,
             },
             CliError::Report(e) => match e {
-                ReportError::Metrics(_) => exit::USAGE,
+                ReportError::NoMetric { .. } | ReportError::TooFewMetrics { .. } => exit::USAGE,
                 ReportError::Page { .. } => exit::ENVIRONMENT,
                 // A chart or page that cannot be written: the file system (full, read-only).
                 ReportError::Write { .. } => exit::ENVIRONMENT,
@@ -216,7 +216,9 @@ mod tests {
                 exit::ENVIRONMENT,
             ),
             (
-                CliError::Report(ReportError::Metrics("m".into())),
+                CliError::Report(ReportError::TooFewMetrics {
+                    metrics: vec!["m".into()],
+                }),
                 exit::USAGE,
             ),
             (
