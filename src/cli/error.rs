@@ -36,6 +36,9 @@ pub(crate) enum CliError {
     /// The spec (with its overrides) does not load.
     #[error(transparent)]
     Spec(#[from] sweep::spec::SpecError),
+    /// The spec with the command-line overrides does not load.
+    #[error(transparent)]
+    Overrides(#[from] sweep::overrides::OverridesError),
     #[error(transparent)]
     Driver(#[from] DriverError),
     /// A results CSV cannot be analysed, or its analysis written.
@@ -145,6 +148,7 @@ impl CliError {
             CliError::Analyze(AnalyzeError::Write { .. })
             | CliError::Compare(CompareError::Write { .. }) => exit::ENVIRONMENT,
             CliError::Spec(_)
+            | CliError::Overrides(_)
             | CliError::Analyze(_)
             | CliError::BadOverrides { .. }
             | CliError::NoPoint { .. }
