@@ -90,13 +90,6 @@ pub enum ChartError {
     Io(#[source] std::io::Error),
 }
 
-impl ChartError {
-    /// Whether the file system refused the chart (full, read-only), rather than the drawing.
-    pub fn is_io(&self) -> bool {
-        matches!(self, ChartError::Io(_))
-    }
-}
-
 impl<E: std::error::Error + Send + Sync + 'static> From<plotters::drawing::DrawingAreaErrorKind<E>>
     for ChartError
 {
