@@ -105,13 +105,19 @@ pub fn key_value(s: &str) -> Result<(String, String), NotKeyValue> {
 #[derive(Debug, thiserror::Error)]
 pub enum OverridesError {
     #[error(transparent)]
-    Spec(#[from] SpecError),
+    Spec(Box<SpecError>),
     #[error("{path}: {source}")]
     Bad {
         path: PathBuf,
         #[source]
         source: BadOverride,
     },
+}
+
+impl From<SpecError> for OverridesError {
+    fn from(e: SpecError) -> Self {
+        OverridesError::Spec(Box::new(e))
+    }
 }
 
 /// Why the overrides cannot be applied to a spec ([`OverridesError::Bad`] adds the spec's path):

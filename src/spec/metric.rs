@@ -352,8 +352,9 @@ pub enum MetricError {
     BadModel {
         name: String,
         value: String,
+        /// Boxed: it would make every `SpecError` larger.
         #[source]
-        source: ModelError,
+        source: Box<ModelError>,
     },
 }
 
@@ -373,7 +374,7 @@ fn read_analysis_keys(
         Some(v) => Some(Model::parse(v).map_err(|source| MetricError::BadModel {
             name: name.to_string(),
             value: v.clone(),
-            source,
+            source: Box::new(source),
         })?),
         None => None,
     };
