@@ -147,28 +147,78 @@ fn colour_only_on_a_terminal_and_never_with_no_color() {
     }
 }
 
+/// The rows of a run's results.csv as the driver hands them to the summary: each metric's own
+/// status (`<metric>_status`, or `store::metric_status`'s reading of an older run) and every
+/// number.
+fn fixture_rows(run: &Path, target: f64) -> Vec<sweep::store::Row> {
+    use sweep::store::{metric_status_in_row, Dialect, Row, Status};
+    let mut r = csv::Reader::from_path(run.join("results.csv")).unwrap();
+    let header: Vec<String> = r.headers().unwrap().iter().map(String::from).collect();
+    let metrics: Vec<String> = sweep::store::Manifest::load(run)
+        .unwrap()
+        .metrics
+        .iter()
+        .map(|m| m.name.clone())
+        .collect();
+    r.records()
+        .map(|rec| {
+            let fields: Vec<String> = rec.unwrap().iter().map(String::from).collect();
+            let cell = |name: &str| &fields[header.iter().position(|h| h == name).unwrap()];
+            let statuses = metrics
+                .iter()
+                .filter_map(|m| {
+                    let s = metric_status_in_row(&header, &fields, m, Dialect::Comma, target)?;
+                    Some((m.clone(), s))
+                })
+                .collect();
+            Row {
+                point: sweep::points::Point {
+                    index: 0,
+                    id: cell("point_id").clone(),
+                    values: vec![("threads".into(), sweep::spec::Value::Str(cell("threads").clone()))],
+                },
+                status: Status::parse(cell("status")).unwrap(),
+                statuses,
+                values: header
+                    .iter()
+                    .zip(&fields)
+                    .filter_map(|(h, f)| Some((h.clone(), f.parse::<f64>().ok()?)))
+                    .collect(),
+                build_s: 1.0,
+                run_s: 0.5,
+                cached: false,
+                gpu: Default::default(),
+                error: String::new(),
+            }
+        })
+        .collect()
+}
+
+/// The closing summary of the newest H100 run of the flagship thread sweep (512 points x 12
+/// metrics), its rows recorded as the driver records them: points measured and failed first, then
+/// the values marked per cause and how results.csv writes them, and per series how many of its
+/// values are marked and the largest spread. Every line fits 120 columns.
 #[test]
 fn the_summary_of_the_h100_thread_sweep_fits_120_columns() {
-    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/h100/threads_1_512");
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/h100/threads_shuffled");
     let opts = sweep::analyze::AnalyzeOptions {
         x: Some("threads".into()),
         ..Default::default()
     };
     let analysis = sweep::analyze::analyze_csv(&fixture.join("results.csv"), &opts).unwrap();
-    let summary = sweep::events::Summary {
-        run_dir: "output/threads_1_512/20261125T101500Z".into(),
-        counts: [
-            (sweep::store::Status::Ok, 145),
-            (sweep::store::Status::Unstable, 367),
-        ]
-        .into(),
-        built: 512,
-        wall: std::time::Duration::from_secs(3725),
-        slowest: vec![("threads=415".into(), 1.92), ("threads=263".into(), 1.9)],
+    let target = sweep::store::target_rel_ci(&fixture);
+    let mut summary = sweep::events::Summary {
+        run_dir: "output/threads_shuffled/20261126T101500Z".into(),
+        target_rel_ci: Some(target),
         ..Default::default()
     };
-    let md = Path::new("output/threads_1_512/20261125T101500Z/analysis.md").to_path_buf();
-    let report = Path::new("output/threads_1_512/20261125T101500Z/report.html");
+    for row in fixture_rows(&fixture, target) {
+        summary.record(&row);
+    }
+    summary.wall = std::time::Duration::from_secs(374);
+    summary.slowest = vec![("threads=415".into(), 1.92), ("threads=263".into(), 1.9)];
+    let md = Path::new("output/threads_shuffled/20261126T101500Z/analysis.md").to_path_buf();
+    let report = Path::new("output/threads_shuffled/20261126T101500Z/report.html");
     let lines =
         sweep::events::closing::closing(&summary, Some(&analysis), &[md], Some(report), false);
     for line in &lines {
@@ -178,5 +228,12 @@ fn the_summary_of_the_h100_thread_sweep_fits_120_columns() {
             line.chars().count()
         );
     }
+    // What the engineer reads first: every point measured, the marked values with their cause.
+    assert!(
+        lines[0].ends_with(": 512 measured, 0 failed"),
+        "{}",
+        lines[0]
+    );
+    assert!(lines[1].contains(" of 6,144 values vary with buffer placement ("), "{}", lines[1]);
     insta::assert_snapshot!(lines.join("\n"));
 }

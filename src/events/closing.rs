@@ -7,7 +7,7 @@ use super::Summary;
 use crate::analyze::reading::human;
 use crate::analyze::Analysis;
 use crate::report::format_value;
-use crate::store::Status;
+use super::marks;
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 
@@ -29,19 +29,16 @@ fn failures(s: &Summary) -> Vec<String> {
         .collect()
 }
 
-/// `20 ok, 0 noisy, 0 unstable, 2 failed`, and with `why` ` (1 run_failed, 1 timeout)`, coloured
-/// where not zero.
+/// `20 measured, 2 failed`, and with `why` ` (1 run_failed, 1 timeout)`, coloured where not
+/// zero. Marked values are measured: how many, and why, is [`values`]'s.
 fn counts(s: &Summary, colour: bool, why: bool) -> String {
-    let n = |st: Status| s.counts.get(&st).copied().unwrap_or(0);
     let part = |count: usize, what: &str, code: &str| {
-        let text = format!("{count} {what}");
+        let text = format!("{} {what}", marks::count(count));
         paint(colour && count > 0, code, &text)
     };
     let failures = failures(s);
     let mut out = [
-        part(n(Status::Ok), "ok", "32"),
-        part(n(Status::Noisy), "noisy", "33"),
-        part(n(Status::Unstable), "unstable", "33"),
+        part(s.measured(), "measured", "32"),
         part(s.failed(), "failed", "31"),
     ]
     .join(", ");
@@ -51,8 +48,27 @@ fn counts(s: &Summary, colour: bool, why: bool) -> String {
     out
 }
 
-/// `finished 20 points in 2.0 s: 20 ok, 0 noisy, 0 unstable, 0 failed`; with `why` the failures'
-/// kinds in parentheses.
+/// The values the run measured and those marked, per cause: `1,192 of 6,144 values vary with
+/// buffer placement (8 of 12 metrics); 0 noisy`, then in parentheses what each cause means and
+/// how results.csv writes it; nothing when no value was measured. The first line fits 80 columns
+/// for a run of up to 99,999 values; the others are cut at [`WIDTH`].
+fn values(s: &Summary) -> Vec<String> {
+    if s.marks.values == 0 {
+        return Vec::new();
+    }
+    let mut out = vec![s.marks.clauses().join("; ")];
+    out.extend(
+        s.marks
+            .legend(s.target())
+            .into_iter()
+            .chain(s.marks.csv_line(&s.counts))
+            .map(|l| format!("  ({l})")),
+    );
+    out
+}
+
+/// `finished 20 points in 2.0 s: 18 measured, 2 failed`; with `why` the failures' kinds in
+/// parentheses.
 fn first_line(s: &Summary, colour: bool, why: bool) -> String {
     let what = if s.counts.is_empty() && s.held > 0 {
         "none combined yet".to_string()
@@ -78,14 +94,18 @@ fn first_line(s: &Summary, colour: bool, why: bool) -> String {
         } else {
             "finished"
         },
-        s.counts.values().sum::<usize>(),
+        marks::count(s.counts.values().sum::<usize>()),
         duration(s.wall.as_secs_f64())
     )
 }
 
-/// What `-q` prints: the first line, where the report is, and how to resume.
+/// What `-q` prints: the first line, the values marked in short, where the report is, and how to
+/// resume.
 pub fn one_line(s: &Summary, report: Option<&Path>, colour: bool) -> String {
     let mut out = first_line(s, colour, true);
+    if s.marks.values > 0 {
+        out += &format!("; {}", s.marks.clauses().join(", "));
+    }
     if let Some(r) = report {
         out += &format!("; report {}", r.display());
     }
@@ -144,13 +164,15 @@ fn cut(name: &str, max: usize) -> String {
     out
 }
 
-/// One line per series (the first [`MAX_SERIES`]): its period, knee and best value with its unit.
-fn series_lines(a: &Analysis) -> Vec<String> {
+/// One line per series (the first [`MAX_SERIES`]): its period, knee and best value with its unit,
+/// and its values marked ([`marks::series_marks`]: `264 placement, up to 69 %`, or `-`).
+fn series_lines(a: &Analysis, tally: &marks::Tally) -> Vec<String> {
     let mut rows = vec![vec![
         "series".to_string(),
         "period".into(),
         "knee".into(),
         "best".into(),
+        "marked".into(),
     ]];
     for s in a.series.iter().take(MAX_SERIES) {
         let c = &s.curve;
@@ -168,7 +190,8 @@ fn series_lines(a: &Analysis) -> Vec<String> {
                 human(b.x)
             )
         });
-        rows.push(vec![cut(&s.name, SERIES_NAME), period, knee, best]);
+        let marked = marks::series_marks(s, tally);
+        rows.push(vec![cut(&s.name, SERIES_NAME), period, knee, best, marked]);
     }
     let mut out = columns(&rows);
     if a.series.len() > MAX_SERIES {
@@ -229,7 +252,7 @@ pub fn closing(
             failures.join(", ")
         ));
     }
-    out.extend(s.marked_lines(WIDTH));
+    out.extend(values(s));
     let (held, it) = if s.held == 1 {
         ("1 point".to_string(), "it")
     } else {
@@ -256,7 +279,7 @@ pub fn closing(
     out.push(builds);
     if let Some(a) = analysis.filter(|a| !a.series.is_empty()) {
         out.push(String::new());
-        out.extend(series_lines(a));
+        out.extend(series_lines(a, &s.marks));
     }
     out.push(String::new());
     let mut out: Vec<String> = out.into_iter().map(fit).collect();
@@ -350,41 +373,41 @@ mod tests {
     }
 
     #[test]
-    fn the_summary_counts_unstable_and_noisy_points_per_metric() {
+    fn the_summary_counts_points_measured_then_values_marked_per_cause() {
         use crate::store::{Row, Status};
         let mut s = Summary::default();
-        let row = |global: Status, shared: Status| Row {
+        let row = |global: (Status, f64), shared: Status| Row {
             point: crate::points::Point {
                 index: 0,
                 id: "p".into(),
                 values: vec![],
             },
-            status: global.max(shared),
+            status: global.0.max(shared),
             statuses: [
-                ("global_x".to_string(), global),
+                ("global_x".to_string(), global.0),
                 ("shared_x".to_string(), shared),
             ]
             .into(),
-            values: Default::default(),
+            values: [("global_x_spread".to_string(), global.1)].into(),
             build_s: 0.0,
             run_s: 0.0,
             cached: false,
             gpu: Default::default(),
             error: String::new(),
         };
-        s.record(&row(Status::Unstable, Status::Ok));
-        s.record(&row(Status::Unstable, Status::Noisy));
-        s.record(&row(Status::Ok, Status::Unstable));
-        s.record(&row(Status::Unstable, Status::Ok));
+        s.record(&row((Status::Unstable, 0.25), Status::Ok));
+        s.record(&row((Status::Unstable, 0.12), Status::Noisy));
+        s.record(&row((Status::Ok, 0.001), Status::Unstable));
+        s.record(&row((Status::Unstable, 0.3), Status::Ok));
         let text = closing(&s, None, &[], None, false).join("\n");
         assert!(
-            text.contains("\nunstable by metric: global_x 3, shared_x 1\n  (unstable: the placements of the kernel's buffers in memory gave values further apart than the target allows)\n"),
-            "{text}"
-        );
-        assert!(
-            text.contains("\nnoisy by metric: shared_x 1\n  (noisy: "),
+            text.starts_with("finished 4 points in 0.0 s: 4 measured, 0 failed\n4 of 8 values vary with buffer placement (2 of 2 metrics); 1 noisy (1 of 2 metrics)\n  (placement: its buffer placements differ beyond the 1.0 % target and the noise; the value is their median)\n  (noisy: its confidence interval stayed wider than the 1.0 % target within the time allowed)\n  (results.csv: <metric>_status `unstable` or `noisy`; a point's `status` is its worst metric's: 4 `unstable`)\n"),
             "{text}"
         );
         assert!(text.lines().all(|l| l.chars().count() <= WIDTH), "{text}");
+        assert_eq!(
+            one_line(&s, None, false),
+            "finished 4 points in 0.0 s: 4 measured, 0 failed; 4 of 8 values vary with buffer placement (2 of 2 metrics), 1 noisy (1 of 2 metrics)"
+        );
     }
 }
