@@ -14,6 +14,9 @@ use std::path::{Path, PathBuf};
 /// The closing summary's widest line (its paths excepted: they are never cut).
 pub const WIDTH: usize = 120;
 
+/// The counts of the summary wrap at this width, so that they read whole in an 80-column terminal.
+const NARROW: usize = 80;
+
 /// At most this many series get a line in the closing summary; `analysis.md` has them all.
 const MAX_SERIES: usize = 24;
 
@@ -50,13 +53,25 @@ fn counts(s: &Summary, colour: bool, why: bool) -> String {
 
 /// The values the run measured and those marked, per cause: `1,192 of 6,144 values vary with
 /// buffer placement (8 of 12 metrics); 0 noisy`, then in parentheses what each cause means and
-/// how results.csv writes it; nothing when no value was measured. The first line fits 80 columns
-/// for a run of up to 99,999 values; the others are cut at [`WIDTH`].
+/// how results.csv writes it; nothing when no value was measured. The counts wrap at [`NARROW`]
+/// columns; the lines in parentheses are cut at [`WIDTH`].
 fn values(s: &Summary) -> Vec<String> {
     if s.marks.values == 0 {
         return Vec::new();
     }
-    let mut out = vec![s.marks.clauses().join("; ")];
+    let mut out = Vec::new();
+    let mut line = String::new();
+    for c in s.marks.clauses() {
+        if line.is_empty() {
+            line = c;
+        } else if line.chars().count() + 2 + c.chars().count() > NARROW {
+            out.push(line + ";");
+            line = format!("  {c}");
+        } else {
+            line = format!("{line}; {c}");
+        }
+    }
+    out.push(line);
     out.extend(
         s.marks
             .legend(s.target())
@@ -401,13 +416,61 @@ mod tests {
         s.record(&row((Status::Unstable, 0.3), Status::Ok));
         let text = closing(&s, None, &[], None, false).join("\n");
         assert!(
-            text.starts_with("finished 4 points in 0.0 s: 4 measured, 0 failed\n4 of 8 values vary with buffer placement (2 of 2 metrics); 1 noisy (1 of 2 metrics)\n  (placement: its buffer placements differ beyond the 1.0 % target and the noise; the value is their median)\n  (noisy: its confidence interval stayed wider than the 1.0 % target within the time allowed)\n  (results.csv: <metric>_status `unstable` or `noisy`; a point's `status` is its worst metric's: 4 `unstable`)\n"),
+            text.starts_with("finished 4 points in 0.0 s: 4 measured, 0 failed\n4 of 8 values vary with buffer placement (2 of 2 metrics);\n  1 noisy (1 of 2 metrics)\n  (placement: its buffer placements differ beyond the 1.0 % target and the noise; the value is their median)\n  (noisy: its confidence interval stayed wider than the 1.0 % target within the time allowed)\n  (results.csv: <metric>_status `unstable` or `noisy`; a point's `status` is its worst metric's: 4 `unstable`)\n"),
             "{text}"
         );
         assert!(text.lines().all(|l| l.chars().count() <= WIDTH), "{text}");
         assert_eq!(
             one_line(&s, None, false),
             "finished 4 points in 0.0 s: 4 measured, 0 failed; 4 of 8 values vary with buffer placement (2 of 2 metrics), 1 noisy (1 of 2 metrics)"
+        );
+    }
+
+    #[test]
+    fn values_that_only_processes_tell_apart_are_named_so_and_the_counts_wrap_at_80_columns() {
+        use crate::store::{Row, Status};
+        let mut s = Summary {
+            target_rel_ci: Some(0.007),
+            ..Summary::default()
+        };
+        // (status, spread over placements, spread over processes)
+        for (st, spread, repeat) in [
+            (Status::Unstable, 0.3, 0.01),
+            (Status::Unstable, 0.004, 0.03),
+            (Status::Ok, 0.001, 0.001),
+        ] {
+            s.record(&Row {
+                point: crate::points::Point {
+                    index: 0,
+                    id: "p".into(),
+                    values: vec![],
+                },
+                status: st,
+                statuses: [("long_metric_name_of_a_kernel".to_string(), st)].into(),
+                values: [
+                    ("long_metric_name_of_a_kernel_spread".to_string(), spread),
+                    ("long_metric_name_of_a_kernel_repeat_spread".to_string(), repeat),
+                ]
+                .into(),
+                build_s: 0.0,
+                run_s: 0.0,
+                cached: false,
+                gpu: Default::default(),
+                error: String::new(),
+            });
+        }
+        let lines = values(&s);
+        assert_eq!(
+            lines[..2],
+            [
+                "1 of 3 values vary with buffer placement (1 of 1 metric);",
+                "  1 differ between processes (1 of 1 metric); 0 noisy"
+            ]
+        );
+        assert!(lines[2].starts_with("  (placement: "), "{lines:?}");
+        assert!(
+            lines[3].starts_with("  (processes: the processes that measured it differ beyond the 0.7 % target"),
+            "{lines:?}"
         );
     }
 }

@@ -185,7 +185,11 @@ impl Tally {
     pub fn clauses(&self) -> Vec<String> {
         let which = |mark: Mark| match self.metrics_with(mark) {
             0 => String::new(),
-            k => format!(" ({k} of {} metrics)", self.metrics.len()),
+            k => format!(
+                " ({k} of {} metric{})",
+                self.metrics.len(),
+                if self.metrics.len() == 1 { "" } else { "s" }
+            ),
         };
         let n = |mark: Mark| count(self.count(mark));
         let mut out = vec![format!(
