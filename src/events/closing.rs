@@ -416,7 +416,7 @@ mod tests {
         s.record(&row((Status::Unstable, 0.3), Status::Ok));
         let text = closing(&s, None, &[], None, false).join("\n");
         assert!(
-            text.starts_with("finished 4 points in 0.0 s: 4 measured, 0 failed\n4 of 8 values vary with buffer placement (2 of 2 metrics);\n  1 noisy (1 of 2 metrics)\n  (placement: its buffer placements differ beyond the 1.0 % target and the noise; the value is their median)\n  (noisy: its confidence interval stayed wider than the 1.0 % target within the time allowed)\n  (results.csv: <metric>_status `unstable` or `noisy`; a point's `status` is its worst metric's: 4 `unstable`)\n"),
+            text.starts_with("finished 4 points in 0.0 s: 4 measured, 0 failed\n4 of 8 values vary with buffer placement (2 of 2 metrics);\n  1 noisy (1 of 2 metrics)\n  (placement: its buffer placements differ beyond the 1.0 % target and the noise; the value is their median)\n  (noisy: its confidence interval stayed wider than the 1.0 % target within the time allowed)\n  (results.csv: `<metric>_status` is `unstable` or `noisy`; a point's `status` is its worst metric's: 4 `unstable`)\n"),
             "{text}"
         );
         assert!(text.lines().all(|l| l.chars().count() <= WIDTH), "{text}");
@@ -463,8 +463,8 @@ mod tests {
         assert_eq!(
             lines[..2],
             [
-                "1 of 3 values vary with buffer placement (1 of 1 metric);",
-                "  1 differ between processes (1 of 1 metric); 0 noisy"
+                "1 of 3 values varies with buffer placement (1 of 1 metric);",
+                "  1 differs between processes (1 of 1 metric); 0 noisy"
             ]
         );
         assert!(lines[2].starts_with("  (placement: "), "{lines:?}");

@@ -37,13 +37,15 @@ impl Mark {
         }
     }
 
-    /// What it says of values, after their count: `1,192 of 6,144 values` + `vary with buffer
-    /// placement`.
-    pub fn verb(self) -> &'static str {
-        match self {
-            Mark::Placement => "vary with buffer placement",
-            Mark::Processes => "differ between processes",
-            Mark::Noisy => "noisy",
+    /// What it says of `n` values, after their count: `1,192 of 6,144 values` + `vary with buffer
+    /// placement` (`varies` for one).
+    pub fn verb(self, n: usize) -> &'static str {
+        match (self, n) {
+            (Mark::Placement, 1) => "varies with buffer placement",
+            (Mark::Placement, _) => "vary with buffer placement",
+            (Mark::Processes, 1) => "differs between processes",
+            (Mark::Processes, _) => "differ between processes",
+            (Mark::Noisy, _) => "noisy",
         }
     }
 
@@ -196,12 +198,12 @@ impl Tally {
             "{} of {} values {}{}",
             n(Mark::Placement),
             count(self.values),
-            Mark::Placement.verb(),
+            Mark::Placement.verb(self.count(Mark::Placement)),
             which(Mark::Placement)
         )];
         for mark in [Mark::Processes, Mark::Noisy] {
             if mark == Mark::Noisy || self.count(mark) > 0 {
-                out.push(format!("{} {}{}", n(mark), mark.verb(), which(mark)));
+                out.push(format!("{} {}{}", n(mark), mark.verb(self.count(mark)), which(mark)));
             }
         }
         out
@@ -216,8 +218,8 @@ impl Tally {
             .collect()
     }
 
-    /// How results.csv writes what [`Tally::clauses`] say: `results.csv: <metric>_status
-    /// `unstable`; a point's `status` is its worst metric's: 358 `unstable`, 154 `ok``; `None`
+    /// How results.csv writes what [`Tally::clauses`] say: ``results.csv: `<metric>_status` is
+    /// `unstable`; a point's `status` is its worst metric's: 358 `unstable`, 154 `ok` ``; `None`
     /// when nothing is marked. `rows`: the points' row statuses counted.
     pub fn csv_line(&self, rows: &std::collections::BTreeMap<Status, usize>) -> Option<String> {
         let marked = |s: Status| Mark::ALL.iter().any(|m| m.token() == s.as_str() && self.count(*m) > 0);
@@ -234,7 +236,7 @@ impl Tally {
             .filter_map(|s| Some((s, *rows.get(&s).filter(|n| **n > 0)?)))
             .map(|(s, n)| format!("{} `{}`", count(n), s.as_str()))
             .collect();
-        let mut line = format!("results.csv: <metric>_status {}", tokens.join(" or "));
+        let mut line = format!("results.csv: `<metric>_status` is {}", tokens.join(" or "));
         if !points.is_empty() {
             line += &format!("; a point's `status` is its worst metric's: {}", points.join(", "));
         }
@@ -247,51 +249,82 @@ impl Tally {
     }
 }
 
-/// A series' marked values in a few words: `264 placement, up to 69 %`, `3 noisy, up to 1.4 %`,
-/// `-` for none. The counts are the analysis's (one per x); the cause is the one the tally found
-/// for the series' metric (a metric split into series by grouping axes shares it), and the
-/// largest spread the series' own where the analysis has it.
-pub fn series_marks(s: &SeriesAnalysis, tally: &Tally) -> String {
+/// A series' marked values, per cause: (count, the cause's word, the largest amount). The counts
+/// are the analysis's (one per x); the cause is the one the tally found for the series' metric (a
+/// metric split into series by grouping axes shares it), and the largest spread the series' own
+/// where the analysis has it.
+fn series_parts(s: &SeriesAnalysis, tally: &Tally) -> Vec<(usize, Vec<Mark>, Option<f64>)> {
     let m = tally.of_metric(&s.metric);
     let mut parts = Vec::new();
     if s.marked.unstable > 0 {
-        let (placement, processes) = m.map_or((true, false), |m| {
-            (m.count[Mark::Placement.at()] > 0, m.count[Mark::Processes.at()] > 0)
-        });
-        let (word, largest) = match (placement, processes) {
+        let found = |mark: Mark| m.is_some_and(|m| m.count[mark.at()] > 0);
+        let placement_spread = s.placement.as_ref().map(|p| p.max_spread);
+        parts.push(match (found(Mark::Placement), found(Mark::Processes)) {
             (false, true) => (
-                Mark::Processes.word().to_string(),
+                s.marked.unstable,
+                vec![Mark::Processes],
                 m.map(|m| m.largest[Mark::Processes.at()]),
             ),
             (true, true) => (
-                format!("{} or {}", Mark::Placement.word(), Mark::Processes.word()),
-                s.placement.as_ref().map(|p| p.max_spread),
+                s.marked.unstable,
+                vec![Mark::Placement, Mark::Processes],
+                placement_spread,
             ),
             _ => (
-                Mark::Placement.word().to_string(),
-                s.placement
-                    .as_ref()
-                    .map(|p| p.max_spread)
-                    .or(m.map(|m| m.largest[Mark::Placement.at()])),
+                s.marked.unstable,
+                vec![Mark::Placement],
+                placement_spread.or(m.map(|m| m.largest[Mark::Placement.at()])),
             ),
-        };
-        parts.push(up_to(s.marked.unstable, &word, largest));
+        });
     }
     if s.marked.noisy > 0 {
         let largest = m.map(|m| m.largest[Mark::Noisy.at()]);
-        parts.push(up_to(s.marked.noisy, Mark::Noisy.word(), largest));
+        parts.push((s.marked.noisy, vec![Mark::Noisy], largest));
     }
+    parts
+}
+
+/// A series' marked values in a few words, for the series table: `264 placement, up to 69 %`,
+/// `3 noisy, up to 1.4 %`; `-` for none.
+pub fn series_marks(s: &SeriesAnalysis, tally: &Tally) -> String {
+    let parts: Vec<String> = series_parts(s, tally)
+        .into_iter()
+        .map(|(n, marks, largest)| {
+            let words: Vec<&str> = marks.iter().map(|m| m.word()).collect();
+            up_to(&format!("{} {}", count(n), words.join(" or ")), largest)
+        })
+        .collect();
     if parts.is_empty() {
         return "-".into();
     }
     parts.join("; ")
 }
 
+/// A series' marked values in a sentence, for the report's findings: `264 of 512 values vary with
+/// buffer placement, up to 69 %`; `None` for none.
+pub fn series_sentence(s: &SeriesAnalysis, tally: &Tally) -> Option<String> {
+    let of = s.data.iter().filter(|p| p.1.is_some()).count();
+    let parts: Vec<String> = series_parts(s, tally)
+        .into_iter()
+        .enumerate()
+        .map(|(i, (n, marks, largest))| {
+            let verbs: Vec<&str> = marks.iter().map(|m| m.verb(n)).collect();
+            let head = if i == 0 {
+                format!("{} of {} values {}", count(n), count(of), verbs.join(" or "))
+            } else {
+                format!("{} {}", count(n), verbs.join(" or "))
+            };
+            up_to(&head, largest)
+        })
+        .collect();
+    (!parts.is_empty()).then(|| parts.join("; "))
+}
+
 /// `264 placement, up to 69 %` (without the bound where there is none).
-fn up_to(n: usize, word: &str, largest: Option<f64>) -> String {
+fn up_to(head: &str, largest: Option<f64>) -> String {
     match largest.filter(|v| *v > 0.0) {
-        Some(v) => format!("{} {word}, up to {}", count(n), share(v)),
-        None => format!("{} {word}", count(n)),
+        Some(v) => format!("{head}, up to {}", share(v)),
+        None => head.to_string(),
     }
 }
 
@@ -407,7 +440,7 @@ mod tests {
         );
         assert_eq!(
             t.csv_line(&rows).unwrap(),
-            "results.csv: <metric>_status `unstable` or `noisy`; a point's `status` is its worst metric's: 2 `unstable`, 1 `ok`"
+            "results.csv: `<metric>_status` is `unstable` or `noisy`; a point's `status` is its worst metric's: 2 `unstable`, 1 `ok`"
         );
         assert_eq!(Tally::default().csv_line(&rows), None);
     }
