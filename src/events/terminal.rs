@@ -452,4 +452,54 @@ mod tests {
         assert_eq!(percent(0.0123), "1.2 %");
         assert_eq!(percent(0.0), "0.0 %");
     }
+
+    #[test]
+    fn a_point_line_names_its_marked_metrics_by_cause_the_largest_first() {
+        let mut row = Row {
+            point: crate::points::Point {
+                index: 0,
+                id: "p".into(),
+                values: vec![("threads".into(), crate::spec::Value::Int(58))],
+            },
+            status: Status::Unstable,
+            statuses: Default::default(),
+            values: Default::default(),
+            build_s: 0.0,
+            run_s: 0.0,
+            cached: false,
+            gpu: Default::default(),
+            error: String::new(),
+        };
+        // (metric, status, spread over placements, rel_ci)
+        for (m, st, spread, ci) in [
+            ("global_all_grid", Status::Unstable, 0.69, 0.001),
+            ("global_even_grid", Status::Unstable, 0.72, 0.001),
+            ("global_all_1blk", Status::Unstable, 0.12, 0.001),
+            ("shared_nc_grid", Status::Ok, 0.003, 0.001),
+            ("shared_x", Status::Noisy, 0.003, 0.013),
+        ] {
+            row.statuses.insert(m.into(), st);
+            row.values.insert(format!("{m}_spread"), spread);
+            row.values.insert(format!("{m}_rel_ci"), ci);
+        }
+        let at = Position {
+            done: 58,
+            total: 512,
+            elapsed: 40.0,
+        };
+        let line = point_line(&row, 0.007, None, at, &mut Widths::default(), false);
+        assert!(line.starts_with("   placement [ 58/512] threads=58"), "{line}");
+        assert!(
+            line.ends_with("   placement: global_even_grid 72 %, global_all_grid 69 % +1; noisy: shared_x ± 1.3 %"),
+            "{line}"
+        );
+        // Every metric ok: `ok` and nothing after the times.
+        for st in row.statuses.values_mut() {
+            *st = Status::Ok;
+        }
+        row.status = Status::Ok;
+        let line = point_line(&row, 0.007, None, at, &mut Widths::default(), false);
+        assert!(line.starts_with("          ok [ 58/512]"), "{line}");
+        assert!(line.ends_with("eta 5 min 13 s"), "{line}");
+    }
 }
