@@ -180,7 +180,8 @@ fn cut(name: &str, max: usize) -> String {
 }
 
 /// One line per series (the first [`MAX_SERIES`]): its period, knee and best value with its unit,
-/// and its values marked ([`marks::series_marks`]: `264 placement, up to 69 %`, or `-`).
+/// and its values marked ([`marks::series_marks`]: `264 placement, up to 69 %`, or `-`; the
+/// column only where some series has marked values).
 fn series_lines(a: &Analysis, tally: &marks::Tally) -> Vec<String> {
     let mut rows = vec![vec![
         "series".to_string(),
@@ -207,6 +208,10 @@ fn series_lines(a: &Analysis, tally: &marks::Tally) -> Vec<String> {
         });
         let marked = marks::series_marks(s, tally);
         rows.push(vec![cut(&s.name, SERIES_NAME), period, knee, best, marked]);
+    }
+    // No series marked: no column of dashes (the counts above say so already).
+    if rows[1..].iter().all(|r| r[4] == "-") {
+        rows.iter_mut().for_each(|r| r.truncate(4));
     }
     let mut out = columns(&rows);
     if a.series.len() > MAX_SERIES {
@@ -472,5 +477,43 @@ mod tests {
             lines[3].starts_with("  (processes: the processes that measured it differ beyond the 0.7 % target"),
             "{lines:?}"
         );
+    }
+
+    #[test]
+    fn the_series_table_names_marked_values_and_drops_the_column_when_none_is() {
+        // Two series over 8 threads: `global_x` unstable at 3 of them, `shared_x` clean.
+        let dir = tempfile::tempdir().unwrap();
+        let csv = dir.path().join("results.csv");
+        let mut text = "point_id,index,threads,status,global_x_mflops,global_x_spread,global_x_status,shared_x_mflops,shared_x_status\n".to_string();
+        for t in 1..=8 {
+            let st = if t <= 3 { "unstable" } else { "ok" };
+            let spread = if t <= 3 { 0.25 } else { 0.001 };
+            text += &format!("p{t},{t},{t},{st},{},{spread},{st},{},ok\n", 100 * t, 50 * t);
+        }
+        std::fs::write(&csv, text).unwrap();
+        let opts = crate::analyze::AnalyzeOptions {
+            x: Some("threads".into()),
+            ..Default::default()
+        };
+        let a = crate::analyze::analyze_csv(&csv, &opts).unwrap();
+        let mut tally = marks::Tally::default();
+        tally.add("global_x", Some((marks::Mark::Placement, Some(0.25))));
+        let lines = series_lines(&a, &tally);
+        assert!(lines[0].ends_with("  marked"), "{lines:?}");
+        assert!(
+            lines.iter().any(|l| l.starts_with("global_x_mflops") && l.ends_with("  3 placement, up to 25 %")),
+            "{lines:?}"
+        );
+        assert!(
+            lines.iter().any(|l| l.starts_with("shared_x_mflops") && l.ends_with("  -")),
+            "{lines:?}"
+        );
+        let clean = Analysis {
+            series: a.series.into_iter().filter(|s| s.name.starts_with("shared_x")).collect(),
+            ..a
+        };
+        let lines = series_lines(&clean, &marks::Tally::default());
+        assert!(lines[0].ends_with("  best"), "{lines:?}");
+        assert!(!lines[1].ends_with("  -"), "{lines:?}");
     }
 }
