@@ -175,7 +175,10 @@ fn fixture_rows(run: &Path, target: f64) -> Vec<sweep::store::Row> {
                 point: sweep::points::Point {
                     index: 0,
                     id: cell("point_id").clone(),
-                    values: vec![("threads".into(), sweep::spec::Value::Str(cell("threads").clone()))],
+                    values: vec![(
+                        "threads".into(),
+                        sweep::spec::Value::Str(cell("threads").clone()),
+                    )],
                 },
                 status: Status::parse(cell("status")).unwrap(),
                 statuses,
@@ -200,7 +203,8 @@ fn fixture_rows(run: &Path, target: f64) -> Vec<sweep::store::Row> {
 /// values are marked and the largest spread. Every line fits 120 columns.
 #[test]
 fn the_summary_of_the_h100_thread_sweep_fits_120_columns() {
-    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/h100/threads_shuffled");
+    let fixture =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/h100/threads_shuffled");
     let opts = sweep::analyze::AnalyzeOptions {
         x: Some("threads".into()),
         ..Default::default()
@@ -234,6 +238,10 @@ fn the_summary_of_the_h100_thread_sweep_fits_120_columns() {
         "{}",
         lines[0]
     );
-    assert!(lines[1].contains(" of 6,144 values vary with buffer placement ("), "{}", lines[1]);
+    assert!(
+        lines[1].contains(" of 6,144 values vary with buffer placement ("),
+        "{}",
+        lines[1]
+    );
     insta::assert_snapshot!(lines.join("\n"));
 }

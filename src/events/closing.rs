@@ -2,12 +2,12 @@
 //! knee and best per series (the full readings are in `analysis.md`), and where the run folder,
 //! `report.html` and `analysis.md` are; or, with `-q`, its first line alone ([`one_line`]).
 
+use super::marks;
 use super::terminal::{duration, paint, run_time};
 use super::Summary;
 use crate::analyze::reading::human;
 use crate::analyze::Analysis;
 use crate::report::format_value;
-use super::marks;
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 
@@ -454,7 +454,10 @@ mod tests {
                 statuses: [("long_metric_name_of_a_kernel".to_string(), st)].into(),
                 values: [
                     ("long_metric_name_of_a_kernel_spread".to_string(), spread),
-                    ("long_metric_name_of_a_kernel_repeat_spread".to_string(), repeat),
+                    (
+                        "long_metric_name_of_a_kernel_repeat_spread".to_string(),
+                        repeat,
+                    ),
                 ]
                 .into(),
                 build_s: 0.0,
@@ -474,7 +477,9 @@ mod tests {
         );
         assert!(lines[2].starts_with("  (placement: "), "{lines:?}");
         assert!(
-            lines[3].starts_with("  (processes: the processes that measured it differ beyond the 0.7 % target"),
+            lines[3].starts_with(
+                "  (processes: the processes that measured it differ beyond the 0.7 % target"
+            ),
             "{lines:?}"
         );
     }
@@ -488,7 +493,11 @@ mod tests {
         for t in 1..=8 {
             let st = if t <= 3 { "unstable" } else { "ok" };
             let spread = if t <= 3 { 0.25 } else { 0.001 };
-            text += &format!("p{t},{t},{t},{st},{},{spread},{st},{},ok\n", 100 * t, 50 * t);
+            text += &format!(
+                "p{t},{t},{t},{st},{},{spread},{st},{},ok\n",
+                100 * t,
+                50 * t
+            );
         }
         std::fs::write(&csv, text).unwrap();
         let opts = crate::analyze::AnalyzeOptions {
@@ -501,15 +510,24 @@ mod tests {
         let lines = series_lines(&a, &tally);
         assert!(lines[0].ends_with("  marked"), "{lines:?}");
         assert!(
-            lines.iter().any(|l| l.starts_with("global_x_mflops") && l.ends_with("  3 placement, up to 25 %")),
+            lines
+                .iter()
+                .any(|l| l.starts_with("global_x_mflops")
+                    && l.ends_with("  3 placement, up to 25 %")),
             "{lines:?}"
         );
         assert!(
-            lines.iter().any(|l| l.starts_with("shared_x_mflops") && l.ends_with("  -")),
+            lines
+                .iter()
+                .any(|l| l.starts_with("shared_x_mflops") && l.ends_with("  -")),
             "{lines:?}"
         );
         let clean = Analysis {
-            series: a.series.into_iter().filter(|s| s.name.starts_with("shared_x")).collect(),
+            series: a
+                .series
+                .into_iter()
+                .filter(|s| s.name.starts_with("shared_x"))
+                .collect(),
             ..a
         };
         let lines = series_lines(&clean, &marks::Tally::default());

@@ -86,16 +86,19 @@ impl Mark {
     /// `processes` only where it was measured in several processes (`repeat_spread` is there) and
     /// its placements stayed within `target` (the timing core calls a value unstable only above
     /// the target); where both hold, placement is the cause named, as it moves the processes too.
-    pub fn of(status: Status, spread: Option<f64>, repeat_spread: Option<f64>, target: f64) -> Option<Mark> {
+    pub fn of(
+        status: Status,
+        spread: Option<f64>,
+        repeat_spread: Option<f64>,
+        target: f64,
+    ) -> Option<Mark> {
         match status {
             Status::Noisy => Some(Mark::Noisy),
-            Status::Unstable => Some(
-                match (spread, repeat_spread) {
-                    (Some(s), Some(_)) if s <= target => Mark::Processes,
-                    (None, Some(_)) => Mark::Processes,
-                    _ => Mark::Placement,
-                },
-            ),
+            Status::Unstable => Some(match (spread, repeat_spread) {
+                (Some(s), Some(_)) if s <= target => Mark::Processes,
+                (None, Some(_)) => Mark::Processes,
+                _ => Mark::Placement,
+            }),
             _ => None,
         }
     }
@@ -114,7 +117,12 @@ pub fn row_marks(row: &Row, target: f64) -> Vec<(&str, Mark, Option<f64>)> {
         .iter()
         .filter_map(|(m, s)| {
             let spread = value(format!("{m}_spread"));
-            let mark = Mark::of(*s, spread, value(crate::store::schema::repeat_spread_column(m)), target)?;
+            let mark = Mark::of(
+                *s,
+                spread,
+                value(crate::store::schema::repeat_spread_column(m)),
+                target,
+            )?;
             Some((m.as_str(), mark, value(mark.amount_column(m))))
         })
         .collect();
@@ -179,7 +187,10 @@ impl Tally {
 
     /// Metrics with a value marked by `mark`.
     fn metrics_with(&self, mark: Mark) -> usize {
-        self.metrics.iter().filter(|m| m.count[mark.at()] > 0).count()
+        self.metrics
+            .iter()
+            .filter(|m| m.count[mark.at()] > 0)
+            .count()
     }
 
     /// The clauses of the values' sentence: `1,192 of 6,144 values vary with buffer placement
@@ -203,7 +214,12 @@ impl Tally {
         )];
         for mark in [Mark::Processes, Mark::Noisy] {
             if mark == Mark::Noisy || self.count(mark) > 0 {
-                out.push(format!("{} {}{}", n(mark), mark.verb(self.count(mark)), which(mark)));
+                out.push(format!(
+                    "{} {}{}",
+                    n(mark),
+                    mark.verb(self.count(mark)),
+                    which(mark)
+                ));
             }
         }
         out
@@ -222,7 +238,11 @@ impl Tally {
     /// `unstable`; a point's `status` is its worst metric's: 358 `unstable`, 154 `ok` ``; `None`
     /// when nothing is marked. `rows`: the points' row statuses counted.
     pub fn csv_line(&self, rows: &std::collections::BTreeMap<Status, usize>) -> Option<String> {
-        let marked = |s: Status| Mark::ALL.iter().any(|m| m.token() == s.as_str() && self.count(*m) > 0);
+        let marked = |s: Status| {
+            Mark::ALL
+                .iter()
+                .any(|m| m.token() == s.as_str() && self.count(*m) > 0)
+        };
         let tokens: Vec<String> = [Status::Unstable, Status::Noisy]
             .into_iter()
             .filter(|s| marked(*s))
@@ -238,7 +258,10 @@ impl Tally {
             .collect();
         let mut line = format!("results.csv: `<metric>_status` is {}", tokens.join(" or "));
         if !points.is_empty() {
-            line += &format!("; a point's `status` is its worst metric's: {}", points.join(", "));
+            line += &format!(
+                "; a point's `status` is its worst metric's: {}",
+                points.join(", ")
+            );
         }
         Some(line)
     }
@@ -310,7 +333,12 @@ pub fn series_sentence(s: &SeriesAnalysis, tally: &Tally) -> Option<String> {
         .map(|(i, (n, marks, largest))| {
             let verbs: Vec<&str> = marks.iter().map(|m| m.verb(n)).collect();
             let head = if i == 0 {
-                format!("{} of {} values {}", count(n), count(of), verbs.join(" or "))
+                format!(
+                    "{} of {} values {}",
+                    count(n),
+                    count(of),
+                    verbs.join(" or ")
+                )
             } else {
                 format!("{} {}", count(n), verbs.join(" or "))
             };
@@ -344,7 +372,7 @@ pub fn count(n: usize) -> String {
     let digits = n.to_string();
     let mut out = String::new();
     for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
             out.push(',');
         }
         out.push(c);
@@ -368,19 +396,38 @@ mod tests {
             (Status::Unstable, Some(0.02), None, Some(Mark::Placement)),
             (Status::Unstable, None, None, Some(Mark::Placement)),
             // Several: the placements within the target, so the processes disagreed.
-            (Status::Unstable, Some(0.005), Some(0.02), Some(Mark::Processes)),
+            (
+                Status::Unstable,
+                Some(0.005),
+                Some(0.02),
+                Some(Mark::Processes),
+            ),
             (Status::Unstable, None, Some(0.02), Some(Mark::Processes)),
             // Both beyond the target: placement, which moves the processes too.
-            (Status::Unstable, Some(0.02), Some(0.02), Some(Mark::Placement)),
+            (
+                Status::Unstable,
+                Some(0.02),
+                Some(0.02),
+                Some(Mark::Placement),
+            ),
         ];
         for (status, spread, repeat, want) in cases {
-            assert_eq!(Mark::of(status, spread, repeat, t), want, "{status:?} {spread:?} {repeat:?}");
+            assert_eq!(
+                Mark::of(status, spread, repeat, t),
+                want,
+                "{status:?} {spread:?} {repeat:?}"
+            );
         }
     }
 
     #[test]
     fn counts_group_their_thousands_and_shares_keep_a_digit_that_shows() {
-        let cases = [(0, "0"), (512, "512"), (6144, "6,144"), (1234567, "1,234,567")];
+        let cases = [
+            (0, "0"),
+            (512, "512"),
+            (6144, "6,144"),
+            (1234567, "1,234,567"),
+        ];
         for (n, want) in cases {
             assert_eq!(count(n), want);
         }
@@ -400,7 +447,12 @@ mod tests {
             statuses: statuses.iter().map(|s| (s.0.to_string(), s.1)).collect(),
             values: statuses
                 .iter()
-                .flat_map(|s| [(format!("{}_spread", s.0), s.2), (format!("{}_rel_ci", s.0), s.2)])
+                .flat_map(|s| {
+                    [
+                        (format!("{}_spread", s.0), s.2),
+                        (format!("{}_rel_ci", s.0), s.2),
+                    ]
+                })
                 .collect(),
             build_s: 0.0,
             run_s: 0.0,
@@ -422,7 +474,10 @@ mod tests {
             t.add_row(&r, 0.01);
             *rows.entry(r.status).or_insert(0) += 1;
         }
-        assert_eq!((t.values, t.count(Mark::Placement), t.count(Mark::Noisy)), (6, 2, 1));
+        assert_eq!(
+            (t.values, t.count(Mark::Placement), t.count(Mark::Noisy)),
+            (6, 2, 1)
+        );
         assert_eq!(t.of_metric("g").unwrap().largest[0], 0.5);
         assert_eq!(
             t.clauses(),
@@ -453,10 +508,17 @@ mod tests {
             ("c", Status::Unstable, 0.3),
             ("d", Status::Ok, 0.0),
         ]);
-        let marks: Vec<(&str, Mark)> = row_marks(&r, 0.01).into_iter().map(|m| (m.0, m.1)).collect();
+        let marks: Vec<(&str, Mark)> = row_marks(&r, 0.01)
+            .into_iter()
+            .map(|m| (m.0, m.1))
+            .collect();
         assert_eq!(
             marks,
-            [("c", Mark::Placement), ("a", Mark::Placement), ("b", Mark::Noisy)]
+            [
+                ("c", Mark::Placement),
+                ("a", Mark::Placement),
+                ("b", Mark::Noisy)
+            ]
         );
     }
 }

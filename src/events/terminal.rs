@@ -6,11 +6,11 @@
 //! never with `NO_COLOR` set.
 
 use super::closing::{closing, one_line};
+use super::marks::{row_marks, share, Mark};
 use super::{Event, Reporter};
 use crate::analyze::Analysis;
 use crate::report::format_value;
 use crate::spec::{Metric, MetricSource, Spec};
-use super::marks::{row_marks, share, Mark};
 use crate::store::{Row, Status};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::ffi::OsStr;
@@ -488,7 +488,10 @@ mod tests {
             elapsed: 40.0,
         };
         let line = point_line(&row, 0.007, None, at, &mut Widths::default(), false);
-        assert!(line.starts_with("   placement [ 58/512] threads=58"), "{line}");
+        assert!(
+            line.starts_with("   placement [ 58/512] threads=58"),
+            "{line}"
+        );
         assert!(
             line.ends_with("   placement: global_even_grid 72 %, global_all_grid 69 % +1; noisy: shared_x ± 1.3 %"),
             "{line}"

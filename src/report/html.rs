@@ -22,10 +22,10 @@ use crate::analyze::{analyze_run, Analysis, AnalyzeError, AnalyzeOptions};
 use crate::events::marks::{self, Mark, Tally};
 use crate::events::{Event, Reporter};
 use crate::store::Status;
-use std::collections::BTreeMap;
 use crate::store::{self, Cell, Manifest, RunDir, StoreError, Table};
 use findings::{contents, findings};
 use identity::{description, machine};
+use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -189,7 +189,11 @@ pub fn page(run_dir: &Path) -> Result<String, StoreError> {
                 })
                 .collect();
             if !marked.is_empty() {
-                let _ = writeln!(h, "<p>Values marked by their own metric: {}.</p>", marked.join("; "));
+                let _ = writeln!(
+                    h,
+                    "<p>Values marked by their own metric: {}.</p>",
+                    marked.join("; ")
+                );
             }
         }
         hover::script(&mut h, analyses, &figures);
@@ -338,7 +342,11 @@ fn between_processes(h: &mut String, between: &[BetweenProcesses]) {
 /// point that failed with its reason and log files.
 fn progress(h: &mut String, run: &Run, tally: &Tally, rows: &BTreeMap<Status, usize>) {
     let t = &run.results;
-    let measured: usize = rows.iter().filter(|(s, _)| s.measured()).map(|(_, n)| n).sum();
+    let measured: usize = rows
+        .iter()
+        .filter(|(s, _)| s.measured())
+        .map(|(_, n)| n)
+        .sum();
     let failed = t.rows.len() - measured;
     let why: Vec<String> = rows
         .iter()
@@ -503,16 +511,21 @@ fn marked_values(h: &mut String, run: &Run, tally: &Tally, rows: &BTreeMap<Statu
         return;
     }
     let mut clauses = tally.clauses();
-    for (clause, mark) in clauses
-        .iter_mut()
-        .zip([Mark::Placement, Mark::Processes, Mark::Noisy].into_iter().filter(|m| {
-            *m != Mark::Processes || tally.count(Mark::Processes) > 0
-        }))
-    {
+    for (clause, mark) in clauses.iter_mut().zip(
+        [Mark::Placement, Mark::Processes, Mark::Noisy]
+            .into_iter()
+            .filter(|m| *m != Mark::Processes || tally.count(Mark::Processes) > 0),
+    ) {
         let mut by: Vec<(&str, usize, f64)> = tally
             .metrics
             .iter()
-            .map(|m| (m.metric.as_str(), m.count[mark as usize], m.largest[mark as usize]))
+            .map(|m| {
+                (
+                    m.metric.as_str(),
+                    m.count[mark as usize],
+                    m.largest[mark as usize],
+                )
+            })
             .filter(|m| m.1 > 0)
             .collect();
         by.sort_by_key(|m| std::cmp::Reverse(m.1));

@@ -1,8 +1,8 @@
 //! The top of the page: the findings (a line per series, linked to its chart) and the contents.
 
 use super::{failed_rows, Figure, Run, Views};
-use crate::events::marks::{series_sentence, Tally};
 use crate::analyze::reading::human;
+use crate::events::marks::{series_sentence, Tally};
 use crate::report::axes::series_unit;
 use crate::report::escape;
 use std::fmt::Write as _;
