@@ -1,6 +1,7 @@
 //! What `sweep run` shows on the terminal, on a real sweep of the host program: a line per point
 //! with the headline metric (pinned word for word, the times and run folder masked), the closing
-//! summary in 120 columns, `-q`'s errors and one line, and colour only on a terminal without
+//! summary in 120 columns (values marked by cause: placement, and with `repeat` processes), `-q`'s
+//! errors and one line, and colour only on a terminal without
 //! `NO_COLOR`. Snapshots in tests/snapshots/integration__terminal__<test>.snap.
 
 use crate::common::{on_path, project, skip, stderr, stdout, sweep};
@@ -244,4 +245,48 @@ fn the_summary_of_the_h100_thread_sweep_fits_120_columns() {
         lines[1]
     );
     insta::assert_snapshot!(lines.join("\n"));
+}
+
+/// With `repeat`, a value whose processes disagree (hostsaw `varies`: each process 10 % more) is
+/// named by that cause on its point's line, in the counts and in the series table, and results.csv
+/// keeps the token `unstable` for it.
+#[test]
+fn a_repeat_run_names_the_values_that_differ_between_processes() {
+    let p = project();
+    let spec = "bench = \"hostsaw\"\ncompiler = \"cc\"\nrepeat = 2\ncontrol_every = 0\n[vars]\nslow_ms = 0\n[[axis]]\nname = \"mode\"\nvalues = [\"ok\", \"varies\"]\n[[axis]]\nname = \"threads\"\nrange = [14, 16]\n[[metric]]\nname = \"saw\"\nunit = \"MFlops\"\n[analyze]\nx = \"threads\"\nby = [\"mode\"]\n";
+    std::fs::write(p.path().join("sweeps/rep.toml"), spec).unwrap();
+    let out = sweep(p.path())
+        .args(["run", "sweeps/rep.toml"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let (err, summary) = (stderr(&out), stdout(&out));
+    assert_eq!(
+        err.matches("   processes [").count(),
+        3,
+        "the varying points of the last pass: {err}"
+    );
+    assert!(err.contains("   processes: saw 9.5 %"), "{err}");
+    // The counts wrap at 80 columns.
+    assert!(
+        steady(&summary).starts_with(
+            "finished 6 points in [t]: 6 measured, 0 failed\n0 of 6 values vary with buffer placement;\n  3 differ between processes (1 of 1 metric); 0 noisy\n  (processes: the processes that measured it differ beyond the 1.0 % target and their intervals)\n"
+        ),
+        "{summary}"
+    );
+    assert!(
+        summary
+            .lines()
+            .any(|l| l.starts_with("saw_mflops [mode=varies]")
+                && l.ends_with("  3 processes, up to 9.5 %")),
+        "{summary}"
+    );
+    let run = crate::common::run_dirs(&p.path().join("output/rep")).remove(0);
+    let rows = crate::common::rows(&run.join("results.csv"));
+    for r in rows.iter().filter(|r| r["mode"] == "varies") {
+        assert_eq!(
+            (r["saw_status"].as_str(), r["status"].as_str()),
+            ("unstable", "unstable")
+        );
+    }
 }

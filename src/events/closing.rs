@@ -72,13 +72,36 @@ fn values(s: &Summary) -> Vec<String> {
         }
     }
     out.push(line);
-    out.extend(
-        s.marks
-            .legend(s.target())
-            .into_iter()
-            .chain(s.marks.csv_line(&s.counts))
-            .map(|l| format!("  ({l})")),
-    );
+    for note in s
+        .marks
+        .legend(s.target())
+        .into_iter()
+        .chain(s.marks.csv_line(&s.counts))
+    {
+        out.extend(wrap(&format!("  ({note})"), WIDTH, "   "));
+    }
+    out
+}
+
+/// `text` in lines of at most `width` columns, broken between words, each after the first
+/// starting with `indent`; a word longer than the width stays whole (and is cut later).
+fn wrap(text: &str, width: usize, indent: &str) -> Vec<String> {
+    let lead: String = text.chars().take_while(|c| *c == ' ').collect();
+    let mut out = Vec::new();
+    let mut line = lead;
+    let mut fresh = true;
+    for word in text.trim_start().split(' ') {
+        if !fresh && line.chars().count() + 1 + word.chars().count() > width {
+            out.push(std::mem::replace(&mut line, indent.to_string()));
+            fresh = true;
+        }
+        if !fresh {
+            line.push(' ');
+        }
+        line.push_str(word);
+        fresh = false;
+    }
+    out.push(line);
     out
 }
 
@@ -380,6 +403,16 @@ mod tests {
         assert_eq!(
             also(run, &wrote, &[md]),
             "results.csv, analysis.json, /tmp/run.json, charts/ (2 files), export/ (1 file)"
+        );
+    }
+
+    #[test]
+    fn notes_wrap_between_words_with_an_indent() {
+        assert_eq!(wrap("  (aa bb cc dd)", 9, "   "), ["  (aa bb", "   cc dd)"]);
+        assert_eq!(wrap("  (short)", 80, "   "), ["  (short)"]);
+        assert_eq!(
+            wrap("  (averyveryverylongword x)", 9, "   "),
+            ["  (averyveryverylongword", "   x)"]
         );
     }
 
