@@ -1,7 +1,8 @@
 //! What `sweep run` shows on the terminal, on a real sweep of the host program: a line per point
 //! with the headline metric (pinned word for word, the times and run folder masked), the closing
 //! summary in 120 columns (values marked by cause: placement, and with `repeat` processes), `-q`'s
-//! errors and one line, and colour only on a terminal without `NO_COLOR`. Snapshots in tests/snapshots/integration__terminal__<test>.snap.
+//! errors and one line, and colour only on a terminal without `NO_COLOR`.
+//! Snapshots in tests/snapshots/integration__terminal__<test>.snap.
 
 use crate::common::{on_path, project, skip, stderr, stdout, sweep};
 use std::path::Path;
