@@ -145,14 +145,14 @@ fn the_report_of_the_h100_run_shows_its_charts_in_chromium() {
     // per metric with the largest spread, what the cause means and how results.csv writes it.
     assert!(html.contains("512 of 512 points done: 512 measured, 0 failed."));
     assert!(
-        html.contains("<p>1,667 of 6,144 values vary with buffer placement (10 of 12 metrics): <code>global_even_grid</code> 344, up to 74 %; <code>global_all_grid</code> 337, up to 70 %;")
-            && html.contains("<code>shared_nc_grid</code> 4, up to 8.9 %")
+        html.contains("<p>1,667 of 6,144 values vary with buffer placement (10 of 12 metrics): <code>global_even_grid</code> 344, up to 74&nbsp;%; <code>global_all_grid</code> 337, up to 70&nbsp;%;")
+            && html.contains("<code>shared_nc_grid</code> 4, up to 8.9&nbsp;%")
             && html.contains("placement: its buffer placements differ beyond the 0.7 % target and the noise; the value is their median")
             && html.contains("a point's <code>status</code> is its worst metric's: 345 <code>unstable</code>, 167 <code>ok</code>"),
         "per-cause counts"
     );
     // Each finding names its series' marked values; a clean series has none.
-    assert!(html.contains("best 15.55 TFLOP/s at threads = 64; 344 of 512 values vary with buffer placement, up to 74 %</li>"));
+    assert!(html.contains("best 15.55 TFLOP/s at threads = 64; 344 of 512 values vary with buffer placement, up to 74&nbsp;%</li>"));
     assert!(
         html.contains("best 16.65 TFLOP/s at threads = 512</li>"),
         "shared_2way_grid: clean"

@@ -185,7 +185,11 @@ pub fn page(run_dir: &Path) -> Result<String, StoreError> {
                 .iter()
                 .filter_map(|s| {
                     let m = marks::series_sentence(s, &tally)?;
-                    Some(format!("<code>{}</code> {}", escape(&s.name), escape(&m)))
+                    Some(format!(
+                        "<code>{}</code> {}",
+                        escape(&s.name),
+                        no_break(&escape(&m))
+                    ))
                 })
                 .collect();
             if !marked.is_empty() {
@@ -535,7 +539,7 @@ fn marked_values(h: &mut String, run: &Run, tally: &Tally, rows: &BTreeMap<Statu
                 .iter()
                 .map(|(m, n, largest)| {
                     let up_to = if *largest > 0.0 {
-                        format!(", up to {}", marks::share(*largest))
+                        format!(", up to {}", no_break(&marks::share(*largest)))
                     } else {
                         String::new()
                     };
@@ -550,11 +554,16 @@ fn marked_values(h: &mut String, run: &Run, tally: &Tally, rows: &BTreeMap<Statu
         .legend(run.target)
         .into_iter()
         .chain(tally.csv_line(rows))
-        .map(|l| code_spans(&escape(&l)))
+        .map(|l| no_break(&code_spans(&escape(&l))))
         .collect();
     if !notes.is_empty() {
         let _ = writeln!(h, "<p class=\"what\">{}.</p>", notes.join(". "));
     }
+}
+
+/// `text` with a percent sign kept on its number's line (`31&nbsp;%`).
+pub(super) fn no_break(text: &str) -> String {
+    text.replace(" %", "&nbsp;%")
 }
 
 fn cell_text(c: &Cell) -> String {

@@ -1,6 +1,6 @@
 //! The top of the page: the findings (a line per series, linked to its chart) and the contents.
 
-use super::{failed_rows, Figure, Run, Views};
+use super::{failed_rows, no_break, Figure, Run, Views};
 use crate::analyze::reading::human;
 use crate::events::marks::{series_sentence, Tally};
 use crate::report::axes::series_unit;
@@ -45,7 +45,7 @@ pub(super) fn findings(
                 f.id,
                 escape(&name),
                 escape(&finding(s, &analysis.x)),
-                escape(&marked)
+                no_break(&escape(&marked))
             );
         }
     }
