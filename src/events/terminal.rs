@@ -111,9 +111,9 @@ fn status_colour(s: Status) -> &'static str {
 /// `processes`, `noisy`: [`marks`]) where results.csv says `unstable` or `noisy`; or why it
 /// failed (`run_failed`, `timeout`, ...).
 fn status_word(row: &Row, marked: &[(&str, Mark, Option<f64>)]) -> &'static str {
-    match (row.status.measured(), marked.first()) {
-        (true, Some(m)) => m.1.word(),
-        (true, None) => Status::Ok.as_str(),
+    match marked.first() {
+        Some(m) if row.status.measured() => m.1.word(),
+        // No metric of it marked (or a row without statuses per metric): the row's own token.
         _ => row.status.as_str(),
     }
 }
