@@ -144,6 +144,7 @@ fn the_report_of_the_h100_run_shows_its_charts_in_chromium() {
     // The counts in the terminal's words: points measured, then the values marked per cause and
     // per metric with the largest spread, what the cause means and how results.csv writes it.
     assert!(html.contains("512 of 512 points done: 512 measured, 0 failed."));
+    assert!(html.contains("<li>512 points measured, 0 failed; 1,667 of 6,144 values vary with buffer placement (10 of 12 metrics); 0 noisy</li>"), "the first finding");
     assert!(
         html.contains("<p>1,667 of 6,144 values vary with buffer placement (10 of 12 metrics): <code>global_even_grid</code> 344, up to 74&nbsp;%; <code>global_all_grid</code> 337, up to 70&nbsp;%;")
             && html.contains("<code>shared_nc_grid</code> 4, up to 8.9&nbsp;%")

@@ -2,7 +2,7 @@
 
 use super::{failed_rows, no_break, Figure, Run, Views};
 use crate::analyze::reading::human;
-use crate::events::marks::{series_sentence, Tally};
+use crate::events::marks::{count, series_sentence, Tally};
 use crate::report::axes::series_unit;
 use crate::report::escape;
 use std::fmt::Write as _;
@@ -18,10 +18,17 @@ pub(super) fn findings(
     tally: &Tally,
 ) {
     h.push_str("<section id=\"findings\">\n<h2>Findings</h2>\n<ul>\n");
-    // First the values marked, per cause, as the terminal's summary says them (unlinked: every
-    // link of the findings goes to a chart; Progress has them per metric).
+    // First the points measured and the values marked, per cause, as the terminal's summary says
+    // them (unlinked: every link of the findings goes to a chart; Progress has them per metric).
     if tally.values > 0 {
-        let _ = writeln!(h, "<li>{}</li>", escape(&tally.clauses().join("; ")));
+        let failed = failed_rows(run).len();
+        let _ = writeln!(
+            h,
+            "<li>{} points measured, {} failed; {}</li>",
+            count(run.results.rows.len() - failed),
+            count(failed),
+            escape(&tally.clauses().join("; "))
+        );
     }
     let labels = crate::spec::Labels::from_text(&run.manifest.spec);
     for (v, analysis) in views.analyses().iter().enumerate() {
