@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 pub mod closing;
+pub mod marks;
 pub mod terminal;
 
 #[derive(Debug)]
@@ -97,9 +98,12 @@ pub struct Summary {
     /// too, so the run's exit code counts them.
     pub failed_before: usize,
     pub counts: BTreeMap<Status, usize>,
-    /// Each metric's points marked by its own status (`<metric>_status`): metric -> (noisy,
-    /// unstable).
-    pub marked: Vec<(String, usize, usize)>,
+    /// The values of the rows (points × metrics) and those their own status marks, by cause
+    /// ([`marks`]: placement, processes, noisy).
+    pub marks: marks::Tally,
+    /// The run's confidence target (`[timing] target_rel_ci`), which tells placement from
+    /// processes where both were measured; `None`: the timing core's default.
+    pub target_rel_ci: Option<f64>,
     /// `recheck`: points held for more processes because their samples fell into two groups.
     pub held: usize,
     pub built: usize,
@@ -118,22 +122,24 @@ impl Summary {
             .sum()
     }
 
+    /// Points measured (`ok`, `noisy` or `unstable` in the CSV): marked values are measured too.
+    pub fn measured(&self) -> usize {
+        self.counts
+            .iter()
+            .filter(|(s, _)| s.measured())
+            .map(|(_, n)| n)
+            .sum()
+    }
+
+    /// The run's confidence target.
+    pub fn target(&self) -> f64 {
+        self.target_rel_ci
+            .unwrap_or(crate::spec::DEFAULT_TARGET_REL_CI)
+    }
+
     pub fn record(&mut self, row: &Row) {
         *self.counts.entry(row.status).or_default() += 1;
-        for (metric, status) in &row.statuses {
-            let at = match self.marked.iter().position(|m| m.0 == *metric) {
-                Some(at) => at,
-                None => {
-                    self.marked.push((metric.clone(), 0, 0));
-                    self.marked.len() - 1
-                }
-            };
-            match status {
-                Status::Noisy => self.marked[at].1 += 1,
-                Status::Unstable => self.marked[at].2 += 1,
-                _ => {}
-            }
-        }
+        self.marks.add_row(row, self.target());
         if row.cached {
             self.cached += 1;
         } else if row.build_s > 0.0 {
@@ -142,46 +148,6 @@ impl Summary {
         self.slowest.push((row.point.label(), row.run_s));
         self.slowest.sort_by(|a, b| b.1.total_cmp(&a.1));
         self.slowest.truncate(3);
-    }
-}
-
-impl Summary {
-    /// Per metric, the points its own status marks, and what the word means, in lines of at most
-    /// `width` columns: `unstable: global_all_grid 337, shared_nc_grid 4` then
-    /// `  (unstable: ...)`; nothing when no point is marked.
-    pub fn marked_lines(&self, width: usize) -> Vec<String> {
-        let mut out = Vec::new();
-        for (word, means, pick) in [
-            (
-                "unstable",
-                crate::store::UNSTABLE_MEANS,
-                (|m: &(String, usize, usize)| m.2) as fn(&(String, usize, usize)) -> usize,
-            ),
-            ("noisy", crate::store::NOISY_MEANS, |m| m.1),
-        ] {
-            let mut counts: Vec<(&str, usize)> = self
-                .marked
-                .iter()
-                .map(|m| (m.0.as_str(), pick(m)))
-                .filter(|m| m.1 > 0)
-                .collect();
-            if counts.is_empty() {
-                continue;
-            }
-            counts.sort_by_key(|c| std::cmp::Reverse(c.1));
-            let mut line = format!("{word} by metric:");
-            for (i, (m, n)) in counts.iter().enumerate() {
-                let item = format!(" {m} {n}{}", if i + 1 < counts.len() { "," } else { "" });
-                if line.chars().count() + item.chars().count() > width {
-                    out.push(line);
-                    line = " ".repeat(word.len() + " by metric:".len());
-                }
-                line += &item;
-            }
-            out.push(line);
-            out.push(format!("  ({word}: {means})"));
-        }
-        out
     }
 }
 
@@ -200,6 +166,7 @@ impl Reporter for Summary {
                     csv: crate::store::RunDir::new(run_dir).results(),
                     total: *total,
                     skipped: total.saturating_sub(*todo),
+                    target_rel_ci: Some(crate::store::target_rel_ci(run_dir)),
                     ..Summary::default()
                 }
             }

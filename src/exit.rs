@@ -1,6 +1,7 @@
 //! Exit codes, in one place. `sweep --help` and the README list them.
 
-/// Every point finished with status `ok`, `noisy` or `unstable`.
+/// Every point measured (status `ok`, `noisy` or `unstable`): a value that varies with buffer
+/// placement or is noisy is a measurement, not a failure; the summary counts them.
 pub const OK: i32 = 0;
 /// Some points failed (build, run, timeout, wrong result or no metric); the CSV has every row.
 pub const POINTS_FAILED: i32 = 1;
@@ -18,7 +19,7 @@ pub const INTERRUPTED: i32 = 130;
 
 pub const HELP: &str = "\
 Exit codes:
-  0    every point ok (or noisy, or unstable)
+  0    every point measured, marked values included (varying with buffer placement, noisy)
   1    some points failed (a resumed run's earlier rows included); the CSV holds every row and
        the reason; `compare --fail-on-slower` could compare nothing
   2    usage error

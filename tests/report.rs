@@ -141,12 +141,22 @@ fn the_report_of_the_h100_run_shows_its_charts_in_chromium() {
     // 200x apart) and the analysis table with its readings.
     assert_eq!(html.matches("<figure id=\"chart-").count(), 12, "charts");
     assert!(html.contains("<td>128 (high)</td>"), "analysis table");
-    // Each metric counts its own unstable points, and the page says what unstable means.
+    // The counts in the terminal's words: points measured, then the values marked per cause and
+    // per metric with the largest spread, what the cause means and how results.csv writes it.
+    assert!(html.contains("512 of 512 points done: 512 measured, 0 failed."));
+    assert!(html.contains("<li>512 points measured, 0 failed; 1,667 of 6,144 values vary with buffer placement (10 of 12 metrics); 0 noisy</li>"), "the first finding");
     assert!(
-        html.contains("<code>shared_nc_grid</code> 4, ")
-            && html.contains("<code>global_all_grid</code> 337, ")
-            && html.contains("(unstable: the placements of the kernel's buffers in memory gave values further apart than the target allows)"),
-        "per-metric counts"
+        html.contains("<p>1,667 of 6,144 values vary with buffer placement (10 of 12 metrics): <code>global_even_grid</code> 344, up to 74&nbsp;%; <code>global_all_grid</code> 337, up to 70&nbsp;%;")
+            && html.contains("<code>shared_nc_grid</code> 4, up to 8.9&nbsp;%")
+            && html.contains("placement: its buffer placements differ beyond the 0.7&nbsp;% target and the noise; the value is their median")
+            && html.contains("a point's <code>status</code> is its worst metric's: 345 <code>unstable</code>, 167 <code>ok</code>"),
+        "per-cause counts"
+    );
+    // Each finding names its series' marked values; a clean series has none.
+    assert!(html.contains("best 15.55 TFLOP/s at threads = 64; 344 of 512 values vary with buffer placement, up to 74&nbsp;%</li>"));
+    assert!(
+        html.contains("best 16.65 TFLOP/s at threads = 512</li>"),
+        "shared_2way_grid: clean"
     );
     let png = tmp.path().join("shot.png");
     // 3000 pixels tall: the charts come after the findings, contents, run and control tables.
@@ -244,7 +254,10 @@ fn a_running_sweep_keeps_its_report_current_and_the_page_reloads() {
     // Its last version: finished, no reload, every point.
     let html = std::fs::read_to_string(&page).unwrap();
     assert!(!html.contains("http-equiv=\"refresh\""));
-    assert!(html.contains("64 of 64 points done: 64 ok."), "{html}");
+    assert!(
+        html.contains("64 of 64 points done: 64 measured, 0 failed."),
+        "{html}"
+    );
     assert!(
         html.contains("period 16"),
         "the saw's period in the analysis"

@@ -1,7 +1,8 @@
 //! What `sweep run` shows on the terminal, on a real sweep of the host program: a line per point
 //! with the headline metric (pinned word for word, the times and run folder masked), the closing
-//! summary in 120 columns, `-q`'s errors and one line, and colour only on a terminal without
-//! `NO_COLOR`. Snapshots in tests/snapshots/integration__terminal__<test>.snap.
+//! summary in 120 columns (values marked by cause: placement, and with `repeat` processes), `-q`'s
+//! errors and one line, and colour only on a terminal without `NO_COLOR`.
+//! Snapshots in tests/snapshots/integration__terminal__<test>.snap.
 
 use crate::common::{on_path, project, skip, stderr, stdout, sweep};
 use std::path::Path;
@@ -147,28 +148,82 @@ fn colour_only_on_a_terminal_and_never_with_no_color() {
     }
 }
 
+/// The rows of a run's results.csv as the driver hands them to the summary: each metric's own
+/// status (`<metric>_status`, or `store::metric_status`'s reading of an older run) and every
+/// number.
+fn fixture_rows(run: &Path, target: f64) -> Vec<sweep::store::Row> {
+    use sweep::store::{metric_status_in_row, Dialect, Row, Status};
+    let mut r = csv::Reader::from_path(run.join("results.csv")).unwrap();
+    let header: Vec<String> = r.headers().unwrap().iter().map(String::from).collect();
+    let metrics: Vec<String> = sweep::store::Manifest::load(run)
+        .unwrap()
+        .metrics
+        .iter()
+        .map(|m| m.name.clone())
+        .collect();
+    r.records()
+        .map(|rec| {
+            let fields: Vec<String> = rec.unwrap().iter().map(String::from).collect();
+            let cell = |name: &str| &fields[header.iter().position(|h| h == name).unwrap()];
+            let statuses = metrics
+                .iter()
+                .filter_map(|m| {
+                    let s = metric_status_in_row(&header, &fields, m, Dialect::Comma, target)?;
+                    Some((m.clone(), s))
+                })
+                .collect();
+            Row {
+                point: sweep::points::Point {
+                    index: 0,
+                    id: cell("point_id").clone(),
+                    values: vec![(
+                        "threads".into(),
+                        sweep::spec::Value::Str(cell("threads").clone()),
+                    )],
+                },
+                status: Status::parse(cell("status")).unwrap(),
+                statuses,
+                values: header
+                    .iter()
+                    .zip(&fields)
+                    .filter_map(|(h, f)| Some((h.clone(), f.parse::<f64>().ok()?)))
+                    .collect(),
+                build_s: 1.0,
+                run_s: 0.5,
+                cached: false,
+                gpu: Default::default(),
+                error: String::new(),
+            }
+        })
+        .collect()
+}
+
+/// The closing summary of the newest H100 run of the flagship thread sweep (512 points x 12
+/// metrics), its rows recorded as the driver records them: points measured and failed first, then
+/// the values marked per cause and how results.csv writes them, and per series how many of its
+/// values are marked and the largest spread. Every line fits 120 columns.
 #[test]
 fn the_summary_of_the_h100_thread_sweep_fits_120_columns() {
-    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/h100/threads_1_512");
+    let fixture =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/h100/threads_shuffled");
     let opts = sweep::analyze::AnalyzeOptions {
         x: Some("threads".into()),
         ..Default::default()
     };
     let analysis = sweep::analyze::analyze_csv(&fixture.join("results.csv"), &opts).unwrap();
-    let summary = sweep::events::Summary {
-        run_dir: "output/threads_1_512/20261125T101500Z".into(),
-        counts: [
-            (sweep::store::Status::Ok, 145),
-            (sweep::store::Status::Unstable, 367),
-        ]
-        .into(),
-        built: 512,
-        wall: std::time::Duration::from_secs(3725),
-        slowest: vec![("threads=415".into(), 1.92), ("threads=263".into(), 1.9)],
+    let target = sweep::store::target_rel_ci(&fixture);
+    let mut summary = sweep::events::Summary {
+        run_dir: "output/threads_shuffled/20261126T101500Z".into(),
+        target_rel_ci: Some(target),
         ..Default::default()
     };
-    let md = Path::new("output/threads_1_512/20261125T101500Z/analysis.md").to_path_buf();
-    let report = Path::new("output/threads_1_512/20261125T101500Z/report.html");
+    for row in fixture_rows(&fixture, target) {
+        summary.record(&row);
+    }
+    summary.wall = std::time::Duration::from_secs(374);
+    summary.slowest = vec![("threads=415".into(), 1.92), ("threads=263".into(), 1.9)];
+    let md = Path::new("output/threads_shuffled/20261126T101500Z/analysis.md").to_path_buf();
+    let report = Path::new("output/threads_shuffled/20261126T101500Z/report.html");
     let lines =
         sweep::events::closing::closing(&summary, Some(&analysis), &[md], Some(report), false);
     for line in &lines {
@@ -178,5 +233,60 @@ fn the_summary_of_the_h100_thread_sweep_fits_120_columns() {
             line.chars().count()
         );
     }
+    // What the engineer reads first: every point measured, the marked values with their cause.
+    assert!(
+        lines[0].ends_with(": 512 measured, 0 failed"),
+        "{}",
+        lines[0]
+    );
+    assert!(
+        lines[1].contains(" of 6,144 values vary with buffer placement ("),
+        "{}",
+        lines[1]
+    );
     insta::assert_snapshot!(lines.join("\n"));
+}
+
+/// With `repeat`, a value whose processes disagree (hostsaw `varies`: each process 10 % more) is
+/// named by that cause on its point's line, in the counts and in the series table, and results.csv
+/// keeps the token `unstable` for it.
+#[test]
+fn a_repeat_run_names_the_values_that_differ_between_processes() {
+    let p = project();
+    let spec = "bench = \"hostsaw\"\ncompiler = \"cc\"\nrepeat = 2\ncontrol_every = 0\n[vars]\nslow_ms = 0\n[[axis]]\nname = \"mode\"\nvalues = [\"ok\", \"varies\"]\n[[axis]]\nname = \"threads\"\nrange = [14, 16]\n[[metric]]\nname = \"saw\"\nunit = \"MFlops\"\n[analyze]\nx = \"threads\"\nby = [\"mode\"]\n";
+    std::fs::write(p.path().join("sweeps/rep.toml"), spec).unwrap();
+    let out = sweep(p.path())
+        .args(["run", "sweeps/rep.toml"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let (err, summary) = (stderr(&out), stdout(&out));
+    assert_eq!(
+        err.matches("   processes [").count(),
+        3,
+        "the varying points of the last pass: {err}"
+    );
+    assert!(err.contains("   processes: saw 9.5 %"), "{err}");
+    // The counts wrap at 80 columns.
+    assert!(
+        steady(&summary).starts_with(
+            "finished 6 points in [t]: 6 measured, 0 failed\n0 of 6 values vary with buffer placement;\n  3 differ between processes (1 of 1 metric); 0 noisy\n  (processes: the processes that measured it differ beyond the 1.0 % target and their intervals)\n"
+        ),
+        "{summary}"
+    );
+    assert!(
+        summary
+            .lines()
+            .any(|l| l.starts_with("saw_mflops [mode=varies]")
+                && l.ends_with("  3 processes, up to 9.5 %")),
+        "{summary}"
+    );
+    let run = crate::common::run_dirs(&p.path().join("output/rep")).remove(0);
+    let rows = crate::common::rows(&run.join("results.csv"));
+    for r in rows.iter().filter(|r| r["mode"] == "varies") {
+        assert_eq!(
+            (r["saw_status"].as_str(), r["status"].as_str()),
+            ("unstable", "unstable")
+        );
+    }
 }

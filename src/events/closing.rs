@@ -2,17 +2,20 @@
 //! knee and best per series (the full readings are in `analysis.md`), and where the run folder,
 //! `report.html` and `analysis.md` are; or, with `-q`, its first line alone ([`one_line`]).
 
+use super::marks;
 use super::terminal::{duration, paint, run_time};
 use super::Summary;
 use crate::analyze::reading::human;
 use crate::analyze::Analysis;
 use crate::report::format_value;
-use crate::store::Status;
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 
 /// The closing summary's widest line (its paths excepted: they are never cut).
 pub const WIDTH: usize = 120;
+
+/// The counts of the summary wrap at this width, so that they read whole in an 80-column terminal.
+const NARROW: usize = 80;
 
 /// At most this many series get a line in the closing summary; `analysis.md` has them all.
 const MAX_SERIES: usize = 24;
@@ -29,19 +32,16 @@ fn failures(s: &Summary) -> Vec<String> {
         .collect()
 }
 
-/// `20 ok, 0 noisy, 0 unstable, 2 failed`, and with `why` ` (1 run_failed, 1 timeout)`, coloured
-/// where not zero.
+/// `20 measured, 2 failed`, and with `why` ` (1 run_failed, 1 timeout)`, coloured where not
+/// zero. Marked values are measured: how many, and why, is [`values`]'s.
 fn counts(s: &Summary, colour: bool, why: bool) -> String {
-    let n = |st: Status| s.counts.get(&st).copied().unwrap_or(0);
     let part = |count: usize, what: &str, code: &str| {
-        let text = format!("{count} {what}");
+        let text = format!("{} {what}", marks::count(count));
         paint(colour && count > 0, code, &text)
     };
     let failures = failures(s);
     let mut out = [
-        part(n(Status::Ok), "ok", "32"),
-        part(n(Status::Noisy), "noisy", "33"),
-        part(n(Status::Unstable), "unstable", "33"),
+        part(s.measured(), "measured", "32"),
         part(s.failed(), "failed", "31"),
     ]
     .join(", ");
@@ -51,8 +51,62 @@ fn counts(s: &Summary, colour: bool, why: bool) -> String {
     out
 }
 
-/// `finished 20 points in 2.0 s: 20 ok, 0 noisy, 0 unstable, 0 failed`; with `why` the failures'
-/// kinds in parentheses.
+/// The values the run measured and those marked, per cause: `1,192 of 6,144 values vary with
+/// buffer placement (8 of 12 metrics); 0 noisy`, then in parentheses what each cause means and
+/// how results.csv writes it; nothing when no value was measured. The counts wrap at [`NARROW`]
+/// columns; the lines in parentheses are cut at [`WIDTH`].
+fn values(s: &Summary) -> Vec<String> {
+    if s.marks.values == 0 {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    let mut line = String::new();
+    for c in s.marks.clauses() {
+        if line.is_empty() {
+            line = c;
+        } else if line.chars().count() + 2 + c.chars().count() > NARROW {
+            out.push(line + ";");
+            line = format!("  {c}");
+        } else {
+            line = format!("{line}; {c}");
+        }
+    }
+    out.push(line);
+    for note in s
+        .marks
+        .legend(s.target())
+        .into_iter()
+        .chain(s.marks.csv_line(&s.counts))
+    {
+        out.extend(wrap(&format!("  ({note})"), WIDTH, "   "));
+    }
+    out
+}
+
+/// `text` in lines of at most `width` columns, broken between words, each after the first
+/// starting with `indent`; a word longer than the width stays whole (and is cut later).
+fn wrap(text: &str, width: usize, indent: &str) -> Vec<String> {
+    let lead: String = text.chars().take_while(|c| *c == ' ').collect();
+    let mut out = Vec::new();
+    let mut line = lead;
+    let mut fresh = true;
+    for word in text.trim_start().split(' ') {
+        if !fresh && line.chars().count() + 1 + word.chars().count() > width {
+            out.push(std::mem::replace(&mut line, indent.to_string()));
+            fresh = true;
+        }
+        if !fresh {
+            line.push(' ');
+        }
+        line.push_str(word);
+        fresh = false;
+    }
+    out.push(line);
+    out
+}
+
+/// `finished 20 points in 2.0 s: 18 measured, 2 failed`; with `why` the failures' kinds in
+/// parentheses.
 fn first_line(s: &Summary, colour: bool, why: bool) -> String {
     let what = if s.counts.is_empty() && s.held > 0 {
         "none combined yet".to_string()
@@ -78,14 +132,18 @@ fn first_line(s: &Summary, colour: bool, why: bool) -> String {
         } else {
             "finished"
         },
-        s.counts.values().sum::<usize>(),
+        marks::count(s.counts.values().sum::<usize>()),
         duration(s.wall.as_secs_f64())
     )
 }
 
-/// What `-q` prints: the first line, where the report is, and how to resume.
+/// What `-q` prints: the first line, the values marked in short, where the report is, and how to
+/// resume.
 pub fn one_line(s: &Summary, report: Option<&Path>, colour: bool) -> String {
     let mut out = first_line(s, colour, true);
+    if s.marks.values > 0 {
+        out += &format!("; {}", s.marks.clauses().join(", "));
+    }
     if let Some(r) = report {
         out += &format!("; report {}", r.display());
     }
@@ -144,13 +202,16 @@ fn cut(name: &str, max: usize) -> String {
     out
 }
 
-/// One line per series (the first [`MAX_SERIES`]): its period, knee and best value with its unit.
-fn series_lines(a: &Analysis) -> Vec<String> {
+/// One line per series (the first [`MAX_SERIES`]): its period, knee and best value with its unit,
+/// and its values marked ([`marks::series_marks`]: `264 placement, up to 69 %`, or `-`; the
+/// column only where some series has marked values).
+fn series_lines(a: &Analysis, tally: &marks::Tally) -> Vec<String> {
     let mut rows = vec![vec![
         "series".to_string(),
         "period".into(),
         "knee".into(),
         "best".into(),
+        "marked".into(),
     ]];
     for s in a.series.iter().take(MAX_SERIES) {
         let c = &s.curve;
@@ -168,7 +229,12 @@ fn series_lines(a: &Analysis) -> Vec<String> {
                 human(b.x)
             )
         });
-        rows.push(vec![cut(&s.name, SERIES_NAME), period, knee, best]);
+        let marked = marks::series_marks(s, tally);
+        rows.push(vec![cut(&s.name, SERIES_NAME), period, knee, best, marked]);
+    }
+    // No series marked: no column of dashes (the counts above say so already).
+    if rows[1..].iter().all(|r| r[4] == "-") {
+        rows.iter_mut().for_each(|r| r.truncate(4));
     }
     let mut out = columns(&rows);
     if a.series.len() > MAX_SERIES {
@@ -229,7 +295,7 @@ pub fn closing(
             failures.join(", ")
         ));
     }
-    out.extend(s.marked_lines(WIDTH));
+    out.extend(values(s));
     let (held, it) = if s.held == 1 {
         ("1 point".to_string(), "it")
     } else {
@@ -256,7 +322,7 @@ pub fn closing(
     out.push(builds);
     if let Some(a) = analysis.filter(|a| !a.series.is_empty()) {
         out.push(String::new());
-        out.extend(series_lines(a));
+        out.extend(series_lines(a, &s.marks));
     }
     out.push(String::new());
     let mut out: Vec<String> = out.into_iter().map(fit).collect();
@@ -341,6 +407,16 @@ mod tests {
     }
 
     #[test]
+    fn notes_wrap_between_words_with_an_indent() {
+        assert_eq!(wrap("  (aa bb cc dd)", 9, "   "), ["  (aa bb", "   cc dd)"]);
+        assert_eq!(wrap("  (short)", 80, "   "), ["  (short)"]);
+        assert_eq!(
+            wrap("  (averyveryverylongword x)", 9, "   "),
+            ["  (averyveryverylongword", "   x)"]
+        );
+    }
+
+    #[test]
     fn long_lines_are_cut_at_the_width() {
         let long = "x".repeat(300);
         let cut_line = fit(long);
@@ -350,41 +426,145 @@ mod tests {
     }
 
     #[test]
-    fn the_summary_counts_unstable_and_noisy_points_per_metric() {
+    fn the_summary_counts_points_measured_then_values_marked_per_cause() {
         use crate::store::{Row, Status};
         let mut s = Summary::default();
-        let row = |global: Status, shared: Status| Row {
+        let row = |global: (Status, f64), shared: Status| Row {
             point: crate::points::Point {
                 index: 0,
                 id: "p".into(),
                 values: vec![],
             },
-            status: global.max(shared),
+            status: global.0.max(shared),
             statuses: [
-                ("global_x".to_string(), global),
+                ("global_x".to_string(), global.0),
                 ("shared_x".to_string(), shared),
             ]
             .into(),
-            values: Default::default(),
+            values: [("global_x_spread".to_string(), global.1)].into(),
             build_s: 0.0,
             run_s: 0.0,
             cached: false,
             gpu: Default::default(),
             error: String::new(),
         };
-        s.record(&row(Status::Unstable, Status::Ok));
-        s.record(&row(Status::Unstable, Status::Noisy));
-        s.record(&row(Status::Ok, Status::Unstable));
-        s.record(&row(Status::Unstable, Status::Ok));
+        s.record(&row((Status::Unstable, 0.25), Status::Ok));
+        s.record(&row((Status::Unstable, 0.12), Status::Noisy));
+        s.record(&row((Status::Ok, 0.001), Status::Unstable));
+        s.record(&row((Status::Unstable, 0.3), Status::Ok));
         let text = closing(&s, None, &[], None, false).join("\n");
         assert!(
-            text.contains("\nunstable by metric: global_x 3, shared_x 1\n  (unstable: the placements of the kernel's buffers in memory gave values further apart than the target allows)\n"),
-            "{text}"
-        );
-        assert!(
-            text.contains("\nnoisy by metric: shared_x 1\n  (noisy: "),
+            text.starts_with("finished 4 points in 0.0 s: 4 measured, 0 failed\n4 of 8 values vary with buffer placement (2 of 2 metrics);\n  1 noisy (1 of 2 metrics)\n  (placement: its buffer placements differ beyond the 1.0 % target and the noise; the value is their median)\n  (noisy: its confidence interval stayed wider than the 1.0 % target within the time allowed)\n  (results.csv: `<metric>_status` is `unstable` or `noisy`; a point's `status` is its worst metric's: 4 `unstable`)\n"),
             "{text}"
         );
         assert!(text.lines().all(|l| l.chars().count() <= WIDTH), "{text}");
+        assert_eq!(
+            one_line(&s, None, false),
+            "finished 4 points in 0.0 s: 4 measured, 0 failed; 4 of 8 values vary with buffer placement (2 of 2 metrics), 1 noisy (1 of 2 metrics)"
+        );
+    }
+
+    #[test]
+    fn values_that_only_processes_tell_apart_are_named_so_and_the_counts_wrap_at_80_columns() {
+        use crate::store::{Row, Status};
+        let mut s = Summary {
+            target_rel_ci: Some(0.007),
+            ..Summary::default()
+        };
+        // (status, spread over placements, spread over processes)
+        for (st, spread, repeat) in [
+            (Status::Unstable, 0.3, 0.01),
+            (Status::Unstable, 0.004, 0.03),
+            (Status::Ok, 0.001, 0.001),
+        ] {
+            s.record(&Row {
+                point: crate::points::Point {
+                    index: 0,
+                    id: "p".into(),
+                    values: vec![],
+                },
+                status: st,
+                statuses: [("long_metric_name_of_a_kernel".to_string(), st)].into(),
+                values: [
+                    ("long_metric_name_of_a_kernel_spread".to_string(), spread),
+                    (
+                        "long_metric_name_of_a_kernel_repeat_spread".to_string(),
+                        repeat,
+                    ),
+                ]
+                .into(),
+                build_s: 0.0,
+                run_s: 0.0,
+                cached: false,
+                gpu: Default::default(),
+                error: String::new(),
+            });
+        }
+        let lines = values(&s);
+        assert_eq!(
+            lines[..2],
+            [
+                "1 of 3 values varies with buffer placement (1 of 1 metric);",
+                "  1 differs between processes (1 of 1 metric); 0 noisy"
+            ]
+        );
+        assert!(lines[2].starts_with("  (placement: "), "{lines:?}");
+        assert!(
+            lines[3].starts_with(
+                "  (processes: the processes that measured it differ beyond the 0.7 % target"
+            ),
+            "{lines:?}"
+        );
+    }
+
+    #[test]
+    fn the_series_table_names_marked_values_and_drops_the_column_when_none_is() {
+        // Two series over 8 threads: `global_x` unstable at 3 of them, `shared_x` clean.
+        let dir = tempfile::tempdir().unwrap();
+        let csv = dir.path().join("results.csv");
+        let mut text = "point_id,index,threads,status,global_x_mflops,global_x_spread,global_x_status,shared_x_mflops,shared_x_status\n".to_string();
+        for t in 1..=8 {
+            let st = if t <= 3 { "unstable" } else { "ok" };
+            let spread = if t <= 3 { 0.25 } else { 0.001 };
+            text += &format!(
+                "p{t},{t},{t},{st},{},{spread},{st},{},ok\n",
+                100 * t,
+                50 * t
+            );
+        }
+        std::fs::write(&csv, text).unwrap();
+        let opts = crate::analyze::AnalyzeOptions {
+            x: Some("threads".into()),
+            ..Default::default()
+        };
+        let a = crate::analyze::analyze_csv(&csv, &opts).unwrap();
+        let mut tally = marks::Tally::default();
+        tally.add("global_x", Some((marks::Mark::Placement, Some(0.25))));
+        let lines = series_lines(&a, &tally);
+        assert!(lines[0].ends_with("  marked"), "{lines:?}");
+        assert!(
+            lines
+                .iter()
+                .any(|l| l.starts_with("global_x_mflops")
+                    && l.ends_with("  3 placement, up to 25 %")),
+            "{lines:?}"
+        );
+        assert!(
+            lines
+                .iter()
+                .any(|l| l.starts_with("shared_x_mflops") && l.ends_with("  -")),
+            "{lines:?}"
+        );
+        let clean = Analysis {
+            series: a
+                .series
+                .into_iter()
+                .filter(|s| s.name.starts_with("shared_x"))
+                .collect(),
+            ..a
+        };
+        let lines = series_lines(&clean, &marks::Tally::default());
+        assert!(lines[0].ends_with("  best"), "{lines:?}");
+        assert!(!lines[1].ends_with("  -"), "{lines:?}");
     }
 }

@@ -6,6 +6,7 @@
 //! never with `NO_COLOR` set.
 
 use super::closing::{closing, one_line};
+use super::marks::{row_marks, share, Mark};
 use super::{Event, Reporter};
 use crate::analyze::Analysis;
 use crate::report::format_value;
@@ -97,12 +98,23 @@ pub(super) fn paint(on: bool, code: &str, text: &str) -> String {
     }
 }
 
-/// The colour of a status: green ok, yellow noisy or unstable, red failed.
+/// The colour of a status: green ok, yellow a measured point with a marked value, red failed.
 fn status_colour(s: Status) -> &'static str {
     match s {
         Status::Ok => "32",
         Status::Noisy | Status::Unstable => "33",
         _ => "31",
+    }
+}
+
+/// What a point's line calls its status: `ok`; the cause of its worst marked value (`placement`,
+/// `processes`, `noisy`: [`marks`]) where results.csv says `unstable` or `noisy`; or why it
+/// failed (`run_failed`, `timeout`, ...).
+fn status_word(row: &Row, marked: &[(&str, Mark, Option<f64>)]) -> &'static str {
+    match marked.first() {
+        Some(m) if row.status.measured() => m.1.word(),
+        // No metric of it marked (or a row without statuses per metric): the row's own token.
+        _ => row.status.as_str(),
     }
 }
 
@@ -139,16 +151,19 @@ const STATUS: usize = 12;
 
 /// One point's line, its status right-aligned first (as cargo-nextest's):
 /// `          ok [ 3/20] threads=3   saw 3.000 GFLOP/s ± 0.1 %   elapsed 0.6 s, eta 3.4 s`;
-/// a failed point's has no reading and ends with its error.
+/// a point with marked values ends with them (`   placement [ 4/20] ...   placement: saw 25 %`,
+/// [`marked_by`]); a failed point's has no reading and ends with its error.
 fn point_line(
     row: &Row,
+    target: f64,
     headline: Option<&Headline>,
     at: Position,
     widths: &mut Widths,
     colour: bool,
 ) -> String {
     let n = at.total.to_string().len();
-    let status = format!("{:>STATUS$}", row.status.as_str());
+    let marked = row_marks(row, target);
+    let status = format!("{:>STATUS$}", status_word(row, &marked));
     let label = row.point.label();
     widths.label = widths.label.max(label.chars().count());
     let reading = if row.status.measured() {
@@ -172,41 +187,47 @@ fn point_line(
     if !row.error.is_empty() {
         line += "   ";
         line += &row.error;
-    } else if let Some(which) = marked_by(row) {
+    } else if let Some(which) = marked_by(&marked) {
         line += "   ";
         line += &which;
     }
     line
 }
 
-/// Which metrics make a measured point noisy or unstable (the row's status is the worst of its
-/// metrics' own): `unstable: global_all_grid, global_even_grid +2`; `None` for an ok point, or
-/// where the row has no status per metric.
-fn marked_by(row: &Row) -> Option<String> {
-    if !matches!(row.status, Status::Noisy | Status::Unstable) {
-        return None;
+/// Which metrics mark a measured point, by cause, with how much, the largest first:
+/// `placement: global_all_grid 69 %, global_even_grid 52 % +2; noisy: shared_x ± 1.3 %`; `None`
+/// where none does.
+fn marked_by(marked: &[(&str, Mark, Option<f64>)]) -> Option<String> {
+    let mut groups = Vec::new();
+    for mark in Mark::ALL {
+        let of: Vec<String> = marked
+            .iter()
+            .filter(|m| m.1 == mark)
+            .map(|(name, _, amount)| match (mark, amount) {
+                (Mark::Noisy, Some(a)) => format!("{name} ± {}", share(*a)),
+                (_, Some(a)) => format!("{name} {}", share(*a)),
+                (_, None) => name.to_string(),
+            })
+            .collect();
+        if of.is_empty() {
+            continue;
+        }
+        let (shown, more) = of.split_at(of.len().min(2));
+        let mut group = format!("{}: {}", mark.word(), shown.join(", "));
+        if !more.is_empty() {
+            group += &format!(" +{}", more.len());
+        }
+        groups.push(group);
     }
-    let names: Vec<&str> = row
-        .statuses
-        .iter()
-        .filter(|(_, s)| **s == row.status)
-        .map(|(m, _)| m.as_str())
-        .collect();
-    let (shown, more) = names.split_at(names.len().min(2));
-    if shown.is_empty() {
-        return None;
-    }
-    let mut out = format!("{}: {}", row.status.as_str(), shown.join(", "));
-    if !more.is_empty() {
-        out += &format!(" +{}", more.len());
-    }
-    Some(out)
+    (!groups.is_empty()).then(|| groups.join("; "))
 }
 
 /// What the terminal shows of a run; see the module's doc.
 pub struct Terminal {
     quiet: bool,
     headline: Option<Headline>,
+    /// The run's confidence target, which tells placement from processes.
+    target: f64,
     /// Colour on stderr (the point lines) and on stdout (the closing summary).
     colour: (bool, bool),
     bar: Option<ProgressBar>,
@@ -225,6 +246,7 @@ impl Terminal {
         Terminal {
             quiet,
             headline: spec.headline().map(Headline::of),
+            target: spec.target_rel_ci(),
             colour: (
                 colour_wanted(std::io::stderr().is_terminal(), no_color.as_deref()),
                 colour_wanted(std::io::stdout().is_terminal(), no_color.as_deref()),
@@ -346,6 +368,7 @@ impl Reporter for Terminal {
                 };
                 let line = point_line(
                     row,
+                    self.target,
                     self.headline.as_ref(),
                     at,
                     &mut self.widths,
@@ -428,5 +451,58 @@ mod tests {
         assert_eq!(percent(0.0004), "0.04 %");
         assert_eq!(percent(0.0123), "1.2 %");
         assert_eq!(percent(0.0), "0.0 %");
+    }
+
+    #[test]
+    fn a_point_line_names_its_marked_metrics_by_cause_the_largest_first() {
+        let mut row = Row {
+            point: crate::points::Point {
+                index: 0,
+                id: "p".into(),
+                values: vec![("threads".into(), crate::spec::Value::Int(58))],
+            },
+            status: Status::Unstable,
+            statuses: Default::default(),
+            values: Default::default(),
+            build_s: 0.0,
+            run_s: 0.0,
+            cached: false,
+            gpu: Default::default(),
+            error: String::new(),
+        };
+        // (metric, status, spread over placements, rel_ci)
+        for (m, st, spread, ci) in [
+            ("global_all_grid", Status::Unstable, 0.69, 0.001),
+            ("global_even_grid", Status::Unstable, 0.72, 0.001),
+            ("global_all_1blk", Status::Unstable, 0.12, 0.001),
+            ("shared_nc_grid", Status::Ok, 0.003, 0.001),
+            ("shared_x", Status::Noisy, 0.003, 0.013),
+        ] {
+            row.statuses.insert(m.into(), st);
+            row.values.insert(format!("{m}_spread"), spread);
+            row.values.insert(format!("{m}_rel_ci"), ci);
+        }
+        let at = Position {
+            done: 58,
+            total: 512,
+            elapsed: 40.0,
+        };
+        let line = point_line(&row, 0.007, None, at, &mut Widths::default(), false);
+        assert!(
+            line.starts_with("   placement [ 58/512] threads=58"),
+            "{line}"
+        );
+        assert!(
+            line.ends_with("   placement: global_even_grid 72 %, global_all_grid 69 % +1; noisy: shared_x ± 1.3 %"),
+            "{line}"
+        );
+        // Every metric ok: `ok` and nothing after the times.
+        for st in row.statuses.values_mut() {
+            *st = Status::Ok;
+        }
+        row.status = Status::Ok;
+        let line = point_line(&row, 0.007, None, at, &mut Widths::default(), false);
+        assert!(line.starts_with("          ok [ 58/512]"), "{line}");
+        assert!(line.ends_with("eta 5 min 13 s"), "{line}");
     }
 }

@@ -19,10 +19,13 @@ use super::{escape, series_svg, ChartError, ReportError};
 use crate::analyze::controls::BetweenProcesses;
 use crate::analyze::reading::{human, percent};
 use crate::analyze::{analyze_run, Analysis, AnalyzeError, AnalyzeOptions};
+use crate::events::marks::{self, Mark, Tally};
 use crate::events::{Event, Reporter};
+use crate::store::Status;
 use crate::store::{self, Cell, Manifest, RunDir, StoreError, Table};
 use findings::{contents, findings};
 use identity::{description, machine};
+use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -148,14 +151,15 @@ pub fn page(run_dir: &Path) -> Result<String, StoreError> {
     let views = Views::of(&read);
     let footer = super::footer(run_dir);
     let figures = figures(&views, &read, footer.as_deref());
-    findings(&mut h, &views, &figures, &run);
+    let (tally, rows) = tally(&run);
+    findings(&mut h, &views, &figures, &run, &tally);
     let between = views
         .analyses()
         .first()
         .and_then(|a| a.between_processes.as_ref());
     contents(&mut h, &figures, between.is_some());
     machine(&mut h, m);
-    progress(&mut h, &run);
+    progress(&mut h, &run, &tally, &rows);
     if let Some(b) = between {
         between_processes(&mut h, b);
     }
@@ -174,11 +178,26 @@ pub fn page(run_dir: &Path) -> Result<String, StoreError> {
             table_rows(&mut h, a);
         }
         h.push_str("</table>\n");
-        // Each series counts the points its own metric marks (not the row's status).
+        // Each series counts the values its own metric marks (not the row's status), by cause.
         if let Some(first) = analyses.first() {
-            let marked = first.marked_sentence(|name| format!("<code>{}</code>", escape(name)));
+            let marked: Vec<String> = first
+                .series
+                .iter()
+                .filter_map(|s| {
+                    let m = marks::series_sentence(s, &tally)?;
+                    Some(format!(
+                        "<code>{}</code> {}",
+                        escape(&s.name),
+                        no_break(&escape(&m))
+                    ))
+                })
+                .collect();
             if !marked.is_empty() {
-                let _ = writeln!(h, "<p>{marked}</p>");
+                let _ = writeln!(
+                    h,
+                    "<p>Values marked by their own metric: {}.</p>",
+                    marked.join("; ")
+                );
             }
         }
         hover::script(&mut h, analyses, &figures);
@@ -322,40 +341,48 @@ fn between_processes(h: &mut String, between: &[BetweenProcesses]) {
     h.push_str("</table>\n");
 }
 
-/// Points done by status, and every point that failed with its reason and log files.
-fn progress(h: &mut String, run: &Run) {
+/// Points done, measured and failed (by why), the values marked per cause with what each cause
+/// means and how results.csv writes it (the terminal's words, [`crate::events::marks`]), and every
+/// point that failed with its reason and log files.
+fn progress(h: &mut String, run: &Run, tally: &Tally, rows: &BTreeMap<Status, usize>) {
     let t = &run.results;
-    let status = t.column(store::schema::STATUS_COLUMN);
-    let mut counts: Vec<(String, usize)> = Vec::new();
-    for r in &t.rows {
-        let s = status.map_or(String::new(), |c| cell_text(&r[c]));
-        match counts.iter_mut().find(|(k, _)| *k == s) {
-            Some((_, n)) => *n += 1,
-            None => counts.push((s, 1)),
-        }
-    }
-    let by_status = counts
+    let measured: usize = rows
         .iter()
-        .map(|(k, n)| format!("{n} {}", escape(k)))
-        .collect::<Vec<_>>()
-        .join(", ");
+        .filter(|(s, _)| s.measured())
+        .map(|(_, n)| n)
+        .sum();
+    let failed = t.rows.len() - measured;
+    let why: Vec<String> = rows
+        .iter()
+        .filter(|(s, _)| !s.measured())
+        .map(|(s, n)| format!("{} {}", marks::count(*n), s.as_str()))
+        .chain(
+            // A status cell no reader knows (a CSV edited by hand): named as it is.
+            unknown_statuses(run)
+                .into_iter()
+                .map(|(k, n)| format!("{} {}", marks::count(n), escape(&k))),
+        )
+        .collect();
     let _ = writeln!(
         h,
-        "<h2 id=\"progress\">Progress</h2>\n<p>{} of {} points done{}.</p>",
-        t.rows.len(),
-        run.manifest.points_total,
-        if by_status.is_empty() {
+        "<h2 id=\"progress\">Progress</h2>\n<p>{} of {} points done: {} measured, {} failed{}.</p>",
+        marks::count(t.rows.len()),
+        marks::count(run.manifest.points_total),
+        marks::count(measured),
+        marks::count(failed),
+        if why.is_empty() {
             String::new()
         } else {
-            format!(": {by_status}")
+            format!(" ({})", why.join(", "))
         }
     );
-    marked_by_metric(h, run);
+    marked_values(h, run, tally, rows);
     let failed = failed_rows(run);
     if failed.is_empty() {
         return;
     }
     let id = t.column(store::schema::POINT_ID_COLUMN);
+    let status = t.column(store::schema::STATUS_COLUMN);
     let err = t.column(store::schema::ERROR_COLUMN);
     h.push_str(
         "<table><tr><th>point</th><th>axes</th><th>status</th><th>reason</th><th>logs</th></tr>\n",
@@ -401,66 +428,142 @@ fn failed_rows<'a>(run: &'a Run) -> Vec<&'a Vec<Cell>> {
         .collect()
 }
 
-/// Per metric, the points its own status marks unstable or noisy (`<metric>_status`, or
-/// `store::metric_status`'s reading of an older run), with what the words mean; nothing when none
-/// is marked.
-fn marked_by_metric(h: &mut String, run: &Run) {
-    use crate::store::{metric_status, metric_status_column, MetricCells, Status};
+/// The run's values, measured points × metrics, and those marked per cause (each metric's own
+/// status: `<metric>_status`, or `store::metric_status`'s reading of an older run; the cause from
+/// `_spread` and `_repeat_spread`), with the points counted by their row's status.
+fn tally(run: &Run) -> (Tally, BTreeMap<Status, usize>) {
+    use crate::store::{metric_status, metric_status_column, MetricCells};
     let t = &run.results;
     let target = run.target;
     let row_status = t.column(store::schema::STATUS_COLUMN);
-    let mut counts: Vec<(&str, usize, usize)> = Vec::new();
-    for m in &run.manifest.metrics {
-        let (own, spread, rel_ci) = (
-            t.column(&metric_status_column(&m.name)),
-            t.column(&format!("{}_spread", m.name)),
-            t.column(&format!("{}_rel_ci", m.name)),
-        );
-        let (mut noisy, mut unstable) = (0, 0);
-        for r in &t.rows {
-            let text = |c: Option<usize>| c.map(|c| cell_text(&r[c]));
-            let number = |c: Option<usize>| match c.map(|c| &r[c]) {
-                Some(Cell::Number(v)) => Some(*v),
-                _ => None,
-            };
-            let (row, own) = (text(row_status).unwrap_or_default(), text(own));
+    let columns: Vec<_> = run
+        .manifest
+        .metrics
+        .iter()
+        .map(|m| {
+            let stat = |what: &str| t.column(&format!("{}_{what}", m.name));
+            (
+                m.name.as_str(),
+                t.column(&metric_status_column(&m.name)),
+                stat("spread"),
+                stat("repeat_spread"),
+                stat("rel_ci"),
+            )
+        })
+        .collect();
+    let mut tally = Tally::default();
+    let mut rows = BTreeMap::new();
+    for r in &t.rows {
+        let text = |c: Option<usize>| c.map(|c| cell_text(&r[c]));
+        let number = |c: Option<usize>| match c.map(|c| &r[c]) {
+            Some(Cell::Number(v)) => Some(*v),
+            _ => None,
+        };
+        let row = text(row_status).unwrap_or_default();
+        if let Some(s) = Status::parse(&row) {
+            *rows.entry(s).or_insert(0) += 1;
+        }
+        for &(name, own, spread, repeat, rel_ci) in &columns {
+            let own = text(own);
             let cells = MetricCells {
                 row_status: &row,
                 own: own.as_deref(),
                 spread: number(spread),
                 rel_ci: number(rel_ci),
             };
-            match metric_status(cells, target) {
-                Some(Status::Noisy) => noisy += 1,
-                Some(Status::Unstable) => unstable += 1,
-                _ => {}
-            }
+            let Some(status) = metric_status(cells, target) else {
+                continue;
+            };
+            let mark = Mark::of(status, number(spread), number(repeat), target).map(|m| {
+                let amount = match m {
+                    Mark::Placement => number(spread),
+                    Mark::Processes => number(repeat),
+                    Mark::Noisy => number(rel_ci),
+                };
+                (m, amount)
+            });
+            tally.add(name, mark);
         }
-        counts.push((&m.name, noisy, unstable));
     }
-    for (word, means, pick) in [
-        (
-            "unstable",
-            crate::store::UNSTABLE_MEANS,
-            (|c: &(&str, usize, usize)| c.2) as fn(&(&str, usize, usize)) -> usize,
-        ),
-        ("noisy", crate::store::NOISY_MEANS, |c| c.1),
-    ] {
-        let listed: Vec<String> = counts
+    (tally, rows)
+}
+
+/// Status cells that are no status (a CSV edited by hand), with their counts.
+fn unknown_statuses(run: &Run) -> Vec<(String, usize)> {
+    let t = &run.results;
+    let Some(status) = t.column(store::schema::STATUS_COLUMN) else {
+        return Vec::new();
+    };
+    let mut out: Vec<(String, usize)> = Vec::new();
+    for s in t.rows.iter().map(|r| cell_text(&r[status])) {
+        if Status::parse(&s).is_some() {
+            continue;
+        }
+        match out.iter_mut().find(|(k, _)| *k == s) {
+            Some((_, n)) => *n += 1,
+            None => out.push((s, 1)),
+        }
+    }
+    out
+}
+
+/// The values marked, per cause and per metric (the most first), in the terminal's words: `1,192
+/// of 6,144 values vary with buffer placement (8 of 12 metrics): global_even_grid 265, up to 72 %,
+/// ...; 0 noisy`, then what each cause means and how results.csv writes it.
+fn marked_values(h: &mut String, run: &Run, tally: &Tally, rows: &BTreeMap<Status, usize>) {
+    if tally.values == 0 {
+        return;
+    }
+    let mut clauses = tally.clauses();
+    for (clause, mark) in clauses.iter_mut().zip(
+        [Mark::Placement, Mark::Processes, Mark::Noisy]
+            .into_iter()
+            .filter(|m| *m != Mark::Processes || tally.count(Mark::Processes) > 0),
+    ) {
+        let mut by: Vec<(&str, usize, f64)> = tally
+            .metrics
             .iter()
-            .filter(|c| pick(c) > 0)
-            .map(|c| format!("<code>{}</code> {}", escape(c.0), pick(c)))
+            .map(|m| {
+                (
+                    m.metric.as_str(),
+                    m.count[mark as usize],
+                    m.largest[mark as usize],
+                )
+            })
+            .filter(|m| m.1 > 0)
             .collect();
-        if !listed.is_empty() {
-            let _ = writeln!(
-                h,
-                "<p>{} points by metric (each metric's own status): {} <em>({word}: {})</em>.</p>",
-                word[..1].to_uppercase() + &word[1..],
-                listed.join(", "),
-                escape(means)
-            );
+        by.sort_by_key(|m| std::cmp::Reverse(m.1));
+        *clause = escape(clause);
+        if !by.is_empty() {
+            let listed: Vec<String> = by
+                .iter()
+                .map(|(m, n, largest)| {
+                    let up_to = if *largest > 0.0 {
+                        format!(", up to {}", no_break(&marks::share(*largest)))
+                    } else {
+                        String::new()
+                    };
+                    format!("<code>{}</code> {}{up_to}", escape(m), marks::count(*n))
+                })
+                .collect();
+            *clause += &format!(": {}", listed.join("; "));
         }
     }
+    let _ = writeln!(h, "<p>{}.</p>", clauses.join(". "));
+    let notes: Vec<String> = tally
+        .legend(run.target)
+        .into_iter()
+        .chain(tally.csv_line(rows))
+        .map(|l| no_break(&code_spans(&escape(&l))))
+        .collect();
+    if !notes.is_empty() {
+        let _ = writeln!(h, "<p class=\"what\">{}.</p>", notes.join(". "));
+    }
+}
+
+/// `text` with a percent sign kept on its number's line (`31&nbsp;%`).
+pub(super) fn no_break(text: &str) -> String {
+    text.replace(" %", "&nbsp;%")
 }
 
 fn cell_text(c: &Cell) -> String {
