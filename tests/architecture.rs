@@ -170,11 +170,9 @@ fn the_read_side_imports_without_loops() {
     let graph = imports();
     let found = loops(&graph);
     // The write side's front still loops (the spec checks its names against the store's
-    // columns and reads profile files; the store and the profiles take the spec's types), and
-    // the live report is a reporter of the driver's events whose terminal reporter formats
-    // values as the charts do. Neither passes through analyze, compare, export or merge.
+    // columns and reads profile files; the store and the profiles take the spec's types). It
+    // does not pass through analyze, compare, export or merge.
     let known: Vec<BTreeSet<String>> = vec![
-        ["events", "report"].map(String::from).into(),
         ["overrides", "parse", "points", "profile", "spec", "store"]
             .map(String::from)
             .into(),

@@ -8,7 +8,7 @@
 use super::closing::{closing, one_line};
 use super::{Event, Reporter};
 use crate::analyze::Analysis;
-use crate::report::format_value;
+use crate::units::format_value;
 use crate::spec::{Metric, MetricSource, Spec};
 use crate::store::{Row, Status};
 use indicatif::{ProgressBar, ProgressStyle};
