@@ -22,6 +22,7 @@ pub mod profile;
 pub mod render;
 pub mod report;
 pub mod run;
+pub mod schema;
 pub mod slurm;
 pub mod spec;
 pub mod store;

@@ -78,17 +78,6 @@ pub fn honours_gate(binary: &Path) -> bool {
         .unwrap_or(false)
 }
 
-/// The last non-empty line of the program's stderr, for one-line messages.
-pub fn last_error_line(point_dir: &Path) -> Option<String> {
-    // Its last 64 KiB: what a failing program says last, however much it printed before.
-    let (text, _) = crate::parse::read_part(&point_dir.join(STDERR), 64 << 10, true)?;
-    text.lines()
-        .rev()
-        .map(str::trim)
-        .find(|l| !l.is_empty())
-        .map(|l| l.chars().take(200).collect())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -113,7 +113,7 @@ fn finish(spec: &Spec, b: &Built, started: Launched) -> Ran {
     } else if !outcome.success() {
         Err(PointError::Failed {
             outcome,
-            last_error: run::last_error_line(&b.dir),
+            last_error: parse::last_error_line(&stderr_path),
             stderr: stderr_path,
         })
     } else if !parsed.missing.is_empty() {

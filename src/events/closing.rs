@@ -6,8 +6,8 @@ use super::terminal::{duration, paint, run_time};
 use super::Summary;
 use crate::analyze::reading::human;
 use crate::analyze::Analysis;
-use crate::units::format_value;
 use crate::store::Status;
+use crate::units::format_value;
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 

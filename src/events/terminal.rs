@@ -8,9 +8,9 @@
 use super::closing::{closing, one_line};
 use super::{Event, Reporter};
 use crate::analyze::Analysis;
-use crate::units::format_value;
 use crate::spec::{Metric, MetricSource, Spec};
 use crate::store::{Row, Status};
+use crate::units::format_value;
 use indicatif::{ProgressBar, ProgressStyle};
 use std::ffi::OsStr;
 use std::io::IsTerminal;
