@@ -14,19 +14,10 @@ pub const STDERR: &str = "stderr.txt";
 /// four at once; docs/measurements.md).
 pub const TIMING_CORE_CONNECTIONS: &str = "1";
 
-/// The file whose lock keeps CUDA context creation and measurement apart on one GPU: the timing
-/// core holds it (flock) while it measures and while it creates its context, so a program started
-/// early never creates its context while another measures. One per GPU (or the host), in the run
-/// folder, as an absolute path: the program runs in its point's folder.
-pub fn measure_lock(run_dir: &Path, gpu_index: Option<&str>) -> std::path::PathBuf {
-    let lock = run_dir.join(format!("measure-{}.lock", gpu_index.unwrap_or("host")));
-    std::path::absolute(&lock).unwrap_or(lock)
-}
-
 /// The program's command: the binary and the spec's `args`, in the point's folder, with the
 /// spec's environment (its `[timing]` included) and, when a GPU is named, only that GPU visible.
 /// A timing-core program (one that honours the start gate) is given its GPU's `measure_lock`
-/// (`SWEEP_MEASURE_LOCK`, see [`measure_lock`]) and gets [`TIMING_CORE_CONNECTIONS`].
+/// (`SWEEP_MEASURE_LOCK`, see [`crate::store::RunDir::measure_lock`]) and gets [`TIMING_CORE_CONNECTIONS`].
 pub fn command(
     spec: &Spec,
     binary: &Path,

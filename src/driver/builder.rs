@@ -240,7 +240,7 @@ pub fn build_only(
                 let Some(p) = points.get(next.fetch_add(1, Ordering::SeqCst)) else {
                     break;
                 };
-                let b = ctx.build(p.clone(), dir.join(store::POINTS).join(&p.id));
+                let b = ctx.build(p.clone(), store::RunDir::new(&dir).point(&p.id));
                 if let Ok(mut r) = report.lock() {
                     match &b.binary {
                         Ok(_) if b.cached => r.cached += 1,

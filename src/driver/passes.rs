@@ -113,7 +113,7 @@ impl Session<'_> {
         }
         let controls = passes == 1 && spec.control_every > 0;
         if controls {
-            let path = self.run_dir.join(store::CONTROLS);
+            let path = store::RunDir::new(&self.run_dir).controls();
             store::read_rows(&path, &header)?;
             let c = CsvSink::open(&path, header.clone(), dialect)?;
             csvs.push(CsvWriter::new(c, Rows::Controls));
@@ -252,7 +252,7 @@ impl Session<'_> {
 
     /// The control re-runs made so far (rows of `controls.csv`): numbers the next one's folder.
     fn controls_made(&self) -> usize {
-        std::fs::read_to_string(self.run_dir.join(store::CONTROLS))
+        std::fs::read_to_string(store::RunDir::new(&self.run_dir).controls())
             .map_or(0, |t| t.lines().count().saturating_sub(1))
     }
 
@@ -279,7 +279,7 @@ impl Session<'_> {
                         break;
                     };
                     let point = todo[i].clone();
-                    let dir = shared.run_dir.join(store::POINTS).join(&point.id);
+                    let dir = store::RunDir::new(&shared.run_dir).point(&point.id);
                     let built = ctx.build(point, dir);
                     emit(Event::Built {
                         point: &built.point,

@@ -99,7 +99,7 @@ fn resumable(
 
 /// Holds `<run>/run.lock` (see [`gpu::lock_file`]) for the run.
 pub(super) fn lock_run(run_dir: &Path, holder: &str) -> Result<HeldLock, DriverError> {
-    gpu::lock_file(run_dir.join("run.lock"), holder, false).map_err(|e| match e {
+    gpu::lock_file(store::RunDir::new(run_dir).lock(), holder, false).map_err(|e| match e {
         gpu::LockError::Io { path, source } => store::StoreError::Write {
             path,
             cause: source.into(),

@@ -186,7 +186,7 @@ impl<'s> Session<'s> {
                 .into());
             }
         };
-        let csv_path = run_dir.join(store::RESULTS);
+        let csv_path = store::RunDir::new(&run_dir).results();
         let done = store::read_done(&csv_path, &header)?;
         let results = CsvSink::open(&csv_path, header.clone(), manifest.dialect)?;
         manifest.state = store::RunState::Running;
@@ -239,7 +239,7 @@ impl<'s> Session<'s> {
         // `recheck` (one pass only): points whose samples fell into two groups are held in
         // passes/recheck.csv and measured in more processes after the pass (recheck.rs).
         if self.spec.repeat > 1 || rechecking {
-            let dir = self.run_dir.join("passes");
+            let dir = store::RunDir::new(&self.run_dir).passes();
             std::fs::create_dir_all(&dir).map_err(|e| store::StoreError::Write {
                 path: dir.clone(),
                 cause: e.into(),
@@ -268,7 +268,7 @@ impl<'s> Session<'s> {
 
     /// Where the run's rows are.
     pub(super) fn csv_path(&self) -> PathBuf {
-        self.run_dir.join(store::RESULTS)
+        store::RunDir::new(&self.run_dir).results()
     }
 
     /// The run is over, as its passes left it (`ran`): its manifest's last word (`finished`
@@ -342,7 +342,10 @@ impl<'s> Session<'s> {
 }
 
 fn count_statuses(csv: &Path, header: &[String]) -> BTreeMap<String, usize> {
-    let col = header.iter().position(|c| c == "status").unwrap_or(0);
+    let col = header
+        .iter()
+        .position(|c| c == store::schema::STATUS_COLUMN)
+        .unwrap_or(0);
     let mut counts = BTreeMap::new();
     for fields in store::read_done(csv, header).unwrap_or_default().values() {
         *counts.entry(fields[col].clone()).or_insert(0) += 1;
