@@ -17,7 +17,8 @@ pub const TIMING_CORE_CONNECTIONS: &str = "1";
 /// The program's command: the binary and the spec's `args`, in the point's folder, with the
 /// spec's environment (its `[timing]` included) and, when a GPU is named, only that GPU visible.
 /// A timing-core program (one that honours the start gate) is given its GPU's `measure_lock`
-/// (`SWEEP_MEASURE_LOCK`, see [`crate::store::RunDir::measure_lock`]) and gets [`TIMING_CORE_CONNECTIONS`].
+/// (`SWEEP_MEASURE_LOCK`, see `store::RunDir::measure_lock`) and gets
+/// [`TIMING_CORE_CONNECTIONS`].
 pub fn command(
     spec: &Spec,
     binary: &Path,

@@ -2,7 +2,7 @@
 //! run ahead of the runners) and `sweep build` (builds only).
 
 use super::outcome::PointError;
-use super::{plan, preflight, DriverError, Options};
+use super::{plan, preflight, BuildOptions, DriverError};
 use crate::cache::{self, Cache};
 use crate::compile::{self, Toolchain};
 use crate::events::Clock;
@@ -195,7 +195,7 @@ pub fn sample(points: Vec<Point>, n: usize) -> Vec<Point> {
 /// `sweep build`: compiles every point (or a `sample` of them) into the cache (no GPU needed).
 pub fn build_only(
     spec: &Spec,
-    opts: &Options,
+    opts: &BuildOptions,
     sample_n: Option<usize>,
 ) -> Result<BuildReport, DriverError> {
     let wall = Instant::now();

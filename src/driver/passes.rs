@@ -46,7 +46,7 @@ pub(super) fn run_all(
     emit: &(dyn Fn(Event) + Sync),
 ) -> Result<(), DriverError> {
     for (i, pass) in plan(session.spec).into_iter().enumerate() {
-        if i > 0 && session.opts.cancel.is_cancelled() {
+        if i > 0 && session.opts.build.cancel.is_cancelled() {
             break;
         }
         let Some(setup) = session.setup(pass)? else {
@@ -189,7 +189,7 @@ impl Session<'_> {
         let (spec, opts, todo) = (self.spec, self.opts, &setup.todo);
         let runners = self.gpus.len().max(1);
         let owner = if runners > 1 {
-            points::assign(todo, runners, opts.split, &points::x_axis(spec))
+            points::assign(todo, runners, opts.build.split, &points::x_axis(spec))
         } else {
             vec![0; todo.len()]
         };
@@ -217,7 +217,7 @@ impl Session<'_> {
                 total: self.manifest.points_total,
                 todo: todo.len() + self.held.len(),
                 resumed: self.resumed,
-                jobs: opts.jobs,
+                jobs: opts.build.jobs,
                 gpus: &gpus,
                 pass: (passes > 1).then_some((index + 1, passes)),
             }),
@@ -236,7 +236,7 @@ impl Session<'_> {
             controls: setup.controls,
             controls_made: AtomicUsize::new(self.controls_made()),
             halt: &self.halt,
-            cancel: &opts.cancel,
+            cancel: &opts.build.cancel,
             rest: self.rest,
         };
         self.execute(&shared, todo, &owner);
@@ -267,7 +267,7 @@ impl Session<'_> {
             .map(|_| mpsc::channel::<(usize, Built)>())
             .unzip();
         std::thread::scope(|s| {
-            for _ in 0..self.opts.jobs.max(1) {
+            for _ in 0..self.opts.build.jobs.max(1) {
                 let senders = senders.clone();
                 let (plan, next_build) = (&plan, &next_build);
                 s.spawn(move || loop {

@@ -134,6 +134,16 @@ impl RunDir {
             .filter(|d| d.is_run() && csv.file_name().is_some())
     }
 
+    /// The results CSV that `path` names where one is expected: a run folder's `results.csv`
+    /// (whether or not it has one yet), else `path` itself.
+    pub fn results_of(path: &Path) -> PathBuf {
+        match RunDir::locate(path) {
+            Located::Csv { csv, .. } => csv,
+            _ if path.is_dir() => RunDir::new(path).results(),
+            _ => path.to_path_buf(),
+        }
+    }
+
     /// What `path` stands for: a run folder stands for its `results.csv`; a file is a CSV.
     pub fn locate(path: &Path) -> Located {
         if path.is_dir() {
