@@ -19,6 +19,7 @@ pub mod overrides;
 pub mod parse;
 pub mod points;
 pub mod profile;
+pub mod project;
 pub mod render;
 pub mod report;
 pub mod run;

@@ -528,16 +528,9 @@ fn slurm(spec: &Path, req: sweep::slurm::Request, submit: bool) -> Result<i32, C
     Ok(exit::OK)
 }
 
+/// `sweep list`: the benches and sweeps of the project in `dir`.
 fn list(dir: &Path) {
-    let benches: Vec<_> = walkdir::WalkDir::new(dir.join("cuda"))
-        .min_depth(1)
-        .max_depth(1)
-        .sort_by_file_name()
-        .into_iter()
-        .filter_map(Result::ok)
-        .filter(|e| e.file_type().is_dir() && e.file_name() != "common")
-        .filter_map(|e| sweep::render::Bench::open(e.path()).ok())
-        .collect();
+    let benches = sweep::project::benches(dir);
     println!("benches ({}):", benches.len());
     for b in &benches {
         let templates: Vec<String> = b
@@ -552,21 +545,13 @@ fn list(dir: &Path) {
             templates.join(", ")
         );
     }
-    let specs: Vec<_> = walkdir::WalkDir::new(dir.join("sweeps"))
-        .sort_by_file_name()
-        .into_iter()
-        .filter_map(Result::ok)
-        .filter(|e| e.path().extension().is_some_and(|x| x == "toml"))
-        .collect();
-    println!("sweeps ({}):", specs.len());
-    for e in specs {
-        let line = match Spec::load(e.path()) {
-            Ok(s) => match sweep::points::expand(&s) {
-                Ok(p) => format!("bench {:<14} {} points", s.bench, p.len()),
-                Err(err) => format!("error: {}", super::error::one_line(&err.to_string())),
-            },
+    let sweeps = sweep::project::sweeps(dir);
+    println!("sweeps ({}):", sweeps.len());
+    for s in sweeps {
+        let line = match s.read {
+            Ok((bench, n)) => format!("bench {bench:<14} {n} points"),
             Err(err) => format!("error: {}", super::error::one_line(&err.to_string())),
         };
-        println!("  {:<28} {line}", e.path().display());
+        println!("  {:<28} {line}", s.path.display());
     }
 }

@@ -97,3 +97,66 @@ pub fn make(
         note,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fixture(run: &str) -> PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/h100")
+            .join(run)
+            .join(crate::store::RESULTS)
+    }
+
+    fn names(files: &[PathBuf], out: &Path) -> Vec<String> {
+        files
+            .iter()
+            .map(|f| f.strip_prefix(out).unwrap().display().to_string())
+            .collect()
+    }
+
+    /// Each command's share of the one flow: analyze writes the analysis only, plot the charts
+    /// only, the end of a run both; categories get bars and no analysis, and no overlay.
+    #[test]
+    fn each_command_makes_its_part_of_the_one_flow() {
+        let opts = AnalyzeOptions::default();
+        let tmp = tempfile::tempdir().unwrap();
+        let out = tmp.path();
+        let made = make(&fixture("aos_soa"), &opts, Some(out), Make::Analysis).unwrap();
+        assert!(made.analysis.is_some() && made.note.is_none());
+        assert_eq!(
+            names(&made.files, out),
+            ["analysis.json", "analysis.csv", "analysis.md"]
+        );
+        let look = Look::default();
+        let charts = Make::Charts {
+            look: &look,
+            metrics: &[],
+        };
+        let made = make(&fixture("aos_soa"), &opts, Some(out), charts).unwrap();
+        let files = names(&made.files, out);
+        assert!(!files.is_empty(), "charts");
+        assert!(files.iter().all(|f| f.starts_with("charts/")), "{files:?}");
+
+        let made = make(
+            &fixture("l1_cache"),
+            &opts,
+            Some(out),
+            Make::AnalysisAndCharts,
+        )
+        .unwrap();
+        assert!(made.analysis.is_none(), "categories only: no curve");
+        let files = names(&made.files, out);
+        assert!(
+            files.contains(&"charts/l1_cache_gb_per_s.svg".to_string()),
+            "{files:?}"
+        );
+        let overlay = Make::Charts {
+            look: &look,
+            metrics: &["l1_cache".to_string(), "memcpy_d2d".to_string()],
+        };
+        let e = make(&fixture("l1_cache"), &opts, Some(out), overlay).unwrap_err();
+        assert!(matches!(e, MakeError::MetricsOnBars), "{e}");
+    }
+}
