@@ -8,7 +8,7 @@
 //! overrides the manifest lists.
 
 use crate::spec::{Spec, SpecError};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// The overrides, as given.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -83,14 +83,114 @@ impl Overrides {
     }
 }
 
+/// An argument of `-a`, `--set` or `--timing` that is not `KEY=VALUE`.
+#[derive(Debug, thiserror::Error)]
+#[error("`{arg}` is not KEY=VALUE (hint: e.g. threads=17:80)")]
+pub struct NotKeyValue {
+    pub arg: String,
+}
+
 /// `KEY=VALUE` as clap hands it over; the error names the argument.
-pub fn key_value(s: &str) -> Result<(String, String), String> {
+pub fn key_value(s: &str) -> Result<(String, String), NotKeyValue> {
     match s.split_once('=') {
         Some((k, v)) if !k.trim().is_empty() && !v.trim().is_empty() => {
             Ok((k.trim().to_string(), v.trim().to_string()))
         }
-        _ => Err(format!("`{s}` is not KEY=VALUE (hint: e.g. threads=17:80)")),
+        _ => Err(NotKeyValue { arg: s.to_string() }),
     }
+}
+
+/// Why a spec with overrides does not load: the spec's own error, or an override that does not
+/// apply to it.
+#[derive(Debug, thiserror::Error)]
+pub enum OverridesError {
+    #[error(transparent)]
+    Spec(Box<SpecError>),
+    #[error("{path}: {source}")]
+    Bad {
+        path: PathBuf,
+        #[source]
+        source: BadOverride,
+    },
+}
+
+impl From<SpecError> for OverridesError {
+    fn from(e: SpecError) -> Self {
+        OverridesError::Spec(Box::new(e))
+    }
+}
+
+/// Why the overrides cannot be applied to a spec ([`OverridesError::Bad`] adds the spec's path):
+/// each names the argument, and a hint.
+#[derive(Debug, thiserror::Error)]
+pub enum BadOverride {
+    /// The spec's own text is no TOML (the file alone would say where).
+    #[error("{}", source.message())]
+    Toml {
+        #[source]
+        source: toml::de::Error,
+    },
+    #[error(
+        "`-a {name}={value}`: the spec has no axis `{name}` (hint: its axes are {})",
+        list(axes)
+    )]
+    NoAxis {
+        name: String,
+        value: String,
+        axes: Vec<String>,
+    },
+    #[error("`-a {name}={value}`: a bracket that is not closed (hint: {AXIS_FORMS}; quote the argument in the shell)")]
+    Bracket { name: String, value: String },
+    #[error("`-a {name}={value}`: a range takes integers LO:HI or LO:HI:STEP (hint: a list is V1,V2,...)")]
+    NotARange { name: String, value: String },
+    #[error(
+        "`-a {name}={value}`: an empty value in the list (hint: V1,V2,... with no empty item)"
+    )]
+    EmptyItem { name: String, value: String },
+    #[error("`-a {name}={value}`: axis `{name}` takes numbers, and `{item}` is not a finite number (hint: {AXIS_FORMS})")]
+    NotANumber {
+        name: String,
+        value: String,
+        item: String,
+    },
+    #[error("`--set {key}={value}`: [vars] `{key}` is a number, and `{value}` is not a finite one (hint: an integer or a float such as 4096 or 1.5e3)")]
+    VarNotNumber { key: String, value: String },
+    #[error(
+        "`--set {key}={value}`: the spec's [vars] has no `{key}` (hint: it has {})",
+        list(known)
+    )]
+    NoVar {
+        key: String,
+        value: String,
+        known: Vec<String>,
+    },
+    #[error("`--timing {key}={value}`: [timing] has no key `{key}` (hint: {})", TIMING_KEYS.join(", "))]
+    NoTimingKey { key: String, value: String },
+    /// The edited table cannot be written back as TOML.
+    #[error("{source}")]
+    Write {
+        #[source]
+        source: toml::ser::Error,
+    },
+    /// The edited spec is refused: the spec's error, less its `path:line: ` (the line is the
+    /// edited text's, which the user never saw).
+    #[error("with {args}: {}", unplaced(path, source))]
+    Edited {
+        args: String,
+        path: PathBuf,
+        #[source]
+        source: Box<SpecError>,
+    },
+}
+
+/// `e`'s message without its leading `path[:line]: `.
+fn unplaced(path: &Path, e: &SpecError) -> String {
+    let message = e.to_string();
+    let rest = message
+        .strip_prefix(&path.display().to_string())
+        .unwrap_or(&message);
+    let rest = rest.trim_start_matches(|c: char| c == ':' || c.is_ascii_digit());
+    rest.strip_prefix(' ').unwrap_or(rest).to_string()
 }
 
 /// A TOML scalar from the command line: an integer, a finite float, true/false, else a string
@@ -125,29 +225,26 @@ fn numeric_axis(axis: &toml::Table) -> bool {
 const AXIS_FORMS: &str = "a list V1,V2,... or [V1,V2,...], a range LO:HI[:STEP] or [LO:HI:STEP]";
 
 /// The values of `-a name=value`: a range (`[lo, hi]` or `[lo, hi, step]`, inclusive) or a list,
-/// in nvbench's forms too (`[32,64]`, `[1:64:8]`). A `numeric` axis takes numbers only. The error
-/// is the message, without the spec's path.
+/// in nvbench's forms too (`[32,64]`, `[1:64:8]`). A `numeric` axis takes numbers only.
 #[allow(clippy::type_complexity)]
 fn axis_values(
     name: &str,
     value: &str,
     numeric: bool,
-) -> Result<(Option<Vec<i64>>, Vec<toml::Value>), String> {
-    let arg = format!("`-a {name}={value}`");
+) -> Result<(Option<Vec<i64>>, Vec<toml::Value>), BadOverride> {
+    let (n, v) = (name.to_string(), value.to_string());
     let inner = match (value.strip_prefix('['), value.ends_with(']')) {
         (Some(rest), true) => rest.strip_suffix(']').unwrap_or(rest).trim(),
         (None, false) => value,
-        _ => {
-            return Err(format!(
-                "{arg}: a bracket that is not closed (hint: {AXIS_FORMS}; quote the argument in the shell)"
-            ))
-        }
+        _ => return Err(BadOverride::Bracket { name: n, value: v }),
     };
     let parts: Vec<&str> = inner.split(':').collect();
     let range_ints =
         || -> Option<Vec<i64>> { parts.iter().map(|p| p.trim().parse().ok()).collect() };
-    let not_a_range =
-        || format!("{arg}: a range takes integers LO:HI or LO:HI:STEP (hint: a list is V1,V2,...)");
+    let not_a_range = || BadOverride::NotARange {
+        name: n.clone(),
+        value: v.clone(),
+    };
     if parts.len() == 2 || parts.len() == 3 {
         return range_ints()
             .map(|r| (Some(r), Vec::new()))
@@ -158,16 +255,16 @@ fn axis_values(
     }
     let items: Vec<&str> = inner.split(',').map(str::trim).collect();
     if items.iter().any(|v| v.is_empty()) {
-        return Err(format!(
-            "{arg}: an empty value in the list (hint: V1,V2,... with no empty item)"
-        ));
+        return Err(BadOverride::EmptyItem { name: n, value: v });
     }
     let values: Vec<toml::Value> = items.iter().map(|v| scalar(v)).collect();
     if numeric {
         if let Some((item, _)) = items.iter().zip(&values).find(|(_, v)| !is_number(v)) {
-            return Err(format!(
-                "{arg}: axis `{name}` takes numbers, and `{item}` is not a finite number (hint: {AXIS_FORMS})"
-            ));
+            return Err(BadOverride::NotANumber {
+                name: n,
+                value: v,
+                item: item.to_string(),
+            });
         }
     }
     Ok((None, values))
@@ -177,7 +274,7 @@ fn axis_values(
 const AXIS_VALUE_KEYS: [&str; 4] = ["range", "step", "pow2", "values"];
 
 /// Reads the spec at `path` with the overrides applied.
-pub fn load(path: &Path, o: &Overrides) -> Result<Spec, SpecError> {
+pub fn load(path: &Path, o: &Overrides) -> Result<Spec, OverridesError> {
     let spec = Spec::load(path)?;
     if o.is_empty() {
         return Ok(spec);
@@ -186,14 +283,14 @@ pub fn load(path: &Path, o: &Overrides) -> Result<Spec, SpecError> {
 }
 
 /// The spec `text` (from `path`) with the overrides applied; the file must be valid on its own.
-pub fn apply(path: &Path, text: &str, o: &Overrides) -> Result<Spec, SpecError> {
-    let whole = |message: String| SpecError::Whole {
+pub fn apply(path: &Path, text: &str, o: &Overrides) -> Result<Spec, OverridesError> {
+    let whole = |source: BadOverride| OverridesError::Bad {
         path: path.to_path_buf(),
-        message,
+        source,
     };
     let mut table: toml::Table = text
         .parse()
-        .map_err(|e: toml::de::Error| whole(e.message().to_string()))?;
+        .map_err(|source| whole(BadOverride::Toml { source }))?;
     let axes: Vec<String> = table
         .get("axis")
         .and_then(|a| a.as_array())
@@ -213,10 +310,11 @@ pub fn apply(path: &Path, text: &str, o: &Overrides) -> Result<Spec, SpecError> 
             })
             .and_then(|t| t.as_table_mut())
         else {
-            return Err(whole(format!(
-                "`-a {name}={value}`: the spec has no axis `{name}` (hint: its axes are {})",
-                list(&axes)
-            )));
+            return Err(whole(BadOverride::NoAxis {
+                name: name.clone(),
+                value: value.clone(),
+                axes,
+            }));
         };
         let numeric = numeric_axis(axis);
         for k in AXIS_VALUE_KEYS {
@@ -245,9 +343,10 @@ pub fn apply(path: &Path, text: &str, o: &Overrides) -> Result<Spec, SpecError> 
                     Some(toml::Value::Integer(_) | toml::Value::Float(_))
                 );
                 if was_number && !is_number(&v) {
-                    return Err(whole(format!(
-                        "`--set {key}={value}`: [vars] `{key}` is a number, and `{value}` is not a finite one (hint: an integer or a float such as 4096 or 1.5e3)"
-                    )));
+                    return Err(whole(BadOverride::VarNotNumber {
+                        key: key.clone(),
+                        value: value.clone(),
+                    }));
                 }
                 vars.insert(key.clone(), v);
             }
@@ -255,19 +354,20 @@ pub fn apply(path: &Path, text: &str, o: &Overrides) -> Result<Spec, SpecError> 
                 let known: Vec<String> = vars
                     .map(|v| v.keys().cloned().collect())
                     .unwrap_or_default();
-                return Err(whole(format!(
-                    "`--set {key}={value}`: the spec's [vars] has no `{key}` (hint: it has {})",
-                    list(&known)
-                )));
+                return Err(whole(BadOverride::NoVar {
+                    key: key.clone(),
+                    value: value.clone(),
+                    known,
+                }));
             }
         }
     }
     for (key, value) in &o.timing {
         if !TIMING_KEYS.contains(&key.as_str()) {
-            return Err(whole(format!(
-                "`--timing {key}={value}`: [timing] has no key `{key}` (hint: {})",
-                TIMING_KEYS.join(", ")
-            )));
+            return Err(whole(BadOverride::NoTimingKey {
+                key: key.clone(),
+                value: value.clone(),
+            }));
         }
         let timing = table
             .entry("timing")
@@ -283,22 +383,20 @@ pub fn apply(path: &Path, text: &str, o: &Overrides) -> Result<Spec, SpecError> 
         "# {} with the command-line overrides: {}\n{}",
         path.display(),
         o.to_args().join(" "),
-        toml::to_string(&table).map_err(|e| whole(e.to_string()))?
+        toml::to_string(&table).map_err(|source| whole(BadOverride::Write { source }))?
     );
     let mut spec = Spec::parse(path, &edited).map_err(|e| {
-        // Line numbers of the edited text mean nothing to the user: drop `path[:line]: `.
-        let message = e.to_string();
-        let rest = message
-            .strip_prefix(&path.display().to_string())
-            .unwrap_or(&message);
-        let rest = rest.trim_start_matches(|c: char| c == ':' || c.is_ascii_digit());
-        let rest = rest.strip_prefix(' ').unwrap_or(rest);
-        whole(format!("with {}: {rest}", o.to_args().join(" ")))
+        whole(BadOverride::Edited {
+            args: o.to_args().join(" "),
+            path: path.to_path_buf(),
+            source: Box::new(e),
+        })
     })?;
     spec.overrides = o.to_args();
     Ok(spec)
 }
 
+/// `names` in backticks, or `none`.
 fn list(names: &[String]) -> String {
     if names.is_empty() {
         "none".to_string()
@@ -317,7 +415,7 @@ mod tests {
 
     const SPEC: &str = "# a comment\nbench = \"b\"\ncompiler = \"cc\"\n[vars]\nn = 1024\n[timing]\ntarget_rel_ci = 0.01\n[[axis]]\nname = \"threads\"\nrange = [1, 512]\n[[axis]]\nname = \"variant\"\nvalues = [\"naive\", \"shared\", \"padded\"]\n[[metric]]\npattern = \"mflops\"\n";
 
-    fn with(o: Overrides) -> Result<Spec, SpecError> {
+    fn with(o: Overrides) -> Result<Spec, OverridesError> {
         apply(Path::new("sweeps/t.toml"), SPEC, &o)
     }
 
@@ -471,7 +569,7 @@ mod tests {
             assert!(!e.contains('\n'), "{e}");
         }
         assert_eq!(
-            key_value("threads").unwrap_err(),
+            key_value("threads").unwrap_err().to_string(),
             "`threads` is not KEY=VALUE (hint: e.g. threads=17:80)"
         );
     }

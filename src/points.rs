@@ -332,22 +332,35 @@ pub struct Shard {
     pub count: usize,
 }
 
+/// A `--shard` that is not `i/N` with 0 <= i < N.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ShardError {
+    #[error("shard `{shard}` is not of the form i/N (hint: --shard 0/4)")]
+    Form { shard: String },
+    #[error("shard `{shard}`: `{part}` is not a number")]
+    NotANumber { shard: String, part: String },
+    #[error("shard `{shard}`: need 0 <= i < N")]
+    OutOfRange { shard: String },
+}
+
 impl std::str::FromStr for Shard {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = ShardError;
+    fn from_str(s: &str) -> Result<Self, ShardError> {
+        let shard = || s.to_string();
         let (i, n) = s
             .split_once('/')
-            .ok_or_else(|| format!("shard `{s}` is not of the form i/N (hint: --shard 0/4)"))?;
-        let index: usize = i
-            .trim()
-            .parse()
-            .map_err(|_| format!("shard `{s}`: `{i}` is not a number"))?;
-        let count: usize = n
-            .trim()
-            .parse()
-            .map_err(|_| format!("shard `{s}`: `{n}` is not a number"))?;
+            .ok_or_else(|| ShardError::Form { shard: shard() })?;
+        let number = |part: &str| {
+            part.trim()
+                .parse::<usize>()
+                .map_err(|_| ShardError::NotANumber {
+                    shard: shard(),
+                    part: part.to_string(),
+                })
+        };
+        let (index, count) = (number(i)?, number(n)?);
         if count == 0 || index >= count {
-            return Err(format!("shard `{s}`: need 0 <= i < N"));
+            return Err(ShardError::OutOfRange { shard: shard() });
         }
         Ok(Shard { index, count })
     }

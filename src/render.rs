@@ -35,20 +35,46 @@ pub enum RenderError {
         variable: String,
         point: String,
     },
-    #[error("`{link}` is a link to `{target}` that cannot be followed: {reason} (hint: point it at a file that exists, or replace it with the file)")]
+    #[error("`{link}` is a link to `{target}` that cannot be followed: {cause} (hint: point it at a file that exists, or replace it with the file)")]
     BadLink {
         link: String,
         target: String,
-        reason: String,
+        #[source]
+        cause: LinkError,
     },
-    #[error("template `{template}`: {reason}")]
-    Template { template: String, reason: String },
+    /// Tera refused the template: its innermost reason is shown, on one line.
+    #[error("template `{template}`: {}", innermost(source))]
+    Template {
+        template: String,
+        #[source]
+        source: tera::Error,
+    },
     #[error("template `{template}` in `{dir}` would write a header named `{header}`, which is no file name (hint: name it `<header>.tera`, e.g. `params.h.tera`)")]
     BadHeaderName {
         template: String,
         dir: String,
         header: String,
     },
+}
+
+/// Why a link among a bench's files cannot be followed.
+#[derive(Debug, thiserror::Error)]
+pub enum LinkError {
+    /// It points nowhere, or cannot be read.
+    #[error(transparent)]
+    Io(std::io::Error),
+    #[error("it loops")]
+    Loop,
+}
+
+/// The last error of `e`'s chain of sources, on one line (Tera's own message only says that
+/// rendering failed; its reason is at the end of the chain).
+fn innermost(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut last = e;
+    while let Some(s) = last.source() {
+        last = s;
+    }
+    last.to_string().replace('\n', " ")
 }
 
 /// The header a template renders into: its file name less `.tera`.
@@ -161,10 +187,7 @@ impl Bench {
                     RenderError::BadLink {
                         link: link.display().to_string(),
                         target,
-                        reason: e
-                            .io_error()
-                            .map(|io| io.to_string())
-                            .unwrap_or_else(|| "it loops".into()),
+                        cause: e.into_io_error().map_or(LinkError::Loop, LinkError::Io),
                     }
                 })?;
                 if e.file_type().is_file() {
@@ -246,7 +269,7 @@ pub fn render(bench: &Bench, spec: &Spec, point: &Point) -> Result<Vec<Rendered>
             source,
         })?;
         let rendered = tera::Tera::one_off(&text, &ctx, false)
-            .map_err(|e| render_error(&template, &text, point, &e))?;
+            .map_err(|e| render_error(&template, &text, point, e))?;
         out.push(Rendered {
             file: header_name(&template).to_string(),
             text: rendered,
@@ -255,9 +278,9 @@ pub fn render(bench: &Bench, spec: &Spec, point: &Point) -> Result<Vec<Rendered>
     Ok(out)
 }
 
-fn render_error(template: &str, text: &str, point: &Point, e: &tera::Error) -> RenderError {
+fn render_error(template: &str, text: &str, point: &Point, e: tera::Error) -> RenderError {
     let mut chain = vec![e.to_string()];
-    let mut source = std::error::Error::source(e);
+    let mut source = std::error::Error::source(&e);
     while let Some(s) = source {
         chain.push(s.to_string());
         source = s.source();
@@ -285,7 +308,7 @@ fn render_error(template: &str, text: &str, point: &Point, e: &tera::Error) -> R
         }
         None => RenderError::Template {
             template: template.to_string(),
-            reason: chain.last().cloned().unwrap_or_default().replace('\n', " "),
+            source: e,
         },
     }
 }

@@ -198,3 +198,93 @@ fn no_stage_imports_a_later_one() {
         found.join(", ")
     );
 }
+
+/// The top-level arguments of the generic list that opens at `text[0]` (`<`), and its length;
+/// `None` when it never closes. `->` is no bracket.
+fn generic_args(text: &str) -> Option<(Vec<String>, usize)> {
+    let (mut depth, mut args, mut arg) = (0i32, Vec::new(), String::new());
+    let mut prev = ' ';
+    for (i, c) in text.char_indices() {
+        match c {
+            '<' | '(' | '[' => depth += 1,
+            '>' if prev == '-' => {}
+            '>' | ')' | ']' => depth -= 1,
+            _ => {}
+        }
+        prev = c;
+        if depth == 0 {
+            args.push(arg.split_whitespace().collect::<Vec<_>>().join(" "));
+            return Some((args, i + 1));
+        }
+        if depth == 1 && c == ',' {
+            args.push(arg.split_whitespace().collect::<Vec<_>>().join(" "));
+            arg.clear();
+        } else if !(depth == 1 && c == '<' && i == 0) {
+            arg.push(c);
+        }
+    }
+    None
+}
+
+/// Where `code` (one file of `src/`, comments dropped) makes an error a string: a `Result` whose
+/// error is `String`, a `FromStr` whose `Err` is, or an error's `reason: String`.
+fn string_errors(code: &str) -> Vec<(usize, String)> {
+    let code: String = code
+        .lines()
+        .map(|l| match l.find("//") {
+            Some(i) => &l[..i],
+            None => l,
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
+    let line = |at: usize| code[..at].matches('\n').count() + 1;
+    let mut found = Vec::new();
+    for (at, _) in code.match_indices("Result<") {
+        let before = code[..at].chars().last().unwrap_or(' ');
+        if before.is_ascii_alphanumeric() || before == '_' {
+            continue;
+        }
+        let open = at + "Result".len();
+        if let Some((mut args, len)) = generic_args(&code[open..]) {
+            // A trailing comma leaves an empty last argument.
+            args.retain(|a| !a.is_empty());
+            if args.len() == 2 && args[1] == "String" {
+                found.push((line(at), code[at..open + len].split_whitespace().collect()));
+            }
+        }
+    }
+    for pattern in ["type Err = String;", "reason: String"] {
+        for (at, _) in code.match_indices(pattern) {
+            found.push((line(at), pattern.to_string()));
+        }
+    }
+    found.sort();
+    found
+}
+
+#[test]
+fn the_scan_for_string_errors_finds_them_across_lines_and_in_nested_types() {
+    let code = "fn a() -> Result<(u32, u32), String> {}\nfn b() -> Result<\n    Vec<(String, String)>,\n    String,\n> {}\n// fn c() -> Result<(), String>\nfn d() -> Result<Vec<String>, Error> {}\nfn e() -> io::Result<String> {}\nfn f(x: impl Fn() -> u8) -> Result<u8, E> {}\nstruct E { reason: String }\nimpl FromStr for S { type Err = String; }\n";
+    let lines: Vec<usize> = string_errors(code).into_iter().map(|(l, _)| l).collect();
+    assert_eq!(lines, [1, 2, 10, 11]);
+}
+
+/// Issue 35: errors stay typed until the command line prints them, so each is mapped to its exit
+/// code by what it is (`cli::error::CliError::exit_code`), never by where it was caught.
+#[test]
+fn no_error_is_a_string() {
+    let mut found = Vec::new();
+    // (`sources` leaves out a unit-test module in a file of its own, `spec/tests.rs`, which
+    // compares messages.)
+    for (path, code) in sources() {
+        for (line, what) in string_errors(&code) {
+            found.push(format!("{}:{line}: {what}", path.display()));
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "an error as a string (hint: a thiserror enum that keeps what went wrong, its cause as \
+         its `#[source]`):\n{}",
+        found.join("\n")
+    );
+}

@@ -367,9 +367,18 @@ impl From<ChartFormat> for sweep::report::Format {
     }
 }
 
+/// A `--size` that is not WIDTHxHEIGHT, or out of range.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum SizeError {
+    #[error("`{0}` is not WIDTHxHEIGHT in pixels (hint: e.g. 1260x660)")]
+    Form(String),
+    #[error("`{size}` is out of range (hint: from {}x{} to 8000x8000 pixels)", sweep::report::MIN_SIZE.0, sweep::report::MIN_SIZE.1)]
+    Range { size: String },
+}
+
 /// `1260x660` as (1260, 660); at least 480x300, at most 8000x8000.
-pub(crate) fn parse_size(s: &str) -> Result<(u32, u32), String> {
-    let bad = || format!("`{s}` is not WIDTHxHEIGHT in pixels (hint: e.g. 1260x660)");
+pub(crate) fn parse_size(s: &str) -> Result<(u32, u32), SizeError> {
+    let bad = || SizeError::Form(s.to_string());
     let (w, h) = s
         .to_ascii_lowercase()
         .split_once('x')
@@ -382,9 +391,9 @@ pub(crate) fn parse_size(s: &str) -> Result<(u32, u32), String> {
         })?;
     let (min_w, min_h) = sweep::report::MIN_SIZE;
     if w < min_w || h < min_h || w > 8000 || h > 8000 {
-        return Err(format!(
-            "`{s}` is out of range (hint: from {min_w}x{min_h} to 8000x8000 pixels)"
-        ));
+        return Err(SizeError::Range {
+            size: s.to_string(),
+        });
     }
     Ok((w, h))
 }

@@ -13,7 +13,7 @@ use sweep::export::ExportError;
 use sweep::merge::MergeError;
 use sweep::report::{MakeError, ReportError};
 use sweep::slurm::SlurmError;
-use sweep::store::StoreError;
+use sweep::store::{Cause, StoreError};
 
 /// `message` on one line, safe for a terminal: a line break, carriage return, escape (ANSI
 /// colour codes) or other control character that a spec's name or a file's text brought into it
@@ -36,6 +36,9 @@ pub(crate) enum CliError {
     /// The spec (with its overrides) does not load.
     #[error(transparent)]
     Spec(#[from] sweep::spec::SpecError),
+    /// The spec with the command-line overrides does not load.
+    #[error(transparent)]
+    Overrides(#[from] sweep::overrides::OverridesError),
     #[error(transparent)]
     Driver(#[from] DriverError),
     /// A results CSV cannot be analysed, or its analysis written.
@@ -46,7 +49,7 @@ pub(crate) enum CliError {
     Report(#[from] sweep::report::ReportError),
     /// An export file cannot be written.
     #[error(transparent)]
-    Export(sweep::export::ExportError),
+    Export(#[from] sweep::export::ExportError),
     /// A run folder cannot be read (to export, to resume), or `--export-json FILE` cannot be
     /// written.
     #[error(transparent)]
@@ -114,14 +117,44 @@ impl From<MakeError> for CliError {
 }
 
 impl CliError {
-    /// The exit code of this failure (listed in `sweep --help`, src/exit.rs).
+    /// The exit code of this failure (listed in `sweep --help`, src/exit.rs): what the library's
+    /// error is decides it, wherever it was caught (a run folder's error is the same code under
+    /// `Store`, `Report`, `Export`, `Analyze`, `Compare` or `Merge`).
     pub(crate) fn exit_code(&self) -> i32 {
         match self {
+            CliError::Spec(_) | CliError::Overrides(_) | CliError::Render(_) => exit::BAD_INPUT,
             CliError::Driver(e) if e.environment() => exit::ENVIRONMENT,
             CliError::Driver(_) => exit::BAD_INPUT,
+            CliError::Store(e) => store_code(e),
+            CliError::Analyze(e) => analyze_code(e),
+            CliError::Report(e) => match e {
+                ReportError::NoMetric { .. } | ReportError::TooFewMetrics { .. } => exit::USAGE,
+                ReportError::Store(e) => store_code(e),
+                // The page's run cannot be read.
+                ReportError::Page {
+                    cause: Cause::Run(e),
+                    ..
+                } => store_code(e),
+                // A chart or page that cannot be made or written: the file system (full,
+                // read-only), or a drawing library's failure, which no input of the user's causes.
+                ReportError::Page { .. } | ReportError::Write { .. } => exit::ENVIRONMENT,
+            },
+            CliError::Export(e) => match e {
+                ExportError::OutIsARun { .. } => exit::USAGE,
+                ExportError::TooBig { .. } => exit::BAD_INPUT,
+                ExportError::Store(e) => store_code(e),
+                ExportError::Write { .. } | ExportError::Workbook { .. } => exit::ENVIRONMENT,
+            },
+            CliError::Compare(e) => match e {
+                CompareError::Write { .. } => exit::ENVIRONMENT,
+                CompareError::Store(e) => store_code(e),
+                CompareError::Read(e) => analyze_code(e),
+                _ => exit::BAD_INPUT,
+            },
             CliError::Merge(e) => match e {
                 MergeError::Duplicates { .. } => exit::POINTS_FAILED,
                 MergeError::Write { .. } => exit::ENVIRONMENT,
+                MergeError::Store(e) => store_code(e),
                 _ => exit::BAD_INPUT,
             },
             CliError::Slurm(e) => match e {
@@ -133,44 +166,36 @@ impl CliError {
                 SlurmError::Points(_) => exit::BAD_INPUT,
                 _ => exit::ENVIRONMENT,
             },
-            CliError::Report(e) => match e {
-                ReportError::Metrics(_) => exit::USAGE,
-                ReportError::Page { .. } => exit::ENVIRONMENT,
-                // A chart or page that cannot be written: the file system (full, read-only).
-                ReportError::Write { .. } => exit::ENVIRONMENT,
-                ReportError::Store(_) => exit::BAD_INPUT,
-            },
-            CliError::Store(e) => match e {
-                StoreError::Write { .. } => exit::ENVIRONMENT,
-                _ => exit::BAD_INPUT,
-            },
-            CliError::Export(e) => match e {
-                ExportError::OutIsARun { .. } => exit::USAGE,
-                ExportError::TooBig { .. } => exit::BAD_INPUT,
-                ExportError::Store(_)
-                | ExportError::Write { .. }
-                | ExportError::Workbook { .. } => exit::ENVIRONMENT,
-            },
-            CliError::Usage(_) => exit::USAGE,
-            // Files that cannot be written are the environment (a full or read-only disk), as
-            // for a run; everything else these commands refuse is their input.
-            CliError::Analyze(AnalyzeError::Write { .. })
-            | CliError::Compare(CompareError::Write { .. }) => exit::ENVIRONMENT,
-            CliError::Spec(_)
-            | CliError::Analyze(_)
-            | CliError::BadOverrides { .. }
+            CliError::Usage(_) | CliError::NotPercentage(_) => exit::USAGE,
+            CliError::BadOverrides { .. }
             | CliError::NoPoint { .. }
-            | CliError::Render(_)
             | CliError::WriteHeaders { .. }
-            | CliError::NotRunFolder { .. }
-            | CliError::Compare(_) => exit::BAD_INPUT,
+            | CliError::NotRunFolder { .. } => exit::BAD_INPUT,
             CliError::EnterDir { .. } | CliError::CacheClean(_) | CliError::CurrentExe(_) => {
                 exit::ENVIRONMENT
             }
-            CliError::NotPercentage(_) => exit::USAGE,
             CliError::Slower(_) => exit::SLOWER,
             CliError::MissingPoints(_) | CliError::NothingCompared { .. } => exit::POINTS_FAILED,
         }
+    }
+}
+
+/// A run folder's error: a file of it that cannot be written is the environment (a full or
+/// read-only disk); one that cannot be read, or reads wrong, is bad input.
+fn store_code(e: &StoreError) -> i32 {
+    match e {
+        StoreError::Write { .. } => exit::ENVIRONMENT,
+        _ => exit::BAD_INPUT,
+    }
+}
+
+/// An analysis that cannot be written is the environment; results it cannot analyse are bad
+/// input.
+fn analyze_code(e: &AnalyzeError) -> i32 {
+    match e {
+        AnalyzeError::Write { .. } => exit::ENVIRONMENT,
+        AnalyzeError::Store(e) => store_code(e),
+        _ => exit::BAD_INPUT,
     }
 }
 
@@ -228,7 +253,9 @@ mod tests {
                 exit::ENVIRONMENT,
             ),
             (
-                CliError::Report(ReportError::Metrics("m".into())),
+                CliError::Report(ReportError::TooFewMetrics {
+                    metrics: vec!["m".into()],
+                }),
                 exit::USAGE,
             ),
             (
@@ -290,5 +317,78 @@ mod tests {
         };
         assert_eq!(e.to_string(), "cannot enter `/x`: gone");
         assert_eq!(e.source().map(|s| s.to_string()).as_deref(), Some("gone"));
+    }
+
+    /// Issue 35: the code follows from what the error is. A run folder that cannot be written
+    /// is the environment and one that cannot be read is bad input, whichever command met it.
+    #[test]
+    fn a_run_folders_error_has_one_code_wherever_it_was_caught() {
+        use sweep::analyze::AnalyzeError;
+        use sweep::compare::CompareError;
+        use sweep::store::Cause;
+        let cases: [(fn() -> StoreError, i32); 3] = [
+            (
+                || StoreError::Write {
+                    path: "out/results.csv".into(),
+                    cause: std::io::Error::from_raw_os_error(libc::ENOSPC).into(),
+                },
+                exit::ENVIRONMENT,
+            ),
+            (|| StoreError::NotARun { dir: "d".into() }, exit::BAD_INPUT),
+            (
+                || StoreError::HeaderMismatch {
+                    path: "results.csv".into(),
+                },
+                exit::BAD_INPUT,
+            ),
+        ];
+        for (e, code) in cases {
+            let wrapped = [
+                CliError::Store(e()),
+                CliError::Report(ReportError::Store(e())),
+                CliError::Report(ReportError::Page {
+                    path: "report.html".into(),
+                    cause: Cause::Run(Box::new(e())),
+                }),
+                CliError::Export(ExportError::Store(e())),
+                CliError::Analyze(AnalyzeError::Store(e())),
+                CliError::Compare(CompareError::Store(e())),
+                CliError::Compare(CompareError::Read(AnalyzeError::Store(e()))),
+                CliError::Merge(MergeError::Store(e())),
+            ];
+            for w in wrapped {
+                assert_eq!(w.exit_code(), code, "{w:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_chart_or_override_error_has_its_code() {
+        let io = std::io::Error::from_raw_os_error(libc::EROFS);
+        let chart = CliError::Report(ReportError::Write {
+            path: "charts/x.png".into(),
+            cause: sweep::report::ChartError::Io(io),
+        });
+        assert_eq!(chart.exit_code(), exit::ENVIRONMENT);
+        assert!(chart
+            .to_string()
+            .starts_with("cannot write chart `charts/x.png`: "));
+        assert!(chart.source().is_some(), "the chart's cause is kept");
+        let over = sweep::overrides::apply(
+            std::path::Path::new("t.toml"),
+            "bench = \"b\"\n[[axis]]\nname = \"n\"\nrange = [1, 2]\n[[metric]]\npattern = \"mflops\"\n",
+            &sweep::overrides::Overrides {
+                timing: vec![("nope".into(), "1".into())],
+                ..Default::default()
+            },
+        )
+        .unwrap_err();
+        let e = CliError::from(over);
+        assert_eq!(e.exit_code(), exit::BAD_INPUT);
+        assert!(
+            e.to_string()
+                .starts_with("t.toml: `--timing nope=1`: [timing] has no key `nope`"),
+            "{e}"
+        );
     }
 }

@@ -124,7 +124,7 @@ impl Probe for Counters {
         let (out_path, err_path) = (dir.join(ncu::STDOUT), dir.join(ncu::STDERR));
         let hint = "a longer `[profile] timeout_s`";
         if let Err(why) = run_program(&cmd, p.timeout, &out_path, &err_path, "ncu", Some(hint)) {
-            return fail(why);
+            return fail(why.to_string());
         }
         let csv = crate::parse::read_capped(&dir.join(ncu::CSV)).unwrap_or_default();
         let stdout = crate::parse::read_capped(&out_path).unwrap_or_default();

@@ -16,9 +16,30 @@ pub mod power;
 
 pub use crate::spec::profile::Profile;
 
-use crate::exec::{Cmd, Exit, Sink};
-use std::path::Path;
+use crate::exec::{Cmd, Exit, Outcome, Sink};
+use std::path::{Path, PathBuf};
 use std::time::Duration;
+
+/// Why an extra pass of a measured point (under ncu, or the power pass) gave nothing: its
+/// program could not start, timed out or failed; named as the pass, with its stderr log.
+#[derive(Debug, thiserror::Error)]
+pub enum PassError {
+    #[error(transparent)]
+    Start(#[from] crate::exec::ExecError),
+    #[error("{name} timed out after {} s ({}log: {})", after.as_secs_f64(), hint.as_ref().map(|h| format!("hint: {h}; ")).unwrap_or_default(), log.display())]
+    TimedOut {
+        name: String,
+        after: Duration,
+        hint: Option<String>,
+        log: PathBuf,
+    },
+    #[error("{name} failed with {} (log: {})", outcome.describe(), log.display())]
+    Failed {
+        name: String,
+        outcome: Outcome,
+        log: PathBuf,
+    },
+}
 
 /// Runs the program of an extra pass of a measured point (under ncu, or the power pass) to its end
 /// within `limit`, its stdout and stderr into two files. When it cannot start, times out or fails,
@@ -31,25 +52,22 @@ pub fn run_program(
     stderr: &Path,
     name: &str,
     timeout_hint: Option<&str>,
-) -> Result<(), String> {
-    let outcome = crate::exec::start_and_wait(cmd, limit, Sink::Split { stdout, stderr })
-        .map_err(|e| e.to_string())?;
-    if let Exit::TimedOut(t) = outcome.exit {
-        let hint = timeout_hint
-            .map(|h| format!("hint: {h}; "))
-            .unwrap_or_default();
-        return Err(format!(
-            "{name} timed out after {} s ({hint}log: {})",
-            t.as_secs_f64(),
-            stderr.display()
-        ));
+) -> Result<(), PassError> {
+    let outcome = crate::exec::start_and_wait(cmd, limit, Sink::Split { stdout, stderr })?;
+    if let Exit::TimedOut(after) = outcome.exit {
+        return Err(PassError::TimedOut {
+            name: name.to_string(),
+            after,
+            hint: timeout_hint.map(str::to_string),
+            log: stderr.to_path_buf(),
+        });
     }
     if !outcome.success() {
-        return Err(format!(
-            "{name} failed with {} (log: {})",
-            outcome.describe(),
-            stderr.display()
-        ));
+        return Err(PassError::Failed {
+            name: name.to_string(),
+            outcome,
+            log: stderr.to_path_buf(),
+        });
     }
     Ok(())
 }
@@ -66,6 +84,7 @@ mod tests {
         let run = |script: &str, name: &str, hint: Option<&str>| {
             let cmd = Cmd::new("sh").args(["-c", script]);
             run_program(&cmd, Duration::from_millis(300), &out, &err, name, hint)
+                .map_err(|e| e.to_string())
         };
         let log = err.display();
         assert_eq!(run("exit 0", "ncu", None), Ok(()));

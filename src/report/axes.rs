@@ -9,6 +9,7 @@ use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use super::canvas::Frame;
+use super::ChartError;
 
 /// A chart of f64 on both axes.
 pub(crate) type Plane<'a, DB> = ChartContext<'a, DB, Cartesian2d<RangedCoordf64, RangedCoordf64>>;
@@ -17,7 +18,7 @@ pub(crate) type Plane<'a, DB> = ChartContext<'a, DB, Cartesian2d<RangedCoordf64,
 /// when `text`, no text at all otherwise (no font is needed then). The title is the canvas's.
 /// Also the frame: where the plot lies in canvas pixels and what its axes span (y in the unit
 /// drawn, with scale 1 and no unit: the caller knows those).
-pub(crate) fn axes<'a, DB: DrawingBackend>(
+pub(crate) fn axes<'a, DB: DrawingBackend<ErrorType: 'static>>(
     area: &'a DrawingArea<DB, Shift>,
     (xs, ys): (std::ops::Range<f64>, std::ops::Range<f64>),
     (x_name, y_name): (&str, &str),
@@ -25,8 +26,7 @@ pub(crate) fn axes<'a, DB: DrawingBackend>(
     period: Option<f64>,
     log2: bool,
     measured: &[f64],
-) -> Result<(Plane<'a, DB>, Frame), String> {
-    let e = |e: &dyn std::fmt::Display| e.to_string();
+) -> Result<(Plane<'a, DB>, Frame), ChartError> {
     let mut builder = ChartBuilder::on(area);
     // A small chart (`--size 480x300`) keeps its room for the plot: narrower margins, smaller
     // tick labels.
@@ -44,7 +44,7 @@ pub(crate) fn axes<'a, DB: DrawingBackend>(
     let label = |x: f64| x_label(if log2 { x.exp2() } else { x });
     let (y_lo, y_hi) = (ys.start, ys.end);
     let (x_lo, x_hi) = (xs.start, xs.end);
-    let mut chart = builder.build_cartesian_2d(xs, ys).map_err(|x| e(&x))?;
+    let mut chart = builder.build_cartesian_2d(xs, ys)?;
     // The plot's pixel rectangle from plotters' own mapping of the axis ends (exact), and x's
     // ends as x itself (not log2 x): a page's script maps the mouse to data with them.
     let ((left, bottom), (right, top)) = (
@@ -78,7 +78,7 @@ pub(crate) fn axes<'a, DB: DrawingBackend>(
     } else {
         mesh.disable_axes();
     }
-    mesh.draw().map_err(|x| e(&x))?;
+    mesh.draw()?;
     if text {
         let grid = BLACK.mix(0.12);
         // Every k-th tick only, where the labels of all would touch.
@@ -90,22 +90,18 @@ pub(crate) fn axes<'a, DB: DrawingBackend>(
         let px = |x: f64| chart.backend_coord(&(x, y_lo)).0;
         let ticks = thinned(&ticks, px, |x| label_w(x) + 8);
         for &x in &ticks {
-            chart
-                .draw_series(std::iter::once(PathElement::new(
-                    vec![(x, y_lo), (x, y_hi)],
-                    grid,
-                )))
-                .map_err(|x| e(&x))?;
+            chart.draw_series(std::iter::once(PathElement::new(
+                vec![(x, y_lo), (x, y_hi)],
+                grid,
+            )))?;
             // The chart speaks in the backend's pixels; `area` in its own.
             let (bx, by) = area.get_base_pixel();
             let (px, py) = chart.backend_coord(&(x, y_lo));
             let (px, py) = (px - bx, py - by);
             let style = TextStyle::from(("sans-serif", tick_size).into_font())
                 .pos(Pos::new(HPos::Center, VPos::Top));
-            area.draw(&PathElement::new(vec![(px, py), (px, py + 5)], BLACK))
-                .map_err(|x| e(&x))?;
-            area.draw(&Text::new(label(x), (px, py + 8), style))
-                .map_err(|x| e(&x))?;
+            area.draw(&PathElement::new(vec![(px, py), (px, py + 5)], BLACK))?;
+            area.draw(&Text::new(label(x), (px, py + 8), style))?;
         }
     }
     Ok((chart, frame))

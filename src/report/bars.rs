@@ -8,7 +8,7 @@ use super::canvas::{self, Chart, Drawn};
 use super::family::{fewest_values, PALETTE};
 use super::legend::{Entry, Swatch};
 use super::series::{DATA, GAP, NOISY, UNSTABLE};
-use super::ReportError;
+use super::{ChartError, ReportError};
 use crate::analyze::load::{self, stat_column};
 use crate::spec::Labels;
 use crate::store::schema::STATUS_COLUMN;
@@ -161,7 +161,7 @@ pub fn plot_bars_with(
     look: &canvas::Look,
 ) -> Result<Vec<PathBuf>, ReportError> {
     let charts = dir.join(crate::store::run::CHARTS);
-    std::fs::create_dir_all(&charts).map_err(|e| canvas::fail(&charts)(e.to_string()))?;
+    std::fs::create_dir_all(&charts).map_err(|e| canvas::fail(&charts)(ChartError::Io(e)))?;
     let footer = csv.parent().and_then(canvas::footer);
     let mut out = Vec::new();
     for b in bar_charts(&Run::open(csv)?) {
@@ -176,7 +176,7 @@ pub fn plot_bars_with(
 }
 
 /// A bar chart as an SVG document.
-pub(crate) fn bars_svg(b: &Bars, footer: Option<&str>) -> Result<String, String> {
+pub(crate) fn bars_svg(b: &Bars, footer: Option<&str>) -> Result<String, ChartError> {
     canvas::svg(b, footer)
 }
 
@@ -253,13 +253,12 @@ impl Chart for Bars {
         (x, y.join(" · "))
     }
 
-    fn draw<DB: DrawingBackend>(
+    fn draw<DB: DrawingBackend<ErrorType: 'static>>(
         &self,
         plot: &DrawingArea<DB, Shift>,
         text: bool,
         (x_name, y_name): (&str, &str),
-    ) -> Result<Drawn, String> {
-        let e = |e: &dyn std::fmt::Display| e.to_string();
+    ) -> Result<Drawn, ChartError> {
         let (div, _) = self.scale();
         let k = self.keys.len().max(1) as f64;
         // Each category takes a row per key and a gap; the first category on top.
@@ -286,9 +285,7 @@ impl Chart for Bars {
                 .x_label_area_size(48)
                 .y_label_area_size((label_w + 40).clamp(60, 420));
         }
-        let mut chart = builder
-            .build_cartesian_2d(0.0..max * 1.18, -0.2..total + 0.2)
-            .map_err(|x| e(&x))?;
+        let mut chart = builder.build_cartesian_2d(0.0..max * 1.18, -0.2..total + 0.2)?;
         let fmt = |v: &f64| compact(*v);
         let mut mesh = chart.configure_mesh();
         mesh.light_line_style(WHITE.mix(0.0))
@@ -302,44 +299,36 @@ impl Chart for Bars {
         } else {
             mesh.disable_axes();
         }
-        mesh.draw().map_err(|x| e(&x))?;
+        mesh.draw()?;
         let whisker = BLACK.mix(0.6);
         for b in &self.bars {
             let y = y_of(b);
             let Some(v) = b.value.map(|v| v / div) else {
-                chart
-                    .draw_series(std::iter::once(Cross::new(
-                        (0.0, y + 0.4),
-                        5,
-                        GAP.stroke_width(2),
-                    )))
-                    .map_err(|x| e(&x))?;
+                chart.draw_series(std::iter::once(Cross::new(
+                    (0.0, y + 0.4),
+                    5,
+                    GAP.stroke_width(2),
+                )))?;
                 continue;
             };
-            chart
-                .draw_series(std::iter::once(Rectangle::new(
-                    [(0.0, y + 0.1), (v, y + 0.9)],
-                    self.colour(b.key).filled(),
-                )))
-                .map_err(|x| e(&x))?;
+            chart.draw_series(std::iter::once(Rectangle::new(
+                [(0.0, y + 0.1), (v, y + 0.9)],
+                self.colour(b.key).filled(),
+            )))?;
             if b.u > 0.0 {
                 let (lo, hi) = (v * (1.0 - b.u), v * (1.0 + b.u));
-                chart
-                    .draw_series([
-                        PathElement::new(vec![(lo, y + 0.5), (hi, y + 0.5)], whisker),
-                        PathElement::new(vec![(lo, y + 0.3), (lo, y + 0.7)], whisker),
-                        PathElement::new(vec![(hi, y + 0.3), (hi, y + 0.7)], whisker),
-                    ])
-                    .map_err(|x| e(&x))?;
+                chart.draw_series([
+                    PathElement::new(vec![(lo, y + 0.5), (hi, y + 0.5)], whisker),
+                    PathElement::new(vec![(lo, y + 0.3), (lo, y + 0.7)], whisker),
+                    PathElement::new(vec![(hi, y + 0.3), (hi, y + 0.7)], whisker),
+                ])?;
             }
             if let Some(c) = status_colour(&b.status) {
-                chart
-                    .draw_series(std::iter::once(TriangleMarker::new(
-                        (v * (1.0 + b.u), y + 0.5),
-                        5,
-                        c.stroke_width(1),
-                    )))
-                    .map_err(|x| e(&x))?;
+                chart.draw_series(std::iter::once(TriangleMarker::new(
+                    (v * (1.0 + b.u), y + 0.5),
+                    5,
+                    c.stroke_width(1),
+                )))?;
             }
         }
         if text {
@@ -364,16 +353,14 @@ impl Chart for Bars {
                 } else {
                     8
                 };
-                plot.draw(&Text::new(label, (px + gap, py), left.clone()))
-                    .map_err(|x| e(&x))?;
+                plot.draw(&Text::new(label, (px + gap, py), left.clone()))?;
             }
             let right = TextStyle::from(("sans-serif", 13).into_font())
                 .pos(Pos::new(HPos::Right, VPos::Center));
             for (i, c) in self.categories.iter().enumerate() {
                 let mid = total - i as f64 * slot - k / 2.0;
                 let (px, py) = at(0.0, mid);
-                plot.draw(&Text::new(c.clone(), (px - 8, py), right.clone()))
-                    .map_err(|x| e(&x))?;
+                plot.draw(&Text::new(c.clone(), (px - 8, py), right.clone()))?;
             }
         }
         let mut legend = Vec::new();

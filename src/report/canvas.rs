@@ -20,7 +20,7 @@
 //! same place. The plot's frame (its pixels and axis ranges) is written onto the SVG root.
 
 use super::legend::{self, Entry};
-use super::{font, ReportError};
+use super::{font, ChartError, ReportError};
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
@@ -126,12 +126,12 @@ pub(crate) trait Chart {
     }
     /// Draws the plot (axes named `names`, data, marks) into `plot`, with text when `text` (a
     /// font is there); returns the legend's entries and the frame.
-    fn draw<DB: DrawingBackend>(
+    fn draw<DB: DrawingBackend<ErrorType: 'static>>(
         &self,
         plot: &DrawingArea<DB, Shift>,
         text: bool,
         names: (&str, &str),
-    ) -> Result<Drawn, String>;
+    ) -> Result<Drawn, ChartError>;
 }
 
 /// The title and axis names `look` gives `chart`: its own unless overridden.
@@ -145,16 +145,15 @@ fn names(chart: &impl Chart, look: &Look) -> (String, String, String) {
 }
 
 /// The whole canvas of `chart` on `root`; the plot's frame.
-fn render<DB: DrawingBackend>(
+fn render<DB: DrawingBackend<ErrorType: 'static>>(
     root: &DrawingArea<DB, Shift>,
     chart: &impl Chart,
     text: bool,
     footer: Option<&str>,
     look: &Look,
-) -> Result<Option<Frame>, String> {
-    let e = |e: &dyn std::fmt::Display| e.to_string();
+) -> Result<Option<Frame>, ChartError> {
     let (w, h) = look.size;
-    root.fill(&WHITE).map_err(|x| e(&x))?;
+    root.fill(&WHITE)?;
     let (top, bottom) = root.split_vertically(h - FOOTER_H);
     let (head, body) = top.split_vertically(TITLE_H);
     let (plot, side) = if chart.has_legend() {
@@ -181,20 +180,18 @@ fn render<DB: DrawingBackend>(
             .color(&grey)
             .pos(Pos::new(HPos::Left, VPos::Center));
         let shown = legend::fit(f, w - 16, |t| width(t, 11));
-        bottom
-            .draw(&Text::new(shown, (8, FOOTER_H as i32 / 2), style))
-            .map_err(|x| e(&x))?;
+        bottom.draw(&Text::new(shown, (8, FOOTER_H as i32 / 2), style))?;
     }
     Ok(drawn.frame)
 }
 
 /// The title, centred; smaller, then cut, when it is wider than the canvas; the subtitle under
 /// it, smaller and grey, cut to the canvas.
-fn title<DB: DrawingBackend>(
+fn title<DB: DrawingBackend<ErrorType: 'static>>(
     area: &DrawingArea<DB, Shift>,
     text: &str,
     subtitle: Option<&str>,
-) -> Result<(), String> {
+) -> Result<(), ChartError> {
     let (w, _) = area.dim_in_pixel();
     let max = w - 24;
     let size = [18, 16, 14, 12]
@@ -204,16 +201,14 @@ fn title<DB: DrawingBackend>(
     let shown = legend::fit(text, max, |t| width(t, size));
     let style =
         TextStyle::from(("sans-serif", size).into_font()).pos(Pos::new(HPos::Center, VPos::Center));
-    area.draw(&Text::new(shown, (w as i32 / 2, 20), style))
-        .map_err(|e| e.to_string())?;
+    area.draw(&Text::new(shown, (w as i32 / 2, 20), style))?;
     if let Some(sub) = subtitle {
         let shown = legend::fit(sub, max, |t| width(t, 12));
         let grey = BLACK.mix(0.6);
         let style = TextStyle::from(("sans-serif", 12).into_font())
             .color(&grey)
             .pos(Pos::new(HPos::Center, VPos::Center));
-        area.draw(&Text::new(shown, (w as i32 / 2, 43), style))
-            .map_err(|e| e.to_string())?;
+        area.draw(&Text::new(shown, (w as i32 / 2, 43), style))?;
     }
     Ok(())
 }
@@ -233,12 +228,12 @@ pub(crate) fn svg_with(
     text: bool,
     footer: Option<&str>,
     look: &Look,
-) -> Result<String, String> {
+) -> Result<String, ChartError> {
     let mut doc = String::new();
     let frame = {
         let root = SVGBackend::with_string(&mut doc, look.size).into_drawing_area();
         let frame = render(&root, chart, text, footer, look)?;
-        root.present().map_err(|e| e.to_string())?;
+        root.present()?;
         frame
     };
     if !text {
@@ -296,7 +291,7 @@ pub(crate) fn mark_series(svg: &str, f: &Frame) -> String {
 }
 
 /// `chart` as an SVG document, with text when a font is there.
-pub(crate) fn svg(chart: &impl Chart, footer: Option<&str>) -> Result<String, String> {
+pub(crate) fn svg(chart: &impl Chart, footer: Option<&str>) -> Result<String, ChartError> {
     svg_with(chart, font::ensure(), footer, &Look::default())
 }
 
@@ -361,16 +356,16 @@ pub(crate) fn write_as(
             Format::Png => font::png(&doc).map_err(fail(&path))?,
             Format::Pdf => font::pdf(&doc).map_err(fail(&path))?,
         };
-        std::fs::write(&path, bytes).map_err(|e| fail(&path)(e.to_string()))?;
+        std::fs::write(&path, bytes).map_err(|e| fail(&path)(ChartError::Io(e)))?;
         out.push(path);
     }
     Ok(out)
 }
 
-pub(crate) fn fail(path: &Path) -> impl Fn(String) -> ReportError + '_ {
-    move |reason| ReportError::Write {
+pub(crate) fn fail(path: &Path) -> impl Fn(ChartError) -> ReportError + '_ {
+    move |cause| ReportError::Write {
         path: path.to_path_buf(),
-        reason,
+        cause,
     }
 }
 
@@ -426,7 +421,7 @@ fn with_labels(
     title: &str,
     x_name: &str,
     y_name: &str,
-) -> Result<String, String> {
+) -> Result<String, ChartError> {
     let plot_h = height - TITLE_H - FOOTER_H;
     let (w, y_mid, x_base) = (width / 2, TITLE_H + plot_h / 2, TITLE_H + plot_h - 4);
     let labels = format!(
@@ -439,7 +434,7 @@ fn with_labels(
         escape(y_name)
     );
     let Some(end) = svg.rfind("</svg>") else {
-        return Err("no </svg> in the chart".to_string());
+        return Err(ChartError::NoSvgEnd);
     };
     Ok(format!("{}{}{}", &svg[..end], labels, &svg[end..]))
 }

@@ -15,7 +15,7 @@ use super::canvas::{self, Chart, Drawn};
 use super::family::{Curve, Overlay};
 use super::legend::{Entry, Swatch};
 use super::series::{band_outline, top_edge, LINE_W};
-use super::ReportError;
+use super::{ChartError, ReportError};
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use std::path::{Path, PathBuf};
@@ -91,12 +91,12 @@ impl Chart for Compared<'_> {
         self.overlay.axis_names()
     }
 
-    fn draw<DB: DrawingBackend>(
+    fn draw<DB: DrawingBackend<ErrorType: 'static>>(
         &self,
         plot: &DrawingArea<DB, Shift>,
         text: bool,
         (x_name, y_name): (&str, &str),
-    ) -> Result<Drawn, String> {
+    ) -> Result<Drawn, ChartError> {
         let (_, h) = plot.dim_in_pixel();
         let (top, bottom) = plot.split_vertically(h - (f64::from(h) * RATIO_SHARE) as u32);
         // The x axis is named once, under the B/A panel.
@@ -108,14 +108,13 @@ impl Chart for Compared<'_> {
 }
 
 /// The B/A panel on x as the overlay above draws it; its legend's entries.
-fn ratio_panel<DB: DrawingBackend>(
+fn ratio_panel<DB: DrawingBackend<ErrorType: 'static>>(
     area: &DrawingArea<DB, Shift>,
     overlay: &Overlay,
     ratio: &[RatioPoint],
     text: bool,
     x_name: &str,
-) -> Result<Vec<Entry>, String> {
-    let e = |e: &dyn std::fmt::Display| e.to_string();
+) -> Result<Vec<Entry>, ChartError> {
     let all_x = distinct(
         overlay
             .curves
@@ -183,37 +182,29 @@ fn ratio_panel<DB: DrawingBackend>(
         }
     }
     if band.len() >= 2 && band.iter().any(|b| b.2 > b.1) {
-        chart
-            .draw_series(std::iter::once(Polygon::new(
-                band_outline(&band),
-                RATIO.mix(0.18).filled(),
-            )))
-            .map_err(|x| e(&x))?;
+        chart.draw_series(std::iter::once(Polygon::new(
+            band_outline(&band),
+            RATIO.mix(0.18).filled(),
+        )))?;
         legend.push(Entry::new(
             "B/A band: u_A + u_B",
             Swatch::Fill,
             RGBColor(212, 212, 212),
         ));
     }
-    chart
-        .draw_series(DashedLineSeries::new(
-            vec![(x0, 1.0), (x1, 1.0)],
-            6,
-            4,
-            BLACK.mix(0.7).stroke_width(1),
-        ))
-        .map_err(|x| e(&x))?;
+    chart.draw_series(DashedLineSeries::new(
+        vec![(x0, 1.0), (x1, 1.0)],
+        6,
+        4,
+        BLACK.mix(0.7).stroke_width(1),
+    ))?;
     legend.push(Entry::new("B = A", Swatch::Dashed, BLACK));
     if !pts.is_empty() {
         let line: Vec<(f64, f64)> = pts.iter().map(|p| (p.x, p.ratio)).collect();
         if line.len() <= super::series::DOTS_UP_TO {
-            chart
-                .draw_series(line.iter().map(|&p| Circle::new(p, 2, RATIO.filled())))
-                .map_err(|x| e(&x))?;
+            chart.draw_series(line.iter().map(|&p| Circle::new(p, 2, RATIO.filled())))?;
         }
-        chart
-            .draw_series(LineSeries::new(line, RATIO.stroke_width(LINE_W)))
-            .map_err(|x| e(&x))?;
+        chart.draw_series(LineSeries::new(line, RATIO.stroke_width(LINE_W)))?;
         legend.push(Entry::new("B/A", Swatch::Line, RATIO));
     }
     Ok(legend)

@@ -9,7 +9,7 @@ use super::series::{
     axis_value, band, band_outline, group_in_words, group_words, top_edge, y_range, DATA,
     DOTS_UP_TO, KNEE, LINE_W, PEAK, PERIOD,
 };
-use super::ReportError;
+use super::{ChartError, ReportError};
 use crate::analyze::Analysis;
 use crate::spec::Labels;
 use plotters::coord::Shift;
@@ -72,7 +72,7 @@ pub(crate) fn labels_of(analysis: &Analysis) -> Labels {
 
 /// The families of metrics `chosen` (names or columns), one per group: `sweep plot --metrics`.
 /// A name that matches no series is an error that names it.
-pub(crate) fn chosen(analysis: &Analysis, chosen: &[String]) -> Result<Vec<Family>, String> {
+pub(crate) fn chosen(analysis: &Analysis, chosen: &[String]) -> Result<Vec<Family>, ReportError> {
     let labels = labels_of(analysis);
     for c in chosen {
         if !analysis
@@ -80,13 +80,12 @@ pub(crate) fn chosen(analysis: &Analysis, chosen: &[String]) -> Result<Vec<Famil
             .iter()
             .any(|s| &s.metric == c || &s.column == c)
         {
-            let known: Vec<&str> = analysis.series.iter().map(|s| s.metric.as_str()).collect();
-            let mut known = known;
+            let mut known: Vec<String> = analysis.series.iter().map(|s| s.metric.clone()).collect();
             known.dedup();
-            return Err(format!(
-                "no metric `{c}` in the results (hint: one of {})",
-                known.join(", ")
-            ));
+            return Err(ReportError::NoMetric {
+                name: c.clone(),
+                known,
+            });
         }
     }
     // Named as the spec's family when they all belong to one, else by their labels.
@@ -366,7 +365,7 @@ pub(crate) fn family_svg(
     f: &Family,
     analysis: &Analysis,
     footer: Option<&str>,
-) -> Result<String, String> {
+) -> Result<String, ChartError> {
     let us = uncertainties(f, analysis);
     let curves = f.curves_with(&us);
     let labels = labels_of(analysis);
@@ -454,13 +453,12 @@ impl Chart for Overlay<'_> {
         (self.x_name.clone(), y)
     }
 
-    fn draw<DB: DrawingBackend>(
+    fn draw<DB: DrawingBackend<ErrorType: 'static>>(
         &self,
         plot: &DrawingArea<DB, Shift>,
         text: bool,
         (x_name, y_name): (&str, &str),
-    ) -> Result<Drawn, String> {
-        let e = |e: &dyn std::fmt::Display| e.to_string();
+    ) -> Result<Drawn, ChartError> {
         let (div, unit) = self.unit();
         let finite = |p: &&(f64, f64)| p.0.is_finite() && p.1.is_finite();
         // Sparse x over a wide range is drawn on log2(x), as in the series charts.
@@ -532,12 +530,10 @@ impl Chart for Overlay<'_> {
         for (i, (pts, u_at)) in curves.iter().zip(&u_ats).enumerate() {
             let band = band(pts, u_at, (y0, y1));
             if band.len() >= 2 && band.iter().any(|b| b.2 > b.1) {
-                chart
-                    .draw_series(std::iter::once(Polygon::new(
-                        band_outline(&band),
-                        colour(i).mix(0.2).filled(),
-                    )))
-                    .map_err(|x| e(&x))?;
+                chart.draw_series(std::iter::once(Polygon::new(
+                    band_outline(&band),
+                    colour(i).mix(0.2).filled(),
+                )))?;
                 banded = true;
             }
         }
@@ -545,13 +541,9 @@ impl Chart for Overlay<'_> {
         for (i, (c, pts)) in self.curves.iter().zip(curves).enumerate() {
             // Dots show where the points of a sparse curve are; a dense one is its line.
             if pts.len() <= DOTS_UP_TO {
-                chart
-                    .draw_series(pts.iter().map(|&p| Circle::new(p, 2, colour(i).filled())))
-                    .map_err(|x| e(&x))?;
+                chart.draw_series(pts.iter().map(|&p| Circle::new(p, 2, colour(i).filled())))?;
             }
-            chart
-                .draw_series(LineSeries::new(pts, colour(i).stroke_width(LINE_W)))
-                .map_err(|x| e(&x))?;
+            chart.draw_series(LineSeries::new(pts, colour(i).stroke_width(LINE_W)))?;
             legend.push(Entry::new(c.label, Swatch::Line, colour(i)));
         }
         if banded {

@@ -6,6 +6,7 @@
 //! The PNG and PDF of a chart are made from its SVG with resvg and svg2pdf, whose font database
 //! holds that same font alone (never the machine's fonts), as every generic family.
 
+use super::ChartError;
 use plotters::style::{register_font, FontStyle};
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
@@ -77,7 +78,7 @@ fn fontdb() -> std::sync::Arc<resvg::usvg::fontdb::Database> {
 }
 
 /// `svg` parsed with the chart font.
-fn tree(svg: &str) -> Result<resvg::usvg::Tree, String> {
+fn tree(svg: &str) -> Result<resvg::usvg::Tree, ChartError> {
     let db = fontdb();
     let family = db
         .faces()
@@ -89,33 +90,35 @@ fn tree(svg: &str) -> Result<resvg::usvg::Tree, String> {
         fontdb: db,
         ..Default::default()
     };
-    resvg::usvg::Tree::from_str(svg, &options).map_err(|e| format!("bad chart SVG: {e}"))
+    resvg::usvg::Tree::from_str(svg, &options).map_err(ChartError::Svg)
 }
 
 /// `svg` rasterised: a PNG of its size on white, text antialiased in the chart font.
-pub(crate) fn png(svg: &str) -> Result<Vec<u8>, String> {
+pub(crate) fn png(svg: &str) -> Result<Vec<u8>, ChartError> {
     let tree = tree(svg)?;
     let size = tree.size().to_int_size();
-    let mut pixmap = resvg::tiny_skia::Pixmap::new(size.width(), size.height())
-        .ok_or_else(|| "a chart of no pixels".to_string())?;
+    let mut pixmap =
+        resvg::tiny_skia::Pixmap::new(size.width(), size.height()).ok_or(ChartError::NoPixels)?;
     pixmap.fill(resvg::tiny_skia::Color::WHITE);
     resvg::render(
         &tree,
         resvg::tiny_skia::Transform::default(),
         &mut pixmap.as_mut(),
     );
-    pixmap.encode_png().map_err(|e| e.to_string())
+    pixmap
+        .encode_png()
+        .map_err(|e| ChartError::Png(Box::new(e)))
 }
 
 /// `svg` as a one-page PDF, text as the chart font's glyphs.
-pub(crate) fn pdf(svg: &str) -> Result<Vec<u8>, String> {
+pub(crate) fn pdf(svg: &str) -> Result<Vec<u8>, ChartError> {
     let tree = tree(svg)?;
     svg2pdf::to_pdf(
         &tree,
         svg2pdf::ConversionOptions::default(),
         svg2pdf::PageOptions::default(),
     )
-    .map_err(|e| format!("cannot make the PDF: {e}"))
+    .map_err(ChartError::Pdf)
 }
 
 fn register(path: &Path) -> bool {
@@ -163,7 +166,10 @@ mod tests {
         assert!(png.len() > bare.len() + 200, "no text drawn");
         let pdf = super::pdf(svg).unwrap();
         assert!(pdf.starts_with(b"%PDF-"));
-        assert!(super::png("<svg").unwrap_err().starts_with("bad chart SVG"));
+        assert!(super::png("<svg")
+            .unwrap_err()
+            .to_string()
+            .starts_with("bad chart SVG"));
     }
 
     fn ab_glyph_parses(bytes: &[u8]) -> bool {

@@ -15,7 +15,7 @@ mod identity;
 use super::bars::{bar_charts, bars_svg};
 use super::family::{families, family_svg};
 use super::series::drawable;
-use super::{escape, series_svg, ReportError};
+use super::{escape, series_svg, ChartError, ReportError};
 use crate::analyze::controls::BetweenProcesses;
 use crate::analyze::reading::{human, percent};
 use crate::analyze::{analyze_run, Analysis, AnalyzeError, AnalyzeOptions};
@@ -63,7 +63,7 @@ pub fn write(run_dir: &Path) -> Result<PathBuf, ReportError> {
 enum Views {
     Lines(Vec<Analysis>),
     Bars,
-    Nothing(String),
+    Nothing(AnalyzeError),
 }
 
 impl Views {
@@ -73,7 +73,7 @@ impl Views {
         let first = match analyze_run(run, &AnalyzeOptions::default()) {
             Ok(a) => a,
             Err(AnalyzeError::NoNumericAxis { .. }) => return Views::Bars,
-            Err(e) => return Views::Nothing(e.to_string()),
+            Err(e) => return Views::Nothing(e),
         };
         let mut views = vec![first];
         // Series of a single point on x lie along another axis (copy_all's offset variant against
@@ -103,7 +103,7 @@ impl Views {
 struct Figure {
     id: String,
     caption: String,
-    svg: Result<String, String>,
+    svg: Result<String, ChartError>,
     series: Vec<(usize, usize)>,
     /// A bar chart's lowest and highest bar, in words.
     span: Option<String>,
@@ -161,7 +161,7 @@ pub fn page(run_dir: &Path) -> Result<String, StoreError> {
     }
     h.push_str("<h2 id=\"charts\">Charts</h2>\n");
     if let Views::Nothing(why) = &views {
-        let _ = writeln!(h, "<p>No curve analysis: {}</p>", escape(why));
+        let _ = writeln!(h, "<p>No curve analysis: {}</p>", escape(&why.to_string()));
     }
     for f in &figures {
         figure(&mut h, f);
@@ -568,7 +568,7 @@ fn figure(h: &mut String, f: &Figure) {
                 "<p id=\"{}\">chart of {}: {}</p>",
                 f.id,
                 escape(&f.caption),
-                escape(e)
+                escape(&e.to_string())
             );
             return;
         }

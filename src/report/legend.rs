@@ -1,6 +1,7 @@
 //! The legend of a chart: what each colour and mark means, in a column of its own right of the
 //! plot, so that it never covers data (plotters' own legend box sits inside the plot).
 
+use super::ChartError;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
@@ -120,11 +121,10 @@ pub(crate) fn fit(label: &str, max: u32, width: impl Fn(&str) -> u32) -> String 
 
 /// Draws the legend into `area` (the column right of the plot), from its top, in a smaller font
 /// when the column is narrower than [`NARROW`]; a label too long for one line takes two.
-pub(crate) fn draw<DB: DrawingBackend>(
+pub(crate) fn draw<DB: DrawingBackend<ErrorType: 'static>>(
     area: &DrawingArea<DB, Shift>,
     entries: &[Entry],
-) -> Result<(), String> {
-    let e = |e: &dyn std::fmt::Display| e.to_string();
+) -> Result<(), ChartError> {
     let (w, height) = area.dim_in_pixel();
     let face = if w < NARROW { SMALL_FONT } else { FONT };
     let font = face.into_font();
@@ -142,25 +142,23 @@ pub(crate) fn draw<DB: DrawingBackend>(
     let x = INSET;
     let mut y = INSET + ROW / 2;
     for (entry, lines) in &shown {
-        swatch(area, entry, (x, y)).map_err(|x| e(&x))?;
+        swatch(area, entry, (x, y))?;
         for (k, line) in lines.iter().enumerate() {
             area.draw(&Text::new(
                 line.clone(),
                 (x + SWATCH + 8, y + k as i32 * LINE),
                 style.clone(),
-            ))
-            .map_err(|x| e(&x))?;
+            ))?;
         }
         y += ROW + LINE * (lines.len() as i32 - 1);
     }
     if let Some(more) = more {
-        area.draw(&Text::new(more, (x, y), style))
-            .map_err(|x| e(&x))?;
+        area.draw(&Text::new(more, (x, y), style))?;
     }
     Ok(())
 }
 
-fn swatch<DB: DrawingBackend>(
+fn swatch<DB: DrawingBackend<ErrorType: 'static>>(
     area: &DrawingArea<DB, Shift>,
     entry: &Entry,
     (x, y): (i32, i32),

@@ -45,8 +45,13 @@ pub enum ReportError {
     /// The results to draw cannot be read.
     #[error(transparent)]
     Store(#[from] crate::store::StoreError),
-    #[error("cannot write chart `{path}`: {reason}")]
-    Write { path: PathBuf, reason: String },
+    /// A chart cannot be drawn, converted (PNG, PDF) or written.
+    #[error("cannot write chart `{path}`: {cause}")]
+    Write {
+        path: PathBuf,
+        #[source]
+        cause: ChartError,
+    },
     /// `report.html` of a run folder cannot be made: its run cannot be read, or the page cannot
     /// be written.
     #[error("cannot make the report `{path}`: {cause}")]
@@ -55,9 +60,45 @@ pub enum ReportError {
         #[source]
         cause: crate::store::Cause,
     },
-    /// `--metrics` names no metric of the results, or too few.
+    /// `--metrics` names a metric the results do not have.
+    #[error("no metric `{name}` in the results (hint: one of {})", known.join(", "))]
+    NoMetric { name: String, known: Vec<String> },
+    /// `--metrics` names too few metrics to overlay.
+    #[error("`{}` give no two curves to overlay (hint: name two metrics or more)", metrics.join(","))]
+    TooFewMetrics { metrics: Vec<String> },
+}
+
+/// Why a chart could not be made: plotters could not draw it, its SVG could not be read back
+/// or converted, or its file could not be written. [`ReportError::Write`] adds the file.
+#[derive(Debug, thiserror::Error)]
+pub enum ChartError {
+    /// plotters failed to draw (its error is generic over the drawing backend, hence boxed).
     #[error("{0}")]
-    Metrics(String),
+    Draw(#[source] Box<dyn std::error::Error + Send + Sync>),
+    /// The SVG plotters wrote has no end tag to add the labels before.
+    #[error("no </svg> in the chart")]
+    NoSvgEnd,
+    #[error("bad chart SVG: {0}")]
+    Svg(#[source] resvg::usvg::Error),
+    #[error("a chart of no pixels")]
+    NoPixels,
+    /// The PNG encoder failed (its error type is the `png` crate's, which sweep does not name).
+    #[error("{0}")]
+    Png(#[source] Box<dyn std::error::Error + Send + Sync>),
+    /// svg2pdf failed (its error implements no `std::error::Error`, so it is no source).
+    #[error("cannot make the PDF: {0}")]
+    Pdf(svg2pdf::ConversionError),
+    /// The chart's folder or file cannot be written.
+    #[error("{0}")]
+    Io(#[source] std::io::Error),
+}
+
+impl<E: std::error::Error + Send + Sync + 'static> From<plotters::drawing::DrawingAreaErrorKind<E>>
+    for ChartError
+{
+    fn from(e: plotters::drawing::DrawingAreaErrorKind<E>) -> Self {
+        ChartError::Draw(Box::new(e))
+    }
 }
 
 /// What a results CSV is drawn as.
@@ -99,16 +140,15 @@ pub fn plot_with(
     let chosen = if metrics.is_empty() {
         None
     } else {
-        let chosen = family::chosen(analysis, metrics).map_err(ReportError::Metrics)?;
+        let chosen = family::chosen(analysis, metrics)?;
         if chosen.is_empty() {
-            return Err(ReportError::Metrics(format!(
-                "`{}` give no two curves to overlay (hint: name two metrics or more)",
-                metrics.join(",")
-            )));
+            return Err(ReportError::TooFewMetrics {
+                metrics: metrics.to_vec(),
+            });
         }
         Some(chosen)
     };
-    std::fs::create_dir_all(&charts).map_err(|e| canvas::fail(&charts)(e.to_string()))?;
+    std::fs::create_dir_all(&charts).map_err(|e| canvas::fail(&charts)(ChartError::Io(e)))?;
     if let Some(chosen) = chosen {
         for f in chosen {
             out.extend(family::write_family(&f, analysis, &charts, footer, look)?);

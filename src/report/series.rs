@@ -6,6 +6,7 @@ use super::axes::{axes, distinct, log_axis, on_log2, scaled};
 use super::canvas::{self, Chart, Drawn};
 use super::legend::{Entry, Swatch};
 use super::points::PointInfo;
+use super::ChartError;
 use crate::analyze::curve::Period;
 use crate::analyze::reading::{congruence, human};
 use crate::analyze::SeriesAnalysis;
@@ -39,7 +40,7 @@ pub fn series_svg(
     footer: Option<&str>,
     info: &[PointInfo],
     labels: &Labels,
-) -> Result<String, String> {
+) -> Result<String, ChartError> {
     canvas::svg(
         &SeriesChart {
             s,
@@ -88,12 +89,12 @@ impl Chart for SeriesChart<'_> {
         (self.labels.axis(self.x_name), y_label(self.s, self.labels))
     }
 
-    fn draw<DB: DrawingBackend>(
+    fn draw<DB: DrawingBackend<ErrorType: 'static>>(
         &self,
         plot: &DrawingArea<DB, Shift>,
         text: bool,
         names: (&str, &str),
-    ) -> Result<Drawn, String> {
+    ) -> Result<Drawn, ChartError> {
         let legend = self
             .labels
             .metric(&self.s.metric)
@@ -278,32 +279,32 @@ pub(crate) struct YRange {
 }
 
 /// The top edge of a plot whose band is cut at it (plotters draws only the left and bottom axes).
-pub(crate) fn top_edge<DB: DrawingBackend>(
+pub(crate) fn top_edge<DB: DrawingBackend<ErrorType: 'static>>(
     chart: &mut super::axes::Plane<'_, DB>,
     (x0, x1): (f64, f64),
     y1: f64,
-) -> Result<(), String> {
+) -> Result<(), ChartError> {
     chart
         .draw_series(std::iter::once(PathElement::new(
             vec![(x0, y1), (x1, y1)],
             BLACK.mix(0.6).stroke_width(1),
         )))
         .map(|_| ())
-        .map_err(|e| e.to_string())
+        .map_err(ChartError::from)
 }
 
 /// Draws one series into `plot`, its axes named `names` and its line `label` in the legend;
 /// `text` false draws no text at all (no font is needed then). Marks go behind the data
 /// (band, knee, period) or are hollow and thin (peaks), or sit on the floor of the plot (noisy,
 /// unstable and failed points), so that none hides a point.
-fn draw<DB: DrawingBackend>(
+fn draw<DB: DrawingBackend<ErrorType: 'static>>(
     plot: &DrawingArea<DB, Shift>,
     s: &SeriesAnalysis,
     (x_name, y_name): (&str, &str),
     label: &str,
     text: bool,
     info: &[PointInfo],
-) -> Result<Drawn, String> {
+) -> Result<Drawn, ChartError> {
     let (divisor, shown) = super::axes::series_unit(s);
     let s = &scaled(s);
     let mut legend = Vec::new();
@@ -315,7 +316,6 @@ fn draw<DB: DrawingBackend>(
     // Points in x order, whatever order the CSV has them in.
     s.data.sort_by(|a, b| a.0.total_cmp(&b.0));
     let s = &s;
-    let e = |e: &dyn std::fmt::Display| e.to_string();
     let observed: Vec<(f64, f64)> = s
         .data
         .iter()
@@ -381,12 +381,10 @@ fn draw<DB: DrawingBackend>(
         top_edge(&mut chart, (x0, x1), y1)?;
     }
     if band.len() >= 2 && band.iter().any(|b| b.2 > b.1) {
-        chart
-            .draw_series(std::iter::once(Polygon::new(
-                band_outline(&band),
-                BAND.mix(0.25).filled(),
-            )))
-            .map_err(|x| e(&x))?;
+        chart.draw_series(std::iter::once(Polygon::new(
+            band_outline(&band),
+            BAND.mix(0.25).filled(),
+        )))?;
         // The swatch in the colour the band shows on white (a legend is drawn opaque).
         legend.push(Entry::new(
             "uncertainty (95 % CI, placements)",
@@ -396,14 +394,12 @@ fn draw<DB: DrawingBackend>(
     }
     // Behind the data: the knee, a thin dashed vertical line.
     if let Some(k) = s.curve.knee {
-        chart
-            .draw_series(DashedLineSeries::new(
-                vec![(k, y0), (k, y_max)],
-                6,
-                4,
-                KNEE.mix(0.7).stroke_width(1),
-            ))
-            .map_err(|x| e(&x))?;
+        chart.draw_series(DashedLineSeries::new(
+            vec![(k, y0), (k, y_max)],
+            6,
+            4,
+            KNEE.mix(0.7).stroke_width(1),
+        ))?;
         legend.push(Entry::new(
             format!("knee {}", human(if log2 { k.exp2() } else { k })),
             Swatch::Dashed,
@@ -417,12 +413,10 @@ fn draw<DB: DrawingBackend>(
         let tick = 0.025 * (y1 - y0);
         let (xa, xb) = (a.0, a.0 + p.period);
         let bracket = vec![(xa, y - tick), (xa, y), (xb, y), (xb, y - tick)];
-        chart
-            .draw_series(std::iter::once(PathElement::new(
-                bracket,
-                PERIOD.stroke_width(1),
-            )))
-            .map_err(|x| e(&x))?;
+        chart.draw_series(std::iter::once(PathElement::new(
+            bracket,
+            PERIOD.stroke_width(1),
+        )))?;
         legend.push(Entry::new(
             format!("period {}", human(p.period)),
             Swatch::Bracket,
@@ -439,25 +433,19 @@ fn draw<DB: DrawingBackend>(
         }
     }
     for run in runs.into_iter().filter(|r| !r.is_empty()) {
-        chart
-            .draw_series(LineSeries::new(run, DATA.stroke_width(LINE_W)))
-            .map_err(|x| e(&x))?;
+        chart.draw_series(LineSeries::new(run, DATA.stroke_width(LINE_W)))?;
     }
     legend.push(Entry::new(label, Swatch::Line, DATA));
     if observed.len() <= DOTS_UP_TO {
-        chart
-            .draw_series(observed.iter().map(|&p| Circle::new(p, 2, DATA.filled())))
-            .map_err(|x| e(&x))?;
+        chart.draw_series(observed.iter().map(|&p| Circle::new(p, 2, DATA.filled())))?;
     }
     // The peaks: hollow rings, the point seen through them.
     if !peaks.is_empty() {
-        chart
-            .draw_series(
-                peaks
-                    .iter()
-                    .map(|&p| Circle::new(p, 4, PEAK.stroke_width(2))),
-            )
-            .map_err(|x| e(&x))?;
+        chart.draw_series(
+            peaks
+                .iter()
+                .map(|&p| Circle::new(p, 4, PEAK.stroke_width(2))),
+        )?;
         legend.push(Entry::new("peak", Swatch::Ring, PEAK));
     }
     // Outliers left out of the fit: hollow grey circles.
@@ -467,13 +455,11 @@ fn draw<DB: DrawingBackend>(
         .filter(|p| marks.contains(&p.0))
         .collect();
     if !outliers.is_empty() {
-        chart
-            .draw_series(
-                outliers
-                    .iter()
-                    .map(|&p| Circle::new(p, 6, GAP.stroke_width(1))),
-            )
-            .map_err(|x| e(&x))?;
+        chart.draw_series(
+            outliers
+                .iter()
+                .map(|&p| Circle::new(p, 6, GAP.stroke_width(1))),
+        )?;
         legend.push(Entry::new("outlier (not fitted)", Swatch::Ring, GAP));
     }
     // On the floor of the plot, never over the data: failed points (grey crosses), and the
@@ -487,12 +473,10 @@ fn draw<DB: DrawingBackend>(
         .map(|p| p.0)
         .collect();
     if !gaps.is_empty() {
-        chart
-            .draw_series(
-                gaps.iter()
-                    .map(|&x| Cross::new((x, floor(0.015)), 4, GAP.stroke_width(1))),
-            )
-            .map_err(|x| e(&x))?;
+        chart.draw_series(
+            gaps.iter()
+                .map(|&x| Cross::new((x, floor(0.015)), 4, GAP.stroke_width(1))),
+        )?;
         legend.push(Entry::new("failed point", Swatch::Cross, GAP));
     }
     for (status, colour, label, k) in [
@@ -513,13 +497,11 @@ fn draw<DB: DrawingBackend>(
         if marked.is_empty() {
             continue;
         }
-        chart
-            .draw_series(
-                marked
-                    .iter()
-                    .map(|&x| TriangleMarker::new((x, floor(k)), 3, colour.filled())),
-            )
-            .map_err(|x| e(&x))?;
+        chart.draw_series(
+            marked
+                .iter()
+                .map(|&x| TriangleMarker::new((x, floor(k)), 3, colour.filled())),
+        )?;
         legend.push(Entry::new(label, Swatch::Triangle, colour));
     }
     Ok(Drawn {

@@ -155,7 +155,7 @@ impl Model {
          `lines_per_request` or `sectors_per_request`";
 
     /// `name` or `name:key=value,key=value` (keys `stride`, `words`: whole numbers 1..=32).
-    pub fn parse(s: &str) -> Result<Model, String> {
+    pub fn parse(s: &str) -> Result<Model, ModelError> {
         let (name, params) = s.split_once(':').unwrap_or((s, ""));
         let kind = match name.trim() {
             "whole_warps" => ModelKind::WholeWarps,
@@ -164,10 +164,9 @@ impl Model {
             "lines_per_request" => ModelKind::LinesPerRequest,
             "sectors_per_request" => ModelKind::SectorsPerRequest,
             other => {
-                return Err(format!(
-                    "unknown model `{other}` (hint: one of {})",
-                    Self::NAMES
-                ))
+                return Err(ModelError::Unknown {
+                    name: other.to_string(),
+                })
             }
         };
         let mut m = Model {
@@ -178,15 +177,13 @@ impl Model {
         for kv in params.split(',').map(str::trim).filter(|p| !p.is_empty()) {
             let (k, v) = kv
                 .split_once('=')
-                .ok_or_else(|| format!("model parameter `{kv}` is not `key=value`"))?;
+                .ok_or_else(|| ModelError::NotKeyValue(kv.to_string()))?;
             let n: u32 = v
                 .trim()
                 .parse()
                 .ok()
                 .filter(|n| (1..=32).contains(n))
-                .ok_or_else(|| {
-                    format!("model parameter `{kv}`: the value must be a whole number 1..32")
-                })?;
+                .ok_or_else(|| ModelError::BadValue(kv.to_string()))?;
             let takes = match k.trim() {
                 "stride" => kind == ModelKind::WavefrontsPerRequest,
                 "words" => matches!(
@@ -198,12 +195,10 @@ impl Model {
                 _ => false,
             };
             if !takes {
-                return Err(format!(
-                    "model `{}` takes no parameter `{}` (hint: `stride` goes with \
-                     wavefronts_per_request, `words` with the *_per_request models)",
-                    kind.name(),
-                    k.trim()
-                ));
+                return Err(ModelError::NoParameter {
+                    kind,
+                    parameter: k.trim().to_string(),
+                });
             }
             if k.trim() == "stride" {
                 m.stride = n;
@@ -231,6 +226,19 @@ impl std::fmt::Display for Model {
         }
         Ok(())
     }
+}
+
+/// Why a `model` (of a spec's `[[metric]]` or a manifest's metric) cannot be read.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum ModelError {
+    #[error("unknown model `{name}` (hint: one of {})", Model::NAMES)]
+    Unknown { name: String },
+    #[error("model parameter `{0}` is not `key=value`")]
+    NotKeyValue(String),
+    #[error("model parameter `{0}`: the value must be a whole number 1..32")]
+    BadValue(String),
+    #[error("model `{}` takes no parameter `{parameter}` (hint: `stride` goes with wavefronts_per_request, `words` with the *_per_request models)", kind.name())]
+    NoParameter { kind: ModelKind, parameter: String },
 }
 
 /// Extra statistics the timing core reports for each metric, in column order.
@@ -340,11 +348,13 @@ pub enum MetricError {
     NoValueGroup(String),
     #[error("metric `{name}`: `better = \"{value}\"` (hint: {})", Better::WORDS)]
     BadBetter { name: String, value: String },
-    #[error("metric `{name}`: `model = \"{value}\"`: {reason}")]
+    #[error("metric `{name}`: `model = \"{value}\"`: {source}")]
     BadModel {
         name: String,
         value: String,
-        reason: String,
+        /// Boxed: it would make every `SpecError` larger.
+        #[source]
+        source: Box<ModelError>,
     },
 }
 
@@ -361,10 +371,10 @@ fn read_analysis_keys(
         None => None,
     };
     let model = match &m.model {
-        Some(v) => Some(Model::parse(v).map_err(|reason| MetricError::BadModel {
+        Some(v) => Some(Model::parse(v).map_err(|source| MetricError::BadModel {
             name: name.to_string(),
             value: v.clone(),
-            reason,
+            source: Box::new(source),
         })?),
         None => None,
     };

@@ -20,11 +20,11 @@ pub use axis::Axis;
 pub use axis::AxisError;
 use axis::{expand_axis, AxisFile};
 pub use labels::Labels;
-pub use metric::MetricError;
 use metric::{read_metric, MetricFile};
 pub use metric::{
     unit_slug, Better, Metric, MetricSource, Model, ModelKind, CORE_FIELDS, CORE_STATS,
 };
+pub use metric::{MetricError, ModelError};
 pub use timing::{Timing, DEFAULT_TARGET_REL_CI};
 
 /// The longest `filter`, and its deepest nesting of parentheses: the expression parser recurses
@@ -96,6 +96,34 @@ pub enum SpecError {
         line: usize,
         #[source]
         source: MetricError,
+    },
+    /// A count key (`repeat`, `recheck`) that holds no integer.
+    #[error("{path}:{line}: {source}")]
+    Count {
+        path: PathBuf,
+        line: usize,
+        #[source]
+        source: CountError,
+    },
+}
+
+/// Why a count key (`repeat`, `recheck`) holds no integer: the key, what it holds instead, and
+/// the key's hint.
+#[derive(Debug, thiserror::Error)]
+pub enum CountError {
+    #[error("`{key}` is the string {text:?}, not a number (hint: write it without quotes, `{key} = {number}`; {hint})")]
+    Quoted {
+        key: &'static str,
+        text: String,
+        number: i64,
+        hint: String,
+    },
+    /// `what` in words: `the string "x"`, `1.5`, `true`, `a list`.
+    #[error("`{key}` is {what}, not an integer (hint: {hint})")]
+    NotInteger {
+        key: &'static str,
+        what: String,
+        hint: String,
     },
 }
 
@@ -320,6 +348,11 @@ impl Spec {
             path: path.to_path_buf(),
             line: line_of(offset),
             message,
+        };
+        let count = |offset: usize, source: CountError| SpecError::Count {
+            path: path.to_path_buf(),
+            line: line_of(offset),
+            source,
         };
         // An error about key `key` (a top-level or [timing] key), at its line when the text has it.
         let at_key = |key: &str, message: String| {
@@ -620,7 +653,7 @@ impl Spec {
             Some(r) => {
                 let at = r.span().start;
                 let n =
-                    whole_number("repeat", r.get_ref(), REPEAT_HINT).map_err(|m| invalid(at, m))?;
+                    whole_number("repeat", r.get_ref(), REPEAT_HINT).map_err(|e| count(at, e))?;
                 if n < 1 {
                     return Err(invalid(
                         at,
@@ -643,7 +676,7 @@ impl Spec {
             Some(r) => {
                 let at = r.span().start;
                 let n = whole_number("recheck", r.get_ref(), &recheck_hint())
-                    .map_err(|m| invalid(at, m))?;
+                    .map_err(|e| count(at, e))?;
                 let n = u32::try_from(n)
                     .ok()
                     .filter(|n| *n <= MAX_RECHECK)
@@ -750,14 +783,17 @@ fn folder_name(s: &str) -> bool {
 
 /// The integer a count key (`repeat`, `recheck`) holds, or why it holds none: the key, what it
 /// holds instead, and `hint`.
-fn whole_number(key: &str, value: &toml::Value, hint: &str) -> Result<i64, String> {
+fn whole_number(key: &'static str, value: &toml::Value, hint: &str) -> Result<i64, CountError> {
     let what = match value {
         toml::Value::Integer(n) => return Ok(*n),
         toml::Value::String(s) => {
-            if let Ok(n) = s.trim().parse::<i64>() {
-                return Err(format!(
-                    "`{key}` is the string {s:?}, not a number (hint: write it without quotes, `{key} = {n}`; {hint})"
-                ));
+            if let Ok(number) = s.trim().parse::<i64>() {
+                return Err(CountError::Quoted {
+                    key,
+                    text: s.clone(),
+                    number,
+                    hint: hint.to_string(),
+                });
             }
             format!("the string {s:?}")
         }
@@ -767,7 +803,11 @@ fn whole_number(key: &str, value: &toml::Value, hint: &str) -> Result<i64, Strin
         toml::Value::Array(_) => "a list".into(),
         toml::Value::Table(_) => "a table".into(),
     };
-    Err(format!("`{key}` is {what}, not an integer (hint: {hint})"))
+    Err(CountError::NotInteger {
+        key,
+        what,
+        hint: hint.to_string(),
+    })
 }
 
 fn tidy_toml_message(m: &str) -> String {

@@ -70,7 +70,7 @@ pub(super) fn from_manifest(
             None => None,
         };
         let model = match m.model.as_deref() {
-            Some(text) => Some(Model::parse(text).map_err(|e| bad("model", text, e))?),
+            Some(text) => Some(Model::parse(text).map_err(|e| bad("model", text, e.to_string()))?),
             None => None,
         };
         metrics.push(MetricColumn {

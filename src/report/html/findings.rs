@@ -42,7 +42,11 @@ pub(super) fn findings(h: &mut String, views: &Views, figures: &[Figure], run: &
         );
     }
     if let Views::Nothing(why) = views {
-        let _ = writeln!(h, "<li>No curve analysis: {}</li>", escape(why));
+        let _ = writeln!(
+            h,
+            "<li>No curve analysis: {}</li>",
+            escape(&why.to_string())
+        );
     }
     let failed = failed_rows(run).len();
     if failed > 0 {
