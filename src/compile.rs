@@ -52,15 +52,7 @@ impl Toolchain {
             .filter(|l| l.contains("release") || l.contains("ersion") || l.contains("Build"))
             .collect::<Vec<_>>()
             .join(" | ");
-        let (arch, arch_from) = if !spec.is_nvcc() {
-            (None, "none")
-        } else if let Some(a) = &spec.arch {
-            (Some(a.clone()), "spec")
-        } else if let Some(a) = gpu_arch {
-            (Some(a), "gpu")
-        } else {
-            (Some(DEFAULT_ARCH.to_string()), "default")
-        };
+        let (arch, arch_from) = target(spec, gpu_arch);
         Ok(Toolchain {
             compiler: spec.compiler.clone(),
             version: if version.is_empty() {
@@ -71,6 +63,32 @@ impl Toolchain {
             arch,
             arch_from: arch_from.to_string(),
         })
+    }
+
+    /// The compiler and target the spec names, the compiler not asked for its version (no
+    /// version, no GPU asked for its arch): what a point built by hand uses ([`by_hand`]).
+    pub fn named(spec: &Spec) -> Toolchain {
+        let (arch, arch_from) = target(spec, None);
+        Toolchain {
+            compiler: spec.compiler.clone(),
+            version: String::new(),
+            arch,
+            arch_from: arch_from.to_string(),
+        }
+    }
+}
+
+/// The arch to build for, and where it came from: none for a host compiler, else the spec's, the
+/// GPU's, or [`DEFAULT_ARCH`].
+fn target(spec: &Spec, gpu_arch: Option<String>) -> (Option<String>, &'static str) {
+    if !spec.is_nvcc() {
+        (None, "none")
+    } else if let Some(a) = &spec.arch {
+        (Some(a.clone()), "spec")
+    } else if let Some(a) = gpu_arch {
+        (Some(a), "gpu")
+    } else {
+        (Some(DEFAULT_ARCH.to_string()), "default")
     }
 }
 
@@ -108,6 +126,19 @@ pub fn command(
         .nice(BUILD_NICE)
 }
 
+/// The build of `point` by hand, from headers rendered into `dir` into `dir/bench`: the command
+/// [`command`] gives a sweep's builds, for the toolchain the spec names (`sweep render --out`
+/// prints it).
+pub fn by_hand(spec: &Spec, bench: &Bench, point: &Point, dir: &Path) -> Cmd {
+    command(
+        &Toolchain::named(spec),
+        bench,
+        &point_flags(spec, point),
+        dir,
+        &dir.join("bench"),
+    )
+}
+
 /// Niceness added to every build: nvcc on every core must not slow the host side of the program
 /// that measures meanwhile (its samples wait on the CPU between launches; on an H100 the
 /// measuring phase took 395 ms per point in a cold sweep against 316 ms in a warm one; docs/measurements.md).
@@ -120,7 +151,36 @@ pub fn build(cmd: &Cmd, timeout: Duration, log: &Path) -> Result<exec::Outcome, 
 
 #[cfg(test)]
 mod tests {
-    use super::CompileError;
+    use super::*;
+    use std::path::PathBuf;
+
+    /// What `sweep render --out` prints is the sweep's own build command: arch, include paths,
+    /// output, source, the spec's flags then a `compiler_flags` axis's words, quoted for a shell.
+    #[test]
+    fn a_point_built_by_hand_gets_the_sweeps_build_command() {
+        let spec = Spec::parse(
+            Path::new("t.toml"),
+            "bench = \"b\"\ncompiler = \"nvcc\"\nflags = [\"-O3\", \"-Xptxas -v\"]\n[[axis]]\nname = \"opt\"\nvalues = [\"-DA=1 -DB\"]\ncompiler_flags = true\n[[metric]]\npattern = \"mflops\"\n",
+        )
+        .unwrap();
+        let point = &crate::points::expand(&spec).unwrap()[0];
+        let bench = Bench {
+            name: "b".into(),
+            dir: PathBuf::from("/c/b"),
+            source: PathBuf::from("/c/b/b.cu"),
+            templates: vec![],
+            common: Some(PathBuf::from("/c/common")),
+        };
+        let cmd = by_hand(&spec, &bench, point, Path::new("hand"));
+        assert_eq!(
+            cmd.line(),
+            "nvcc -arch=sm_90 -Ihand -I/c/common -o hand/bench /c/b/b.cu -O3 '-Xptxas -v' -DA=1 -DB"
+        );
+        let mut host = spec.clone();
+        host.compiler = "cc".into();
+        let cmd = by_hand(&host, &bench, point, Path::new("hand"));
+        assert!(cmd.line().starts_with("cc -Ihand "), "{}", cmd.line());
+    }
 
     #[test]
     fn a_missing_compiler_gets_a_hint_for_what_it_is() {

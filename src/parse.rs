@@ -1,7 +1,7 @@
-//! Stage `parse`: extracts metrics from a program's stdout.
+//! Stage `parse`: extracts metrics from a program's stdout; reads its output files (capped).
 
+use crate::schema::Status;
 use crate::spec::{Metric, MetricSource, CORE_FIELDS, CORE_STATS};
-use crate::store::Status;
 use regex::Regex;
 use std::collections::BTreeMap;
 use std::sync::OnceLock;
@@ -40,6 +40,17 @@ pub fn read_part(path: &std::path::Path, max: u64, tail: bool) -> Option<(String
     let mut bytes = Vec::with_capacity(size.min(max) as usize);
     f.take(max).read_to_end(&mut bytes).ok()?;
     Some((text(bytes), size))
+}
+
+/// The last non-empty line of a program's stderr (its file `stderr`), for one-line messages.
+pub fn last_error_line(stderr: &std::path::Path) -> Option<String> {
+    // Its last 64 KiB: what a failing program says last, however much it printed before.
+    let (text, _) = read_part(stderr, 64 << 10, true)?;
+    text.lines()
+        .rev()
+        .map(str::trim)
+        .find(|l| !l.is_empty())
+        .map(|l| l.chars().take(200).collect())
 }
 
 #[derive(Debug, Default, PartialEq)]

@@ -14,19 +14,11 @@ pub const STDERR: &str = "stderr.txt";
 /// four at once; docs/measurements.md).
 pub const TIMING_CORE_CONNECTIONS: &str = "1";
 
-/// The file whose lock keeps CUDA context creation and measurement apart on one GPU: the timing
-/// core holds it (flock) while it measures and while it creates its context, so a program started
-/// early never creates its context while another measures. One per GPU (or the host), in the run
-/// folder, as an absolute path: the program runs in its point's folder.
-pub fn measure_lock(run_dir: &Path, gpu_index: Option<&str>) -> std::path::PathBuf {
-    let lock = run_dir.join(format!("measure-{}.lock", gpu_index.unwrap_or("host")));
-    std::path::absolute(&lock).unwrap_or(lock)
-}
-
 /// The program's command: the binary and the spec's `args`, in the point's folder, with the
 /// spec's environment (its `[timing]` included) and, when a GPU is named, only that GPU visible.
 /// A timing-core program (one that honours the start gate) is given its GPU's `measure_lock`
-/// (`SWEEP_MEASURE_LOCK`, see [`measure_lock`]) and gets [`TIMING_CORE_CONNECTIONS`].
+/// (`SWEEP_MEASURE_LOCK`, see `store::RunDir::measure_lock`) and gets
+/// [`TIMING_CORE_CONNECTIONS`].
 pub fn command(
     spec: &Spec,
     binary: &Path,
@@ -76,17 +68,6 @@ pub fn honours_gate(binary: &Path) -> bool {
     std::fs::read(binary)
         .map(|bytes| bytes.windows(needle.len()).any(|w| w == needle))
         .unwrap_or(false)
-}
-
-/// The last non-empty line of the program's stderr, for one-line messages.
-pub fn last_error_line(point_dir: &Path) -> Option<String> {
-    // Its last 64 KiB: what a failing program says last, however much it printed before.
-    let (text, _) = crate::parse::read_part(&point_dir.join(STDERR), 64 << 10, true)?;
-    text.lines()
-        .rev()
-        .map(str::trim)
-        .find(|l| !l.is_empty())
-        .map(|l| l.chars().take(200).collect())
 }
 
 #[cfg(test)]

@@ -1,17 +1,19 @@
 //! The shape of `src/`, read from its text: a run folder has one owner (`src/store/`), which alone
-//! names its files and columns; the modules import each other without loops but those listed.
+//! names its files and columns; the modules import each other without loops, and no stage imports
+//! a later one.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-/// Every `.rs` file under `src/`, with its text up to its unit tests (`#[cfg(test)] mod tests`):
-/// tests may write a run folder by hand.
+/// Every `.rs` file under `src/`, with its text up to its unit tests (`#[cfg(test)] mod tests`);
+/// a module's unit tests in a file of their own (`tests.rs`) are left out whole: tests may write a
+/// run folder by hand, and take what they check from any module.
 fn sources() -> Vec<(PathBuf, String)> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
     let mut out = Vec::new();
     for e in walkdir::WalkDir::new(&root).sort_by_file_name() {
         let e = e.unwrap();
-        if e.path().extension().is_some_and(|x| x == "rs") {
+        if e.path().extension().is_some_and(|x| x == "rs") && e.file_name() != "tests.rs" {
             let text = std::fs::read_to_string(e.path()).unwrap();
             let code = match text.find("#[cfg(test)]\nmod tests") {
                 Some(i) => text[..i].to_string(),
@@ -24,13 +26,8 @@ fn sources() -> Vec<(PathBuf, String)> {
     out
 }
 
-/// Files that still name a run folder's files themselves: the write side's driver (issue 35
-/// item 2 moves its run folder into `store`). A new file here is a step back.
-const WRITE_SIDE: [&str; 2] = ["src/driver/", "src/run.rs"];
-
-fn owner_or_write_side(path: &Path) -> bool {
-    let p = path.to_string_lossy();
-    p.starts_with("src/store/") || WRITE_SIDE.iter().any(|w| p.starts_with(w))
+fn owner(path: &Path) -> bool {
+    path.starts_with("src/store/")
 }
 
 /// What only `src/store/` may write: a path into a run folder built by hand, the names of its
@@ -79,7 +76,7 @@ fn only_the_store_names_a_run_folders_files_and_columns() {
     let rules = forbidden();
     let mut found = Vec::new();
     for (path, code) in sources() {
-        if owner_or_write_side(&path) {
+        if owner(&path) {
             continue;
         }
         for (n, line) in code.lines().enumerate() {
@@ -166,30 +163,39 @@ fn loops(graph: &BTreeMap<String, BTreeSet<String>>) -> Vec<BTreeSet<String>> {
 }
 
 #[test]
-fn the_read_side_imports_without_loops() {
+fn the_modules_import_without_loops() {
     let graph = imports();
     let found = loops(&graph);
-    // The write side's front still loops (the spec checks its names against the store's
-    // columns and reads profile files; the store and the profiles take the spec's types), and
-    // the live report is a reporter of the driver's events whose terminal reporter formats
-    // values as the charts do. Neither passes through analyze, compare, export or merge.
-    let known: Vec<BTreeSet<String>> = vec![
-        ["events", "report"].map(String::from).into(),
-        ["overrides", "parse", "points", "profile", "spec", "store"]
-            .map(String::from)
-            .into(),
-    ];
-    let new: Vec<&BTreeSet<String>> = found.iter().filter(|l| !known.contains(l)).collect();
-    assert!(new.is_empty(), "import loops: {new:?}");
-    for reader in ["analyze", "compare", "export", "merge"] {
-        assert!(
-            found.iter().all(|l| !l.contains(reader)),
-            "`{reader}` is in an import loop: {found:?}"
-        );
-    }
+    assert!(found.is_empty(), "import loops: {found:?}");
     assert!(
         !graph["report"].contains("export"),
         "the report reads runs through `store`, not the exporter"
+    );
+}
+
+/// The stages in the order the data flows (src/lib.rs): `schema`, the results CSV's columns that
+/// the spec checks its names against, lies below them all.
+const STAGES: [&str; 10] = [
+    "schema", "spec", "points", "render", "compile", "run", "parse", "store", "analyze", "report",
+];
+
+#[test]
+fn no_stage_imports_a_later_one() {
+    let graph = imports();
+    let rank = |m: &str| STAGES.iter().position(|s| *s == m);
+    let mut found = Vec::new();
+    for (module, named) in &graph {
+        let Some(r) = rank(module) else { continue };
+        for n in named {
+            if rank(n).is_some_and(|rn| rn > r) {
+                found.push(format!("{module} -> {n}"));
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "a stage imports a later one (move what they share down): {}",
+        found.join(", ")
     );
 }
 
@@ -268,11 +274,9 @@ fn the_scan_for_string_errors_finds_them_across_lines_and_in_nested_types() {
 #[test]
 fn no_error_is_a_string() {
     let mut found = Vec::new();
+    // (`sources` leaves out a unit-test module in a file of its own, `spec/tests.rs`, which
+    // compares messages.)
     for (path, code) in sources() {
-        // A unit-test module in a file of its own (`spec/tests.rs`) compares messages.
-        if path.file_name().is_some_and(|n| n == "tests.rs") {
-            continue;
-        }
         for (line, what) in string_errors(&code) {
             found.push(format!("{}:{line}: {what}", path.display()));
         }

@@ -105,7 +105,7 @@ pub(super) fn counter_series(
     by: &[String],
     metrics: &[super::load::MetricColumn],
 ) -> Result<Vec<super::load::RawSeries>, super::AnalyzeError> {
-    use crate::profile::config::SEP;
+    use crate::schema::COUNTER_SEP as SEP;
     let cols: Vec<super::load::MetricColumn> = table
         .header
         .iter()
@@ -135,7 +135,7 @@ pub(super) fn counters_of(
     all: &[super::load::RawSeries],
     r: &super::load::RawSeries,
 ) -> Vec<(String, Vec<(f64, f64)>)> {
-    let prefix = format!("{}{}", r.metric.name, crate::profile::config::SEP);
+    let prefix = format!("{}{}", r.metric.name, crate::schema::COUNTER_SEP);
     all.iter()
         .filter(|c| c.group == r.group)
         .filter_map(|c| {

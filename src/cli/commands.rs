@@ -9,8 +9,10 @@ use sweep::events::terminal::Terminal;
 use sweep::events::{Event, Reporter};
 use sweep::exit;
 use sweep::overrides::Overrides;
-use sweep::points::{Order, Split};
+use sweep::points::Split;
+use sweep::report::Make;
 use sweep::spec::Spec;
+use sweep::store::RunDir;
 
 fn load(spec: &Path) -> Result<Spec, CliError> {
     Ok(Spec::load(spec)?)
@@ -29,23 +31,30 @@ fn cache_dir(place: &Where) -> PathBuf {
         .unwrap_or_else(|| place.output.join(".cache"))
 }
 
+/// Where builds go and how many at once: what `sweep build` needs, and `sweep run` with it.
+fn build_options(place: &Where, sharding: &Sharding) -> driver::BuildOptions {
+    driver::BuildOptions {
+        output: place.output.clone(),
+        cache: cache_dir(place),
+        jobs: place.jobs.unwrap_or_else(cores),
+        shard: sharding.shard,
+        split: sharding.split,
+        cancel: driver::Cancel::new(),
+    }
+}
+
 fn options(args: &RunArgs, resume: Option<PathBuf>) -> driver::Options {
     driver::Options {
-        output: args.place.output.clone(),
-        cache: cache_dir(&args.place),
-        jobs: args.place.jobs.unwrap_or_else(cores),
+        build: build_options(&args.place, &args.sharding),
         dialect: args.csv_dialect,
         order: args.order,
         seed: args.seed,
-        shard: args.sharding.shard,
-        split: args.sharding.split,
         gpus: args.gpus.clone(),
         wait_lock: args.wait_lock,
         force: args.force,
         resume,
         command: std::env::args().collect(),
         prestart: if args.no_prestart { 0 } else { args.prestart },
-        cancel: driver::Cancel::new(),
     }
 }
 
@@ -74,9 +83,9 @@ fn install_ctrl_c(cancel: &driver::Cancel) {
 /// `--export-json`, the analysis and the exports; all that the terminal shows of it is the
 /// [`Terminal`] reporter's, from the driver's events and from this function's after the sweep
 /// (`Analyzed`, `Wrote`, `Done`, a warning for what failed after the sweep).
-fn run_command(spec: &Spec, args: &RunArgs, resume: Option<PathBuf>) -> Result<i32, CliError> {
+fn run(spec: &Spec, args: &RunArgs, resume: Option<PathBuf>) -> Result<i32, CliError> {
     let opts = options(args, resume);
-    install_ctrl_c(&opts.cancel);
+    install_ctrl_c(&opts.build.cancel);
     let mut out = sweep::report::html::Live::new(Box::new(Terminal::new(spec, args.quiet)));
     let summary = driver::run_sweep(spec, &opts, &mut out)?;
     if let Some(path) = &args.export_json {
@@ -89,24 +98,28 @@ fn run_command(spec: &Spec, args: &RunArgs, resume: Option<PathBuf>) -> Result<i
     }
     let analysis = spec
         .analyze
-        .clone()
+        .as_ref()
         .filter(|_| !args.no_analyze && !summary.interrupted);
     if let Some(cfg) = analysis {
-        let select = Select {
-            x: cfg.x,
-            y: cfg.y,
-            by: cfg.by,
-            out: None,
+        let opts = sweep::analyze::AnalyzeOptions {
+            x: cfg.x.clone(),
+            y: cfg.y.clone(),
+            by: cfg.by.clone(),
         };
-        match analyze_files(&summary.csv, &select, cfg.plot) {
-            Ok(done) => {
-                if let Some(a) = &done.analysis {
+        let what = if cfg.plot {
+            Make::AnalysisAndCharts
+        } else {
+            Make::Analysis
+        };
+        match sweep::report::make(&summary.csv, &opts, None, what) {
+            Ok(made) => {
+                if let Some(a) = &made.analysis {
                     out.on(&Event::Analyzed(a));
                 }
-                if let Some(n) = &done.note {
+                if let Some(n) = &made.note {
                     out.on(&Event::Note(n));
                 }
-                for f in &done.files {
+                for f in &made.files {
                     out.on(&Event::Wrote(f));
                 }
             }
@@ -131,6 +144,151 @@ fn run_command(spec: &Spec, args: &RunArgs, resume: Option<PathBuf>) -> Result<i
     } else {
         exit::OK
     })
+}
+
+/// `sweep resume`: the run's spec with the overrides it started with, read from the folder it
+/// started in, run again into the same folder.
+fn resume(run_dir: PathBuf, args: &RunArgs) -> Result<i32, CliError> {
+    let run_dir = std::path::absolute(&run_dir).unwrap_or(run_dir);
+    let m = sweep::store::Manifest::load(&run_dir).map_err(CliError::Store)?;
+    // From any folder: work in the one the run started in, where its spec path, output and
+    // cache paths mean what they meant then.
+    if Path::new(&m.spec_path).is_relative() && Path::new(&m.cwd).is_dir() {
+        std::env::set_current_dir(&m.cwd).map_err(|source| CliError::EnterDir {
+            dir: m.cwd.clone(),
+            source,
+        })?;
+    }
+    let over = Overrides::from_args(&m.overrides).ok_or_else(|| CliError::BadOverrides {
+        run_dir: run_dir.clone(),
+        overrides: m.overrides.clone(),
+    })?;
+    let spec = sweep::overrides::load(Path::new(&m.spec_path), &over)?;
+    run(&spec, args, Some(run_dir))
+}
+
+/// `sweep plan`: the points `sweep run` would run, in its order, and their count.
+fn plan(spec: &Spec, sharding: &Sharding) -> Result<i32, CliError> {
+    let points = driver::plan(spec, sharding.shard, sharding.split)?;
+    println!("{:>6}  {:<13}  point", "index", "id");
+    for p in &points {
+        println!("{:>6}  {:<13}  {}", p.index, p.id, p.label());
+    }
+    if spec.repeat > 1 {
+        println!(
+            "{} points, each in {} processes (repeat: pass 1 in this order, the others shuffled)",
+            points.len(),
+            spec.repeat
+        );
+    } else if spec.rechecks() {
+        println!(
+            "{} points (recheck: one whose samples fall into two groups runs in {} more processes at the end)",
+            points.len(),
+            spec.recheck
+        );
+    } else {
+        println!("{} points", points.len());
+    }
+    Ok(exit::OK)
+}
+
+/// `sweep render`: the headers of point `point` printed, or written into `out` with the command
+/// that builds it by hand (the sweep's own build command, [`sweep::compile::by_hand`]).
+fn render(spec: &Spec, point: usize, out: Option<PathBuf>) -> Result<i32, CliError> {
+    let points = driver::plan(spec, None, Split::Series)?;
+    let p = points.get(point).ok_or_else(|| CliError::NoPoint {
+        point,
+        last: points.len() - 1,
+    })?;
+    let bench = sweep::render::Bench::locate(spec)?;
+    let rendered = sweep::render::render(&bench, spec, p)?;
+    let Some(dir) = out else {
+        for r in &rendered {
+            println!("// ---- {} ({}) ----", r.file, p.label());
+            print!("{}", r.text);
+        }
+        return Ok(exit::OK);
+    };
+    sweep::render::write(&rendered, &dir).map_err(|source| CliError::WriteHeaders {
+        dir: dir.clone(),
+        source,
+    })?;
+    println!(
+        "wrote {} header(s) for {} into {}",
+        rendered.len(),
+        p.label(),
+        dir.display()
+    );
+    let build = sweep::compile::by_hand(spec, &bench, p, &dir);
+    println!("build by hand: {}", build.line());
+    Ok(exit::OK)
+}
+
+/// `sweep build`: every point (or `sample` of them) compiled into the cache.
+fn build(
+    spec: &Spec,
+    place: &Where,
+    sharding: &Sharding,
+    sample: Option<usize>,
+) -> Result<i32, CliError> {
+    let opts = build_options(place, sharding);
+    install_ctrl_c(&opts.cancel);
+    let r = driver::build_only(spec, &opts, sample)?;
+    for f in &r.failed {
+        eprintln!("build failed: {f}");
+    }
+    println!(
+        "built {} points, {} from cache, {} failed, in {:.1} s (arch {} from {}; logs in {})",
+        r.built,
+        r.cached,
+        r.failed.len(),
+        r.wall.as_secs_f64(),
+        r.arch.as_deref().unwrap_or("host"),
+        r.arch_from,
+        r.dir.display()
+    );
+    Ok(if r.failed.is_empty() {
+        exit::OK
+    } else {
+        exit::POINTS_FAILED
+    })
+}
+
+/// `sweep cache stats` and `sweep cache clean`.
+fn cache(action: &str, place: &Where) -> Result<i32, CliError> {
+    let cache = sweep::cache::Cache::new(cache_dir(place));
+    let clean = action == "clean";
+    let s = if clean {
+        cache.clean().map_err(CliError::CacheClean)?
+    } else {
+        cache.stats()
+    };
+    println!(
+        "cache {} {} {} builds, {:.1} MiB",
+        cache.dir.display(),
+        if clean { "removed" } else { "holds" },
+        s.entries,
+        s.bytes as f64 / 1048576.0
+    );
+    if s.in_use > 0 {
+        println!(
+            "and kept {} builds that running sweeps use (`sweep cache clean` again once they end)",
+            s.in_use
+        );
+    }
+    if s.partial > 0 {
+        println!(
+            "and {} unfinished builds of killed sweeps, {:.1} MiB{}",
+            s.partial,
+            s.partial_bytes as f64 / 1048576.0,
+            if clean {
+                ""
+            } else {
+                " (the next sweep or `sweep cache clean` removes them)"
+            }
+        );
+    }
+    Ok(exit::OK)
 }
 
 /// `sweep export`: the run in each format, into `out` (default `<run_dir>/export`).
@@ -163,321 +321,101 @@ fn export_files(
     Ok(files)
 }
 
-/// What `--x`, `--y`, `--by` select, and where the files go: `--out`, else beside the CSV.
-fn selection(results: &Path, select: &Select) -> (sweep::analyze::AnalyzeOptions, PathBuf) {
-    let opts = sweep::analyze::AnalyzeOptions {
+/// What `--x`, `--y`, `--by` select.
+fn analyze_options(select: &Select) -> sweep::analyze::AnalyzeOptions {
+    sweep::analyze::AnalyzeOptions {
         x: select.x.clone(),
         y: select.y.clone(),
         by: select.by.clone(),
-    };
-    let out = select
-        .out
-        .clone()
-        .unwrap_or_else(|| results.parent().map(Path::to_path_buf).unwrap_or_default());
-    (opts, out)
+    }
 }
 
-/// `sweep analyze`: the analysis printed, and the files it wrote named.
-fn analyze(results: &Path, select: &Select) -> Result<(), CliError> {
-    let done = analyze_files(results, select, false)?;
-    if let Some(a) = &done.analysis {
+/// `sweep analyze`: the analysis written beside the CSV (or into `--out`); its markdown on
+/// stdout, so that it pipes, and the files it wrote on stderr.
+fn analyze(results: &Path, select: &Select) -> Result<i32, CliError> {
+    let results = RunDir::results_of(results);
+    let opts = analyze_options(select);
+    let made = sweep::report::make(&results, &opts, select.out.as_deref(), Make::Analysis)?;
+    if let Some(a) = &made.analysis {
         print!("{}", a.to_markdown());
     }
-    for f in done.files {
+    for f in made.files {
         eprintln!("wrote {}", f.display());
     }
-    Ok(())
+    Ok(exit::OK)
 }
 
-/// What an analysis at the end of a run (or `sweep analyze`) did.
-struct Analyzed {
-    /// `None` for a sweep of categories only (bar charts, no curve).
-    analysis: Option<sweep::analyze::Analysis>,
-    files: Vec<PathBuf>,
-    /// The series left with a single point, when some are.
-    note: Option<String>,
-}
-
-/// The analysis of `results` written beside it (`analysis.md`, `.json`, `.csv`), and its charts
-/// when `plot`.
-fn analyze_files(results: &Path, select: &Select, plot: bool) -> Result<Analyzed, CliError> {
-    let (opts, out) = selection(results, select);
-    let analysis = if plot {
-        match sweep::report::choose(results, &opts)? {
-            sweep::report::Charts::Lines(a) => *a,
-            // Categories only: no curve to analyse, bars to draw.
-            sweep::report::Charts::Bars => {
-                return Ok(Analyzed {
-                    analysis: None,
-                    files: sweep::report::plot_bars(results, &out)?,
-                    note: None,
-                })
-            }
-        }
-    } else {
-        sweep::analyze::analyze_csv(results, &opts)?
+/// `sweep plot`: the charts in `charts/` beside the CSV (or under `--out`); the files it wrote
+/// on stdout, a note of the series left without a chart on stderr.
+fn plot(results: &Path, select: &Select, look: &LookArgs) -> Result<i32, CliError> {
+    let results = RunDir::results_of(results);
+    let opts = analyze_options(select);
+    let metrics = look.metrics.clone();
+    let look = sweep::report::Look {
+        size: look.size.unwrap_or(sweep::report::Look::default().size),
+        title: look.title.clone(),
+        x_label: look.x_label.clone(),
+        y_label: look.y_label.clone(),
+        formats: look.format.iter().copied().map(Into::into).collect(),
     };
-    let mut files = analysis.write_files(&out)?;
-    let mut note = None;
-    if plot {
-        files.extend(sweep::report::plot(&analysis, &out)?);
-        note = sweep::report::single_point_note(&analysis);
+    let what = Make::Charts {
+        look: &look,
+        metrics: &metrics,
+    };
+    let made = sweep::report::make(&results, &opts, select.out.as_deref(), what)?;
+    if let Some(note) = &made.note {
+        eprintln!("note: {note}");
     }
-    Ok(Analyzed {
-        analysis: Some(analysis),
-        files,
-        note,
-    })
+    for f in made.files {
+        println!("wrote {}", f.display());
+    }
+    Ok(exit::OK)
 }
 
-/// A run folder given where a results CSV is expected stands for its `results.csv`.
-fn results_csv(path: PathBuf) -> PathBuf {
-    match sweep::store::RunDir::locate(&path) {
-        sweep::store::Located::Csv { csv, .. } => csv,
-        _ if path.is_dir() => sweep::store::RunDir::new(path).results(),
-        _ => path,
+/// `sweep report`: `report.html` written into the run folder.
+fn report(run_dir: PathBuf) -> Result<i32, CliError> {
+    if !RunDir::new(&run_dir).is_run() {
+        return Err(CliError::NotRunFolder { dir: run_dir });
     }
+    let path = sweep::report::html::write(&run_dir).map_err(CliError::Report)?;
+    eprintln!("wrote {}", path.display());
+    Ok(exit::OK)
 }
 
+/// Each subcommand, with what it was given: one function each.
 pub(crate) fn dispatch(cli: Cli) -> Result<i32, CliError> {
     match cli.command {
-        Command::Run { spec, over, args } => {
-            let spec = load_with(&spec, &over)?;
-            run_command(&spec, &args, None)
-        }
-        Command::Resume { run_dir, args } => {
-            let run_dir = std::path::absolute(&run_dir).unwrap_or(run_dir);
-            let m = sweep::store::Manifest::load(&run_dir).map_err(CliError::Store)?;
-            // From any folder: work in the one the run started in, where its spec path, output and
-            // cache paths mean what they meant then.
-            if Path::new(&m.spec_path).is_relative() && Path::new(&m.cwd).is_dir() {
-                std::env::set_current_dir(&m.cwd).map_err(|source| CliError::EnterDir {
-                    dir: m.cwd.clone(),
-                    source,
-                })?;
-            }
-            let over =
-                Overrides::from_args(&m.overrides).ok_or_else(|| CliError::BadOverrides {
-                    run_dir: run_dir.clone(),
-                    overrides: m.overrides.clone(),
-                })?;
-            let spec = sweep::overrides::load(Path::new(&m.spec_path), &over)?;
-            run_command(&spec, &args, Some(run_dir))
-        }
+        Command::Run { spec, over, args } => run(&load_with(&spec, &over)?, &args, None),
+        Command::Resume { run_dir, args } => resume(run_dir, &args),
         Command::Plan {
             spec,
             over,
             sharding,
-        } => {
-            let spec = load_with(&spec, &over)?;
-            let points = driver::plan(&spec, sharding.shard, sharding.split)?;
-            println!("{:>6}  {:<13}  point", "index", "id");
-            for p in &points {
-                println!("{:>6}  {:<13}  {}", p.index, p.id, p.label());
-            }
-            if spec.repeat > 1 {
-                println!(
-                    "{} points, each in {} processes (repeat: pass 1 in this order, the others shuffled)",
-                    points.len(),
-                    spec.repeat
-                );
-            } else if spec.rechecks() {
-                println!(
-                    "{} points (recheck: one whose samples fall into two groups runs in {} more processes at the end)",
-                    points.len(),
-                    spec.recheck
-                );
-            } else {
-                println!("{} points", points.len());
-            }
-            Ok(exit::OK)
-        }
+        } => plan(&load_with(&spec, &over)?, &sharding),
         Command::Render {
             spec,
             over,
             point,
             out,
-        } => {
-            let spec = load_with(&spec, &over)?;
-            let points = driver::plan(&spec, None, Split::Series)?;
-            let p = points.get(point).ok_or_else(|| CliError::NoPoint {
-                point,
-                last: points.len() - 1,
-            })?;
-            let bench = sweep::render::Bench::locate(&spec)?;
-            let rendered = sweep::render::render(&bench, &spec, p)?;
-            match out {
-                Some(dir) => {
-                    sweep::render::write(&rendered, &dir).map_err(|source| {
-                        CliError::WriteHeaders {
-                            dir: dir.clone(),
-                            source,
-                        }
-                    })?;
-                    let source = bench.source.display();
-                    let common = bench
-                        .common
-                        .as_ref()
-                        .map(|c| format!(" -I{}", c.display()))
-                        .unwrap_or_default();
-                    println!(
-                        "wrote {} header(s) for {} into {}",
-                        rendered.len(),
-                        p.label(),
-                        dir.display()
-                    );
-                    let arch = if spec.is_nvcc() {
-                        format!(
-                            " -arch={}",
-                            spec.arch.as_deref().unwrap_or(sweep::compile::DEFAULT_ARCH)
-                        )
-                    } else {
-                        String::new()
-                    };
-                    println!(
-                        "build by hand: {}{arch} -I{}{common} -o {}/bench {source} {}",
-                        spec.compiler,
-                        dir.display(),
-                        dir.display(),
-                        sweep::compile::point_flags(&spec, p).join(" ")
-                    );
-                }
-                None => {
-                    for r in &rendered {
-                        println!("// ---- {} ({}) ----", r.file, p.label());
-                        print!("{}", r.text);
-                    }
-                }
-            }
-            Ok(exit::OK)
-        }
+        } => render(&load_with(&spec, &over)?, point, out),
         Command::Build {
             spec,
             over,
             place,
             sharding,
             sample,
-        } => {
-            let spec = load_with(&spec, &over)?;
-            let opts = driver::Options {
-                output: place.output.clone(),
-                cache: cache_dir(&place),
-                jobs: place.jobs.unwrap_or_else(cores),
-                dialect: None,
-                order: Order::Sweep,
-                seed: 0,
-                shard: sharding.shard,
-                split: sharding.split,
-                gpus: None,
-                wait_lock: false,
-                force: false,
-                resume: None,
-                command: std::env::args().collect(),
-                prestart: 0,
-                cancel: driver::Cancel::new(),
-            };
-            install_ctrl_c(&opts.cancel);
-            let r = driver::build_only(&spec, &opts, sample)?;
-            for f in &r.failed {
-                eprintln!("build failed: {f}");
-            }
-            println!(
-                "built {} points, {} from cache, {} failed, in {:.1} s (arch {} from {}; logs in {})",
-                r.built,
-                r.cached,
-                r.failed.len(),
-                r.wall.as_secs_f64(),
-                r.arch.as_deref().unwrap_or("host"),
-                r.arch_from,
-                r.dir.display()
-            );
-            Ok(if r.failed.is_empty() {
-                exit::OK
-            } else {
-                exit::POINTS_FAILED
-            })
-        }
+        } => build(&load_with(&spec, &over)?, &place, &sharding, sample),
         Command::List { dir } => {
             list(&dir);
             Ok(exit::OK)
         }
-        Command::Cache { action, place } => {
-            let cache = sweep::cache::Cache::new(cache_dir(&place));
-            let s = if action == "clean" {
-                cache.clean().map_err(CliError::CacheClean)?
-            } else {
-                cache.stats()
-            };
-            let verb = if action == "clean" {
-                "removed"
-            } else {
-                "holds"
-            };
-            println!(
-                "cache {} {verb} {} builds, {:.1} MiB",
-                cache.dir.display(),
-                s.entries,
-                s.bytes as f64 / 1048576.0
-            );
-            if s.in_use > 0 {
-                println!(
-                    "and kept {} builds that running sweeps use (`sweep cache clean` again once they end)",
-                    s.in_use
-                );
-            }
-            if s.partial > 0 {
-                println!(
-                    "and {} unfinished builds of killed sweeps, {:.1} MiB{}",
-                    s.partial,
-                    s.partial_bytes as f64 / 1048576.0,
-                    if action == "clean" {
-                        ""
-                    } else {
-                        " (the next sweep or `sweep cache clean` removes them)"
-                    }
-                );
-            }
-            Ok(exit::OK)
-        }
-        Command::Analyze { results, select } => {
-            analyze(&results_csv(results), &select).map(|_| exit::OK)
-        }
+        Command::Cache { action, place } => cache(&action, &place),
+        Command::Analyze { results, select } => analyze(&results, &select),
         Command::Plot {
             results,
             select,
             look,
-        } => {
-            let results = results_csv(results);
-            let (opts, out) = selection(&results, &select);
-            let metrics = look.metrics.clone();
-            let look = sweep::report::Look {
-                size: look.size.unwrap_or(sweep::report::Look::default().size),
-                title: look.title,
-                x_label: look.x_label,
-                y_label: look.y_label,
-                formats: look.format.into_iter().map(Into::into).collect(),
-            };
-            let files = match sweep::report::choose(&results, &opts)? {
-                sweep::report::Charts::Lines(a) => {
-                    if let Some(note) = sweep::report::single_point_note(&a) {
-                        eprintln!("note: {note}");
-                    }
-                    sweep::report::plot_with(&a, &out, &look, &metrics)
-                }
-                sweep::report::Charts::Bars if !metrics.is_empty() => {
-                    return Err(CliError::Usage(
-                        "`--metrics` overlays curves against a numeric axis; these results have categories only".to_string(),
-                    ))
-                }
-                sweep::report::Charts::Bars => {
-                    sweep::report::plot_bars_with(&results, &out, &look)
-                }
-            }?;
-            for f in files {
-                println!("wrote {}", f.display());
-            }
-            Ok(exit::OK)
-        }
+        } => plot(&results, &select, &look),
         Command::Compare {
             run_a,
             run_b,
@@ -491,14 +429,7 @@ pub(crate) fn dispatch(cli: Cli) -> Result<i32, CliError> {
             dialect,
             out,
         } => export(&run_dir, &format, dialect, out),
-        Command::Report { run_dir } => {
-            if !sweep::store::RunDir::new(&run_dir).is_run() {
-                return Err(CliError::NotRunFolder { dir: run_dir });
-            }
-            let path = sweep::report::html::write(&run_dir).map_err(CliError::Report)?;
-            eprintln!("wrote {}", path.display());
-            Ok(exit::OK)
-        }
+        Command::Report { run_dir } => report(run_dir),
         Command::Merge { runs, out } => merge(&runs, out),
         Command::Slurm {
             spec,
@@ -597,16 +528,9 @@ fn slurm(spec: &Path, req: sweep::slurm::Request, submit: bool) -> Result<i32, C
     Ok(exit::OK)
 }
 
+/// `sweep list`: the benches and sweeps of the project in `dir`.
 fn list(dir: &Path) {
-    let benches: Vec<_> = walkdir::WalkDir::new(dir.join("cuda"))
-        .min_depth(1)
-        .max_depth(1)
-        .sort_by_file_name()
-        .into_iter()
-        .filter_map(Result::ok)
-        .filter(|e| e.file_type().is_dir() && e.file_name() != "common")
-        .filter_map(|e| sweep::render::Bench::open(e.path()).ok())
-        .collect();
+    let benches = sweep::project::benches(dir);
     println!("benches ({}):", benches.len());
     for b in &benches {
         let templates: Vec<String> = b
@@ -621,21 +545,13 @@ fn list(dir: &Path) {
             templates.join(", ")
         );
     }
-    let specs: Vec<_> = walkdir::WalkDir::new(dir.join("sweeps"))
-        .sort_by_file_name()
-        .into_iter()
-        .filter_map(Result::ok)
-        .filter(|e| e.path().extension().is_some_and(|x| x == "toml"))
-        .collect();
-    println!("sweeps ({}):", specs.len());
-    for e in specs {
-        let line = match Spec::load(e.path()) {
-            Ok(s) => match sweep::points::expand(&s) {
-                Ok(p) => format!("bench {:<14} {} points", s.bench, p.len()),
-                Err(err) => format!("error: {}", super::error::one_line(&err.to_string())),
-            },
+    let sweeps = sweep::project::sweeps(dir);
+    println!("sweeps ({}):", sweeps.len());
+    for s in sweeps {
+        let line = match s.read {
+            Ok((bench, n)) => format!("bench {bench:<14} {n} points"),
             Err(err) => format!("error: {}", super::error::one_line(&err.to_string())),
         };
-        println!("  {:<28} {line}", e.path().display());
+        println!("  {:<28} {line}", s.path.display());
     }
 }

@@ -11,7 +11,7 @@ use sweep::driver::DriverError;
 use sweep::exit;
 use sweep::export::ExportError;
 use sweep::merge::MergeError;
-use sweep::report::ReportError;
+use sweep::report::{MakeError, ReportError};
 use sweep::slurm::SlurmError;
 use sweep::store::{Cause, StoreError};
 
@@ -102,6 +102,18 @@ pub(crate) enum CliError {
     /// Options that do not go together.
     #[error("{0}")]
     Usage(String),
+}
+
+/// The analysis and charts of a results CSV ([`sweep::report::make`]) fail as the analysis or the
+/// charts do; curves asked of categories only are a usage error.
+impl From<MakeError> for CliError {
+    fn from(e: MakeError) -> Self {
+        match e {
+            MakeError::Analyze(e) => CliError::Analyze(e),
+            MakeError::Report(e) => CliError::Report(e),
+            MakeError::MetricsOnBars => CliError::Usage(e.to_string()),
+        }
+    }
 }
 
 impl CliError {

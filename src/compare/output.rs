@@ -240,7 +240,7 @@ impl Comparison {
                         .file_name()
                         .is_some_and(|f| f == crate::store::RESULTS)
                 })
-                .map(Labels::of_run)
+                .map(crate::store::labels_of_run)
                 .unwrap_or_default()
         };
         let a = of(&self.a);

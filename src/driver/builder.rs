@@ -2,7 +2,7 @@
 //! run ahead of the runners) and `sweep build` (builds only).
 
 use super::outcome::PointError;
-use super::{plan, preflight, DriverError, Options};
+use super::{plan, preflight, BuildOptions, DriverError};
 use crate::cache::{self, Cache};
 use crate::compile::{self, Toolchain};
 use crate::events::Clock;
@@ -195,7 +195,7 @@ pub fn sample(points: Vec<Point>, n: usize) -> Vec<Point> {
 /// `sweep build`: compiles every point (or a `sample` of them) into the cache (no GPU needed).
 pub fn build_only(
     spec: &Spec,
-    opts: &Options,
+    opts: &BuildOptions,
     sample_n: Option<usize>,
 ) -> Result<BuildReport, DriverError> {
     let wall = Instant::now();
@@ -240,7 +240,7 @@ pub fn build_only(
                 let Some(p) = points.get(next.fetch_add(1, Ordering::SeqCst)) else {
                     break;
                 };
-                let b = ctx.build(p.clone(), dir.join(store::POINTS).join(&p.id));
+                let b = ctx.build(p.clone(), store::RunDir::new(&dir).point(&p.id));
                 if let Ok(mut r) = report.lock() {
                     match &b.binary {
                         Ok(_) if b.cached => r.cached += 1,

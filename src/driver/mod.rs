@@ -34,17 +34,28 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
+/// What building needs: `sweep build`, and the build threads of `sweep run`.
 #[derive(Clone, Debug)]
-pub struct Options {
+pub struct BuildOptions {
+    /// Where run folders (and build folders) are made: `<output>/<sweep>/<stamp>`.
     pub output: PathBuf,
     pub cache: PathBuf,
+    /// Build threads.
     pub jobs: usize,
+    pub shard: Option<Shard>,
+    pub split: Split,
+    /// Cancels the run (Ctrl-C): no new build or run starts; the current points finish.
+    pub cancel: Cancel,
+}
+
+/// `sweep run` and `sweep resume`: the builds' options, and how the points run.
+#[derive(Clone, Debug)]
+pub struct Options {
+    pub build: BuildOptions,
     /// The CSV dialect of a new run; `None`: comma, or the dialect of the run resumed.
     pub dialect: Option<Dialect>,
     pub order: Order,
     pub seed: u64,
-    pub shard: Option<Shard>,
-    pub split: Split,
     pub gpus: Option<gpu::GpuChoice>,
     pub wait_lock: bool,
     pub force: bool,
@@ -53,8 +64,6 @@ pub struct Options {
     /// How many GPU programs each runner starts ahead while the current one measures; each waits
     /// at its start gate (after creating its CUDA context) until the GPU is free. 0 = none.
     pub prestart: usize,
-    /// Cancels the run (Ctrl-C): no new build or run starts; the current points finish.
-    pub cancel: Cancel,
 }
 
 /// GPU programs started ahead per runner by default (`--prestart`): none. With one started ahead
@@ -246,7 +255,7 @@ pub fn run_sweep(
     let emit = |e: Event| {
         if let Ok(mut d) = dispatch.lock() {
             if !d.on(&e) {
-                opts.cancel.cancel();
+                opts.build.cancel.cancel();
             }
         }
     };

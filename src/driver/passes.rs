@@ -46,7 +46,7 @@ pub(super) fn run_all(
     emit: &(dyn Fn(Event) + Sync),
 ) -> Result<(), DriverError> {
     for (i, pass) in plan(session.spec).into_iter().enumerate() {
-        if i > 0 && session.opts.cancel.is_cancelled() {
+        if i > 0 && session.opts.build.cancel.is_cancelled() {
             break;
         }
         let Some(setup) = session.setup(pass)? else {
@@ -113,7 +113,7 @@ impl Session<'_> {
         }
         let controls = passes == 1 && spec.control_every > 0;
         if controls {
-            let path = self.run_dir.join(store::CONTROLS);
+            let path = store::RunDir::new(&self.run_dir).controls();
             store::read_rows(&path, &header)?;
             let c = CsvSink::open(&path, header.clone(), dialect)?;
             csvs.push(CsvWriter::new(c, Rows::Controls));
@@ -189,7 +189,7 @@ impl Session<'_> {
         let (spec, opts, todo) = (self.spec, self.opts, &setup.todo);
         let runners = self.gpus.len().max(1);
         let owner = if runners > 1 {
-            points::assign(todo, runners, opts.split, &points::x_axis(spec))
+            points::assign(todo, runners, opts.build.split, &points::x_axis(spec))
         } else {
             vec![0; todo.len()]
         };
@@ -217,7 +217,7 @@ impl Session<'_> {
                 total: self.manifest.points_total,
                 todo: todo.len() + self.held.len(),
                 resumed: self.resumed,
-                jobs: opts.jobs,
+                jobs: opts.build.jobs,
                 gpus: &gpus,
                 pass: (passes > 1).then_some((index + 1, passes)),
             }),
@@ -236,7 +236,7 @@ impl Session<'_> {
             controls: setup.controls,
             controls_made: AtomicUsize::new(self.controls_made()),
             halt: &self.halt,
-            cancel: &opts.cancel,
+            cancel: &opts.build.cancel,
             rest: self.rest,
         };
         self.execute(&shared, todo, &owner);
@@ -252,7 +252,7 @@ impl Session<'_> {
 
     /// The control re-runs made so far (rows of `controls.csv`): numbers the next one's folder.
     fn controls_made(&self) -> usize {
-        std::fs::read_to_string(self.run_dir.join(store::CONTROLS))
+        std::fs::read_to_string(store::RunDir::new(&self.run_dir).controls())
             .map_or(0, |t| t.lines().count().saturating_sub(1))
     }
 
@@ -267,7 +267,7 @@ impl Session<'_> {
             .map(|_| mpsc::channel::<(usize, Built)>())
             .unzip();
         std::thread::scope(|s| {
-            for _ in 0..self.opts.jobs.max(1) {
+            for _ in 0..self.opts.build.jobs.max(1) {
                 let senders = senders.clone();
                 let (plan, next_build) = (&plan, &next_build);
                 s.spawn(move || loop {
@@ -279,7 +279,7 @@ impl Session<'_> {
                         break;
                     };
                     let point = todo[i].clone();
-                    let dir = shared.run_dir.join(store::POINTS).join(&point.id);
+                    let dir = store::RunDir::new(&shared.run_dir).point(&point.id);
                     let built = ctx.build(point, dir);
                     emit(Event::Built {
                         point: &built.point,

@@ -16,7 +16,7 @@ use std::sync::Arc;
 pub(super) struct Window<'a> {
     pub(super) built: &'a Built,
     pub(super) gpu: Option<&'a GpuState>,
-    /// The GPU's measure lock (see [`crate::run::measure_lock`]).
+    /// The GPU's measure lock (see [`crate::store::RunDir::measure_lock`]).
     pub(super) lock: &'a Path,
     /// When its gate opened and its exit was seen, on the power samples' clock.
     pub(super) from: f64,

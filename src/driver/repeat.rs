@@ -6,7 +6,7 @@
 
 use crate::analyze::fit::median;
 use crate::spec::{Metric, Spec, CORE_FIELDS, CORE_STATS};
-use crate::store::{self, Dialect, Row, Status, StoreError};
+use crate::store::{self, schema, Dialect, Row, Status, StoreError};
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -167,7 +167,7 @@ impl Aggregator {
                     .map(|f| f.as_str())
                     .unwrap_or_default()
             };
-            let status = Status::parse(cell("status")).unwrap_or(Status::RunFailed);
+            let status = Status::parse(cell(schema::STATUS_COLUMN)).unwrap_or(Status::RunFailed);
             let statuses = spec
                 .metrics
                 .iter()
@@ -195,8 +195,10 @@ impl Aggregator {
                 status,
                 statuses,
                 values,
-                run_s: dialect.parse_number(cell("run_s")).unwrap_or(0.0),
-                error: cell("error").to_string(),
+                run_s: dialect
+                    .parse_number(cell(schema::RUN_S_COLUMN))
+                    .unwrap_or(0.0),
+                error: cell(schema::ERROR_COLUMN).to_string(),
             });
         }
         Aggregator {

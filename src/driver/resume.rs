@@ -15,7 +15,7 @@ pub(super) fn pick_run_dir(
     opts: &Options,
     bench_hash: &str,
 ) -> Result<Option<PathBuf>, DriverError> {
-    let shard = opts.shard.map(|s| format!("{}/{}", s.index, s.count));
+    let shard = opts.build.shard.map(|s| format!("{}/{}", s.index, s.count));
     if let Some(dir) = &opts.resume {
         let m = Manifest::load(dir).map_err(|source| DriverError::BadResume {
             dir: dir.display().to_string(),
@@ -34,7 +34,7 @@ pub(super) fn pick_run_dir(
         }
         return resumable(dir, &m, opts, spec, bench_hash);
     }
-    let unfinished = store::runs_of(&opts.output, &spec.name)
+    let unfinished = store::runs_of(&opts.build.output, &spec.name)
         .into_iter()
         .rev()
         .find_map(|d| {
@@ -99,7 +99,7 @@ fn resumable(
 
 /// Holds `<run>/run.lock` (see [`gpu::lock_file`]) for the run.
 pub(super) fn lock_run(run_dir: &Path, holder: &str) -> Result<HeldLock, DriverError> {
-    gpu::lock_file(run_dir.join("run.lock"), holder, false).map_err(|e| match e {
+    gpu::lock_file(store::RunDir::new(run_dir).lock(), holder, false).map_err(|e| match e {
         gpu::LockError::Io { path, source } => store::StoreError::Write {
             path,
             cause: source.into(),

@@ -10,7 +10,7 @@ use crate::exec::{Exit, Started};
 use crate::parse;
 use crate::run;
 use crate::spec::Spec;
-use crate::store::{space, GpuState, GpuTag, Row, Status};
+use crate::store::{self, space, GpuState, GpuTag, Row, Status};
 use std::collections::{BTreeMap, VecDeque};
 use std::ops::ControlFlow;
 use std::path::Path;
@@ -23,7 +23,7 @@ use std::time::Duration;
 pub(super) struct Shared<'a> {
     pub(super) ctx: &'a BuildCtx,
     pub(super) emit: &'a (dyn Fn(Event) + Sync),
-    /// Holds the measure lock of each GPU (see [`run::measure_lock`]).
+    /// Holds the measure lock of each GPU (see [`store::RunDir::measure_lock`]).
     pub(super) run_dir: std::path::PathBuf,
     /// The last pass of a `repeat` run: each raw row goes out as `Raw`, and the row combined over
     /// all passes as the point's.
@@ -113,7 +113,7 @@ fn finish(spec: &Spec, b: &Built, started: Launched) -> Ran {
     } else if !outcome.success() {
         Err(PointError::Failed {
             outcome,
-            last_error: run::last_error_line(&b.dir),
+            last_error: parse::last_error_line(&stderr_path),
             stderr: stderr_path,
         })
     } else if !parsed.missing.is_empty() {
@@ -305,7 +305,7 @@ struct Runner<'a, 's> {
     spec: &'a Spec,
     count: usize,
     gpu: Option<GpuState>,
-    /// Holds the measure lock of this GPU (see [`run::measure_lock`]).
+    /// Holds the measure lock of this GPU (see [`store::RunDir::measure_lock`]).
     lock: std::path::PathBuf,
     prestart: usize,
     tracing: bool,
@@ -328,7 +328,8 @@ struct Runner<'a, 's> {
 impl<'a, 's> Runner<'a, 's> {
     fn new(shared: &'a Shared<'s>, count: usize, gpu: Option<GpuState>, prestart: usize) -> Self {
         let spec = &shared.ctx.spec;
-        let lock = run::measure_lock(&shared.run_dir, gpu.as_ref().map(|g| g.index.as_str()));
+        let lock = store::RunDir::new(&shared.run_dir)
+            .measure_lock(gpu.as_ref().map(|g| g.index.as_str()));
         // Short sweeps re-run more often, so that every sweep gets at least four controls.
         let every = if shared.controls {
             (spec.control_every as usize).min((count / 4).max(1))

@@ -104,8 +104,8 @@ fn new_manifest(
         columns: header.to_vec(),
         points_total: points.len(),
         point_ids: points.iter().map(|p| p.id.clone()).collect(),
-        shard: opts.shard.map(|s| format!("{}/{}", s.index, s.count)),
-        split: Some(opts.split),
+        shard: opts.build.shard.map(|s| format!("{}/{}", s.index, s.count)),
+        split: Some(opts.build.split),
         order: Some(opts.order),
         seed: opts.seed,
         host: host(),
@@ -131,7 +131,7 @@ impl<'s> Session<'s> {
     /// Everything before the first build: the points, the GPUs (locked), the toolchain, the run
     /// folder (new, or the one resumed, locked), its CSV and its manifest saved `running`.
     pub(super) fn open(spec: &'s Spec, opts: &'s Options) -> Result<Session<'s>, DriverError> {
-        let points = plan(spec, opts.shard, opts.split)?;
+        let points = plan(spec, opts.build.shard, opts.build.split)?;
         let bench = Bench::locate(spec)?;
         preflight(spec, &bench, &points)?;
         // `[profile]` counters were asked for: without ncu every row would lack them.
@@ -159,16 +159,17 @@ impl<'s> Session<'s> {
                 let mut m = new_manifest(spec, opts, &points, &bench, &header);
                 m.bench_hash = bench_hash;
                 let suffix = opts
+                    .build
                     .shard
                     .map(|s| format!("-shard-{}-of-{}", s.index, s.count))
                     .unwrap_or_default();
-                let dir = store::new_run_dir(&opts.output, &spec.name, &suffix, &m)?;
+                let dir = store::new_run_dir(&opts.build.output, &spec.name, &suffix, &m)?;
                 (m, dir)
             }
         };
         // One sweep at a time per run folder: two would append to one results.csv.
         let run_lock = lock_run(&run_dir, &holder)?;
-        opts.cancel.working_in(run_dir.clone());
+        opts.build.cancel.working_in(run_dir.clone());
         // Room for the manifest at the run's end, however full the disk gets meanwhile: its
         // text now and a timeline entry per point.
         let bytes = serde_json::to_vec_pretty(&manifest).map_or(0, |t| t.len()) as u64
@@ -186,14 +187,14 @@ impl<'s> Session<'s> {
                 .into());
             }
         };
-        let csv_path = run_dir.join(store::RESULTS);
+        let csv_path = store::RunDir::new(&run_dir).results();
         let done = store::read_done(&csv_path, &header)?;
         let results = CsvSink::open(&csv_path, header.clone(), manifest.dialect)?;
         manifest.state = store::RunState::Running;
         manifest.finished = None;
         let (prestart, prestart_note) = keep_prestart(manifest.prestart, resumed, opts.prestart);
         manifest.prestart = Some(prestart);
-        manifest.jobs = opts.jobs;
+        manifest.jobs = opts.build.jobs;
         manifest.command = opts.command.clone();
         manifest.compiler = toolchain.compiler.clone();
         manifest.compiler_version = toolchain.version.clone();
@@ -204,7 +205,7 @@ impl<'s> Session<'s> {
             manifest.rest_ms = Some(rest.as_millis() as u64);
         }
         manifest.save(&run_dir)?;
-        let ctx = BuildCtx::new(spec, bench, toolchain, &opts.cache);
+        let ctx = BuildCtx::new(spec, bench, toolchain, &opts.build.cache);
         let mut session = Session {
             spec,
             opts,
@@ -239,7 +240,7 @@ impl<'s> Session<'s> {
         // `recheck` (one pass only): points whose samples fell into two groups are held in
         // passes/recheck.csv and measured in more processes after the pass (recheck.rs).
         if self.spec.repeat > 1 || rechecking {
-            let dir = self.run_dir.join("passes");
+            let dir = store::RunDir::new(&self.run_dir).passes();
             std::fs::create_dir_all(&dir).map_err(|e| store::StoreError::Write {
                 path: dir.clone(),
                 cause: e.into(),
@@ -268,7 +269,7 @@ impl<'s> Session<'s> {
 
     /// Where the run's rows are.
     pub(super) fn csv_path(&self) -> PathBuf {
-        self.run_dir.join(store::RESULTS)
+        store::RunDir::new(&self.run_dir).results()
     }
 
     /// The run is over, as its passes left it (`ran`): its manifest's last word (`finished`
@@ -342,7 +343,10 @@ impl<'s> Session<'s> {
 }
 
 fn count_statuses(csv: &Path, header: &[String]) -> BTreeMap<String, usize> {
-    let col = header.iter().position(|c| c == "status").unwrap_or(0);
+    let col = header
+        .iter()
+        .position(|c| c == store::schema::STATUS_COLUMN)
+        .unwrap_or(0);
     let mut counts = BTreeMap::new();
     for fields in store::read_done(csv, header).unwrap_or_default().values() {
         *counts.entry(fields[col].clone()).or_insert(0) += 1;

@@ -7,7 +7,7 @@ use super::terminal::{duration, paint, run_time};
 use super::Summary;
 use crate::analyze::reading::human;
 use crate::analyze::Analysis;
-use crate::report::format_value;
+use crate::units::format_value;
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 

@@ -81,7 +81,7 @@ pub fn run_json(run: &store::Run) -> Result<Value, StoreError> {
                 }
             }
             // `[profile]` counters of the metric (`<metric>__<counter>` columns), by counter.
-            let prefix = format!("{}{}", info.name, crate::profile::config::SEP);
+            let prefix = format!("{}{}", info.name, crate::schema::COUNTER_SEP);
             // `metric_power_ms`: its watts and value per watt, under `power`.
             let (mut counters, mut power) = (Map::new(), Map::new());
             for (i, c) in m.columns.iter().enumerate() {

@@ -8,8 +8,8 @@
 //! value over it gives `<metric>__<unit>_per_w` (MFlops/W, i.e. millions of flops per joule;
 //! GB/s per W = GB per joule).
 
-use super::config::SEP;
 use super::power::{PowerSource, Sample};
+use crate::spec::profile::{metric_power_columns as columns, SEP};
 use std::collections::BTreeMap;
 
 /// Files in the point's folder: the power run's command line, stdout and stderr.
@@ -21,14 +21,6 @@ pub const STDERR: &str = "power.stderr.txt";
 /// (one update) plus nvidia-smi's own averaging; at most this share of the window.
 const SETTLE_S: f64 = 0.2;
 const SETTLE_SHARE: f64 = 0.4;
-
-/// The two columns a metric gets: its watts, and its value per watt.
-pub fn columns(metric: &str, unit_slug: &str) -> [String; 2] {
-    [
-        format!("{metric}{SEP}power_w"),
-        format!("{metric}{SEP}{unit_slug}_per_w"),
-    ]
-}
 
 /// A column of the power pass (`<metric>__power_w`, `<metric>__<unit>_per_w`): not a counter (the
 /// analysis never names it as one; the JSON export puts it under `power`).

@@ -5,17 +5,16 @@
 //! sampled (nvidia-smi) into per-point columns, and with `metric_power_ms` a power pass gives each
 //! metric its own watts and value per watt.
 //!
-//! - [`config`]: the `[profile]` table, its presets and the columns it adds.
+//! - the `[profile]` table, its presets and the columns it adds: [`crate::spec::profile`].
 //! - [`ncu`]: the ncu command, and its CSV read back into per-metric counters.
 //! - [`power`]: power and clock samples, behind a trait (nvidia-smi on a GPU host, a fake in tests).
 //! - [`metric_power`]: `metric_power_ms`, each metric's own watts from a power pass of the program.
 
-pub mod config;
 pub mod metric_power;
 pub mod ncu;
 pub mod power;
 
-pub use config::Profile;
+pub use crate::spec::profile::Profile;
 
 use crate::exec::{Cmd, Exit, Outcome, Sink};
 use std::path::{Path, PathBuf};

@@ -7,8 +7,8 @@
 //! e.g. `512  "<default domain>:sweep:3:none:..." `; values carry thousands separators (`"16,384"`);
 //! a metric the GPU does not have reads `n/a` (and ncu still exits 0).
 
-use super::config::{Profile, SEP};
 use crate::exec::Cmd;
+use crate::spec::profile::{Profile, SEP};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -224,7 +224,7 @@ pub fn read(csv: &str, stdout: &str, profile: &Profile, metrics: &[String]) -> R
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::profile::config::{Profile, ProfileFile};
+    use crate::spec::profile::{Profile, ProfileFile};
 
     fn profile() -> Profile {
         let f: ProfileFile = toml::from_str("presets = [\"shared_banks\"]\nncu_metrics = [\"sm__warps_active.avg.pct_of_peak_sustained_active\"]\n").unwrap();

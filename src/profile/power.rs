@@ -12,7 +12,7 @@ use std::io::BufRead;
 use std::sync::{Arc, Mutex};
 
 /// The per-point columns, in header order.
-pub const COLUMNS: [&str; 6] = crate::store::schema::POWER_COLUMNS;
+pub const COLUMNS: [&str; 6] = crate::schema::POWER_COLUMNS;
 
 /// One reading; `t` in seconds since the Unix epoch.
 #[derive(Clone, Copy, Debug, PartialEq)]

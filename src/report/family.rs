@@ -66,7 +66,7 @@ pub(crate) fn labels_of(analysis: &Analysis) -> Labels {
     analysis
         .source
         .parent()
-        .map(Labels::of_run)
+        .map(crate::store::labels_of_run)
         .unwrap_or_default()
 }
 

@@ -9,7 +9,8 @@
 //! - [`compared`]: `sweep compare`'s A against B, with a panel of B/A;
 //! - [`bars`]: bar charts of a sweep of categories only;
 //! - [`points`]: each point's uncertainty and status, from the CSV;
-//! - [`html`]: `report.html` and its live rewriting; [`font`]: the built-in font.
+//! - [`html`]: `report.html` and its live rewriting; [`font`]: the built-in font;
+//! - [`make`]: a results CSV to its analysis and charts, for `analyze`, `plot` and `run`.
 //!
 //! Text needs a font (plotters lays text out with ab_glyph): DejaVu Sans is built in. Without
 //! one the charts are drawn without text, and the SVG gets its title and axis names as plain SVG
@@ -23,6 +24,7 @@ mod family;
 mod font;
 pub mod html;
 mod legend;
+mod make;
 mod points;
 mod series;
 
@@ -31,6 +33,7 @@ pub use bars::{plot_bars, plot_bars_with};
 pub use canvas::{footer, Format, Look, MIN_SIZE};
 pub use compared::{compare_chart, Names, RatioPoint};
 pub use family::Curve;
+pub use make::{make, Made, Make, MakeError};
 pub use points::{point_info, PointInfo};
 pub use series::{group_in_words, series_svg, series_title};
 

@@ -69,13 +69,6 @@ impl Labels {
         }
     }
 
-    /// The labels of the spec copied into the manifest of run folder `run_dir`.
-    pub fn of_run(run_dir: &std::path::Path) -> Labels {
-        crate::store::Manifest::load(run_dir)
-            .map(|m| Labels::from_text(&m.spec))
-            .unwrap_or_default()
-    }
-
     /// The words for axis `name`: its label, else its name with spaces for `_`.
     pub fn axis(&self, name: &str) -> String {
         self.axes

@@ -13,7 +13,7 @@ use toml::Spanned;
 mod axis;
 mod labels;
 mod metric;
-mod profile;
+pub mod profile;
 mod timing;
 
 pub use axis::Axis;
@@ -159,7 +159,7 @@ struct SpecFile {
     #[serde(default, rename = "metric")]
     metrics: Vec<Spanned<MetricFile>>,
     analyze: Option<AnalyzeCfg>,
-    profile: Option<crate::profile::config::ProfileFile>,
+    profile: Option<profile::ProfileFile>,
     headline: Option<Spanned<String>>,
 }
 
@@ -249,11 +249,11 @@ pub struct Spec {
     /// four) a runner re-runs one it measured, in a fresh process, into `controls.csv`: the pairs
     /// measure how much a value moves between processes (0: never).
     pub control_every: u32,
-    /// The command-line overrides applied (`crate::overrides`), as arguments; empty for a file
+    /// The command-line overrides applied (`sweep::overrides`), as arguments; empty for a file
     /// read as it is.
     pub overrides: Vec<String>,
     /// `[profile]`: counters (Nsight Compute) and power read per point after/while it measures.
-    pub profile: Option<crate::profile::Profile>,
+    pub profile: Option<profile::Profile>,
     /// `headline`: the metric (its name or column) that the progress line shows for each point;
     /// `None`: the first metric. Checked to name a metric; see [`Spec::headline`].
     pub headline: Option<String>,
@@ -428,13 +428,13 @@ impl Spec {
         }
         // An axis must not take the name of a column the CSV has anyway.
         for (spanned, axis) in file.axes.iter().zip(&axes) {
-            if crate::store::schema::reserved(&axis.name) {
+            if crate::schema::reserved(&axis.name) {
                 return Err(invalid(
                     spanned.span().start,
                     format!(
                         "axis `{}` has the name of a results.csv column (hint: rename it; taken: {})",
                         axis.name,
-                        crate::store::schema::fixed_columns().collect::<Vec<_>>().join(", ")
+                        crate::schema::fixed_columns().collect::<Vec<_>>().join(", ")
                     ),
                 ));
             }
@@ -489,14 +489,14 @@ impl Spec {
                 ));
             }
             if let Some(line) = metric.columns().iter().find_map(|c| {
-                crate::store::schema::refuse_reserved(&format!("metric `{}`", metric.name), c)
+                crate::schema::refuse_reserved(&format!("metric `{}`", metric.name), c)
             }) {
                 return Err(invalid(at, line));
             }
             if let Some(axis) = axes.iter().find(|a| {
                 metric.columns().contains(&a.name)
-                    || a.name == format!("{}_repeat_spread", metric.name)
-                    || a.name == crate::store::metric_status_column(&metric.name)
+                    || a.name == crate::schema::repeat_spread_column(&metric.name)
+                    || a.name == crate::schema::metric_status_column(&metric.name)
             }) {
                 return Err(invalid(
                     at,
@@ -694,9 +694,7 @@ impl Spec {
             None => DEFAULT_RECHECK,
         };
         let profile = match &file.profile {
-            Some(f) => {
-                crate::profile::Profile::from_file(f).map_err(|e| at_key(e.key, e.message))?
-            }
+            Some(f) => profile::Profile::from_file(f).map_err(|e| at_key(e.key, e.message))?,
             None => None,
         };
         if let (Some(p), Some(f)) = (&profile, &file.profile) {

@@ -14,6 +14,13 @@ pub const SWEEP_VERSION: &str = env!("CARGO_PKG_VERSION");
 /// from it, `unknown` when it was built without git or outside the repository (build.rs).
 pub const SWEEP_COMMIT: &str = env!("SWEEP_COMMIT");
 
+/// The labels of the spec copied into the manifest of run folder `run_dir` (none without one).
+pub fn labels_of_run(run_dir: &Path) -> crate::spec::Labels {
+    Manifest::load(run_dir)
+        .map(|m| crate::spec::Labels::from_text(&m.spec))
+        .unwrap_or_default()
+}
+
 /// Where a run folder stands, as its manifest says (`"running"`, `"finished"`, ...).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]

@@ -16,7 +16,7 @@
 //!
 //! What the words mean, for people: [`UNSTABLE_MEANS`] and [`NOISY_MEANS`].
 
-use super::schema::{Dialect, Status, STATUS_COLUMN};
+use super::schema::{metric_status_column, Dialect, Status, STATUS_COLUMN};
 use std::path::Path;
 
 /// What `unstable` means, in one plain phrase, wherever it is shown to users.
@@ -25,11 +25,6 @@ pub const UNSTABLE_MEANS: &str =
 /// What `noisy` means, in one plain phrase.
 pub const NOISY_MEANS: &str =
     "its confidence interval stayed wider than the target within the time allowed";
-
-/// The column of a metric's own status: `<metric>_status` (the metric's name, not its column).
-pub fn metric_status_column(metric_name: &str) -> String {
-    format!("{metric_name}_status")
-}
 
 /// What one row says of one metric, as a reader found it.
 #[derive(Clone, Copy, Debug, Default)]

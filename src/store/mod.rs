@@ -16,7 +16,9 @@ pub mod manifest;
 pub mod metric_status;
 pub mod read;
 pub mod run;
-pub mod schema;
+/// The columns, statuses and dialects live below the spec, in [`crate::schema`] (the spec checks
+/// its names against them); the store names that module as its own.
+pub use crate::schema;
 pub mod space;
 pub mod write;
 
@@ -24,13 +26,12 @@ pub use cells::{Cell, Table};
 pub use columns::MetricColumn;
 pub use run::{Located, Run, RunDir};
 
-pub use manifest::{GpuState, Manifest, MetricInfo, RunState, TimelineEntry};
+pub use manifest::{labels_of_run, GpuState, Manifest, MetricInfo, RunState, TimelineEntry};
 pub use metric_status::{
-    metric_status, metric_status_column, metric_status_in_row, target_rel_ci, MetricCells,
-    NOISY_MEANS, UNSTABLE_MEANS,
+    metric_status, metric_status_in_row, target_rel_ci, MetricCells, NOISY_MEANS, UNSTABLE_MEANS,
 };
 pub use read::{read_done, read_rows};
-pub use schema::{Dialect, Status};
+pub use schema::{metric_status_column, Dialect, Status};
 pub use write::{
     formula_defused, formula_restored, header, record, repeat_spread_column, CsvSink, GpuTag, Row,
 };

@@ -28,6 +28,8 @@ pub const REPORT: &str = "report.html";
 pub const EXPORT: &str = "export";
 /// The folder of the passes' and rechecks' rows.
 pub const PASSES: &str = "passes";
+/// The lock a sweep holds on the run folder while it writes it.
+pub const RUN_LOCK: &str = "run.lock";
 
 /// A run folder: the names of its files, in one place.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -71,8 +73,29 @@ impl RunDir {
         self.dir.join(POINTS)
     }
 
+    /// The folder of point `id`: its rendered headers, build log, program output.
+    pub fn point(&self, id: &str) -> PathBuf {
+        self.points().join(id)
+    }
+
     pub fn passes(&self) -> PathBuf {
         self.dir.join(PASSES)
+    }
+
+    /// The lock one sweep at a time holds on the run (two would append to one `results.csv`).
+    pub fn lock(&self) -> PathBuf {
+        self.dir.join(RUN_LOCK)
+    }
+
+    /// The file whose lock keeps CUDA context creation and measurement apart on one GPU: the
+    /// timing core holds it (flock) while it measures and while it creates its context, so a
+    /// program started early never creates its context while another measures. One per GPU (its
+    /// index; `None`: the host), as an absolute path: the program runs in its point's folder.
+    pub fn measure_lock(&self, gpu_index: Option<&str>) -> PathBuf {
+        let lock = self
+            .dir
+            .join(format!("measure-{}.lock", gpu_index.unwrap_or("host")));
+        std::path::absolute(&lock).unwrap_or(lock)
     }
 
     pub fn analysis_md(&self) -> PathBuf {
@@ -109,6 +132,16 @@ impl RunDir {
         csv.parent()
             .map(RunDir::new)
             .filter(|d| d.is_run() && csv.file_name().is_some())
+    }
+
+    /// The results CSV that `path` names where one is expected: a run folder's `results.csv`
+    /// (whether or not it has one yet), else `path` itself.
+    pub fn results_of(path: &Path) -> PathBuf {
+        match RunDir::locate(path) {
+            Located::Csv { csv, .. } => csv,
+            _ if path.is_dir() => RunDir::new(path).results(),
+            _ => path.to_path_buf(),
+        }
     }
 
     /// What `path` stands for: a run folder stands for its `results.csv`; a file is a CSV.

@@ -9,6 +9,12 @@
 //! metric_power_ms = 1000                     # each metric's own watts and <unit> per watt
 //! timeout_s = 300                            # one point's ncu run (default 300 s)
 //! ```
+//!
+//! The table lives with the spec, which holds it; the `profile` stage measures what it asks for.
+//! [`check`] checks it against the rest of the spec.
+
+mod check;
+pub(super) use check::{check, At};
 
 use serde::Deserialize;
 use std::time::Duration;
@@ -130,7 +136,15 @@ pub const MIN_METRIC_POWER_MS: f64 = 200.0;
 pub const MAX_METRIC_POWER_MS: f64 = 60_000.0;
 
 /// Separates a metric's name from its counter's in a column: `<metric>__<counter>`.
-pub const SEP: &str = crate::store::schema::COUNTER_SEP;
+pub const SEP: &str = crate::schema::COUNTER_SEP;
+
+/// The two columns `metric_power_ms` gives a metric: its watts, and its value per watt.
+pub fn metric_power_columns(metric: &str, unit_slug: &str) -> [String; 2] {
+    [
+        format!("{metric}{SEP}power_w"),
+        format!("{metric}{SEP}{unit_slug}_per_w"),
+    ]
+}
 
 /// A bad `[profile]` table: the key at fault and the message.
 #[derive(Debug, PartialEq)]
@@ -226,7 +240,7 @@ impl Profile {
             .chain(
                 self.metric_power
                     .iter()
-                    .flat_map(|_| super::metric_power::columns(metric, unit_slug)),
+                    .flat_map(|_| metric_power_columns(metric, unit_slug)),
             )
             .collect()
     }
@@ -239,7 +253,7 @@ impl Profile {
     /// The per-point columns of power sampling (empty without `power = true`).
     pub fn point_columns(&self) -> Vec<String> {
         if self.power {
-            super::power::COLUMNS
+            crate::schema::POWER_COLUMNS
                 .iter()
                 .map(|c| c.to_string())
                 .collect()

@@ -2,8 +2,9 @@
 //! axes and metrics, the statuses a row can have, and the two dialects.
 //!
 //! A header reads `point_id,index,<axes>,status,<metric columns>,build_s,run_s,cached,gpu_index,
-//! gpu_name,gpu_uuid,error`. This module imports nothing from the rest of the crate, so that the
-//! spec can ask it which names are taken.
+//! gpu_name,gpu_uuid,error`. This module imports nothing from the rest of the crate and sits below
+//! the spec, so that the spec can ask it which names are taken; the store, which alone writes and
+//! reads these columns, names it as `store::schema`.
 
 use serde::{Deserialize, Serialize};
 
@@ -95,6 +96,11 @@ pub fn header(axes: Vec<String>, metrics: impl IntoIterator<Item = String>) -> V
 /// (largest - smallest) / median.
 pub fn repeat_spread_column(metric_name: &str) -> String {
     format!("{metric_name}_repeat_spread")
+}
+
+/// The column of a metric's own status: `<metric>_status` (the metric's name, not its column).
+pub fn metric_status_column(metric_name: &str) -> String {
+    format!("{metric_name}_status")
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum, Default)]

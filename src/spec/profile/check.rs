@@ -1,19 +1,18 @@
 //! `[profile]` against the rest of a spec: counters need timing-core metrics, a metric name must not
 //! read as `<metric>__<counter>`, and every column the profile adds must be new.
 
-use super::{Axis, Metric, MetricFile, MetricSource};
-use crate::profile::config::{ProfileFile, SEP};
-use crate::profile::Profile;
+use super::{Profile, ProfileFile, SEP};
+use crate::spec::{Axis, Metric, MetricFile, MetricSource};
 use toml::Spanned;
 
 /// Where in the spec a problem lies: at a key of `[profile]`, or at a byte offset.
-pub(super) enum At {
+pub(in crate::spec) enum At {
     Key(&'static str),
     Offset(usize),
 }
 
 /// Checks a spec's `[profile]` (`file` as written, `p` checked) against its metrics and axes.
-pub(super) fn check(
+pub(in crate::spec) fn check(
     file: &ProfileFile,
     p: &Profile,
     metric_files: &[Spanned<MetricFile>],
@@ -69,7 +68,7 @@ pub(super) fn check(
     let added = metrics
         .iter()
         .filter(|m| matches!(m.source, MetricSource::Core))
-        .flat_map(|m| p.metric_columns(&m.name, &super::metric::unit_slug(&m.unit)))
+        .flat_map(|m| p.metric_columns(&m.name, &crate::spec::metric::unit_slug(&m.unit)))
         .map(|c| (counters_key, c))
         .chain(p.point_columns().into_iter().map(|c| ("power", c)));
     let taken: Vec<(String, String, &str)> = axes
@@ -78,7 +77,7 @@ pub(super) fn check(
         .chain(metrics.iter().flat_map(|m| {
             m.columns()
                 .into_iter()
-                .chain([crate::store::repeat_spread_column(m)])
+                .chain([crate::schema::repeat_spread_column(&m.name)])
                 .map(|c| (c, format!("metric `{}`", m.name), "metric"))
         }))
         .collect();
