@@ -85,12 +85,15 @@ pub fn point_flags(spec: &Spec, point: &Point) -> Vec<String> {
     flags
 }
 
-/// `nvcc -arch=sm_90 -I<point dir> -I<common> -o <out> <source> <flags...>`
+/// `nvcc -arch=sm_90 -I<point dir> -I<common> -MD -MF <deps> -o <out> <source> <flags...>`: the
+/// compiler also lists every file it read in `deps` (make's format; gcc, clang and nvcc alike),
+/// which the build cache checks before it reuses the binary.
 pub fn command(
     tc: &Toolchain,
     bench: &Bench,
     flags: &[String],
     header_dir: &Path,
+    deps: &Path,
     out: &Path,
 ) -> Cmd {
     let mut cmd = Cmd::new(&tc.compiler);
@@ -101,7 +104,10 @@ pub fn command(
     if let Some(common) = &bench.common {
         cmd = cmd.arg(format!("-I{}", common.display()));
     }
-    cmd.arg("-o")
+    cmd.arg("-MD")
+        .arg("-MF")
+        .arg(deps.display().to_string())
+        .arg("-o")
         .arg(out.display().to_string())
         .arg(bench.source.display().to_string())
         .args(flags.iter().cloned())

@@ -116,8 +116,10 @@ impl BuildCtx {
             &self.bench,
             &flags,
             dir,
+            &scratch.join(cache::MAKE_DEPS),
             &scratch.join(cache::BINARY),
         );
+        let since = std::time::SystemTime::now();
         let outcome =
             compile::build(&cmd, self.spec.build_timeout, &log).map_err(PointError::StartBuild)?;
         if !outcome.success() {
@@ -148,6 +150,9 @@ impl BuildCtx {
             return Err(failed.or_full(dir).or_full(&self.cache.dir));
         }
         let _ = std::fs::copy(&log, scratch.join(cache::LOG));
+        self.cache
+            .record_deps(&scratch, dir, since)
+            .map_err(PointError::CacheStore)?;
         let bin = self
             .cache
             .commit(&key, &scratch)
