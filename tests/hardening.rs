@@ -136,3 +136,91 @@ fn with_nvcc_a_header_through_a_flag_rebuilds_when_it_changes() {
         "the header changed, built again"
     );
 }
+
+/// `sweeps/saw4.toml` (saw.toml over threads 1..4) run to the end, then made unfinished as a
+/// killed run is: its last two rows gone and its manifest `interrupted`. The run folder, and the
+/// ids of the two points a resume measures.
+fn unfinished_saw(p: &Path) -> (PathBuf, Vec<String>) {
+    let spec = std::fs::read_to_string(p.join("sweeps/saw.toml"))
+        .unwrap()
+        .replace("range = [1, 64]", "range = [1, 4]");
+    write(p, "sweeps/saw4.toml", &spec);
+    sweep(p)
+        .args(["run", "sweeps/saw4.toml", "-q", "--no-analyze"])
+        .assert()
+        .success();
+    let run = run_dirs(&p.join("output/saw4")).pop().unwrap();
+    let csv = run.join("results.csv");
+    let ids: Vec<String> = rows(&csv).iter().map(|r| r["point_id"].clone()).collect();
+    let text = std::fs::read_to_string(&csv).unwrap();
+    let lines: Vec<&str> = text.split_inclusive('\n').collect();
+    std::fs::write(&csv, lines[..3].concat()).unwrap();
+    let m = std::fs::read_to_string(run.join("manifest.json"))
+        .unwrap()
+        .replace("\"state\": \"finished\"", "\"state\": \"interrupted\"");
+    std::fs::write(run.join("manifest.json"), m).unwrap();
+    (run, ids[2..].to_vec())
+}
+
+/// M2: a symbolic link planted in a run folder (its results.csv, a point's stdout.txt, a point's
+/// folder) was followed by the resume, which wrote through it outside the run folder. The resume
+/// refuses with one line naming the link (exit 3, bad input) and writes nothing anywhere.
+#[cfg(unix)]
+#[test]
+fn a_link_planted_in_a_run_folder_is_refused_by_the_resume_and_never_written_through() {
+    let outside = tempfile::tempdir().unwrap();
+    let plants: [(&str, fn(&Path, &[String]) -> PathBuf); 3] = [
+        ("results.csv", |run, _| run.join("results.csv")),
+        ("a point's stdout.txt", |run, todo| {
+            run.join("points").join(&todo[0]).join("stdout.txt")
+        }),
+        ("a point's folder", |run, todo| run.join("points").join(&todo[1])),
+    ];
+    for (what, place) in plants {
+        let p = project();
+        let (run, todo) = unfinished_saw(p.path());
+        let link = place(&run, &todo);
+        // What the link points to: a copy of what it replaces, which a write through it changes.
+        let victim = outside.path().join(what.replace(' ', "_"));
+        if link.is_dir() {
+            std::fs::rename(&link, &victim).unwrap();
+        } else {
+            std::fs::copy(&link, &victim).unwrap();
+            std::fs::remove_file(&link).unwrap();
+        }
+        std::os::unix::fs::symlink(&victim, &link).unwrap();
+        let snapshot = || -> Vec<(PathBuf, Vec<u8>)> {
+            walkdir::WalkDir::new(&victim)
+                .into_iter()
+                .map(|e| e.unwrap().into_path())
+                .filter(|f| f.is_file())
+                .map(|f| (f.clone(), std::fs::read(&f).unwrap()))
+                .collect()
+        };
+        let before = snapshot();
+        let out = sweep(p.path())
+            .args(["run", "sweeps/saw4.toml", "-q", "--no-analyze"])
+            .output()
+            .unwrap();
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(3), "{what}: {err}");
+        assert_eq!(err.lines().count(), 1, "{what}: {err}");
+        assert!(
+            err.contains(&format!("`{}`", link.strip_prefix(p.path()).unwrap().display()))
+                && err.contains("link"),
+            "{what}: {err}"
+        );
+        assert_eq!(snapshot(), before, "{what}: written through the link");
+        assert!(
+            !run.join("run.lock").is_symlink() && link.is_symlink(),
+            "{what}: the folder is left as it was"
+        );
+        // `--force` leaves that run alone and starts a new one.
+        sweep(p.path())
+            .args(["run", "sweeps/saw4.toml", "-q", "--no-analyze", "--force"])
+            .assert()
+            .success();
+        assert_eq!(snapshot(), before, "{what}: written through the link");
+        assert_eq!(run_dirs(&p.path().join("output/saw4")).len(), 2);
+    }
+}

@@ -108,6 +108,12 @@ pub enum DriverError {
         theirs: &'static str,
         asked: &'static str,
     },
+    #[error("`{link}` in the unfinished run `{dir}` is a symbolic link (to `{target}`), which sweep never makes: resuming would write through it (hint: remove the link, or --force starts a new run)")]
+    LinkInRun {
+        dir: String,
+        link: String,
+        target: String,
+    },
     #[error("the run `{dir}` is in use by another sweep (hint: wait for it to end; its results.csv grows as it runs)")]
     RunInUse { dir: String },
     /// A file of the run's own could not be written (disk full, read-only): the run stopped

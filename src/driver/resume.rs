@@ -87,6 +87,18 @@ fn resumable(
         }
         return Err(DriverError::OldIds { dir: shown });
     }
+    if let Some(link) = planted_link(dir) {
+        if opts.force {
+            return Ok(None);
+        }
+        return Err(DriverError::LinkInRun {
+            dir: shown,
+            target: std::fs::read_link(&link)
+                .map(|t| t.display().to_string())
+                .unwrap_or_default(),
+            link: link.display().to_string(),
+        });
+    }
     if let Some(d) = opts.dialect.filter(|&d| d != m.dialect) {
         return Err(DriverError::DialectDiffers {
             dir: shown,
@@ -95,6 +107,20 @@ fn resumable(
         });
     }
     Ok(Some(dir.to_path_buf()))
+}
+
+/// The first symbolic link in the run folder `dir`, at any depth (links not followed): sweep
+/// makes none, and a resume would write through one (results.csv, run.lock, a point's stdout.txt
+/// or folder) to wherever it points. The run folder itself may be reached through links.
+fn planted_link(dir: &Path) -> Option<PathBuf> {
+    walkdir::WalkDir::new(dir)
+        .min_depth(1)
+        .follow_links(false)
+        .sort_by_file_name()
+        .into_iter()
+        .filter_map(Result::ok)
+        .find(|e| e.path_is_symlink())
+        .map(walkdir::DirEntry::into_path)
 }
 
 /// Holds `<run>/run.lock` (see [`gpu::lock_file`]) for the run.
