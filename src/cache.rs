@@ -170,7 +170,9 @@ impl Cache {
                 .into_os_string()
         };
         field("bench_dir", place(&bench.dir).as_encoded_bytes());
-        let cwd = std::env::current_dir().map(|d| place(&d)).unwrap_or_default();
+        let cwd = std::env::current_dir()
+            .map(|d| place(&d))
+            .unwrap_or_default();
         field("cwd", cwd.as_encoded_bytes());
         for f in flags {
             field("flag", f.as_bytes());
@@ -287,11 +289,16 @@ impl Cache {
                 let mut seen = std::collections::HashSet::new();
                 for dep in make_deps(&String::from_utf8_lossy(&list)) {
                     let path = cwd.join(&dep);
-                    if !seen.insert(path.clone()) || path.to_str().is_none_or(|p| p.contains('\n')) {
+                    if !seen.insert(path.clone()) || path.to_str().is_none_or(|p| p.contains('\n'))
+                    {
                         continue;
                     }
                     let real = path.canonicalize().ok();
-                    if real.as_ref().zip(headers.as_ref()).is_some_and(|(r, h)| r.starts_with(h)) {
+                    if real
+                        .as_ref()
+                        .zip(headers.as_ref())
+                        .is_some_and(|(r, h)| r.starts_with(h))
+                    {
                         continue;
                     }
                     let changed = std::fs::metadata(&path)
@@ -306,7 +313,9 @@ impl Cache {
                 std::fs::remove_file(&made)?;
             }
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                text.push_str(&format!("{UNKNOWN}  (the compiler wrote no `{MAKE_DEPS}`)\n"));
+                text.push_str(&format!(
+                    "{UNKNOWN}  (the compiler wrote no `{MAKE_DEPS}`)\n"
+                ));
             }
             Err(e) => return Err(e),
         }
@@ -553,13 +562,19 @@ mod tests {
         let holder = cache.holder();
         build("old");
         let deps = std::fs::read_to_string(cache.entry(key).join(DEPS)).unwrap();
-        assert!(!deps.contains("params.h"), "the rendered header is the key's: {deps}");
+        assert!(
+            !deps.contains("params.h"),
+            "the rendered header is the key's: {deps}"
+        );
         assert!(cache.use_entry(&holder, key).is_some());
         std::fs::write(&header, "#define X 2\n").unwrap();
         assert!(cache.use_entry(&holder, key).is_none(), "x.h changed");
         let bin = build("new");
         assert_eq!(std::fs::read_to_string(bin).unwrap(), "new");
-        assert!(cache.use_entry(&holder, key).is_some(), "the new build is fresh");
+        assert!(
+            cache.use_entry(&holder, key).is_some(),
+            "the new build is fresh"
+        );
         std::fs::remove_file(&header).unwrap();
         assert!(cache.use_entry(&holder, key).is_none(), "x.h is gone");
         // An entry that an older sweep made has no list: it cannot tell, and is built again.
@@ -658,7 +673,12 @@ mod tests {
         std::fs::create_dir_all(&scratch).unwrap();
         // What `--cache ~` would find: none of it is the cache's (a folder named like a key
         // holds a file no entry has).
-        for d in ["notes", ".tmp-notes-1-0", "0123", "fedcba9876543210fedcba9876543210"] {
+        for d in [
+            "notes",
+            ".tmp-notes-1-0",
+            "0123",
+            "fedcba9876543210fedcba9876543210",
+        ] {
             std::fs::create_dir_all(tmp.path().join(d)).unwrap();
             std::fs::write(tmp.path().join(d).join("precious.txt"), b"keep").unwrap();
         }

@@ -21,7 +21,11 @@ fn including_bench(p: &Path, ext: &str, include: &str, extra: &str) {
         &format!("cuda/inc/inc.{ext}"),
         &format!("#include \"params.h\"\n#include {include}\n#include <stdio.h>\nint main(void) {{\n  printf(\"MFlops: %d\\n\", THREADS * VALUE);\n  return 0;\n}}\n"),
     );
-    write(p, "cuda/inc/params.h.tera", "#define THREADS {{ threads }}\n");
+    write(
+        p,
+        "cuda/inc/params.h.tera",
+        "#define THREADS {{ threads }}\n",
+    );
     write(
         p,
         "sweeps/inc.toml",
@@ -120,9 +124,11 @@ fn with_nvcc_a_header_through_a_flag_rebuilds_when_it_changes() {
     );
     run_inc(p.path());
     let run = run_dirs(&p.path().join("output/inc")).pop().unwrap();
-    let log = std::fs::read_to_string(run.join("points").join(
-        rows(&run.join("results.csv"))[0]["point_id"].as_str(),
-    ).join("build.log"))
+    let log = std::fs::read_to_string(
+        run.join("points")
+            .join(rows(&run.join("results.csv"))[0]["point_id"].as_str())
+            .join("build.log"),
+    )
     .unwrap();
     assert!(log.contains("-MD -MF "), "{log}");
     assert_eq!(
@@ -174,7 +180,9 @@ fn a_link_planted_in_a_run_folder_is_refused_by_the_resume_and_never_written_thr
         ("a point's stdout.txt", |run, todo| {
             run.join("points").join(&todo[0]).join("stdout.txt")
         }),
-        ("a point's folder", |run, todo| run.join("points").join(&todo[1])),
+        ("a point's folder", |run, todo| {
+            run.join("points").join(&todo[1])
+        }),
     ];
     for (what, place) in plants {
         let p = project();
@@ -206,8 +214,10 @@ fn a_link_planted_in_a_run_folder_is_refused_by_the_resume_and_never_written_thr
         assert_eq!(out.status.code(), Some(3), "{what}: {err}");
         assert_eq!(err.lines().count(), 1, "{what}: {err}");
         assert!(
-            err.contains(&format!("`{}`", link.strip_prefix(p.path()).unwrap().display()))
-                && err.contains("link"),
+            err.contains(&format!(
+                "`{}`",
+                link.strip_prefix(p.path()).unwrap().display()
+            )) && err.contains("link"),
             "{what}: {err}"
         );
         assert_eq!(snapshot(), before, "{what}: written through the link");
@@ -223,4 +233,67 @@ fn a_link_planted_in_a_run_folder_is_refused_by_the_resume_and_never_written_thr
         assert_eq!(snapshot(), before, "{what}: written through the link");
         assert_eq!(run_dirs(&p.path().join("output/saw4")).len(), 2);
     }
+}
+
+/// M5: `compare --fail-on-slower` exited 0 when B failed at 11 of 12 points: the one value left
+/// was not slower, and the 11 were only listed. A point that A measured and B failed at (or has
+/// no value at) is one the check cannot clear: exit 1, saying how many and the first.
+#[test]
+fn compare_fail_on_slower_fails_when_b_failed_at_points_a_measured() {
+    let p = project();
+    let spec = std::fs::read_to_string(p.path().join("sweeps/saw.toml"))
+        .unwrap()
+        .replace("range = [1, 64]", "range = [1, 12]")
+        .replace("[analyze]\nx = \"threads\"\n", "");
+    write(p.path(), "sweeps/twelve.toml", &spec);
+    sweep(p.path())
+        .args(["run", "sweeps/twelve.toml", "-q", "--no-analyze"])
+        .assert()
+        .success();
+    let a = run_dirs(&p.path().join("output/twelve")).pop().unwrap();
+    // B: the same run, but its program failed at every point but the first (as a run of a
+    // broken build does), written as sweep writes a failed row.
+    let b = p.path().join("b.csv");
+    let mut r = csv::Reader::from_path(a.join("results.csv")).unwrap();
+    let header = r.headers().unwrap().clone();
+    let mut w = csv::Writer::from_path(&b).unwrap();
+    w.write_record(&header).unwrap();
+    for (i, rec) in r.records().enumerate() {
+        let rec = rec.unwrap();
+        let row: Vec<String> = header
+            .iter()
+            .zip(rec.iter())
+            .map(|(h, v)| match h {
+                _ if i == 0 => v.to_string(),
+                "status" => "run_failed".into(),
+                "error" => "run exited 1 (log: stderr.txt)".into(),
+                h if h.starts_with("saw") => String::new(),
+                _ => v.to_string(),
+            })
+            .collect();
+        w.write_record(&row).unwrap();
+    }
+    w.flush().unwrap();
+    let out = sweep(p.path())
+        .arg("compare")
+        .arg(&a)
+        .arg(&b)
+        .args(["--fail-on-slower", "5"])
+        .output()
+        .unwrap();
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "{err}{}", stdout(&out));
+    assert_eq!(
+        err,
+        "error: --fail-on-slower: B failed or has no value at 11 of 12 matched points that A measured (first: threads=2, B run_failed); nothing shows they are not slower (hint: `sweep compare` without it lists them)\n"
+    );
+    // A failing where B measured is no loss of B's: that alone passes.
+    let out = sweep(p.path())
+        .arg("compare")
+        .arg(&b)
+        .arg(&a)
+        .args(["--fail-on-slower", "5"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
 }

@@ -554,6 +554,9 @@ fn compare(
             failed: c.failed.len(),
         });
     }
+    if let Some(msg) = fail_on_slower.and_then(|_| c.lost()) {
+        return Err(CliError::LostInB(msg));
+    }
     match fail_on_slower.and_then(|pct| c.too_slow(pct)) {
         Some(msg) => Err(CliError::Slower(msg)),
         None => Ok(exit::OK),
