@@ -297,3 +297,44 @@ fn compare_fail_on_slower_fails_when_b_failed_at_points_a_measured() {
         .unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
 }
+
+/// `sweeps/saw2.toml`: saw.toml over threads 1..2.
+fn saw2(p: &Path) {
+    let spec = std::fs::read_to_string(p.join("sweeps/saw.toml"))
+        .unwrap()
+        .replace("range = [1, 64]", "range = [1, 2]")
+        .replace("[analyze]\nx = \"threads\"\n", "");
+    write(p, "sweeps/saw2.toml", &spec);
+}
+
+/// Low: Emacs's lock (`.#hostsaw.c`, a link to nowhere made while a file has unsaved changes)
+/// stopped every run as a link that cannot be followed; an editor's backup and swap files
+/// changed the build cache's key. They are no input.
+#[cfg(unix)]
+#[test]
+fn an_editors_lock_and_backup_files_in_a_bench_are_no_input() {
+    let p = project();
+    saw2(p.path());
+    let bench = p.path().join("cuda/hostsaw");
+    let run = |force: bool| -> Vec<String> {
+        let mut c = sweep(p.path());
+        c.args(["run", "sweeps/saw2.toml", "-q", "--no-analyze"]);
+        if force {
+            c.arg("--force");
+        }
+        let out = c.output().unwrap();
+        assert!(out.status.success(), "{}", stderr(&out));
+        let run = run_dirs(&p.path().join("output/saw2")).pop().unwrap();
+        rows(&run.join("results.csv"))
+            .into_iter()
+            .map(|r| r["cached"].clone())
+            .collect()
+    };
+    run(false);
+    std::os::unix::fs::symlink("user@host.12345:1700000000", bench.join(".#hostsaw.c")).unwrap();
+    write(&bench, "hostsaw.c~", "an older hostsaw.c");
+    write(&bench, "#hostsaw.c#", "emacs auto-save");
+    write(&bench, ".hostsaw.c.swp", "vim swap");
+    write(&bench, "params.h.tera~", "#define OLD {{ nope }}\n");
+    assert_eq!(run(true), ["1", "1"], "the same inputs: from the cache");
+}
