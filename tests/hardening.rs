@@ -338,3 +338,37 @@ fn an_editors_lock_and_backup_files_in_a_bench_are_no_input() {
     write(&bench, "params.h.tera~", "#define OLD {{ nope }}\n");
     assert_eq!(run(true), ["1", "1"], "the same inputs: from the cache");
 }
+
+/// Low: `sweep list` echoed a line break or an escape (ANSI codes) in a spec's or a bench's file
+/// name to the terminal: one entry took two lines, or recoloured or cleared the screen. They are
+/// shown escaped, as errors show them.
+#[test]
+fn list_shows_control_characters_in_names_escaped() {
+    let p = project();
+    let saw = std::fs::read_to_string(p.path().join("sweeps/saw.toml")).unwrap();
+    write(p.path(), "sweeps/two\nlines.toml", &saw);
+    write(p.path(), "sweeps/red\u{1b}[31m.toml", &saw);
+    let bench = "clear\u{1b}[2J";
+    write(
+        p.path(),
+        &format!("cuda/{bench}/{bench}.c"),
+        "int main(void) { return 0; }\n",
+    );
+    let out = sweep(p.path()).arg("list").output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(!text.contains('\u{1b}'), "{text:?}");
+    for shown in [
+        "sweeps/two\\nlines.toml",
+        "sweeps/red\\u{1b}[31m.toml",
+        "clear\\u{1b}[2J",
+    ] {
+        let line = text.lines().find(|l| l.contains(shown));
+        assert!(line.is_some(), "{shown} on a line of its own: {text}");
+    }
+    assert_eq!(
+        text.lines().count(),
+        2 + 5 + 7,
+        "a line per bench and per spec, with their headings: {text}"
+    );
+}

@@ -617,11 +617,13 @@ fn list(dir: &Path) {
             .iter()
             .filter_map(|t| t.file_name().map(|f| f.to_string_lossy().into_owned()))
             .collect();
+        // Names are the user's files': a line break or escape in one is shown escaped, as
+        // errors show it, never echoed to the terminal.
         println!(
             "  {:<16} {}  [{}]",
-            b.name,
-            b.source.display(),
-            templates.join(", ")
+            super::error::one_line(&b.name),
+            super::error::one_line(&b.source.display().to_string()),
+            super::error::one_line(&templates.join(", "))
         );
     }
     let specs: Vec<_> = walkdir::WalkDir::new(dir.join("sweeps"))
@@ -634,11 +636,18 @@ fn list(dir: &Path) {
     for e in specs {
         let line = match Spec::load(e.path()) {
             Ok(s) => match sweep::points::expand(&s) {
-                Ok(p) => format!("bench {:<14} {} points", s.bench, p.len()),
+                Ok(p) => format!(
+                    "bench {:<14} {} points",
+                    super::error::one_line(&s.bench),
+                    p.len()
+                ),
                 Err(err) => format!("error: {}", super::error::one_line(&err.to_string())),
             },
             Err(err) => format!("error: {}", super::error::one_line(&err.to_string())),
         };
-        println!("  {:<28} {line}", e.path().display());
+        println!(
+            "  {:<28} {line}",
+            super::error::one_line(&e.path().display().to_string())
+        );
     }
 }
