@@ -372,3 +372,31 @@ fn list_shows_control_characters_in_names_escaped() {
         "a line per bench and per spec, with their headings: {text}"
     );
 }
+
+/// Low: reading a run trimmed every cell, so the group values `"  lead"` and `"trail  "` (axis
+/// values of their own) came out of analysis.csv as `lead` and `trail`, and two values that
+/// differ only by blanks fell into one series. Text keeps its blanks; a padded number is read
+/// as the number.
+#[test]
+fn group_values_keep_their_blanks_in_the_analysis() {
+    let p = project();
+    let spec = std::fs::read_to_string(p.path().join("sweeps/saw.toml"))
+        .unwrap()
+        .replace("range = [1, 64]", "range = [1, 8]")
+        .replace(
+            "[[axis]]\nname = \"threads\"",
+            "[[axis]]\nname = \"variant\"\nvalues = [\"  lead\", \"lead\", \"trail  \"]\n[[axis]]\nname = \"threads\"",
+        );
+    write(p.path(), "sweeps/blank.toml", &spec);
+    let out = sweep(p.path())
+        .args(["run", "sweeps/blank.toml", "-q"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let run = run_dirs(&p.path().join("output/blank")).pop().unwrap();
+    let groups: Vec<String> = rows(&run.join("analysis.csv"))
+        .into_iter()
+        .map(|r| r["variant"].clone())
+        .collect();
+    assert_eq!(groups, ["  lead", "lead", "trail  "]);
+}

@@ -193,14 +193,13 @@ impl Run {
                 Ok(false) => break,
                 Err(e) => return Err(read_err(super::read::BadRecord::of(&e).into())),
             }
-            record.trim();
-            if record.iter().all(str::is_empty) {
+            if record.iter().all(|c| c.trim().is_empty()) {
                 continue;
             }
             // A row as large as its cells (the record's buffers, read into again, are larger).
             let mut row = Row::with_capacity(record.as_slice().len(), record.len());
             for cell in &record {
-                row.push_field(cell);
+                row.push_field(unpadded(cell, dialect));
             }
             rows.push(row);
         }
@@ -357,5 +356,16 @@ impl Run {
             dialect,
             &text_cols,
         )))
+    }
+}
+
+/// A cell as the run wrote it, but a number padded with blanks (a hand-edited CSV): the number.
+/// Text keeps its blanks: `"  lead"` is an axis value of its own, not `lead`.
+fn unpadded(cell: &str, dialect: Dialect) -> &str {
+    let t = cell.trim();
+    if t.len() != cell.len() && (t.is_empty() || dialect.parse_number(t).is_some()) {
+        t
+    } else {
+        cell
     }
 }
