@@ -400,3 +400,58 @@ fn group_values_keep_their_blanks_in_the_analysis() {
         .collect();
     assert_eq!(groups, ["  lead", "lead", "trail  "]);
 }
+
+/// Low: `merge --out DIR` into a folder of the user's wrote its controls.csv over theirs (only a
+/// results.csv or manifest.json there stopped it), and said "already holds a merged run" of any
+/// run. `--out` takes a new or empty folder; anything else is refused, saying what it holds, and
+/// left as it was.
+#[test]
+fn merge_out_into_a_folder_that_holds_files_refuses_and_overwrites_nothing() {
+    let p = project();
+    let spec = std::fs::read_to_string(p.path().join("sweeps/saw.toml"))
+        .unwrap()
+        .replace("range = [1, 64]", "range = [1, 8]")
+        .replace("[analyze]\nx = \"threads\"\n", "");
+    write(p.path(), "sweeps/s8.toml", &spec);
+    for i in 0..2 {
+        sweep(p.path())
+            .args(["run", "sweeps/s8.toml", "-q", "--no-analyze"])
+            .args(["--shard", &format!("{i}/2")])
+            .assert()
+            .success();
+    }
+    let mine = write(p.path(), "mine/controls.csv", "my own notes\n");
+    let out = sweep(p.path())
+        .args(["merge", "output/s8", "--out", "mine"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+    assert_eq!(
+        stderr(&out),
+        "error: --out `mine` is not empty (it holds `controls.csv`): a merge writes a run folder of its own (hint: --out takes a new or empty folder; without --out the merge goes to <sweep folder>/<stamp>-merged)\n"
+    );
+    assert_eq!(std::fs::read_to_string(&mine).unwrap(), "my own notes\n");
+    assert_eq!(std::fs::read_dir(p.path().join("mine")).unwrap().count(), 1);
+    // A shard's run folder is a run, not "a merged run".
+    let shard = run_dirs(&p.path().join("output/s8")).pop().unwrap();
+    let out = sweep(p.path())
+        .args(["merge", "output/s8", "--out"])
+        .arg(&shard)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("` already holds a run: "),
+        "{}",
+        stderr(&out)
+    );
+    // A new folder, or an empty one, takes the merge.
+    std::fs::create_dir_all(p.path().join("empty")).unwrap();
+    for dir in ["new", "empty"] {
+        sweep(p.path())
+            .args(["merge", "output/s8", "--out", dir])
+            .assert()
+            .success();
+        assert_eq!(rows(&p.path().join(dir).join("results.csv")).len(), 8);
+    }
+}
