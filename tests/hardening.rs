@@ -455,3 +455,37 @@ fn merge_out_into_a_folder_that_holds_files_refuses_and_overwrites_nothing() {
         assert_eq!(rows(&p.path().join(dir).join("results.csv")).len(), 8);
     }
 }
+
+/// Low: a build that failed for want of room in the build cache (its binary is written there)
+/// was blamed on the run folder. The error names the cache's folder.
+#[test]
+fn a_full_build_cache_is_named_not_the_run_folder() {
+    let p = project();
+    let cache = p.path().join("cache");
+    let Some(_disk) = crate::driver_faults::Tmpfs::mount(&cache, "1m") else {
+        return;
+    };
+    // A program of 4 MB (an initialised array), more than the cache's disk holds.
+    write(
+        p.path(),
+        "cuda/big/big.c",
+        "#include \"params.h\"\n#include <stdio.h>\nstatic char big[4 << 20] = {1};\nint main(void) {\n  printf(\"MFlops: %d\\n\", THREADS + big[THREADS]);\n  return 0;\n}\n",
+    );
+    write(p.path(), "cuda/big/params.h.tera", "#define THREADS {{ threads }}\n");
+    write(
+        p.path(),
+        "sweeps/big.toml",
+        "bench = \"big\"\ncompiler = \"cc\"\n[[axis]]\nname = \"threads\"\nrange = [1, 2]\n[[metric]]\npattern = \"mflops\"\n",
+    );
+    let out = sweep(p.path())
+        .args(["run", "sweeps/big.toml", "-q", "--no-analyze", "--cache"])
+        .arg(&cache)
+        .output()
+        .unwrap();
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(4), "{err}");
+    assert!(
+        err.contains(&format!("the file system of `{}` is full", cache.display())),
+        "{err}"
+    );
+}

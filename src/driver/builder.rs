@@ -141,9 +141,16 @@ impl BuildCtx {
                 log,
             };
             if no_room {
+                // The binary goes to the cache, the log to the point's folder (written: that one
+                // had room), temporary files to TMPDIR: the one that is full, else the cache.
+                let tmp = std::env::temp_dir();
+                let full = [self.cache.dir.as_path(), dir, tmp.as_path()]
+                    .into_iter()
+                    .find(|d| crate::store::space::full(d))
+                    .unwrap_or(&self.cache.dir);
                 return Err(PointError::Full {
-                    dir: dir.to_path_buf(),
-                    free: crate::store::space::free_bytes(dir).unwrap_or(0),
+                    dir: full.to_path_buf(),
+                    free: crate::store::space::free_bytes(full).unwrap_or(0),
                     what: failed.to_string(),
                 });
             }
