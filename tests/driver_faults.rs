@@ -58,7 +58,7 @@ impl Drop for Tmpfs {
 
 /// A bench that prints `FILL_KB` KB of lines, then its metric: a program whose output fills a
 /// small disk.
-fn chatty(p: &Path, points: u32, fill_kb: u32) {
+pub(crate) fn chatty(p: &Path, points: u32, fill_kb: u32) {
     write(
         p,
         "cuda/chatty/chatty.c",

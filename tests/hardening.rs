@@ -471,7 +471,11 @@ fn a_full_build_cache_is_named_not_the_run_folder() {
         "cuda/big/big.c",
         "#include \"params.h\"\n#include <stdio.h>\nstatic char big[4 << 20] = {1};\nint main(void) {\n  printf(\"MFlops: %d\\n\", THREADS + big[THREADS]);\n  return 0;\n}\n",
     );
-    write(p.path(), "cuda/big/params.h.tera", "#define THREADS {{ threads }}\n");
+    write(
+        p.path(),
+        "cuda/big/params.h.tera",
+        "#define THREADS {{ threads }}\n",
+    );
     write(
         p.path(),
         "sweeps/big.toml",
@@ -488,4 +492,35 @@ fn a_full_build_cache_is_named_not_the_run_folder() {
         err.contains(&format!("the file system of `{}` is full", cache.display())),
         "{err}"
     );
+}
+
+/// Low: a run stopped by a full disk left `counts: {}` in its manifest although its results.csv
+/// held rows; an interrupted run's manifest counts what it recorded, as one stopped by Ctrl-C does.
+#[test]
+fn the_manifest_of_a_run_stopped_by_a_full_disk_counts_its_rows() {
+    let p = project();
+    let Some(_disk) = crate::driver_faults::Tmpfs::mount(&p.path().join("output"), "3m") else {
+        return;
+    };
+    crate::driver_faults::chatty(p.path(), 24, 300);
+    let out = sweep(p.path())
+        .args([
+            "run",
+            "sweeps/chatty.toml",
+            "-q",
+            "-j",
+            "1",
+            "--no-analyze",
+            "--cache",
+        ])
+        .arg(p.path().join("cache"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(4), "{}", stderr(&out));
+    let run = run_dirs(&p.path().join("output/chatty")).pop().unwrap();
+    let m = common::manifest(&run);
+    assert_eq!(m["state"], "interrupted");
+    let recorded = rows(&run.join("results.csv")).len();
+    assert!(recorded > 0, "the disk filled after some rows");
+    assert_eq!(m["counts"], serde_json::json!({ "ok": recorded }), "{m}");
 }

@@ -262,6 +262,8 @@ impl<'s> Session<'s> {
     fn fail(&mut self, e: DriverError) -> DriverError {
         self.reserve = None;
         self.manifest.state = store::RunState::Interrupted;
+        // What the run recorded before it stopped, as an interrupted run's manifest says it.
+        self.manifest.counts = count_statuses(&self.csv_path(), &self.header);
         let _ = self.manifest.save(&self.run_dir);
         e
     }
