@@ -175,7 +175,9 @@ fn unfinished_saw(p: &Path) -> (PathBuf, Vec<String>) {
 #[test]
 fn a_link_planted_in_a_run_folder_is_refused_by_the_resume_and_never_written_through() {
     let outside = tempfile::tempdir().unwrap();
-    let plants: [(&str, fn(&Path, &[String]) -> PathBuf); 3] = [
+    /// Where a link goes, from the run folder and the ids of the points left to measure.
+    type Place = fn(&Path, &[String]) -> PathBuf;
+    let plants: [(&str, Place); 3] = [
         ("results.csv", |run, _| run.join("results.csv")),
         ("a point's stdout.txt", |run, todo| {
             run.join("points").join(&todo[0]).join("stdout.txt")
