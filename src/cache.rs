@@ -49,6 +49,21 @@ fn stamp(m: &std::fs::Metadata) -> Stamp {
     (m.len(), m.mtime(), m.mtime_nsec(), m.ino(), m.dev())
 }
 
+/// The environment variables that change what gcc, clang or nvcc read or do (an include folder,
+/// flags added to every nvcc command, the host compiler): part of the key, so that a build made
+/// under other values is not taken for this one.
+const COMPILER_ENV: [&str; 9] = [
+    "CPATH",
+    "C_INCLUDE_PATH",
+    "CPLUS_INCLUDE_PATH",
+    "LIBRARY_PATH",
+    "GCC_EXEC_PREFIX",
+    "COMPILER_PATH",
+    "NVCC_PREPEND_FLAGS",
+    "NVCC_APPEND_FLAGS",
+    "NVCC_CCBIN",
+];
+
 /// Where a build goes before [`Cache::commit`] publishes it: `<SCRATCH><key>-<pid>-<n>`.
 const SCRATCH: &str = ".tmp-";
 
@@ -174,6 +189,11 @@ impl Cache {
             .map(|d| place(&d))
             .unwrap_or_default();
         field("cwd", cwd.as_encoded_bytes());
+        for var in COMPILER_ENV {
+            if let Some(v) = std::env::var_os(var) {
+                field(var, v.as_encoded_bytes());
+            }
+        }
         for f in flags {
             field("flag", f.as_bytes());
         }
@@ -289,8 +309,12 @@ impl Cache {
                 let mut seen = std::collections::HashSet::new();
                 for dep in make_deps(&String::from_utf8_lossy(&list)) {
                     let path = cwd.join(&dep);
-                    if !seen.insert(path.clone()) || path.to_str().is_none_or(|p| p.contains('\n'))
-                    {
+                    if !seen.insert(path.clone()) {
+                        continue;
+                    }
+                    if path.to_str().is_none_or(|p| p.contains('\n')) {
+                        // No line of the list can name it: the entry cannot be vouched for.
+                        text.push_str(&format!("{UNKNOWN}  (a path that is no line of text)\n"));
                         continue;
                     }
                     let real = path.canonicalize().ok();

@@ -526,3 +526,37 @@ fn the_manifest_of_a_run_stopped_by_a_full_disk_counts_its_rows() {
     assert!(recorded > 0, "the disk filled after some rows");
     assert_eq!(m["counts"], serde_json::json!({ "ok": recorded }), "{m}");
 }
+
+/// Found on the second look at H1: `CPATH` (or `NVCC_APPEND_FLAGS`, ...) changes which header a
+/// build reads, or its flags, without a change to anything the key held: a build made under
+/// another value was taken (cached=1, the other header's values).
+#[test]
+fn a_compilers_environment_is_part_of_the_cache_key() {
+    let p = project();
+    let (one, two) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    std::fs::write(one.path().join("value.h"), "#define VALUE 10\n").unwrap();
+    std::fs::write(two.path().join("value.h"), "#define VALUE 7\n").unwrap();
+    including_bench(p.path(), "c", "<value.h>", "compiler = \"cc\"");
+    let run = |cpath: &Path| -> Vec<(String, String)> {
+        let out = sweep(p.path())
+            .env("CPATH", cpath)
+            .args(["run", "sweeps/inc.toml", "-q", "--force", "--no-analyze"])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", stderr(&out));
+        let run = run_dirs(&p.path().join("output/inc")).pop().unwrap();
+        rows(&run.join("results.csv"))
+            .into_iter()
+            .map(|r| (r["cached"].clone(), r["mflops"].clone()))
+            .collect()
+    };
+    assert_eq!(run(one.path())[0].1, "10");
+    assert_eq!(
+        run(two.path()),
+        [("0".into(), "7".into()), ("0".into(), "14".into())]
+    );
+    assert_eq!(
+        run(one.path()),
+        [("1".into(), "10".into()), ("1".into(), "20".into())]
+    );
+}
