@@ -190,6 +190,24 @@ fn a_link_planted_in_a_run_folder_is_refused_by_the_resume_and_never_written_thr
         let p = project();
         let (run, todo) = unfinished_saw(p.path());
         let link = place(&run, &todo);
+        if what == "results.csv" {
+            // A hard link too: another name of the file, which an append would change.
+            let copy = outside.path().join("hard.csv");
+            let _ = std::fs::remove_file(&copy);
+            std::fs::hard_link(&link, &copy).unwrap();
+            let out = sweep(p.path())
+                .args(["run", "sweeps/saw4.toml", "-q", "--no-analyze"])
+                .output()
+                .unwrap();
+            assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+            assert!(
+                stderr(&out).contains("(to a file of 2 names: a hard link)"),
+                "{}",
+                stderr(&out)
+            );
+            assert_eq!(rows(&copy).len(), 2, "nothing appended");
+            std::fs::remove_file(&copy).unwrap();
+        }
         // What the link points to: a copy of what it replaces, which a write through it changes.
         let victim = outside.path().join(what.replace(' ', "_"));
         if link.is_dir() {

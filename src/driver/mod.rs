@@ -108,7 +108,7 @@ pub enum DriverError {
         theirs: &'static str,
         asked: &'static str,
     },
-    #[error("`{link}` in the unfinished run `{dir}` is a symbolic link (to `{target}`), which sweep never makes: resuming would write through it (hint: remove the link, or --force starts a new run)")]
+    #[error("`{link}` in the unfinished run `{dir}` is a link (to {target}), which sweep never makes: resuming would write through it (hint: remove the link, or --force starts a new run)")]
     LinkInRun {
         dir: String,
         link: String,
