@@ -259,16 +259,26 @@ impl Cache {
     /// Whether every file the entry's build read beside the rendered headers is as it was then
     /// (an entry without the list, as older sweeps made them, cannot tell: it is built again).
     fn fresh(&self, key: &str) -> bool {
-        let Ok(text) = std::fs::read_to_string(self.entry(key).join(DEPS)) else {
-            return false;
-        };
-        text.lines()
+        std::fs::read_to_string(self.entry(key).join(DEPS))
+            .is_ok_and(|text| self.first_changed(&text, false).is_none())
+    }
+
+    /// The first file of a list ([`DEPS`]'s format) whose content is not the one listed, or that
+    /// is gone; a file listed as [`UNKNOWN`] counts as changed unless `skip_unknown`.
+    pub fn first_changed(&self, list: &str, skip_unknown: bool) -> Option<String> {
+        list.lines()
             .filter(|l| !l.starts_with('#') && !l.is_empty())
-            .all(|l| {
-                l.split_once("  ").is_some_and(|(hash, path)| {
-                    self.content_hash(Path::new(path)).as_deref() == Some(hash)
-                })
+            .find(|l| match l.split_once("  ") {
+                Some((UNKNOWN, _)) => !skip_unknown,
+                Some((hash, path)) => self.content_hash(Path::new(path)).as_deref() != Some(hash),
+                None => true,
             })
+            .map(|l| l.split_once("  ").map_or(l, |(_, path)| path).to_string())
+    }
+
+    /// The files entry `key`'s build read, by path, with their hashes (none listed as unknown).
+    pub fn inputs(&self, key: &str) -> Vec<(String, String)> {
+        read_list(&std::fs::read_to_string(self.entry(key).join(DEPS)).unwrap_or_default())
     }
 
     /// The hash of a regular file's content (through links), remembered while the file stays
@@ -498,6 +508,29 @@ impl Cache {
         }
         Ok(removed)
     }
+}
+
+/// The lines of a list in [`DEPS`]'s format, as (path, hash), but those of [`UNKNOWN`] hash.
+pub fn read_list(text: &str) -> Vec<(String, String)> {
+    text.lines()
+        .filter(|l| !l.starts_with('#'))
+        .filter_map(|l| l.split_once("  "))
+        .filter(|(hash, _)| *hash != UNKNOWN)
+        .map(|(hash, path)| (path.to_string(), hash.to_string()))
+        .collect()
+}
+
+/// A list in [`DEPS`]'s format of `files` (path -> hash), headed by `what`.
+pub fn write_list<'a>(
+    what: &str,
+    files: impl IntoIterator<Item = (&'a String, &'a String)>,
+) -> String {
+    let mut text =
+        format!("# {what}: the sha256 of their content (first 16 bytes) and their path\n");
+    for (path, hash) in files {
+        text.push_str(&format!("{hash}  {path}\n"));
+    }
+    text
 }
 
 /// The files of a make rule as gcc, clang and nvcc write it (`-MD`): what follows the first

@@ -578,3 +578,68 @@ fn a_compilers_environment_is_part_of_the_cache_key() {
         [("1".into(), "10".into()), ("1".into(), "20".into())]
     );
 }
+
+/// Found repeating H1: the resume's check that the bench did not change (its files' hash) missed
+/// a header from outside the bench: after it changed, the resume built the remaining points from
+/// it, and results.csv held rows of two programs (exit 0). The run keeps the list of what its
+/// builds read (`build-inputs.txt`), and the resume refuses when one of them changed.
+#[test]
+fn a_resume_after_a_header_from_outside_the_bench_changed_is_refused() {
+    let p = project();
+    let value_h = p.path().join("cuda/shared/value.h");
+    std::fs::create_dir_all(value_h.parent().unwrap()).unwrap();
+    std::fs::write(&value_h, "#define VALUE 10\n").unwrap();
+    including_bench(p.path(), "c", "\"../shared/value.h\"", "compiler = \"cc\"");
+    let unfinish = || {
+        let run = run_dirs(&p.path().join("output/inc")).pop().unwrap();
+        let csv = run.join("results.csv");
+        let text = std::fs::read_to_string(&csv).unwrap();
+        let lines: Vec<&str> = text.split_inclusive('\n').collect();
+        std::fs::write(&csv, lines[..2].concat()).unwrap();
+        let m = std::fs::read_to_string(run.join("manifest.json"))
+            .unwrap()
+            .replace("\"state\": \"finished\"", "\"state\": \"interrupted\"");
+        std::fs::write(run.join("manifest.json"), m).unwrap();
+        run
+    };
+    let resume = || {
+        sweep(p.path())
+            .args(["run", "sweeps/inc.toml", "-q", "--no-analyze"])
+            .output()
+            .unwrap()
+    };
+    run_inc(p.path());
+    let run = unfinish();
+    let listed = std::fs::read_to_string(run.join("build-inputs.txt")).unwrap();
+    assert!(listed.contains("shared/value.h"), "{listed}");
+    // Nothing changed: the resume finishes the run.
+    let out = resume();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(rows(&run.join("results.csv")).len(), 2);
+    unfinish();
+    std::fs::write(&value_h, "#define VALUE 7\n").unwrap();
+    let out = resume();
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(3), "{err}");
+    assert!(
+        err.starts_with(&format!(
+            "error: `{}`, which the builds of the unfinished run `",
+            p.path().join("cuda/inc/../shared/value.h").display()
+        )) && err.contains("changed since (or is gone)"),
+        "{err}"
+    );
+    assert_eq!(rows(&run.join("results.csv")).len(), 1, "nothing run");
+    // --force starts a new run with the new header.
+    let out = sweep(p.path())
+        .args(["run", "sweeps/inc.toml", "-q", "--no-analyze", "--force"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let newest = run_dirs(&p.path().join("output/inc")).pop().unwrap();
+    assert_ne!(newest, run);
+    let values: Vec<String> = rows(&newest.join("results.csv"))
+        .into_iter()
+        .map(|r| r["mflops"].clone())
+        .collect();
+    assert_eq!(values, ["7", "14"]);
+}

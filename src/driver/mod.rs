@@ -94,6 +94,8 @@ pub enum DriverError {
     SpecChanged { dir: String, changes: String },
     #[error("the bench `{bench}` changed since the unfinished run `{dir}` started: its remaining rows would come from another program (hint: undo the change to finish that run, or --force starts a new run)")]
     BenchChanged { dir: String, bench: String },
+    #[error("`{file}`, which the builds of the unfinished run `{dir}` read, changed since (or is gone): its remaining rows would come from another program (hint: undo the change to finish that run, or --force starts a new run)")]
+    InputChanged { dir: String, file: String },
     #[error("`{dir}` is not a run folder of this spec: {source}")]
     BadResume {
         dir: String,

@@ -81,6 +81,15 @@ fn resumable(
             bench: spec.bench.clone(),
         });
     }
+    // What the builds read beside the bench (a header through `-I/elsewhere`, the toolkit's):
+    // changed, the remaining points would be built from it.
+    let inputs = std::fs::read_to_string(dir.join(store::BUILD_INPUTS)).unwrap_or_default();
+    if let Some(file) = crate::cache::Cache::new(&opts.cache).first_changed(&inputs, true) {
+        if opts.force {
+            return Ok(None);
+        }
+        return Err(DriverError::InputChanged { dir: shown, file });
+    }
     if m.point_ids.first().is_some_and(|id| points::legacy_id(id)) {
         if opts.force {
             return Ok(None);

@@ -204,7 +204,8 @@ impl<'s> Session<'s> {
             manifest.rest_ms = Some(rest.as_millis() as u64);
         }
         manifest.save(&run_dir)?;
-        let ctx = BuildCtx::new(spec, bench, toolchain, &opts.cache);
+        let mut ctx = BuildCtx::new(spec, bench, toolchain, &opts.cache);
+        ctx.keep_inputs_in(&run_dir);
         let mut session = Session {
             spec,
             opts,
