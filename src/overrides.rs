@@ -127,7 +127,7 @@ fn not_a_number(s: &str) -> (&'static str, Option<String>) {
     ]
     .into_iter()
     .find_map(|(p, r)| digits.strip_prefix(p).map(|d| (d, r)));
-    if let Some(n) = radix.and_then(|(d, r)| i64::from_str_radix(d, r).ok()) {
+    if let Some(n) = radix.and_then(|(d, r)| i128::from_str_radix(d, r).ok()) {
         return (
             "is not a decimal number, which is all sweep reads",
             Some(format!("write it as {}", sign * n)),
