@@ -643,3 +643,46 @@ fn a_resume_after_a_header_from_outside_the_bench_changed_is_refused() {
         .collect();
     assert_eq!(values, ["7", "14"]);
 }
+
+/// Found repeating M2: `plot` and `export` wrote their files through a `charts` or `export`
+/// folder planted in a run as a symbolic link, into the folder it points to. They refuse it,
+/// naming the link; a `--out` the user names may be a link.
+#[cfg(unix)]
+#[test]
+fn plot_and_export_never_write_through_a_planted_folder_link() {
+    let p = project();
+    saw2(p.path());
+    sweep(p.path())
+        .args(["run", "sweeps/saw2.toml", "-q", "--no-analyze"])
+        .assert()
+        .success();
+    let run = run_dirs(&p.path().join("output/saw2")).pop().unwrap();
+    let outside = tempfile::tempdir().unwrap();
+    for (folder, command) in [("charts", "plot"), ("export", "export")] {
+        let target = outside.path().join(folder);
+        std::fs::create_dir_all(&target).unwrap();
+        let _ = std::fs::remove_dir_all(run.join(folder));
+        std::os::unix::fs::symlink(&target, run.join(folder)).unwrap();
+        let out = sweep(p.path()).arg(command).arg(&run).output().unwrap();
+        let err = stderr(&out);
+        assert_ne!(out.status.code(), Some(0), "{command}: {err}");
+        assert!(
+            err.contains(&format!(
+                "`{}`: it is a symbolic link",
+                run.join(folder).display()
+            )),
+            "{command}: {err}"
+        );
+        assert_eq!(std::fs::read_dir(&target).unwrap().count(), 0, "{command}");
+    }
+    let mine = outside.path().join("mine");
+    std::os::unix::fs::symlink(outside.path().join("export"), &mine).unwrap();
+    let out = sweep(p.path())
+        .arg("export")
+        .arg(&run)
+        .arg("--out")
+        .arg(&mine)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+}

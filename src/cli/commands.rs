@@ -155,7 +155,20 @@ fn export_files(
 ) -> Result<Vec<PathBuf>, CliError> {
     let run = sweep::store::Run::open_dir(run_dir).map_err(CliError::Store)?;
     let typed = sweep::export::Typed::of(&run).map_err(CliError::Store)?;
-    let out = out.unwrap_or_else(|| sweep::store::RunDir::new(run_dir).export());
+    let out = match out {
+        Some(out) => out,
+        // The run's own export/ (a --out the user names may be a link of theirs).
+        None => {
+            let own = sweep::store::RunDir::new(run_dir).export();
+            sweep::store::run::own_dir(&own).map_err(|source| {
+                CliError::Export(sweep::export::ExportError::Write {
+                    path: own.clone(),
+                    source,
+                })
+            })?;
+            own
+        }
+    };
     let mut files = Vec::new();
     for f in formats {
         files.extend(sweep::export::export(&typed, *f, dialect, &out).map_err(CliError::Export)?);

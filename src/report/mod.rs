@@ -105,7 +105,7 @@ pub fn plot_with(
         }
         Some(chosen)
     };
-    std::fs::create_dir_all(&charts).map_err(|e| canvas::fail(&charts)(e.to_string()))?;
+    crate::store::run::own_dir(&charts).map_err(|e| canvas::fail(&charts)(e.to_string()))?;
     if let Some(chosen) = chosen {
         for f in chosen {
             out.extend(family::write_family(&f, analysis, &charts, footer, look)?);

@@ -359,6 +359,19 @@ impl Run {
     }
 }
 
+/// Makes `dir`, a folder of the run's own that a command writes into (`charts/`, `export/`); one
+/// that is a symbolic link is refused, as a resume refuses a link in a run folder: sweep makes
+/// none, and what it wrote there would land wherever the link points.
+pub fn own_dir(dir: &Path) -> std::io::Result<()> {
+    if dir.is_symlink() {
+        return Err(std::io::Error::other(format!(
+            "it is a symbolic link (to `{}`), which sweep never makes: what it writes there would land where it points (hint: remove the link)",
+            std::fs::read_link(dir).unwrap_or_default().display()
+        )));
+    }
+    std::fs::create_dir_all(dir)
+}
+
 /// A cell as the run wrote it, but a number padded with blanks (a hand-edited CSV): the number.
 /// Text keeps its blanks: `"  lead"` is an axis value of its own, not `lead`.
 fn unpadded(cell: &str, dialect: Dialect) -> &str {
