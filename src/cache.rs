@@ -1,20 +1,68 @@
 //! The build cache: binaries addressed by everything that makes them (rendered headers, the bench's
-//! sources and `cuda/common/`, compiler, its version, target arch and flags). A point built in any
-//! earlier run is not rebuilt, and identical renders across points share one binary.
+//! sources and `cuda/common/`, compiler, its version, target arch and flags, where the bench is
+//! and where the build ran from). A point built in any earlier run is not rebuilt, and identical
+//! renders across points share one binary.
+//!
+//! What a build reads from elsewhere (a header found through `-I/elsewhere` or included as
+//! `"../shared/x.h"`, the toolkit's headers) is known only once it has built: the compiler writes
+//! the list (`-MD -MF`), and the entry keeps each file of it with the hash of its content
+//! ([`DEPS`]). An entry whose listed file changed or is gone is stale: the point is built again
+//! and the new build replaces it.
 
 use crate::compile::Toolchain;
 use crate::render::{Bench, Rendered};
 use sha2::{Digest, Sha256};
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::SystemTime;
 
 pub const BINARY: &str = "bench";
 pub const LOG: &str = "build.log";
+/// An entry's list of the files its build read beside the rendered headers, `<hash>  <path>` a
+/// line (the hash of the content when it built): a lookup checks them. Also what marks a folder
+/// as an entry of this cache.
+pub const DEPS: &str = "deps.txt";
+/// Where the compiler writes its dependency list (make's format) in the build's folder.
+pub const MAKE_DEPS: &str = "deps.d";
+/// The hash of a file that cannot be vouched for (it changed while the build read it, or the
+/// compiler wrote no list): never matches, so the entry is stale.
+const UNKNOWN: &str = "unknown";
+/// The names an entry's folder holds: `clean` removes a folder of 32 hex digits only when it holds
+/// nothing else (a `--cache` pointed at a user's folder loses none of the user's).
+const ENTRY_FILES: [&str; 3] = [BINARY, LOG, DEPS];
 
 #[derive(Clone, Debug)]
 pub struct Cache {
     pub dir: PathBuf,
+    /// The content hash of each file a lookup checked, by path, with the file's size, time and
+    /// inode when hashed: every point of a sweep checks the same toolkit headers, hashed once.
+    hashes: std::sync::Arc<std::sync::Mutex<HashMap<PathBuf, (Stamp, String)>>>,
 }
+
+/// What tells a file that changed from one that did not without reading it: its size, its
+/// modification time (to the nanosecond), its inode and device.
+type Stamp = (u64, i64, i64, u64, u64);
+
+fn stamp(m: &std::fs::Metadata) -> Stamp {
+    use std::os::unix::fs::MetadataExt;
+    (m.len(), m.mtime(), m.mtime_nsec(), m.ino(), m.dev())
+}
+
+/// The environment variables that change what gcc, clang or nvcc read or do (an include folder,
+/// flags added to every nvcc command, the host compiler): part of the key, so that a build made
+/// under other values is not taken for this one.
+const COMPILER_ENV: [&str; 9] = [
+    "CPATH",
+    "C_INCLUDE_PATH",
+    "CPLUS_INCLUDE_PATH",
+    "LIBRARY_PATH",
+    "GCC_EXEC_PREFIX",
+    "COMPILER_PATH",
+    "NVCC_PREPEND_FLAGS",
+    "NVCC_APPEND_FLAGS",
+    "NVCC_CCBIN",
+];
 
 /// Where a build goes before [`Cache::commit`] publishes it: `<SCRATCH><key>-<pid>-<n>`.
 const SCRATCH: &str = ".tmp-";
@@ -76,6 +124,16 @@ fn is_key(name: &str) -> bool {
     name.len() == 32 && name.bytes().all(|b| b.is_ascii_hexdigit())
 }
 
+/// Whether the folder at `path`, named `name`, is an entry: a key, holding no file but an
+/// entry's ([`ENTRY_FILES`]).
+fn is_entry(name: &str, path: &Path) -> bool {
+    is_key(name)
+        && std::fs::read_dir(path).is_ok_and(|read| {
+            read.filter_map(Result::ok)
+                .all(|e| ENTRY_FILES.iter().any(|f| e.file_name() == *f))
+        })
+}
+
 fn is_scratch(name: &str) -> bool {
     name.strip_prefix(SCRATCH)
         .and_then(|rest| rest.get(..32).filter(|k| is_key(k)).map(|_| &rest[32..]))
@@ -96,10 +154,16 @@ pub struct Stats {
 
 impl Cache {
     pub fn new(dir: impl Into<PathBuf>) -> Cache {
-        Cache { dir: dir.into() }
+        Cache {
+            dir: dir.into(),
+            hashes: Default::default(),
+        }
     }
 
     /// The key of one build. The bench's input files are hashed by content, not by name alone.
+    /// Where the bench is and where the build runs from are part of it: what an include or a
+    /// relative `-I` finds depends on them, so two checkouts sharing one cache (`SWEEP_CACHE`)
+    /// never take each other's binaries.
     pub fn key(
         tc: &Toolchain,
         bench: &Bench,
@@ -115,6 +179,21 @@ impl Cache {
         field("compiler", tc.compiler.as_bytes());
         field("version", tc.version.as_bytes());
         field("arch", tc.arch.as_deref().unwrap_or("").as_bytes());
+        let place = |p: &Path| {
+            p.canonicalize()
+                .unwrap_or_else(|_| p.to_path_buf())
+                .into_os_string()
+        };
+        field("bench_dir", place(&bench.dir).as_encoded_bytes());
+        let cwd = std::env::current_dir()
+            .map(|d| place(&d))
+            .unwrap_or_default();
+        field("cwd", cwd.as_encoded_bytes());
+        for var in COMPILER_ENV {
+            if let Some(v) = std::env::var_os(var) {
+                field(var, v.as_encoded_bytes());
+            }
+        }
         for f in flags {
             field("flag", f.as_bytes());
         }
@@ -174,7 +253,107 @@ impl Cache {
     pub fn use_entry(&self, holder: &Holder, key: &str) -> Option<PathBuf> {
         let _shared = self.locked(libc::LOCK_SH);
         holder.add(key);
-        self.lookup(key)
+        self.lookup(key).filter(|_| self.fresh(key))
+    }
+
+    /// Whether every file the entry's build read beside the rendered headers is as it was then
+    /// (an entry without the list, as older sweeps made them, cannot tell: it is built again).
+    fn fresh(&self, key: &str) -> bool {
+        std::fs::read_to_string(self.entry(key).join(DEPS))
+            .is_ok_and(|text| self.first_changed(&text, false).is_none())
+    }
+
+    /// The first file of a list ([`DEPS`]'s format) whose content is not the one listed, or that
+    /// is gone; a file listed as [`UNKNOWN`] counts as changed unless `skip_unknown`.
+    pub fn first_changed(&self, list: &str, skip_unknown: bool) -> Option<String> {
+        list.lines()
+            .filter(|l| !l.starts_with('#') && !l.is_empty())
+            .find(|l| match l.split_once("  ") {
+                Some((UNKNOWN, _)) => !skip_unknown,
+                Some((hash, path)) => self.content_hash(Path::new(path)).as_deref() != Some(hash),
+                None => true,
+            })
+            .map(|l| l.split_once("  ").map_or(l, |(_, path)| path).to_string())
+    }
+
+    /// The files entry `key`'s build read, by path, with their hashes (none listed as unknown).
+    pub fn inputs(&self, key: &str) -> Vec<(String, String)> {
+        read_list(&std::fs::read_to_string(self.entry(key).join(DEPS)).unwrap_or_default())
+    }
+
+    /// The hash of a regular file's content (through links), remembered while the file stays
+    /// as it was; None where it is gone or no regular file.
+    fn content_hash(&self, path: &Path) -> Option<String> {
+        let meta = std::fs::metadata(path).ok().filter(|m| m.is_file())?;
+        let now = stamp(&meta);
+        if let Some((was, hash)) = self.hashes.lock().ok()?.get(path) {
+            if *was == now {
+                return Some(hash.clone());
+            }
+        }
+        let hash = crate::spec::hex(&Sha256::digest(std::fs::read(path).ok()?)[..16]);
+        if let Ok(mut memo) = self.hashes.lock() {
+            memo.insert(path.to_path_buf(), (now, hash.clone()));
+        }
+        Some(hash)
+    }
+
+    /// Turns the dependency list the compiler wrote into `scratch` ([`MAKE_DEPS`]) into the
+    /// entry's [`DEPS`]: each file with the hash of its content, but the rendered headers (in
+    /// `header_dir`, part of the key). A file changed since the build started (`since`), or no
+    /// list at all, is recorded as [`UNKNOWN`]: the entry is stale at its first lookup.
+    pub fn record_deps(
+        &self,
+        scratch: &Path,
+        header_dir: &Path,
+        since: SystemTime,
+    ) -> std::io::Result<()> {
+        let made = scratch.join(MAKE_DEPS);
+        let mut text = String::from(
+            "# the files this build read beside its rendered headers: the sha256 of their content (first 16 bytes) and their path\n",
+        );
+        match std::fs::read(&made) {
+            Ok(list) => {
+                let cwd = std::env::current_dir()?;
+                let headers = header_dir.canonicalize().ok();
+                let mut seen = std::collections::HashSet::new();
+                for dep in make_deps(&String::from_utf8_lossy(&list)) {
+                    let path = cwd.join(&dep);
+                    if !seen.insert(path.clone()) {
+                        continue;
+                    }
+                    if path.to_str().is_none_or(|p| p.contains('\n')) {
+                        // No line of the list can name it: the entry cannot be vouched for.
+                        text.push_str(&format!("{UNKNOWN}  (a path that is no line of text)\n"));
+                        continue;
+                    }
+                    let real = path.canonicalize().ok();
+                    if real
+                        .as_ref()
+                        .zip(headers.as_ref())
+                        .is_some_and(|(r, h)| r.starts_with(h))
+                    {
+                        continue;
+                    }
+                    let changed = std::fs::metadata(&path)
+                        .and_then(|m| m.modified())
+                        .map_or(true, |t| t > since);
+                    let hash = match self.content_hash(&path) {
+                        Some(h) if !changed => h,
+                        _ => UNKNOWN.to_string(),
+                    };
+                    text.push_str(&format!("{hash}  {}\n", path.display()));
+                }
+                std::fs::remove_file(&made)?;
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                text.push_str(&format!(
+                    "{UNKNOWN}  (the compiler wrote no `{MAKE_DEPS}`)\n"
+                ));
+            }
+            Err(e) => return Err(e),
+        }
+        std::fs::write(scratch.join(DEPS), text)
     }
 
     /// The keys running sweeps hold; the lists of sweeps that are gone are removed.
@@ -219,10 +398,22 @@ impl Cache {
     }
 
     /// Publishes a finished build atomically. When another build of the same key won the race,
-    /// that one stays and this one is dropped; either way the returned binary is complete.
+    /// that one stays and this one is dropped; either way the returned binary is complete. A
+    /// stale entry of the key is replaced file by file, its list of files last: a lookup
+    /// meanwhile finds the old list, stale, and builds again, never an old binary passed as new.
     pub fn commit(&self, key: &str, scratch: &Path) -> std::io::Result<PathBuf> {
         let entry = self.entry(key);
         if std::fs::rename(scratch, &entry).is_err() {
+            if !self.fresh(key) {
+                for f in ENTRY_FILES {
+                    match std::fs::rename(scratch.join(f), entry.join(f)) {
+                        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                            let _ = std::fs::remove_file(entry.join(f));
+                        }
+                        done => done?,
+                    }
+                }
+            }
             let _ = std::fs::remove_dir_all(scratch);
         }
         self.lookup(key).ok_or_else(|| {
@@ -237,14 +428,15 @@ impl Cache {
         };
         for e in read.filter_map(Result::ok) {
             let name = e.file_name().to_string_lossy().into_owned();
-            if !is_key(&name) && !is_scratch(&name) {
+            let entry = is_entry(&name, &e.path());
+            if !entry && !is_scratch(&name) {
                 continue;
             }
             let bytes = size(&e.path());
             if is_scratch(&name) {
                 s.partial += 1;
                 s.partial_bytes += bytes;
-            } else if is_key(&name) {
+            } else if entry {
                 s.entries += 1;
                 s.bytes += bytes;
             }
@@ -283,7 +475,8 @@ impl Cache {
         let mut removed = Stats::default();
         for e in std::fs::read_dir(&self.dir)?.filter_map(Result::ok) {
             let name = e.file_name().to_string_lossy().into_owned();
-            let in_use = if is_key(&name) {
+            let entry = is_entry(&name, &e.path());
+            let in_use = if entry {
                 held.contains(&name)
             } else if is_scratch(&name) {
                 alive(name.strip_prefix(SCRATCH).and_then(pid_of))
@@ -295,7 +488,7 @@ impl Cache {
                 continue;
             }
             let bytes = size(&e.path());
-            if is_key(&name) {
+            if entry {
                 removed.entries += 1;
                 removed.bytes += bytes;
             } else {
@@ -317,6 +510,75 @@ impl Cache {
     }
 }
 
+/// The lines of a list in [`DEPS`]'s format, as (path, hash), but those of [`UNKNOWN`] hash.
+pub fn read_list(text: &str) -> Vec<(String, String)> {
+    text.lines()
+        .filter(|l| !l.starts_with('#'))
+        .filter_map(|l| l.split_once("  "))
+        .filter(|(hash, _)| *hash != UNKNOWN)
+        .map(|(hash, path)| (path.to_string(), hash.to_string()))
+        .collect()
+}
+
+/// A list in [`DEPS`]'s format of `files` (path -> hash), headed by `what`.
+pub fn write_list<'a>(
+    what: &str,
+    files: impl IntoIterator<Item = (&'a String, &'a String)>,
+) -> String {
+    let mut text =
+        format!("# {what}: the sha256 of their content (first 16 bytes) and their path\n");
+    for (path, hash) in files {
+        text.push_str(&format!("{hash}  {path}\n"));
+    }
+    text
+}
+
+/// The files of a make rule as gcc, clang and nvcc write it (`-MD`): what follows the first
+/// `target:`, split on blanks, with `\ ` a blank of a name, `\#` a `#`, `$$` a `$`, and a
+/// backslash at a line's end joining the next. A later rule's target (`-MP`) is skipped.
+fn make_deps(text: &str) -> Vec<String> {
+    let mut words: Vec<String> = Vec::new();
+    let mut word = String::new();
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => match chars.peek() {
+                Some('\n') => {
+                    chars.next();
+                    words.extend((!word.is_empty()).then(|| std::mem::take(&mut word)));
+                }
+                Some('\r') => {
+                    chars.next();
+                    chars.next_if_eq(&'\n');
+                    words.extend((!word.is_empty()).then(|| std::mem::take(&mut word)));
+                }
+                Some(&n @ (' ' | '#')) => {
+                    chars.next();
+                    word.push(n);
+                }
+                _ => word.push('\\'),
+            },
+            '$' if chars.peek() == Some(&'$') => {
+                chars.next();
+                word.push('$');
+            }
+            c if c.is_whitespace() => {
+                words.extend((!word.is_empty()).then(|| std::mem::take(&mut word)));
+            }
+            c => word.push(c),
+        }
+    }
+    words.extend((!word.is_empty()).then_some(word));
+    let Some(first_rule) = words.iter().position(|w| w.ends_with(':')) else {
+        return Vec::new();
+    };
+    words
+        .into_iter()
+        .skip(first_rule + 1)
+        .filter(|w| !w.ends_with(':'))
+        .collect()
+}
+
 /// The bytes of the files under `dir`.
 fn size(dir: &Path) -> u64 {
     walkdir::WalkDir::new(dir)
@@ -331,6 +593,78 @@ fn size(dir: &Path) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_entry_whose_listed_file_changed_or_went_is_stale_and_a_new_build_replaces_it() {
+        let tmp = tempfile::tempdir().unwrap();
+        let cache = Cache::new(tmp.path().join("cache"));
+        let key = "0123456789abcdef0123456789abcdef";
+        let header = tmp.path().join("x.h");
+        let point = tmp.path().join("point");
+        std::fs::create_dir_all(&point).unwrap();
+        std::fs::write(&header, "#define X 1\n").unwrap();
+        std::fs::write(point.join("params.h"), "#define N 1\n").unwrap();
+        let build = |text: &str| {
+            let scratch = cache.scratch(key).unwrap();
+            let since = SystemTime::now();
+            std::fs::write(scratch.join(BINARY), text).unwrap();
+            std::fs::write(
+                scratch.join(MAKE_DEPS),
+                format!("bench: {}/params.h {}\n", point.display(), header.display()),
+            )
+            .unwrap();
+            cache.record_deps(&scratch, &point, since).unwrap();
+            cache.commit(key, &scratch).unwrap()
+        };
+        let holder = cache.holder();
+        build("old");
+        let deps = std::fs::read_to_string(cache.entry(key).join(DEPS)).unwrap();
+        assert!(
+            !deps.contains("params.h"),
+            "the rendered header is the key's: {deps}"
+        );
+        assert!(cache.use_entry(&holder, key).is_some());
+        std::fs::write(&header, "#define X 2\n").unwrap();
+        assert!(cache.use_entry(&holder, key).is_none(), "x.h changed");
+        let bin = build("new");
+        assert_eq!(std::fs::read_to_string(bin).unwrap(), "new");
+        assert!(
+            cache.use_entry(&holder, key).is_some(),
+            "the new build is fresh"
+        );
+        std::fs::remove_file(&header).unwrap();
+        assert!(cache.use_entry(&holder, key).is_none(), "x.h is gone");
+        // An entry that an older sweep made has no list: it cannot tell, and is built again.
+        std::fs::remove_file(cache.entry(key).join(DEPS)).unwrap();
+        assert!(cache.lookup(key).is_some() && cache.use_entry(&holder, key).is_none());
+    }
+
+    #[test]
+    fn make_rules_of_gcc_and_nvcc_give_their_files() {
+        let cases: [(&str, &[&str]); 5] = [
+            // gcc: `target: deps`, continued lines.
+            (
+                "/c/.tmp-k-1-0/bench: a.c /usr/include/stdio.h \\\n inc/x.h\n",
+                &["a.c", "/usr/include/stdio.h", "inc/x.h"],
+            ),
+            // nvcc: a blank before the colon.
+            (
+                "bench : a.cu \\\n    /cuda/bin/../include/cuda_runtime.h \\\n    inc/x.h\n",
+                &["a.cu", "/cuda/bin/../include/cuda_runtime.h", "inc/x.h"],
+            ),
+            // Escaped blanks, `#` and `$`; a folder with a colon in the target.
+            (
+                "/a:b/bench: my\\ dir/x.h c\\#1.h d$$.h\r\n",
+                &["my dir/x.h", "c#1.h", "d$.h"],
+            ),
+            // `-MP` adds a rule per header: their targets are no files.
+            ("bench: a.c x.h\n\nx.h:\n", &["a.c", "x.h"]),
+            ("", &[]),
+        ];
+        for (text, want) in cases {
+            assert_eq!(make_deps(text), want, "{text:?}");
+        }
+    }
 
     #[test]
     fn unfinished_builds_are_counted_apart_and_those_of_dead_sweeps_removed() {
@@ -368,6 +702,7 @@ mod tests {
         for k in [&held, &free] {
             std::fs::create_dir_all(cache.entry(k)).unwrap();
             std::fs::write(cache.entry(k).join(BINARY), b"12345").unwrap();
+            std::fs::write(cache.entry(k).join(DEPS), b"# read nothing\n").unwrap();
         }
         let holder = cache.holder();
         assert!(cache.use_entry(&holder, &held).is_some());
@@ -393,8 +728,14 @@ mod tests {
         std::fs::write(entry.join(BINARY), b"12345").unwrap();
         let scratch = tmp.path().join(format!(".tmp-{key}-1073741824-0"));
         std::fs::create_dir_all(&scratch).unwrap();
-        // What `--cache ~` would find: none of it is the cache's.
-        for d in ["notes", ".tmp-notes-1-0", "0123"] {
+        // What `--cache ~` would find: none of it is the cache's (a folder named like a key
+        // holds a file no entry has).
+        for d in [
+            "notes",
+            ".tmp-notes-1-0",
+            "0123",
+            "fedcba9876543210fedcba9876543210",
+        ] {
             std::fs::create_dir_all(tmp.path().join(d)).unwrap();
             std::fs::write(tmp.path().join(d).join("precious.txt"), b"keep").unwrap();
         }
@@ -409,6 +750,7 @@ mod tests {
             "notes/precious.txt",
             ".tmp-notes-1-0/precious.txt",
             "0123/precious.txt",
+            "fedcba9876543210fedcba9876543210/precious.txt",
             "thesis.tex",
         ] {
             assert!(tmp.path().join(f).exists(), "{f} is kept");

@@ -103,12 +103,15 @@ pub fn point_flags(spec: &Spec, point: &Point) -> Vec<String> {
     flags
 }
 
-/// `nvcc -arch=sm_90 -I<point dir> -I<common> -o <out> <source> <flags...>`
+/// `nvcc -arch=sm_90 -I<point dir> -I<common> [-MD -MF <deps>] -o <out> <source> <flags...>`: with
+/// `deps` the compiler also lists every file it read there (make's format; gcc, clang and nvcc
+/// alike), which the build cache checks before it reuses the binary.
 pub fn command(
     tc: &Toolchain,
     bench: &Bench,
     flags: &[String],
     header_dir: &Path,
+    deps: Option<&Path>,
     out: &Path,
 ) -> Cmd {
     let mut cmd = Cmd::new(&tc.compiler);
@@ -119,6 +122,9 @@ pub fn command(
     if let Some(common) = &bench.common {
         cmd = cmd.arg(format!("-I{}", common.display()));
     }
+    if let Some(deps) = deps {
+        cmd = cmd.arg("-MD").arg("-MF").arg(deps.display().to_string());
+    }
     cmd.arg("-o")
         .arg(out.display().to_string())
         .arg(bench.source.display().to_string())
@@ -127,14 +133,15 @@ pub fn command(
 }
 
 /// The build of `point` by hand, from headers rendered into `dir` into `dir/bench`: the command
-/// [`command`] gives a sweep's builds, for the toolchain the spec names (`sweep render --out`
-/// prints it).
+/// [`command`] gives a sweep's builds, for the toolchain the spec names, less the dependency list
+/// that only the build cache reads (`sweep render --out` prints it).
 pub fn by_hand(spec: &Spec, bench: &Bench, point: &Point, dir: &Path) -> Cmd {
     command(
         &Toolchain::named(spec),
         bench,
         &point_flags(spec, point),
         dir,
+        None,
         &dir.join("bench"),
     )
 }

@@ -21,7 +21,7 @@ pub const HELP: &str = "\
 Exit codes:
   0    every point measured, marked values included (varying with buffer placement, noisy)
   1    some points failed (a resumed run's earlier rows included); the CSV holds every row and
-       the reason; `compare --fail-on-slower` could compare nothing
+       the reason; `compare --fail-on-slower`: B failed (or has no value) at points A measured
   2    usage error
   3    bad input: spec, template, bench folder or results file
   4    environment: nvcc missing, no GPU visible, GPU or run folder in use by another sweep,

@@ -110,7 +110,7 @@ pub enum OverridesError {
     Bad {
         path: PathBuf,
         #[source]
-        source: BadOverride,
+        source: Box<BadOverride>,
     },
 }
 
@@ -147,14 +147,21 @@ pub enum BadOverride {
         "`-a {name}={value}`: an empty value in the list (hint: V1,V2,... with no empty item)"
     )]
     EmptyItem { name: String, value: String },
-    #[error("`-a {name}={value}`: axis `{name}` takes numbers, and `{item}` is not a finite number (hint: {AXIS_FORMS})")]
+    #[error("`-a {name}={value}`: axis `{name}` takes numbers, and `{item}` {what} (hint: {hint})")]
     NotANumber {
         name: String,
         value: String,
         item: String,
+        what: &'static str,
+        hint: String,
     },
-    #[error("`--set {key}={value}`: [vars] `{key}` is a number, and `{value}` is not a finite one (hint: an integer or a float such as 4096 or 1.5e3)")]
-    VarNotNumber { key: String, value: String },
+    #[error("`--set {key}={value}`: [vars] `{key}` is a number, and `{value}` {what} (hint: {hint})")]
+    VarNotNumber {
+        key: String,
+        value: String,
+        what: &'static str,
+        hint: String,
+    },
     #[error(
         "`--set {key}={value}`: the spec's [vars] has no `{key}` (hint: it has {})",
         list(known)
@@ -205,6 +212,35 @@ fn scalar(s: &str) -> toml::Value {
     } else {
         toml::Value::String(s.to_string())
     }
+}
+
+/// Why `s`, given where a number belongs, is none: what it is, and a hint where one fits better
+/// than the place's own (`0x10` is read by no number parser here: say its decimal).
+fn not_a_number(s: &str) -> (&'static str, Option<String>) {
+    if s.parse::<f64>().is_ok() {
+        return ("is not a finite number", None);
+    }
+    let (sign, digits) = match s.strip_prefix('-') {
+        Some(rest) => (-1, rest),
+        None => (1, s.strip_prefix('+').unwrap_or(s)),
+    };
+    let radix = [
+        ("0x", 16),
+        ("0X", 16),
+        ("0o", 8),
+        ("0O", 8),
+        ("0b", 2),
+        ("0B", 2),
+    ]
+    .into_iter()
+    .find_map(|(p, r)| digits.strip_prefix(p).map(|d| (d, r)));
+    if let Some(n) = radix.and_then(|(d, r)| i128::from_str_radix(d, r).ok()) {
+        return (
+            "is not a decimal number, which is all sweep reads",
+            Some(format!("write it as {}", sign * n)),
+        );
+    }
+    ("is not a number", None)
 }
 
 fn is_number(v: &toml::Value) -> bool {
@@ -260,10 +296,13 @@ fn axis_values(
     let values: Vec<toml::Value> = items.iter().map(|v| scalar(v)).collect();
     if numeric {
         if let Some((item, _)) = items.iter().zip(&values).find(|(_, v)| !is_number(v)) {
+            let (what, hint) = not_a_number(item);
             return Err(BadOverride::NotANumber {
                 name: n,
                 value: v,
                 item: item.to_string(),
+                what,
+                hint: hint.unwrap_or_else(|| AXIS_FORMS.to_string()),
             });
         }
     }
@@ -286,7 +325,7 @@ pub fn load(path: &Path, o: &Overrides) -> Result<Spec, OverridesError> {
 pub fn apply(path: &Path, text: &str, o: &Overrides) -> Result<Spec, OverridesError> {
     let whole = |source: BadOverride| OverridesError::Bad {
         path: path.to_path_buf(),
-        source,
+        source: Box::new(source),
     };
     let mut table: toml::Table = text
         .parse()
@@ -343,9 +382,14 @@ pub fn apply(path: &Path, text: &str, o: &Overrides) -> Result<Spec, OverridesEr
                     Some(toml::Value::Integer(_) | toml::Value::Float(_))
                 );
                 if was_number && !is_number(&v) {
+                    let (what, hint) = not_a_number(value);
                     return Err(whole(BadOverride::VarNotNumber {
                         key: key.clone(),
                         value: value.clone(),
+                        what,
+                        hint: hint.unwrap_or_else(|| {
+                            "an integer or a float such as 4096 or 1.5e3".into()
+                        }),
                     }));
                 }
                 vars.insert(key.clone(), v);
@@ -551,16 +595,29 @@ mod tests {
             (axis("32,64]"), "sweeps/t.toml: `-a threads=32,64]`: a bracket that is not closed"),
             (axis("[]"), "sweeps/t.toml: `-a threads=[]`: an empty value in the list"),
             (axis("[1:a:8]"), "sweeps/t.toml: `-a threads=[1:a:8]`: a range takes integers LO:HI or LO:HI:STEP"),
-            (axis("32,abc"), "sweeps/t.toml: `-a threads=32,abc`: axis `threads` takes numbers, and `abc` is not a finite number (hint: a list V1,V2,... or [V1,V2,...], a range LO:HI[:STEP] or [LO:HI:STEP])"),
+            (axis("32,abc"), "sweeps/t.toml: `-a threads=32,abc`: axis `threads` takes numbers, and `abc` is not a number (hint: a list V1,V2,... or [V1,V2,...], a range LO:HI[:STEP] or [LO:HI:STEP])"),
             (axis("[32,nan]"), "sweeps/t.toml: `-a threads=[32,nan]`: axis `threads` takes numbers, and `nan` is not a finite number"),
             (axis("1e999"), "sweeps/t.toml: `-a threads=1e999`: axis `threads` takes numbers, and `1e999` is not a finite number"),
+            (axis("32,0x40"), "sweeps/t.toml: `-a threads=32,0x40`: axis `threads` takes numbers, and `0x40` is not a decimal number, which is all sweep reads (hint: write it as 64)"),
+            (
+                Overrides { vars: vec![("n".into(), "0x10".into())], ..Overrides::default() },
+                "sweeps/t.toml: `--set n=0x10`: [vars] `n` is a number, and `0x10` is not a decimal number, which is all sweep reads (hint: write it as 16)",
+            ),
+            (
+                Overrides { vars: vec![("n".into(), "-0b101".into())], ..Overrides::default() },
+                "sweeps/t.toml: `--set n=-0b101`: [vars] `n` is a number, and `-0b101` is not a decimal number, which is all sweep reads (hint: write it as -5)",
+            ),
+            (
+                Overrides { vars: vec![("n".into(), "lots".into())], ..Overrides::default() },
+                "sweeps/t.toml: `--set n=lots`: [vars] `n` is a number, and `lots` is not a number (hint: an integer or a float such as 4096 or 1.5e3)",
+            ),
             (
                 Overrides { vars: vec![("n".into(), "1e999".into())], ..Overrides::default() },
-                "sweeps/t.toml: `--set n=1e999`: [vars] `n` is a number, and `1e999` is not a finite one (hint: an integer or a float such as 4096 or 1.5e3)",
+                "sweeps/t.toml: `--set n=1e999`: [vars] `n` is a number, and `1e999` is not a finite number (hint: an integer or a float such as 4096 or 1.5e3)",
             ),
             (
                 Overrides { vars: vec![("n".into(), "inf".into())], ..Overrides::default() },
-                "sweeps/t.toml: `--set n=inf`: [vars] `n` is a number, and `inf` is not a finite one",
+                "sweeps/t.toml: `--set n=inf`: [vars] `n` is a number, and `inf` is not a finite number",
             ),
         ];
         for (o, want) in refusals {

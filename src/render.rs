@@ -77,6 +77,20 @@ fn innermost(e: &(dyn std::error::Error + 'static)) -> String {
     last.to_string().replace('\n', " ")
 }
 
+/// Whether a file name is an editor's, not the user's: Emacs's lock (`.#x.cu`, a link to
+/// nowhere) and auto-save (`#x.cu#`), a backup (`x.cu~`), Vim's swap (`.x.cu.swp`, `.swo`, ...).
+/// The build cache's key, the resume's fingerprint and the templates leave them out.
+pub fn editor_file(name: &str) -> bool {
+    let vim_swap = name.starts_with('.')
+        && name
+            .rsplit_once('.')
+            .is_some_and(|(_, ext)| ext.len() == 3 && ext.starts_with("sw"));
+    name.starts_with(".#")
+        || (name.len() > 1 && name.starts_with('#') && name.ends_with('#'))
+        || name.ends_with('~')
+        || vim_swap
+}
+
 /// The header a template renders into: its file name less `.tera`.
 fn header_name(template: &str) -> &str {
     template.trim_end_matches(".tera")
@@ -134,6 +148,10 @@ impl Bench {
             .map(|e| e.into_path())
             // Regular files only (through links): a FIFO named `x.tera` would block the read.
             .filter(|p| p.extension().is_some_and(|e| e == "tera") && p.is_file())
+            .filter(|p| {
+                !p.file_name()
+                    .is_some_and(|n| editor_file(&n.to_string_lossy()))
+            })
             .collect();
         templates.sort();
         // `...tera` would render into `points/<id>/..`: every point would fail on it.
@@ -172,13 +190,28 @@ impl Bench {
     /// file it points to (the cache key hashes that file's content, so editing the target
     /// rebuilds); a link that points nowhere, or a loop of links, is an error naming it. Only
     /// regular files are listed: a FIFO or socket is no input (reading one would block).
+    ///
+    /// An editor's files are no input and are skipped ([`editor_file`]): Emacs's lock, a link to
+    /// nowhere that exists while a file has unsaved changes, would stop every run.
     pub fn input_files(&self) -> Result<Vec<PathBuf>, RenderError> {
         let mut files = Vec::new();
         for d in [Some(&self.dir), self.common.as_ref()]
             .into_iter()
             .flatten()
         {
-            for e in walkdir::WalkDir::new(d).follow_links(true) {
+            let walk = walkdir::WalkDir::new(d)
+                .follow_links(true)
+                .into_iter()
+                .filter_entry(|e| e.depth() == 0 || !editor_file(&e.file_name().to_string_lossy()));
+            for e in walk {
+                let by_editor = |e: &walkdir::Error| {
+                    e.path()
+                        .and_then(Path::file_name)
+                        .is_some_and(|n| editor_file(&n.to_string_lossy()))
+                };
+                if e.as_ref().is_err_and(by_editor) {
+                    continue;
+                }
                 let e = e.map_err(|e| {
                     let link = e.path().map(Path::to_path_buf).unwrap_or_else(|| d.clone());
                     let target = std::fs::read_link(&link)
@@ -448,6 +481,24 @@ mod tests {
             1,
             "rendered without blocking"
         );
+    }
+
+    #[test]
+    fn an_editors_files_are_told_from_the_users() {
+        for (name, editor) in [
+            (".#hostsaw.c", true),
+            ("#hostsaw.c#", true),
+            ("hostsaw.c~", true),
+            (".hostsaw.c.swp", true),
+            (".params.h.tera.swo", true),
+            ("hostsaw.c", false),
+            ("params.h.tera", false),
+            ("#", false),
+            (".clang-format", false),
+            ("notes.swp", false),
+        ] {
+            assert_eq!(editor_file(name), editor, "{name}");
+        }
     }
 
     #[test]

@@ -2846,8 +2846,9 @@ fn nvbench_axis_forms_plan_their_points_and_bad_values_exit_3_in_one_line() {
     }
     for (args, want) in [
         (["-a", "threads=[32,64"], "error: sweeps/saw.toml: `-a threads=[32,64`: a bracket that is not closed (hint: a list V1,V2,... or [V1,V2,...], a range LO:HI[:STEP] or [LO:HI:STEP]; quote the argument in the shell)\n"),
-        (["-a", "threads=32,big"], "error: sweeps/saw.toml: `-a threads=32,big`: axis `threads` takes numbers, and `big` is not a finite number (hint: a list V1,V2,... or [V1,V2,...], a range LO:HI[:STEP] or [LO:HI:STEP])\n"),
-        (["--set", "slow_ms=1e999"], "error: sweeps/saw.toml: `--set slow_ms=1e999`: [vars] `slow_ms` is a number, and `1e999` is not a finite one (hint: an integer or a float such as 4096 or 1.5e3)\n"),
+        (["-a", "threads=32,big"], "error: sweeps/saw.toml: `-a threads=32,big`: axis `threads` takes numbers, and `big` is not a number (hint: a list V1,V2,... or [V1,V2,...], a range LO:HI[:STEP] or [LO:HI:STEP])\n"),
+        (["--set", "slow_ms=1e999"], "error: sweeps/saw.toml: `--set slow_ms=1e999`: [vars] `slow_ms` is a number, and `1e999` is not a finite number (hint: an integer or a float such as 4096 or 1.5e3)\n"),
+        (["--set", "slow_ms=0x10"], "error: sweeps/saw.toml: `--set slow_ms=0x10`: [vars] `slow_ms` is a number, and `0x10` is not a decimal number, which is all sweep reads (hint: write it as 16)\n"),
     ] {
         let out = sweep(p.path())
             .args(["plan", "sweeps/saw.toml"])

@@ -15,10 +15,10 @@ fn write(dir: &Path, rel: &str, text: &str) -> PathBuf {
 
 /// A tmpfs of `size` mounted at `at` (made), unmounted when dropped; None, with the reason
 /// printed, where the tests do not run as root or the mount is refused.
-struct Tmpfs(PathBuf);
+pub(crate) struct Tmpfs(PathBuf);
 
 impl Tmpfs {
-    fn mount(at: &Path, size: &str) -> Option<Tmpfs> {
+    pub(crate) fn mount(at: &Path, size: &str) -> Option<Tmpfs> {
         // SAFETY: geteuid only reads this process's user id.
         if unsafe { libc::geteuid() } != 0 {
             common::skip("needs root to mount a small tmpfs");
@@ -58,7 +58,7 @@ impl Drop for Tmpfs {
 
 /// A bench that prints `FILL_KB` KB of lines, then its metric: a program whose output fills a
 /// small disk.
-fn chatty(p: &Path, points: u32, fill_kb: u32) {
+pub(crate) fn chatty(p: &Path, points: u32, fill_kb: u32) {
     write(
         p,
         "cuda/chatty/chatty.c",

@@ -16,6 +16,7 @@ mod figures;
 mod gpus;
 mod h100_fixtures;
 mod h200x2_fixtures;
+mod hardening;
 mod nvcc;
 mod read_scale;
 mod report;

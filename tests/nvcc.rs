@@ -11,7 +11,7 @@ use std::path::Path;
 
 /// Whether to skip a test for want of nvcc on PATH (saying so); fails instead where
 /// SWEEP_REQUIRE_NVCC is set.
-fn skip_without_nvcc() -> bool {
+pub(crate) fn skip_without_nvcc() -> bool {
     if common::on_path("nvcc") {
         return false;
     }

@@ -222,7 +222,7 @@ fn merging_every_shard_gives_the_rows_of_a_single_run_in_sweep_order() {
     assert_eq!(out.status.code(), Some(3));
     assert_eq!(
         stderr(&out),
-        "error: `joined` already holds a merged run (hint: pick another --out, or remove it)\n"
+        "error: --out `joined` already holds a run: a merge writes a run folder of its own (hint: --out takes a new or empty folder; without --out the merge goes to <sweep folder>/<stamp>-merged)\n"
     );
 }
 

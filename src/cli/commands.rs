@@ -313,7 +313,20 @@ fn export_files(
 ) -> Result<Vec<PathBuf>, CliError> {
     let run = sweep::store::Run::open_dir(run_dir).map_err(CliError::Store)?;
     let typed = sweep::export::Typed::of(&run).map_err(CliError::Store)?;
-    let out = out.unwrap_or_else(|| sweep::store::RunDir::new(run_dir).export());
+    let out = match out {
+        Some(out) => out,
+        // The run's own export/ (a --out the user names may be a link of theirs).
+        None => {
+            let own = sweep::store::RunDir::new(run_dir).export();
+            sweep::store::run::own_dir(&own).map_err(|source| {
+                CliError::Export(sweep::export::ExportError::Write {
+                    path: own.clone(),
+                    source,
+                })
+            })?;
+            own
+        }
+    };
     let mut files = Vec::new();
     for f in formats {
         files.extend(sweep::export::export(&typed, *f, dialect, &out).map_err(CliError::Export)?);
@@ -485,6 +498,9 @@ fn compare(
             failed: c.failed.len(),
         });
     }
+    if let Some(msg) = fail_on_slower.and_then(|_| c.lost()) {
+        return Err(CliError::LostInB(msg));
+    }
     match fail_on_slower.and_then(|pct| c.too_slow(pct)) {
         Some(msg) => Err(CliError::Slower(msg)),
         None => Ok(exit::OK),
@@ -538,20 +554,25 @@ fn list(dir: &Path) {
             .iter()
             .filter_map(|t| t.file_name().map(|f| f.to_string_lossy().into_owned()))
             .collect();
+        // Names are the user's files': a line break or escape in one is shown escaped, as
+        // errors show it, never echoed to the terminal.
         println!(
             "  {:<16} {}  [{}]",
-            b.name,
-            b.source.display(),
-            templates.join(", ")
+            super::error::one_line(&b.name),
+            super::error::one_line(&b.source.display().to_string()),
+            super::error::one_line(&templates.join(", "))
         );
     }
     let sweeps = sweep::project::sweeps(dir);
     println!("sweeps ({}):", sweeps.len());
     for s in sweeps {
         let line = match s.read {
-            Ok((bench, n)) => format!("bench {bench:<14} {n} points"),
+            Ok((bench, n)) => format!("bench {:<14} {n} points", super::error::one_line(&bench)),
             Err(err) => format!("error: {}", super::error::one_line(&err.to_string())),
         };
-        println!("  {:<28} {line}", s.path.display());
+        println!(
+            "  {:<28} {line}",
+            super::error::one_line(&s.path.display().to_string())
+        );
     }
 }

@@ -89,6 +89,9 @@ pub(crate) enum CliError {
     /// `sweep compare --fail-on-slower` with no value compared: nothing shows B is not slower.
     #[error("--fail-on-slower: no value of B could be compared with A ({matched} points matched by their axis values; {failed} failed or without a value) (hint: `sweep compare` without it lists why)")]
     NothingCompared { matched: usize, failed: usize },
+    /// `sweep compare --fail-on-slower`: B failed at points A measured.
+    #[error("{0}")]
+    LostInB(String),
     /// `sweep compare --fail-on-slower`: what lost more than allowed.
     #[error("{0}")]
     Slower(String),
@@ -175,7 +178,9 @@ impl CliError {
                 exit::ENVIRONMENT
             }
             CliError::Slower(_) => exit::SLOWER,
-            CliError::MissingPoints(_) | CliError::NothingCompared { .. } => exit::POINTS_FAILED,
+            CliError::MissingPoints(_)
+            | CliError::NothingCompared { .. }
+            | CliError::LostInB(_) => exit::POINTS_FAILED,
         }
     }
 }
@@ -226,6 +231,7 @@ mod tests {
             ),
             (CliError::NotPercentage(-1.0), exit::USAGE),
             (CliError::Slower("slower".into()), exit::SLOWER),
+            (CliError::LostInB("lost".into()), exit::POINTS_FAILED),
             (
                 CliError::MissingPoints("missing".into()),
                 exit::POINTS_FAILED,

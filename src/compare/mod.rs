@@ -245,6 +245,9 @@ pub struct Comparison {
     pub only_b: Vec<String>,
     /// Points, or metrics at points, not compared because a side failed or has no value, with why.
     pub failed: Vec<String>,
+    /// Points that A measured and B failed at, or has no value of a metric at (one each, the
+    /// first reason): what `--fail-on-slower` cannot clear.
+    pub lost_in_b: Vec<String>,
     /// The dialect `compare.csv` is written in: A's.
     pub dialect: Dialect,
     /// Conditions the two runs were measured in that differ (`prestart: A 1 / B 0`), from their
@@ -375,6 +378,7 @@ pub fn compare(a: &Path, b: &Path, opts: &Options) -> Result<Comparison, Compare
     let mut logs: Vec<Vec<f64>> = Vec::new();
     let mut points = Vec::new();
     let mut failed = Vec::new();
+    let mut lost_in_b = Vec::new();
     let mut only_a = Vec::new();
     let mut matched = 0;
     for k in &run_a.keys {
@@ -394,6 +398,10 @@ pub fn compare(a: &Path, b: &Path, opts: &Options) -> Result<Comparison, Compare
         if let Some(s) = &status {
             failed.push(format!("{} ({s})", label(&axes, k)));
         }
+        let mut lost = match (run_a.failed_status(ra), run_b.failed_status(rb)) {
+            (None, Some(s)) => Some(format!("{}, B {s}", label(&axes, k))),
+            _ => None,
+        };
         for (m, metric) in metrics.iter().enumerate() {
             let si = *series_index.entry((m, group.clone())).or_insert_with(|| {
                 let groups: Vec<String> = by
@@ -455,6 +463,16 @@ pub fn compare(a: &Path, b: &Path, opts: &Options) -> Result<Comparison, Compare
                     };
                     let whys: Vec<String> =
                         [why(va, "A"), why(vb, "B")].into_iter().flatten().collect();
+                    if va.is_some_and(|a| a > 0.0) {
+                        lost.get_or_insert_with(|| {
+                            format!(
+                                "{} `{}`, {}",
+                                label(&axes, k),
+                                metric.column,
+                                whys.join(", ")
+                            )
+                        });
+                    }
                     failed.push(format!(
                         "{} `{}` ({})",
                         label(&axes, k),
@@ -491,6 +509,7 @@ pub fn compare(a: &Path, b: &Path, opts: &Options) -> Result<Comparison, Compare
                 series: si,
             });
         }
+        lost_in_b.extend(lost);
     }
     for (s, l) in series.iter_mut().zip(&logs) {
         if !l.is_empty() {
@@ -521,6 +540,7 @@ pub fn compare(a: &Path, b: &Path, opts: &Options) -> Result<Comparison, Compare
         only_a,
         only_b,
         failed,
+        lost_in_b,
         dialect: run_a.table.dialect,
     })
 }

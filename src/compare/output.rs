@@ -55,6 +55,18 @@ impl Comparison {
         ))
     }
 
+    /// With `--fail-on-slower`: the one-line error when B failed, or has no value, at points A
+    /// measured: nothing shows those are not slower, and a broken B must not pass the check on
+    /// the few values it has.
+    pub fn lost(&self) -> Option<String> {
+        let first = self.lost_in_b.first()?;
+        Some(format!(
+            "--fail-on-slower: B failed or has no value at {} of {} matched points that A measured (first: {first}); nothing shows they are not slower (hint: `sweep compare` without it lists them)",
+            self.lost_in_b.len(),
+            self.matched
+        ))
+    }
+
     /// How many compared values have each verdict: (same, faster, slower).
     pub fn counts(&self) -> (usize, usize, usize) {
         self.series.iter().fold((0, 0, 0), |(s, f, l), c| {

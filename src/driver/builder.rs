@@ -42,6 +42,10 @@ pub(super) struct BuildCtx {
     pub(super) clock: Clock,
     /// One lock per cache key, so two points with the same render build once.
     pub(super) inflight: Mutex<BTreeMap<String, Arc<Mutex<()>>>>,
+    /// The files the run's builds read (path -> hash, the first seen) and the keys whose lists
+    /// are in it; kept in the run folder's [`store::BUILD_INPUTS`] (None: `sweep build`).
+    inputs: Mutex<(BTreeMap<String, String>, std::collections::HashSet<String>)>,
+    inputs_file: Option<PathBuf>,
 }
 
 impl BuildCtx {
@@ -56,6 +60,45 @@ impl BuildCtx {
             cache,
             clock: Clock(Instant::now()),
             inflight: Mutex::default(),
+            inputs: Mutex::default(),
+            inputs_file: None,
+        }
+    }
+
+    /// Keeps the list of the files this run's builds read in `run_dir`, which a resume checks
+    /// ([`super::resume`]); a resumed run's list goes on from what it holds.
+    pub(super) fn keep_inputs_in(&mut self, run_dir: &Path) {
+        let file = run_dir.join(store::BUILD_INPUTS);
+        let had = std::fs::read_to_string(&file).unwrap_or_default();
+        if let Ok(mut inputs) = self.inputs.lock() {
+            inputs.0.extend(cache::read_list(&had));
+        }
+        self.inputs_file = Some(file);
+    }
+
+    /// Adds the files entry `key`'s build read to the run's list, written again (whole, then
+    /// renamed) when it grew. A list that cannot be written is the resume's loss only.
+    fn note_inputs(&self, key: &str) {
+        let Some(file) = &self.inputs_file else {
+            return;
+        };
+        let Ok(mut inputs) = self.inputs.lock() else {
+            return;
+        };
+        let (files, keys) = &mut *inputs;
+        if !keys.insert(key.to_string()) {
+            return;
+        }
+        let before = files.len();
+        for (path, hash) in self.cache.inputs(key) {
+            files.entry(path).or_insert(hash);
+        }
+        if files.len() > before {
+            let text = cache::write_list("the files this run's builds read", files.iter());
+            let tmp = file.with_extension("txt.new");
+            if std::fs::write(&tmp, text).is_ok() {
+                let _ = std::fs::rename(&tmp, file);
+            }
         }
     }
 
@@ -102,6 +145,7 @@ impl BuildCtx {
         let _building = key_lock.lock();
         if let Some(bin) = self.cache.use_entry(&self.holder, &key) {
             let _ = std::fs::copy(self.cache.entry(&key).join(cache::LOG), &log);
+            self.note_inputs(&key);
             return Ok((bin, true));
         }
         let scratch = self
@@ -116,8 +160,10 @@ impl BuildCtx {
             &self.bench,
             &flags,
             dir,
+            Some(&scratch.join(cache::MAKE_DEPS)),
             &scratch.join(cache::BINARY),
         );
+        let since = std::time::SystemTime::now();
         let outcome =
             compile::build(&cmd, self.spec.build_timeout, &log).map_err(PointError::StartBuild)?;
         if !outcome.success() {
@@ -139,19 +185,30 @@ impl BuildCtx {
                 log,
             };
             if no_room {
+                // The binary goes to the cache, the log to the point's folder (written: that one
+                // had room), temporary files to TMPDIR: the one that is full, else the cache.
+                let tmp = std::env::temp_dir();
+                let full = [self.cache.dir.as_path(), dir, tmp.as_path()]
+                    .into_iter()
+                    .find(|d| crate::store::space::full(d))
+                    .unwrap_or(&self.cache.dir);
                 return Err(PointError::Full {
-                    dir: dir.to_path_buf(),
-                    free: crate::store::space::free_bytes(dir).unwrap_or(0),
+                    dir: full.to_path_buf(),
+                    free: crate::store::space::free_bytes(full).unwrap_or(0),
                     what: failed.to_string(),
                 });
             }
             return Err(failed.or_full(dir).or_full(&self.cache.dir));
         }
         let _ = std::fs::copy(&log, scratch.join(cache::LOG));
+        self.cache
+            .record_deps(&scratch, dir, since)
+            .map_err(PointError::CacheStore)?;
         let bin = self
             .cache
             .commit(&key, &scratch)
             .map_err(PointError::CacheStore)?;
+        self.note_inputs(&key);
         Ok((bin, false))
     }
 }

@@ -103,6 +103,8 @@ pub enum DriverError {
     SpecChanged { dir: String, changes: String },
     #[error("the bench `{bench}` changed since the unfinished run `{dir}` started: its remaining rows would come from another program (hint: undo the change to finish that run, or --force starts a new run)")]
     BenchChanged { dir: String, bench: String },
+    #[error("`{file}`, which the builds of the unfinished run `{dir}` read, changed since (or is gone): its remaining rows would come from another program (hint: undo the change to finish that run, or --force starts a new run)")]
+    InputChanged { dir: String, file: String },
     #[error("`{dir}` is not a run folder of this spec: {source}")]
     BadResume {
         dir: String,
@@ -116,6 +118,12 @@ pub enum DriverError {
         dir: String,
         theirs: &'static str,
         asked: &'static str,
+    },
+    #[error("`{link}` in the unfinished run `{dir}` is a link (to {target}), which sweep never makes: resuming would write through it (hint: remove the link, or --force starts a new run)")]
+    LinkInRun {
+        dir: String,
+        link: String,
+        target: String,
     },
     #[error("the run `{dir}` is in use by another sweep (hint: wait for it to end; its results.csv grows as it runs)")]
     RunInUse { dir: String },

@@ -81,11 +81,30 @@ fn resumable(
             bench: spec.bench.clone(),
         });
     }
+    // What the builds read beside the bench (a header through `-I/elsewhere`, the toolkit's):
+    // changed, the remaining points would be built from it.
+    let inputs = std::fs::read_to_string(dir.join(store::BUILD_INPUTS)).unwrap_or_default();
+    if let Some(file) = crate::cache::Cache::new(&opts.build.cache).first_changed(&inputs, true) {
+        if opts.force {
+            return Ok(None);
+        }
+        return Err(DriverError::InputChanged { dir: shown, file });
+    }
     if m.point_ids.first().is_some_and(|id| points::legacy_id(id)) {
         if opts.force {
             return Ok(None);
         }
         return Err(DriverError::OldIds { dir: shown });
+    }
+    if let Some((link, target)) = planted_link(dir) {
+        if opts.force {
+            return Ok(None);
+        }
+        return Err(DriverError::LinkInRun {
+            dir: shown,
+            link: link.display().to_string(),
+            target,
+        });
     }
     if let Some(d) = opts.dialect.filter(|&d| d != m.dialect) {
         return Err(DriverError::DialectDiffers {
@@ -95,6 +114,35 @@ fn resumable(
         });
     }
     Ok(Some(dir.to_path_buf()))
+}
+
+/// The first link in the run folder `dir`, at any depth (links not followed), and what it is a
+/// link to: a symbolic link (its target), or a file with other names (a hard link: another name
+/// of the same file, e.g. from `cp -al`). Sweep makes neither, and a resume would write through
+/// one (results.csv, run.lock, a point's stdout.txt or folder) to wherever it points. The run
+/// folder itself may be reached through links.
+fn planted_link(dir: &Path) -> Option<(PathBuf, String)> {
+    use std::os::unix::fs::MetadataExt;
+    walkdir::WalkDir::new(dir)
+        .min_depth(1)
+        .follow_links(false)
+        .sort_by_file_name()
+        .into_iter()
+        .filter_map(Result::ok)
+        .find_map(|e| {
+            let target = if e.path_is_symlink() {
+                std::fs::read_link(e.path())
+                    .map(|t| format!("`{}`", t.display()))
+                    .unwrap_or_default()
+            } else {
+                let names = e.metadata().ok().filter(|m| m.is_file())?.nlink();
+                if names < 2 {
+                    return None;
+                }
+                format!("a file of {names} names: a hard link")
+            };
+            Some((e.into_path(), target))
+        })
 }
 
 /// Holds `<run>/run.lock` (see [`gpu::lock_file`]) for the run.

@@ -205,7 +205,8 @@ impl<'s> Session<'s> {
             manifest.rest_ms = Some(rest.as_millis() as u64);
         }
         manifest.save(&run_dir)?;
-        let ctx = BuildCtx::new(spec, bench, toolchain, &opts.build.cache);
+        let mut ctx = BuildCtx::new(spec, bench, toolchain, &opts.build.cache);
+        ctx.keep_inputs_in(&run_dir);
         let mut session = Session {
             spec,
             opts,
@@ -263,6 +264,8 @@ impl<'s> Session<'s> {
     fn fail(&mut self, e: DriverError) -> DriverError {
         self.reserve = None;
         self.manifest.state = store::RunState::Interrupted;
+        // What the run recorded before it stopped, as an interrupted run's manifest says it.
+        self.manifest.counts = count_statuses(&self.csv_path(), &self.header);
         let _ = self.manifest.save(&self.run_dir);
         e
     }

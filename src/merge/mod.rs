@@ -99,8 +99,8 @@ pub enum MergeError {
     OldIds { dir: String, id: String },
     #[error("{count} points appear more than once: {list} (hint: pass one run per shard; nothing was written)")]
     Duplicates { count: usize, list: String },
-    #[error("`{dir}` already holds a merged run (hint: pick another --out, or remove it)")]
-    OutExists { dir: String },
+    #[error("--out `{dir}` {holds}: a merge writes a run folder of its own (hint: --out takes a new or empty folder; without --out the merge goes to <sweep folder>/<stamp>-merged)")]
+    OutExists { dir: String, holds: String },
     #[error("cannot write `{path}`: {cause}")]
     Write {
         path: PathBuf,

@@ -26,10 +26,23 @@ pub(super) fn out_dir(
     };
     let dir = match out {
         Some(dir) => {
+            // Only a new or empty folder: one that holds a run, or anything of the user's (a
+            // `controls.csv` of their own), would be mixed with the merge or overwritten by it.
             let run = store::RunDir::new(dir);
-            if run.manifest().exists() || run.results().exists() {
+            let first_entry = std::fs::read_dir(dir).ok().and_then(|mut d| {
+                d.find_map(|e| e.ok().map(|e| e.file_name().to_string_lossy().into_owned()))
+            });
+            let holds = if run.manifest().exists() || run.results().exists() {
+                Some("already holds a run".to_string())
+            } else if dir.exists() && !dir.is_dir() {
+                Some("is a file".to_string())
+            } else {
+                first_entry.map(|f| format!("is not empty (it holds `{f}`)"))
+            };
+            if let Some(holds) = holds {
                 return Err(MergeError::OutExists {
                     dir: dir.display().to_string(),
+                    holds,
                 });
             }
             std::fs::create_dir_all(dir).map_err(write_err(dir))?;

@@ -161,7 +161,7 @@ pub fn plot_bars_with(
     look: &canvas::Look,
 ) -> Result<Vec<PathBuf>, ReportError> {
     let charts = dir.join(crate::store::run::CHARTS);
-    std::fs::create_dir_all(&charts).map_err(|e| canvas::fail(&charts)(ChartError::Io(e)))?;
+    crate::store::run::own_dir(&charts).map_err(|e| canvas::fail(&charts)(ChartError::Io(e)))?;
     let footer = csv.parent().and_then(canvas::footer);
     let mut out = Vec::new();
     for b in bar_charts(&Run::open(csv)?) {

@@ -148,7 +148,7 @@ pub fn plot_with(
         }
         Some(chosen)
     };
-    std::fs::create_dir_all(&charts).map_err(|e| canvas::fail(&charts)(ChartError::Io(e)))?;
+    crate::store::run::own_dir(&charts).map_err(|e| canvas::fail(&charts)(ChartError::Io(e)))?;
     if let Some(chosen) = chosen {
         for f in chosen {
             out.extend(family::write_family(&f, analysis, &charts, footer, look)?);

@@ -45,6 +45,9 @@ pub const POINTS: &str = "points";
 /// The control re-runs (`control_every`): rows of points measured a second time, in a fresh
 /// process, with the header of `results.csv`.
 pub const CONTROLS: &str = "controls.csv";
+/// Every file the run's builds read beside the rendered headers and the bench's own files (the
+/// build cache's lists of its entries, joined): a resume checks that none has changed.
+pub const BUILD_INPUTS: &str = "build-inputs.txt";
 
 /// With `recheck`: the rows of the points held back for more processes, every process's own
 /// (same header as `results.csv`).

@@ -226,14 +226,13 @@ impl Run {
                 Ok(false) => break,
                 Err(e) => return Err(read_err(super::read::BadRecord::of(&e).into())),
             }
-            record.trim();
-            if record.iter().all(str::is_empty) {
+            if record.iter().all(|c| c.trim().is_empty()) {
                 continue;
             }
             // A row as large as its cells (the record's buffers, read into again, are larger).
             let mut row = Row::with_capacity(record.as_slice().len(), record.len());
             for cell in &record {
-                row.push_field(cell);
+                row.push_field(unpadded(cell, dialect));
             }
             rows.push(row);
         }
@@ -390,5 +389,29 @@ impl Run {
             dialect,
             &text_cols,
         )))
+    }
+}
+
+/// Makes `dir`, a folder of the run's own that a command writes into (`charts/`, `export/`); one
+/// that is a symbolic link is refused, as a resume refuses a link in a run folder: sweep makes
+/// none, and what it wrote there would land wherever the link points.
+pub fn own_dir(dir: &Path) -> std::io::Result<()> {
+    if dir.is_symlink() {
+        return Err(std::io::Error::other(format!(
+            "it is a symbolic link (to `{}`), which sweep never makes: what it writes there would land where it points (hint: remove the link)",
+            std::fs::read_link(dir).unwrap_or_default().display()
+        )));
+    }
+    std::fs::create_dir_all(dir)
+}
+
+/// A cell as the run wrote it, but a number padded with blanks (a hand-edited CSV): the number.
+/// Text keeps its blanks: `"  lead"` is an axis value of its own, not `lead`.
+fn unpadded(cell: &str, dialect: Dialect) -> &str {
+    let t = cell.trim();
+    if t.len() != cell.len() && (t.is_empty() || dialect.parse_number(t).is_some()) {
+        t
+    } else {
+        cell
     }
 }

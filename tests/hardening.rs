@@ -1,0 +1,688 @@
+//! The third round of issue 38's hostile review: headers the build reads from outside the bench
+//! folder, links planted in a run folder, compare's exit code when B failed, and the small ones.
+//! Real files, real compilers (cc; nvcc where it is on PATH), real runs.
+
+use crate::common::{self, project, rows, run_dirs, stderr, stdout, sweep};
+use std::path::{Path, PathBuf};
+
+fn write(dir: &Path, rel: &str, text: &str) -> PathBuf {
+    let p = dir.join(rel);
+    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+    std::fs::write(&p, text).unwrap();
+    p
+}
+
+/// A bench `inc` whose program includes `value.h` through `include` (`"../shared/value.h"`, or
+/// `<value.h>` found through a `-I` flag) and prints `THREADS * VALUE` MFlops, and its spec
+/// `sweeps/inc.toml` (threads 1..2, `extra` added to the spec's top).
+fn including_bench(p: &Path, ext: &str, include: &str, extra: &str) {
+    write(
+        p,
+        &format!("cuda/inc/inc.{ext}"),
+        &format!("#include \"params.h\"\n#include {include}\n#include <stdio.h>\nint main(void) {{\n  printf(\"MFlops: %d\\n\", THREADS * VALUE);\n  return 0;\n}}\n"),
+    );
+    write(
+        p,
+        "cuda/inc/params.h.tera",
+        "#define THREADS {{ threads }}\n",
+    );
+    write(
+        p,
+        "sweeps/inc.toml",
+        &format!("bench = \"inc\"\n{extra}\n[[axis]]\nname = \"threads\"\nrange = [1, 2]\n[[metric]]\npattern = \"mflops\"\n"),
+    );
+}
+
+/// `sweep run sweeps/inc.toml --force` (a new run each time); (cached, mflops) of its rows.
+fn run_inc(p: &Path) -> Vec<(String, String)> {
+    let out = sweep(p)
+        .args(["run", "sweeps/inc.toml", "-q", "--force", "--no-analyze"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let run = run_dirs(&p.join("output/inc")).pop().unwrap();
+    rows(&run.join("results.csv"))
+        .into_iter()
+        .map(|r| (r["cached"].clone(), r["mflops"].clone()))
+        .collect()
+}
+
+/// Issue 38, review 3, H1: a header outside the bench folder and `cuda/common/` (reached by a
+/// relative include, or by a `-I` flag) was no part of the build cache's key: after it changed,
+/// `run --force` ran the old binary (cached=1, the old values).
+#[test]
+fn a_header_from_outside_the_bench_rebuilds_when_it_changes() {
+    let p = project();
+    let elsewhere = tempfile::tempdir().unwrap();
+    for (include, value_h, extra) in [
+        (
+            "\"../shared/value.h\"",
+            p.path().join("cuda/shared/value.h"),
+            "compiler = \"cc\"".to_string(),
+        ),
+        (
+            "<value.h>",
+            elsewhere.path().join("value.h"),
+            format!(
+                "compiler = \"cc\"\nflags = [\"-I{}\"]",
+                elsewhere.path().display()
+            ),
+        ),
+    ] {
+        std::fs::create_dir_all(value_h.parent().unwrap()).unwrap();
+        std::fs::write(&value_h, "#define VALUE 10\n").unwrap();
+        including_bench(p.path(), "c", include, &extra);
+        let first = run_inc(p.path());
+        assert_eq!(
+            run_inc(p.path()),
+            [("1".into(), "10".into()), ("1".into(), "20".into())],
+            "{include}: nothing changed, from the cache (first run {first:?})"
+        );
+        std::fs::write(&value_h, "#define VALUE 7\n").unwrap();
+        assert_eq!(
+            run_inc(p.path()),
+            [("0".into(), "7".into()), ("0".into(), "14".into())],
+            "{include}: the header changed, built again"
+        );
+        assert_eq!(
+            run_inc(p.path()),
+            [("1".into(), "7".into()), ("1".into(), "14".into())],
+            "{include}: the new build is the cache's now"
+        );
+        std::fs::remove_file(&value_h).unwrap();
+        let out = sweep(p.path())
+            .args(["run", "sweeps/inc.toml", "-q", "--force", "--no-analyze"])
+            .output()
+            .unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(1),
+            "{include}: a header that is gone is no hit: the build fails"
+        );
+        let _ = std::fs::remove_dir_all(p.path().join("output"));
+    }
+}
+
+/// H1 with real nvcc: a host-only `.cu` (no GPU needed) whose header comes through `-I`.
+#[test]
+fn with_nvcc_a_header_through_a_flag_rebuilds_when_it_changes() {
+    if crate::nvcc::skip_without_nvcc() {
+        return;
+    }
+    let p = project();
+    let elsewhere = tempfile::tempdir().unwrap();
+    let value_h = elsewhere.path().join("value.h");
+    std::fs::write(&value_h, "#define VALUE 10\n").unwrap();
+    including_bench(
+        p.path(),
+        "cu",
+        "<value.h>",
+        &format!(
+            "compiler = \"nvcc\"\ngpu = false\nflags = [\"-I{}\"]",
+            elsewhere.path().display()
+        ),
+    );
+    run_inc(p.path());
+    let run = run_dirs(&p.path().join("output/inc")).pop().unwrap();
+    let log = std::fs::read_to_string(
+        run.join("points")
+            .join(rows(&run.join("results.csv"))[0]["point_id"].as_str())
+            .join("build.log"),
+    )
+    .unwrap();
+    assert!(log.contains("-MD -MF "), "{log}");
+    assert_eq!(
+        run_inc(p.path()),
+        [("1".into(), "10".into()), ("1".into(), "20".into())]
+    );
+    std::fs::write(&value_h, "#define VALUE 7\n").unwrap();
+    assert_eq!(
+        run_inc(p.path()),
+        [("0".into(), "7".into()), ("0".into(), "14".into())],
+        "the header changed, built again"
+    );
+}
+
+/// `sweeps/saw4.toml` (saw.toml over threads 1..4) run to the end, then made unfinished as a
+/// killed run is: its last two rows gone and its manifest `interrupted`. The run folder, and the
+/// ids of the two points a resume measures.
+fn unfinished_saw(p: &Path) -> (PathBuf, Vec<String>) {
+    let spec = std::fs::read_to_string(p.join("sweeps/saw.toml"))
+        .unwrap()
+        .replace("range = [1, 64]", "range = [1, 4]");
+    write(p, "sweeps/saw4.toml", &spec);
+    sweep(p)
+        .args(["run", "sweeps/saw4.toml", "-q", "--no-analyze"])
+        .assert()
+        .success();
+    let run = run_dirs(&p.join("output/saw4")).pop().unwrap();
+    let csv = run.join("results.csv");
+    let ids: Vec<String> = rows(&csv).iter().map(|r| r["point_id"].clone()).collect();
+    let text = std::fs::read_to_string(&csv).unwrap();
+    let lines: Vec<&str> = text.split_inclusive('\n').collect();
+    std::fs::write(&csv, lines[..3].concat()).unwrap();
+    let m = std::fs::read_to_string(run.join("manifest.json"))
+        .unwrap()
+        .replace("\"state\": \"finished\"", "\"state\": \"interrupted\"");
+    std::fs::write(run.join("manifest.json"), m).unwrap();
+    (run, ids[2..].to_vec())
+}
+
+/// M2: a symbolic link planted in a run folder (its results.csv, a point's stdout.txt, a point's
+/// folder) was followed by the resume, which wrote through it outside the run folder. The resume
+/// refuses with one line naming the link (exit 3, bad input) and writes nothing anywhere.
+#[cfg(unix)]
+#[test]
+fn a_link_planted_in_a_run_folder_is_refused_by_the_resume_and_never_written_through() {
+    let outside = tempfile::tempdir().unwrap();
+    /// Where a link goes, from the run folder and the ids of the points left to measure.
+    type Place = fn(&Path, &[String]) -> PathBuf;
+    let plants: [(&str, Place); 3] = [
+        ("results.csv", |run, _| run.join("results.csv")),
+        ("a point's stdout.txt", |run, todo| {
+            run.join("points").join(&todo[0]).join("stdout.txt")
+        }),
+        ("a point's folder", |run, todo| {
+            run.join("points").join(&todo[1])
+        }),
+    ];
+    for (what, place) in plants {
+        let p = project();
+        let (run, todo) = unfinished_saw(p.path());
+        let link = place(&run, &todo);
+        if what == "results.csv" {
+            // A hard link too: another name of the file, which an append would change.
+            let copy = outside.path().join("hard.csv");
+            let _ = std::fs::remove_file(&copy);
+            std::fs::hard_link(&link, &copy).unwrap();
+            let out = sweep(p.path())
+                .args(["run", "sweeps/saw4.toml", "-q", "--no-analyze"])
+                .output()
+                .unwrap();
+            assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+            assert!(
+                stderr(&out).contains("(to a file of 2 names: a hard link)"),
+                "{}",
+                stderr(&out)
+            );
+            assert_eq!(rows(&copy).len(), 2, "nothing appended");
+            std::fs::remove_file(&copy).unwrap();
+        }
+        // What the link points to: a copy of what it replaces, which a write through it changes.
+        let victim = outside.path().join(what.replace(' ', "_"));
+        if link.is_dir() {
+            std::fs::rename(&link, &victim).unwrap();
+        } else {
+            std::fs::copy(&link, &victim).unwrap();
+            std::fs::remove_file(&link).unwrap();
+        }
+        std::os::unix::fs::symlink(&victim, &link).unwrap();
+        let snapshot = || -> Vec<(PathBuf, Vec<u8>)> {
+            walkdir::WalkDir::new(&victim)
+                .into_iter()
+                .map(|e| e.unwrap().into_path())
+                .filter(|f| f.is_file())
+                .map(|f| (f.clone(), std::fs::read(&f).unwrap()))
+                .collect()
+        };
+        let before = snapshot();
+        let out = sweep(p.path())
+            .args(["run", "sweeps/saw4.toml", "-q", "--no-analyze"])
+            .output()
+            .unwrap();
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(3), "{what}: {err}");
+        assert_eq!(err.lines().count(), 1, "{what}: {err}");
+        assert!(
+            err.contains(&format!(
+                "`{}`",
+                link.strip_prefix(p.path()).unwrap().display()
+            )) && err.contains("link"),
+            "{what}: {err}"
+        );
+        assert_eq!(snapshot(), before, "{what}: written through the link");
+        assert!(
+            !run.join("run.lock").is_symlink() && link.is_symlink(),
+            "{what}: the folder is left as it was"
+        );
+        // `--force` leaves that run alone and starts a new one.
+        sweep(p.path())
+            .args(["run", "sweeps/saw4.toml", "-q", "--no-analyze", "--force"])
+            .assert()
+            .success();
+        assert_eq!(snapshot(), before, "{what}: written through the link");
+        assert_eq!(run_dirs(&p.path().join("output/saw4")).len(), 2);
+    }
+}
+
+/// M5: `compare --fail-on-slower` exited 0 when B failed at 11 of 12 points: the one value left
+/// was not slower, and the 11 were only listed. A point that A measured and B failed at (or has
+/// no value at) is one the check cannot clear: exit 1, saying how many and the first.
+#[test]
+fn compare_fail_on_slower_fails_when_b_failed_at_points_a_measured() {
+    let p = project();
+    let spec = std::fs::read_to_string(p.path().join("sweeps/saw.toml"))
+        .unwrap()
+        .replace("range = [1, 64]", "range = [1, 12]")
+        .replace("[analyze]\nx = \"threads\"\n", "");
+    write(p.path(), "sweeps/twelve.toml", &spec);
+    sweep(p.path())
+        .args(["run", "sweeps/twelve.toml", "-q", "--no-analyze"])
+        .assert()
+        .success();
+    let a = run_dirs(&p.path().join("output/twelve")).pop().unwrap();
+    // B: the same run, but its program failed at every point but the first (as a run of a
+    // broken build does), written as sweep writes a failed row.
+    let b = p.path().join("b.csv");
+    let mut r = csv::Reader::from_path(a.join("results.csv")).unwrap();
+    let header = r.headers().unwrap().clone();
+    let mut w = csv::Writer::from_path(&b).unwrap();
+    w.write_record(&header).unwrap();
+    for (i, rec) in r.records().enumerate() {
+        let rec = rec.unwrap();
+        let row: Vec<String> = header
+            .iter()
+            .zip(rec.iter())
+            .map(|(h, v)| match h {
+                _ if i == 0 => v.to_string(),
+                "status" => "run_failed".into(),
+                "error" => "run exited 1 (log: stderr.txt)".into(),
+                h if h.starts_with("saw") => String::new(),
+                _ => v.to_string(),
+            })
+            .collect();
+        w.write_record(&row).unwrap();
+    }
+    w.flush().unwrap();
+    let out = sweep(p.path())
+        .arg("compare")
+        .arg(&a)
+        .arg(&b)
+        .args(["--fail-on-slower", "5"])
+        .output()
+        .unwrap();
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "{err}{}", stdout(&out));
+    assert_eq!(
+        err,
+        "error: --fail-on-slower: B failed or has no value at 11 of 12 matched points that A measured (first: threads=2, B run_failed); nothing shows they are not slower (hint: `sweep compare` without it lists them)\n"
+    );
+    // A failing where B measured is no loss of B's: that alone passes.
+    let out = sweep(p.path())
+        .arg("compare")
+        .arg(&b)
+        .arg(&a)
+        .args(["--fail-on-slower", "5"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+}
+
+/// `sweeps/saw2.toml`: saw.toml over threads 1..2.
+fn saw2(p: &Path) {
+    let spec = std::fs::read_to_string(p.join("sweeps/saw.toml"))
+        .unwrap()
+        .replace("range = [1, 64]", "range = [1, 2]")
+        .replace("[analyze]\nx = \"threads\"\n", "");
+    write(p, "sweeps/saw2.toml", &spec);
+}
+
+/// Low: Emacs's lock (`.#hostsaw.c`, a link to nowhere made while a file has unsaved changes)
+/// stopped every run as a link that cannot be followed; an editor's backup and swap files
+/// changed the build cache's key. They are no input.
+#[cfg(unix)]
+#[test]
+fn an_editors_lock_and_backup_files_in_a_bench_are_no_input() {
+    let p = project();
+    saw2(p.path());
+    let bench = p.path().join("cuda/hostsaw");
+    let run = |force: bool| -> Vec<String> {
+        let mut c = sweep(p.path());
+        c.args(["run", "sweeps/saw2.toml", "-q", "--no-analyze"]);
+        if force {
+            c.arg("--force");
+        }
+        let out = c.output().unwrap();
+        assert!(out.status.success(), "{}", stderr(&out));
+        let run = run_dirs(&p.path().join("output/saw2")).pop().unwrap();
+        rows(&run.join("results.csv"))
+            .into_iter()
+            .map(|r| r["cached"].clone())
+            .collect()
+    };
+    run(false);
+    std::os::unix::fs::symlink("user@host.12345:1700000000", bench.join(".#hostsaw.c")).unwrap();
+    write(&bench, "hostsaw.c~", "an older hostsaw.c");
+    write(&bench, "#hostsaw.c#", "emacs auto-save");
+    write(&bench, ".hostsaw.c.swp", "vim swap");
+    write(&bench, "params.h.tera~", "#define OLD {{ nope }}\n");
+    assert_eq!(run(true), ["1", "1"], "the same inputs: from the cache");
+}
+
+/// Low: `sweep list` echoed a line break or an escape (ANSI codes) in a spec's or a bench's file
+/// name to the terminal: one entry took two lines, or recoloured or cleared the screen. They are
+/// shown escaped, as errors show them.
+#[test]
+fn list_shows_control_characters_in_names_escaped() {
+    let p = project();
+    let saw = std::fs::read_to_string(p.path().join("sweeps/saw.toml")).unwrap();
+    write(p.path(), "sweeps/two\nlines.toml", &saw);
+    write(p.path(), "sweeps/red\u{1b}[31m.toml", &saw);
+    let bench = "clear\u{1b}[2J";
+    write(
+        p.path(),
+        &format!("cuda/{bench}/{bench}.c"),
+        "int main(void) { return 0; }\n",
+    );
+    let out = sweep(p.path()).arg("list").output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(!text.contains('\u{1b}'), "{text:?}");
+    for shown in [
+        "sweeps/two\\nlines.toml",
+        "sweeps/red\\u{1b}[31m.toml",
+        "clear\\u{1b}[2J",
+    ] {
+        let line = text.lines().find(|l| l.contains(shown));
+        assert!(line.is_some(), "{shown} on a line of its own: {text}");
+    }
+    assert_eq!(
+        text.lines().count(),
+        2 + 5 + 7,
+        "a line per bench and per spec, with their headings: {text}"
+    );
+}
+
+/// Low: reading a run trimmed every cell, so the group values `"  lead"` and `"trail  "` (axis
+/// values of their own) came out of analysis.csv as `lead` and `trail`, and two values that
+/// differ only by blanks fell into one series. Text keeps its blanks; a padded number is read
+/// as the number.
+#[test]
+fn group_values_keep_their_blanks_in_the_analysis() {
+    let p = project();
+    let spec = std::fs::read_to_string(p.path().join("sweeps/saw.toml"))
+        .unwrap()
+        .replace("range = [1, 64]", "range = [1, 8]")
+        .replace(
+            "[[axis]]\nname = \"threads\"",
+            "[[axis]]\nname = \"variant\"\nvalues = [\"  lead\", \"lead\", \"trail  \"]\n[[axis]]\nname = \"threads\"",
+        );
+    write(p.path(), "sweeps/blank.toml", &spec);
+    let out = sweep(p.path())
+        .args(["run", "sweeps/blank.toml", "-q"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let run = run_dirs(&p.path().join("output/blank")).pop().unwrap();
+    let groups: Vec<String> = rows(&run.join("analysis.csv"))
+        .into_iter()
+        .map(|r| r["variant"].clone())
+        .collect();
+    assert_eq!(groups, ["  lead", "lead", "trail  "]);
+}
+
+/// Low: `merge --out DIR` into a folder of the user's wrote its controls.csv over theirs (only a
+/// results.csv or manifest.json there stopped it), and said "already holds a merged run" of any
+/// run. `--out` takes a new or empty folder; anything else is refused, saying what it holds, and
+/// left as it was.
+#[test]
+fn merge_out_into_a_folder_that_holds_files_refuses_and_overwrites_nothing() {
+    let p = project();
+    let spec = std::fs::read_to_string(p.path().join("sweeps/saw.toml"))
+        .unwrap()
+        .replace("range = [1, 64]", "range = [1, 8]")
+        .replace("[analyze]\nx = \"threads\"\n", "");
+    write(p.path(), "sweeps/s8.toml", &spec);
+    for i in 0..2 {
+        sweep(p.path())
+            .args(["run", "sweeps/s8.toml", "-q", "--no-analyze"])
+            .args(["--shard", &format!("{i}/2")])
+            .assert()
+            .success();
+    }
+    let mine = write(p.path(), "mine/controls.csv", "my own notes\n");
+    let out = sweep(p.path())
+        .args(["merge", "output/s8", "--out", "mine"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+    assert_eq!(
+        stderr(&out),
+        "error: --out `mine` is not empty (it holds `controls.csv`): a merge writes a run folder of its own (hint: --out takes a new or empty folder; without --out the merge goes to <sweep folder>/<stamp>-merged)\n"
+    );
+    assert_eq!(std::fs::read_to_string(&mine).unwrap(), "my own notes\n");
+    assert_eq!(std::fs::read_dir(p.path().join("mine")).unwrap().count(), 1);
+    // A shard's run folder is a run, not "a merged run".
+    let shard = run_dirs(&p.path().join("output/s8")).pop().unwrap();
+    let out = sweep(p.path())
+        .args(["merge", "output/s8", "--out"])
+        .arg(&shard)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("` already holds a run: "),
+        "{}",
+        stderr(&out)
+    );
+    // A new folder, or an empty one, takes the merge.
+    std::fs::create_dir_all(p.path().join("empty")).unwrap();
+    for dir in ["new", "empty"] {
+        sweep(p.path())
+            .args(["merge", "output/s8", "--out", dir])
+            .assert()
+            .success();
+        assert_eq!(rows(&p.path().join(dir).join("results.csv")).len(), 8);
+    }
+}
+
+/// Low: a build that failed for want of room in the build cache (its binary is written there)
+/// was blamed on the run folder. The error names the cache's folder.
+#[test]
+fn a_full_build_cache_is_named_not_the_run_folder() {
+    let p = project();
+    let cache = p.path().join("cache");
+    let Some(_disk) = crate::driver_faults::Tmpfs::mount(&cache, "1m") else {
+        return;
+    };
+    // A program of 4 MB (an initialised array), more than the cache's disk holds.
+    write(
+        p.path(),
+        "cuda/big/big.c",
+        "#include \"params.h\"\n#include <stdio.h>\nstatic char big[4 << 20] = {1};\nint main(void) {\n  printf(\"MFlops: %d\\n\", THREADS + big[THREADS]);\n  return 0;\n}\n",
+    );
+    write(
+        p.path(),
+        "cuda/big/params.h.tera",
+        "#define THREADS {{ threads }}\n",
+    );
+    write(
+        p.path(),
+        "sweeps/big.toml",
+        "bench = \"big\"\ncompiler = \"cc\"\n[[axis]]\nname = \"threads\"\nrange = [1, 2]\n[[metric]]\npattern = \"mflops\"\n",
+    );
+    let out = sweep(p.path())
+        .args(["run", "sweeps/big.toml", "-q", "--no-analyze", "--cache"])
+        .arg(&cache)
+        .output()
+        .unwrap();
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(4), "{err}");
+    assert!(
+        err.contains(&format!("the file system of `{}` is full", cache.display())),
+        "{err}"
+    );
+}
+
+/// Low: a run stopped by a full disk left `counts: {}` in its manifest although its results.csv
+/// held rows; an interrupted run's manifest counts what it recorded, as one stopped by Ctrl-C does.
+#[test]
+fn the_manifest_of_a_run_stopped_by_a_full_disk_counts_its_rows() {
+    let p = project();
+    let Some(_disk) = crate::driver_faults::Tmpfs::mount(&p.path().join("output"), "3m") else {
+        return;
+    };
+    crate::driver_faults::chatty(p.path(), 24, 300);
+    let out = sweep(p.path())
+        .args([
+            "run",
+            "sweeps/chatty.toml",
+            "-q",
+            "-j",
+            "1",
+            "--no-analyze",
+            "--cache",
+        ])
+        .arg(p.path().join("cache"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(4), "{}", stderr(&out));
+    let run = run_dirs(&p.path().join("output/chatty")).pop().unwrap();
+    let m = common::manifest(&run);
+    assert_eq!(m["state"], "interrupted");
+    let recorded = rows(&run.join("results.csv")).len();
+    assert!(recorded > 0, "the disk filled after some rows");
+    assert_eq!(m["counts"], serde_json::json!({ "ok": recorded }), "{m}");
+}
+
+/// Found on the second look at H1: `CPATH` (or `NVCC_APPEND_FLAGS`, ...) changes which header a
+/// build reads, or its flags, without a change to anything the key held: a build made under
+/// another value was taken (cached=1, the other header's values).
+#[test]
+fn a_compilers_environment_is_part_of_the_cache_key() {
+    let p = project();
+    let (one, two) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    std::fs::write(one.path().join("value.h"), "#define VALUE 10\n").unwrap();
+    std::fs::write(two.path().join("value.h"), "#define VALUE 7\n").unwrap();
+    including_bench(p.path(), "c", "<value.h>", "compiler = \"cc\"");
+    let run = |cpath: &Path| -> Vec<(String, String)> {
+        let out = sweep(p.path())
+            .env("CPATH", cpath)
+            .args(["run", "sweeps/inc.toml", "-q", "--force", "--no-analyze"])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", stderr(&out));
+        let run = run_dirs(&p.path().join("output/inc")).pop().unwrap();
+        rows(&run.join("results.csv"))
+            .into_iter()
+            .map(|r| (r["cached"].clone(), r["mflops"].clone()))
+            .collect()
+    };
+    assert_eq!(run(one.path())[0].1, "10");
+    assert_eq!(
+        run(two.path()),
+        [("0".into(), "7".into()), ("0".into(), "14".into())]
+    );
+    assert_eq!(
+        run(one.path()),
+        [("1".into(), "10".into()), ("1".into(), "20".into())]
+    );
+}
+
+/// Found repeating H1: the resume's check that the bench did not change (its files' hash) missed
+/// a header from outside the bench: after it changed, the resume built the remaining points from
+/// it, and results.csv held rows of two programs (exit 0). The run keeps the list of what its
+/// builds read (`build-inputs.txt`), and the resume refuses when one of them changed.
+#[test]
+fn a_resume_after_a_header_from_outside_the_bench_changed_is_refused() {
+    let p = project();
+    let value_h = p.path().join("cuda/shared/value.h");
+    std::fs::create_dir_all(value_h.parent().unwrap()).unwrap();
+    std::fs::write(&value_h, "#define VALUE 10\n").unwrap();
+    including_bench(p.path(), "c", "\"../shared/value.h\"", "compiler = \"cc\"");
+    let unfinish = || {
+        let run = run_dirs(&p.path().join("output/inc")).pop().unwrap();
+        let csv = run.join("results.csv");
+        let text = std::fs::read_to_string(&csv).unwrap();
+        let lines: Vec<&str> = text.split_inclusive('\n').collect();
+        std::fs::write(&csv, lines[..2].concat()).unwrap();
+        let m = std::fs::read_to_string(run.join("manifest.json"))
+            .unwrap()
+            .replace("\"state\": \"finished\"", "\"state\": \"interrupted\"");
+        std::fs::write(run.join("manifest.json"), m).unwrap();
+        run
+    };
+    let resume = || {
+        sweep(p.path())
+            .args(["run", "sweeps/inc.toml", "-q", "--no-analyze"])
+            .output()
+            .unwrap()
+    };
+    run_inc(p.path());
+    let run = unfinish();
+    let listed = std::fs::read_to_string(run.join("build-inputs.txt")).unwrap();
+    assert!(listed.contains("shared/value.h"), "{listed}");
+    // Nothing changed: the resume finishes the run.
+    let out = resume();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(rows(&run.join("results.csv")).len(), 2);
+    unfinish();
+    std::fs::write(&value_h, "#define VALUE 7\n").unwrap();
+    let out = resume();
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(3), "{err}");
+    assert!(
+        err.starts_with(&format!(
+            "error: `{}`, which the builds of the unfinished run `",
+            p.path().join("cuda/inc/../shared/value.h").display()
+        )) && err.contains("changed since (or is gone)"),
+        "{err}"
+    );
+    assert_eq!(rows(&run.join("results.csv")).len(), 1, "nothing run");
+    // --force starts a new run with the new header.
+    let out = sweep(p.path())
+        .args(["run", "sweeps/inc.toml", "-q", "--no-analyze", "--force"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let newest = run_dirs(&p.path().join("output/inc")).pop().unwrap();
+    assert_ne!(newest, run);
+    let values: Vec<String> = rows(&newest.join("results.csv"))
+        .into_iter()
+        .map(|r| r["mflops"].clone())
+        .collect();
+    assert_eq!(values, ["7", "14"]);
+}
+
+/// Found repeating M2: `plot` and `export` wrote their files through a `charts` or `export`
+/// folder planted in a run as a symbolic link, into the folder it points to. They refuse it,
+/// naming the link; a `--out` the user names may be a link.
+#[cfg(unix)]
+#[test]
+fn plot_and_export_never_write_through_a_planted_folder_link() {
+    let p = project();
+    saw2(p.path());
+    sweep(p.path())
+        .args(["run", "sweeps/saw2.toml", "-q", "--no-analyze"])
+        .assert()
+        .success();
+    let run = run_dirs(&p.path().join("output/saw2")).pop().unwrap();
+    let outside = tempfile::tempdir().unwrap();
+    for (folder, command) in [("charts", "plot"), ("export", "export")] {
+        let target = outside.path().join(folder);
+        std::fs::create_dir_all(&target).unwrap();
+        let _ = std::fs::remove_dir_all(run.join(folder));
+        std::os::unix::fs::symlink(&target, run.join(folder)).unwrap();
+        let out = sweep(p.path()).arg(command).arg(&run).output().unwrap();
+        let err = stderr(&out);
+        assert_ne!(out.status.code(), Some(0), "{command}: {err}");
+        assert!(
+            err.contains(&format!(
+                "`{}`: it is a symbolic link",
+                run.join(folder).display()
+            )),
+            "{command}: {err}"
+        );
+        assert_eq!(std::fs::read_dir(&target).unwrap().count(), 0, "{command}");
+    }
+    let mine = outside.path().join("mine");
+    std::os::unix::fs::symlink(outside.path().join("export"), &mine).unwrap();
+    let out = sweep(p.path())
+        .arg("export")
+        .arg(&run)
+        .arg("--out")
+        .arg(&mine)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+}
