@@ -4,7 +4,7 @@
 
 use super::axes::{axes, distinct, log_axis};
 use super::canvas::{self, Chart, Drawn, Look};
-use super::legend::{Entry, Swatch};
+use super::legend::{Entry, Swatch, BAND_ALPHA};
 use super::series::{
     axis_value, band, band_outline, group_in_words, group_words, top_edge, y_range, DATA,
     DOTS_UP_TO, KNEE, LINE_W, PEAK, PERIOD,
@@ -40,8 +40,9 @@ pub(crate) struct Family {
     pub(crate) title: String,
     /// What y is (`transpose`, or the metrics' common prefix `global`).
     pub(crate) quantity: String,
-    /// Named by the spec (`family = "..."`): its title is the experiment's.
-    pub(crate) from_spec: bool,
+    /// What tells its curves apart, in the spec's words, where the title does not say it: `block
+    /// layout` (one curve per value of an axis), ``metric `shared_*` `` (a family by name).
+    pub(crate) differ: Option<String>,
     pub(crate) stem: String,
     /// Index of its first series in the analysis.
     pub(crate) first: usize,
@@ -108,7 +109,7 @@ pub(crate) fn chosen(analysis: &Analysis, chosen: &[String]) -> Result<Vec<Famil
     };
     // Its own file name, from the metrics chosen: never the file of a spec family it overlaps
     // (a chart of two of a family's three curves would overwrite the family's chart).
-    let mut out = grouped(analysis, &labels, &title, chosen, true);
+    let mut out = grouped(analysis, &labels, &title, chosen);
     for f in &mut out {
         let group = group_words(&analysis.series[f.first].group);
         f.stem = crate::analyze::sanitize(&format!("overlay-{}{group}", chosen.join("-")));
@@ -117,13 +118,7 @@ pub(crate) fn chosen(analysis: &Analysis, chosen: &[String]) -> Result<Vec<Famil
 }
 
 /// One family per group of the series whose metric (or column) is in `metrics`, in that order.
-fn grouped(
-    analysis: &Analysis,
-    labels: &Labels,
-    title: &str,
-    metrics: &[String],
-    from_spec: bool,
-) -> Vec<Family> {
+fn grouped(analysis: &Analysis, labels: &Labels, title: &str, metrics: &[String]) -> Vec<Family> {
     type Group = Vec<(String, String)>;
     let mut groups: Vec<(Group, Vec<usize>)> = Vec::new();
     for m in metrics {
@@ -148,7 +143,7 @@ fn grouped(
                 title: format!("{title}{}", group_in_words(labels, &group)),
                 name,
                 quantity: crate::units::quantity(unit).unwrap_or(title).to_string(),
-                from_spec,
+                differ: None,
                 first: idx[0],
                 members: idx
                     .iter()
@@ -177,7 +172,7 @@ pub(crate) fn families(analysis: &Analysis) -> Vec<Family> {
     let words = labels_of(analysis);
     let mut out = Vec::new();
     for (family, metrics) in words.families() {
-        out.extend(grouped(analysis, &words, &family, &metrics, true));
+        out.extend(grouped(analysis, &words, &family, &metrics));
     }
     let in_spec: Vec<usize> = out.iter().flat_map(|f| f.series.clone()).collect();
     // (name prefix, group, unit) -> indices of its series, in analysis order.
@@ -197,17 +192,29 @@ pub(crate) fn families(analysis: &Analysis) -> Vec<Family> {
             add((prefix.to_string(), s.group.clone(), s.unit.clone()), i);
         }
     }
-    for ((prefix, group, _), idx) in keyed {
+    for ((prefix, group, unit), idx) in keyed {
         let groups: Vec<String> = group.iter().map(|(k, v)| format!("{k}={v}")).collect();
         let name = if groups.is_empty() {
             prefix.clone()
         } else {
             format!("{prefix} [{}]", groups.join(", "))
         };
-        let labels = idx.iter().map(|&i| analysis.series[i].metric.clone());
+        // Each curve in the spec's words where it has them, as on its own chart.
+        let labels = idx.iter().map(|&i| {
+            let m = &analysis.series[i].metric;
+            words.metric(m).unwrap_or(m).to_string()
+        });
         let title = format!("{prefix}{} variants", group_in_words(&words, &group));
-        let names = (name, title, prefix);
-        out.extend(family(analysis, names, &idx, labels.collect()));
+        let differ = format!("metric {prefix}_*");
+        // y is what the unit says (`throughput`), else the variants' common name.
+        let quantity = crate::units::quantity(&unit).map_or(prefix, str::to_string);
+        let names = (name, title, quantity);
+        out.extend(
+            family(analysis, names, &idx, labels.collect()).map(|f| Family {
+                differ: Some(differ),
+                ..f
+            }),
+        );
     }
     // One metric over the values of an axis, among the series in no family yet.
     let taken: Vec<usize> = out.iter().flat_map(|f| f.series.clone()).collect();
@@ -248,9 +255,14 @@ pub(crate) fn families(analysis: &Analysis) -> Vec<Family> {
         } else {
             format!("{metric} [{}] by {axis}", groups.join(", "))
         };
-        // The title in the spec's words where it has them (`every thread by block layout`); the
-        // name (and so the file) stays the columns'.
-        let (shown, axis_words) = (words.metric(&metric).unwrap_or(&metric), words.axis(axis));
+        // The title in the spec's words where it has them, as the series' own chart is titled
+        // (`Global-memory stores, full grid: every thread by block layout`); the name (and so
+        // the file) stays the columns'.
+        let shown = match (words.family(&metric), words.metric(&metric)) {
+            (Some(f), Some(l)) => format!("{f}: {l}"),
+            (_, l) => l.unwrap_or(&metric).to_string(),
+        };
+        let axis_words = words.axis(axis);
         let title = format!("{shown}{} by {axis_words}", group_in_words(&words, &rest));
         let quantity = crate::units::quantity(&unit).map_or(metric.clone(), str::to_string);
         let labels = idx.iter().map(|&i| {
@@ -263,7 +275,12 @@ pub(crate) fn families(analysis: &Analysis) -> Vec<Family> {
             axis_value(&words, axis, v)
         });
         let names = (name, title, quantity);
-        out.extend(family(analysis, names, &idx, labels.collect()));
+        out.extend(
+            family(analysis, names, &idx, labels.collect()).map(|f| Family {
+                differ: Some(axis_words.clone()),
+                ..f
+            }),
+        );
     }
     out
 }
@@ -305,7 +322,7 @@ fn family(
         name,
         title,
         quantity,
-        from_spec: false,
+        differ: None,
         first: idx[0],
         series: idx.to_vec(),
         members: labels
@@ -315,6 +332,9 @@ fn family(
             .collect(),
     })
 }
+
+/// What a curve's band is, in the words of the series chart's legend.
+pub(crate) const BANDS: &str = "uncertainty (95 % CI, placements)";
 
 /// One curve of an overlay chart: its label, its points (x, value) and the relative uncertainty
 /// of each (x, u), drawn as a band (none when empty).
@@ -400,9 +420,17 @@ fn family_chart<'a>(
     curves: &'a [Curve<'a>],
 ) -> Overlay<'a> {
     let x = labels.axis(&analysis.x);
+    let mut said: Vec<String> = f
+        .differ
+        .iter()
+        .map(|d| format!("one curve per {d}"))
+        .collect();
+    if curves.iter().any(|c| c.u.iter().any(|p| p.1 > 0.0)) {
+        said.push(format!("bands: {BANDS}"));
+    }
     Overlay {
         title: format!("{} — {x}", f.title),
-        subtitle: (!f.from_spec).then(|| "variants overlaid".to_string()),
+        subtitle: (!said.is_empty()).then(|| said.join(" · ")),
         x_name: x,
         y_name: &analysis.series[f.first].unit,
         quantity: Some(&f.quantity),
@@ -525,7 +553,7 @@ impl Chart for Overlay<'_> {
         frame.y_unit = unit;
         let colour = |i: usize| PALETTE[i % PALETTE.len()];
         // The bands first, all of them behind every line.
-        let mut banded = false;
+        let mut banded = vec![false; curves.len()];
         if range.clipped {
             top_edge(&mut chart, (x0, x1), y1)?;
         }
@@ -535,10 +563,10 @@ impl Chart for Overlay<'_> {
                 chart
                     .draw_series(std::iter::once(Polygon::new(
                         band_outline(&band),
-                        colour(i).mix(0.2).filled(),
+                        colour(i).mix(BAND_ALPHA).filled(),
                     )))
                     .map_err(|x| e(&x))?;
-                banded = true;
+                banded[i] = true;
             }
         }
         let mut legend = Vec::new();
@@ -552,14 +580,13 @@ impl Chart for Overlay<'_> {
             chart
                 .draw_series(LineSeries::new(pts, colour(i).stroke_width(LINE_W)))
                 .map_err(|x| e(&x))?;
-            legend.push(Entry::new(c.label, Swatch::Line, colour(i)));
-        }
-        if banded {
-            legend.push(Entry::new(
-                "band: 95 % CI, placements",
-                Swatch::Fill,
-                RGBColor(215, 215, 215),
-            ));
+            // Its band in the swatch, in the band's own tint: the subtitle says what it is.
+            let swatch = if banded[i] {
+                Swatch::LineOnBand
+            } else {
+                Swatch::Line
+            };
+            legend.push(Entry::new(c.label, swatch, colour(i)));
         }
         Ok(Drawn {
             entries: legend,
@@ -644,6 +671,28 @@ mod tests {
             ]
         );
         assert_eq!(f[0].series, [0, 2, 4]);
+        // The chart says what tells its curves apart; a family by name says its metrics.
+        let chart = family_chart(&f[0], &analysis, &Labels::default(), &[]);
+        assert_eq!(chart.subtitle.as_deref(), Some("one curve per variant"));
+        let by_name = families(&Analysis {
+            x: "threads".into(),
+            series: vec![
+                variant("shared_stride1", 1.0),
+                variant("shared_stride2", 0.5),
+            ],
+            ..Default::default()
+        });
+        let u = [(1.0, 0.01)];
+        let curves = [Curve {
+            label: "shared_stride1",
+            points: &[],
+            u: &u,
+        }];
+        let chart = family_chart(&by_name[0], &analysis, &Labels::default(), &curves);
+        assert_eq!(
+            chart.subtitle.as_deref(),
+            Some("one curve per metric shared_* · bands: uncertainty (95 % CI, placements)")
+        );
         let labels: Vec<&str> = f[0].members.iter().map(|m| m.0.as_str()).collect();
         assert_eq!(
             labels,
