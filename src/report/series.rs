@@ -65,14 +65,24 @@ pub fn series_title(
     group: &[(String, String)],
     x_name: &str,
 ) -> String {
+    format!(
+        "{} — {}",
+        series_in_words(labels, metric, group),
+        labels.axis(x_name)
+    )
+}
+
+/// The series of `metric` in group `group` in the spec's words, as its chart's title names it
+/// before its x: `Shared-memory stores, full grid: no conflict`, `every thread [block layout:
+/// dense]`.
+pub fn series_in_words(labels: &Labels, metric: &str, group: &[(String, String)]) -> String {
     let what = match (labels.family(metric), labels.metric(metric)) {
         (Some(f), Some(l)) => format!("{f}: {l}"),
         (None, Some(l)) => l.to_string(),
         (Some(f), None) => format!("{f}: {metric}"),
         (None, None) => metric.to_string(),
     };
-    let group = group_in_words(labels, group);
-    format!("{what}{group} — {}", labels.axis(x_name))
+    format!("{what}{}", group_in_words(labels, group))
 }
 
 impl Chart for SeriesChart<'_> {

@@ -16,18 +16,15 @@ pub(super) fn findings(h: &mut String, views: &Views, figures: &[Figure], run: &
             let Some(f) = figures.iter().find(|f| f.series.contains(&(v, i))) else {
                 continue;
             };
-            // In the spec's words where it has them (`Shared-memory stores, full grid: no
-            // conflict`), with the column for whoever reads the CSV.
-            let name = match (labels.family(&s.metric), labels.metric(&s.metric)) {
-                (Some(fam), Some(l)) => format!("{fam}: {l} ({})", s.name),
-                (None, Some(l)) => format!("{l} ({})", s.name),
-                _ => s.name.clone(),
-            };
+            // In the spec's words, as its chart is titled (`Shared-memory stores, full grid: no
+            // conflict`, `every thread [block layout: dense]`); the series' name in the CSV's
+            // columns (`global_all_grid_mflops [layout=dense]`) shows on hover.
             let _ = writeln!(
                 h,
-                "<li><a href=\"#{}\">{}</a>: {}</li>",
+                "<li><a href=\"#{}\" title=\"{}\">{}</a>: {}</li>",
                 f.id,
-                escape(&name),
+                escape(&s.name),
+                escape(&in_words(&labels, s)),
                 escape(&finding(s, &analysis.x))
             );
         }
@@ -53,6 +50,12 @@ pub(super) fn findings(h: &mut String, views: &Views, figures: &[Figure], run: &
         );
     }
     h.push_str("</ul>\n</section>\n");
+}
+
+/// A series in the spec's words, as its chart's title names it without its x: `Shared-memory
+/// stores, full grid: no conflict`, `every thread [block layout: dense]`.
+pub(super) fn in_words(labels: &crate::spec::Labels, s: &crate::analyze::SeriesAnalysis) -> String {
+    crate::report::series::series_in_words(labels, &s.metric, &s.group)
 }
 
 /// A series' reading in one line: `period 128 (high confidence), knee 128, best 143.6 GFLOP/s at
@@ -110,6 +113,19 @@ pub(super) fn contents(h: &mut String, figures: &[Figure], between: bool) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_series_is_named_in_the_spec_s_words_as_its_chart_is() {
+        let spec = "[[axis]]\nname = \"layout\"\nlabel = \"block layout\"\nvalues = [\"dense\"]\n\
+                    [[metric]]\nname = \"mflops\"\nlabel = \"every thread\"\n";
+        let labels = crate::spec::Labels::from_text(spec);
+        let mut s = crate::report::series::tests::series();
+        s.group = vec![("layout".into(), "dense".into())];
+        assert_eq!(in_words(&labels, &s), "every thread [block layout: dense]");
+        // Without labels, the names the CSV has.
+        let plain = crate::spec::Labels::default();
+        assert_eq!(in_words(&plain, &s), "mflops [layout: dense]");
+    }
 
     #[test]
     fn a_finding_says_period_knee_and_best_in_the_charts_unit() {
