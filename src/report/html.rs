@@ -98,11 +98,13 @@ impl Views {
     }
 }
 
-/// One chart of the page: its anchor, caption, SVG (or why there is none) and the series drawn
-/// in it (view, index in that view's analysis).
+/// One chart of the page: its anchor, caption (in the spec's words) and name (in the CSV's
+/// columns, shown on hover), SVG (or why there is none) and the series drawn in it (view, index
+/// in that view's analysis).
 struct Figure {
     id: String,
     caption: String,
+    name: String,
     svg: Result<String, String>,
     series: Vec<(usize, usize)>,
     /// A bar chart's lowest and highest bar, in words.
@@ -225,10 +227,13 @@ fn figures(views: &Views, run: &store::Run, footer: Option<&str>) -> Vec<Figure>
             for (v, analysis) in views.iter().enumerate() {
                 let fams = families(analysis);
                 let mut in_family = vec![false; analysis.series.len()];
+                // Captions (and the contents) in the spec's words, as the charts' titles.
+                let labels = super::family::labels_of(analysis);
                 for f in &fams {
                     add(Figure {
                         id: format!("chart-{}", anchor(&format!("family-{}", f.stem))),
-                        caption: f.name.clone(),
+                        caption: f.title.clone(),
+                        name: f.name.clone(),
                         svg: family_svg(f, analysis, footer),
                         series: f.series.iter().map(|&i| (v, i)).collect(),
                         span: None,
@@ -238,14 +243,14 @@ fn figures(views: &Views, run: &store::Run, footer: Option<&str>) -> Vec<Figure>
                     }
                 }
                 let infos = super::point_info(analysis);
-                let labels = super::family::labels_of(analysis);
                 for (i, s) in analysis.series.iter().enumerate() {
                     if in_family[i] || !drawable(s) {
                         continue;
                     }
                     add(Figure {
                         id: format!("chart-{}", anchor(&s.file_stem)),
-                        caption: s.name.clone(),
+                        caption: super::series::series_in_words(&labels, &s.metric, &s.group),
+                        name: s.name.clone(),
                         svg: series_svg(s, &analysis.x, footer, &infos[i], &labels),
                         series: vec![(v, i)],
                         span: None,
@@ -258,6 +263,7 @@ fn figures(views: &Views, run: &store::Run, footer: Option<&str>) -> Vec<Figure>
                 add(Figure {
                     id: format!("chart-{}", anchor(&b.stem)),
                     caption: b.name.clone(),
+                    name: b.name.clone(),
                     svg: bars_svg(b, footer),
                     series: Vec::new(),
                     span: b.span(),
@@ -579,8 +585,9 @@ fn figure(h: &mut String, f: &Figure) {
     };
     let _ = writeln!(
         h,
-        "<figure id=\"{}\">{body}<figcaption>{}</figcaption></figure>",
+        "<figure id=\"{}\">{body}<figcaption title=\"{}\">{}</figcaption></figure>",
         f.id,
+        escape(&f.name),
         escape(&f.caption)
     );
 }

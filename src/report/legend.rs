@@ -219,9 +219,9 @@ fn swatch<DB: DrawingBackend>(
         }
         Swatch::Rug => {
             // As the plot draws them: filled pixels, which no anti-aliasing pales.
-            for k in [2, 5, 8, 14, 20] {
+            for k in [1, 5, 9, 15, 21] {
                 area.draw(&Rectangle::new(
-                    [(x + k, y - 3), (x + k + 1, y + 5)],
+                    [(x + k, y - 3), (x + k + 2, y + 5)],
                     c.filled(),
                 ))?;
             }

@@ -220,9 +220,10 @@ pub(crate) fn peak_marks(observed: &[(f64, f64)], peaks: &[f64]) -> Vec<(f64, f6
 }
 
 /// The rug's ticks, in pixels above the x axis (from, to): unstable points' row, and noisy points'
-/// above it.
-const RUG_UNSTABLE: (i32, i32) = (1, 8);
-const RUG_NOISY: (i32, i32) = (10, 17);
+/// above it; [`RUG_W`] pixels wide, so that a page that shows the chart smaller still shows them.
+const RUG_UNSTABLE: (i32, i32) = (1, 9);
+const RUG_NOISY: (i32, i32) = (11, 19);
+const RUG_W: i32 = 2;
 
 /// Curves of at most this many points get a dot on each; a denser one is its line.
 pub(crate) const DOTS_UP_TO: usize = 100;
@@ -483,7 +484,8 @@ fn draw<DB: DrawingBackend>(
         }
         chart
             .draw_series(marked.iter().map(|&x| {
-                EmptyElement::at((x, y0)) + Rectangle::new([(0, -to), (1, -from)], colour.filled())
+                EmptyElement::at((x, y0))
+                    + Rectangle::new([(0, -to), (RUG_W, -from)], colour.filled())
             }))
             .map_err(|x| e(&x))?;
         on_floor.push(Entry::new(
@@ -743,7 +745,7 @@ pub(crate) mod tests {
         ] {
             assert!(t.iter().any(|t| t == words), "{words}: {t:?}");
         }
-        // A tick per point, one pixel wide, standing on the x axis (the swatch's five beside
+        // A tick per point, two pixels wide, standing on the x axis (the swatch's five beside
         // them); no triangle of that colour.
         let ticks: Vec<&str> = svg
             .lines()
@@ -753,7 +755,7 @@ pub(crate) mod tests {
         let floor = svg
             .lines()
             .filter(|l| l.starts_with("<rect") && l.contains("fill=\"#E377C2\""))
-            .filter(|l| l.contains("width=\"1\" height=\"7\""))
+            .filter(|l| l.contains("width=\"2\" height=\"8\""))
             .count();
         assert_eq!(floor, 3, "the plot's ticks: {ticks:?}");
         assert!(!svg

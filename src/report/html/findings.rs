@@ -2,7 +2,6 @@
 
 use super::{failed_rows, Figure, Run, Views};
 use crate::analyze::reading::human;
-use crate::report::axes::series_unit;
 use crate::report::escape;
 use std::fmt::Write as _;
 
@@ -59,7 +58,7 @@ pub(super) fn in_words(labels: &crate::spec::Labels, s: &crate::analyze::SeriesA
 }
 
 /// A series' reading in one line: `period 128 (high confidence), knee 128, best 143.6 GFLOP/s at
-/// threads = 512`.
+/// threads = 512`, its value with four digits (`15.60 TFLOP/s`).
 pub(super) fn finding(s: &crate::analyze::SeriesAnalysis, x_name: &str) -> String {
     let c = &s.curve;
     let mut parts = vec![match &c.period {
@@ -74,10 +73,10 @@ pub(super) fn finding(s: &crate::analyze::SeriesAnalysis, x_name: &str) -> Strin
         parts.push(format!("knee {}", human(k)));
     }
     if let Some(b) = &c.best {
-        let (div, unit) = series_unit(s);
+        // Four digits, as the analysis and the terminal write values (15.60 TFLOP/s, not 15.6).
         parts.push(format!(
-            "best {} {unit} at {x_name} = {}",
-            human(b.value / div),
+            "best {} at {x_name} = {}",
+            crate::units::format_value(b.value, &s.unit),
             human(b.x)
         ));
     }
@@ -134,7 +133,7 @@ mod tests {
         assert!(line.starts_with("period 32 ("), "{line}");
         // 3200 MFlops, first reached at 64 threads.
         assert!(
-            line.ends_with(", best 3.2 GFLOP/s at threads = 64"),
+            line.ends_with(", best 3.200 GFLOP/s at threads = 64"),
             "{line}"
         );
     }
