@@ -752,10 +752,9 @@ pub(crate) mod tests {
             .filter(|l| l.starts_with("<rect") && l.contains("fill=\"#E377C2\""))
             .collect();
         assert_eq!(ticks.len(), 3 + 5, "{ticks:?}");
-        let floor = svg
-            .lines()
-            .filter(|l| l.starts_with("<rect") && l.contains("fill=\"#E377C2\""))
-            .filter(|l| l.contains("width=\"2\" height=\"8\""))
+        let floor = attr_values(&ticks.join("\n"), "<rect", "x")
+            .into_iter()
+            .filter(|&x| x < canvas::PLOT_W as f64)
             .count();
         assert_eq!(floor, 3, "the plot's ticks: {ticks:?}");
         assert!(!svg
