@@ -333,6 +333,27 @@ fn family(
     })
 }
 
+/// Whether curve `over` hides curve `under` where it is drawn over it: both measured at two x or
+/// more in common, and at nine in ten of those within half a percent of the larger curve's
+/// highest value of each other (a pixel or two on a chart).
+pub(crate) fn covers(over: &[(f64, f64)], under: &[(f64, f64)]) -> bool {
+    let at: std::collections::HashMap<u64, f64> =
+        over.iter().map(|&(x, y)| (x.to_bits(), y)).collect();
+    let pairs: Vec<(f64, f64)> = under
+        .iter()
+        .filter_map(|&(x, y)| at.get(&x.to_bits()).map(|&o| (y, o)))
+        .collect();
+    let top = pairs
+        .iter()
+        .map(|(a, b)| a.abs().max(b.abs()))
+        .fold(0.0, f64::max);
+    let close = pairs
+        .iter()
+        .filter(|(a, b)| (a - b).abs() <= 0.005 * top)
+        .count();
+    pairs.len() >= 2 && close * 10 >= pairs.len() * 9
+}
+
 /// What a curve's band is, in the words of the series chart's legend.
 pub(crate) const BANDS: &str = "uncertainty (95 % CI, placements)";
 
@@ -570,6 +591,15 @@ impl Chart for Overlay<'_> {
             }
         }
         let mut legend = Vec::new();
+        // A curve that a later one covers (drawn over it, the same within half a percent) says
+        // so, or its colour would seem missing from the chart.
+        let under: Vec<Option<usize>> = (0..curves.len())
+            .map(|i| {
+                (i + 1..curves.len())
+                    .rev()
+                    .find(|&j| covers(&curves[j], &curves[i]))
+            })
+            .collect();
         for (i, (c, pts)) in self.curves.iter().zip(curves).enumerate() {
             // Dots show where the points of a sparse curve are; a dense one is its line.
             if pts.len() <= DOTS_UP_TO {
@@ -586,7 +616,11 @@ impl Chart for Overlay<'_> {
             } else {
                 Swatch::Line
             };
-            legend.push(Entry::new(c.label, swatch, colour(i)));
+            let label = match under[i] {
+                Some(j) => format!("{} (under {})", c.label, self.curves[j].label),
+                None => c.label.to_string(),
+            };
+            legend.push(Entry::new(label, swatch, colour(i)));
         }
         Ok(Drawn {
             entries: legend,
@@ -639,6 +673,49 @@ mod tests {
             "a single point is no curve, in a family or not"
         );
         assert_eq!(f[0].members[0].1.len(), 255, "the failed point is left out");
+    }
+
+    #[test]
+    fn a_curve_hidden_under_another_is_said_to_be() {
+        let a: Vec<(f64, f64)> = (1..=20).map(|x| (f64::from(x), f64::from(x))).collect();
+        let same: Vec<(f64, f64)> = a.iter().map(|&(x, y)| (x, y * 1.002)).collect();
+        let apart: Vec<(f64, f64)> = a.iter().map(|&(x, y)| (x, y * 1.1)).collect();
+        assert!(covers(&same, &a));
+        assert!(!covers(&apart, &a));
+        assert!(!covers(&same[..1], &a[..1]), "one point in common");
+        let curves = [
+            Curve {
+                label: "every thread",
+                points: &a,
+                u: &[],
+            },
+            Curve {
+                label: "every even thread",
+                points: &same,
+                u: &[],
+            },
+            Curve {
+                label: "first half",
+                points: &apart,
+                u: &[],
+            },
+        ];
+        let chart = Overlay {
+            title: "t".into(),
+            subtitle: None,
+            x_name: "threads".into(),
+            y_name: "GB/s",
+            quantity: None,
+            curves: &curves,
+        };
+        let svg = canvas::svg(&chart, None).unwrap();
+        assert!(
+            svg.contains("every thread (under every even")
+                || svg.contains("every thread (under every even thread)"),
+            "the covered curve is named"
+        );
+        assert!(!svg.contains("first half (under"), "{svg}");
+        assert!(!svg.contains("every even thread (under"), "{svg}");
     }
 
     #[test]
