@@ -73,6 +73,7 @@ fn compared<'a>(
             y_name: names.unit,
             quantity: Some(quantity),
             curves,
+            name_covered: false,
         },
         ratio,
     }

@@ -376,6 +376,9 @@ pub(crate) struct Overlay<'a> {
     /// What y is, named on the axis before its unit: `throughput (TFLOP/s)`.
     pub quantity: Option<&'a str>,
     pub curves: &'a [Curve<'a>],
+    /// Whether a curve hidden under a later one says so in the legend: variants that coincide
+    /// are worth a word; runs A and B that coincide are what the B/A panel says.
+    pub name_covered: bool,
 }
 
 /// Each member's (x, relative uncertainty), from the CSV.
@@ -456,6 +459,7 @@ fn family_chart<'a>(
         y_name: &analysis.series[f.first].unit,
         quantity: Some(&f.quantity),
         curves,
+        name_covered: true,
     }
 }
 
@@ -597,7 +601,7 @@ impl Chart for Overlay<'_> {
             .map(|i| {
                 (i + 1..curves.len())
                     .rev()
-                    .find(|&j| covers(&curves[j], &curves[i]))
+                    .find(|&j| self.name_covered && covers(&curves[j], &curves[i]))
             })
             .collect();
         for (i, (c, pts)) in self.curves.iter().zip(curves).enumerate() {
@@ -707,6 +711,7 @@ mod tests {
             y_name: "GB/s",
             quantity: None,
             curves: &curves,
+            name_covered: true,
         };
         let svg = canvas::svg(&chart, None).unwrap();
         assert!(
@@ -806,6 +811,7 @@ mod tests {
             y_name: "GB/s",
             quantity: None,
             curves: &curves,
+            name_covered: true,
         };
         let svg = canvas::svg(&chart, None).unwrap();
         for (label, colour) in [("copy_vec1", "#1F77B4"), ("copy_vec2", "#D62728")] {
