@@ -155,34 +155,67 @@ pub fn page(run_dir: &Path) -> Result<String, StoreError> {
         .analyses()
         .first()
         .and_then(|a| a.between_processes.as_ref());
-    contents(&mut h, &figures, between.is_some());
-    machine(&mut h, m);
-    progress(&mut h, &run);
-    if let Some(b) = between {
-        between_processes(&mut h, b);
-    }
-    h.push_str("<h2 id=\"charts\">Charts</h2>\n");
-    if let Views::Nothing(why) = &views {
-        let _ = writeln!(h, "<p>No curve analysis: {}</p>", escape(why));
-    }
-    for f in &figures {
-        figure(&mut h, f);
-    }
     let analyses = views.analyses();
-    if !analyses.is_empty() {
-        lone_points(&mut h, analyses);
-        h.push_str("<h2 id=\"analysis\">Analysis</h2>\n<table><tr><th>series</th><th>x</th><th>period</th><th>knee</th><th>best</th><th>not fitted</th><th>reading</th></tr>\n");
-        for a in analyses {
-            table_rows(&mut h, a);
-        }
-        h.push_str("</table>\n");
-        // Each series counts the points its own metric marks (not the row's status).
-        if let Some(first) = analyses.first() {
-            let marked = first.marked_sentence(|name| format!("<code>{}</code>", escape(name)));
-            if !marked.is_empty() {
-                let _ = writeln!(h, "<p>{marked}</p>");
+    let analysed = !analyses.is_empty();
+    // What was found first (the charts and their analysis), then how it was measured (progress,
+    // the spread between processes, the machine); a running sweep's progress right after the
+    // findings, where its reader looks.
+    let mut sections: Vec<(&str, &str)> = vec![("findings", "Findings")];
+    if running {
+        sections.push(("progress", "Progress"));
+    }
+    sections.push(("charts", "Charts"));
+    if analysed {
+        sections.push(("analysis", "Analysis"));
+    }
+    if !running {
+        sections.push(("progress", "Progress"));
+    }
+    if between.is_some() {
+        sections.push(("between", "Between processes"));
+    }
+    sections.push(("run", "Run"));
+    contents(&mut h, &figures, &sections);
+    for (id, _) in &sections {
+        match *id {
+            "progress" => progress(&mut h, &run),
+            "charts" => {
+                h.push_str("<h2 id=\"charts\">Charts</h2>\n");
+                if let Views::Nothing(why) = &views {
+                    let _ = writeln!(h, "<p>No curve analysis: {}</p>", escape(why));
+                }
+                for f in &figures {
+                    figure(&mut h, f);
+                }
+                if !analyses.is_empty() {
+                    lone_points(&mut h, analyses);
+                }
             }
+            "analysis" => {
+                h.push_str("<h2 id=\"analysis\">Analysis</h2>\n<table><tr><th>series</th><th>x</th><th>period</th><th>knee</th><th>best</th><th>not fitted</th><th>reading</th></tr>\n");
+                for a in analyses {
+                    table_rows(&mut h, a);
+                }
+                h.push_str("</table>\n");
+                // Each series counts the points its own metric marks (not the row's status).
+                if let Some(first) = analyses.first() {
+                    let marked =
+                        first.marked_sentence(|name| format!("<code>{}</code>", escape(name)));
+                    if !marked.is_empty() {
+                        let _ = writeln!(h, "<p>{marked}</p>");
+                    }
+                }
+            }
+            "between" => {
+                if let Some(b) = between {
+                    between_processes(&mut h, b);
+                }
+            }
+            "run" => machine(&mut h, m),
+            _ => {}
         }
+    }
+    if !analyses.is_empty() {
         hover::script(&mut h, analyses, &figures);
     }
     let _ = writeln!(

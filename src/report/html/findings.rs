@@ -83,28 +83,25 @@ pub(super) fn finding(s: &crate::analyze::SeriesAnalysis, x_name: &str) -> Strin
     parts.join(", ")
 }
 
-/// The contents: every section, and every chart by name.
-pub(super) fn contents(h: &mut String, figures: &[Figure], between: bool) {
-    h.push_str("<nav id=\"contents\"><h2>Contents</h2>\n<ol>\n<li><a href=\"#findings\">Findings</a></li>\n<li><a href=\"#run\">Run</a></li>\n<li><a href=\"#progress\">Progress</a></li>\n");
-    if between {
-        h.push_str("<li><a href=\"#between\">Between processes</a></li>\n");
-    }
-    h.push_str("<li><a href=\"#charts\">Charts</a>");
-    if !figures.is_empty() {
-        h.push_str("<ol>");
-        for f in figures {
-            let _ = write!(
-                h,
-                "<li><a href=\"#{}\">{}</a></li>",
-                f.id,
-                escape(&f.caption)
-            );
+/// The contents: every section in the page's order (`sections`: anchor and name), the charts by
+/// name under theirs.
+pub(super) fn contents(h: &mut String, figures: &[Figure], sections: &[(&str, &str)]) {
+    h.push_str("<nav id=\"contents\"><h2>Contents</h2>\n<ol>\n");
+    for (id, name) in sections {
+        let _ = write!(h, "<li><a href=\"#{id}\">{name}</a>");
+        if *id == "charts" && !figures.is_empty() {
+            h.push_str("<ol>");
+            for f in figures {
+                let _ = write!(
+                    h,
+                    "<li><a href=\"#{}\">{}</a></li>",
+                    f.id,
+                    escape(&f.caption)
+                );
+            }
+            h.push_str("</ol>");
         }
-        h.push_str("</ol>");
-    }
-    h.push_str("</li>\n");
-    if figures.iter().any(|f| !f.series.is_empty()) {
-        h.push_str("<li><a href=\"#analysis\">Analysis</a></li>\n");
+        h.push_str("</li>\n");
     }
     h.push_str("</ol></nav>\n");
 }
