@@ -1,12 +1,14 @@
 //! `report.html`: one self-contained page per run (inline SVG and script, nothing fetched). From
-//! the top: the findings (a line per series: period, knee, best, linked to its chart), the
-//! contents, the run's identity (spec, bench, command line, machine, driver, compiler, commit),
+//! the top, what was found, then how it was measured: the findings (a line per series: period,
+//! knee, best, linked to its chart), the contents, a chart per family of variants and per lone
+//! series with two points or more (a second view for series that lie along another axis than x;
+//! bars for a sweep of categories only), the points on no curve, the analysis with its readings,
 //! progress and failures with their log files, the spread between processes (control re-runs),
-//! a chart per family of variants and per lone series with two points or more (a second view for
-//! series that lie along another axis than x; bars for a sweep of categories only), the points
-//! on no curve, and the analysis with its readings. Hovering a chart shows the nearest point's
-//! value ([`hover`]); without script the page is the same, less that. While the run goes on, the
-//! page is rewritten as points finish ([`Live`]) and reloads itself every [`RELOAD_S`] seconds.
+//! and the run's identity (spec, bench, command line, machine, driver, compiler, commit). A
+//! running sweep's progress comes right after its findings. Hovering a chart shows the nearest
+//! point's value ([`hover`]); without script the page is the same, less that. While the run goes
+//! on, the page is rewritten as points finish ([`Live`]) and reloads itself every [`RELOAD_S`]
+//! seconds.
 
 mod findings;
 mod hover;
