@@ -192,9 +192,14 @@ pub fn nesting_unsettled(curve: &Curve, u: super::Unsettled) -> String {
 
 /// The reading's clause on a metric's spread between processes (the control re-runs).
 pub fn between_processes(b: &super::controls::BetweenProcesses, lowered: bool) -> String {
+    // A value that one decimal writes as ±0.0 % (a count, the same every time) is said so.
+    let by = if b.u95 < 0.0005 {
+        "under ±0.05 %".to_string()
+    } else {
+        format!("±{}", percent(b.u95))
+    };
     let mut s = format!(
-        "; between processes a value scatters by ±{} (95 %, from {} control re-runs)",
-        percent(b.u95),
+        "; between processes a value scatters by {by} (95 %, from {} control re-runs)",
         b.pairs
     );
     if lowered {
@@ -286,6 +291,27 @@ mod tests {
         assert!(!count.contains("cost"), "{count}");
         let rate = reading("stride", "GB/s", &curve, &why, crate::spec::Better::Higher);
         assert!(rate.contains("past a peak costs 93.8 %"), "{rate}");
+    }
+
+    #[test]
+    fn a_spread_between_processes_too_small_to_write_is_said_so() {
+        let mut b = crate::analyze::controls::BetweenProcesses {
+            column: "ways".into(),
+            pairs: 4,
+            rel_sd: 0.0,
+            own_u95: 0.0,
+            clock_range: 0.0,
+            u95: 0.0,
+            max_diff: 0.0,
+            max_at: "stride=57".into(),
+            outliers: Vec::new(),
+        };
+        assert_eq!(
+            between_processes(&b, false),
+            "; between processes a value scatters by under ±0.05 % (95 %, from 4 control re-runs)"
+        );
+        b.u95 = 0.014;
+        assert!(between_processes(&b, false).contains("scatters by ±1.4 % (95 %"));
     }
 
     #[test]
