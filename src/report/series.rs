@@ -495,7 +495,7 @@ fn draw<DB: DrawingBackend>(
             }))
             .map_err(|x| e(&x))?;
         on_floor.push(Entry::new(
-            format!("{status}: {} of {measured} points ({why})", marked.len()),
+            format!("{status}: {} of {measured} ({why})", marked.len()),
             Swatch::Rug,
             colour,
         ));
@@ -744,10 +744,10 @@ pub(crate) mod tests {
             .collect();
         let svg = series_svg(&s, "threads", None, &info, &Labels::default()).unwrap();
         let t = texts_of(&svg);
-        // Each entry on two lines in the legend's column.
+        // Each entry says how many points of how many, and why (wrapped where it must be).
         for words in [
-            "unstable: 3 of 255 points",
-            "noisy: 1 of 255 points (CI target",
+            "unstable: 3 of 255 (placements",
+            "noisy: 1 of 255 (CI target missed)",
         ] {
             assert!(t.iter().any(|t| t == words), "{words}: {t:?}");
         }
