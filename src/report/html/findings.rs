@@ -58,7 +58,7 @@ pub(super) fn in_words(labels: &crate::spec::Labels, s: &crate::analyze::SeriesA
 }
 
 /// A series' reading in one line: `period 128 (high confidence), knee 128, best 143.6 GFLOP/s at
-/// threads = 512`, its value with four digits (`15.60 TFLOP/s`).
+/// threads = 512, 30 of 512 points unstable`, its value with four digits (`15.60 TFLOP/s`).
 pub(super) fn finding(s: &crate::analyze::SeriesAnalysis, x_name: &str) -> String {
     let c = &s.curve;
     let mut parts = vec![match &c.period {
@@ -79,6 +79,13 @@ pub(super) fn finding(s: &crate::analyze::SeriesAnalysis, x_name: &str) -> Strin
             crate::units::format_value(b.value, &s.unit),
             human(b.x)
         ));
+    }
+    // How far to trust it: the points its own metric marks, of those measured.
+    let measured = s.data.iter().filter(|p| p.1.is_some()).count();
+    for (n, what) in [(s.marked.unstable, "unstable"), (s.marked.noisy, "noisy")] {
+        if n > 0 {
+            parts.push(format!("{n} of {measured} points {what}"));
+        }
     }
     parts.join(", ")
 }
@@ -131,6 +138,14 @@ mod tests {
         // 3200 MFlops, first reached at 64 threads.
         assert!(
             line.ends_with(", best 3.200 GFLOP/s at threads = 64"),
+            "{line}"
+        );
+        // The points its own metric marks, of those measured (one of 256 failed).
+        let mut marked = s.clone();
+        marked.marked.unstable = 12;
+        let line = finding(&marked, "threads");
+        assert!(
+            line.ends_with("at threads = 64, 12 of 255 points unstable"),
             "{line}"
         );
     }
