@@ -147,7 +147,9 @@ pub enum BadOverride {
         "`-a {name}={value}`: an empty value in the list (hint: V1,V2,... with no empty item)"
     )]
     EmptyItem { name: String, value: String },
-    #[error("`-a {name}={value}`: axis `{name}` takes numbers, and `{item}` {what} (hint: {hint})")]
+    #[error(
+        "`-a {name}={value}`: axis `{name}` takes numbers, and `{item}` {what} (hint: {hint})"
+    )]
     NotANumber {
         name: String,
         value: String,
@@ -155,7 +157,9 @@ pub enum BadOverride {
         what: &'static str,
         hint: String,
     },
-    #[error("`--set {key}={value}`: [vars] `{key}` is a number, and `{value}` {what} (hint: {hint})")]
+    #[error(
+        "`--set {key}={value}`: [vars] `{key}` is a number, and `{value}` {what} (hint: {hint})"
+    )]
     VarNotNumber {
         key: String,
         value: String,

@@ -73,10 +73,15 @@ pub fn scale_for(unit: &str, values: impl IntoIterator<Item = f64>) -> (f64, Str
 }
 
 /// A rate unit rescaled for people: values in `unit` whose largest magnitude is `max` become
-/// values / divisor in the returned unit (MFlops of 2e7 are 20 TFLOP/s; GB/s of 3000, 3 TB/s).
-/// Units it does not know stay as they are (divisor 1).
+/// values / divisor in the returned unit (MFlops of 2e7 are 20 TFLOP/s; GB/s of 3000, 3 TB/s); a
+/// fraction is a percentage (0.9696 is 96.96 %, occupancy 1 is 100.0 %). Units it does not know
+/// stay as they are (divisor 1).
 pub fn scale_unit(unit: &str, max: f64) -> (f64, String) {
-    let base = match unit.to_ascii_lowercase().replace(' ', "").as_str() {
+    let key = unit.to_ascii_lowercase().replace(' ', "");
+    if key == "fraction" {
+        return (0.01, "%".to_string());
+    }
+    let base = match key.as_str() {
         "flops" | "flop/s" => Some((1.0, "FLOP/s")),
         "kflops" | "kflop/s" => Some((1e3, "FLOP/s")),
         "mflops" | "mflop/s" => Some((1e6, "FLOP/s")),
@@ -127,6 +132,14 @@ mod tests {
         assert_eq!(scale_unit("GB/s", 450.0), (1.0, "GB/s".into()));
         assert_eq!(scale_unit("ms", 12.0), (1.0, "ms".into()));
         assert_eq!(scale_unit("MFlops", 0.0), (1.0, "MFlops".into()));
+    }
+
+    #[test]
+    fn a_fraction_is_a_percentage() {
+        assert_eq!(scale_unit("fraction", 1.0), (0.01, "%".into()));
+        assert_eq!(format_value(0.969_6, "fraction"), "96.96 %");
+        assert_eq!(format_value(1.0, "fraction"), "100.0 %");
+        assert_eq!(format_value(0.5, "fraction"), "50.00 %");
     }
 
     #[test]

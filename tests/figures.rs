@@ -235,7 +235,7 @@ fn a_compare_chart_is_named_as_plot_names_the_series_and_shows_b_over_a_beneath(
         // The ratio panel: its axis, the line at 1 and the band of u_A + u_B.
         "B/A",
         "B = A",
-        "B/A band: u_A + u_B",
+        "B/A, band: u_A + u_B",
     ] {
         assert!(
             texts(&svg).iter().any(|t| t == text),

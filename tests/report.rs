@@ -159,7 +159,7 @@ fn the_report_of_the_h100_run_shows_its_charts_in_chromium() {
         "shared_2way_grid: clean"
     );
     let png = tmp.path().join("shot.png");
-    // 3000 pixels tall: the charts come after the findings, contents, run and control tables.
+    // 3000 pixels tall: the charts come right after the findings and contents.
     let console = screenshot_sized(&browser, &run.join("report.html"), &png, (1100, 3000));
     assert!(console.is_empty(), "console messages: {console:?}");
     let n = pixels(&png, &[BLUE, RED, BAND, UNSTABLE]);
@@ -190,10 +190,10 @@ fn the_variants_share_a_chart_whose_legend_is_beside_the_plot() {
     let html = std::fs::read_to_string(run.join("report.html")).unwrap();
     // The four variants of each metric on one chart: three charts, not twelve.
     assert_eq!(html.matches("<figure id=\"chart-").count(), 3, "charts");
-    assert!(html.contains("<figcaption>transpose by variant</figcaption>"));
+    assert!(html.contains(">transpose by variant</figcaption>"));
     // Wide enough that the charts show at their own size (1260 pixels, from x = 24, the page's
     // margin): the plot is 1000 pixels wide, the legend's column right of it. Tall enough for
-    // two charts after the findings, contents and run tables.
+    // two charts after the findings and contents.
     let png = tmp.path().join("shot.png");
     let console = screenshot_sized(&browser, &run.join("report.html"), &png, (1400, 2500));
     assert!(console.is_empty(), "console messages: {console:?}");
@@ -368,19 +368,24 @@ fn the_report_draws_every_curve_of_a_sweep_whose_variants_sweep_different_axes()
     assert!(out.status.success(), "{}", stderr(&out));
     let html = std::fs::read_to_string(run.join("report.html")).unwrap();
     // The stride variant against stride, the offset variant against offset: no single points.
+    // Each captioned in words, the CSV's name of the series on hover.
     let captions: Vec<&str> = html
-        .split("<figcaption>")
+        .split("<figcaption title=\"")
         .skip(1)
         .filter_map(|c| c.split('<').next())
         .collect();
     assert_eq!(captions.len(), 6, "{captions:?}");
-    assert!(captions.contains(&"copy_gb_per_s [variant=stride, offset=0]"));
-    assert!(captions.contains(&"copy_gb_per_s [variant=offset, stride=1]"));
+    assert!(captions
+        .contains(&"copy_gb_per_s [variant=stride, offset=0]\">copy [variant: stride, offset: 0]"));
+    assert!(captions
+        .contains(&"copy_gb_per_s [variant=offset, stride=1]\">copy [variant: offset, stride: 1]"));
     // The coalesced copy's one point is in a table, and the analysis lists curves only.
     assert!(html.contains(
         "<tr><td>copy_gb_per_s [variant=coalesced, offset=0]</td><td>stride = 1</td><td class=\"num\">2724 GB/s</td></tr>"
     ));
+    // (The analysis section ends where the next begins: how it was measured.)
     let analysis = &html[html.find("<h2 id=\"analysis\">Analysis</h2>").unwrap()..];
+    let analysis = &analysis[..analysis[4..].find("<h2").map_or(analysis.len(), |i| i + 4)];
     assert_eq!(analysis.matches("<tr><td>").count(), 6);
 }
 

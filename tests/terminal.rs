@@ -224,8 +224,14 @@ fn the_summary_of_the_h100_thread_sweep_fits_120_columns() {
     summary.slowest = vec![("threads=415".into(), 1.92), ("threads=263".into(), 1.9)];
     let md = Path::new("output/threads_shuffled/20261126T101500Z/analysis.md").to_path_buf();
     let report = Path::new("output/threads_shuffled/20261126T101500Z/report.html");
-    let lines =
-        sweep::events::closing::closing(&summary, Some(&analysis), &[md], Some(report), false);
+    let lines = sweep::events::closing::closing(
+        &summary,
+        Some(&analysis),
+        &[md],
+        Some(report),
+        false,
+        sweep::events::closing::WIDTH,
+    );
     for line in &lines {
         assert!(
             line.chars().count() <= 120,
@@ -243,6 +249,25 @@ fn the_summary_of_the_h100_thread_sweep_fits_120_columns() {
         lines[1].contains(" of 6,144 values vary with buffer placement ("),
         "{}",
         lines[1]
+    );
+    // On an 80-column terminal every line fits but the paths, which are never cut: the slowest
+    // runs that do not fit are left out, a long series line ends in `…`.
+    let narrow =
+        sweep::events::closing::closing(&summary, Some(&analysis), &[], Some(report), false, 80);
+    for line in narrow
+        .iter()
+        .filter(|l| !l.starts_with("run folder") && !l.starts_with("report"))
+    {
+        assert!(
+            line.chars().count() <= 80,
+            "{} columns: {line}",
+            line.chars().count()
+        );
+    }
+    assert!(
+        narrow.iter().any(|l| l
+            .starts_with("builds: 512 compiled, 0 from cache; slowest runs: threads=415 (1.92 s)")),
+        "{narrow:#?}"
     );
     insta::assert_snapshot!(lines.join("\n"));
 }

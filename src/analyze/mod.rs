@@ -348,7 +348,7 @@ pub fn analyze_run(
                     }
                 }),
             };
-            let mut reading = reading::reading(&x, &unit, &curve, &why);
+            let mut reading = reading::reading(&x, &unit, &curve, &why, better);
             match (&model_fit, &curve.period) {
                 (Some(Ok((_, f))), Some(p))
                     if !(f.explains && f.period.is_none_or(|q| (q - p.period).abs() < 1e-9)) =>

@@ -54,9 +54,22 @@ pub fn congruence(phases: &[f64], period: f64) -> String {
 }
 
 /// One line: the period and its cause, the cost of one step past a peak, the knee, the best x.
-/// Values are written in the unit that suits them ([`format_value`]: 20.85 TFLOP/s).
-pub fn reading(axis: &str, unit: &str, curve: &Curve, why: &Why) -> String {
+/// Values are written in the unit that suits them ([`format_value`]: 20.85 TFLOP/s). A metric
+/// that is `better` neither way (a count: ways, bytes, registers) falls past a peak; it costs
+/// nothing.
+pub fn reading(
+    axis: &str,
+    unit: &str,
+    curve: &Curve,
+    why: &Why,
+    better: crate::spec::Better,
+) -> String {
     use crate::units::format_value;
+    let costs = if better == crate::spec::Better::Neither {
+        "falls by"
+    } else {
+        "costs"
+    };
     let mut parts = Vec::new();
     match &curve.period {
         Some(p) => {
@@ -69,7 +82,7 @@ pub fn reading(axis: &str, unit: &str, curve: &Curve, why: &Why) -> String {
             );
             if let Some(d) = &curve.drop {
                 s += &format!(
-                    "; {axis} +{} past a peak costs {} ({})",
+                    "; {axis} +{} past a peak {costs} {} ({})",
                     human(d.after),
                     percent(d.relative),
                     format_value(d.absolute, unit)
@@ -85,10 +98,10 @@ pub fn reading(axis: &str, unit: &str, curve: &Curve, why: &Why) -> String {
                 );
                 if let (Some(c), Some(p)) = (curve.secondary_cost, &curve.period) {
                     s += &if q.period < p.period {
-                        format!(", +1 past its peaks between those costs {}", percent(c))
+                        format!(", +1 past its peaks between those {costs} {}", percent(c))
                     } else {
                         format!(
-                            ", +1 past its peaks costs {} more than past the others",
+                            ", +1 past its peaks {costs} {} more than past the others",
                             percent(c)
                         )
                     };
@@ -179,9 +192,14 @@ pub fn nesting_unsettled(curve: &Curve, u: super::Unsettled) -> String {
 
 /// The reading's clause on a metric's spread between processes (the control re-runs).
 pub fn between_processes(b: &super::controls::BetweenProcesses, lowered: bool) -> String {
+    // A value that one decimal writes as ±0.0 % (a count, the same every time) is said so.
+    let by = if b.u95 < 0.0005 {
+        "under ±0.05 %".to_string()
+    } else {
+        format!("±{}", percent(b.u95))
+    };
     let mut s = format!(
-        "; between processes a value scatters by ±{} (95 %, from {} control re-runs)",
-        percent(b.u95),
+        "; between processes a value scatters by {by} (95 %, from {} control re-runs)",
         b.pairs
     );
     if lowered {
@@ -254,6 +272,46 @@ mod tests {
         assert_eq!(human(0.091234), "0.09123");
         assert_eq!(human(12.5), "12.5");
         assert_eq!(human(f64::NAN), "-");
+    }
+
+    #[test]
+    fn a_count_falls_past_a_peak_and_a_throughput_costs() {
+        // A saw of period 16 in ways: 32 at multiples of 16, 2 elsewhere.
+        let data: Vec<(f64, Option<f64>)> = (1..=64)
+            .map(|x| (f64::from(x), Some(if x % 16 == 0 { 32.0 } else { 2.0 })))
+            .collect();
+        let curve = crate::analyze::analyze_curve(&data, crate::analyze::Sense::HigherIsBetter);
+        assert!(curve.drop.is_some(), "a drop after the peaks");
+        let why = Why::default();
+        let count = reading("stride", "ways", &curve, &why, crate::spec::Better::Neither);
+        assert!(
+            count.contains("past a peak falls by 93.8 % (30.00 ways)"),
+            "{count}"
+        );
+        assert!(!count.contains("cost"), "{count}");
+        let rate = reading("stride", "GB/s", &curve, &why, crate::spec::Better::Higher);
+        assert!(rate.contains("past a peak costs 93.8 %"), "{rate}");
+    }
+
+    #[test]
+    fn a_spread_between_processes_too_small_to_write_is_said_so() {
+        let mut b = crate::analyze::controls::BetweenProcesses {
+            column: "ways".into(),
+            pairs: 4,
+            rel_sd: 0.0,
+            own_u95: 0.0,
+            clock_range: 0.0,
+            u95: 0.0,
+            max_diff: 0.0,
+            max_at: "stride=57".into(),
+            outliers: Vec::new(),
+        };
+        assert_eq!(
+            between_processes(&b, false),
+            "; between processes a value scatters by under ±0.05 % (95 %, from 4 control re-runs)"
+        );
+        b.u95 = 0.014;
+        assert!(between_processes(&b, false).contains("scatters by ±1.4 % (95 %"));
     }
 
     #[test]

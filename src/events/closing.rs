@@ -11,8 +11,31 @@ use crate::units::format_value;
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 
-/// The closing summary's widest line (its paths excepted: they are never cut).
+/// The closing summary's widest line (its paths excepted: they are never cut), and its width on
+/// a terminal narrower than that (down to [`NARROWEST`]: see [`width`]).
 pub const WIDTH: usize = 120;
+pub const NARROWEST: usize = 60;
+
+/// The width to write the closing summary in: the terminal's columns where stdout is one
+/// narrower than [`WIDTH`] (not under [`NARROWEST`]), else [`WIDTH`] (a pipe, a file, a CI log).
+pub fn width() -> usize {
+    use std::io::IsTerminal;
+    if !std::io::stdout().is_terminal() {
+        return WIDTH;
+    }
+    let mut size = libc::winsize {
+        ws_row: 0,
+        ws_col: 0,
+        ws_xpixel: 0,
+        ws_ypixel: 0,
+    };
+    // SAFETY: TIOCGWINSZ writes one `winsize` into the struct it is given, which lives here.
+    let ok = unsafe { libc::ioctl(libc::STDOUT_FILENO, libc::TIOCGWINSZ, &mut size) } == 0;
+    match usize::from(size.ws_col) {
+        cols if ok && cols > 0 => cols.clamp(NARROWEST, WIDTH),
+        _ => WIDTH,
+    }
+}
 
 /// The counts of the summary wrap at this width, so that they read whole in an 80-column terminal.
 const NARROW: usize = 80;
@@ -54,8 +77,8 @@ fn counts(s: &Summary, colour: bool, why: bool) -> String {
 /// The values the run measured and those marked, per cause: `1,192 of 6,144 values vary with
 /// buffer placement (8 of 12 metrics); 0 noisy`, then in parentheses what each cause means and
 /// how results.csv writes it; nothing when no value was measured. The counts wrap at [`NARROW`]
-/// columns; the lines in parentheses are cut at [`WIDTH`].
-fn values(s: &Summary) -> Vec<String> {
+/// columns (or `width`, if narrower); the lines in parentheses at `width`.
+fn values(s: &Summary, width: usize) -> Vec<String> {
     if s.marks.values == 0 {
         return Vec::new();
     }
@@ -64,7 +87,7 @@ fn values(s: &Summary) -> Vec<String> {
     for c in s.marks.clauses() {
         if line.is_empty() {
             line = c;
-        } else if line.chars().count() + 2 + c.chars().count() > NARROW {
+        } else if line.chars().count() + 2 + c.chars().count() > NARROW.min(width) {
             out.push(line + ";");
             line = format!("  {c}");
         } else {
@@ -78,7 +101,7 @@ fn values(s: &Summary) -> Vec<String> {
         .into_iter()
         .chain(s.marks.csv_line(&s.counts))
     {
-        out.extend(wrap(&format!("  ({note})"), WIDTH, "   "));
+        out.extend(wrap(&format!("  ({note})"), width, "   "));
     }
     out
 }
@@ -153,12 +176,12 @@ pub fn one_line(s: &Summary, report: Option<&Path>, colour: bool) -> String {
     out
 }
 
-/// `line` cut to [`WIDTH`] characters, ending in `…` where it was cut.
-fn fit(line: String) -> String {
-    if line.chars().count() <= WIDTH {
+/// `line` cut to `width` characters, ending in `…` where it was cut.
+fn fit(line: String, width: usize) -> String {
+    if line.chars().count() <= width {
         return line;
     }
-    let mut out: String = line.chars().take(WIDTH - 1).collect();
+    let mut out: String = line.chars().take(width - 1).collect();
     out.push('…');
     out
 }
@@ -279,13 +302,14 @@ fn also(run_dir: &Path, wrote: &[PathBuf], shown: &[&Path]) -> String {
 }
 
 /// The closing summary: counts and wall time, recheck and builds, a line per series, and where the
-/// files are. Every line but a path fits [`WIDTH`] columns.
+/// files are. Every line but a path fits `width` columns ([`WIDTH`], or [`width`] on a terminal).
 pub fn closing(
     s: &Summary,
     analysis: Option<&Analysis>,
     wrote: &[PathBuf],
     report: Option<&Path>,
     colour: bool,
+    width: usize,
 ) -> Vec<String> {
     let mut out = vec![first_line(s, colour, false)];
     let failures = failures(s);
@@ -295,7 +319,7 @@ pub fn closing(
             failures.join(", ")
         ));
     }
-    out.extend(values(s));
+    out.extend(values(s, width));
     let (held, it) = if s.held == 1 {
         ("1 point".to_string(), "it")
     } else {
@@ -314,7 +338,7 @@ pub fn closing(
             if i == 0 { "; slowest runs: " } else { ", " },
             run_time(*t)
         );
-        if builds.chars().count() + item.chars().count() > WIDTH {
+        if builds.chars().count() + item.chars().count() > width {
             break;
         }
         builds += &item;
@@ -325,7 +349,7 @@ pub fn closing(
         out.extend(series_lines(a, &s.marks));
     }
     out.push(String::new());
-    let mut out: Vec<String> = out.into_iter().map(fit).collect();
+    let mut out: Vec<String> = out.into_iter().map(|l| fit(l, width)).collect();
     // Where the files are: the paths in full, never cut; the list of the others cut to fit.
     let md = wrote
         .iter()
@@ -345,7 +369,7 @@ pub fn closing(
     let places = columns(&places);
     let last = places.len() - 1;
     for (i, line) in places.into_iter().enumerate() {
-        out.push(if i == last { fit(line) } else { line });
+        out.push(if i == last { fit(line, width) } else { line });
     }
     if s.interrupted {
         out.push("run the same command again to resume".into());
@@ -365,7 +389,7 @@ mod tests {
             run_dir: PathBuf::from("out/x/1"),
             ..Summary::default()
         };
-        let text = closing(&s, None, &[], None, false).join("\n");
+        let text = closing(&s, None, &[], None, false, WIDTH).join("\n");
         assert!(
             text.starts_with("interrupted after 0 points in 0.0 s: none combined yet\n"),
             "{text}"
@@ -380,7 +404,7 @@ mod tests {
         );
         s.interrupted = false;
         s.held = 1;
-        assert!(closing(&s, None, &[], None, false).join("\n").contains(
+        assert!(closing(&s, None, &[], None, false, WIDTH).join("\n").contains(
             "recheck: 1 point had two groups of samples in one process; it was measured in more processes"
         ));
     }
@@ -419,10 +443,11 @@ mod tests {
     #[test]
     fn long_lines_are_cut_at_the_width() {
         let long = "x".repeat(300);
-        let cut_line = fit(long);
+        let cut_line = fit(long.clone(), WIDTH);
         assert_eq!(cut_line.chars().count(), WIDTH);
         assert!(cut_line.ends_with('…'));
-        assert_eq!(fit("short".into()), "short");
+        assert_eq!(fit(long, 80).chars().count(), 80, "an 80-column terminal");
+        assert_eq!(fit("short".into(), WIDTH), "short");
     }
 
     #[test]
@@ -452,7 +477,7 @@ mod tests {
         s.record(&row((Status::Unstable, 0.12), Status::Noisy));
         s.record(&row((Status::Ok, 0.001), Status::Unstable));
         s.record(&row((Status::Unstable, 0.3), Status::Ok));
-        let text = closing(&s, None, &[], None, false).join("\n");
+        let text = closing(&s, None, &[], None, false, WIDTH).join("\n");
         assert!(
             text.starts_with("finished 4 points in 0.0 s: 4 measured, 0 failed\n4 of 8 values vary with buffer placement (2 of 2 metrics);\n  1 noisy (1 of 2 metrics)\n  (placement: its buffer placements differ beyond the 1.0 % target and the noise; the value is their median)\n  (noisy: its confidence interval stayed wider than the 1.0 % target within the time allowed)\n  (results.csv: `<metric>_status` is `unstable` or `noisy`; a point's `status` is its worst metric's: 4 `unstable`)\n"),
             "{text}"
@@ -500,7 +525,7 @@ mod tests {
                 error: String::new(),
             });
         }
-        let lines = values(&s);
+        let lines = values(&s, WIDTH);
         assert_eq!(
             lines[..2],
             [

@@ -398,7 +398,14 @@ impl Reporter for Terminal {
                 let lines = if self.quiet {
                     vec![one_line(summary, report, self.colour.1)]
                 } else {
-                    closing(summary, self.analysis.as_ref(), &self.wrote, report, self.colour.1)
+                    closing(
+                        summary,
+                        self.analysis.as_ref(),
+                        &self.wrote,
+                        report,
+                        self.colour.1,
+                        super::closing::width(),
+                    )
                 };
                 for l in lines {
                     println!("{l}");

@@ -62,14 +62,26 @@ pub(crate) fn axes<'a, DB: DrawingBackend<ErrorType: 'static>>(
     };
     let fmt = |v: &f64| compact(*v);
     let mut mesh = chart.configure_mesh();
-    // About one y label per 40 pixels (a short panel would crowd plotters' ten).
-    let y_labels = (area.dim_in_pixel().1 as usize / 40).clamp(3, 10);
+    // About one y label per 40 pixels (a short panel would crowd plotters' ten), and five at
+    // least (asked for four, compare's B/A panel got two: 1.00 and 1.02).
+    let y_labels = (area.dim_in_pixel().1 as usize / 40).clamp(5, 10);
+    // The y ticks plotters will label, written with as many decimals as the finest needs
+    // (0.0, 0.5, 1.0, not 0, 0.5, 1).
+    let y_ticks = {
+        use plotters::coord::ranged1d::Ranged;
+        RangedCoordf64::from(y_lo..y_hi).key_points(y_labels)
+    };
+    let decimals = tick_decimals(&y_ticks);
+    let y_fmt = |v: &f64| match decimals {
+        Some(d) => format!("{:.d$}", v, d = d),
+        None => compact(*v),
+    };
     mesh.light_line_style(WHITE.mix(0.0)).y_labels(y_labels);
     if text {
         mesh.x_desc(x_name)
             .y_desc(y_name)
             .x_label_formatter(&fmt)
-            .y_label_formatter(&fmt)
+            .y_label_formatter(&y_fmt)
             .label_style(("sans-serif", tick_size))
             .axis_desc_style(("sans-serif", tick_size + 1));
         // The x ticks are drawn below, where x_ticks puts them (plotters puts them on round
@@ -242,6 +254,22 @@ pub(crate) fn series_unit(s: &SeriesAnalysis) -> (f64, String) {
     crate::units::scale_for(&s.unit, s.data.iter().filter_map(|p| p.1))
 }
 
+/// How many decimals the labels of `ticks` share, as the finest of them needs ([`human`]'s 4
+/// significant digits): `Some(1)` for 0, 0.5, 1; `None` where a tick is 10 000 or more and is
+/// written compactly (`20k`, `20M`), each as it needs.
+pub(crate) fn tick_decimals(ticks: &[f64]) -> Option<usize> {
+    if ticks.iter().any(|v| v.abs() >= 1e4) {
+        return None;
+    }
+    Some(
+        ticks
+            .iter()
+            .map(|&v| human(v).split_once('.').map_or(0, |(_, d)| d.len()))
+            .max()
+            .unwrap_or(0),
+    )
+}
+
 /// An x tick label: whole numbers below ten million in full (sizes 16384 and 262144 read as
 /// such, not as `16.38k`), others as [`compact`] writes them.
 pub(crate) fn x_label(v: f64) -> String {
@@ -338,6 +366,17 @@ mod tests {
         );
         let pow2: Vec<f64> = (0..=10).map(|k| f64::from(1 << k)).collect();
         assert!(log_axis(&pow2), "powers of two");
+    }
+
+    #[test]
+    fn y_ticks_share_their_decimals() {
+        assert_eq!(tick_decimals(&[0.0, 0.5, 1.0, 1.5]), Some(1));
+        assert_eq!(tick_decimals(&[0.9, 1.0, 1.1]), Some(1));
+        assert_eq!(tick_decimals(&[0.975, 1.0, 1.025]), Some(3));
+        assert_eq!(tick_decimals(&[0.0, 20.0, 40.0]), Some(0));
+        // Float dust (0.1 + 0.2) needs no seventeen decimals.
+        assert_eq!(tick_decimals(&[0.1 + 0.2, 0.4]), Some(1));
+        assert_eq!(tick_decimals(&[0.0, 10_000.0, 20_000.0]), None);
     }
 
     #[test]

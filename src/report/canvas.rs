@@ -660,6 +660,7 @@ mod tests {
             y_name: "MFlops",
             quantity: Some("throughput"),
             curves: &curves,
+            name_covered: true,
         };
         let svg = svg_with(&chart, true, None, &look).unwrap();
         let bad = collisions(&svg, MIN_SIZE);

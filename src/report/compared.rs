@@ -13,7 +13,7 @@
 use super::axes::{axes, distinct, log_axis};
 use super::canvas::{self, Chart, Drawn};
 use super::family::{Curve, Overlay};
-use super::legend::{Entry, Swatch};
+use super::legend::{Entry, Swatch, BAND_ALPHA};
 use super::series::{band_outline, top_edge, LINE_W};
 use super::{ChartError, ReportError};
 use plotters::coord::Shift;
@@ -68,14 +68,36 @@ fn compared<'a>(
     Compared {
         overlay: Overlay {
             title: names.title.to_string(),
-            subtitle: Some("B against A; beneath, B/A with u_A + u_B as its band".to_string()),
+            subtitle: Some(subtitle(ratio)),
             x_name: names.x_name.to_string(),
             y_name: names.unit,
             quantity: Some(quantity),
             curves,
+            name_covered: false,
         },
         ratio,
     }
+}
+
+/// What the chart shows, and what B/A comes to: `bands: uncertainty (95 % CI, placements) ·
+/// B/A 1.002 (geomean), 509 of 512 points within u_A + u_B of 1`.
+fn subtitle(ratio: &[RatioPoint]) -> String {
+    let mut s = format!("bands: {}", super::family::BANDS);
+    let fine: Vec<&RatioPoint> = ratio
+        .iter()
+        .filter(|p| p.ratio.is_finite() && p.ratio > 0.0 && p.u.is_finite())
+        .collect();
+    if !fine.is_empty() {
+        let n = fine.len();
+        let geomean = (fine.iter().map(|p| p.ratio.ln()).sum::<f64>() / n as f64).exp();
+        let same = fine.iter().filter(|p| (p.ratio - 1.0).abs() <= p.u).count();
+        s += &format!(
+            " · B/A {:.3} (geomean), {same} of {n} point{} within u_A + u_B of 1",
+            geomean,
+            if n == 1 { "" } else { "s" }
+        );
+    }
+    s
 }
 
 impl Chart for Compared<'_> {
@@ -184,13 +206,8 @@ fn ratio_panel<DB: DrawingBackend<ErrorType: 'static>>(
     if band.len() >= 2 && band.iter().any(|b| b.2 > b.1) {
         chart.draw_series(std::iter::once(Polygon::new(
             band_outline(&band),
-            RATIO.mix(0.18).filled(),
+            RATIO.mix(BAND_ALPHA).filled(),
         )))?;
-        legend.push(Entry::new(
-            "B/A band: u_A + u_B",
-            Swatch::Fill,
-            RGBColor(212, 212, 212),
-        ));
     }
     chart.draw_series(DashedLineSeries::new(
         vec![(x0, 1.0), (x1, 1.0)],
@@ -205,7 +222,13 @@ fn ratio_panel<DB: DrawingBackend<ErrorType: 'static>>(
             chart.draw_series(line.iter().map(|&p| Circle::new(p, 2, RATIO.filled())))?;
         }
         chart.draw_series(LineSeries::new(line, RATIO.stroke_width(LINE_W)))?;
-        legend.push(Entry::new("B/A", Swatch::Line, RATIO));
+        // The band in the swatch, under the line, as A's and B's: one entry says both.
+        let banded = band.len() >= 2 && band.iter().any(|b| b.2 > b.1);
+        legend.push(if banded {
+            Entry::new("B/A, band: u_A + u_B", Swatch::LineOnBand, RATIO)
+        } else {
+            Entry::new("B/A", Swatch::Line, RATIO)
+        });
     }
     Ok(legend)
 }
@@ -252,7 +275,9 @@ mod tests {
         for words in [
             "B/A",
             "B = A",
-            "B/A band: u_A + u_B",
+            "B/A, band: u_A + u_B",
+            // What B/A comes to: 1.02 everywhere, within u_A + u_B only where that is 70 %.
+            "bands: uncertainty (95 % CI, placements) · B/A 1.020 (geomean), 1 of 64 points within u_A + u_B of 1",
             "threads per block",
             "throughput (GFLOP/s)",
             "Shared-memory stores, full grid: no conflict — threads per block",

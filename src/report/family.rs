@@ -4,7 +4,7 @@
 
 use super::axes::{axes, distinct, log_axis};
 use super::canvas::{self, Chart, Drawn, Look};
-use super::legend::{Entry, Swatch};
+use super::legend::{Entry, Swatch, BAND_ALPHA};
 use super::series::{
     axis_value, band, band_outline, group_in_words, group_words, top_edge, y_range, DATA,
     DOTS_UP_TO, KNEE, LINE_W, PEAK, PERIOD,
@@ -40,8 +40,9 @@ pub(crate) struct Family {
     pub(crate) title: String,
     /// What y is (`transpose`, or the metrics' common prefix `global`).
     pub(crate) quantity: String,
-    /// Named by the spec (`family = "..."`): its title is the experiment's.
-    pub(crate) from_spec: bool,
+    /// What tells its curves apart, in the spec's words, where the title does not say it: `block
+    /// layout` (one curve per value of an axis), ``metric `shared_*` `` (a family by name).
+    pub(crate) differ: Option<String>,
     pub(crate) stem: String,
     /// Index of its first series in the analysis.
     pub(crate) first: usize,
@@ -107,7 +108,7 @@ pub(crate) fn chosen(analysis: &Analysis, chosen: &[String]) -> Result<Vec<Famil
     };
     // Its own file name, from the metrics chosen: never the file of a spec family it overlaps
     // (a chart of two of a family's three curves would overwrite the family's chart).
-    let mut out = grouped(analysis, &labels, &title, chosen, true);
+    let mut out = grouped(analysis, &labels, &title, chosen);
     for f in &mut out {
         let group = group_words(&analysis.series[f.first].group);
         f.stem = crate::analyze::sanitize(&format!("overlay-{}{group}", chosen.join("-")));
@@ -116,13 +117,7 @@ pub(crate) fn chosen(analysis: &Analysis, chosen: &[String]) -> Result<Vec<Famil
 }
 
 /// One family per group of the series whose metric (or column) is in `metrics`, in that order.
-fn grouped(
-    analysis: &Analysis,
-    labels: &Labels,
-    title: &str,
-    metrics: &[String],
-    from_spec: bool,
-) -> Vec<Family> {
+fn grouped(analysis: &Analysis, labels: &Labels, title: &str, metrics: &[String]) -> Vec<Family> {
     type Group = Vec<(String, String)>;
     let mut groups: Vec<(Group, Vec<usize>)> = Vec::new();
     for m in metrics {
@@ -147,7 +142,7 @@ fn grouped(
                 title: format!("{title}{}", group_in_words(labels, &group)),
                 name,
                 quantity: crate::units::quantity(unit).unwrap_or(title).to_string(),
-                from_spec,
+                differ: None,
                 first: idx[0],
                 members: idx
                     .iter()
@@ -176,7 +171,7 @@ pub(crate) fn families(analysis: &Analysis) -> Vec<Family> {
     let words = labels_of(analysis);
     let mut out = Vec::new();
     for (family, metrics) in words.families() {
-        out.extend(grouped(analysis, &words, &family, &metrics, true));
+        out.extend(grouped(analysis, &words, &family, &metrics));
     }
     let in_spec: Vec<usize> = out.iter().flat_map(|f| f.series.clone()).collect();
     // (name prefix, group, unit) -> indices of its series, in analysis order.
@@ -196,17 +191,29 @@ pub(crate) fn families(analysis: &Analysis) -> Vec<Family> {
             add((prefix.to_string(), s.group.clone(), s.unit.clone()), i);
         }
     }
-    for ((prefix, group, _), idx) in keyed {
+    for ((prefix, group, unit), idx) in keyed {
         let groups: Vec<String> = group.iter().map(|(k, v)| format!("{k}={v}")).collect();
         let name = if groups.is_empty() {
             prefix.clone()
         } else {
             format!("{prefix} [{}]", groups.join(", "))
         };
-        let labels = idx.iter().map(|&i| analysis.series[i].metric.clone());
+        // Each curve in the spec's words where it has them, as on its own chart.
+        let labels = idx.iter().map(|&i| {
+            let m = &analysis.series[i].metric;
+            words.metric(m).unwrap_or(m).to_string()
+        });
         let title = format!("{prefix}{} variants", group_in_words(&words, &group));
-        let names = (name, title, prefix);
-        out.extend(family(analysis, names, &idx, labels.collect()));
+        let differ = format!("metric {prefix}_*");
+        // y is what the unit says (`throughput`), else the variants' common name.
+        let quantity = crate::units::quantity(&unit).map_or(prefix, str::to_string);
+        let names = (name, title, quantity);
+        out.extend(
+            family(analysis, names, &idx, labels.collect()).map(|f| Family {
+                differ: Some(differ),
+                ..f
+            }),
+        );
     }
     // One metric over the values of an axis, among the series in no family yet.
     let taken: Vec<usize> = out.iter().flat_map(|f| f.series.clone()).collect();
@@ -247,9 +254,14 @@ pub(crate) fn families(analysis: &Analysis) -> Vec<Family> {
         } else {
             format!("{metric} [{}] by {axis}", groups.join(", "))
         };
-        // The title in the spec's words where it has them (`every thread by block layout`); the
-        // name (and so the file) stays the columns'.
-        let (shown, axis_words) = (words.metric(&metric).unwrap_or(&metric), words.axis(axis));
+        // The title in the spec's words where it has them, as the series' own chart is titled
+        // (`Global-memory stores, full grid: every thread by block layout`); the name (and so
+        // the file) stays the columns'.
+        let shown = match (words.family(&metric), words.metric(&metric)) {
+            (Some(f), Some(l)) => format!("{f}: {l}"),
+            (_, l) => l.unwrap_or(&metric).to_string(),
+        };
+        let axis_words = words.axis(axis);
         let title = format!("{shown}{} by {axis_words}", group_in_words(&words, &rest));
         let quantity = crate::units::quantity(&unit).map_or(metric.clone(), str::to_string);
         let labels = idx.iter().map(|&i| {
@@ -262,7 +274,12 @@ pub(crate) fn families(analysis: &Analysis) -> Vec<Family> {
             axis_value(&words, axis, v)
         });
         let names = (name, title, quantity);
-        out.extend(family(analysis, names, &idx, labels.collect()));
+        out.extend(
+            family(analysis, names, &idx, labels.collect()).map(|f| Family {
+                differ: Some(axis_words.clone()),
+                ..f
+            }),
+        );
     }
     out
 }
@@ -304,7 +321,7 @@ fn family(
         name,
         title,
         quantity,
-        from_spec: false,
+        differ: None,
         first: idx[0],
         series: idx.to_vec(),
         members: labels
@@ -314,6 +331,30 @@ fn family(
             .collect(),
     })
 }
+
+/// Whether curve `over` hides curve `under` where it is drawn over it: both measured at two x or
+/// more in common, and at nine in ten of those within half a percent of the larger curve's
+/// highest value of each other (a pixel or two on a chart).
+pub(crate) fn covers(over: &[(f64, f64)], under: &[(f64, f64)]) -> bool {
+    let at: std::collections::HashMap<u64, f64> =
+        over.iter().map(|&(x, y)| (x.to_bits(), y)).collect();
+    let pairs: Vec<(f64, f64)> = under
+        .iter()
+        .filter_map(|&(x, y)| at.get(&x.to_bits()).map(|&o| (y, o)))
+        .collect();
+    let top = pairs
+        .iter()
+        .map(|(a, b)| a.abs().max(b.abs()))
+        .fold(0.0, f64::max);
+    let close = pairs
+        .iter()
+        .filter(|(a, b)| (a - b).abs() <= 0.005 * top)
+        .count();
+    pairs.len() >= 2 && close * 10 >= pairs.len() * 9
+}
+
+/// What a curve's band is, in the words of the series chart's legend.
+pub(crate) const BANDS: &str = "uncertainty (95 % CI, placements)";
 
 /// One curve of an overlay chart: its label, its points (x, value) and the relative uncertainty
 /// of each (x, u), drawn as a band (none when empty).
@@ -334,6 +375,9 @@ pub(crate) struct Overlay<'a> {
     /// What y is, named on the axis before its unit: `throughput (TFLOP/s)`.
     pub quantity: Option<&'a str>,
     pub curves: &'a [Curve<'a>],
+    /// Whether a curve hidden under a later one says so in the legend: variants that coincide
+    /// are worth a word; runs A and B that coincide are what the B/A panel says.
+    pub name_covered: bool,
 }
 
 /// Each member's (x, relative uncertainty), from the CSV.
@@ -399,13 +443,22 @@ fn family_chart<'a>(
     curves: &'a [Curve<'a>],
 ) -> Overlay<'a> {
     let x = labels.axis(&analysis.x);
+    let mut said: Vec<String> = f
+        .differ
+        .iter()
+        .map(|d| format!("one curve per {d}"))
+        .collect();
+    if curves.iter().any(|c| c.u.iter().any(|p| p.1 > 0.0)) {
+        said.push(format!("bands: {BANDS}"));
+    }
     Overlay {
         title: format!("{} — {x}", f.title),
-        subtitle: (!f.from_spec).then(|| "variants overlaid".to_string()),
+        subtitle: (!said.is_empty()).then(|| said.join(" · ")),
         x_name: x,
         y_name: &analysis.series[f.first].unit,
         quantity: Some(&f.quantity),
         curves,
+        name_covered: true,
     }
 }
 
@@ -523,7 +576,7 @@ impl Chart for Overlay<'_> {
         frame.y_unit = unit;
         let colour = |i: usize| PALETTE[i % PALETTE.len()];
         // The bands first, all of them behind every line.
-        let mut banded = false;
+        let mut banded = vec![false; curves.len()];
         if range.clipped {
             top_edge(&mut chart, (x0, x1), y1)?;
         }
@@ -532,26 +585,38 @@ impl Chart for Overlay<'_> {
             if band.len() >= 2 && band.iter().any(|b| b.2 > b.1) {
                 chart.draw_series(std::iter::once(Polygon::new(
                     band_outline(&band),
-                    colour(i).mix(0.2).filled(),
+                    colour(i).mix(BAND_ALPHA).filled(),
                 )))?;
-                banded = true;
+                banded[i] = true;
             }
         }
         let mut legend = Vec::new();
+        // A curve that a later one covers (drawn over it, the same within half a percent) says
+        // so, or its colour would seem missing from the chart.
+        let under: Vec<Option<usize>> = (0..curves.len())
+            .map(|i| {
+                (i + 1..curves.len())
+                    .rev()
+                    .find(|&j| self.name_covered && covers(&curves[j], &curves[i]))
+            })
+            .collect();
         for (i, (c, pts)) in self.curves.iter().zip(curves).enumerate() {
             // Dots show where the points of a sparse curve are; a dense one is its line.
             if pts.len() <= DOTS_UP_TO {
                 chart.draw_series(pts.iter().map(|&p| Circle::new(p, 2, colour(i).filled())))?;
             }
             chart.draw_series(LineSeries::new(pts, colour(i).stroke_width(LINE_W)))?;
-            legend.push(Entry::new(c.label, Swatch::Line, colour(i)));
-        }
-        if banded {
-            legend.push(Entry::new(
-                "band: 95 % CI, placements",
-                Swatch::Fill,
-                RGBColor(215, 215, 215),
-            ));
+            // Its band in the swatch, in the band's own tint: the subtitle says what it is.
+            let swatch = if banded[i] {
+                Swatch::LineOnBand
+            } else {
+                Swatch::Line
+            };
+            let label = match under[i] {
+                Some(j) => format!("{} (under {})", c.label, self.curves[j].label),
+                None => c.label.to_string(),
+            };
+            legend.push(Entry::new(label, swatch, colour(i)));
         }
         Ok(Drawn {
             entries: legend,
@@ -607,6 +672,50 @@ mod tests {
     }
 
     #[test]
+    fn a_curve_hidden_under_another_is_said_to_be() {
+        let a: Vec<(f64, f64)> = (1..=20).map(|x| (f64::from(x), f64::from(x))).collect();
+        let same: Vec<(f64, f64)> = a.iter().map(|&(x, y)| (x, y * 1.002)).collect();
+        let apart: Vec<(f64, f64)> = a.iter().map(|&(x, y)| (x, y * 1.1)).collect();
+        assert!(covers(&same, &a));
+        assert!(!covers(&apart, &a));
+        assert!(!covers(&same[..1], &a[..1]), "one point in common");
+        let curves = [
+            Curve {
+                label: "every thread",
+                points: &a,
+                u: &[],
+            },
+            Curve {
+                label: "every even thread",
+                points: &same,
+                u: &[],
+            },
+            Curve {
+                label: "first half",
+                points: &apart,
+                u: &[],
+            },
+        ];
+        let chart = Overlay {
+            title: "t".into(),
+            subtitle: None,
+            x_name: "threads".into(),
+            y_name: "GB/s",
+            quantity: None,
+            curves: &curves,
+            name_covered: true,
+        };
+        let svg = canvas::svg(&chart, None).unwrap();
+        assert!(
+            svg.contains("every thread (under every even")
+                || svg.contains("every thread (under every even thread)"),
+            "the covered curve is named"
+        );
+        assert!(!svg.contains("first half (under"), "{svg}");
+        assert!(!svg.contains("every even thread (under"), "{svg}");
+    }
+
+    #[test]
     fn one_metric_over_the_values_of_an_axis_is_a_family() {
         let of = |v: &str, metric: &str, k: f64| {
             let mut s = variant(metric, k);
@@ -636,6 +745,28 @@ mod tests {
             ]
         );
         assert_eq!(f[0].series, [0, 2, 4]);
+        // The chart says what tells its curves apart; a family by name says its metrics.
+        let chart = family_chart(&f[0], &analysis, &Labels::default(), &[]);
+        assert_eq!(chart.subtitle.as_deref(), Some("one curve per variant"));
+        let by_name = families(&Analysis {
+            x: "threads".into(),
+            series: vec![
+                variant("shared_stride1", 1.0),
+                variant("shared_stride2", 0.5),
+            ],
+            ..Default::default()
+        });
+        let u = [(1.0, 0.01)];
+        let curves = [Curve {
+            label: "shared_stride1",
+            points: &[],
+            u: &u,
+        }];
+        let chart = family_chart(&by_name[0], &analysis, &Labels::default(), &curves);
+        assert_eq!(
+            chart.subtitle.as_deref(),
+            Some("one curve per metric shared_* · bands: uncertainty (95 % CI, placements)")
+        );
         let labels: Vec<&str> = f[0].members.iter().map(|m| m.0.as_str()).collect();
         assert_eq!(
             labels,
@@ -672,6 +803,7 @@ mod tests {
             y_name: "GB/s",
             quantity: None,
             curves: &curves,
+            name_covered: true,
         };
         let svg = canvas::svg(&chart, None).unwrap();
         for (label, colour) in [("copy_vec1", "#1F77B4"), ("copy_vec2", "#D62728")] {

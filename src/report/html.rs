@@ -1,12 +1,14 @@
 //! `report.html`: one self-contained page per run (inline SVG and script, nothing fetched). From
-//! the top: the findings (a line per series: period, knee, best, linked to its chart), the
-//! contents, the run's identity (spec, bench, command line, machine, driver, compiler, commit),
+//! the top, what was found, then how it was measured: the findings (a line per series: period,
+//! knee, best, linked to its chart), the contents, a chart per family of variants and per lone
+//! series with two points or more (a second view for series that lie along another axis than x;
+//! bars for a sweep of categories only), the points on no curve, the analysis with its readings,
 //! progress and failures with their log files, the spread between processes (control re-runs),
-//! a chart per family of variants and per lone series with two points or more (a second view for
-//! series that lie along another axis than x; bars for a sweep of categories only), the points
-//! on no curve, and the analysis with its readings. Hovering a chart shows the nearest point's
-//! value ([`hover`]); without script the page is the same, less that. While the run goes on, the
-//! page is rewritten as points finish ([`Live`]) and reloads itself every [`RELOAD_S`] seconds.
+//! and the run's identity (spec, bench, command line, machine, driver, compiler, commit). A
+//! running sweep's progress comes right after its findings. Hovering a chart shows the nearest
+//! point's value ([`hover`]); without script the page is the same, less that. While the run goes
+//! on, the page is rewritten as points finish ([`Live`]) and reloads itself every [`RELOAD_S`]
+//! seconds.
 
 mod findings;
 mod hover;
@@ -101,11 +103,13 @@ impl Views {
     }
 }
 
-/// One chart of the page: its anchor, caption, SVG (or why there is none) and the series drawn
-/// in it (view, index in that view's analysis).
+/// One chart of the page: its anchor, caption (in the spec's words) and name (in the CSV's
+/// columns, shown on hover), SVG (or why there is none) and the series drawn in it (view, index
+/// in that view's analysis).
 struct Figure {
     id: String,
     caption: String,
+    name: String,
     svg: Result<String, ChartError>,
     series: Vec<(usize, usize)>,
     /// A bar chart's lowest and highest bar, in words.
@@ -157,49 +161,82 @@ pub fn page(run_dir: &Path) -> Result<String, StoreError> {
         .analyses()
         .first()
         .and_then(|a| a.between_processes.as_ref());
-    contents(&mut h, &figures, between.is_some());
-    machine(&mut h, m);
-    progress(&mut h, &run, &tally, &rows);
-    if let Some(b) = between {
-        between_processes(&mut h, b);
-    }
-    h.push_str("<h2 id=\"charts\">Charts</h2>\n");
-    if let Views::Nothing(why) = &views {
-        let _ = writeln!(h, "<p>No curve analysis: {}</p>", escape(&why.to_string()));
-    }
-    for f in &figures {
-        figure(&mut h, f);
-    }
     let analyses = views.analyses();
-    if !analyses.is_empty() {
-        lone_points(&mut h, analyses);
-        h.push_str("<h2 id=\"analysis\">Analysis</h2>\n<table><tr><th>series</th><th>x</th><th>period</th><th>knee</th><th>best</th><th>not fitted</th><th>reading</th></tr>\n");
-        for a in analyses {
-            table_rows(&mut h, a);
-        }
-        h.push_str("</table>\n");
-        // Each series counts the values its own metric marks (not the row's status), by cause.
-        if let Some(first) = analyses.first() {
-            let marked: Vec<String> = first
-                .series
-                .iter()
-                .filter_map(|s| {
-                    let m = marks::series_sentence(s, &tally)?;
-                    Some(format!(
-                        "<code>{}</code> {}",
-                        escape(&s.name),
-                        no_break(&escape(&m))
-                    ))
-                })
-                .collect();
-            if !marked.is_empty() {
-                let _ = writeln!(
-                    h,
-                    "<p>Values marked by their own metric: {}.</p>",
-                    marked.join("; ")
-                );
+    let analysed = !analyses.is_empty();
+    // What was found first (the charts and their analysis), then how it was measured (progress,
+    // the spread between processes, the machine); a running sweep's progress right after the
+    // findings, where its reader looks.
+    let mut sections: Vec<(&str, &str)> = vec![("findings", "Findings")];
+    if running {
+        sections.push(("progress", "Progress"));
+    }
+    sections.push(("charts", "Charts"));
+    if analysed {
+        sections.push(("analysis", "Analysis"));
+    }
+    if !running {
+        sections.push(("progress", "Progress"));
+    }
+    if between.is_some() {
+        sections.push(("between", "Between processes"));
+    }
+    sections.push(("run", "Run"));
+    contents(&mut h, &figures, &sections);
+    for (id, _) in &sections {
+        match *id {
+            "progress" => progress(&mut h, &run, &tally, &rows),
+            "charts" => {
+                h.push_str("<h2 id=\"charts\">Charts</h2>\n");
+                if let Views::Nothing(why) = &views {
+                    let _ = writeln!(h, "<p>No curve analysis: {}</p>", escape(&why.to_string()));
+                }
+                for f in &figures {
+                    figure(&mut h, f);
+                }
+                if !analyses.is_empty() {
+                    lone_points(&mut h, analyses);
+                }
             }
+            "analysis" => {
+                h.push_str("<h2 id=\"analysis\">Analysis</h2>\n<table><tr><th>series</th><th>x</th><th>period</th><th>knee</th><th>best</th><th>not fitted</th><th>reading</th></tr>\n");
+                for a in analyses {
+                    table_rows(&mut h, a);
+                }
+                h.push_str("</table>\n");
+                // Each series counts the values its own metric marks (not the row's status), by
+                // cause.
+                if let Some(first) = analyses.first() {
+                    let marked: Vec<String> = first
+                        .series
+                        .iter()
+                        .filter_map(|s| {
+                            let m = marks::series_sentence(s, &tally)?;
+                            Some(format!(
+                                "<code>{}</code> {}",
+                                escape(&s.name),
+                                no_break(&escape(&m))
+                            ))
+                        })
+                        .collect();
+                    if !marked.is_empty() {
+                        let _ = writeln!(
+                            h,
+                            "<p>Values marked by their own metric: {}.</p>",
+                            marked.join("; ")
+                        );
+                    }
+                }
+            }
+            "between" => {
+                if let Some(b) = between {
+                    between_processes(&mut h, b);
+                }
+            }
+            "run" => machine(&mut h, m),
+            _ => {}
         }
+    }
+    if !analyses.is_empty() {
         hover::script(&mut h, analyses, &figures);
     }
     let _ = writeln!(
@@ -244,10 +281,13 @@ fn figures(views: &Views, run: &store::Run, footer: Option<&str>) -> Vec<Figure>
             for (v, analysis) in views.iter().enumerate() {
                 let fams = families(analysis);
                 let mut in_family = vec![false; analysis.series.len()];
+                // Captions (and the contents) in the spec's words, as the charts' titles.
+                let labels = super::family::labels_of(analysis);
                 for f in &fams {
                     add(Figure {
                         id: format!("chart-{}", anchor(&format!("family-{}", f.stem))),
-                        caption: f.name.clone(),
+                        caption: f.title.clone(),
+                        name: f.name.clone(),
                         svg: family_svg(f, analysis, footer),
                         series: f.series.iter().map(|&i| (v, i)).collect(),
                         span: None,
@@ -257,14 +297,14 @@ fn figures(views: &Views, run: &store::Run, footer: Option<&str>) -> Vec<Figure>
                     }
                 }
                 let infos = super::point_info(analysis);
-                let labels = super::family::labels_of(analysis);
                 for (i, s) in analysis.series.iter().enumerate() {
                     if in_family[i] || !drawable(s) {
                         continue;
                     }
                     add(Figure {
                         id: format!("chart-{}", anchor(&s.file_stem)),
-                        caption: s.name.clone(),
+                        caption: super::series::series_in_words(&labels, &s.metric, &s.group),
+                        name: s.name.clone(),
                         svg: series_svg(s, &analysis.x, footer, &infos[i], &labels),
                         series: vec![(v, i)],
                         span: None,
@@ -277,6 +317,7 @@ fn figures(views: &Views, run: &store::Run, footer: Option<&str>) -> Vec<Figure>
                 add(Figure {
                     id: format!("chart-{}", anchor(&b.stem)),
                     caption: b.name.clone(),
+                    name: b.name.clone(),
                     svg: bars_svg(b, footer),
                     series: Vec::new(),
                     span: b.span(),
@@ -682,8 +723,9 @@ fn figure(h: &mut String, f: &Figure) {
     };
     let _ = writeln!(
         h,
-        "<figure id=\"{}\">{body}<figcaption>{}</figcaption></figure>",
+        "<figure id=\"{}\">{body}<figcaption title=\"{}\">{}</figcaption></figure>",
         f.id,
+        escape(&f.name),
         escape(&f.caption)
     );
 }

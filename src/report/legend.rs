@@ -33,6 +33,11 @@ pub(crate) enum Swatch {
     Fill,
     /// The period's bracket.
     Bracket,
+    /// A curve's line over its band, in the band's tint of the line's colour: an overlay's curve
+    /// and the uncertainty around it in one entry (the tint tells the bands apart, as the lines).
+    LineOnBand,
+    /// A rug: short ticks standing on the plot's floor, one per marked point.
+    Rug,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -158,6 +163,16 @@ pub(crate) fn draw<DB: DrawingBackend<ErrorType: 'static>>(
     Ok(())
 }
 
+/// How opaque an overlay's bands are drawn over white (and their swatches, [`on_white`]).
+pub(crate) const BAND_ALPHA: f64 = 0.2;
+
+/// `c` at opacity `alpha` over white, as one opaque colour: a legend's swatch shows a band as
+/// the plot shows it.
+pub(crate) fn on_white(c: RGBColor, alpha: f64) -> RGBColor {
+    let mix = |v: u8| (255.0 - alpha * (255.0 - f64::from(v))).round() as u8;
+    RGBColor(mix(c.0), mix(c.1), mix(c.2))
+}
+
 fn swatch<DB: DrawingBackend<ErrorType: 'static>>(
     area: &DrawingArea<DB, Shift>,
     entry: &Entry,
@@ -190,6 +205,26 @@ fn swatch<DB: DrawingBackend<ErrorType: 'static>>(
             vec![(x, y + 4), (x, y), (x + SWATCH, y), (x + SWATCH, y + 4)],
             c.stroke_width(1),
         )),
+        Swatch::LineOnBand => {
+            area.draw(&Rectangle::new(
+                [(x, y - 6), (x + SWATCH, y + 6)],
+                on_white(c, BAND_ALPHA).filled(),
+            ))?;
+            area.draw(&PathElement::new(
+                vec![(x, y), (x + SWATCH, y)],
+                c.stroke_width(2),
+            ))
+        }
+        Swatch::Rug => {
+            // As the plot draws them: filled pixels, which no anti-aliasing pales.
+            for k in [1, 5, 9, 15, 21] {
+                area.draw(&Rectangle::new(
+                    [(x + k, y - 3), (x + k + 2, y + 5)],
+                    c.filled(),
+                ))?;
+            }
+            Ok(())
+        }
     }
 }
 
@@ -238,6 +273,17 @@ mod tests {
         );
         // No break fits: cut on one line.
         assert_eq!(wrap("abcdefghijklmnopq", 100, w), ["abcdefghijklm…"]);
+    }
+
+    #[test]
+    fn a_band_s_swatch_is_its_colour_on_white() {
+        // The series chart's band: the data's blue at 25 % (the colour tests/report.rs seeks).
+        assert_eq!(
+            on_white(RGBColor(31, 119, 180), 0.25),
+            RGBColor(199, 221, 236)
+        );
+        assert_eq!(on_white(BLACK, 0.0), WHITE);
+        assert_eq!(on_white(BLACK, 1.0), BLACK);
     }
 
     #[test]

@@ -212,14 +212,21 @@ pub fn single_point_axis(analysis: &Analysis) -> Option<String> {
 /// A line on the series left without a chart for having a single point on x, and the axis
 /// along which their points lie, when there are any.
 pub fn single_point_note(analysis: &Analysis) -> Option<String> {
-    let n = single_point(analysis).len();
+    let lone = single_point(analysis);
+    let n = lone.len();
     if n == 0 {
         return None;
     }
-    let mut line = format!(
-        "{n} series have a single point on `{}` and get no chart",
-        analysis.x
-    );
+    // A series whose every point failed has none, not one.
+    let measured = |s: &&crate::analyze::SeriesAnalysis| s.data.iter().any(|p| p.1.is_some());
+    let how = if lone.iter().all(measured) {
+        "a single point"
+    } else if !lone.iter().any(measured) {
+        "no measured point"
+    } else {
+        "fewer than two measured points"
+    };
+    let mut line = format!("{n} series have {how} on `{}` and get no chart", analysis.x);
     if let Some(a) = single_point_axis(analysis) {
         line += &format!(" (hint: their points lie along `{a}`: plot them with --x {a})");
     }
@@ -275,6 +282,14 @@ mod tests {
         let note = single_point_note(&analysis).unwrap();
         assert!(
             note.starts_with("1 series have a single point on `threads`"),
+            "{note}"
+        );
+        // Every point failed: none, not one.
+        let mut failed = analysis.clone();
+        failed.series[2].data[0].1 = None;
+        let note = single_point_note(&failed).unwrap();
+        assert!(
+            note.starts_with("1 series have no measured point on `threads`"),
             "{note}"
         );
     }

@@ -66,14 +66,24 @@ pub fn series_title(
     group: &[(String, String)],
     x_name: &str,
 ) -> String {
+    format!(
+        "{} — {}",
+        series_in_words(labels, metric, group),
+        labels.axis(x_name)
+    )
+}
+
+/// The series of `metric` in group `group` in the spec's words, as its chart's title names it
+/// before its x: `Shared-memory stores, full grid: no conflict`, `every thread [block layout:
+/// dense]`.
+pub fn series_in_words(labels: &Labels, metric: &str, group: &[(String, String)]) -> String {
     let what = match (labels.family(metric), labels.metric(metric)) {
         (Some(f), Some(l)) => format!("{f}: {l}"),
         (None, Some(l)) => l.to_string(),
         (Some(f), None) => format!("{f}: {metric}"),
         (None, None) => metric.to_string(),
     };
-    let group = group_in_words(labels, group);
-    format!("{what}{group} — {}", labels.axis(x_name))
+    format!("{what}{}", group_in_words(labels, group))
 }
 
 impl Chart for SeriesChart<'_> {
@@ -131,7 +141,8 @@ pub(crate) fn axis_value(labels: &Labels, name: &str, value: &str) -> String {
     format!("{}: {value}", labels.axis(name))
 }
 
-/// What the analysis found, in one line: the period, the knee and the best x.
+/// What the analysis found, in one line: the period, the knee and the best value and x
+/// (`best 124.5 GFLOP/s at 512 (within 1 % from 507)`).
 pub(crate) fn finding(s: &SeriesAnalysis, x_name: &str) -> String {
     let c = &s.curve;
     let mut parts = Vec::new();
@@ -143,11 +154,16 @@ pub(crate) fn finding(s: &SeriesAnalysis, x_name: &str) -> String {
         parts.push(format!("knee {}", human(k)));
     }
     if let Some(b) = &c.best {
-        parts.push(format!(
-            "best {} (within 1 % from {})",
-            human(b.x),
-            human(b.x_within_1pct)
-        ));
+        let value = crate::units::format_value(b.value, &s.unit);
+        parts.push(if b.x_within_1pct == b.x {
+            format!("best {value} at {}", human(b.x))
+        } else {
+            format!(
+                "best {value} at {} (within 1 % from {})",
+                human(b.x),
+                human(b.x_within_1pct)
+            )
+        });
     }
     parts.join(" · ")
 }
@@ -209,6 +225,12 @@ pub(crate) fn peak_marks(observed: &[(f64, f64)], peaks: &[f64]) -> Vec<(f64, f6
         .map(|(_, &p)| p)
         .collect()
 }
+
+/// The rug's ticks, in pixels above the x axis (from, to): unstable points' row, and noisy points'
+/// above it; [`RUG_W`] pixels wide, so that a page that shows the chart smaller still shows them.
+const RUG_UNSTABLE: (i32, i32) = (1, 9);
+const RUG_NOISY: (i32, i32) = (11, 19);
+const RUG_W: i32 = 2;
 
 /// Curves of at most this many points get a dot on each; a denser one is its line.
 pub(crate) const DOTS_UP_TO: usize = 100;
@@ -295,8 +317,8 @@ pub(crate) fn top_edge<DB: DrawingBackend<ErrorType: 'static>>(
 
 /// Draws one series into `plot`, its axes named `names` and its line `label` in the legend;
 /// `text` false draws no text at all (no font is needed then). Marks go behind the data
-/// (band, knee, period) or are hollow and thin (peaks), or sit on the floor of the plot (noisy,
-/// unstable and failed points), so that none hides a point.
+/// (band, knee, period, the rug of noisy and unstable points on the plot's floor) or are hollow
+/// and thin (peaks), so that none hides a point.
 fn draw<DB: DrawingBackend<ErrorType: 'static>>(
     plot: &DrawingArea<DB, Shift>,
     s: &SeriesAnalysis,
@@ -423,6 +445,50 @@ fn draw<DB: DrawingBackend<ErrorType: 'static>>(
             PERIOD,
         ));
     }
+    // On the floor of the plot, behind the data: failed points (grey crosses), and a rug of the
+    // points whose own metric the timing core marked, a short tick standing on the x axis per
+    // point, noisy (confidence target missed) in a row above unstable (placements differ beyond
+    // the noise). A run of hundreds reads as a bar along the x it spans, and the curve is drawn
+    // over it, whole.
+    let floor = |k: f64| y0 + k * (y1 - y0);
+    // Their entries come last in the legend, after the curve's own.
+    let mut on_floor = Vec::new();
+    let gaps: Vec<f64> = s
+        .data
+        .iter()
+        .filter(|p| p.1.is_none())
+        .map(|p| p.0)
+        .collect();
+    if !gaps.is_empty() {
+        chart.draw_series(
+            gaps.iter()
+                .map(|&x| Cross::new((x, floor(0.015)), 4, GAP.stroke_width(1))),
+        )?;
+        on_floor.push(Entry::new("failed point", Swatch::Cross, GAP));
+    }
+    let measured = observed.len();
+    for (status, colour, why, (from, to)) in [
+        ("unstable", UNSTABLE, "placements differ", RUG_UNSTABLE),
+        ("noisy", NOISY, "CI target missed", RUG_NOISY),
+    ] {
+        let marked: Vec<f64> = info
+            .iter()
+            .filter(|p| p.status == status)
+            .map(|p| x_of(p.x))
+            .filter(|x| xs.contains(x))
+            .collect();
+        if marked.is_empty() {
+            continue;
+        }
+        chart.draw_series(marked.iter().map(|&x| {
+            EmptyElement::at((x, y0)) + Rectangle::new([(0, -to), (RUG_W, -from)], colour.filled())
+        }))?;
+        on_floor.push(Entry::new(
+            format!("{status}: {} of {measured} ({why})", marked.len()),
+            Swatch::Rug,
+            colour,
+        ));
+    }
     // The data: a line between neighbours in x, broken at failed points; a dot per point when
     // there are few.
     let mut runs: Vec<Vec<(f64, f64)>> = vec![Vec::new()];
@@ -462,48 +528,7 @@ fn draw<DB: DrawingBackend<ErrorType: 'static>>(
         )?;
         legend.push(Entry::new("outlier (not fitted)", Swatch::Ring, GAP));
     }
-    // On the floor of the plot, never over the data: failed points (grey crosses), and the
-    // points whose own metric the timing core marked, noisy (confidence target missed) and
-    // unstable (placements differ beyond the noise), as small triangles.
-    let floor = |k: f64| y0 + k * (y1 - y0);
-    let gaps: Vec<f64> = s
-        .data
-        .iter()
-        .filter(|p| p.1.is_none())
-        .map(|p| p.0)
-        .collect();
-    if !gaps.is_empty() {
-        chart.draw_series(
-            gaps.iter()
-                .map(|&x| Cross::new((x, floor(0.015)), 4, GAP.stroke_width(1))),
-        )?;
-        legend.push(Entry::new("failed point", Swatch::Cross, GAP));
-    }
-    for (status, colour, label, k) in [
-        ("noisy", NOISY, "noisy point (CI target missed)", 0.05),
-        (
-            "unstable",
-            UNSTABLE,
-            "unstable point (placements differ)",
-            0.025,
-        ),
-    ] {
-        let marked: Vec<f64> = info
-            .iter()
-            .filter(|p| p.status == status)
-            .map(|p| x_of(p.x))
-            .filter(|x| xs.contains(x))
-            .collect();
-        if marked.is_empty() {
-            continue;
-        }
-        chart.draw_series(
-            marked
-                .iter()
-                .map(|&x| TriangleMarker::new((x, floor(k)), 3, colour.filled())),
-        )?;
-        legend.push(Entry::new(label, Swatch::Triangle, colour));
-    }
+    legend.extend(on_floor);
     Ok(Drawn {
         entries: legend,
         frame: Some(frame),
@@ -678,6 +703,67 @@ pub(crate) mod tests {
                 && svg.contains(">mflops [variant: a] — threads</text>"),
             "labels missing"
         );
+    }
+
+    #[test]
+    fn unstable_points_are_a_rug_on_the_floor_counted_in_the_legend() {
+        let s = series();
+        // Three unstable points, one noisy, the rest ok (x 71 failed: not measured).
+        let info: Vec<PointInfo> = s
+            .data
+            .iter()
+            .map(|p| PointInfo {
+                x: p.0,
+                u: 0.01,
+                status: match p.0 as u32 {
+                    10 | 11 | 200 => "unstable",
+                    30 => "noisy",
+                    _ => "ok",
+                }
+                .into(),
+            })
+            .collect();
+        let svg = series_svg(&s, "threads", None, &info, &Labels::default()).unwrap();
+        let t = texts_of(&svg);
+        // Each entry says how many points of how many, and why (wrapped where it must be).
+        for words in [
+            "unstable: 3 of 255 (placements",
+            "noisy: 1 of 255 (CI target missed)",
+        ] {
+            assert!(t.iter().any(|t| t == words), "{words}: {t:?}");
+        }
+        // A tick per point, two pixels wide, standing on the x axis (the swatch's five beside
+        // them); no triangle of that colour.
+        let ticks: Vec<&str> = svg
+            .lines()
+            .filter(|l| l.starts_with("<rect") && l.contains("fill=\"#E377C2\""))
+            .collect();
+        assert_eq!(ticks.len(), 3 + 5, "{ticks:?}");
+        let floor = attr_values(&ticks.join("\n"), "<rect", "x")
+            .into_iter()
+            .filter(|&x| x < canvas::PLOT_W as f64)
+            .count();
+        assert_eq!(floor, 3, "the plot's ticks: {ticks:?}");
+        assert!(!svg
+            .lines()
+            .any(|l| l.starts_with("<polygon") && l.contains("#E377C2")));
+    }
+
+    /// The texts of an SVG, each trimmed.
+    fn texts_of(svg: &str) -> Vec<String> {
+        svg.split("<text")
+            .skip(1)
+            .filter_map(|t| {
+                Some(
+                    t.split_once('>')?
+                        .1
+                        .split("</text>")
+                        .next()?
+                        .trim()
+                        .to_string(),
+                )
+            })
+            .collect()
     }
 
     #[test]

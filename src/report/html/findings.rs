@@ -3,7 +3,6 @@
 use super::{failed_rows, no_break, Figure, Run, Views};
 use crate::analyze::reading::human;
 use crate::events::marks::{count, series_sentence, Tally};
-use crate::report::axes::series_unit;
 use crate::report::escape;
 use std::fmt::Write as _;
 
@@ -36,21 +35,18 @@ pub(super) fn findings(
             let Some(f) = figures.iter().find(|f| f.series.contains(&(v, i))) else {
                 continue;
             };
-            // In the spec's words where it has them (`Shared-memory stores, full grid: no
-            // conflict`), with the column for whoever reads the CSV.
-            let name = match (labels.family(&s.metric), labels.metric(&s.metric)) {
-                (Some(fam), Some(l)) => format!("{fam}: {l} ({})", s.name),
-                (None, Some(l)) => format!("{l} ({})", s.name),
-                _ => s.name.clone(),
-            };
-            // Its marked values in the terminal's words (`264 of 512 values vary with buffer
-            // placement, up to 69 %`), so that the reader sees which series are clean.
+            // In the spec's words, as its chart is titled (`Shared-memory stores, full grid: no
+            // conflict`, `every thread [block layout: dense]`); the series' name in the CSV's
+            // columns (`global_all_grid_mflops [layout=dense]`) shows on hover. Then its marked
+            // values in the terminal's words (`264 of 512 values vary with buffer placement, up
+            // to 69 %`), so that the reader sees which series are clean.
             let marked = series_sentence(s, tally).map_or(String::new(), |m| format!("; {m}"));
             let _ = writeln!(
                 h,
-                "<li><a href=\"#{}\">{}</a>: {}{}</li>",
+                "<li><a href=\"#{}\" title=\"{}\">{}</a>: {}{}</li>",
                 f.id,
-                escape(&name),
+                escape(&s.name),
+                escape(&in_words(&labels, s)),
                 escape(&finding(s, &analysis.x)),
                 no_break(&escape(&marked))
             );
@@ -83,8 +79,14 @@ pub(super) fn findings(
     h.push_str("</ul>\n</section>\n");
 }
 
+/// A series in the spec's words, as its chart's title names it without its x: `Shared-memory
+/// stores, full grid: no conflict`, `every thread [block layout: dense]`.
+pub(super) fn in_words(labels: &crate::spec::Labels, s: &crate::analyze::SeriesAnalysis) -> String {
+    crate::report::series::series_in_words(labels, &s.metric, &s.group)
+}
+
 /// A series' reading in one line: `period 128 (high confidence), knee 128, best 143.6 GFLOP/s at
-/// threads = 512`.
+/// threads = 512`, its value with four digits (`15.60 TFLOP/s`).
 pub(super) fn finding(s: &crate::analyze::SeriesAnalysis, x_name: &str) -> String {
     let c = &s.curve;
     let mut parts = vec![match &c.period {
@@ -99,38 +101,35 @@ pub(super) fn finding(s: &crate::analyze::SeriesAnalysis, x_name: &str) -> Strin
         parts.push(format!("knee {}", human(k)));
     }
     if let Some(b) = &c.best {
-        let (div, unit) = series_unit(s);
+        // Four digits, as the analysis and the terminal write values (15.60 TFLOP/s, not 15.6).
         parts.push(format!(
-            "best {} {unit} at {x_name} = {}",
-            human(b.value / div),
+            "best {} at {x_name} = {}",
+            crate::units::format_value(b.value, &s.unit),
             human(b.x)
         ));
     }
     parts.join(", ")
 }
 
-/// The contents: every section, and every chart by name.
-pub(super) fn contents(h: &mut String, figures: &[Figure], between: bool) {
-    h.push_str("<nav id=\"contents\"><h2>Contents</h2>\n<ol>\n<li><a href=\"#findings\">Findings</a></li>\n<li><a href=\"#run\">Run</a></li>\n<li><a href=\"#progress\">Progress</a></li>\n");
-    if between {
-        h.push_str("<li><a href=\"#between\">Between processes</a></li>\n");
-    }
-    h.push_str("<li><a href=\"#charts\">Charts</a>");
-    if !figures.is_empty() {
-        h.push_str("<ol>");
-        for f in figures {
-            let _ = write!(
-                h,
-                "<li><a href=\"#{}\">{}</a></li>",
-                f.id,
-                escape(&f.caption)
-            );
+/// The contents: every section in the page's order (`sections`: anchor and name), the charts by
+/// name under theirs.
+pub(super) fn contents(h: &mut String, figures: &[Figure], sections: &[(&str, &str)]) {
+    h.push_str("<nav id=\"contents\"><h2>Contents</h2>\n<ol>\n");
+    for (id, name) in sections {
+        let _ = write!(h, "<li><a href=\"#{id}\">{name}</a>");
+        if *id == "charts" && !figures.is_empty() {
+            h.push_str("<ol>");
+            for f in figures {
+                let _ = write!(
+                    h,
+                    "<li><a href=\"#{}\">{}</a></li>",
+                    f.id,
+                    escape(&f.caption)
+                );
+            }
+            h.push_str("</ol>");
         }
-        h.push_str("</ol>");
-    }
-    h.push_str("</li>\n");
-    if figures.iter().any(|f| !f.series.is_empty()) {
-        h.push_str("<li><a href=\"#analysis\">Analysis</a></li>\n");
+        h.push_str("</li>\n");
     }
     h.push_str("</ol></nav>\n");
 }
@@ -140,13 +139,26 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_series_is_named_in_the_spec_s_words_as_its_chart_is() {
+        let spec = "[[axis]]\nname = \"layout\"\nlabel = \"block layout\"\nvalues = [\"dense\"]\n\
+                    [[metric]]\nname = \"mflops\"\nlabel = \"every thread\"\n";
+        let labels = crate::spec::Labels::from_text(spec);
+        let mut s = crate::report::series::tests::series();
+        s.group = vec![("layout".into(), "dense".into())];
+        assert_eq!(in_words(&labels, &s), "every thread [block layout: dense]");
+        // Without labels, the names the CSV has.
+        let plain = crate::spec::Labels::default();
+        assert_eq!(in_words(&plain, &s), "mflops [layout: dense]");
+    }
+
+    #[test]
     fn a_finding_says_period_knee_and_best_in_the_charts_unit() {
         let s = crate::report::series::tests::series();
         let line = finding(&s, "threads");
         assert!(line.starts_with("period 32 ("), "{line}");
         // 3200 MFlops, first reached at 64 threads.
         assert!(
-            line.ends_with(", best 3.2 GFLOP/s at threads = 64"),
+            line.ends_with(", best 3.200 GFLOP/s at threads = 64"),
             "{line}"
         );
     }

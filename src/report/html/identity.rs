@@ -93,10 +93,37 @@ pub(super) fn machine(h: &mut String, m: &Manifest) {
         _ => String::new(),
     };
     row(h, "sweep", &sweep);
-    row(h, "started", &m.started);
-    row(h, "finished", m.finished.as_deref().unwrap_or("-"));
+    row(h, "started", &when(&m.started));
+    let finished = match m.finished.as_deref() {
+        Some(f) => match took(&m.started, f) {
+            Some(t) => format!("{} ({t} after the start)", when(f)),
+            None => when(f),
+        },
+        None => "-".to_string(),
+    };
+    row(h, "finished", &finished);
     row(h, "state", m.state.as_str());
     h.push_str("</table>\n");
+}
+
+/// An RFC 3339 time stamp as people read it, to the second in UTC (`2026-11-26 18:26:04 UTC`, not
+/// `2026-11-26T18:26:04.283942974+00:00`); as it is where it does not parse.
+pub(super) fn when(stamp: &str) -> String {
+    chrono::DateTime::parse_from_rfc3339(stamp).map_or(stamp.to_string(), |t| {
+        t.with_timezone(&chrono::Utc)
+            .format("%Y-%m-%d %H:%M:%S UTC")
+            .to_string()
+    })
+}
+
+/// How long from `start` to `end` (RFC 3339), as the terminal writes a run's time (`6 min 03 s`).
+fn took(start: &str, end: &str) -> Option<String> {
+    let (a, b) = (
+        chrono::DateTime::parse_from_rfc3339(start).ok()?,
+        chrono::DateTime::parse_from_rfc3339(end).ok()?,
+    );
+    let secs = (b - a).num_milliseconds() as f64 / 1000.0;
+    (secs >= 0.0).then(|| crate::events::terminal::duration(secs))
 }
 
 /// The compiler's version in one line: nvcc's from `release` (`release 13.0, V13.0.88`), any
@@ -114,6 +141,25 @@ pub(super) fn compiler_release(v: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn times_are_to_the_second_in_utc_and_the_run_s_length_is_said() {
+        assert_eq!(
+            when("2026-11-26T18:26:04.283942974+00:00"),
+            "2026-11-26 18:26:04 UTC"
+        );
+        assert_eq!(when("2026-11-26T19:26:04+01:00"), "2026-11-26 18:26:04 UTC");
+        assert_eq!(when("yesterday"), "yesterday");
+        assert_eq!(
+            took(
+                "2026-11-26T18:26:04.283942974+00:00",
+                "2026-11-26T18:32:07.121578686+00:00"
+            )
+            .as_deref(),
+            Some("6 min 03 s")
+        );
+        assert_eq!(took("2026-11-26T18:26:04Z", "later"), None);
+    }
 
     #[test]
     fn the_compiler_is_one_line_whatever_it_prints() {
