@@ -43,7 +43,7 @@ pub(super) struct BuildCtx {
     /// One lock per cache key, so two points with the same render build once.
     pub(super) inflight: Mutex<BTreeMap<String, Arc<Mutex<()>>>>,
     /// The files the run's builds read (path -> hash, the first seen) and the keys whose lists
-    /// are in it; kept in the run folder's [`store::BUILD_INPUTS`] (None: `sweep build`).
+    /// are in it; kept in the run folder's [`store::RunDir::build_inputs`] (None: `sweep build`).
     inputs: Mutex<(BTreeMap<String, String>, std::collections::HashSet<String>)>,
     inputs_file: Option<PathBuf>,
 }
@@ -68,7 +68,7 @@ impl BuildCtx {
     /// Keeps the list of the files this run's builds read in `run_dir`, which a resume checks
     /// ([`super::resume`]); a resumed run's list goes on from what it holds.
     pub(super) fn keep_inputs_in(&mut self, run_dir: &Path) {
-        let file = run_dir.join(store::BUILD_INPUTS);
+        let file = store::RunDir::new(run_dir).build_inputs();
         let had = std::fs::read_to_string(&file).unwrap_or_default();
         if let Ok(mut inputs) = self.inputs.lock() {
             inputs.0.extend(cache::read_list(&had));

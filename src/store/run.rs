@@ -82,6 +82,11 @@ impl RunDir {
         self.dir.join(PASSES)
     }
 
+    /// The files the run's builds read, with their hashes, which a resume checks.
+    pub fn build_inputs(&self) -> PathBuf {
+        self.dir.join(super::BUILD_INPUTS)
+    }
+
     /// The lock one sweep at a time holds on the run (two would append to one `results.csv`).
     pub fn lock(&self) -> PathBuf {
         self.dir.join(RUN_LOCK)
