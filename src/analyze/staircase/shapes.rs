@@ -84,22 +84,49 @@ impl Cost {
                 (width, shapes)
             })
             .collect();
-        let (w, c) = (&self.w[b.knee..b.end], &self.c[b.knee..b.end]);
+        let (g, w, c) = (
+            &self.g[b.knee..b.end],
+            &self.w[b.knee..b.end],
+            &self.c[b.knee..b.end],
+        );
         let scale = |step: f64| step * period as f64 / self.span;
         let mut best = f64::INFINITY;
         let mut tried = 0;
         // Each edge moved back by up to a width, or on by a quarter of it: the edges of all
-        // widths in one pass, each point's `d = g − residue − 1` split as `q·period + r`.
+        // widths in one pass. A point's step counts are a function of `d = g − residue − 1`
+        // (`d = q·period + r`: `q` steps and the rise `shapes[r]`), and where the points are
+        // dense they are looked up by `d`, one division each, else computed from `d` kept split.
         let widest = widths.iter().copied().max().unwrap_or(0);
-        let mut split: Vec<(i64, i64)> = self
-            .split(b.knee..b.end, period)
-            .into_iter()
-            .map(|(q, r)| {
-                // g − (sharp − widest) − 1, from g = q·period + r.
-                let d = r - (sharp - widest) - 1;
-                (q + d.div_euclid(period), d.rem_euclid(period))
-            })
-            .collect();
+        let (first, last) = (g.first().copied().unwrap_or(0), g.last().copied().unwrap_or(0));
+        let d_min = first - (sharp + widest / 4) - 1;
+        let d_max = last - (sharp - widest) - 1;
+        let by_d: Vec<Vec<[f64; 2]>> = if d_max - d_min < 4 * g.len() as i64 {
+            fits.iter()
+                .map(|(_, shapes)| {
+                    (d_min..=d_max)
+                        .map(|d| {
+                            let q = d.div_euclid(period) as f64;
+                            let shape = shapes[d.rem_euclid(period) as usize];
+                            [scale(q + shape[0]), scale(q + shape[1])]
+                        })
+                        .collect()
+                })
+                .collect()
+        } else {
+            Vec::new()
+        };
+        let mut split: Vec<(i64, i64)> = Vec::new();
+        if by_d.is_empty() {
+            split = self
+                .split(b.knee..b.end, period)
+                .into_iter()
+                .map(|(q, r)| {
+                    // g − (sharp − widest) − 1, from g = q·period + r.
+                    let d = r - (sharp - widest) - 1;
+                    (q + d.div_euclid(period), d.rem_euclid(period))
+                })
+                .collect();
+        }
         for shift in -widest..=widest / 4 {
             if shift > -widest {
                 // One more on the residue: one less on every d.
@@ -111,26 +138,22 @@ impl Cost {
                     }
                 }
             }
-            for (width, shapes) in &fits {
+            // d − d_min of a point at this residue, from its g.
+            let at = -(sharp + shift) - 1 - d_min;
+            for (f, (width, shapes)) in fits.iter().enumerate() {
                 if shift < -width || shift > width / 4 {
                     continue;
                 }
-                let (mut cubic, mut linear) = ([0.0; 5], [0.0; 5]);
-                for (k, &(q, r)) in split.iter().enumerate() {
-                    let shape = shapes[r as usize];
-                    let (w, c, wv) = (w[k], c[k], &wv[k]);
-                    for (column, shape) in [(&mut cubic, shape[0]), (&mut linear, shape[1])] {
-                        let s = scale(q as f64 + shape);
-                        column[0] += wv[0] * s;
-                        column[1] += wv[1] * s;
-                        column[2] += wv[2] * s;
-                        let ws = w * s;
-                        column[3] += ws * s;
-                        column[4] += ws * c;
-                    }
-                }
+                let columns = match by_d.get(f) {
+                    Some(by_d) => step_columns(w, c, &wv, |k| by_d[(g[k] + at) as usize]),
+                    None => step_columns(w, c, &wv, |k| {
+                        let (q, r) = split[k];
+                        let shape = shapes[r as usize];
+                        [scale(q as f64 + shape[0]), scale(q as f64 + shape[1])]
+                    }),
+                };
                 tried += 2;
-                for column in [cubic, linear] {
+                for column in columns {
                     best = best.min(outside + rising(solver.solve(column)));
                 }
             }
@@ -190,4 +213,29 @@ impl Cost {
         }
         best.map(|(q, r, rss)| (q, r, rss, pairs.len()))
     }
+}
+
+/// The step count's entries of the sums (`Normal::column(3)`) of two staircases over the same
+/// points (weights `w`, costs `c`, `wv`: the weight times each regressor before the step count),
+/// `steps(k)` giving point k's step count in each: what `Normal::add` adds there, with the same
+/// operations in the same order.
+#[inline(always)]
+fn step_columns(
+    w: &[f64],
+    c: &[f64],
+    wv: &[[f64; 3]],
+    steps: impl Fn(usize) -> [f64; 2],
+) -> [[f64; 5]; 2] {
+    let mut columns = [[0.0; 5]; 2];
+    for (k, ((&w, &c), wv)) in w.iter().zip(c).zip(wv).enumerate() {
+        for (column, s) in columns.iter_mut().zip(steps(k)) {
+            column[0] += wv[0] * s;
+            column[1] += wv[1] * s;
+            column[2] += wv[2] * s;
+            let ws = w * s;
+            column[3] += ws * s;
+            column[4] += ws * c;
+        }
+    }
+    columns
 }
