@@ -97,7 +97,10 @@ impl Cost {
         // (`d = q·period + r`: `q` steps and the rise `shapes[r]`), and where the points are
         // dense they are looked up by `d`, one division each, else computed from `d` kept split.
         let widest = widths.iter().copied().max().unwrap_or(0);
-        let (first, last) = (g.first().copied().unwrap_or(0), g.last().copied().unwrap_or(0));
+        let (first, last) = (
+            g.first().copied().unwrap_or(0),
+            g.last().copied().unwrap_or(0),
+        );
         let d_min = first - (sharp + widest / 4) - 1;
         let d_max = last - (sharp - widest) - 1;
         let by_d: Vec<Vec<[f64; 2]>> = if d_max - d_min < 4 * g.len() as i64 {
