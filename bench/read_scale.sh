@@ -2,7 +2,9 @@
 # How `sweep analyze` and `sweep compare` scale with the rows of a run (issue 38 item 12): a
 # synthetic run of N rows (axes x = 1..1000 and g = 0..N/1000-1, one metric stepping every 32
 # x, a CI and a spread column; a manifest as `sweep run` writes it) and a second run B 1 % slower,
-# at N = 10^5 and 10^6; and analyze of N/10 series of 10 points. Prints seconds and peak memory.
+# at N = 10^5 and 10^6; and analyze of N/10 series of 10 points. Prints seconds (wall clock, and
+# CPU time over all cores: on a shared machine the wall clock moves with the others' load) and peak
+# memory.
 # Usage: bench/read_scale.sh [sweep binary, default target/release/sweep] > bench/read_scale.txt
 set -euo pipefail
 sweep=${1:-target/release/sweep}
@@ -34,12 +36,13 @@ PY
 measure() { # measure LABEL COMMAND...
   local label=$1
   shift
-  /usr/bin/time -f "%e %M" -o "$tmp/time" "$@" > /dev/null 2> "$tmp/err" || { cat "$tmp/err"; exit 1; }
-  read -r s kb < "$tmp/time"
-  printf '%-26s %8.1f s %8d MB\n' "$label" "$s" "$((kb / 1024))"
+  /usr/bin/time -f "%e %U %S %M" -o "$tmp/time" "$@" > /dev/null 2> "$tmp/err" || { cat "$tmp/err"; exit 1; }
+  read -r s user sys kb < "$tmp/time"
+  cpu=$(python3 -c "print($user + $sys)")
+  printf '%-26s %8.1f s %8.1f s %8d MB\n' "$label" "$s" "$cpu" "$((kb / 1024))"
 }
 echo "# sweep $("$sweep" --version 2>/dev/null | head -1), $(nproc) cores, $(date -u +%F)"
-echo "# rows     command                    time      peak memory"
+echo "# rows     command                    time   cpu time    peak memory"
 for n in ${SIZES:-100000 1000000}; do
   gen "$tmp/a$n" $n 1.0
   gen "$tmp/b$n" $n 0.99

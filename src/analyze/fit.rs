@@ -31,15 +31,18 @@ impl<const N: usize> Normal<N> {
     }
 
     /// Changes regressor `k` of a point already added, from `v[k]` to `v[k] + delta`
-    /// (`v` is the row as it was added). Costs N operations instead of the 2·N² of remove + add.
-    pub(crate) fn shift(&mut self, w: f64, v: &[f64; N], k: usize, delta: f64) {
+    /// (`v` is the row as it was added), in the entries of regressor `k` (`column(k)`), the
+    /// only ones that change: those of sums that differ in regressor `k` alone, solved by
+    /// `LastRegressor`. Costs N operations instead of the 2·N² of remove + add.
+    #[inline(always)]
+    pub(crate) fn shift(column: &mut [f64; N], w: f64, v: &[f64; N], k: usize, delta: f64) {
         let wd = w * delta;
         for i in 0..k {
-            self.m[i][k] += wd * v[i];
+            column[i] += wd * v[i];
         }
-        self.m[k][k] += wd * (2.0 * v[k] + delta);
+        column[k] += wd * (2.0 * v[k] + delta);
         for j in (k + 1)..N {
-            self.m[k][j] += wd * v[j];
+            column[j] += wd * v[j];
         }
     }
 
@@ -100,6 +103,121 @@ impl<const N: usize> Normal<N> {
             beta[p] = s / a[p][p];
         }
         (rss, beta)
+    }
+
+    /// Entry `(i, k)` of the sums for every `i`: what regressor `k` adds, read as `solve` reads
+    /// it (the upper triangle).
+    pub(crate) fn column(&self, k: usize) -> [f64; N] {
+        std::array::from_fn(|i| self.m[i.min(k)][i.max(k)])
+    }
+
+    /// Prepares `LastRegressor::solve` for sums that equal these everywhere but in the last
+    /// regressor's entries.
+    pub(crate) fn last_regressor(&self) -> LastRegressor<N> {
+        LastRegressor::new(self)
+    }
+}
+
+/// `Normal::solve` for many sums that differ only in the last regressor (a staircase's step
+/// count, tried at every period and phase, beside a trend that stays): the elimination of the
+/// other regressors is done once, and each solve redoes only the entries of that regressor.
+/// The same operations on the same numbers as `solve`, in the same order: the results are
+/// equal to its bit for bit.
+pub(crate) struct LastRegressor<const N: usize> {
+    /// The sums after `solve`'s elimination of the regressors before the last, outside the last
+    /// regressor's row and column.
+    a: [[f64; N]; N],
+    /// `f[p][i]`: the factor by which `solve` takes row `p` from row `i`.
+    f: [[f64; N]; N],
+    used: [bool; N],
+}
+
+// Matrix code reads best with the indices written out.
+#[allow(clippy::needless_range_loop)]
+impl<const N: usize> LastRegressor<N> {
+    /// The last regressor.
+    const S: usize = N - 2;
+
+    fn new(sums: &Normal<N>) -> Self {
+        let s = Self::S;
+        let mut a = sums.m;
+        for i in 0..N {
+            for j in 0..i {
+                a[i][j] = a[j][i];
+            }
+        }
+        let mut f = [[0.0; N]; N];
+        let mut used = [false; N];
+        // `solve`'s pivots before `s`, on the entries outside row and column `s`: none of them
+        // reads an entry of `s`, so they come out as in `solve`.
+        for p in 0..s {
+            let scale = sums.m[p][p].abs();
+            if a[p][p] <= 1e-11 * scale || a[p][p] <= f64::MIN_POSITIVE {
+                continue;
+            }
+            used[p] = true;
+            for i in (p + 1)..N {
+                if i == s {
+                    continue;
+                }
+                f[p][i] = a[i][p] / a[p][p];
+                if f[p][i] == 0.0 {
+                    continue;
+                }
+                for j in (p + 1)..N {
+                    if j != s {
+                        a[i][j] -= f[p][i] * a[p][j];
+                    }
+                }
+            }
+        }
+        LastRegressor { a, f, used }
+    }
+
+    /// Residual sum of squares and the last regressor's coefficient, as `solve` gives them, for
+    /// sums equal to the prepared ones but for the last regressor's entries `column` (as
+    /// `Normal::column` reads them).
+    #[inline]
+    pub(crate) fn solve(&self, column: [f64; N]) -> (f64, f64) {
+        let (s, k) = (Self::S, N - 1);
+        // Row `s` and column `s` of the matrix being eliminated (symmetric at the start).
+        let mut row = column;
+        let mut col = column;
+        for p in 0..s {
+            if !self.used[p] {
+                continue;
+            }
+            for i in (p + 1)..N {
+                if i == s {
+                    let f = row[p] / self.a[p][p];
+                    if f == 0.0 {
+                        continue;
+                    }
+                    for j in (p + 1)..N {
+                        let apj = if j == s { col[p] } else { self.a[p][j] };
+                        row[j] -= f * apj;
+                    }
+                } else {
+                    let f = self.f[p][i];
+                    if f == 0.0 {
+                        continue;
+                    }
+                    col[i] -= f * col[p];
+                }
+            }
+        }
+        // `row[s]` is the pivot `a[s][s]`; `col[k]` is `a[k][s]`, `row[k]` is `a[s][k]`.
+        let mut rss = self.a[k][k];
+        let scale = column[s].abs();
+        let pivot = row[s];
+        if pivot <= 1e-11 * scale || pivot <= f64::MIN_POSITIVE {
+            return (rss.max(0.0), 0.0);
+        }
+        let f = col[k] / pivot;
+        if f != 0.0 {
+            rss -= f * row[k];
+        }
+        (rss.max(0.0), row[k] / pivot)
     }
 }
 
@@ -196,12 +314,62 @@ mod tests {
         let mut b = a;
         a.add(1.5, &[1.0, 2.0, 2.25, 4.0]);
         b.add(1.5, &[1.0, 2.0, 3.0, 4.0]);
-        b.shift(1.5, &[1.0, 2.0, 3.0, 4.0], 2, -0.75);
-        for i in 0..4 {
-            for j in i..4 {
-                assert!((a.m[i][j] - b.m[i][j]).abs() < 1e-12, "({i},{j})");
+        let mut column = b.column(2);
+        Normal::shift(&mut column, 1.5, &[1.0, 2.0, 3.0, 4.0], 2, -0.75);
+        for (i, (x, y)) in a.column(2).iter().zip(column).enumerate() {
+            assert!((x - y).abs() < 1e-12, "({i},2)");
+        }
+    }
+
+    /// `LastRegressor` gives what `solve` gives, bit for bit, on sums that differ in the last
+    /// regressor only: degenerate ones too (a constant regressor, a zero column).
+    #[test]
+    fn last_regressor_solves_exactly_as_solve() {
+        let rows = |step: &dyn Fn(f64) -> f64, t0: f64| -> Normal<5> {
+            let mut n = Normal::<5>::default();
+            for i in 0..40 {
+                let t = t0 + i as f64 / 39.0;
+                let c = 1.0 + 0.3 * t + (i * 7 % 5) as f64 * 0.01 + (t / 0.1).ceil();
+                n.add(1.0 / (c * c), &[1.0, t, t * t, step(t), c]);
+            }
+            n
+        };
+        for t0 in [0.0, 5.0] {
+            let base = rows(&|_| 0.0, t0);
+            let solver = base.last_regressor();
+            for period in [0.0, 0.05, 0.1, 0.25, 0.3, 1e9] {
+                let sums = rows(
+                    &|t| {
+                        if period > 0.0 {
+                            (t / period).ceil()
+                        } else {
+                            0.0
+                        }
+                    },
+                    t0,
+                );
+                let (rss, beta) = sums.solve();
+                let (fast_rss, fast_beta) = solver.solve(sums.column(3));
+                assert_eq!(rss.to_bits(), fast_rss.to_bits(), "rss, {t0} {period}");
+                assert_eq!(
+                    beta[3].to_bits(),
+                    fast_beta.to_bits(),
+                    "beta, {t0} {period}"
+                );
             }
         }
+        // A constant first regressor (all zero): skipped in both.
+        let mut n = Normal::<5>::default();
+        for i in 0..10 {
+            let t = i as f64;
+            n.add(1.0, &[0.0, t, t * t, (t / 3.0).ceil(), 2.0 + t]);
+        }
+        let (rss, beta) = n.solve();
+        let (fast_rss, fast_beta) = n.last_regressor().solve(n.column(3));
+        assert_eq!(
+            (rss.to_bits(), beta[3].to_bits()),
+            (fast_rss.to_bits(), fast_beta.to_bits())
+        );
     }
 
     #[test]

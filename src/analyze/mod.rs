@@ -250,25 +250,18 @@ pub fn analyze_run(
     // The stems given so far (a set to look up, a count for the suffix).
     let mut stems: std::collections::HashSet<String> = Default::default();
     let mut stems_given = 0;
+    // The curves first: each series is analysed on its own, on every core. In x order, one
+    // point per x, whatever the order of the rows: what every chart draws.
+    let curves = each_on_all_cores(&raw, |r| {
+        let data = curve::one_per_x(&r.points);
+        let curve = analyze_curve(&data, sense_of(&r.metric).2);
+        (data, curve)
+    });
     let series = raw
         .into_iter()
-        .map(|r| {
-            let unit = if r.metric.unit.is_empty() {
-                load::unit_of_column(&r.metric.column).to_string()
-            } else {
-                r.metric.unit.clone()
-            };
-            let better = r
-                .metric
-                .better
-                .unwrap_or_else(|| crate::spec::Better::for_unit(&unit));
-            let sense = match better {
-                crate::spec::Better::Higher => Sense::HigherIsBetter,
-                crate::spec::Better::Lower => Sense::LowerIsBetter,
-                crate::spec::Better::Neither => Sense::from_unit(&unit),
-            };
-            // In x order, one point per x, whatever the order of the rows: what every chart draws.
-            let data = curve::one_per_x(&r.points);
+        .zip(curves)
+        .map(|(r, (data, mut curve))| {
+            let (unit, better, sense) = sense_of(&r.metric);
             let spread: Vec<(f64, Option<f64>)> =
                 r.spread.iter().map(|&(x, s)| (x, Some(s))).collect();
             let spread: Vec<(f64, f64)> = curve::one_per_x(&spread)
@@ -276,7 +269,6 @@ pub fn analyze_run(
                 .filter_map(|(x, s)| Some((x, s?)))
                 .collect();
             let marked = Marked::of(&load::one_row_per_x(r.statuses.clone(), &data, Ord::cmp));
-            let mut curve = analyze_curve(&data, sense);
             if better == crate::spec::Better::Neither {
                 // A count or a setting: the most (or fewest) is not the best.
                 curve.best = None;
@@ -414,6 +406,56 @@ pub fn analyze_run(
         between_processes: between,
         semicolon: table.dialect == crate::store::Dialect::Semicolon,
     })
+}
+
+/// A metric's unit (from its column when not given), which way is better, and the sense the
+/// curve is read in.
+fn sense_of(metric: &load::MetricColumn) -> (String, crate::spec::Better, Sense) {
+    let unit = if metric.unit.is_empty() {
+        load::unit_of_column(&metric.column).to_string()
+    } else {
+        metric.unit.clone()
+    };
+    let better = metric
+        .better
+        .unwrap_or_else(|| crate::spec::Better::for_unit(&unit));
+    let sense = match better {
+        crate::spec::Better::Higher => Sense::HigherIsBetter,
+        crate::spec::Better::Lower => Sense::LowerIsBetter,
+        crate::spec::Better::Neither => Sense::from_unit(&unit),
+    };
+    (unit, better, sense)
+}
+
+/// `items.iter().map(f).collect()`, with the items shared out among the machine's cores (each
+/// takes the next one left): the same results in the same order.
+fn each_on_all_cores<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let threads = cores.min(items.len());
+    if threads <= 1 {
+        return items.iter().map(f).collect();
+    }
+    let next = AtomicUsize::new(0);
+    let work = || {
+        let mut done = Vec::new();
+        loop {
+            let i = next.fetch_add(1, Ordering::Relaxed);
+            match items.get(i) {
+                Some(item) => done.push((i, f(item))),
+                None => break done,
+            }
+        }
+    };
+    let mut done: Vec<(usize, R)> = std::thread::scope(|s| {
+        let workers: Vec<_> = (0..threads).map(|_| s.spawn(work)).collect();
+        workers
+            .into_iter()
+            .flat_map(|w| w.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+            .collect()
+    });
+    done.sort_by_key(|(i, _)| *i);
+    done.into_iter().map(|(_, r)| r).collect()
 }
 
 /// Letters, digits, `-`, `_` and `.` kept; anything else becomes `-`.

@@ -172,8 +172,13 @@ impl Cost {
     }
 
     fn stair_row(&self, i: usize, period: i64, residue: i64) -> [f64; 5] {
+        self.stair_row_at(i, self.step(i, period, residue))
+    }
+
+    /// `stair_row` with the step count (as `step` scales it) already known.
+    fn stair_row_at(&self, i: usize, step: f64) -> [f64; 5] {
         let t = self.t[i];
-        [1.0, t, t * t, self.step(i, period, residue), self.c[i]]
+        [1.0, t, t * t, step, self.c[i]]
     }
 
     fn sine_row(&self, i: usize, period: i64) -> [f64; 6] {
@@ -278,7 +283,12 @@ fn model_step(cost: &Cost, b: Bounds, period: i64, residue: i64) -> f64 {
 /// staircase of one phase plus the trend is exactly a rising one of the other phase.)
 fn rising_rss(sums: &Normal<5>) -> f64 {
     let (rss, beta) = sums.solve();
-    if beta[3] > 0.0 {
+    rising((rss, beta[3]))
+}
+
+/// `rising_rss` of a residual sum of squares and the coefficient of the step count.
+fn rising((rss, step): (f64, f64)) -> f64 {
+    if step > 0.0 {
         rss
     } else {
         f64::INFINITY

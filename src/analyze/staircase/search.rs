@@ -2,8 +2,8 @@
 //! alternating with the knee and the start of the straight tail until they settle.
 
 use super::{
-    rising_rss, rss_floor, Baseline, Bounds, Cost, Found, Staircase, MAX_PERIOD, MIN_MIDDLE,
-    MIN_STEPS, TAIL_COST,
+    rising, rising_rss, rss_floor, Baseline, Bounds, Cost, Found, Staircase, MAX_PERIOD,
+    MIN_MIDDLE, MIN_STEPS, TAIL_COST,
 };
 use crate::analyze::fit::Normal;
 
@@ -75,45 +75,132 @@ impl Cost {
         let outside = self.flat[b.knee].rss() + self.tail[b.end];
         let mid = b.knee..b.end;
         // Middle points without their step count (0): the trend part of the sums; the step
-        // count is then shifted in point by point.
-        let mut sums = self.trend5[b.end].minus(&self.trend5[b.knee]);
-        // Points grouped by residue class (a counting sort), so that each phase step visits one
-        // class.
-        let mut starts = vec![0usize; period as usize + 1];
-        for i in mid.clone() {
-            starts[self.g[i].rem_euclid(period) as usize + 1] += 1;
+        // count is then shifted in point by point. Only its entries (`column`) change from phase
+        // to phase: the rest of the elimination is done once (`LastRegressor`).
+        let sums = self.trend5[b.end].minus(&self.trend5[b.knee]);
+        let solver = sums.last_regressor();
+        let mut column = sums.column(3);
+        let (w, t, c) = (
+            &self.w[mid.clone()],
+            &self.t[mid.clone()],
+            &self.c[mid.clone()],
+        );
+        // Each point as `g = q·period + class`; each phase step visits one class. Where the
+        // points are consecutive grid steps, a class is every period-th point from its first;
+        // else the points are grouped by class (a counting sort).
+        let n = mid.len();
+        let g0 = self.g[b.knee];
+        let sorted =
+            (self.g[b.end - 1] - g0 != n as i64 - 1).then(|| self.classes(mid.clone(), period));
+        // The step count of phase 0 is ⌈g/period⌉ = q + (class > 0); that of phase r − 1 in
+        // class r is q + 1: the values `stair_row` gives.
+        // Computed once for each count where the points outnumber the counts (one division a
+        // count, not one a point): the same values.
+        let scaled = |count: i64| count as f64 * period as f64 / self.span;
+        let (first, last) = (g0.div_euclid(period), self.g[b.end - 1].div_euclid(period));
+        let counts: Option<Vec<f64>> =
+            (last - first < n as i64).then(|| (first..=last + 1).map(scaled).collect());
+        let step = |count: i64| match &counts {
+            Some(counts) => counts[(count - first) as usize],
+            None => scaled(count),
+        };
+        // Point k's step count (scaled) from `from` by `delta`.
+        let shift = |column: &mut [f64; 5], k: usize, from: f64, delta: f64| {
+            let row = [1.0, t[k], t[k] * t[k], from, c[k]];
+            Normal::shift(column, w[k], &row, 3, delta);
+        };
+        match &sorted {
+            None => {
+                let (mut q, mut class) = (first, g0.rem_euclid(period));
+                for k in 0..n {
+                    shift(&mut column, k, 0.0, step(q + i64::from(class > 0)));
+                    class += 1;
+                    if class == period {
+                        (q, class) = (q + 1, 0);
+                    }
+                }
+            }
+            Some((split, ..)) => {
+                for (k, &(q, class)) in split.iter().enumerate() {
+                    shift(&mut column, k, 0.0, step(q + i64::from(class > 0)));
+                }
+            }
         }
-        for q in 0..period as usize {
-            starts[q + 1] += starts[q];
-        }
-        let mut fill = starts.clone();
-        let mut order = vec![0; mid.len()];
-        for i in mid.clone() {
-            let q = self.g[i].rem_euclid(period) as usize;
-            order[fill[q]] = i;
-            fill[q] += 1;
-        }
-        for i in mid {
-            let mut row = self.stair_row(i, period, 0);
-            let step = row[3];
-            row[3] = 0.0;
-            sums.shift(self.w[i], &row, 3, step);
-        }
-        let mut best = (0, outside + rising_rss(&sums));
+        let mut best = (0, outside + rising(solver.solve(column)));
         let down = period as f64 / self.span;
         for residue in 1..period {
             // The step count of this residue class goes down by one.
-            let class = starts[residue as usize]..starts[residue as usize + 1];
-            for &i in &order[class] {
-                let row = self.stair_row(i, period, residue - 1);
-                sums.shift(self.w[i], &row, 3, -down);
+            match &sorted {
+                None => {
+                    let k0 = (residue - g0).rem_euclid(period);
+                    let q0 = (g0 + k0).div_euclid(period);
+                    for (q, k) in (q0..).zip((k0 as usize..n).step_by(period as usize)) {
+                        shift(&mut column, k, step(q + 1), -down);
+                    }
+                }
+                Some((split, starts, order)) => {
+                    let class = starts[residue as usize]..starts[residue as usize + 1];
+                    for &k in &order[class] {
+                        shift(&mut column, k, step(split[k].0 + 1), -down);
+                    }
+                }
             }
-            let rss = outside + rising_rss(&sums);
+            let rss = outside + rising(solver.solve(column));
             if rss < best.1 {
                 best = (residue, rss);
             }
         }
         best
+    }
+
+    /// The points `range` as `g = q·period + class` (`split`), and grouped by class in grid
+    /// order (a counting sort): the points of class r are `order[starts[r]..starts[r + 1]]`,
+    /// counted from the first of `range`.
+    #[allow(clippy::type_complexity)]
+    fn classes(
+        &self,
+        range: std::ops::Range<usize>,
+        period: i64,
+    ) -> (Vec<(i64, i64)>, Vec<usize>, Vec<usize>) {
+        let split = self.split(range, period);
+        let mut starts = vec![0usize; period as usize + 1];
+        for &(_, class) in &split {
+            starts[class as usize + 1] += 1;
+        }
+        for q in 0..period as usize {
+            starts[q + 1] += starts[q];
+        }
+        let mut fill = starts.clone();
+        let mut order = vec![0; split.len()];
+        for (k, &(_, class)) in split.iter().enumerate() {
+            order[fill[class as usize]] = k;
+            fill[class as usize] += 1;
+        }
+        (split, starts, order)
+    }
+
+    /// `(g.div_euclid(period), g.rem_euclid(period))` of the points `range` (in grid order),
+    /// with one division.
+    pub(super) fn split(&self, range: std::ops::Range<usize>, period: i64) -> Vec<(i64, i64)> {
+        let mut out = Vec::with_capacity(range.len());
+        let mut at: Option<(i64, i64, i64)> = None;
+        for i in range {
+            let g = self.g[i];
+            let (q, r) = match at {
+                Some((last, q, r)) if g >= last && g - last < period => {
+                    let r = r + (g - last);
+                    if r >= period {
+                        (q + 1, r - period)
+                    } else {
+                        (q, r)
+                    }
+                }
+                _ => (g.div_euclid(period), g.rem_euclid(period)),
+            };
+            at = Some((g, q, r));
+            out.push((q, r));
+        }
+        out
     }
 
     /// A staircase of a given period: its phase and bounds settled as `settle` does (from the

@@ -1,7 +1,7 @@
 //! Other shapes of the same steps, for the margins of the one found: a sinusoid of its period,
 //! rounded edges, and a second period nested in the first.
 
-use super::{rising_rss, rss_floor, Bounds, Cost, Staircase, MIN_STEPS, SHAPE_TEST_STEPS};
+use super::{rising, rss_floor, Bounds, Cost, Staircase, MIN_STEPS, SHAPE_TEST_STEPS};
 use crate::analyze::fit::Normal;
 
 impl Cost {
@@ -54,29 +54,111 @@ impl Cost {
         let sharp = residue;
         let outside = self.flat[b.knee].rss() + self.tail[b.end];
         let widths = self.rounded_widths(period);
+        // Every fit shares the trend part of its sums (the points' rows but for the step count):
+        // it is summed once, as `Normal::add` sums it, and each fit sums the step count's
+        // entries alone, with the same operations as `add` (`wv`: weight times each regressor
+        // before the step count), and is solved by `LastRegressor`.
+        let mut trend = Normal::<5>::default();
+        for i in b.knee..b.end {
+            trend.add(self.w[i], &self.stair_row_at(i, 0.0));
+        }
+        let solver = trend.last_regressor();
+        let wv: Vec<[f64; 3]> = (b.knee..b.end)
+            .map(|i| {
+                let t = self.t[i];
+                [self.w[i] * 1.0, self.w[i] * t, self.w[i] * (t * t)]
+            })
+            .collect();
+        // A rise as a cubic (flat at both ends) or as a straight ramp, the commonest real shape:
+        // `shapes[into − 1]` holds how far a step of each has risen `into` grid steps into the
+        // period (both fitted in one pass over the points).
+        let fits: Vec<(i64, Vec<[f64; 2]>)> = widths
+            .iter()
+            .map(|&width| {
+                let shapes = (1..=period)
+                    .map(|into| {
+                        let rise = (into as f64 / width as f64).min(1.0);
+                        [rise * rise * (3.0 - 2.0 * rise), rise]
+                    })
+                    .collect();
+                (width, shapes)
+            })
+            .collect();
+        let (g, w, c) = (
+            &self.g[b.knee..b.end],
+            &self.w[b.knee..b.end],
+            &self.c[b.knee..b.end],
+        );
+        let scale = |step: f64| step * period as f64 / self.span;
         let mut best = f64::INFINITY;
         let mut tried = 0;
-        // A rise as a cubic (flat at both ends) or as a straight ramp, the commonest real shape.
-        for (&width, linear) in widths.iter().flat_map(|w| [(w, false), (w, true)]) {
-            for shift in -width..=width / 4 {
-                let residue = sharp + shift;
-                let mut sums = Normal::<5>::default();
-                for i in b.knee..b.end {
-                    let d = self.g[i] - residue - 1;
-                    let into = (d.rem_euclid(period) + 1) as f64;
-                    let rise = (into / width as f64).min(1.0);
-                    let shape = if linear {
-                        rise
+        // Each edge moved back by up to a width, or on by a quarter of it: the edges of all
+        // widths in one pass. A point's step counts are a function of `d = g − residue − 1`
+        // (`d = q·period + r`: `q` steps and the rise `shapes[r]`), and where the points are
+        // dense they are looked up by `d`, one division each, else computed from `d` kept split.
+        let widest = widths.iter().copied().max().unwrap_or(0);
+        let (first, last) = (
+            g.first().copied().unwrap_or(0),
+            g.last().copied().unwrap_or(0),
+        );
+        let d_min = first - (sharp + widest / 4) - 1;
+        let d_max = last - (sharp - widest) - 1;
+        let by_d: Vec<Vec<[f64; 2]>> = if d_max - d_min < 4 * g.len() as i64 {
+            fits.iter()
+                .map(|(_, shapes)| {
+                    (d_min..=d_max)
+                        .map(|d| {
+                            let q = d.div_euclid(period) as f64;
+                            let shape = shapes[d.rem_euclid(period) as usize];
+                            [scale(q + shape[0]), scale(q + shape[1])]
+                        })
+                        .collect()
+                })
+                .collect()
+        } else {
+            Vec::new()
+        };
+        let mut split: Vec<(i64, i64)> = Vec::new();
+        if by_d.is_empty() {
+            split = self
+                .split(b.knee..b.end, period)
+                .into_iter()
+                .map(|(q, r)| {
+                    // g − (sharp − widest) − 1, from g = q·period + r.
+                    let d = r - (sharp - widest) - 1;
+                    (q + d.div_euclid(period), d.rem_euclid(period))
+                })
+                .collect();
+        }
+        for shift in -widest..=widest / 4 {
+            if shift > -widest {
+                // One more on the residue: one less on every d.
+                for (q, r) in split.iter_mut() {
+                    if *r == 0 {
+                        (*q, *r) = (*q - 1, period - 1);
                     } else {
-                        rise * rise * (3.0 - 2.0 * rise)
-                    };
-                    let step = d.div_euclid(period) as f64 + shape;
-                    let t = self.t[i];
-                    let row = [1.0, t, t * t, step * period as f64 / self.span, self.c[i]];
-                    sums.add(self.w[i], &row);
+                        *r -= 1;
+                    }
                 }
-                tried += 1;
-                best = best.min(outside + rising_rss(&sums));
+            }
+            // d − d_min of a point at this residue, from its g.
+            let at = -(sharp + shift) - 1 - d_min;
+            for (f, (width, shapes)) in fits.iter().enumerate() {
+                if shift < -width || shift > width / 4 {
+                    continue;
+                }
+                let columns = match by_d.get(f) {
+                    Some(by_d) => step_columns(w, c, &wv, |k| by_d[(g[k] + at) as usize]),
+                    None => step_columns(w, c, &wv, |k| {
+                        let (q, r) = split[k];
+                        let shape = shapes[r as usize];
+                        [scale(q as f64 + shape[0]), scale(q as f64 + shape[1])]
+                    }),
+                };
+                tried += 2;
+                for column in columns {
+                    best = best.min(outside + rising(solver.solve(column)));
+                }
             }
         }
         (best.max(rss_floor(self.len())), tried.max(1))
@@ -134,4 +216,29 @@ impl Cost {
         }
         best.map(|(q, r, rss)| (q, r, rss, pairs.len()))
     }
+}
+
+/// The step count's entries of the sums (`Normal::column(3)`) of two staircases over the same
+/// points (weights `w`, costs `c`, `wv`: the weight times each regressor before the step count),
+/// `steps(k)` giving point k's step count in each: what `Normal::add` adds there, with the same
+/// operations in the same order.
+#[inline(always)]
+fn step_columns(
+    w: &[f64],
+    c: &[f64],
+    wv: &[[f64; 3]],
+    steps: impl Fn(usize) -> [f64; 2],
+) -> [[f64; 5]; 2] {
+    let mut columns = [[0.0; 5]; 2];
+    for (k, ((&w, &c), wv)) in w.iter().zip(c).zip(wv).enumerate() {
+        for (column, s) in columns.iter_mut().zip(steps(k)) {
+            column[0] += wv[0] * s;
+            column[1] += wv[1] * s;
+            column[2] += wv[2] * s;
+            let ws = w * s;
+            column[3] += ws * s;
+            column[4] += ws * c;
+        }
+    }
+    columns
 }
