@@ -85,6 +85,25 @@ pub(super) fn secondary(
     if q < st.period || s.rounded {
         gain = gain.min(m * (s.rounded_rss / rss).ln());
     }
+    // Where the coverage tolerated irregular edges, the nested period must also beat the
+    // staircase with its weak edges given drops of their own (one parameter each): two weak
+    // edges of 32 of one parity are all that a nested 64 fits (issue 34's Irregular battery:
+    // 64 or 128 nested at high confidence).
+    if !coverage.absent_at.is_empty() {
+        let mut free = coverage.absent_at.clone();
+        free.extend(
+            coverage
+                .weak_at
+                .iter()
+                .filter(|e| !free.contains(e))
+                .copied()
+                .collect::<Vec<_>>(),
+        );
+        free.truncate(staircase::FREE_EDGES);
+        let freed = s.cost.freed_rss(st, &free);
+        let extra = free.len() as f64 - 1.0;
+        gain = gain.min(m * (freed / rss).ln() + extra * m.ln() - 2.0 * (tried as f64).ln());
+    }
     (gain > DETECT).then(|| {
         let period = q as f64 * grid.unit;
         let phase = clean(grid.to_x(r).rem_euclid(period));
