@@ -287,7 +287,7 @@ fn divided_margin(
     let m = s.used.len() as f64;
     let shift = freed_score(s, small, m) - m * first.rss.ln();
     let shape = if s.cost.needs_shape_test(small) {
-        s.margin_shape
+        s.shape_margin()
     } else {
         f64::INFINITY
     };
@@ -335,7 +335,7 @@ pub fn analyze_curve(points: &[(f64, Option<f64>)], sense: Sense) -> Curve {
     // Which model speaks: a significant one; of two, the one with the smaller residual variance.
     let stair_ok = stair.as_ref().filter(|s| {
         s.stair.as_ref().is_some_and(|first| {
-            s.margin_none.min(s.margin_shape) > DETECT
+            s.margin_none.min(s.shape_margin()) > DETECT
                 || divided(s, first).is_some_and(|small| divided_margin(s, first, &small) > DETECT)
         })
     });
@@ -384,9 +384,9 @@ pub fn analyze_curve(points: &[(f64, Option<f64>)], sense: Sense) -> Curve {
                 let margin = if divided {
                     divided_margin(s, first, st)
                 } else if is_double {
-                    (s.margin_none - (own - m * first.rss.ln())).min(s.margin_shape)
+                    (s.margin_none - (own - m * first.rss.ln())).min(s.shape_margin())
                 } else {
-                    s.margin_none.min(s.margin_shape)
+                    s.margin_none.min(s.shape_margin())
                 };
                 (scores, margin)
             };
@@ -478,6 +478,11 @@ pub fn analyze_curve(points: &[(f64, Option<f64>)], sense: Sense) -> Curve {
                 if doubled.is_some() {
                     found.level = found.level.min(Confidence::Medium);
                     curve.two_sizes = true;
+                }
+                // Steps that a sinusoid of their period fits as well: the period is sure, the
+                // steps are not.
+                if s.shape_doubt() {
+                    found.level = found.level.min(Confidence::Medium);
                 }
                 // P over the multiple the search found rests on the same few edges: medium.
                 if divided.is_some() {
