@@ -467,6 +467,23 @@ pub fn analyze_curve(points: &[(f64, Option<f64>)], sense: Sense) -> Curve {
                 let m = (s.used.len() - s.outliers.len()) as f64;
                 let mut found = found;
                 curve.secondary = secondary(&grid, s, st, m);
+                // Peaks of single points at the period's phase (a comb, which `fit_comb` reads
+                // at this period) are no steps: a shorter period nested in them fits the lone
+                // points, not drops of its own (issue 34's Spikes battery: 16 with 4 nested at
+                // high confidence). Only where a period spans eight grid points at least: with
+                // four (the H100 thread sweeps on a grid of 8), every peak of a staircase is a
+                // single point.
+                let shorter = curve
+                    .secondary
+                    .as_ref()
+                    .is_some_and(|q| q.period < found.period);
+                if shorter
+                    && st.period >= 8 * s.cost.stride()
+                    && fit_comb(&grid, sense)
+                        .is_some_and(|c| c.period == st.period && c.margin_none > DETECT)
+                {
+                    curve.secondary = None;
+                }
                 if !coverage.resolves_neighbours() {
                     found.level = found.level.min(Confidence::Medium);
                     if let Some(q) = curve.secondary.as_mut() {
