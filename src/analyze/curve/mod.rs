@@ -637,6 +637,48 @@ mod tests {
         assert!(c.secondary.is_none(), "{:?}", c.secondary);
     }
 
+    /// Two neighbouring edges of fifteen (k = 5 and 6) drop a tenth of the others, and a fixed
+    /// overhead: the search settled on 96 with a straight tail hiding the rest and read
+    /// "96, high; 32 nested, high" (issue 34's Irregular battery). With those two edges freed,
+    /// 32 fits far better, and is the period.
+    #[test]
+    fn two_neighbouring_weak_edges_read_their_period_not_its_triple() {
+        let pts: Vec<(f64, Option<f64>)> = (1..=512)
+            .map(|x: i64| {
+                let k = super::super::fit::ceil_div(x - 10, 32).max(3);
+                let weak = [5, 6].iter().filter(|&&e| e < k).count() as f64;
+                let cost = 0.43 + k as f64 - 0.9 * weak;
+                (x as f64, Some(1000.0 * x as f64 / cost))
+            })
+            .collect();
+        let c = analyze_curve(&pts, Sense::HigherIsBetter);
+        let p = c.period.as_ref().expect("period 32");
+        assert_eq!((p.period, p.phase), (32.0, 10.0), "{c:?}");
+        assert!(c.secondary.is_none(), "{:?}", c.secondary);
+    }
+
+    /// Steps of 64 whose rise is a straight ramp over half the period, at 2 % noise: a
+    /// sinusoid of 64 fits about as well as the rounded steps, and the curve read no period
+    /// at all (issue 34's Linear battery). The sinusoid is itself periodic far beyond the
+    /// threshold: 64 stands, at medium confidence at most.
+    #[test]
+    fn steps_with_straight_ramps_over_half_the_period_read_it() {
+        let mut rng = super::super::synth::Rng::new(34);
+        let pts: Vec<(f64, Option<f64>)> = (1..=512)
+            .map(|x: i64| {
+                let d = x - 27 - 1;
+                let into = (d.rem_euclid(64) + 1) as f64;
+                let steps = (d.div_euclid(64) as f64 + (into / 32.0).min(1.0)).max(3.0);
+                let v = 1000.0 * x as f64 / steps * (1.0 + 0.02 * rng.normal());
+                (x as f64, Some(v))
+            })
+            .collect();
+        let c = analyze_curve(&pts, Sense::HigherIsBetter);
+        let p = c.period.as_ref().expect("period 64");
+        assert_eq!(p.period, 64.0, "{c:?}");
+        assert!(p.level <= Confidence::Medium, "{p:?}");
+    }
+
     #[test]
     fn exact_warp_sawtooth() {
         let c = analyze_curve(&sawtooth(512, 32, 0, 3), Sense::HigherIsBetter);
