@@ -17,6 +17,9 @@ pub(super) struct StairResult {
     pub(super) margin_none: f64,
     /// BIC margin of the staircase over a sinusoid of the same period.
     pub(super) margin_shape: f64,
+    /// BIC margin of that sinusoid over the baseline, after paying for the search (infinite
+    /// where the staircase needs no shape test).
+    pub(super) margin_sine: f64,
     /// The staircase with rounded edges: residual sum of squares, and its BIC score less that
     /// of the sharp one (negative: the rounded edges fit better after paying for the search).
     pub(super) rounded_rss: f64,
@@ -94,6 +97,7 @@ pub(super) fn fit_staircase(grid: &Grid, sense: Sense) -> Option<StairResult> {
             stair,
             margin_none: f64::NEG_INFINITY,
             margin_shape: f64::NEG_INFINITY,
+            margin_sine: f64::NEG_INFINITY,
             rounded_rss,
             rounded: false,
         };
@@ -111,16 +115,48 @@ pub(super) fn fit_staircase(grid: &Grid, sense: Sense) -> Option<StairResult> {
             // shape (cubic or straight) only: where a rise starts is their phase.
             let widths = (2 * r.cost.rounded_widths(s.period).len()).max(1) as f64;
             let score_shape = (m * sharp.ln()).min(m * r.rounded_rss.ln() + 2.0 * widths.ln());
-            r.margin_shape = if r.cost.needs_shape_test(s) {
-                m * r.cost.sine_rss(s).ln() - score_shape
+            (r.margin_shape, r.margin_sine) = if r.cost.needs_shape_test(s) {
+                let sine = m * r.cost.sine_rss(s).ln();
+                let search = 2.0 * (s.candidates as f64).ln();
+                (
+                    sine - score_shape,
+                    m * r.baseline.rss.ln() - sine - 2.0 * m.ln() - search,
+                )
             } else {
-                f64::INFINITY
+                (f64::INFINITY, f64::INFINITY)
             };
         }
         result = Some(r);
         break;
     }
     result
+}
+
+impl StairResult {
+    /// The margin over a sinusoid as the period's evidence counts it: where the sinusoid of the
+    /// staircase's period is itself a periodic structure beyond the threshold (its margin over
+    /// the baseline, after paying for the search), the period stands whatever the shape of its
+    /// rises, and the margin is not held against it (`shape_doubt` caps its level instead). A
+    /// straight ramp over half of a 64 at 2-3 % noise fits a sinusoid about as well as rounded
+    /// steps (issue 34's Linear battery: no period, margins over none in the hundreds).
+    pub(super) fn shape_margin(&self) -> f64 {
+        if self.shape_doubt() {
+            f64::INFINITY
+        } else {
+            self.margin_shape
+        }
+    }
+
+    /// The steps do not beat a sinusoid of their period, which beats the baseline by itself,
+    /// and the period spans eight points of the grid at least (fewer cannot show the shape of a
+    /// rise: the H100 transpose's 32 sizes would read a period of five of them).
+    pub(super) fn shape_doubt(&self) -> bool {
+        let wide = self
+            .stair
+            .as_ref()
+            .is_some_and(|st| st.period >= 8 * self.cost.stride());
+        wide && self.margin_shape <= super::DETECT && self.margin_sine > super::DETECT
+    }
 }
 
 /// When rounded edges fit better than sharp ones, the sharp fit can put the period a grid step

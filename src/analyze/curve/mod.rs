@@ -218,32 +218,93 @@ fn doubled(s: &StairResult, st: &staircase::Staircase) -> Option<staircase::Stai
         .then_some(double)
 }
 
-/// The other side of `doubled`: the search found kP (k = 2, 3), but its drops are no larger,
-/// edge for edge, than those of P between them (`multiple_steps`, leaving out the edges P's
-/// coverage finds irregular), those between drop about as much (`equal_steps`: a staircase of
-/// kP has no drop there), and P's own drops are all there but for chance. Then kP fitted
-/// better only because a few of P's edges are weak (two of fifteen edges at a tenth of the
-/// drop, both of one parity, read as 64 at high confidence with 32 nested: issue 34's
-/// Irregular battery), and P is the period; kP does not count against it.
+/// The other side of `doubled`: the search found kP (k = 2, 3, 4, or a grid step or two off
+/// it), but its drops are no larger, edge for edge, than those of P between them
+/// (`multiple_steps`, leaving out the edges P's coverage finds irregular), those between drop
+/// about as much (`equal_steps`: a staircase of kP has no drop there), and P's own drops are
+/// all there but for chance. Then kP fitted better only because a few of P's edges are weak
+/// (two of fifteen edges at a tenth of the drop, both of one parity, read as 64 at high
+/// confidence with 32 nested: issue 34's Irregular battery; two neighbouring ones as 96 with a
+/// straight tail hiding the rest), and P is the period; kP does not count against it.
 fn divided(s: &StairResult, st: &staircase::Staircase) -> Option<staircase::Staircase> {
-    [2, 3].into_iter().find_map(|k| {
-        if st.period % k != 0 {
-            return None;
-        }
-        let p = st.period / k;
+    let stride = s.cost.stride();
+    let m = s.used.len() as f64;
+    // A period a grid step or two off kP only where kP itself is not one: 32 is no 3 · 10.
+    let near = |k: i64| {
+        let lo = st.period / k / stride * stride;
+        let mut ps = if st.period % k == 0 {
+            vec![st.period / k]
+        } else {
+            vec![lo, lo + stride]
+        };
+        ps.sort_by_key(|p| (st.period - k * p).abs());
+        ps.into_iter()
+            .filter(move |p| *p >= 2 && (st.period - k * p).abs() <= k * stride)
+            .map(move |p| (k, p))
+    };
+    (2..=4).flat_map(near).find_map(|(k, p)| {
         let small = s.cost.at_period(st, p)?;
         let coverage = s.cost.coverage(&small, s.rounded);
-        let lined_up = (st.residue - small.residue).rem_euclid(p) == 0;
+        let exact = k * p == st.period;
+        // The multiple's edges among P's: those of the search's staircase, or for a period a
+        // grid step or two off kP, P's edges nearest to its residue.
+        let q = k * p;
+        let r = (0..k)
+            .map(|j| (small.residue + j * p).rem_euclid(q))
+            .min_by_key(|r| {
+                let d = (r - st.residue).rem_euclid(q);
+                d.min(q - d)
+            })?;
+        let lined_up = !exact || (st.residue - small.residue).rem_euclid(p) == 0;
+        // P fits better than the search's period once its irregular edges are freed.
+        let better = freed_score(s, &small, m) < m * st.rss.ln();
+        // Off kP, P must fit better; at kP, fitting better stands for drops between kP's
+        // that are as large as kP's own (which the plain staircase, bent by the weak edges,
+        // may not show).
         (lined_up
+            && (better || exact && s.cost.equal_steps(&small, q, r, &coverage.absent_at))
             && coverage.drops_present()
             && coverage.enough_points()
-            && s.cost
-                .equal_steps(&small, st.period, st.residue, &coverage.absent_at)
-            && !s
-                .cost
-                .multiple_steps(&small, st.period, st.residue, &coverage.absent_at))
+            // Its drops are there at most edges, by their size alone: a staircase laid over a
+            // few cliffs has none at most of them (two cliffs read as 34 with one edge freed,
+            // 8 of 14 drops below half the fitted one), two weak edges of 14 are a few.
+            && 4 * coverage.weak_at.len() <= coverage.seen
+            && !s.cost.multiple_steps(&small, q, r, &coverage.absent_at))
         .then_some(small)
     })
+}
+
+/// The margin over no period of `small`, the period `divided` found in the search's `first`:
+/// the search's margin less what `small` scores worse (its irregular edges freed), and its own
+/// margin over a sinusoid where its steps are few enough to need one. A search that settled on
+/// 128 with a straight tail, where the steps are 32 with two weak edges, has a margin below
+/// the threshold that 32 clears by far.
+fn divided_margin(
+    s: &StairResult,
+    first: &staircase::Staircase,
+    small: &staircase::Staircase,
+) -> f64 {
+    let m = s.used.len() as f64;
+    let shift = freed_score(s, small, m) - m * first.rss.ln();
+    let shape = if s.cost.needs_shape_test(small) {
+        s.shape_margin()
+    } else {
+        f64::INFINITY
+    };
+    (s.margin_none - shift).min(shape)
+}
+
+/// The BIC score (lower is better) of the staircase `st` with the edges its coverage finds
+/// irregular given drops of their own (`freed_rss`, one parameter each), and the plain one
+/// where it finds none.
+fn freed_score(s: &StairResult, st: &staircase::Staircase, m: f64) -> f64 {
+    let coverage = s.cost.coverage(st, s.rounded);
+    let at = &coverage.absent_at;
+    if at.is_empty() {
+        return m * st.rss.ln();
+    }
+    let free = at.len().min(staircase::FREE_EDGES) as f64;
+    (m * s.cost.freed_rss(st, at).ln() + free * m.ln()).min(m * st.rss.ln())
 }
 
 /// Analyses one curve: `points` are (x, value) with `None` for failed points.
@@ -272,9 +333,12 @@ pub fn analyze_curve(points: &[(f64, Option<f64>)], sense: Sense) -> Curve {
     let folded = fit_fold(&grid, sense);
 
     // Which model speaks: a significant one; of two, the one with the smaller residual variance.
-    let stair_ok = stair
-        .as_ref()
-        .filter(|s| s.margin_none.min(s.margin_shape) > DETECT && s.stair.is_some());
+    let stair_ok = stair.as_ref().filter(|s| {
+        s.stair.as_ref().is_some_and(|first| {
+            s.margin_none.min(s.shape_margin()) > DETECT
+                || divided(s, first).is_some_and(|small| divided_margin(s, first, &small) > DETECT)
+        })
+    });
     let fold_ok = folded.as_ref().filter(|f| f.margin_none > DETECT);
     let use_stair = match (stair_ok, fold_ok) {
         (Some(s), Some(f)) => {
@@ -296,18 +360,35 @@ pub fn analyze_curve(points: &[(f64, Option<f64>)], sense: Sense) -> Curve {
             // period found fits better as one staircase, but its drops are not all there: it does
             // not count against its double (it may come back as the nested period).
             let weigh = |st: &staircase::Staircase, is_double: bool| -> (Vec<(i64, f64)>, f64) {
+                // A period other than the search's is scored with its irregular edges freed:
+                // the search's fit had none tolerated, and P's weak edges are why it lost.
+                let divided = is_double && st.period < first.period;
+                let own = if divided {
+                    freed_score(s, st, m)
+                } else {
+                    m * st.rss.ln()
+                };
                 let scores = st
                     .rss_by_period
                     .iter()
                     .filter(|(p, _)| !is_double || *p != first.period)
-                    .map(|(p, r)| (*p, m * r.ln()))
+                    .map(|(p, r)| {
+                        let score = if divided && *p == st.period {
+                            own
+                        } else {
+                            m * r.ln()
+                        };
+                        (*p, score)
+                    })
                     .collect();
-                let shift = if is_double {
-                    m * (st.rss / first.rss).ln()
+                let margin = if divided {
+                    divided_margin(s, first, st)
+                } else if is_double {
+                    (s.margin_none - (own - m * first.rss.ln())).min(s.shape_margin())
                 } else {
-                    0.0
+                    s.margin_none.min(s.shape_margin())
                 };
-                (scores, (s.margin_none - shift).min(s.margin_shape))
+                (scores, margin)
             };
             // 2P stands only with P found nested in it: without, nothing weighs 2P against P.
             // And with a confidence of its own: one below zero would print a guess instead.
@@ -386,6 +467,23 @@ pub fn analyze_curve(points: &[(f64, Option<f64>)], sense: Sense) -> Curve {
                 let m = (s.used.len() - s.outliers.len()) as f64;
                 let mut found = found;
                 curve.secondary = secondary(&grid, s, st, m);
+                // Peaks of single points at the period's phase (a comb, which `fit_comb` reads
+                // at this period) are no steps: a shorter period nested in them fits the lone
+                // points, not drops of its own (issue 34's Spikes battery: 16 with 4 nested at
+                // high confidence). Only where a period spans eight grid points at least: with
+                // four (the H100 thread sweeps on a grid of 8), every peak of a staircase is a
+                // single point.
+                let shorter = curve
+                    .secondary
+                    .as_ref()
+                    .is_some_and(|q| q.period < found.period);
+                if shorter
+                    && st.period >= 8 * s.cost.stride()
+                    && fit_comb(&grid, sense)
+                        .is_some_and(|c| c.period == st.period && c.margin_none > DETECT)
+                {
+                    curve.secondary = None;
+                }
                 if !coverage.resolves_neighbours() {
                     found.level = found.level.min(Confidence::Medium);
                     if let Some(q) = curve.secondary.as_mut() {
@@ -397,6 +495,11 @@ pub fn analyze_curve(points: &[(f64, Option<f64>)], sense: Sense) -> Curve {
                 if doubled.is_some() {
                     found.level = found.level.min(Confidence::Medium);
                     curve.two_sizes = true;
+                }
+                // Steps that a sinusoid of their period fits as well: the period is sure, the
+                // steps are not.
+                if s.shape_doubt() {
+                    found.level = found.level.min(Confidence::Medium);
                 }
                 // P over the multiple the search found rests on the same few edges: medium.
                 if divided.is_some() {
@@ -532,6 +635,48 @@ mod tests {
         let p = c.period.as_ref().expect("period 32");
         assert_eq!(p.period, 32.0, "{c:?}");
         assert!(c.secondary.is_none(), "{:?}", c.secondary);
+    }
+
+    /// Two neighbouring edges of fifteen (k = 5 and 6) drop a tenth of the others, and a fixed
+    /// overhead: the search settled on 96 with a straight tail hiding the rest and read
+    /// "96, high; 32 nested, high" (issue 34's Irregular battery). With those two edges freed,
+    /// 32 fits far better, and is the period.
+    #[test]
+    fn two_neighbouring_weak_edges_read_their_period_not_its_triple() {
+        let pts: Vec<(f64, Option<f64>)> = (1..=512)
+            .map(|x: i64| {
+                let k = super::super::fit::ceil_div(x - 10, 32).max(3);
+                let weak = [5, 6].iter().filter(|&&e| e < k).count() as f64;
+                let cost = 0.43 + k as f64 - 0.9 * weak;
+                (x as f64, Some(1000.0 * x as f64 / cost))
+            })
+            .collect();
+        let c = analyze_curve(&pts, Sense::HigherIsBetter);
+        let p = c.period.as_ref().expect("period 32");
+        assert_eq!((p.period, p.phase), (32.0, 10.0), "{c:?}");
+        assert!(c.secondary.is_none(), "{:?}", c.secondary);
+    }
+
+    /// Steps of 64 whose rise is a straight ramp over half the period, at 2 % noise: a
+    /// sinusoid of 64 fits about as well as the rounded steps, and the curve read no period
+    /// at all (issue 34's Linear battery). The sinusoid is itself periodic far beyond the
+    /// threshold: 64 stands, at medium confidence at most.
+    #[test]
+    fn steps_with_straight_ramps_over_half_the_period_read_it() {
+        let mut rng = super::super::synth::Rng::new(34);
+        let pts: Vec<(f64, Option<f64>)> = (1..=512)
+            .map(|x: i64| {
+                let d = x - 27 - 1;
+                let into = (d.rem_euclid(64) + 1) as f64;
+                let steps = (d.div_euclid(64) as f64 + (into / 32.0).min(1.0)).max(3.0);
+                let v = 1000.0 * x as f64 / steps * (1.0 + 0.02 * rng.normal());
+                (x as f64, Some(v))
+            })
+            .collect();
+        let c = analyze_curve(&pts, Sense::HigherIsBetter);
+        let p = c.period.as_ref().expect("period 64");
+        assert_eq!(p.period, 64.0, "{c:?}");
+        assert!(p.level <= Confidence::Medium, "{p:?}");
     }
 
     #[test]

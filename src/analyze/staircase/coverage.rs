@@ -17,6 +17,10 @@ pub(crate) struct Coverage {
     pub off: usize,
     /// Grid positions of the edges counted in `absent`.
     pub absent_at: Vec<i64>,
+    /// Grid positions of the edges seen whose drop is below half the fitted one by its
+    /// estimate alone (without the noise margin that `absent` asks for): weak edges, which a
+    /// longer period nested in this one may only be fitting (see `secondary`).
+    pub weak_at: Vec<i64>,
 }
 
 impl Coverage {
@@ -134,6 +138,9 @@ impl Cost {
             let height = mean(&bi, &value).max(mean(&ai, &value));
             let se = noise * height * (1.0 / ai.len() as f64 + 1.0 / bi.len() as f64).sqrt();
             let missing = observed < 0.5 * fitted - 3.0 * se;
+            if observed < 0.5 * fitted {
+                cov.weak_at.push(this);
+            }
             // A rounded rise has no sharp place; a sharp one is where the edge says.
             let slack = if rounded { p / 8 } else { 2 * self.stride };
             let around = within(&live, this - half, this + half);

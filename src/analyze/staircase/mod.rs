@@ -12,6 +12,7 @@ mod coverage;
 mod residuals;
 mod search;
 mod shapes;
+pub(crate) use shapes::FREE_EDGES;
 
 use super::fit::{ceil_div, median, Normal};
 

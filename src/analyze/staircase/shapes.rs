@@ -242,3 +242,34 @@ fn step_columns(
     }
     columns
 }
+
+/// The most irregular edges `freed_rss` gives a drop of their own.
+pub(crate) const FREE_EDGES: usize = 4;
+
+impl Cost {
+    /// Residual sum of squares of the staircase with the drops at `edges` (grid positions of
+    /// its edges: the last point before each drop; the first [`FREE_EDGES`]) each of a height
+    /// of its own: the model of a staircase whose coverage tolerated those edges as irregular.
+    /// Two edges of fifteen at a tenth of the drop leave every later point a step and a half
+    /// below the plain staircase, which then fits worse than a multiple of its period that
+    /// puts an edge of its own near them (issue 34's Irregular battery read 96 or 128, or 32
+    /// at a confidence below zero); each edge freed costs one parameter.
+    pub(crate) fn freed_rss(&self, st: &Staircase, edges: &[i64]) -> f64 {
+        let b = st.bounds;
+        let outside = self.flat[b.knee].rss() + self.tail[b.end];
+        let mut sums = Normal::<{ 5 + FREE_EDGES }>::default();
+        for i in b.knee..b.end {
+            let t = self.t[i];
+            let mut row = [0.0; 5 + FREE_EDGES];
+            row[..4].copy_from_slice(&[1.0, t, t * t, self.step(i, st.period, st.residue)]);
+            for (k, &e) in edges.iter().take(FREE_EDGES).enumerate() {
+                row[4 + k] = if self.g[i] > e { 1.0 } else { 0.0 };
+            }
+            row[4 + FREE_EDGES] = self.c[i];
+            sums.add(self.w[i], &row);
+        }
+        let (rss, beta) = sums.solve();
+        let rss = if beta[3] > 0.0 { rss } else { f64::INFINITY };
+        (outside + rss).max(rss_floor(self.len()))
+    }
+}
