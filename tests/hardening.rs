@@ -686,3 +686,42 @@ fn plot_and_export_never_write_through_a_planted_folder_link() {
         .unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
 }
+
+/// Fills the file system holding `dir` (a file `pad` there written until it is refused).
+fn fill(dir: &Path) {
+    use std::io::Write;
+    let mut pad = std::fs::File::create(dir.join("pad")).unwrap();
+    let block = vec![0u8; 64 << 10];
+    while pad.write_all(&block).is_ok() {}
+    let _ = pad.sync_all();
+}
+
+/// Found repeating item 4: `plot` (and compare's compare.md) wrote each file in place, so a full
+/// disk or a kill mid-write left an empty or cut chart where a good one was, or a 0-byte one.
+/// Charts are written through a temporary file and renamed: a failed plot leaves no torn file.
+#[test]
+fn a_plot_on_a_full_disk_leaves_no_empty_or_cut_chart() {
+    let p = project();
+    let Some(_disk) = crate::driver_faults::Tmpfs::mount(&p.path().join("output"), "2m") else {
+        return;
+    };
+    let out = sweep(p.path())
+        .args(["run", "sweeps/saw.toml", "-q", "--no-analyze", "--cache"])
+        .arg(p.path().join("cache"))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let run = run_dirs(&p.path().join("output/saw")).pop().unwrap();
+    fill(&p.path().join("output"));
+    let out = sweep(p.path()).arg("plot").arg(&run).output().unwrap();
+    assert_eq!(out.status.code(), Some(4), "{}", stderr(&out));
+    let charts = run.join("charts");
+    for e in std::fs::read_dir(&charts).into_iter().flatten() {
+        let e = e.unwrap();
+        assert!(
+            e.file_name().to_string_lossy().starts_with('.') || e.metadata().unwrap().len() > 0,
+            "{} is empty",
+            e.path().display()
+        );
+    }
+}

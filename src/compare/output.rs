@@ -217,7 +217,7 @@ impl Comparison {
         let csv = dir.join("compare.csv");
         crate::store::write_atomic(&csv, self.to_csv().as_bytes()).map_err(|e| err(&csv, e))?;
         let md = dir.join("compare.md");
-        std::fs::write(&md, self.to_markdown()).map_err(|e| err(&md, e))?;
+        crate::store::write_atomic(&md, self.to_markdown().as_bytes()).map_err(|e| err(&md, e))?;
         let mut files = vec![csv, md];
         // One chart per series with an x axis: A and B on shared axes, B/A beneath.
         if let Some(x) = &self.x {
