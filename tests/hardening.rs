@@ -725,3 +725,58 @@ fn a_plot_on_a_full_disk_leaves_no_empty_or_cut_chart() {
         );
     }
 }
+
+/// Found repeating H1: another `cc` first on PATH (here a wrapper that adds `-DVALUE=7`; also
+/// another install of the same release) was taken for the one that built the cached binary, whose
+/// key held the compiler's name and version only: cached=1 and the other program's values.
+#[test]
+fn another_compiler_of_the_same_name_on_path_is_part_of_the_cache_key() {
+    use std::os::unix::fs::PermissionsExt;
+    let p = project();
+    let wrap = tempfile::tempdir().unwrap();
+    let cc = wrap.path().join("cc");
+    if !common::on_path("cc") {
+        return common::skip("no cc on PATH");
+    }
+    let cc_dir = std::env::split_paths(&std::env::var_os("PATH").unwrap())
+        .find(|d| d.join("cc").is_file())
+        .unwrap();
+    std::fs::write(
+        &cc,
+        format!(
+            "#!/bin/sh\nexec {} -DVALUE=7 \"$@\"\n",
+            cc_dir.join("cc").display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&cc, std::fs::Permissions::from_mode(0o755)).unwrap();
+    including_bench(
+        p.path(),
+        "c",
+        "<stdlib.h>\n#ifndef VALUE\n#define VALUE 10\n#endif",
+        "compiler = \"cc\"",
+    );
+    let run = |path: &std::ffi::OsStr| -> Vec<(String, String)> {
+        let out = sweep(p.path())
+            .env("PATH", path)
+            .args(["run", "sweeps/inc.toml", "-q", "--force", "--no-analyze"])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", stderr(&out));
+        let run = run_dirs(&p.path().join("output/inc")).pop().unwrap();
+        rows(&run.join("results.csv"))
+            .into_iter()
+            .map(|r| (r["cached"].clone(), r["mflops"].clone()))
+            .collect()
+    };
+    let plain = std::env::var_os("PATH").unwrap();
+    let mut wrapped = wrap.path().as_os_str().to_os_string();
+    wrapped.push(":");
+    wrapped.push(&plain);
+    assert_eq!(run(&plain)[1], ("0".into(), "20".into()));
+    assert_eq!(
+        run(&wrapped),
+        [("0".into(), "7".into()), ("0".into(), "14".into())]
+    );
+    assert_eq!(run(&plain)[1], ("1".into(), "20".into()));
+}
