@@ -780,3 +780,72 @@ fn another_compiler_of_the_same_name_on_path_is_part_of_the_cache_key() {
     );
     assert_eq!(run(&plain)[1], ("1".into(), "20".into()));
 }
+
+/// Found repeating H1: a resume under another compiler release (another toolkit loaded, another
+/// `cc` first on PATH) built the remaining points with it, its headers lying elsewhere unchanged,
+/// and results.csv held rows of two compilers (exit 0). The resume is refused, naming both
+/// releases; --force starts a new run.
+#[test]
+fn a_resume_under_another_compiler_release_is_refused() {
+    use std::os::unix::fs::PermissionsExt;
+    let p = project();
+    if !common::on_path("cc") {
+        return common::skip("no cc on PATH");
+    }
+    let real = std::env::split_paths(&std::env::var_os("PATH").unwrap())
+        .find(|d| d.join("cc").is_file())
+        .unwrap()
+        .join("cc");
+    let wrap = tempfile::tempdir().unwrap();
+    let cc = wrap.path().join("cc");
+    std::fs::write(
+        &cc,
+        format!(
+            "#!/bin/sh\nif [ \"$1\" = --version ]; then echo 'cc (other) 99.1.0'; exit 0; fi\nexec {} -DVALUE=7 \"$@\"\n",
+            real.display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&cc, std::fs::Permissions::from_mode(0o755)).unwrap();
+    including_bench(
+        p.path(),
+        "c",
+        "<stdlib.h>\n#ifndef VALUE\n#define VALUE 10\n#endif",
+        "compiler = \"cc\"",
+    );
+    run_inc(p.path());
+    let run = run_dirs(&p.path().join("output/inc")).pop().unwrap();
+    let csv = run.join("results.csv");
+    let text = std::fs::read_to_string(&csv).unwrap();
+    let lines: Vec<&str> = text.split_inclusive('\n').collect();
+    std::fs::write(&csv, lines[..2].concat()).unwrap();
+    let m = std::fs::read_to_string(run.join("manifest.json"))
+        .unwrap()
+        .replace("\"state\": \"finished\"", "\"state\": \"interrupted\"");
+    std::fs::write(run.join("manifest.json"), m).unwrap();
+    let mut path = wrap.path().as_os_str().to_os_string();
+    path.push(":");
+    path.push(std::env::var_os("PATH").unwrap());
+    let out = sweep(p.path())
+        .env("PATH", &path)
+        .args(["run", "sweeps/inc.toml", "-q", "--no-analyze"])
+        .output()
+        .unwrap();
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(4), "{err}");
+    assert!(
+        err.contains("was built with `") && err.contains("and `cc` is now `cc (other) 99.1.0`"),
+        "{err}"
+    );
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert_eq!(rows(&csv).len(), 1, "nothing run");
+    let out = sweep(p.path())
+        .env("PATH", &path)
+        .args(["run", "sweeps/inc.toml", "-q", "--no-analyze", "--force"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let newest = run_dirs(&p.path().join("output/inc")).pop().unwrap();
+    assert_ne!(newest, run);
+    assert_eq!(rows(&newest.join("results.csv"))[1]["mflops"], "14");
+}
