@@ -68,7 +68,7 @@ impl BuildCtx {
     /// Keeps the list of the files this run's builds read in `run_dir`, which a resume checks
     /// ([`super::resume`]); a resumed run's list goes on from what it holds.
     pub(super) fn keep_inputs_in(&mut self, run_dir: &Path) {
-        let file = run_dir.join(store::BUILD_INPUTS);
+        let file = store::RunDir::new(run_dir).build_inputs();
         let had = std::fs::read_to_string(&file).unwrap_or_default();
         if let Ok(mut inputs) = self.inputs.lock() {
             inputs.0.extend(cache::read_list(&had));

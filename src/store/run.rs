@@ -122,6 +122,11 @@ impl RunDir {
         self.dir.join(EXPORT)
     }
 
+    /// `build-inputs.txt`: the files the run's builds read, which a resume checks.
+    pub fn build_inputs(&self) -> PathBuf {
+        self.dir.join(super::BUILD_INPUTS)
+    }
+
     /// Whether the folder is a run: it has a manifest (every run folder has one from its start).
     pub fn is_run(&self) -> bool {
         self.manifest().is_file()
