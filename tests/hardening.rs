@@ -849,3 +849,40 @@ fn a_resume_under_another_compiler_release_is_refused() {
     assert_ne!(newest, run);
     assert_eq!(rows(&newest.join("results.csv"))[1]["mflops"], "14");
 }
+
+/// Found repeating item 5: `compare A B --out A` wrote its charts over the run's own
+/// (`charts/saw.png` became the A/B chart, which the run's report then showed). A run folder as
+/// `--out` is refused, as export refuses one.
+#[test]
+fn compare_out_into_a_run_folder_is_refused() {
+    let p = project();
+    let out = sweep(p.path())
+        .args(["run", "sweeps/saw.toml", "-q", "-a", "threads=1:8"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let run = run_dirs(&p.path().join("output/saw")).pop().unwrap();
+    let charts: Vec<(PathBuf, Vec<u8>)> = std::fs::read_dir(run.join("charts"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .map(|f| (f.clone(), std::fs::read(&f).unwrap()))
+        .collect();
+    assert!(!charts.is_empty());
+    let out = sweep(p.path())
+        .arg("compare")
+        .args([&run, &run])
+        .arg("--out")
+        .arg(&run)
+        .output()
+        .unwrap();
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("is a run folder: compare's charts would replace"),
+        "{err}"
+    );
+    for (f, bytes) in charts {
+        assert_eq!(std::fs::read(&f).unwrap(), bytes, "{}", f.display());
+    }
+    assert!(!run.join("compare.csv").exists());
+}

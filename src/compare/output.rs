@@ -213,6 +213,12 @@ impl Comparison {
             path: path.to_path_buf(),
             source,
         };
+        // Its charts are named as a run's series charts are (`charts/<series>.png`).
+        if crate::store::RunDir::new(dir).is_run() {
+            return Err(CompareError::OutIsARun {
+                out: dir.to_path_buf(),
+            });
+        }
         std::fs::create_dir_all(dir).map_err(|e| err(dir, e))?;
         let csv = dir.join("compare.csv");
         crate::store::write_atomic(&csv, self.to_csv().as_bytes()).map_err(|e| err(&csv, e))?;
