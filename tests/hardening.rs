@@ -886,3 +886,45 @@ fn compare_out_into_a_run_folder_is_refused() {
     }
     assert!(!run.join("compare.csv").exists());
 }
+
+/// Found repeating item 5: `analyze A --out B` (or `plot`), B another run's folder, replaced B's
+/// analysis.json, analysis.csv, analysis.md and charts with A's, which B's report then showed as
+/// its own. Another run's folder as `--out` is refused; the run's own folder is as without --out.
+#[test]
+fn analyze_or_plot_out_into_another_run_is_refused() {
+    let p = project();
+    for _ in 0..2 {
+        let out = sweep(p.path())
+            .args([
+                "run",
+                "sweeps/saw.toml",
+                "-q",
+                "--force",
+                "-a",
+                "threads=1:8",
+            ])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", stderr(&out));
+    }
+    let runs = run_dirs(&p.path().join("output/saw"));
+    let (a, b) = (&runs[0], &runs[1]);
+    let before = std::fs::read(b.join("analysis.json")).unwrap();
+    for command in ["analyze", "plot"] {
+        let out = sweep(p.path())
+            .args([command, &a.display().to_string(), "--out"])
+            .arg(b)
+            .output()
+            .unwrap();
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(2), "{command}: {err}");
+        assert!(err.contains("is another run's folder"), "{err}");
+    }
+    assert_eq!(std::fs::read(b.join("analysis.json")).unwrap(), before);
+    let out = sweep(p.path())
+        .args(["analyze", &a.display().to_string(), "--out"])
+        .arg(a)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+}

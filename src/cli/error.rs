@@ -114,7 +114,9 @@ impl From<MakeError> for CliError {
         match e {
             MakeError::Analyze(e) => CliError::Analyze(e),
             MakeError::Report(e) => CliError::Report(e),
-            MakeError::MetricsOnBars => CliError::Usage(e.to_string()),
+            MakeError::MetricsOnBars | MakeError::OutIsAnotherRun { .. } => {
+                CliError::Usage(e.to_string())
+            }
         }
     }
 }
