@@ -1,7 +1,7 @@
 //! The build cache: binaries addressed by everything that makes them (rendered headers, the bench's
-//! sources and `cuda/common/`, compiler, its version, target arch and flags, where the bench is
-//! and where the build ran from). A point built in any earlier run is not rebuilt, and identical
-//! renders across points share one binary.
+//! sources and `cuda/common/`, compiler, where its program is, its version, target arch and flags,
+//! where the bench is and where the build ran from). A point built in any earlier run is not
+//! rebuilt, and identical renders across points share one binary.
 //!
 //! What a build reads from elsewhere (a header found through `-I/elsewhere` or included as
 //! `"../shared/x.h"`, the toolkit's headers) is known only once it has built: the compiler writes
@@ -178,6 +178,9 @@ impl Cache {
         };
         field("compiler", tc.compiler.as_bytes());
         field("version", tc.version.as_bytes());
+        if let Some(program) = tc.program() {
+            field("program", program.as_os_str().as_encoded_bytes());
+        }
         field("arch", tc.arch.as_deref().unwrap_or("").as_bytes());
         let place = |p: &Path| {
             p.canonicalize()

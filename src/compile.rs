@@ -65,6 +65,18 @@ impl Toolchain {
         })
     }
 
+    /// Where the compiler's program is, links followed: `compiler` itself when it names a path,
+    /// else the first of its name on PATH. Part of the cache key: another `cc` first on PATH (a
+    /// wrapper that adds flags, another install of the same release) builds another binary.
+    pub fn program(&self) -> Option<std::path::PathBuf> {
+        let given = if self.compiler.contains('/') {
+            std::path::PathBuf::from(&self.compiler)
+        } else {
+            exec::on_path(&self.compiler)?
+        };
+        Some(given.canonicalize().unwrap_or(given))
+    }
+
     /// The compiler and target the spec names, the compiler not asked for its version (no
     /// version, no GPU asked for its arch): what a point built by hand uses ([`by_hand`]).
     pub fn named(spec: &Spec) -> Toolchain {

@@ -205,11 +205,16 @@ fn unplaced(path: &Path, e: &SpecError) -> String {
 }
 
 /// A TOML scalar from the command line: an integer, a finite float, true/false, else a string
-/// (`nan`, `inf` and `1e999` are no numbers: they would render as no C constant).
+/// (`nan`, `inf` and `1e999` are no numbers: they would render as no C constant; nor is an
+/// integer past 64 bits, which as a float would render as another integer).
 fn scalar(s: &str) -> toml::Value {
     if let Ok(i) = s.parse::<i64>() {
         toml::Value::Integer(i)
-    } else if let Some(f) = s.parse::<f64>().ok().filter(|f| f.is_finite()) {
+    } else if let Some(f) = s
+        .parse::<f64>()
+        .ok()
+        .filter(|f| f.is_finite() && !integer_digits(s))
+    {
         toml::Value::Float(f)
     } else if s == "true" || s == "false" {
         toml::Value::Boolean(s == "true")
@@ -221,6 +226,15 @@ fn scalar(s: &str) -> toml::Value {
 /// Why `s`, given where a number belongs, is none: what it is, and a hint where one fits better
 /// than the place's own (`0x10` is read by no number parser here: say its decimal).
 fn not_a_number(s: &str) -> (&'static str, Option<String>) {
+    let past_64_bits = || {
+        (
+            "is an integer past 64 bits, which sweep does not read",
+            Some(format!("integers from {} to {}", i64::MIN, i64::MAX)),
+        )
+    };
+    if integer_digits(s) {
+        return past_64_bits();
+    }
     if s.parse::<f64>().is_ok() {
         return ("is not a finite number", None);
     }
@@ -239,12 +253,21 @@ fn not_a_number(s: &str) -> (&'static str, Option<String>) {
     .into_iter()
     .find_map(|(p, r)| digits.strip_prefix(p).map(|d| (d, r)));
     if let Some(n) = radix.and_then(|(d, r)| i128::from_str_radix(d, r).ok()) {
+        if i64::try_from(sign * n).is_err() {
+            return past_64_bits();
+        }
         return (
             "is not a decimal number, which is all sweep reads",
             Some(format!("write it as {}", sign * n)),
         );
     }
     ("is not a number", None)
+}
+
+/// Whether `s` is written as an integer: digits after an optional sign.
+fn integer_digits(s: &str) -> bool {
+    let digits = s.strip_prefix(['-', '+']).unwrap_or(s);
+    !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit())
 }
 
 fn is_number(v: &toml::Value) -> bool {
@@ -602,6 +625,12 @@ mod tests {
             (axis("32,abc"), "sweeps/t.toml: `-a threads=32,abc`: axis `threads` takes numbers, and `abc` is not a number (hint: a list V1,V2,... or [V1,V2,...], a range LO:HI[:STEP] or [LO:HI:STEP])"),
             (axis("[32,nan]"), "sweeps/t.toml: `-a threads=[32,nan]`: axis `threads` takes numbers, and `nan` is not a finite number"),
             (axis("1e999"), "sweeps/t.toml: `-a threads=1e999`: axis `threads` takes numbers, and `1e999` is not a finite number"),
+            (axis("32,9223372036854775808"), "sweeps/t.toml: `-a threads=32,9223372036854775808`: axis `threads` takes numbers, and `9223372036854775808` is an integer past 64 bits, which sweep does not read (hint: integers from -9223372036854775808 to 9223372036854775807)"),
+            (
+                Overrides { vars: vec![("n".into(), "-99999999999999999999".into())], ..Overrides::default() },
+                "sweeps/t.toml: `--set n=-99999999999999999999`: [vars] `n` is a number, and `-99999999999999999999` is an integer past 64 bits, which sweep does not read (hint: integers from -9223372036854775808 to 9223372036854775807)",
+            ),
+            (axis("0x10000000000000000"), "sweeps/t.toml: `-a threads=0x10000000000000000`: axis `threads` takes numbers, and `0x10000000000000000` is an integer past 64 bits"),
             (axis("32,0x40"), "sweeps/t.toml: `-a threads=32,0x40`: axis `threads` takes numbers, and `0x40` is not a decimal number, which is all sweep reads (hint: write it as 64)"),
             (
                 Overrides { vars: vec![("n".into(), "0x10".into())], ..Overrides::default() },

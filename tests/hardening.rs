@@ -686,3 +686,245 @@ fn plot_and_export_never_write_through_a_planted_folder_link() {
         .unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
 }
+
+/// Fills the file system holding `dir` (a file `pad` there written until it is refused).
+fn fill(dir: &Path) {
+    use std::io::Write;
+    let mut pad = std::fs::File::create(dir.join("pad")).unwrap();
+    let block = vec![0u8; 64 << 10];
+    while pad.write_all(&block).is_ok() {}
+    let _ = pad.sync_all();
+}
+
+/// Found repeating item 4: `plot` (and compare's compare.md) wrote each file in place, so a full
+/// disk or a kill mid-write left an empty or cut chart where a good one was, or a 0-byte one.
+/// Charts are written through a temporary file and renamed: a failed plot leaves no torn file.
+#[test]
+fn a_plot_on_a_full_disk_leaves_no_empty_or_cut_chart() {
+    let p = project();
+    let Some(_disk) = crate::driver_faults::Tmpfs::mount(&p.path().join("output"), "2m") else {
+        return;
+    };
+    let out = sweep(p.path())
+        .args(["run", "sweeps/saw.toml", "-q", "--no-analyze", "--cache"])
+        .arg(p.path().join("cache"))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let run = run_dirs(&p.path().join("output/saw")).pop().unwrap();
+    fill(&p.path().join("output"));
+    let out = sweep(p.path()).arg("plot").arg(&run).output().unwrap();
+    assert_eq!(out.status.code(), Some(4), "{}", stderr(&out));
+    let charts = run.join("charts");
+    for e in std::fs::read_dir(&charts).into_iter().flatten() {
+        let e = e.unwrap();
+        assert!(
+            e.file_name().to_string_lossy().starts_with('.') || e.metadata().unwrap().len() > 0,
+            "{} is empty",
+            e.path().display()
+        );
+    }
+}
+
+/// Found repeating H1: another `cc` first on PATH (here a wrapper that adds `-DVALUE=7`; also
+/// another install of the same release) was taken for the one that built the cached binary, whose
+/// key held the compiler's name and version only: cached=1 and the other program's values.
+#[test]
+fn another_compiler_of_the_same_name_on_path_is_part_of_the_cache_key() {
+    use std::os::unix::fs::PermissionsExt;
+    let p = project();
+    let wrap = tempfile::tempdir().unwrap();
+    let cc = wrap.path().join("cc");
+    if !common::on_path("cc") {
+        return common::skip("no cc on PATH");
+    }
+    let cc_dir = std::env::split_paths(&std::env::var_os("PATH").unwrap())
+        .find(|d| d.join("cc").is_file())
+        .unwrap();
+    std::fs::write(
+        &cc,
+        format!(
+            "#!/bin/sh\nexec {} -DVALUE=7 \"$@\"\n",
+            cc_dir.join("cc").display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&cc, std::fs::Permissions::from_mode(0o755)).unwrap();
+    including_bench(
+        p.path(),
+        "c",
+        "<stdlib.h>\n#ifndef VALUE\n#define VALUE 10\n#endif",
+        "compiler = \"cc\"",
+    );
+    let run = |path: &std::ffi::OsStr| -> Vec<(String, String)> {
+        let out = sweep(p.path())
+            .env("PATH", path)
+            .args(["run", "sweeps/inc.toml", "-q", "--force", "--no-analyze"])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", stderr(&out));
+        let run = run_dirs(&p.path().join("output/inc")).pop().unwrap();
+        rows(&run.join("results.csv"))
+            .into_iter()
+            .map(|r| (r["cached"].clone(), r["mflops"].clone()))
+            .collect()
+    };
+    let plain = std::env::var_os("PATH").unwrap();
+    let mut wrapped = wrap.path().as_os_str().to_os_string();
+    wrapped.push(":");
+    wrapped.push(&plain);
+    assert_eq!(run(&plain)[1], ("0".into(), "20".into()));
+    assert_eq!(
+        run(&wrapped),
+        [("0".into(), "7".into()), ("0".into(), "14".into())]
+    );
+    assert_eq!(run(&plain)[1], ("1".into(), "20".into()));
+}
+
+/// Found repeating H1: a resume under another compiler release (another toolkit loaded, another
+/// `cc` first on PATH) built the remaining points with it, its headers lying elsewhere unchanged,
+/// and results.csv held rows of two compilers (exit 0). The resume is refused, naming both
+/// releases; --force starts a new run.
+#[test]
+fn a_resume_under_another_compiler_release_is_refused() {
+    use std::os::unix::fs::PermissionsExt;
+    let p = project();
+    if !common::on_path("cc") {
+        return common::skip("no cc on PATH");
+    }
+    let real = std::env::split_paths(&std::env::var_os("PATH").unwrap())
+        .find(|d| d.join("cc").is_file())
+        .unwrap()
+        .join("cc");
+    let wrap = tempfile::tempdir().unwrap();
+    let cc = wrap.path().join("cc");
+    std::fs::write(
+        &cc,
+        format!(
+            "#!/bin/sh\nif [ \"$1\" = --version ]; then echo 'cc (other) 99.1.0'; exit 0; fi\nexec {} -DVALUE=7 \"$@\"\n",
+            real.display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&cc, std::fs::Permissions::from_mode(0o755)).unwrap();
+    including_bench(
+        p.path(),
+        "c",
+        "<stdlib.h>\n#ifndef VALUE\n#define VALUE 10\n#endif",
+        "compiler = \"cc\"",
+    );
+    run_inc(p.path());
+    let run = run_dirs(&p.path().join("output/inc")).pop().unwrap();
+    let csv = run.join("results.csv");
+    let text = std::fs::read_to_string(&csv).unwrap();
+    let lines: Vec<&str> = text.split_inclusive('\n').collect();
+    std::fs::write(&csv, lines[..2].concat()).unwrap();
+    let m = std::fs::read_to_string(run.join("manifest.json"))
+        .unwrap()
+        .replace("\"state\": \"finished\"", "\"state\": \"interrupted\"");
+    std::fs::write(run.join("manifest.json"), m).unwrap();
+    let mut path = wrap.path().as_os_str().to_os_string();
+    path.push(":");
+    path.push(std::env::var_os("PATH").unwrap());
+    let out = sweep(p.path())
+        .env("PATH", &path)
+        .args(["run", "sweeps/inc.toml", "-q", "--no-analyze"])
+        .output()
+        .unwrap();
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(4), "{err}");
+    assert!(
+        err.contains("was built with `") && err.contains("and `cc` is now `cc (other) 99.1.0`"),
+        "{err}"
+    );
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert_eq!(rows(&csv).len(), 1, "nothing run");
+    let out = sweep(p.path())
+        .env("PATH", &path)
+        .args(["run", "sweeps/inc.toml", "-q", "--no-analyze", "--force"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let newest = run_dirs(&p.path().join("output/inc")).pop().unwrap();
+    assert_ne!(newest, run);
+    assert_eq!(rows(&newest.join("results.csv"))[1]["mflops"], "14");
+}
+
+/// Found repeating item 5: `compare A B --out A` wrote its charts over the run's own
+/// (`charts/saw.png` became the A/B chart, which the run's report then showed). A run folder as
+/// `--out` is refused, as export refuses one.
+#[test]
+fn compare_out_into_a_run_folder_is_refused() {
+    let p = project();
+    let out = sweep(p.path())
+        .args(["run", "sweeps/saw.toml", "-q", "-a", "threads=1:8"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let run = run_dirs(&p.path().join("output/saw")).pop().unwrap();
+    let charts: Vec<(PathBuf, Vec<u8>)> = std::fs::read_dir(run.join("charts"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .map(|f| (f.clone(), std::fs::read(&f).unwrap()))
+        .collect();
+    assert!(!charts.is_empty());
+    let out = sweep(p.path())
+        .arg("compare")
+        .args([&run, &run])
+        .arg("--out")
+        .arg(&run)
+        .output()
+        .unwrap();
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("is a run folder: compare's charts would replace"),
+        "{err}"
+    );
+    for (f, bytes) in charts {
+        assert_eq!(std::fs::read(&f).unwrap(), bytes, "{}", f.display());
+    }
+    assert!(!run.join("compare.csv").exists());
+}
+
+/// Found repeating item 5: `analyze A --out B` (or `plot`), B another run's folder, replaced B's
+/// analysis.json, analysis.csv, analysis.md and charts with A's, which B's report then showed as
+/// its own. Another run's folder as `--out` is refused; the run's own folder is as without --out.
+#[test]
+fn analyze_or_plot_out_into_another_run_is_refused() {
+    let p = project();
+    for _ in 0..2 {
+        let out = sweep(p.path())
+            .args([
+                "run",
+                "sweeps/saw.toml",
+                "-q",
+                "--force",
+                "-a",
+                "threads=1:8",
+            ])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", stderr(&out));
+    }
+    let runs = run_dirs(&p.path().join("output/saw"));
+    let (a, b) = (&runs[0], &runs[1]);
+    let before = std::fs::read(b.join("analysis.json")).unwrap();
+    for command in ["analyze", "plot"] {
+        let out = sweep(p.path())
+            .args([command, &a.display().to_string(), "--out"])
+            .arg(b)
+            .output()
+            .unwrap();
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(2), "{command}: {err}");
+        assert!(err.contains("is another run's folder"), "{err}");
+    }
+    assert_eq!(std::fs::read(b.join("analysis.json")).unwrap(), before);
+    let out = sweep(p.path())
+        .args(["analyze", &a.display().to_string(), "--out"])
+        .arg(a)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+}

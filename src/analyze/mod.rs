@@ -458,8 +458,24 @@ fn each_on_all_cores<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) 
     done.into_iter().map(|(_, r)| r).collect()
 }
 
-/// Letters, digits, `-`, `_` and `.` kept; anything else becomes `-`.
+/// The longest file stem [`sanitize`] gives: a file name holds 255 bytes, and a chart's is its
+/// stem, its extension and, while it is written, a temporary prefix and suffix.
+const STEM_MAX: usize = 160;
+
+/// Letters, digits, `-`, `_` and `.` kept; anything else becomes `-`. A stem past [`STEM_MAX`]
+/// (a long axis value in a series' group) keeps its start and ends in a hash of the whole, so it
+/// stays a file name and distinct: a chart named by all of it could not be written.
 pub(crate) fn sanitize(s: &str) -> String {
+    let out = sanitized(s);
+    if out.len() <= STEM_MAX {
+        return out;
+    }
+    use sha2::Digest;
+    let hash = crate::spec::hex(&sha2::Sha256::digest(out.as_bytes())[..6]);
+    format!("{}-{hash}", &out[..STEM_MAX - hash.len() - 1])
+}
+
+fn sanitized(s: &str) -> String {
     let out: String = s
         .chars()
         .map(|c| {
@@ -811,5 +827,9 @@ mod tests {
             sanitize("copy_gb_per_s__caching=-Xptxas -dlcm=ca"),
             "copy_gb_per_s__caching--Xptxas--dlcm-ca"
         );
+        // A long group value: cut, with a hash of the whole, so two stay apart.
+        let (a, b) = (sanitize(&"x".repeat(40_000)), sanitize(&"x".repeat(40_001)));
+        assert_eq!((a.len(), b.len()), (160, 160));
+        assert!(a.starts_with("xxxxxxxx") && a != b, "{a} {b}");
     }
 }

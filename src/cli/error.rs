@@ -114,7 +114,9 @@ impl From<MakeError> for CliError {
         match e {
             MakeError::Analyze(e) => CliError::Analyze(e),
             MakeError::Report(e) => CliError::Report(e),
-            MakeError::MetricsOnBars => CliError::Usage(e.to_string()),
+            MakeError::MetricsOnBars | MakeError::OutIsAnotherRun { .. } => {
+                CliError::Usage(e.to_string())
+            }
         }
     }
 }
@@ -150,6 +152,7 @@ impl CliError {
             },
             CliError::Compare(e) => match e {
                 CompareError::Write { .. } => exit::ENVIRONMENT,
+                CompareError::OutIsARun { .. } => exit::USAGE,
                 CompareError::Store(e) => store_code(e),
                 CompareError::Read(e) => analyze_code(e),
                 _ => exit::BAD_INPUT,

@@ -80,6 +80,8 @@ pub enum CompareError {
         #[source]
         source: std::io::Error,
     },
+    #[error("`--out {out}` is a run folder: compare's charts would replace that run's own (hint: pick a folder of its own)")]
+    OutIsARun { out: PathBuf },
     /// A chart of A against B cannot be drawn or written.
     #[error("cannot write `{path}`: {source}")]
     Chart {

@@ -213,11 +213,17 @@ impl Comparison {
             path: path.to_path_buf(),
             source,
         };
+        // Its charts are named as a run's series charts are (`charts/<series>.png`).
+        if crate::store::RunDir::new(dir).is_run() {
+            return Err(CompareError::OutIsARun {
+                out: dir.to_path_buf(),
+            });
+        }
         std::fs::create_dir_all(dir).map_err(|e| err(dir, e))?;
         let csv = dir.join("compare.csv");
         crate::store::write_atomic(&csv, self.to_csv().as_bytes()).map_err(|e| err(&csv, e))?;
         let md = dir.join("compare.md");
-        std::fs::write(&md, self.to_markdown()).map_err(|e| err(&md, e))?;
+        crate::store::write_atomic(&md, self.to_markdown().as_bytes()).map_err(|e| err(&md, e))?;
         let mut files = vec![csv, md];
         // One chart per series with an x axis: A and B on shared axes, B/A beneath.
         if let Some(x) = &self.x {

@@ -103,6 +103,13 @@ pub enum DriverError {
     SpecChanged { dir: String, changes: String },
     #[error("the bench `{bench}` changed since the unfinished run `{dir}` started: its remaining rows would come from another program (hint: undo the change to finish that run, or --force starts a new run)")]
     BenchChanged { dir: String, bench: String },
+    #[error("the unfinished run `{dir}` was built with `{was}`, and `{compiler}` is now `{now}`: its remaining rows would come from another compiler (hint: put that compiler first on PATH to finish the run, or --force starts a new run)")]
+    CompilerChanged {
+        dir: String,
+        compiler: String,
+        was: String,
+        now: String,
+    },
     #[error("`{file}`, which the builds of the unfinished run `{dir}` read, changed since (or is gone): its remaining rows would come from another program (hint: undo the change to finish that run, or --force starts a new run)")]
     InputChanged { dir: String, file: String },
     #[error("`{dir}` is not a run folder of this spec: {source}")]
@@ -150,6 +157,7 @@ impl DriverError {
                 | DriverError::Locked { .. }
                 | DriverError::RunInUse { .. }
                 | DriverError::Compile(_)
+                | DriverError::CompilerChanged { .. }
                 | DriverError::NoNcu(_)
                 | DriverError::Stopped { .. }
                 | DriverError::Store(store::StoreError::Write { .. })

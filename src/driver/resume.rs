@@ -2,6 +2,7 @@
 //! unfinished run of the spec; and the lock that keeps two sweeps out of one run folder.
 
 use super::{DriverError, Options};
+use crate::compile::Toolchain;
 use crate::gpu::{self, HeldLock};
 use crate::points;
 use crate::spec::Spec;
@@ -14,6 +15,7 @@ pub(super) fn pick_run_dir(
     spec: &Spec,
     opts: &Options,
     bench_hash: &str,
+    toolchain: &Toolchain,
 ) -> Result<Option<PathBuf>, DriverError> {
     let shard = opts.build.shard.map(|s| format!("{}/{}", s.index, s.count));
     if let Some(dir) = &opts.resume {
@@ -32,7 +34,7 @@ pub(super) fn pick_run_dir(
             // spec's points in the old run.
             return Ok(None);
         }
-        return resumable(dir, &m, opts, spec, bench_hash);
+        return resumable(dir, &m, opts, spec, bench_hash, toolchain);
     }
     let unfinished = store::runs_of(&opts.build.output, &spec.name)
         .into_iter()
@@ -49,7 +51,7 @@ pub(super) fn pick_run_dir(
         .filter(|(_, m)| m.state != store::RunState::Finished);
     if let Some((dir, m)) = unfinished {
         if m.spec_hash == spec.hash {
-            return resumable(&dir, &m, opts, spec, bench_hash);
+            return resumable(&dir, &m, opts, spec, bench_hash, toolchain);
         }
         if !opts.force {
             return Err(DriverError::SpecChanged {
@@ -70,8 +72,24 @@ fn resumable(
     opts: &Options,
     spec: &Spec,
     bench_hash: &str,
+    toolchain: &Toolchain,
 ) -> Result<Option<PathBuf>, DriverError> {
     let shown = dir.display().to_string();
+    // Another release of the compiler (another toolkit loaded, another `cc` first on PATH) builds
+    // other programs; its headers may lie elsewhere, unchanged, so build-inputs.txt misses it.
+    if !m.compiler_version.is_empty()
+        && (m.compiler != toolchain.compiler || m.compiler_version != toolchain.version)
+    {
+        if opts.force {
+            return Ok(None);
+        }
+        return Err(DriverError::CompilerChanged {
+            dir: shown,
+            compiler: toolchain.compiler.clone(),
+            was: m.compiler_version.clone(),
+            now: toolchain.version.clone(),
+        });
+    }
     if !m.bench_hash.is_empty() && m.bench_hash != bench_hash {
         if opts.force {
             return Ok(None);

@@ -356,7 +356,7 @@ pub(crate) fn write_as(
             Format::Png => font::png(&doc).map_err(fail(&path))?,
             Format::Pdf => font::pdf(&doc).map_err(fail(&path))?,
         };
-        std::fs::write(&path, bytes).map_err(|e| fail(&path)(ChartError::Io(e)))?;
+        crate::store::write_atomic(&path, &bytes).map_err(|e| fail(&path)(ChartError::Io(e)))?;
         out.push(path);
     }
     Ok(out)

@@ -46,6 +46,9 @@ pub enum MakeError {
         "`--metrics` overlays curves against a numeric axis; these results have categories only"
     )]
     MetricsOnBars,
+    /// `--out` is another run's folder: its analysis or charts would be replaced by these.
+    #[error("`--out {}` is another run's folder: its analysis and charts would be replaced by these (hint: leave out --out to write beside the CSV, or pick a folder of its own)", out.display())]
+    OutIsAnotherRun { out: PathBuf },
 }
 
 /// Makes `what` of the results CSV `results` with `opts`'s x, y and grouping, into `out` (the
@@ -57,6 +60,17 @@ pub fn make(
     what: Make,
 ) -> Result<Made, MakeError> {
     let beside = results.parent().map(Path::to_path_buf).unwrap_or_default();
+    if let Some(o) = out {
+        let same = |a: &Path, b: &Path| {
+            let whole = |p: &Path| p.canonicalize().unwrap_or_else(|_| p.to_path_buf());
+            whole(a) == whole(b)
+        };
+        if crate::store::RunDir::new(o).is_run() && !same(o, &beside) {
+            return Err(MakeError::OutIsAnotherRun {
+                out: o.to_path_buf(),
+            });
+        }
+    }
     let out = out.unwrap_or(&beside);
     let default = Look::default();
     let (look, metrics, write_analysis) = match what {

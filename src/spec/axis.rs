@@ -80,7 +80,7 @@ pub enum AxisError {
 }
 
 /// The hint of a refused output flag.
-pub const OUTPUT_HINT: &str = "sweep puts the binary in its build cache; leave out -o, --output, --output-file, -odir, --output-directory, -MF, --dependency-output, --keep-dir, -save-temps, -Map, --options-file and @file";
+pub const OUTPUT_HINT: &str = "sweep puts the binary in its build cache; leave out -o, --output, --output-file, -odir, --output-directory, -MF, --dependency-output, --keep-dir, -save-temps, -Map, --options-file, -dumpdir, -dumpbase, -aux-info, -fdump-*=FILE and @file";
 
 /// The first of `flags` (compiler arguments, one per item) that names a file or folder the
 /// compiler would write (nvcc's and gcc's: `-o`, `-o<path>`, `--output-file`, `-odir`,
@@ -88,7 +88,7 @@ pub const OUTPUT_HINT: &str = "sweep puts the binary in its build cache; leave o
 /// `--output` and `-Map`), or reads more options from (`-optf`, `--options-file`, `@file`), also inside `-Xcompiler`/`-Xlinker`/`-Wl,`
 /// lists: such a flag would make a build write outside the run's folders.
 pub fn output_flag<'a>(flags: impl IntoIterator<Item = &'a str>) -> Option<String> {
-    const LONG: [&str; 10] = [
+    const LONG: [&str; 13] = [
         // `--output=x` (gcc), `--output-file`, `--output-directory` (nvcc), a linker's `--output`.
         "--output",
         // A linker's map file (`-Wl,-Map=x`).
@@ -101,6 +101,11 @@ pub fn output_flag<'a>(flags: impl IntoIterator<Item = &'a str>) -> Option<Strin
         "-save-temps",
         "--save-temps",
         "-MF",
+        // gcc's folder and name for its dumps and auxiliary files (`-fstack-usage`), and the
+        // prototypes file.
+        "-dumpdir",
+        "-dumpbase",
+        "-aux-info",
     ];
     for flag in flags {
         // `-Xcompiler=-o,x`, `-Wl,-o,x`, `--compiler-options=..`: each item of the list too.
@@ -120,8 +125,12 @@ pub fn output_flag<'a>(flags: impl IntoIterator<Item = &'a str>) -> Option<Strin
         for item in items {
             let item = item.trim();
             // `@file`: more arguments from a file, which may name an output.
+            // `-fdump-tree-all=x`, `-fopt-info-vec=x`: a dump into a file of its own.
+            let dump_file = (item.starts_with("-fdump-") || item.starts_with("-fopt-info"))
+                && item.contains('=');
             if item.starts_with("-o")
                 || item.starts_with('@')
+                || dump_file
                 || LONG.iter().any(|l| item.starts_with(l))
             {
                 return Some(item.to_string());

@@ -553,7 +553,7 @@ fn non_finite_numbers_in_vars_and_axis_values_are_refused_with_key_and_line() {
 
 #[test]
 fn flags_that_name_an_output_of_the_compiler_are_refused_with_the_flag() {
-    let hint = "(hint: sweep puts the binary in its build cache; leave out -o, --output, --output-file, -odir, --output-directory, -MF, --dependency-output, --keep-dir, -save-temps, -Map, --options-file and @file)";
+    let hint = "(hint: sweep puts the binary in its build cache; leave out -o, --output, --output-file, -odir, --output-directory, -MF, --dependency-output, --keep-dir, -save-temps, -Map, --options-file, -dumpdir, -dumpbase, -aux-info, -fdump-*=FILE and @file)";
     let flags = |f: &str| {
         format!("bench = \"b\"\nflags = [{f}]\n[[axis]]\nname = \"threads\"\nrange = [1, 8]\n[[metric]]\npattern = \"mflops\"\n")
     };
@@ -563,6 +563,12 @@ fn flags_that_name_an_output_of_the_compiler_are_refused_with_the_flag() {
         ("\"-O3 --output-file=/tmp/x\"", "--output-file=/tmp/x"),
         ("\"-odir\", \"/tmp\"", "-odir"),
         ("\"--output-directory\", \"/tmp\"", "--output-directory"),
+        ("\"-dumpdir\", \"/tmp/\", \"-fstack-usage\"", "-dumpdir"),
+        ("\"-aux-info\", \"/tmp/a\"", "-aux-info"),
+        (
+            "\"-fdump-tree-original=/tmp/t\"",
+            "-fdump-tree-original=/tmp/t",
+        ),
         ("\"-MF\", \"/tmp/d\"", "-MF"),
         ("\"-Xcompiler=-O2,-o,/tmp/x\"", "-o"),
         ("\"-Wl,-o,/tmp/x\"", "-o"),

@@ -82,11 +82,6 @@ impl RunDir {
         self.dir.join(PASSES)
     }
 
-    /// The files the run's builds read, with their hashes, which a resume checks.
-    pub fn build_inputs(&self) -> PathBuf {
-        self.dir.join(super::BUILD_INPUTS)
-    }
-
     /// The lock one sweep at a time holds on the run (two would append to one `results.csv`).
     pub fn lock(&self) -> PathBuf {
         self.dir.join(RUN_LOCK)
@@ -125,6 +120,11 @@ impl RunDir {
 
     pub fn export(&self) -> PathBuf {
         self.dir.join(EXPORT)
+    }
+
+    /// `build-inputs.txt`: the files the run's builds read, which a resume checks.
+    pub fn build_inputs(&self) -> PathBuf {
+        self.dir.join(super::BUILD_INPUTS)
     }
 
     /// Whether the folder is a run: it has a manifest (every run folder has one from its start).
