@@ -555,19 +555,7 @@ fn a_compilers_environment_is_part_of_the_cache_key() {
     std::fs::write(one.path().join("value.h"), "#define VALUE 10\n").unwrap();
     std::fs::write(two.path().join("value.h"), "#define VALUE 7\n").unwrap();
     including_bench(p.path(), "c", "<value.h>", "compiler = \"cc\"");
-    let run = |cpath: &Path| -> Vec<(String, String)> {
-        let out = sweep(p.path())
-            .env("CPATH", cpath)
-            .args(["run", "sweeps/inc.toml", "-q", "--force", "--no-analyze"])
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "{}", stderr(&out));
-        let run = run_dirs(&p.path().join("output/inc")).pop().unwrap();
-        rows(&run.join("results.csv"))
-            .into_iter()
-            .map(|r| (r["cached"].clone(), r["mflops"].clone()))
-            .collect()
-    };
+    let run = |cpath: &Path| cached_and_values(p.path(), "CPATH", cpath.as_os_str());
     assert_eq!(run(one.path())[0].1, "10");
     assert_eq!(
         run(two.path()),
@@ -756,19 +744,7 @@ fn another_compiler_of_the_same_name_on_path_is_part_of_the_cache_key() {
         "<stdlib.h>\n#ifndef VALUE\n#define VALUE 10\n#endif",
         "compiler = \"cc\"",
     );
-    let run = |path: &std::ffi::OsStr| -> Vec<(String, String)> {
-        let out = sweep(p.path())
-            .env("PATH", path)
-            .args(["run", "sweeps/inc.toml", "-q", "--force", "--no-analyze"])
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "{}", stderr(&out));
-        let run = run_dirs(&p.path().join("output/inc")).pop().unwrap();
-        rows(&run.join("results.csv"))
-            .into_iter()
-            .map(|r| (r["cached"].clone(), r["mflops"].clone()))
-            .collect()
-    };
+    let run = |path: &std::ffi::OsStr| cached_and_values(p.path(), "PATH", path);
     let plain = std::env::var_os("PATH").unwrap();
     let mut wrapped = wrap.path().as_os_str().to_os_string();
     wrapped.push(":");
@@ -927,4 +903,20 @@ fn analyze_or_plot_out_into_another_run_is_refused() {
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
+}
+
+/// `sweep run sweeps/inc.toml --force` in `project` with `key=value` in its environment: each
+/// row's `cached` and value.
+fn cached_and_values(project: &Path, key: &str, value: &std::ffi::OsStr) -> Vec<(String, String)> {
+    let out = sweep(project)
+        .env(key, value)
+        .args(["run", "sweeps/inc.toml", "-q", "--force", "--no-analyze"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let run = run_dirs(&project.join("output/inc")).pop().unwrap();
+    rows(&run.join("results.csv"))
+        .into_iter()
+        .map(|r| (r["cached"].clone(), r["mflops"].clone()))
+        .collect()
 }
