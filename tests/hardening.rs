@@ -35,7 +35,13 @@ fn including_bench(p: &Path, ext: &str, include: &str, extra: &str) {
 
 /// `sweep run sweeps/inc.toml --force` (a new run each time); (cached, mflops) of its rows.
 fn run_inc(p: &Path) -> Vec<(String, String)> {
+    run_inc_with(p, &[])
+}
+
+/// [`run_inc`] with `env` (name, value) added to sweep's environment.
+fn run_inc_with(p: &Path, env: &[(&str, &std::ffi::OsStr)]) -> Vec<(String, String)> {
     let out = sweep(p)
+        .envs(env.iter().copied())
         .args(["run", "sweeps/inc.toml", "-q", "--force", "--no-analyze"])
         .output()
         .unwrap();
@@ -555,7 +561,7 @@ fn a_compilers_environment_is_part_of_the_cache_key() {
     std::fs::write(one.path().join("value.h"), "#define VALUE 10\n").unwrap();
     std::fs::write(two.path().join("value.h"), "#define VALUE 7\n").unwrap();
     including_bench(p.path(), "c", "<value.h>", "compiler = \"cc\"");
-    let run = |cpath: &Path| cached_and_values(p.path(), "CPATH", cpath.as_os_str());
+    let run = |cpath: &Path| run_inc_with(p.path(), &[("CPATH", cpath.as_os_str())]);
     assert_eq!(run(one.path())[0].1, "10");
     assert_eq!(
         run(two.path()),
@@ -744,7 +750,7 @@ fn another_compiler_of_the_same_name_on_path_is_part_of_the_cache_key() {
         "<stdlib.h>\n#ifndef VALUE\n#define VALUE 10\n#endif",
         "compiler = \"cc\"",
     );
-    let run = |path: &std::ffi::OsStr| cached_and_values(p.path(), "PATH", path);
+    let run = |path: &std::ffi::OsStr| run_inc_with(p.path(), &[("PATH", path)]);
     let plain = std::env::var_os("PATH").unwrap();
     let mut wrapped = wrap.path().as_os_str().to_os_string();
     wrapped.push(":");
@@ -903,20 +909,4 @@ fn analyze_or_plot_out_into_another_run_is_refused() {
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
-}
-
-/// `sweep run sweeps/inc.toml --force` in `project` with `key=value` in its environment: each
-/// row's `cached` and value.
-fn cached_and_values(project: &Path, key: &str, value: &std::ffi::OsStr) -> Vec<(String, String)> {
-    let out = sweep(project)
-        .env(key, value)
-        .args(["run", "sweeps/inc.toml", "-q", "--force", "--no-analyze"])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
-    let run = run_dirs(&project.join("output/inc")).pop().unwrap();
-    rows(&run.join("results.csv"))
-        .into_iter()
-        .map(|r| (r["cached"].clone(), r["mflops"].clone()))
-        .collect()
 }
