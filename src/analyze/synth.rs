@@ -318,27 +318,21 @@ pub(crate) fn hard(rng: &mut Rng, kind: Hard, noise: f64) -> Generated {
         1
     };
     let (points, sense, what) = match kind {
-        Hard::Rounded => {
+        Hard::Rounded | Hard::Linear => {
+            // Each edge rises over `width` points: a cubic (Rounded) or a straight ramp (Linear).
+            let (rise, name): (fn(f64) -> f64, &str) = match kind {
+                Hard::Rounded => (smoothstep, ""),
+                _ => (|t: f64| t.min(1.0), "linear "),
+            };
             let width = rng.int(period / 4, period / 2) as f64;
             let steps = |v: i64| {
                 let d = v - phase - 1;
                 let k = d.div_euclid(period) as f64;
                 let into = (d.rem_euclid(period) + 1) as f64;
-                (k + smoothstep(into / width)).max(floor_steps as f64)
+                (k + rise(into / width)).max(floor_steps as f64)
             };
             let (p, s) = from_cost(rng, &x, |v| tau * (overhead + steps(v)), noise);
-            (p, s, format!("width={width}"))
-        }
-        Hard::Linear => {
-            let width = rng.int(period / 4, period / 2) as f64;
-            let steps = |v: i64| {
-                let d = v - phase - 1;
-                let k = d.div_euclid(period) as f64;
-                let into = (d.rem_euclid(period) + 1) as f64;
-                (k + (into / width).min(1.0)).max(floor_steps as f64)
-            };
-            let (p, s) = from_cost(rng, &x, |v| tau * (overhead + steps(v)), noise);
-            (p, s, format!("linear width={width}"))
+            (p, s, format!("{name}width={width}"))
         }
         Hard::Irregular => {
             // Edge k lies at phase + k * P; two of edges 3..=n/P - 1 drop a tenth of the others.
