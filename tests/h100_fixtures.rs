@@ -341,6 +341,35 @@ fn the_counters_runs_have_counters_and_power_and_the_analysis_names_wavefronts()
         .find(|l| l.starts_with("| shared_stride1_mflops |"))
         .unwrap();
     assert!(!line.contains("ncu:"), "{line}");
+    // Issue 34: the global stores have their own traffic's counters (the `memory` preset), and
+    // the float4 stores' nested steps every 2 threads follow their sectors per request (16-byte
+    // lanes: one more 32-byte sector every 2 lanes; ceil(t / 2) for a warp of t lanes).
+    let rows = rows(&fixture("halfwarp_counters"));
+    for r in &rows {
+        let t: f64 = r["threads"].parse().unwrap();
+        let lanes = if t > 32.0 { t - 32.0 } else { t };
+        let per: f64 = r["global_vec4__global_sectors_per_request"]
+            .parse()
+            .unwrap();
+        // a full warp takes 16 sectors; with two warps, the mean of the full and the partial one
+        let want = if t > 32.0 {
+            (16.0 + (lanes / 2.0).ceil()) / 2.0
+        } else {
+            (lanes / 2.0).ceil()
+        };
+        if t <= 64.0 {
+            assert!((per - want).abs() < 0.01, "threads {t}: {per} vs {want}");
+        }
+    }
+    let line = table
+        .lines()
+        .find(|l| l.starts_with("| global_vec4_mflops |"))
+        .unwrap();
+    assert!(
+        line.contains("period 2 (each global request touches more 32-byte sectors, as ncu counts)")
+            && line.contains("ncu: `global_sectors_per_request` steps with the nested period"),
+        "{line}"
+    );
 }
 
 /// A run folder stands for its results.csv: `sweep analyze RUN` reads what `sweep analyze

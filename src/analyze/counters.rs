@@ -84,10 +84,15 @@ pub fn stepping(peaks: &[f64], counters: &[(String, Vec<(f64, f64)>)]) -> Option
     best.map(|(_, s)| s)
 }
 
-/// The reading's clause for a stepping counter.
-pub fn clause(axis: &str, s: &Stepping) -> String {
+/// The reading's clause for a stepping counter; `nested`: it steps with the nested period.
+pub fn clause(axis: &str, s: &Stepping, nested: bool) -> String {
+    let whose = if nested {
+        " with the nested period"
+    } else {
+        " with it"
+    };
     format!(
-        "; ncu: `{}` steps with it ({} of {} drops; {} -> {} at {axis} = {})",
+        "; ncu: `{}` steps{whose} ({} of {} drops; {} -> {} at {axis} = {})",
         s.counter,
         s.matched,
         s.drops,
@@ -188,7 +193,7 @@ mod tests {
         assert_eq!((s.matched, s.drops), (5, 5));
         assert_eq!((s.x, s.before, s.after), (17.0, 1.0, 2.0));
         assert_eq!(
-            clause("threads", &s),
+            clause("threads", &s, false),
             "; ncu: `wavefronts_per_request` steps with it (5 of 5 drops; 1 -> 2 at threads = 17)"
         );
     }

@@ -339,18 +339,45 @@ fn segment_words(kind: ModelKind) -> (&'static str, u64) {
     }
 }
 
-/// The mechanism a stepping counter shows, in words.
+/// The mechanism a stepping counter shows, in words: what the counter counts, named by its family
+/// (a ratio of the presets, L1 or L2 sectors, requests, DRAM bytes), never more than that.
 pub fn counter_words(s: &Stepping) -> String {
     let c = s.counter.to_ascii_lowercase();
-    if c.contains("wavefront") && c.contains("shared") {
-        "each shared-memory request takes more wavefronts (bank conflicts), as ncu counts".into()
-    } else if c.contains("sector") {
-        "each global request touches more 32-byte sectors, as ncu counts".into()
-    } else if c.contains("wavefront") {
-        "each request takes more wavefronts, as ncu counts".into()
+    let dir = if c.contains("_op_st") || c.contains("write") {
+        Some("stores")
+    } else if c.contains("_op_ld") || c.contains("read") {
+        Some("loads")
     } else {
-        format!("ncu's `{}` steps with it", s.counter)
-    }
+        None
+    };
+    let of = |what: &str| match dir {
+        Some(d) => format!("{what} of global {d}"),
+        None => format!("{what} of global accesses"),
+    };
+    let words = if c.contains("wavefront") && c.contains("shared") {
+        "each shared-memory request takes more wavefronts (bank conflicts)".to_string()
+    } else if c.contains("sectors_per_request") {
+        "each global request touches more 32-byte sectors".to_string()
+    } else if c.contains("wavefront") {
+        "each request takes more wavefronts".to_string()
+    } else if c.starts_with("lts__") && c.contains("sector") {
+        match dir {
+            Some("stores") => "the L2 takes more 32-byte sector writes from the L1".to_string(),
+            _ => "the L2 serves more 32-byte sector reads to the L1".to_string(),
+        }
+    } else if c.starts_with("l1tex__") && c.contains("sector") {
+        format!("the L1 handles more {}", of("32-byte sectors"))
+    } else if c.starts_with("l1tex__") && c.contains("request") {
+        format!("the L1 takes more {}", of("requests"))
+    } else if c.starts_with("dram__") {
+        match dir {
+            Some("stores") => "DRAM writes more bytes".to_string(),
+            _ => "DRAM reads more bytes".to_string(),
+        }
+    } else {
+        return format!("ncu's `{}` steps with it", s.counter);
+    };
+    format!("{words}, as ncu counts")
 }
 
 /// What the x axis alone says about a period: a fact, no cause.
@@ -453,6 +480,59 @@ mod tests {
 
     fn model(s: &str) -> Model {
         Model::parse(s).unwrap()
+    }
+
+    /// A stepping counter is named for what it counts (halfwarp_counters on an H100: the float4
+    /// global stores step with the L2's sector reads for the L1, not with sectors per request).
+    #[test]
+    fn a_counter_is_worded_by_what_it_counts() {
+        let words = |c: &str| {
+            counter_words(&Stepping {
+                counter: c.into(),
+                matched: 2,
+                drops: 2,
+                changes: 2,
+                x: 17.0,
+                before: 1.0,
+                after: 2.0,
+            })
+        };
+        for (counter, want) in [
+            (
+                "shared_wavefronts_per_request",
+                "each shared-memory request takes more wavefronts (bank conflicts), as ncu counts",
+            ),
+            (
+                "global_sectors_per_request",
+                "each global request touches more 32-byte sectors, as ncu counts",
+            ),
+            (
+                "lts__t_sectors_srcunit_tex_op_read.sum",
+                "the L2 serves more 32-byte sector reads to the L1, as ncu counts",
+            ),
+            (
+                "lts__t_sectors_srcunit_tex_op_write.sum",
+                "the L2 takes more 32-byte sector writes from the L1, as ncu counts",
+            ),
+            (
+                "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum",
+                "the L1 handles more 32-byte sectors of global stores, as ncu counts",
+            ),
+            (
+                "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum",
+                "the L1 takes more requests of global loads, as ncu counts",
+            ),
+            (
+                "dram__bytes_write.sum",
+                "DRAM writes more bytes, as ncu counts",
+            ),
+            (
+                "sm__warps_active.avg.per_cycle_active",
+                "ncu's `sm__warps_active.avg.per_cycle_active` steps with it",
+            ),
+        ] {
+            assert_eq!(words(counter), want, "{counter}");
+        }
     }
 
     #[test]

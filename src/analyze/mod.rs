@@ -122,6 +122,10 @@ pub struct SeriesAnalysis {
     /// curve drops after its peaks, when one does.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub counter: Option<counters::Stepping>,
+    /// The counter that steps where the curve drops after the nested period's peaks, when one
+    /// does (halfwarp_counters: float4 stores add a 32-byte sector every 2 lanes).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub secondary_counter: Option<counters::Stepping>,
     /// How many of the series' points its own metric marks noisy or unstable
     /// (`<metric>_status`, or for older runs `store::metric_status`'s reading of the row).
     pub marked: Marked,
@@ -297,6 +301,17 @@ pub fn analyze_run(
             let counter = curve.period.as_ref().and_then(|_| {
                 counters::stepping(&curve.peaks, &counters::counters_of(&counter_series, &r))
             });
+            let secondary_counter = curve.secondary.as_ref().and_then(|q| {
+                let peaks: Vec<f64> = data
+                    .iter()
+                    .map(|p| p.0)
+                    .filter(|&v| {
+                        let r = (v - q.phase).rem_euclid(q.period);
+                        r.min(q.period - r) < 1e-9 * q.period.max(1.0)
+                    })
+                    .collect();
+                counters::stepping(&peaks, &counters::counters_of(&counter_series, &r))
+            });
             let model_fit = r
                 .metric
                 .model
@@ -321,8 +336,11 @@ pub fn analyze_run(
                         f.r2 >= mechanism::ModelFit::EXPLAINS
                             && f.period.is_some_and(|m| (m - q.period).abs() < 1e-9)
                     });
-                    match model {
-                        Some((m, f)) => {
+                    match (model, &secondary_counter) {
+                        (None, Some(c)) => {
+                            mechanism::explain(&x, q.period, &curve, sense, Some(c), None)
+                        }
+                        (Some((m, f)), _) => {
                             let explained = mechanism::ModelFit {
                                 explains: true,
                                 ..f.clone()
@@ -336,7 +354,7 @@ pub fn analyze_run(
                                 Some((m, &explained)),
                             )
                         }
-                        None => mechanism::neutral(&x, q.period, &curve, sense),
+                        (None, None) => mechanism::neutral(&x, q.period, &curve, sense),
                     }
                 }),
             };
@@ -360,7 +378,10 @@ pub fn analyze_run(
                 reading += &reading::between_processes(b, process_lowers && !placement_lowers);
             }
             if let Some(c) = &counter {
-                reading += &counters::clause(&x, c);
+                reading += &counters::clause(&x, c, false);
+            }
+            if let Some(c) = &secondary_counter {
+                reading += &counters::clause(&x, c, true);
             }
             let groups: Vec<String> = r.group.iter().map(|(k, v)| format!("{k}={v}")).collect();
             let name = if groups.is_empty() {
@@ -391,6 +412,7 @@ pub fn analyze_run(
                 placement,
                 between_processes_u95: process.map(|b| b.u95),
                 counter,
+                secondary_counter,
                 marked,
                 model: model_fit.and_then(Result::ok).map(|(_, f)| f),
                 reading,
