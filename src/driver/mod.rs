@@ -110,6 +110,13 @@ pub enum DriverError {
         was: String,
         now: String,
     },
+    #[error("the unfinished run `{dir}` was built with `{compiler}` at `{was}`, and `{compiler}` is now `{now}`: its remaining rows would come from another compiler (hint: put `{was}` first on PATH to finish the run, or --force (or a new --output) starts a new run)")]
+    CompilerMoved {
+        dir: String,
+        compiler: String,
+        was: String,
+        now: String,
+    },
     #[error("`{file}`, which the builds of the unfinished run `{dir}` read, changed since (or is gone): its remaining rows would come from another program (hint: undo the change to finish that run, or --force starts a new run)")]
     InputChanged { dir: String, file: String },
     #[error("`{dir}` is not a run folder of this spec: {source}")]
@@ -158,6 +165,7 @@ impl DriverError {
                 | DriverError::RunInUse { .. }
                 | DriverError::Compile(_)
                 | DriverError::CompilerChanged { .. }
+                | DriverError::CompilerMoved { .. }
                 | DriverError::NoNcu(_)
                 | DriverError::Stopped { .. }
                 | DriverError::Store(store::StoreError::Write { .. })

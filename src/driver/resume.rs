@@ -90,6 +90,20 @@ fn resumable(
             now: toolchain.version.clone(),
         });
     }
+    // The same release from another place (a wrapper `nvcc` earlier on PATH that adds flags):
+    // `--version` says the same, the programs differ. Runs from before the field are not checked.
+    let now = toolchain.program().map(|p| p.display().to_string());
+    if let Some(was) = m.compiler_path.as_ref().filter(|&was| now.as_ref() != Some(was)) {
+        if opts.force {
+            return Ok(None);
+        }
+        return Err(DriverError::CompilerMoved {
+            dir: shown,
+            compiler: toolchain.compiler.clone(),
+            was: was.clone(),
+            now: now.unwrap_or_else(|| "not found".into()),
+        });
+    }
     if !m.bench_hash.is_empty() && m.bench_hash != bench_hash {
         if opts.force {
             return Ok(None);

@@ -198,6 +198,7 @@ impl<'s> Session<'s> {
         manifest.command = opts.command.clone();
         manifest.compiler = toolchain.compiler.clone();
         manifest.compiler_version = toolchain.version.clone();
+        manifest.compiler_path = toolchain.program().map(|p| p.display().to_string());
         manifest.arch = toolchain.arch.clone();
         manifest.gpus_start = gpus.clone();
         let (driver, rest) = super::hold::for_run(&gpus, prestart);
