@@ -106,3 +106,87 @@ fn a_resume_under_a_compiler_of_the_same_release_from_elsewhere_is_refused() {
     assert_eq!(rows(&run.join("results.csv")).len(), 2);
     assert_eq!(common::manifest(&run)["compiler_path"], was.as_str());
 }
+
+/// A project whose PATH finds a stand-in `nvidia-smi` that lists the GPU written in
+/// `fakebin/gpus.txt` (`gpu` there now), and `sweeps/g.toml`: the sawtooth over 4 points, on a GPU.
+fn gpu_project(gpu: &str) -> (tempfile::TempDir, std::ffi::OsString) {
+    use std::os::unix::fs::PermissionsExt;
+    let p = project();
+    let bin = p.path().join("fakebin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let smi = bin.join("nvidia-smi");
+    std::fs::write(&smi, "#!/bin/sh\ncat \"$(dirname \"$0\")/gpus.txt\"\n").unwrap();
+    std::fs::set_permissions(&smi, std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::fs::write(bin.join("gpus.txt"), gpu).unwrap();
+    let spec = std::fs::read_to_string(p.path().join("sweeps/saw.toml"))
+        .unwrap()
+        .replace("compiler = \"cc\"", "compiler = \"cc\"\ngpu = true")
+        .replace("range = [1, 64]", "range = [1, 4]");
+    std::fs::write(p.path().join("sweeps/g.toml"), spec).unwrap();
+    let path = path_with(&bin);
+    (p, path)
+}
+
+/// Low 2: a resume on another GPU model (another node of a mixed partition, another `--gpus`)
+/// measured the remaining points there: one curve of two GPUs, exit 0. It is refused naming both
+/// (exit 4); a run that measured nothing on a GPU yet moves freely, and --force starts a new run.
+#[test]
+fn a_resume_on_another_gpu_model_is_refused_unless_nothing_was_measured_yet() {
+    let h100 = "0, Stand-in H100, GPU-aaaa, 580.0, 9.0, 1980, 2619, 30\n";
+    let a100 = "0, Stand-in A100, GPU-cccc, 580.0, 8.0, 1410, 1215, 30\n";
+    let (p, path) = gpu_project(h100);
+    let run_g = |extra: &[&str]| {
+        sweep(p.path())
+            .env("PATH", &path)
+            .env_remove("CUDA_VISIBLE_DEVICES")
+            .args(["run", "sweeps/g.toml", "-q", "--no-analyze"])
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    let out = run_g(&[]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let run = run_dirs(&p.path().join("output/g")).pop().unwrap();
+    let csv = run.join("results.csv");
+    let keep_rows = |n: usize| {
+        let text = std::fs::read_to_string(&csv).unwrap();
+        let lines: Vec<&str> = text.split_inclusive('\n').collect();
+        std::fs::write(&csv, lines[..1 + n].concat()).unwrap();
+        let mut m = common::manifest(&run);
+        m["state"] = "interrupted".into();
+        std::fs::write(run.join("manifest.json"), m.to_string()).unwrap();
+    };
+    keep_rows(2);
+    std::fs::write(p.path().join("fakebin/gpus.txt"), a100).unwrap();
+    let out = run_g(&[]);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(4), "{err}");
+    assert!(
+        err.contains("measured its rows on `Stand-in H100`")
+            && err.contains("would measure on gpu 0 (Stand-in A100)")
+            && err.contains("(hint: finish it on a `Stand-in H100`"),
+        "{err}"
+    );
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert_eq!(rows(&csv).len(), 2, "nothing run");
+    // Back on the H100 the resume finishes it.
+    std::fs::write(p.path().join("fakebin/gpus.txt"), h100).unwrap();
+    let out = run_g(&[]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(rows(&csv).iter().all(|r| r["gpu_name"] == "Stand-in H100"));
+    assert_eq!(rows(&csv).len(), 4);
+    // Nothing measured yet: it moves to the A100.
+    keep_rows(0);
+    std::fs::write(p.path().join("fakebin/gpus.txt"), a100).unwrap();
+    let out = run_g(&[]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(run_dirs(&p.path().join("output/g")), [run.clone()]);
+    assert!(rows(&csv).iter().all(|r| r["gpu_name"] == "Stand-in A100"));
+    // --force on the other model: a new run.
+    keep_rows(1);
+    std::fs::write(p.path().join("fakebin/gpus.txt"), h100).unwrap();
+    let out = run_g(&["--force"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(run_dirs(&p.path().join("output/g")).len(), 2);
+    assert_eq!(rows(&csv).len(), 1, "the old run untouched");
+}

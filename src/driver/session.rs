@@ -146,7 +146,7 @@ impl<'s> Session<'s> {
         let (gpus, gpu_locks) = claim_gpus(spec, opts, &holder)?;
         let toolchain = Toolchain::find(spec, gpus.first().and_then(gpu::arch_of))?;
         let bench_hash = bench.fingerprint()?;
-        let resume_dir = pick_run_dir(spec, opts, &bench_hash, &toolchain)?;
+        let resume_dir = pick_run_dir(spec, opts, &bench_hash, &toolchain, &gpus)?;
         let resumed = resume_dir.is_some();
         let header = store::header(spec);
         let (mut manifest, run_dir) = match resume_dir {

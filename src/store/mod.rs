@@ -30,7 +30,7 @@ pub use manifest::{labels_of_run, GpuState, Manifest, MetricInfo, RunState, Time
 pub use metric_status::{
     metric_status, metric_status_in_row, target_rel_ci, MetricCells, NOISY_MEANS, UNSTABLE_MEANS,
 };
-pub use read::{read_done, read_rows};
+pub use read::{read_done, read_done_as_is, read_rows};
 pub use schema::{metric_status_column, Dialect, Status};
 pub use write::{
     formula_defused, formula_restored, header, record, repeat_spread_column, CsvSink, GpuTag, Row,
