@@ -190,3 +190,64 @@ fn a_resume_on_another_gpu_model_is_refused_unless_nothing_was_measured_yet() {
     assert_eq!(run_dirs(&p.path().join("output/g")).len(), 2);
     assert_eq!(rows(&csv).len(), 1, "the old run untouched");
 }
+
+/// Low 4: `sweep cache clean` with SWEEP_CACHE (or --cache) at `$HOME` or `/` went through the
+/// folder (removing what looked like builds, leaving its lock file there). A folder that carries
+/// no marker of sweep's cache and holds other files is refused (exit 2, one line, a hint) and
+/// nothing in it is removed or written; the cache a run made is marked and cleaned.
+#[test]
+fn cache_clean_of_a_folder_that_is_no_sweep_cache_is_refused() {
+    let p = project();
+    let home = tempfile::tempdir().unwrap();
+    std::fs::write(home.path().join(".bashrc"), "keep\n").unwrap();
+    // A folder named like a build, holding what a build holds: it looks like one, it is the user's.
+    let look_alike = home.path().join("0123456789abcdef0123456789abcdef");
+    std::fs::create_dir_all(&look_alike).unwrap();
+    std::fs::write(look_alike.join("bench"), "keep\n").unwrap();
+    let listing = |dir: &Path| {
+        let mut names: Vec<_> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        names.sort();
+        names
+    };
+    let before = listing(home.path());
+    for (how, dir) in [("env", home.path()), ("flag", home.path()), ("env", Path::new("/"))] {
+        let mut c = sweep(p.path());
+        c.args(["cache", "clean"]);
+        if how == "env" {
+            c.env("SWEEP_CACHE", dir);
+        } else {
+            c.arg("--cache").arg(dir);
+        }
+        let out = c.output().unwrap();
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(2), "{how} {}: {err}", dir.display());
+        assert!(
+            err.contains(&format!("`{}` is not a sweep build cache", dir.display()))
+                && err.contains("(hint: point --cache or SWEEP_CACHE at the build cache"),
+            "{err}"
+        );
+        assert_eq!(err.lines().count(), 1, "{err}");
+    }
+    assert_eq!(listing(home.path()), before, "nothing removed or written");
+    assert!(look_alike.join("bench").exists());
+    // The cache a run makes carries the marker, and is cleaned.
+    let out = sweep(p.path())
+        .args(["run", "sweeps/saw.toml", "-q", "--no-analyze", "-a", "threads=1:2"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let cache = p.path().join("output/.cache");
+    assert!(std::fs::read_to_string(cache.join("CACHEDIR.TAG"))
+        .unwrap()
+        .starts_with("Signature: 8a477f597d28d172789f06886806bc55\n"));
+    let out = sweep(p.path())
+        .args(["cache", "clean", "--cache"])
+        .arg(&cache)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(common::stdout(&out).contains("removed 2 builds"), "{}", common::stdout(&out));
+}

@@ -259,7 +259,7 @@ fn cache(action: &str, place: &Where) -> Result<i32, CliError> {
     let cache = sweep::cache::Cache::new(cache_dir(place));
     let clean = action == "clean";
     let s = if clean {
-        cache.clean().map_err(CliError::CacheClean)?
+        cache.clean()?
     } else {
         cache.stats()
     };
