@@ -682,7 +682,7 @@ fn plot_and_export_never_write_through_a_planted_folder_link() {
 }
 
 /// Fills the file system holding `dir` (a file `pad` there written until it is refused).
-fn fill(dir: &Path) {
+pub(crate) fn fill(dir: &Path) {
     use std::io::Write;
     let mut pad = std::fs::File::create(dir.join("pad")).unwrap();
     let block = vec![0u8; 64 << 10];

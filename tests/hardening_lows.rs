@@ -251,3 +251,75 @@ fn cache_clean_of_a_folder_that_is_no_sweep_cache_is_refused() {
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(common::stdout(&out).contains("removed 2 builds"), "{}", common::stdout(&out));
 }
+
+/// `command` on `run` (its own folder written): its exit code and its stderr.
+fn read_command(p: &Path, command: &str, run: &Path) -> (Option<i32>, String) {
+    let out = sweep(p).arg(command).arg(run).output().unwrap();
+    (out.status.code(), stderr(&out))
+}
+
+/// Low 3: a read-only or full disk under the run folder, and a results.csv that is not CSV, met by
+/// `analyze`, `report`, `export` (and `plot`), said what went wrong without a hint. Each says it in
+/// one line naming the file, with a hint; exit 4 for the disk, 3 for the file, as documented.
+#[test]
+fn a_read_only_or_full_disk_and_an_unparsable_results_csv_are_named_with_a_hint() {
+    let p = project();
+    let Some(disk) = crate::driver_faults::Tmpfs::mount(&p.path().join("output"), "2m") else {
+        return;
+    };
+    let out = sweep(p.path())
+        .args(["run", "sweeps/saw.toml", "-q", "--no-analyze", "-a", "threads=1:8"])
+        .arg("--cache")
+        .arg(p.path().join("cache"))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let run = run_dirs(&p.path().join("output/saw")).pop().unwrap();
+    let shown = run.display().to_string();
+    let check = |why: &str, hint: &str| {
+        for command in ["analyze", "report", "export", "plot"] {
+            let (code, err) = read_command(p.path(), command, &run);
+            assert_eq!(code, Some(4), "{why} {command}: {err}");
+            assert_eq!(err.lines().count(), 1, "{why} {command}: {err}");
+            assert!(
+                err.contains(&format!("`{shown}/")) && err.contains(hint),
+                "{why} {command}: {err}"
+            );
+        }
+    };
+    disk.remount("ro");
+    check(
+        "read-only",
+        "(hint: its file system is read-only: write elsewhere: --output for `run`, --out",
+    );
+    let out = sweep(p.path())
+        .args(["run", "sweeps/saw.toml", "-q", "--force", "--output"])
+        .arg(p.path().join("output/new"))
+        .output()
+        .unwrap();
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(4), "{err}");
+    assert!(
+        err.contains("output/new`") && err.contains("(hint: its file system is read-only"),
+        "{err}"
+    );
+    disk.remount("rw");
+    crate::hardening::fill(&p.path().join("output"));
+    check("full", "(hint: its file system is full: make room there");
+    std::fs::remove_file(p.path().join("output/pad")).unwrap();
+    // Not CSV: a header that is not UTF-8 (a file saved in another encoding).
+    let csv = run.join("results.csv");
+    let mut bytes = std::fs::read(&csv).unwrap();
+    bytes[3] = 0xff;
+    std::fs::write(&csv, &bytes).unwrap();
+    for command in ["analyze", "report", "export"] {
+        let (code, err) = read_command(p.path(), command, &run);
+        assert_eq!(code, Some(3), "{command}: {err}");
+        assert_eq!(err.lines().count(), 1, "{command}: {err}");
+        assert!(
+            err.contains(&format!("cannot read `{}`", csv.display()))
+                && err.contains("(hint: it is not a CSV as sweep writes it"),
+            "{command}: {err}"
+        );
+    }
+}

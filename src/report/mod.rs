@@ -46,7 +46,7 @@ pub enum ReportError {
     #[error(transparent)]
     Store(#[from] crate::store::StoreError),
     /// A chart cannot be drawn, converted (PNG, PDF) or written.
-    #[error("cannot write chart `{path}`: {cause}")]
+    #[error("cannot write chart `{path}`: {cause}{}", cause.write_hint())]
     Write {
         path: PathBuf,
         #[source]
@@ -54,7 +54,7 @@ pub enum ReportError {
     },
     /// `report.html` of a run folder cannot be made: its run cannot be read, or the page cannot
     /// be written.
-    #[error("cannot make the report `{path}`: {cause}")]
+    #[error("cannot make the report `{path}`: {cause}{}", cause.write_hint())]
     Page {
         path: PathBuf,
         #[source]
@@ -91,6 +91,16 @@ pub enum ChartError {
     /// The chart's folder or file cannot be written.
     #[error("{0}")]
     Io(#[source] std::io::Error),
+}
+
+impl ChartError {
+    /// What to do when the chart's file could not be written (a full or read-only disk).
+    pub fn write_hint(&self) -> &'static str {
+        match self {
+            ChartError::Io(e) => crate::store::space::write_hint(e),
+            _ => "",
+        }
+    }
 }
 
 impl<E: std::error::Error + Send + Sync + 'static> From<plotters::drawing::DrawingAreaErrorKind<E>>
