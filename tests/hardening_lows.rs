@@ -69,8 +69,12 @@ fn a_resume_under_a_compiler_of_the_same_release_from_elsewhere_is_refused() {
     assert_eq!(Path::new(&was), real.canonicalize().unwrap());
     let resume = |force: bool| {
         let mut c = sweep(p.path());
-        c.env("PATH", path_with(wrap.path()))
-            .args(["run", "sweeps/inc.toml", "-q", "--no-analyze"]);
+        c.env("PATH", path_with(wrap.path())).args([
+            "run",
+            "sweeps/inc.toml",
+            "-q",
+            "--no-analyze",
+        ]);
         if force {
             c.arg("--force");
         }
@@ -213,7 +217,11 @@ fn cache_clean_of_a_folder_that_is_no_sweep_cache_is_refused() {
         names
     };
     let before = listing(home.path());
-    for (how, dir) in [("env", home.path()), ("flag", home.path()), ("env", Path::new("/"))] {
+    for (how, dir) in [
+        ("env", home.path()),
+        ("flag", home.path()),
+        ("env", Path::new("/")),
+    ] {
         let mut c = sweep(p.path());
         c.args(["cache", "clean"]);
         if how == "env" {
@@ -235,7 +243,14 @@ fn cache_clean_of_a_folder_that_is_no_sweep_cache_is_refused() {
     assert!(look_alike.join("bench").exists());
     // The cache a run makes carries the marker, and is cleaned.
     let out = sweep(p.path())
-        .args(["run", "sweeps/saw.toml", "-q", "--no-analyze", "-a", "threads=1:2"])
+        .args([
+            "run",
+            "sweeps/saw.toml",
+            "-q",
+            "--no-analyze",
+            "-a",
+            "threads=1:2",
+        ])
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
@@ -249,7 +264,11 @@ fn cache_clean_of_a_folder_that_is_no_sweep_cache_is_refused() {
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
-    assert!(common::stdout(&out).contains("removed 2 builds"), "{}", common::stdout(&out));
+    assert!(
+        common::stdout(&out).contains("removed 2 builds"),
+        "{}",
+        common::stdout(&out)
+    );
 }
 
 /// `command` on `run` (its own folder written): its exit code and its stderr.
@@ -268,7 +287,14 @@ fn a_read_only_or_full_disk_and_an_unparsable_results_csv_are_named_with_a_hint(
         return;
     };
     let out = sweep(p.path())
-        .args(["run", "sweeps/saw.toml", "-q", "--no-analyze", "-a", "threads=1:8"])
+        .args([
+            "run",
+            "sweeps/saw.toml",
+            "-q",
+            "--no-analyze",
+            "-a",
+            "threads=1:8",
+        ])
         .arg("--cache")
         .arg(p.path().join("cache"))
         .output()
@@ -322,4 +348,72 @@ fn a_read_only_or_full_disk_and_an_unparsable_results_csv_are_named_with_a_hint(
             "{command}: {err}"
         );
     }
+}
+
+/// Every file under `dir` with its bytes: what a command must leave as it was.
+fn files_under(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+    let mut files: Vec<_> = walkdir::WalkDir::new(dir)
+        .into_iter()
+        .map(|e| e.unwrap())
+        .filter(|e| e.file_type().is_file())
+        .map(|e| (e.path().to_path_buf(), std::fs::read(e.path()).unwrap()))
+        .collect();
+    files.sort();
+    files
+}
+
+/// Low 6: `sweep report` had no `--out` (export, analyze, plot and compare have one), so a
+/// report of a read-only run, or one kept elsewhere, could not be made. `--out DIR` writes
+/// DIR/report.html (made if missing) and nothing into the run folder; its links to the failed
+/// points' logs name the run folder; another run's folder is refused (exit 2).
+#[test]
+fn report_out_writes_the_page_elsewhere_and_nothing_into_the_run() {
+    let p = project();
+    for force in [false, true] {
+        let mut c = sweep(p.path());
+        c.args(["run", "sweeps/saw.toml", "-q", "--no-analyze", "-a", "threads=1:2"])
+            .args(["--set", "mode=crash"]);
+        if force {
+            c.arg("--force");
+        }
+        assert_eq!(c.output().unwrap().status.code(), Some(1), "every point fails");
+    }
+    let runs = run_dirs(&p.path().join("output/saw"));
+    let (run, other) = (&runs[0], &runs[1]);
+    let before = files_under(run);
+    let elsewhere = p.path().join("pages/saw");
+    let out = sweep(p.path())
+        .arg("report")
+        .arg(run)
+        .arg("--out")
+        .arg(&elsewhere)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(
+        stderr(&out).trim(),
+        format!("wrote {}", elsewhere.join("report.html").display())
+    );
+    assert_eq!(files_under(run), before, "nothing written into the run folder");
+    let page = std::fs::read_to_string(elsewhere.join("report.html")).unwrap();
+    let id = &rows(&run.join("results.csv"))[0]["point_id"];
+    let log = run.join("points").join(id).join("stderr.txt");
+    assert!(log.is_file());
+    assert!(
+        page.contains(&format!("<a href=\"{}\">", log.display())),
+        "the page links the run's own log"
+    );
+    // Another run's folder: its page would be replaced.
+    let other_page = std::fs::read(other.join("report.html")).unwrap();
+    let out = sweep(p.path())
+        .arg("report")
+        .arg(run)
+        .arg("--out")
+        .arg(other)
+        .output()
+        .unwrap();
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("is another run's folder: its report.html would be replaced"), "{err}");
+    assert_eq!(std::fs::read(other.join("report.html")).unwrap(), other_page);
 }

@@ -258,11 +258,7 @@ fn build(
 fn cache(action: &str, place: &Where) -> Result<i32, CliError> {
     let cache = sweep::cache::Cache::new(cache_dir(place));
     let clean = action == "clean";
-    let s = if clean {
-        cache.clean()?
-    } else {
-        cache.stats()
-    };
+    let s = if clean { cache.clean()? } else { cache.stats() };
     println!(
         "cache {} {} {} builds, {:.1} MiB",
         cache.dir.display(),
@@ -386,11 +382,11 @@ fn plot(results: &Path, select: &Select, look: &LookArgs) -> Result<i32, CliErro
 }
 
 /// `sweep report`: `report.html` written into the run folder.
-fn report(run_dir: PathBuf) -> Result<i32, CliError> {
+fn report(run_dir: PathBuf, out: Option<PathBuf>) -> Result<i32, CliError> {
     if !RunDir::new(&run_dir).is_run() {
         return Err(CliError::NotRunFolder { dir: run_dir });
     }
-    let path = sweep::report::html::write(&run_dir).map_err(CliError::Report)?;
+    let path = sweep::report::html::write_to(&run_dir, out.as_deref()).map_err(CliError::Report)?;
     eprintln!("wrote {}", path.display());
     Ok(exit::OK)
 }
@@ -442,7 +438,7 @@ pub(crate) fn dispatch(cli: Cli) -> Result<i32, CliError> {
             dialect,
             out,
         } => export(&run_dir, &format, dialect, out),
-        Command::Report { run_dir } => report(run_dir),
+        Command::Report { run_dir, out } => report(run_dir, out),
         Command::Merge { runs, out } => merge(&runs, out),
         Command::Slurm {
             spec,

@@ -133,7 +133,9 @@ impl CliError {
             CliError::Store(e) => store_code(e),
             CliError::Analyze(e) => analyze_code(e),
             CliError::Report(e) => match e {
-                ReportError::NoMetric { .. } | ReportError::TooFewMetrics { .. } => exit::USAGE,
+                ReportError::NoMetric { .. }
+                | ReportError::TooFewMetrics { .. }
+                | ReportError::OutIsAnotherRun { .. } => exit::USAGE,
                 ReportError::Store(e) => store_code(e),
                 // The page's run cannot be read.
                 ReportError::Page {

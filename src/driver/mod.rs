@@ -118,9 +118,17 @@ pub enum DriverError {
         now: String,
     },
     #[error("the unfinished run `{dir}` measured its rows on `{was}`, and this run would measure on gpu {now}: one curve would hold rows of two GPU models (hint: finish it on a `{was}` (--gpus, or the node it ran on), or --force (or a new --output) starts a new run)")]
-    GpuChanged { dir: String, was: String, now: String },
+    GpuChanged {
+        dir: String,
+        was: String,
+        now: String,
+    },
     #[error("the unfinished run `{dir}` was built for `{was}`, and this run builds for `{now}`: its remaining rows would come from another program (hint: finish it on a GPU of `{was}`, or --force (or a new --output) starts a new run)")]
-    ArchChanged { dir: String, was: String, now: String },
+    ArchChanged {
+        dir: String,
+        was: String,
+        now: String,
+    },
     #[error("`{file}`, which the builds of the unfinished run `{dir}` read, changed since (or is gone): its remaining rows would come from another program (hint: undo the change to finish that run, or --force starts a new run)")]
     InputChanged { dir: String, file: String },
     #[error("`{dir}` is not a run folder of this spec: {source}")]

@@ -95,7 +95,11 @@ fn resumable(
     // The same release from another place (a wrapper `nvcc` earlier on PATH that adds flags):
     // `--version` says the same, the programs differ. Runs from before the field are not checked.
     let now = toolchain.program().map(|p| p.display().to_string());
-    if let Some(was) = m.compiler_path.as_ref().filter(|&was| now.as_ref() != Some(was)) {
+    if let Some(was) = m
+        .compiler_path
+        .as_ref()
+        .filter(|&was| now.as_ref() != Some(was))
+    {
         if opts.force {
             return Ok(None);
         }

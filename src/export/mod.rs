@@ -46,7 +46,10 @@ fn workbook_hint(e: &rust_xlsxwriter::XlsxError) -> &'static str {
 pub enum ExportError {
     #[error(transparent)]
     Store(#[from] StoreError),
-    #[error("cannot write `{path}`: {source}{}", crate::store::space::write_hint(source))]
+    #[error(
+        "cannot write `{path}`: {source}{}",
+        crate::store::space::write_hint(source)
+    )]
     Write {
         path: PathBuf,
         #[source]

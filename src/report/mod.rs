@@ -60,6 +60,9 @@ pub enum ReportError {
         #[source]
         cause: crate::store::Cause,
     },
+    /// `report --out` is another run's folder: its own page would be replaced by this run's.
+    #[error("`--out {}` is another run's folder: its report.html would be replaced by this run's (hint: leave out --out to write into the run folder, or pick a folder of its own)", out.display())]
+    OutIsAnotherRun { out: PathBuf },
     /// `--metrics` names a metric the results do not have.
     #[error("no metric `{name}` in the results (hint: one of {})", known.join(", "))]
     NoMetric { name: String, known: Vec<String> },
