@@ -417,3 +417,107 @@ fn report_out_writes_the_page_elsewhere_and_nothing_into_the_run() {
     assert!(err.contains("is another run's folder: its report.html would be replaced"), "{err}");
     assert_eq!(std::fs::read(other.join("report.html")).unwrap(), other_page);
 }
+
+/// Whether `file` is whole: an SVG ends with its end tag, a PNG with its IEND chunk.
+fn whole_chart(file: &Path) -> bool {
+    let bytes = std::fs::read(file).unwrap();
+    match file.extension().and_then(|e| e.to_str()) {
+        Some("svg") => String::from_utf8_lossy(&bytes).trim_end().ends_with("</svg>"),
+        Some("png") => bytes.ends_with(&[0x49, 0x45, 0x4e, 0x44, 0xae, 0x42, 0x60, 0x82]),
+        _ => true,
+    }
+}
+
+/// Low 5: SIGTERM (or Ctrl-C) while `run` drew its charts after the last point said
+/// "finishing the current point", drew every chart anyway and exited 0. Once the sweep is over it
+/// ends sweep at once with exit 130, as in the other stages; the manifest keeps its last word
+/// (`finished`: every row is there), and every chart written is whole (temporary file, renamed).
+#[test]
+fn sigterm_while_the_charts_are_drawn_ends_the_run_at_once_with_whole_charts() {
+    use std::time::{Duration, Instant};
+    let p = project();
+    // 8 points in each of 12 series: a chart stage of seconds after a sweep of one.
+    let spec = std::fs::read_to_string(p.path().join("sweeps/saw.toml"))
+        .unwrap()
+        .replace("range = [1, 64]", "range = [1, 8]")
+        .replace(
+            "[analyze]",
+            "[[axis]]\nname = \"rep\"\nrange = [1, 12]\n[analyze]",
+        );
+    std::fs::write(p.path().join("sweeps/many.toml"), spec).unwrap();
+    let mut child = common::sweep_process(p.path())
+        .args(["run", "sweeps/many.toml", "-q"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let out_dir = p.path().join("output/many");
+    let deadline = Instant::now() + Duration::from_secs(120);
+    let run = loop {
+        assert!(Instant::now() < deadline, "the sweep never finished");
+        let finished = out_dir
+            .exists()
+            .then(|| run_dirs(&out_dir).pop())
+            .flatten()
+            .filter(|r| {
+                std::fs::read_to_string(r.join("manifest.json"))
+                    .is_ok_and(|m| m.contains("\"state\": \"finished\""))
+            });
+        if let Some(r) = finished {
+            break r;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    // The charts are being drawn: the first is there.
+    let listed = |dir: &Path| -> Vec<PathBuf> {
+        std::fs::read_dir(dir)
+            .map(|d| d.map(|e| e.unwrap().path()).collect())
+            .unwrap_or_default()
+    };
+    let shown = |c: &&PathBuf| !c.file_name().unwrap().to_string_lossy().starts_with('.');
+    while !listed(&run.join("charts")).iter().any(|c| shown(&c)) {
+        assert!(Instant::now() < deadline, "no chart drawn");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let signalled = Instant::now();
+    // SAFETY: signalling our own child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+    let status = child.wait().unwrap();
+    let waited = signalled.elapsed();
+    let mut err = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut err).unwrap();
+    assert_eq!(status.code(), Some(130), "{err}");
+    assert!(waited < Duration::from_secs(2), "ended at once, not after the charts: {waited:?}");
+    assert!(
+        err.contains("interrupted after the sweep: every row and the manifest are written")
+            && err.contains(&format!(
+                "(hint: `sweep analyze {} --x threads`",
+                run.strip_prefix(p.path()).unwrap().display()
+            )),
+        "{err}"
+    );
+    let m = common::manifest(&run);
+    assert_eq!(m["state"], "finished");
+    assert_eq!(rows(&run.join("results.csv")).len(), 96);
+    let charts = listed(&run.join("charts"));
+    let drawn: Vec<&PathBuf> = charts.iter().filter(shown).collect();
+    assert!(drawn.len() < 24, "stopped before every chart: {}", drawn.len());
+    for c in drawn {
+        assert!(whole_chart(c), "{} is torn", c.display());
+    }
+    // What was left is made by hand, as the hint says: a chart (SVG and PNG) per series.
+    assert!(err.contains("`sweep plot output/many/"), "{err}");
+    let out = sweep(p.path())
+        .arg("plot")
+        .arg(&run)
+        .args(["--x", "threads"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    for rep in 1..=12 {
+        for ext in ["svg", "png"] {
+            let chart = run.join(format!("charts/saw_mflops__rep-{rep}.{ext}"));
+            assert!(whole_chart(&chart), "{}", chart.display());
+        }
+    }
+}

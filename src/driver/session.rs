@@ -268,6 +268,7 @@ impl<'s> Session<'s> {
         // What the run recorded before it stopped, as an interrupted run's manifest says it.
         self.manifest.counts = count_statuses(&self.csv_path(), &self.header);
         let _ = self.manifest.save(&self.run_dir);
+        self.opts.build.cancel.sweep_over();
         e
     }
 
@@ -341,6 +342,7 @@ impl<'s> Session<'s> {
         summary.failed_before = failed_in_csv.saturating_sub(summary.failed());
         self.reserve = None;
         self.manifest.save(&self.run_dir)?;
+        self.opts.build.cancel.sweep_over();
         dispatch.on(&Event::RunFinished { summary: &summary });
         Ok(summary)
     }
