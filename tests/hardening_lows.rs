@@ -184,7 +184,7 @@ fn a_resume_on_another_gpu_model_is_refused_unless_nothing_was_measured_yet() {
     std::fs::write(p.path().join("fakebin/gpus.txt"), a100).unwrap();
     let out = run_g(&[]);
     assert!(out.status.success(), "{}", stderr(&out));
-    assert_eq!(run_dirs(&p.path().join("output/g")), [run.clone()]);
+    assert_eq!(run_dirs(&p.path().join("output/g")), std::slice::from_ref(&run));
     assert!(rows(&csv).iter().all(|r| r["gpu_name"] == "Stand-in A100"));
     // --force on the other model: a new run.
     keep_rows(1);
@@ -371,12 +371,23 @@ fn report_out_writes_the_page_elsewhere_and_nothing_into_the_run() {
     let p = project();
     for force in [false, true] {
         let mut c = sweep(p.path());
-        c.args(["run", "sweeps/saw.toml", "-q", "--no-analyze", "-a", "threads=1:2"])
-            .args(["--set", "mode=crash"]);
+        c.args([
+            "run",
+            "sweeps/saw.toml",
+            "-q",
+            "--no-analyze",
+            "-a",
+            "threads=1:2",
+        ])
+        .args(["--set", "mode=crash"]);
         if force {
             c.arg("--force");
         }
-        assert_eq!(c.output().unwrap().status.code(), Some(1), "every point fails");
+        assert_eq!(
+            c.output().unwrap().status.code(),
+            Some(1),
+            "every point fails"
+        );
     }
     let runs = run_dirs(&p.path().join("output/saw"));
     let (run, other) = (&runs[0], &runs[1]);
@@ -394,7 +405,11 @@ fn report_out_writes_the_page_elsewhere_and_nothing_into_the_run() {
         stderr(&out).trim(),
         format!("wrote {}", elsewhere.join("report.html").display())
     );
-    assert_eq!(files_under(run), before, "nothing written into the run folder");
+    assert_eq!(
+        files_under(run),
+        before,
+        "nothing written into the run folder"
+    );
     let page = std::fs::read_to_string(elsewhere.join("report.html")).unwrap();
     let id = &rows(&run.join("results.csv"))[0]["point_id"];
     let log = run.join("points").join(id).join("stderr.txt");
@@ -414,15 +429,23 @@ fn report_out_writes_the_page_elsewhere_and_nothing_into_the_run() {
         .unwrap();
     let err = stderr(&out);
     assert_eq!(out.status.code(), Some(2), "{err}");
-    assert!(err.contains("is another run's folder: its report.html would be replaced"), "{err}");
-    assert_eq!(std::fs::read(other.join("report.html")).unwrap(), other_page);
+    assert!(
+        err.contains("is another run's folder: its report.html would be replaced"),
+        "{err}"
+    );
+    assert_eq!(
+        std::fs::read(other.join("report.html")).unwrap(),
+        other_page
+    );
 }
 
 /// Whether `file` is whole: an SVG ends with its end tag, a PNG with its IEND chunk.
 fn whole_chart(file: &Path) -> bool {
     let bytes = std::fs::read(file).unwrap();
     match file.extension().and_then(|e| e.to_str()) {
-        Some("svg") => String::from_utf8_lossy(&bytes).trim_end().ends_with("</svg>"),
+        Some("svg") => String::from_utf8_lossy(&bytes)
+            .trim_end()
+            .ends_with("</svg>"),
         Some("png") => bytes.ends_with(&[0x49, 0x45, 0x4e, 0x44, 0xae, 0x42, 0x60, 0x82]),
         _ => true,
     }
@@ -487,7 +510,10 @@ fn sigterm_while_the_charts_are_drawn_ends_the_run_at_once_with_whole_charts() {
     let mut err = String::new();
     std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut err).unwrap();
     assert_eq!(status.code(), Some(130), "{err}");
-    assert!(waited < Duration::from_secs(2), "ended at once, not after the charts: {waited:?}");
+    assert!(
+        waited < Duration::from_secs(2),
+        "ended at once, not after the charts: {waited:?}"
+    );
     assert!(
         err.contains("interrupted after the sweep: every row and the manifest are written")
             && err.contains(&format!(
@@ -501,7 +527,11 @@ fn sigterm_while_the_charts_are_drawn_ends_the_run_at_once_with_whole_charts() {
     assert_eq!(rows(&run.join("results.csv")).len(), 96);
     let charts = listed(&run.join("charts"));
     let drawn: Vec<&PathBuf> = charts.iter().filter(shown).collect();
-    assert!(drawn.len() < 24, "stopped before every chart: {}", drawn.len());
+    assert!(
+        drawn.len() < 24,
+        "stopped before every chart: {}",
+        drawn.len()
+    );
     for c in drawn {
         assert!(whole_chart(c), "{} is torn", c.display());
     }
