@@ -184,7 +184,10 @@ fn a_resume_on_another_gpu_model_is_refused_unless_nothing_was_measured_yet() {
     std::fs::write(p.path().join("fakebin/gpus.txt"), a100).unwrap();
     let out = run_g(&[]);
     assert!(out.status.success(), "{}", stderr(&out));
-    assert_eq!(run_dirs(&p.path().join("output/g")), std::slice::from_ref(&run));
+    assert_eq!(
+        run_dirs(&p.path().join("output/g")),
+        std::slice::from_ref(&run)
+    );
     assert!(rows(&csv).iter().all(|r| r["gpu_name"] == "Stand-in A100"));
     // --force on the other model: a new run.
     keep_rows(1);

@@ -182,7 +182,10 @@ fn other_device(
         return None;
     }
     let shown = dir.display().to_string();
-    if let Some(col) = header.iter().position(|c| c == "gpu_name") {
+    if let Some(col) = header
+        .iter()
+        .position(|c| c == store::schema::GPU_NAME_COLUMN)
+    {
         let measured: std::collections::BTreeSet<&str> = done
             .values()
             .filter_map(|row| row.get(col))
