@@ -38,6 +38,9 @@ pub struct Cache {
     /// The content hash of each file a lookup checked, by path, with the file's size, time and
     /// inode when hashed: every point of a sweep checks the same toolkit headers, hashed once.
     hashes: std::sync::Arc<std::sync::Mutex<HashMap<PathBuf, (Stamp, String)>>>,
+    /// The folder was looked at for its [`MARKER`] (once per process: a folder of other files
+    /// would otherwise be listed before every lookup).
+    looked_at: std::sync::Arc<std::sync::atomic::AtomicBool>,
 }
 
 /// What tells a file that changed from one that did not without reading it: its size, its
@@ -180,6 +183,7 @@ impl Cache {
         Cache {
             dir: dir.into(),
             hashes: Default::default(),
+            looked_at: Default::default(),
         }
     }
 
@@ -243,6 +247,9 @@ impl Cache {
     /// refuses it.
     fn make_dir(&self) -> std::io::Result<()> {
         std::fs::create_dir_all(&self.dir)?;
+        if self.looked_at.swap(true, Ordering::Relaxed) {
+            return Ok(());
+        }
         if !self.is_marked() && self.first_stranger().is_ok_and(|s| s.is_none()) {
             crate::store::write_atomic(&self.dir.join(MARKER), MARKER_TEXT.as_bytes())?;
         }
