@@ -38,6 +38,9 @@ pub struct Cache {
     /// The content hash of each file a lookup checked, by path, with the file's size, time and
     /// inode when hashed: every point of a sweep checks the same toolkit headers, hashed once.
     hashes: std::sync::Arc<std::sync::Mutex<HashMap<PathBuf, (Stamp, String)>>>,
+    /// The folder was looked at for its [`MARKER`] (once per process: a folder of other files
+    /// would otherwise be listed before every lookup).
+    looked_at: std::sync::Arc<std::sync::atomic::AtomicBool>,
 }
 
 /// What tells a file that changed from one that did not without reading it: its size, its
@@ -74,6 +77,29 @@ const LOCK: &str = ".sweep.lock";
 /// `<IN_USE><pid>-<n>`: the keys a running sweep uses, one a line; `clean` keeps their entries
 /// while that process lives.
 const IN_USE: &str = ".in-use-";
+
+/// The cache's own marker, made with the folder: a Cache Directory Tag (backup tools skip the
+/// folder), whose comment line says it is sweep's. `clean` empties only a folder that carries it
+/// (or an older sweep's cache: builds and nothing else), never `SWEEP_CACHE=$HOME` or `/`.
+pub const MARKER: &str = "CACHEDIR.TAG";
+const MARKER_TEXT: &str = "Signature: 8a477f597d28d172789f06886806bc55\n\
+# This folder is sweep's build cache (`sweep cache clean` empties it).\n\
+# For information about cache directory tags, see https://bford.info/cachedir/\n";
+/// What in [`MARKER`] says the tag is sweep's (cargo's `target/` carries one too).
+const MARKER_LINE: &str = "# This folder is sweep's build cache";
+
+/// Why `sweep cache clean` removed nothing.
+#[derive(Debug, thiserror::Error)]
+pub enum CleanError {
+    #[error("`{}` is not a sweep build cache: it has no `{MARKER}` of sweep's and holds {}, which no build made (hint: point --cache or SWEEP_CACHE at the build cache, by default `<output>/.cache`)", dir.display(), other.as_deref().map_or("nothing".to_string(), |o| format!("`{o}`")))]
+    NotCache { dir: PathBuf, other: Option<String> },
+    #[error("cannot clean the build cache `{}`: {source} (hint: check its permissions and that its disk is mounted)", dir.display())]
+    Io {
+        dir: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+}
 
 /// The process a `.tmp-<key>-<pid>-<n>` or `.in-use-<pid>-<n>` name belongs to.
 fn pid_of(rest: &str) -> Option<i32> {
@@ -157,6 +183,7 @@ impl Cache {
         Cache {
             dir: dir.into(),
             hashes: Default::default(),
+            looked_at: Default::default(),
         }
     }
 
@@ -214,6 +241,60 @@ impl Cache {
         Ok(crate::spec::hex(&h.finalize()[..16]))
     }
 
+    /// Makes the cache's folder, marked as the cache's ([`MARKER`]) when it holds nothing but a
+    /// cache's files (a folder sweep made now, or an older sweep's cache): a folder of other
+    /// files given as the cache (`SWEEP_CACHE=$HOME`) is used but never marked, so `clean`
+    /// refuses it.
+    fn make_dir(&self) -> std::io::Result<()> {
+        std::fs::create_dir_all(&self.dir)?;
+        if self.looked_at.swap(true, Ordering::Relaxed) {
+            return Ok(());
+        }
+        if !self.is_marked() && self.first_stranger().is_ok_and(|s| s.is_none()) {
+            crate::store::write_atomic(&self.dir.join(MARKER), MARKER_TEXT.as_bytes())?;
+        }
+        Ok(())
+    }
+
+    /// Whether the folder carries sweep's [`MARKER`].
+    pub fn is_marked(&self) -> bool {
+        std::fs::read_to_string(self.dir.join(MARKER)).is_ok_and(|t| t.contains(MARKER_LINE))
+    }
+
+    /// The first name in the folder that no build of sweep's made (None: only a cache's files).
+    fn first_stranger(&self) -> std::io::Result<Option<String>> {
+        let mut names: Vec<_> = std::fs::read_dir(&self.dir)?
+            .map(|e| e.map(|e| e.file_name().to_string_lossy().into_owned()))
+            .collect::<std::io::Result<_>>()?;
+        names.sort();
+        Ok(names.into_iter().find(|name| {
+            !(is_entry(name, &self.dir.join(name))
+                || is_scratch(name)
+                || name == LOCK
+                || name.starts_with(IN_USE)
+                || (name == MARKER && self.is_marked()))
+        }))
+    }
+
+    /// Whether `clean` may empty the folder: it carries the marker, or it holds builds and
+    /// nothing else (an older sweep's cache, made before the marker).
+    fn check_is_cache(&self) -> Result<(), CleanError> {
+        if self.is_marked() {
+            return Ok(());
+        }
+        let io = |source| CleanError::Io {
+            dir: self.dir.clone(),
+            source,
+        };
+        match self.first_stranger().map_err(io)? {
+            None if std::fs::read_dir(&self.dir).map_err(io)?.next().is_some() => Ok(()),
+            other => Err(CleanError::NotCache {
+                dir: self.dir.clone(),
+                other,
+            }),
+        }
+    }
+
     pub fn entry(&self, key: &str) -> PathBuf {
         self.dir.join(key)
     }
@@ -222,7 +303,7 @@ impl Cache {
     /// where the folder cannot hold it.
     fn locked(&self, how: libc::c_int) -> Option<std::fs::File> {
         use std::os::fd::AsRawFd;
-        std::fs::create_dir_all(&self.dir).ok()?;
+        self.make_dir().ok()?;
         let f = std::fs::OpenOptions::new()
             .create(true)
             .append(true)
@@ -240,7 +321,7 @@ impl Cache {
         // A `clean` removes the folder when it holds nothing else: made again until the list is
         // in it (the list keeps the folder from then on).
         let file = (0..20).find_map(|_| {
-            std::fs::create_dir_all(&self.dir)
+            self.make_dir()
                 .and_then(|()| std::fs::File::create(&path))
                 .ok()
         });
@@ -396,6 +477,7 @@ impl Cache {
         if dir.exists() {
             std::fs::remove_dir_all(&dir)?;
         }
+        self.make_dir()?;
         std::fs::create_dir_all(&dir)?;
         Ok(dir)
     }
@@ -469,10 +551,19 @@ impl Cache {
 
     /// Removes every build but those running sweeps hold (their entries, and the builds they
     /// are making); says what it removed, and how many it kept in use.
-    pub fn clean(&self) -> std::io::Result<Stats> {
+    /// Refused, writing nothing, for a folder that is no cache of sweep's ([`MARKER`]).
+    pub fn clean(&self) -> Result<Stats, CleanError> {
         if !self.dir.is_dir() {
             return Ok(Stats::default());
         }
+        self.check_is_cache()?;
+        self.remove_builds().map_err(|source| CleanError::Io {
+            dir: self.dir.clone(),
+            source,
+        })
+    }
+
+    fn remove_builds(&self) -> std::io::Result<Stats> {
         let _exclusive = self.locked(libc::LOCK_EX);
         let held = self.held_keys();
         let mut removed = Stats::default();
@@ -505,8 +596,9 @@ impl Cache {
             .filter_map(Result::ok)
             .map(|e| e.file_name())
             .collect();
-        if rest.len() == 1 && rest[0] == LOCK {
+        if rest.iter().all(|n| *n == *LOCK || *n == *MARKER) {
             let _ = std::fs::remove_file(self.dir.join(LOCK));
+            let _ = std::fs::remove_file(self.dir.join(MARKER));
             let _ = std::fs::remove_dir(&self.dir);
         }
         Ok(removed)
@@ -747,6 +839,16 @@ mod tests {
         assert_eq!((s.entries, s.bytes, s.partial), (1, 5, 1));
         cache.remove_stale_scratch();
         assert!(tmp.path().join(".tmp-notes-1-0/precious.txt").exists());
+        // Unmarked, with files no build made: refused, nothing removed or written.
+        let refused = cache.clean().unwrap_err().to_string();
+        assert!(
+            refused.contains("is not a sweep build cache")
+                && refused.contains("holds `.tmp-notes-1-0`"),
+            "{refused}"
+        );
+        assert!(entry.exists() && !tmp.path().join(LOCK).exists());
+        // A folder a sweep marked as its cache, into which the user put files since.
+        std::fs::write(tmp.path().join(MARKER), MARKER_TEXT).unwrap();
         assert_eq!(cache.clean().unwrap().entries, 1);
         assert!(!entry.exists() && !scratch.exists());
         for f in [
@@ -761,10 +863,48 @@ mod tests {
         let only_builds = tmp.path().join("cache");
         let cache = Cache::new(&only_builds);
         std::fs::create_dir_all(cache.entry(key)).unwrap();
+        // An older sweep's cache (no marker, builds only) is cleaned, and goes with its builds.
         cache.clean().unwrap();
         assert!(
             !only_builds.exists(),
             "a folder of builds only goes with them"
         );
+    }
+
+    #[test]
+    fn a_cache_folder_sweep_makes_is_marked_and_a_folder_of_other_files_never() {
+        let tmp = tempfile::tempdir().unwrap();
+        let made = Cache::new(tmp.path().join("made"));
+        drop(made.holder());
+        assert!(made.is_marked());
+        assert_eq!(
+            std::fs::read_to_string(made.dir.join(MARKER)).unwrap(),
+            MARKER_TEXT
+        );
+        // `SWEEP_CACHE=$HOME`: used, never marked, never cleaned.
+        let home = Cache::new(tmp.path().join("home"));
+        std::fs::create_dir_all(&home.dir).unwrap();
+        std::fs::write(home.dir.join(".bashrc"), b"keep").unwrap();
+        drop(home.holder());
+        assert!(!home.is_marked());
+        assert!(matches!(home.clean(), Err(CleanError::NotCache { .. })));
+        // Cargo's `target/` carries a cache tag too; it is not sweep's.
+        let target = Cache::new(tmp.path().join("target"));
+        std::fs::create_dir_all(&target.dir).unwrap();
+        std::fs::write(
+            target.dir.join(MARKER),
+            "Signature: 8a477f597d28d172789f06886806bc55\n# This file is a cache directory tag created by cargo.\n",
+        )
+        .unwrap();
+        assert!(!target.is_marked());
+        assert!(matches!(target.clean(), Err(CleanError::NotCache { .. })));
+        // An empty folder is no cache either (clean would remove it).
+        let empty = Cache::new(tmp.path().join("empty"));
+        std::fs::create_dir_all(&empty.dir).unwrap();
+        assert!(matches!(
+            empty.clean(),
+            Err(CleanError::NotCache { other: None, .. })
+        ));
+        assert!(empty.dir.exists());
     }
 }

@@ -10,7 +10,8 @@ pub const USAGE: i32 = 2;
 /// The spec, a template, a bench folder or a results file is wrong.
 pub const BAD_INPUT: i32 = 3;
 /// The environment cannot run the sweep: no nvcc, no GPU visible, the GPU is locked by another sweep,
-/// no ncu for `[profile]` counters, a file of the run cannot be written (disk full, read-only).
+/// no ncu for `[profile]` counters, a file of the run cannot be written (disk full, read-only),
+/// a resume under another compiler (release or path) or on another GPU model or arch.
 pub const ENVIRONMENT: i32 = 4;
 /// `sweep compare --fail-on-slower PCT`: a point of run B is slower than run A's by more than PCT %.
 pub const SLOWER: i32 = 5;
@@ -25,6 +26,7 @@ Exit codes:
   2    usage error
   3    bad input: spec, template, bench folder or results file
   4    environment: nvcc missing, no GPU visible, GPU or run folder in use by another sweep,
-       ncu missing for [profile] counters, disk full or read-only (the run stops; resume it)
+       ncu missing for [profile] counters, disk full or read-only (the run stops; resume it),
+       a resume under another compiler or on another GPU model than the run's
   5    slower than allowed: `sweep compare --fail-on-slower PCT` found a point slower by more than PCT %
-  130  interrupted (Ctrl-C); run again to resume";
+  130  interrupted (Ctrl-C or SIGTERM); run again to resume";

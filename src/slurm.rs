@@ -61,7 +61,10 @@ pub enum SlurmError {
     PathInScript { path: PathBuf },
     #[error("cannot use {path:?} in the job: the script names it on a comment line, where a line break would start a command (hint: rename it without the line break)")]
     PathWithLineBreak { path: PathBuf },
-    #[error("cannot write `{path}`: {source}")]
+    #[error(
+        "cannot write `{path}`: {source}{}",
+        crate::store::space::write_hint(source)
+    )]
     Write {
         path: PathBuf,
         #[source]

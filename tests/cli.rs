@@ -484,16 +484,17 @@ fn identical_renders_share_a_build_and_later_runs_hit_the_cache() {
 #[test]
 fn cache_clean_of_a_folder_that_is_no_cache_removes_nothing() {
     let p = project();
-    // `--cache .` (or SWEEP_CACHE=$HOME): clean used to remove the whole folder.
+    // `--cache .` (or SWEEP_CACHE=$HOME): clean used to remove the whole folder; a folder
+    // without the cache's marker that holds other files is refused now (exit 2).
     let out = sweep(p.path())
         .args(["cache", "clean", "--cache", "sweeps"])
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     assert!(
-        stdout(&out).contains("removed 0 builds"),
+        stderr(&out).contains("`sweeps` is not a sweep build cache"),
         "{}",
-        stdout(&out)
+        stderr(&out)
     );
     assert!(p.path().join("sweeps/saw.toml").is_file());
     let out = sweep(p.path())

@@ -37,7 +37,7 @@ impl Tmpfs {
         Some(Tmpfs(at.to_path_buf()))
     }
 
-    fn remount(&self, options: &str) {
+    pub(crate) fn remount(&self, options: &str) {
         let ok = std::process::Command::new("mount")
             .args(["-o", &format!("remount,{options}")])
             .arg(&self.0)

@@ -5,7 +5,7 @@
 use crate::common::{self, project, rows, run_dirs, stderr, stdout, sweep};
 use std::path::{Path, PathBuf};
 
-fn write(dir: &Path, rel: &str, text: &str) -> PathBuf {
+pub(crate) fn write(dir: &Path, rel: &str, text: &str) -> PathBuf {
     let p = dir.join(rel);
     std::fs::create_dir_all(p.parent().unwrap()).unwrap();
     std::fs::write(&p, text).unwrap();
@@ -15,7 +15,7 @@ fn write(dir: &Path, rel: &str, text: &str) -> PathBuf {
 /// A bench `inc` whose program includes `value.h` through `include` (`"../shared/value.h"`, or
 /// `<value.h>` found through a `-I` flag) and prints `THREADS * VALUE` MFlops, and its spec
 /// `sweeps/inc.toml` (threads 1..2, `extra` added to the spec's top).
-fn including_bench(p: &Path, ext: &str, include: &str, extra: &str) {
+pub(crate) fn including_bench(p: &Path, ext: &str, include: &str, extra: &str) {
     write(
         p,
         &format!("cuda/inc/inc.{ext}"),
@@ -34,12 +34,12 @@ fn including_bench(p: &Path, ext: &str, include: &str, extra: &str) {
 }
 
 /// `sweep run sweeps/inc.toml --force` (a new run each time); (cached, mflops) of its rows.
-fn run_inc(p: &Path) -> Vec<(String, String)> {
+pub(crate) fn run_inc(p: &Path) -> Vec<(String, String)> {
     run_inc_with(p, &[])
 }
 
 /// [`run_inc`] with `env` (name, value) added to sweep's environment.
-fn run_inc_with(p: &Path, env: &[(&str, &std::ffi::OsStr)]) -> Vec<(String, String)> {
+pub(crate) fn run_inc_with(p: &Path, env: &[(&str, &std::ffi::OsStr)]) -> Vec<(String, String)> {
     let out = sweep(p)
         .envs(env.iter().copied())
         .args(["run", "sweeps/inc.toml", "-q", "--force", "--no-analyze"])
@@ -682,7 +682,7 @@ fn plot_and_export_never_write_through_a_planted_folder_link() {
 }
 
 /// Fills the file system holding `dir` (a file `pad` there written until it is refused).
-fn fill(dir: &Path) {
+pub(crate) fn fill(dir: &Path) {
     use std::io::Write;
     let mut pad = std::fs::File::create(dir.join("pad")).unwrap();
     let block = vec![0u8; 64 << 10];

@@ -70,7 +70,7 @@ pub enum AnalyzeError {
     },
     #[error("no metric columns in `{path}`")]
     NoMetrics { path: PathBuf },
-    #[error("cannot write `{path}`: {cause}")]
+    #[error("cannot write `{path}`: {cause}{}", cause.write_hint())]
     Write {
         path: PathBuf,
         #[source]

@@ -250,6 +250,10 @@ pub(crate) enum Command {
     Report {
         /// A run folder (`output/<sweep>/<stamp>`)
         run_dir: PathBuf,
+        /// Folder of report.html, made if missing; nothing is written into the run folder then
+        /// [default: <run_dir>]
+        #[arg(long, value_name = "DIR")]
+        out: Option<PathBuf>,
     },
     /// Join shard runs into one run folder: one CSV in sweep order, one manifest
     #[command(after_help = sweep::merge::HELP)]

@@ -65,18 +65,44 @@ fn cores() -> usize {
 }
 
 /// The first Ctrl-C (or SIGTERM) cancels the run; the second kills what it started and ends
-/// sweep at once.
-fn install_ctrl_c(cancel: &driver::Cancel) {
+/// sweep at once. Once the sweep is over (its manifest final), the first ends sweep at once: what
+/// is left (report, analysis, charts, exports) writes through temporary files, so none is torn.
+fn install_ctrl_c(cancel: &driver::Cancel, spec: &Spec) {
     let cancel = cancel.clone();
+    let spec = spec.clone();
     let _ = ctrlc::set_handler(move || {
-        if cancel.cancel() {
+        let again = cancel.cancel();
+        if again || cancel.is_sweep_over() {
             sweep::exec::kill_all();
             cancel.mark_interrupted();
-            eprintln!("\ninterrupted twice: children killed; finished rows are in the CSV");
+            if again {
+                eprintln!("\ninterrupted twice: children killed; finished rows are in the CSV");
+            } else {
+                eprintln!("\n{}", after_the_sweep(&spec, cancel.run_dir()));
+            }
             std::process::exit(exit::INTERRUPTED);
         }
         eprintln!("\ninterrupted: finishing the current point (Ctrl-C again to kill it)");
     });
+}
+
+/// What a Ctrl-C or SIGTERM after the last point says: the run's rows and manifest are whole,
+/// and how to write what was left (the analysis with the spec's `[analyze]` choices).
+fn after_the_sweep(spec: &Spec, run_dir: Option<PathBuf>) -> String {
+    let dir = run_dir.map_or("RUN".to_string(), |d| d.display().to_string());
+    let mut select = String::new();
+    if let Some(cfg) = &spec.analyze {
+        if let Some(x) = &cfg.x {
+            select.push_str(&format!(" --x {x}"));
+        }
+        if !cfg.y.is_empty() {
+            select.push_str(&format!(" --y {}", cfg.y.join(",")));
+        }
+        if let Some(by) = &cfg.by {
+            select.push_str(&format!(" --by {}", by.join(",")));
+        }
+    }
+    format!("interrupted after the sweep: every row and the manifest are written, the report, analysis, charts or exports maybe not (hint: `sweep analyze {dir}{select}`, `sweep plot {dir}{select}` and `sweep report {dir}` write them)")
 }
 
 /// What `sweep run` and `sweep resume` do: the sweep ([`driver::run_sweep`]), then
@@ -85,9 +111,17 @@ fn install_ctrl_c(cancel: &driver::Cancel) {
 /// (`Analyzed`, `Wrote`, `Done`, a warning for what failed after the sweep).
 fn run(spec: &Spec, args: &RunArgs, resume: Option<PathBuf>) -> Result<i32, CliError> {
     let opts = options(args, resume);
-    install_ctrl_c(&opts.build.cancel);
+    install_ctrl_c(&opts.build.cancel, spec);
     let mut out = sweep::report::html::Live::new(Box::new(Terminal::new(spec, args.quiet)));
     let summary = driver::run_sweep(spec, &opts, &mut out)?;
+    // A Ctrl-C or SIGTERM while the last point ran: the sweep is over, and nothing more is made.
+    if opts.build.cancel.is_cancelled() && !summary.interrupted {
+        out.on(&Event::Warning(&after_the_sweep(
+            spec,
+            Some(summary.run_dir.clone()),
+        )));
+        return Ok(exit::INTERRUPTED);
+    }
     if let Some(path) = &args.export_json {
         let written = sweep::store::Run::open_dir(&summary.run_dir)
             .and_then(|run| sweep::export::write_json(&run, path));
@@ -232,7 +266,7 @@ fn build(
     sample: Option<usize>,
 ) -> Result<i32, CliError> {
     let opts = build_options(place, sharding);
-    install_ctrl_c(&opts.cancel);
+    install_ctrl_c(&opts.cancel, spec);
     let r = driver::build_only(spec, &opts, sample)?;
     for f in &r.failed {
         eprintln!("build failed: {f}");
@@ -258,11 +292,7 @@ fn build(
 fn cache(action: &str, place: &Where) -> Result<i32, CliError> {
     let cache = sweep::cache::Cache::new(cache_dir(place));
     let clean = action == "clean";
-    let s = if clean {
-        cache.clean().map_err(CliError::CacheClean)?
-    } else {
-        cache.stats()
-    };
+    let s = if clean { cache.clean()? } else { cache.stats() };
     println!(
         "cache {} {} {} builds, {:.1} MiB",
         cache.dir.display(),
@@ -386,11 +416,11 @@ fn plot(results: &Path, select: &Select, look: &LookArgs) -> Result<i32, CliErro
 }
 
 /// `sweep report`: `report.html` written into the run folder.
-fn report(run_dir: PathBuf) -> Result<i32, CliError> {
+fn report(run_dir: PathBuf, out: Option<PathBuf>) -> Result<i32, CliError> {
     if !RunDir::new(&run_dir).is_run() {
         return Err(CliError::NotRunFolder { dir: run_dir });
     }
-    let path = sweep::report::html::write(&run_dir).map_err(CliError::Report)?;
+    let path = sweep::report::html::write_to(&run_dir, out.as_deref()).map_err(CliError::Report)?;
     eprintln!("wrote {}", path.display());
     Ok(exit::OK)
 }
@@ -442,7 +472,7 @@ pub(crate) fn dispatch(cli: Cli) -> Result<i32, CliError> {
             dialect,
             out,
         } => export(&run_dir, &format, dialect, out),
-        Command::Report { run_dir } => report(run_dir),
+        Command::Report { run_dir, out } => report(run_dir, out),
         Command::Merge { runs, out } => merge(&runs, out),
         Command::Slurm {
             spec,

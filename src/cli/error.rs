@@ -77,7 +77,7 @@ pub(crate) enum CliError {
     },
     /// `sweep cache clean`.
     #[error(transparent)]
-    CacheClean(std::io::Error),
+    CacheClean(#[from] sweep::cache::CleanError),
     #[error("`{}` is not a run folder: it has no manifest.json (hint: pass output/<sweep>/<stamp>)", dir.display())]
     NotRunFolder { dir: PathBuf },
     #[error("cannot find this sweep binary: {0}")]
@@ -133,7 +133,9 @@ impl CliError {
             CliError::Store(e) => store_code(e),
             CliError::Analyze(e) => analyze_code(e),
             CliError::Report(e) => match e {
-                ReportError::NoMetric { .. } | ReportError::TooFewMetrics { .. } => exit::USAGE,
+                ReportError::NoMetric { .. }
+                | ReportError::TooFewMetrics { .. }
+                | ReportError::OutIsAnotherRun { .. } => exit::USAGE,
                 ReportError::Store(e) => store_code(e),
                 // The page's run cannot be read.
                 ReportError::Page {
@@ -177,9 +179,10 @@ impl CliError {
             | CliError::NoPoint { .. }
             | CliError::WriteHeaders { .. }
             | CliError::NotRunFolder { .. } => exit::BAD_INPUT,
-            CliError::EnterDir { .. } | CliError::CacheClean(_) | CliError::CurrentExe(_) => {
-                exit::ENVIRONMENT
-            }
+            CliError::CacheClean(sweep::cache::CleanError::NotCache { .. }) => exit::USAGE,
+            CliError::EnterDir { .. }
+            | CliError::CacheClean(sweep::cache::CleanError::Io { .. })
+            | CliError::CurrentExe(_) => exit::ENVIRONMENT,
             CliError::Slower(_) => exit::SLOWER,
             CliError::MissingPoints(_)
             | CliError::NothingCompared { .. }
@@ -240,7 +243,20 @@ mod tests {
                 exit::POINTS_FAILED,
             ),
             (CliError::CurrentExe(io()), exit::ENVIRONMENT),
-            (CliError::CacheClean(io()), exit::ENVIRONMENT),
+            (
+                CliError::CacheClean(sweep::cache::CleanError::Io {
+                    dir: "c".into(),
+                    source: io(),
+                }),
+                exit::ENVIRONMENT,
+            ),
+            (
+                CliError::CacheClean(sweep::cache::CleanError::NotCache {
+                    dir: "c".into(),
+                    other: None,
+                }),
+                exit::USAGE,
+            ),
             (CliError::NotRunFolder { dir: "d".into() }, exit::BAD_INPUT),
             // A library error's code follows from what it is, wherever it was caught.
             (

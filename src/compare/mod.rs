@@ -74,7 +74,10 @@ pub enum CompareError {
     },
     #[error("no metric `{name}` in both runs (hint: the metrics of both are {common})")]
     UnknownMetric { name: String, common: String },
-    #[error("cannot write `{path}`: {source}")]
+    #[error(
+        "cannot write `{path}`: {source}{}",
+        crate::store::space::write_hint(source)
+    )]
     Write {
         path: PathBuf,
         #[source]

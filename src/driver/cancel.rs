@@ -14,6 +14,10 @@ pub struct Cancel(Arc<Inner>);
 #[derive(Debug, Default)]
 struct Inner {
     stop: AtomicBool,
+    /// The sweep is over: its manifest has its last word (`finished` or `interrupted`), and what
+    /// is left (the report, the analysis, the charts, the exports) writes files through temporary
+    /// ones, so that a signal may end sweep at once (see [`Cancel::sweep_over`]).
+    over: AtomicBool,
     /// The run folder in progress, for [`Cancel::mark_interrupted`].
     run_dir: Mutex<Option<PathBuf>>,
 }
@@ -33,6 +37,21 @@ impl Cancel {
         self.0.stop.load(Ordering::SeqCst)
     }
 
+    /// The run's manifest has its last word: from now on a Ctrl-C or SIGTERM has no point to
+    /// finish, and ends sweep at once (exit 130) rather than after the analysis and the charts.
+    pub(super) fn sweep_over(&self) {
+        self.0.over.store(true, Ordering::SeqCst);
+    }
+
+    pub fn is_sweep_over(&self) -> bool {
+        self.0.over.load(Ordering::SeqCst)
+    }
+
+    /// The run folder in progress, once chosen.
+    pub fn run_dir(&self) -> Option<PathBuf> {
+        self.0.run_dir.lock().ok().and_then(|d| d.clone())
+    }
+
     /// The run folder the run works in (for [`Cancel::mark_interrupted`]).
     pub(super) fn working_in(&self, dir: PathBuf) {
         if let Ok(mut d) = self.0.run_dir.lock() {
@@ -43,8 +62,7 @@ impl Cancel {
     /// Writes `interrupted` into the manifest of the run in progress: for a second Ctrl-C or
     /// SIGTERM, which ends sweep at once, before the driver can say so itself.
     pub fn mark_interrupted(&self) {
-        let dir = self.0.run_dir.lock().ok().and_then(|d| d.clone());
-        if let Some(dir) = dir {
+        if let Some(dir) = self.run_dir() {
             if let Ok(mut m) = Manifest::load(&dir) {
                 if m.state == store::RunState::Running {
                     m.state = store::RunState::Interrupted;

@@ -110,6 +110,25 @@ pub enum DriverError {
         was: String,
         now: String,
     },
+    #[error("the unfinished run `{dir}` was built with `{compiler}` at `{was}`, and `{compiler}` is now `{now}`: its remaining rows would come from another compiler (hint: put `{was}` first on PATH to finish the run, or --force (or a new --output) starts a new run)")]
+    CompilerMoved {
+        dir: String,
+        compiler: String,
+        was: String,
+        now: String,
+    },
+    #[error("the unfinished run `{dir}` measured its rows on `{was}`, and this run would measure on gpu {now}: one curve would hold rows of two GPU models (hint: finish it on a `{was}` (--gpus, or the node it ran on), or --force (or a new --output) starts a new run)")]
+    GpuChanged {
+        dir: String,
+        was: String,
+        now: String,
+    },
+    #[error("the unfinished run `{dir}` was built for `{was}`, and this run builds for `{now}`: its remaining rows would come from another program (hint: finish it on a GPU of `{was}`, or --force (or a new --output) starts a new run)")]
+    ArchChanged {
+        dir: String,
+        was: String,
+        now: String,
+    },
     #[error("`{file}`, which the builds of the unfinished run `{dir}` read, changed since (or is gone): its remaining rows would come from another program (hint: undo the change to finish that run, or --force starts a new run)")]
     InputChanged { dir: String, file: String },
     #[error("`{dir}` is not a run folder of this spec: {source}")]
@@ -158,6 +177,9 @@ impl DriverError {
                 | DriverError::RunInUse { .. }
                 | DriverError::Compile(_)
                 | DriverError::CompilerChanged { .. }
+                | DriverError::CompilerMoved { .. }
+                | DriverError::GpuChanged { .. }
+                | DriverError::ArchChanged { .. }
                 | DriverError::NoNcu(_)
                 | DriverError::Stopped { .. }
                 | DriverError::Store(store::StoreError::Write { .. })

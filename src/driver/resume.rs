@@ -6,7 +6,7 @@ use crate::compile::Toolchain;
 use crate::gpu::{self, HeldLock};
 use crate::points;
 use crate::spec::Spec;
-use crate::store::{self, Manifest};
+use crate::store::{self, GpuState, Manifest};
 use std::path::{Path, PathBuf};
 
 /// The run folder to resume: the one named by `--resume`, else the latest unfinished run of this
@@ -16,6 +16,7 @@ pub(super) fn pick_run_dir(
     opts: &Options,
     bench_hash: &str,
     toolchain: &Toolchain,
+    gpus: &[GpuState],
 ) -> Result<Option<PathBuf>, DriverError> {
     let shard = opts.build.shard.map(|s| format!("{}/{}", s.index, s.count));
     if let Some(dir) = &opts.resume {
@@ -34,7 +35,7 @@ pub(super) fn pick_run_dir(
             // spec's points in the old run.
             return Ok(None);
         }
-        return resumable(dir, &m, opts, spec, bench_hash, toolchain);
+        return resumable(dir, &m, opts, spec, bench_hash, toolchain, gpus);
     }
     let unfinished = store::runs_of(&opts.build.output, &spec.name)
         .into_iter()
@@ -51,7 +52,7 @@ pub(super) fn pick_run_dir(
         .filter(|(_, m)| m.state != store::RunState::Finished);
     if let Some((dir, m)) = unfinished {
         if m.spec_hash == spec.hash {
-            return resumable(&dir, &m, opts, spec, bench_hash, toolchain);
+            return resumable(&dir, &m, opts, spec, bench_hash, toolchain, gpus);
         }
         if !opts.force {
             return Err(DriverError::SpecChanged {
@@ -73,6 +74,7 @@ fn resumable(
     spec: &Spec,
     bench_hash: &str,
     toolchain: &Toolchain,
+    gpus: &[GpuState],
 ) -> Result<Option<PathBuf>, DriverError> {
     let shown = dir.display().to_string();
     // Another release of the compiler (another toolkit loaded, another `cc` first on PATH) builds
@@ -89,6 +91,30 @@ fn resumable(
             was: m.compiler_version.clone(),
             now: toolchain.version.clone(),
         });
+    }
+    // The same release from another place (a wrapper `nvcc` earlier on PATH that adds flags):
+    // `--version` says the same, the programs differ. Runs from before the field are not checked.
+    let now = toolchain.program().map(|p| p.display().to_string());
+    if let Some(was) = m
+        .compiler_path
+        .as_ref()
+        .filter(|&was| now.as_ref() != Some(was))
+    {
+        if opts.force {
+            return Ok(None);
+        }
+        return Err(DriverError::CompilerMoved {
+            dir: shown,
+            compiler: toolchain.compiler.clone(),
+            was: was.clone(),
+            now: now.unwrap_or_else(|| "not found".into()),
+        });
+    }
+    if let Some(e) = other_device(dir, m, spec, toolchain, gpus) {
+        if opts.force {
+            return Ok(None);
+        }
+        return Err(e);
     }
     if !m.bench_hash.is_empty() && m.bench_hash != bench_hash {
         if opts.force {
@@ -133,6 +159,56 @@ fn resumable(
         });
     }
     Ok(Some(dir.to_path_buf()))
+}
+
+/// Why the remaining points of the run in `dir` cannot be measured here: the GPUs chosen now
+/// (`--gpus`, this node's) are of a model that measured none of its rows, or the builds now target
+/// another arch than its rows' (one curve would hold rows of two GPUs). A run that measured nothing
+/// on a GPU yet (no row names one) may move; so may one of several models (`--gpus all` on a mixed
+/// host) resumed on any of them. Each row names its GPU, so `--gpus` and Slurm shards (a folder
+/// each) are judged by what they measured, not by the GPUs the last start claimed.
+fn other_device(
+    dir: &Path,
+    m: &Manifest,
+    spec: &Spec,
+    toolchain: &Toolchain,
+    gpus: &[GpuState],
+) -> Option<DriverError> {
+    let header = store::header(spec);
+    let csv = store::RunDir::new(dir).results();
+    // Unreadable rows are the session's to report, when it reads them to append.
+    let done = store::read_done_as_is(&csv, &header).unwrap_or_default();
+    if done.is_empty() {
+        return None;
+    }
+    let shown = dir.display().to_string();
+    if let Some(col) = header
+        .iter()
+        .position(|c| c == store::schema::GPU_NAME_COLUMN)
+    {
+        let measured: std::collections::BTreeSet<&str> = done
+            .values()
+            .filter_map(|row| row.get(col))
+            .map(String::as_str)
+            .filter(|name| !name.is_empty())
+            .collect();
+        let stranger = gpus.iter().find(|g| !measured.contains(g.name.as_str()));
+        if let Some(g) = stranger.filter(|_| !measured.is_empty()) {
+            return Some(DriverError::GpuChanged {
+                dir: shown,
+                was: measured.into_iter().collect::<Vec<_>>().join("`, `"),
+                now: format!("{} ({})", g.index, g.name),
+            });
+        }
+    }
+    match (&m.arch, &toolchain.arch) {
+        (Some(was), Some(now)) if was != now => Some(DriverError::ArchChanged {
+            dir: shown,
+            was: was.clone(),
+            now: now.clone(),
+        }),
+        _ => None,
+    }
 }
 
 /// The first link in the run folder `dir`, at any depth (links not followed), and what it is a

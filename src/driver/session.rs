@@ -146,7 +146,7 @@ impl<'s> Session<'s> {
         let (gpus, gpu_locks) = claim_gpus(spec, opts, &holder)?;
         let toolchain = Toolchain::find(spec, gpus.first().and_then(gpu::arch_of))?;
         let bench_hash = bench.fingerprint()?;
-        let resume_dir = pick_run_dir(spec, opts, &bench_hash, &toolchain)?;
+        let resume_dir = pick_run_dir(spec, opts, &bench_hash, &toolchain, &gpus)?;
         let resumed = resume_dir.is_some();
         let header = store::header(spec);
         let (mut manifest, run_dir) = match resume_dir {
@@ -198,6 +198,7 @@ impl<'s> Session<'s> {
         manifest.command = opts.command.clone();
         manifest.compiler = toolchain.compiler.clone();
         manifest.compiler_version = toolchain.version.clone();
+        manifest.compiler_path = toolchain.program().map(|p| p.display().to_string());
         manifest.arch = toolchain.arch.clone();
         manifest.gpus_start = gpus.clone();
         let (driver, rest) = super::hold::for_run(&gpus, prestart);
@@ -267,6 +268,7 @@ impl<'s> Session<'s> {
         // What the run recorded before it stopped, as an interrupted run's manifest says it.
         self.manifest.counts = count_statuses(&self.csv_path(), &self.header);
         let _ = self.manifest.save(&self.run_dir);
+        self.opts.build.cancel.sweep_over();
         e
     }
 
@@ -340,6 +342,7 @@ impl<'s> Session<'s> {
         summary.failed_before = failed_in_csv.saturating_sub(summary.failed());
         self.reserve = None;
         self.manifest.save(&self.run_dir)?;
+        self.opts.build.cancel.sweep_over();
         dispatch.on(&Event::RunFinished { summary: &summary });
         Ok(summary)
     }

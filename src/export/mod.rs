@@ -34,17 +34,28 @@ pub enum Format {
     Long,
 }
 
+/// [`crate::store::space::write_hint`] for the file system error under a workbook's.
+fn workbook_hint(e: &rust_xlsxwriter::XlsxError) -> &'static str {
+    match e {
+        rust_xlsxwriter::XlsxError::IoError(e) => crate::store::space::write_hint(e),
+        _ => "",
+    }
+}
+
 #[derive(Debug, thiserror::Error)]
 pub enum ExportError {
     #[error(transparent)]
     Store(#[from] StoreError),
-    #[error("cannot write `{path}`: {source}")]
+    #[error(
+        "cannot write `{path}`: {source}{}",
+        crate::store::space::write_hint(source)
+    )]
     Write {
         path: PathBuf,
         #[source]
         source: std::io::Error,
     },
-    #[error("cannot write `{path}`: {source}")]
+    #[error("cannot write `{path}`: {source}{}", workbook_hint(source))]
     Workbook {
         path: PathBuf,
         #[source]

@@ -101,7 +101,7 @@ pub enum MergeError {
     Duplicates { count: usize, list: String },
     #[error("--out `{dir}` {holds}: a merge writes a run folder of its own (hint: --out takes a new or empty folder; without --out the merge goes to <sweep folder>/<stamp>-merged)")]
     OutExists { dir: String, holds: String },
-    #[error("cannot write `{path}`: {cause}")]
+    #[error("cannot write `{path}`: {cause}{}", cause.write_hint())]
     Write {
         path: PathBuf,
         #[source]

@@ -45,6 +45,9 @@ pub const FILE: &str = store::run::REPORT;
 /// typed (one row per point, in sweep order).
 struct Run<'a> {
     dir: RunDir,
+    /// What the page's links to the run's files (a failed point's logs) start with: nothing in
+    /// the run folder, the folder's absolute path in a page written elsewhere (`--out`).
+    links: String,
     manifest: &'a Manifest,
     results: Table,
     /// The spec's confidence target.
@@ -53,12 +56,39 @@ struct Run<'a> {
 
 /// Writes `<run_dir>/report.html` (through a temporary file: a browser never reads half a page).
 pub fn write(run_dir: &Path) -> Result<PathBuf, ReportError> {
-    let path = RunDir::new(run_dir).report();
+    write_to(run_dir, None)
+}
+
+/// Writes the page of the run in `run_dir` as `<out>/report.html` (`sweep report --out`; the
+/// folder is made), writing nothing into the run folder; its links to the run's files name the
+/// run folder. `out` None, or the run folder itself: [`write`]. Another run's folder is refused:
+/// its own page would be replaced by this run's.
+pub fn write_to(run_dir: &Path, out: Option<&Path>) -> Result<PathBuf, ReportError> {
+    let whole = |p: &Path| p.canonicalize().unwrap_or_else(|_| p.to_path_buf());
+    let elsewhere = out.filter(|o| whole(o) != whole(run_dir));
+    if let Some(o) = elsewhere.filter(|o| RunDir::new(o).is_run()) {
+        return Err(ReportError::OutIsAnotherRun {
+            out: o.to_path_buf(),
+        });
+    }
+    let path = elsewhere.map_or_else(|| RunDir::new(run_dir).report(), |o| o.join(FILE));
     let fail = |cause: store::Cause| ReportError::Page {
         path: path.clone(),
         cause,
     };
-    let text = page(run_dir).map_err(|e| fail(e.into()))?;
+    let links = match elsewhere {
+        Some(o) => {
+            std::fs::create_dir_all(o).map_err(|e| fail(e.into()))?;
+            // Its own spelling (`run/` or `run`), one slash before what follows.
+            let abs: PathBuf = std::path::absolute(run_dir)
+                .unwrap_or_else(|_| run_dir.to_path_buf())
+                .components()
+                .collect();
+            format!("{}/", abs.display())
+        }
+        None => String::new(),
+    };
+    let text = page_linking(run_dir, links).map_err(|e| fail(e.into()))?;
     store::write_atomic(&path, text.as_bytes()).map_err(|e| fail(e.into()))?;
     Ok(path)
 }
@@ -118,12 +148,18 @@ struct Figure {
 
 /// The page of the run in `run_dir`.
 pub fn page(run_dir: &Path) -> Result<String, StoreError> {
+    page_linking(run_dir, String::new())
+}
+
+/// [`page`], its links to the run's files starting with `links`.
+fn page_linking(run_dir: &Path, links: String) -> Result<String, StoreError> {
     let read = store::Run::open_dir(run_dir)?;
     let m = read.manifest.as_ref().ok_or_else(|| StoreError::NotARun {
         dir: run_dir.to_path_buf(),
     })?;
     let run = Run {
         dir: RunDir::new(run_dir),
+        links,
         manifest: m,
         results: read.points()?,
         target: read.target_rel_ci(),
@@ -441,7 +477,14 @@ fn progress(h: &mut String, run: &Run, tally: &Tally, rows: &BTreeMap<Status, us
         let logs = ["build.log", "stderr.txt", "stdout.txt"]
             .iter()
             .filter(|f| run.dir.points().join(&pid).join(f).is_file())
-            .map(|f| format!("<a href=\"{0}/{1}\">{0}/{1}</a>", escape(&dir), f))
+            .map(|f| {
+                format!(
+                    "<a href=\"{}{1}/{2}\">{1}/{2}</a>",
+                    escape(&run.links),
+                    escape(&dir),
+                    f
+                )
+            })
             .collect::<Vec<_>>()
             .join("<br>");
         let _ = writeln!(

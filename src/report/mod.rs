@@ -46,7 +46,7 @@ pub enum ReportError {
     #[error(transparent)]
     Store(#[from] crate::store::StoreError),
     /// A chart cannot be drawn, converted (PNG, PDF) or written.
-    #[error("cannot write chart `{path}`: {cause}")]
+    #[error("cannot write chart `{path}`: {cause}{}", cause.write_hint())]
     Write {
         path: PathBuf,
         #[source]
@@ -54,12 +54,15 @@ pub enum ReportError {
     },
     /// `report.html` of a run folder cannot be made: its run cannot be read, or the page cannot
     /// be written.
-    #[error("cannot make the report `{path}`: {cause}")]
+    #[error("cannot make the report `{path}`: {cause}{}", cause.write_hint())]
     Page {
         path: PathBuf,
         #[source]
         cause: crate::store::Cause,
     },
+    /// `report --out` is another run's folder: its own page would be replaced by this run's.
+    #[error("`--out {}` is another run's folder: its report.html would be replaced by this run's (hint: leave out --out to write into the run folder, or pick a folder of its own)", out.display())]
+    OutIsAnotherRun { out: PathBuf },
     /// `--metrics` names a metric the results do not have.
     #[error("no metric `{name}` in the results (hint: one of {})", known.join(", "))]
     NoMetric { name: String, known: Vec<String> },
@@ -91,6 +94,16 @@ pub enum ChartError {
     /// The chart's folder or file cannot be written.
     #[error("{0}")]
     Io(#[source] std::io::Error),
+}
+
+impl ChartError {
+    /// What to do when the chart's file could not be written (a full or read-only disk).
+    pub fn write_hint(&self) -> &'static str {
+        match self {
+            ChartError::Io(e) => crate::store::space::write_hint(e),
+            _ => "",
+        }
+    }
 }
 
 impl<E: std::error::Error + Send + Sync + 'static> From<plotters::drawing::DrawingAreaErrorKind<E>>

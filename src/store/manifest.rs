@@ -141,6 +141,13 @@ pub struct Manifest {
     pub command: Vec<String>,
     pub compiler: String,
     pub compiler_version: String,
+    /// Where `compiler` resolved when the run (re)started, links followed ([`Toolchain::program`]
+    /// of `compile`): a wrapper of the same name and release earlier on PATH builds other
+    /// programs, and a resume refuses it. None in runs from before the field (not checked then).
+    ///
+    /// [`Toolchain::program`]: crate::compile::Toolchain::program
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub compiler_path: Option<String>,
     pub arch: Option<String>,
     pub gpus_start: Vec<GpuState>,
     pub gpus_end: Vec<GpuState>,

@@ -30,7 +30,7 @@ pub use manifest::{labels_of_run, GpuState, Manifest, MetricInfo, RunState, Time
 pub use metric_status::{
     metric_status, metric_status_in_row, target_rel_ci, MetricCells, NOISY_MEANS, UNSTABLE_MEANS,
 };
-pub use read::{read_done, read_rows};
+pub use read::{read_done, read_done_as_is, read_rows};
 pub use schema::{metric_status_column, Dialect, Status};
 pub use write::{
     formula_defused, formula_restored, header, record, repeat_spread_column, CsvSink, GpuTag, Row,
@@ -64,13 +64,13 @@ pub fn pass_csv(run_dir: &Path, pass: u32) -> PathBuf {
 
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
-    #[error("cannot write `{path}`: {cause}")]
+    #[error("cannot write `{path}`: {cause}{}", cause.write_hint())]
     Write {
         path: PathBuf,
         #[source]
         cause: Cause,
     },
-    #[error("cannot read `{path}`: {cause}")]
+    #[error("cannot read `{path}`: {cause}{}", cause.read_hint())]
     Read {
         path: PathBuf,
         #[source]
@@ -139,6 +139,40 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
         let _ = std::fs::remove_file(&tmp);
     }
     done
+}
+
+impl Cause {
+    /// What to do when a write failed with this (see [`space::write_hint`]); nothing for a cause
+    /// that carries its own hint.
+    pub fn write_hint(&self) -> &'static str {
+        match self {
+            Cause::Io(e) => space::write_hint(e),
+            _ => "",
+        }
+    }
+
+    /// What to do when a read failed with this: a file that is not what sweep writes (damaged,
+    /// edited, saved in another encoding, another program's), or one the user may not read.
+    pub fn read_hint(&self) -> &'static str {
+        match self {
+            Cause::Io(e) if e.kind() == std::io::ErrorKind::PermissionDenied => {
+                " (hint: check its permissions)"
+            }
+            Cause::Io(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                " (hint: is the path right? give a run folder of `sweep run`, or its results.csv)"
+            }
+            Cause::Io(e) if e.kind() == std::io::ErrorKind::IsADirectory => {
+                " (hint: give the file, or the run folder that holds it)"
+            }
+            Cause::Csv(_) => {
+                " (hint: it is not a CSV as sweep writes it, UTF-8 text under one header line: was it edited or saved in another encoding? mend it, or give another run)"
+            }
+            Cause::Json(_) => {
+                " (hint: it is not the JSON sweep writes: cut short or edited? restore it from a copy, or give another run)"
+            }
+            _ => "",
+        }
+    }
 }
 
 impl From<StoreError> for Cause {

@@ -19,6 +19,23 @@ pub fn no_room(e: &std::io::Error) -> bool {
     )
 }
 
+/// ` (hint: ...)` for a write that failed because of where it writes (a full or read-only file
+/// system, a folder the user may not write), else nothing: the one line says what to do.
+pub fn write_hint(e: &std::io::Error) -> &'static str {
+    match e.raw_os_error() {
+        Some(libc::ENOSPC) | Some(libc::EDQUOT) => {
+            " (hint: its file system is full: make room there, or write elsewhere: --output for `run`, --out for the other commands)"
+        }
+        Some(libc::EROFS) => {
+            " (hint: its file system is read-only: write elsewhere: --output for `run`, --out for the other commands)"
+        }
+        Some(libc::EACCES) | Some(libc::EPERM) => {
+            " (hint: you may not write there: check its permissions, or write elsewhere: --output for `run`, --out for the other commands)"
+        }
+        _ => "",
+    }
+}
+
 /// The bytes an unprivileged writer may still use on the file system of `path`, or None when it
 /// cannot be asked.
 pub fn free_bytes(path: &Path) -> Option<u64> {
