@@ -374,7 +374,11 @@ pub fn analyze_run(
                     }
                 }),
             };
-            let mut reading = reading::reading(&x, &unit, &curve, &why, better);
+            // A series that never moves (a setting, a count) is said so, with no spread.
+            let constant = reading::constant(&x, &unit, &data);
+            let mut reading = constant
+                .clone()
+                .unwrap_or_else(|| reading::reading(&x, &unit, &curve, &why, better));
             match (&model_fit, &curve.period) {
                 (Some(Ok((_, f))), Some(p))
                     if !(f.explains && f.period.is_none_or(|q| (q - p.period).abs() < 1e-9)) =>
@@ -390,7 +394,7 @@ pub fn analyze_run(
             if let Some(pl) = placement.as_ref().filter(|pl| pl.above > 0) {
                 reading += &reading::placement(&x, pl);
             }
-            if let Some(b) = process {
+            if let Some(b) = process.filter(|_| constant.is_none()) {
                 reading += &reading::between_processes(b, process_lowers && !placement_lowers);
             }
             if let Some(c) = &counter {
