@@ -93,6 +93,17 @@ fn every_fault_gets_its_status_and_a_one_line_reason() {
         (ok["saw_spread"].as_str(), ok["saw_placements"].as_str()),
         ("0", "1")
     );
+    // The report lists each failed point with its reason, and links its logs beside it rather
+    // than naming them again in the reason.
+    let html = std::fs::read_to_string(run_dir(p.path(), "faults").join("report.html")).unwrap();
+    let crash = rows.iter().find(|r| r["mode"] == "crash").unwrap();
+    let id = &crash["point_id"];
+    assert!(
+        html.contains(&format!(
+            "<td>run_failed</td><td>program killed by signal 11 (SIGSEGV)</td><td><a href=\"points/{id}/"
+        )),
+        "{html}"
+    );
 }
 
 #[test]

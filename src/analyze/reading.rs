@@ -174,10 +174,20 @@ pub fn constant(axis: &str, unit: &str, data: &[(f64, Option<f64>)]) -> Option<S
 /// A relative spread between processes, `±0.5 %`; one that one decimal would write as `±0.0 %`
 /// (a count, the same every time) is `under ±0.05 %`, as the reading says it.
 fn plus_minus(u: f64) -> String {
-    if u < 0.0005 {
+    if u.abs() < 0.0005 {
         "under ±0.05 %".to_string()
     } else {
         format!("±{}", percent(u))
+    }
+}
+
+/// A relative difference as [`percent`] writes it, but `under 0.05 %` where that would read
+/// `0.0 %` (as if none were measured).
+pub fn small_percent(f: f64) -> String {
+    if f.abs() < 0.0005 {
+        "under 0.05 %".to_string()
+    } else {
+        percent(f)
     }
 }
 
@@ -252,7 +262,7 @@ pub fn between_processes_note(between: &[super::controls::BetweenProcesses]) -> 
          the range of the run's SM clock readings where that is larger still ({}).\n\n\
          | {} |\n|---|---|---|---|---|---|\n",
         between.iter().map(|b| b.pairs).max().unwrap_or(0),
-        percent(between[0].clock_range),
+        small_percent(between[0].clock_range),
         BETWEEN_COLUMNS.join(" | ")
     );
     for b in between {
@@ -287,15 +297,7 @@ pub fn between_cells(b: &super::controls::BetweenProcesses) -> [String; 6] {
         b.pairs.to_string(),
         plus_minus(b.u95),
         plus_minus(b.own_u95),
-        format!(
-            "{} at {}",
-            if b.max_diff.abs() < 0.0005 {
-                "under 0.05 %".to_string()
-            } else {
-                percent(b.max_diff)
-            },
-            b.max_at
-        ),
+        format!("{} at {}", small_percent(b.max_diff), b.max_at),
         outliers,
     ]
 }
@@ -361,6 +363,11 @@ mod tests {
         b.u95 = 0.014;
         assert!(between_processes(&b, false).contains("scatters by ±1.4 % (95 %"));
         assert_eq!(between_cells(&b)[2], "±1.4 %");
+        // The note under the table: the SM clock did not move.
+        assert!(
+            between_processes_note(&[b]).contains("larger still (under 0.05 %)"),
+            "the clock's range"
+        );
     }
 
     #[test]

@@ -222,10 +222,11 @@ fn point_lines(
     vec![fit_painted(&line, width, colour)]
 }
 
-/// A failed point's reason and the log it names: `program killed by signal 11 (SIGSEGV) (log:
-/// p/stderr.txt)` gives (`program killed by signal 11 (SIGSEGV)`, `p/stderr.txt`), and `... (hint:
-/// print less; log: p/stdout.txt)` keeps its hint: (`... (hint: print less)`, `p/stdout.txt`).
-fn split_log(error: &str) -> (String, Option<&str>) {
+/// A failed point's reason and the log it names (results.csv's `error` cell): `program killed by
+/// signal 11 (SIGSEGV) (log: p/stderr.txt)` gives (`program killed by signal 11 (SIGSEGV)`,
+/// `p/stderr.txt`), and `... (hint: print less; log: p/stdout.txt)` keeps its hint: (`... (hint:
+/// print less)`, `p/stdout.txt`).
+pub(crate) fn split_log(error: &str) -> (String, Option<&str>) {
     let Some(body) = error.strip_suffix(')') else {
         return (error.to_string(), None);
     };
