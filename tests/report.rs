@@ -543,6 +543,9 @@ fn hovering_a_point_shows_its_value_and_the_findings_come_before_the_charts() {
         two(100.0 * u)
     );
     assert!(tip.starts_with(&expected), "{tip:?}, expected {expected:?}");
+    // Its placements differ by 1.4 %, beyond the run's 0.7 % target: the tooltip names the
+    // cause as the terminal does.
+    assert!(tip.ends_with(", varies with buffer placement"), "{tip:?}");
     let mark: Vec<f64> = serde_json::from_value(got["mark"].clone()).unwrap();
     assert!(
         (mark[0] - px).abs() < 0.5 && (mark[1] - py).abs() < 0.5,
