@@ -155,8 +155,8 @@ fn the_report_of_the_h100_run_shows_its_charts_in_chromium() {
     // Each finding names its series' marked values; a clean series has none.
     assert!(html.contains("best 15.55 TFLOP/s at threads = 64; 344 of 512 values vary with buffer placement, up to 74&nbsp;%</li>"));
     assert!(
-        html.contains("best 16.65 TFLOP/s at threads = 512 (within 1 % from 192)</li>"),
-        "shared_2way_grid: clean, its best tied within 1 % from 192 on"
+        html.contains("best 16.65 TFLOP/s at threads = 512 (within 1 % already at 192)</li>"),
+        "shared_2way_grid: clean, its best tied within 1 % already at 192"
     );
     let png = tmp.path().join("shot.png");
     // 3000 pixels tall: the charts come right after the findings and contents.

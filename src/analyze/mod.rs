@@ -562,7 +562,7 @@ impl Analysis {
             self.source.display(),
             self.x
         );
-        out += "| series | period | phase | confidence | knee | drop after a peak | best x | within 1 % from | reading |\n";
+        out += "| series | period | phase | confidence | knee | drop after a peak | best x | first within 1 % at | reading |\n";
         out += "|---|---|---|---|---|---|---|---|---|\n";
         for s in &self.series {
             let c = &s.curve;

@@ -135,7 +135,7 @@ pub fn reading(
             ));
         } else {
             parts.push(format!(
-                "best at {axis} = {} ({}), within 1 % from {}",
+                "best at {axis} = {} ({}), within 1 % already at {}",
                 human(b.x),
                 format_value(b.value, unit),
                 human(b.x_within_1pct)

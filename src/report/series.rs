@@ -143,7 +143,8 @@ pub(crate) fn axis_value(labels: &Labels, name: &str, value: &str) -> String {
 }
 
 /// What the analysis found, in one line: the period, the knee and the best value and x
-/// (`best 124.5 GFLOP/s at 512 (within 1 % from 507)`).
+/// (`best 124.5 GFLOP/s at 512 (within 1 % already at 507)`: the smallest x that comes within
+/// 1 % of the best, not every x past it).
 pub(crate) fn finding(s: &SeriesAnalysis, x_name: &str) -> String {
     let c = &s.curve;
     let mut parts = Vec::new();
@@ -160,7 +161,7 @@ pub(crate) fn finding(s: &SeriesAnalysis, x_name: &str) -> String {
             format!("best {value} at {}", human(b.x))
         } else {
             format!(
-                "best {value} at {} (within 1 % from {})",
+                "best {value} at {} (within 1 % already at {})",
                 human(b.x),
                 human(b.x_within_1pct)
             )

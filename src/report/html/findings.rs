@@ -106,11 +106,12 @@ pub(super) fn finding(s: &crate::analyze::SeriesAnalysis, x_name: &str) -> Strin
     }
     if let Some(b) = &c.best {
         // Four digits, as the analysis and the terminal write values (15.60 TFLOP/s, not 15.6).
-        // Where the curve comes within 1 % of it earlier, as its chart says: many x may tie.
+        // Where the curve first comes within 1 % of it, as its chart says: many x may tie (a
+        // saw's later peaks), which is not to say every x past it does.
         let within = if b.x_within_1pct == b.x {
             String::new()
         } else {
-            format!(" (within 1 % from {})", human(b.x_within_1pct))
+            format!(" (within 1 % already at {})", human(b.x_within_1pct))
         };
         parts.push(format!(
             "best {} at {x_name} = {}{within}",
@@ -181,7 +182,7 @@ mod tests {
         }
         let line = finding(&s, "threads");
         assert!(
-            line.ends_with(", best 3.200 GFLOP/s at threads = 64 (within 1 % from 32)"),
+            line.ends_with(", best 3.200 GFLOP/s at threads = 64 (within 1 % already at 32)"),
             "{line}"
         );
         // A size the sweep never moves (`pitch_bytes` over `rows`): its value, not "no period".
