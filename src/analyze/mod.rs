@@ -562,7 +562,7 @@ impl Analysis {
             self.source.display(),
             self.x
         );
-        out += "| series | period | phase | confidence | knee | drop after a peak | best x | first within 1 % at | reading |\n";
+        out += "| series | period | phase | confidence (BIC margin) | knee | drop after a peak | best x | first within 1 % at | reading |\n";
         out += "|---|---|---|---|---|---|---|---|---|\n";
         for s in &self.series {
             let c = &s.curve;
@@ -803,9 +803,11 @@ mod tests {
         assert_eq!(a.series[1].file_stem, "mflops__variant-conflict2");
         let md = a.to_markdown();
         assert!(
-            md.contains("| mflops [variant=plain] | 32 | 0 | high"),
+            md.contains("| mflops [variant=plain] | 32 | 0 | high ("),
             "{md}"
         );
+        // The number beside the level says what it is (docs/analysis.md: high >= 10).
+        assert!(md.contains("| confidence (BIC margin) |"), "{md}");
         let files = a.write_files(&dir.path().join("out")).unwrap();
         let json: serde_json::Value =
             serde_json::from_str(&std::fs::read_to_string(&files[0]).unwrap()).unwrap();
