@@ -77,9 +77,10 @@ fn every_fault_gets_its_status_and_a_one_line_reason() {
         }
     }
     let by_mode = |m: &str| rows.iter().find(|r| r["mode"] == m).unwrap()["error"].clone();
-    assert!(by_mode("crash").contains("killed by signal 11 (SIGSEGV)"));
-    assert!(by_mode("fail").contains("exit code 1: cudaMalloc failed: out of memory"));
-    assert!(by_mode("hang").starts_with("run timed out after 1 s"));
+    assert!(by_mode("crash").starts_with("program killed by signal 11 (SIGSEGV) (log: "));
+    assert!(by_mode("fail")
+        .starts_with("program failed with exit code 1: cudaMalloc failed: out of memory (log: "));
+    assert!(by_mode("hang").starts_with("program timed out after 1 s"));
     assert!(by_mode("wrong").starts_with("wrong result: sum is 41, expected 42"));
     assert!(by_mode("compile_error").contains("this point does not build"));
     assert!(by_mode("garbage").starts_with("no metric `mflops`, `saw_mflops` in the output"));
@@ -91,6 +92,17 @@ fn every_fault_gets_its_status_and_a_one_line_reason() {
     assert_eq!(
         (ok["saw_spread"].as_str(), ok["saw_placements"].as_str()),
         ("0", "1")
+    );
+    // The report lists each failed point with its reason, and links its logs beside it rather
+    // than naming them again in the reason.
+    let html = std::fs::read_to_string(run_dir(p.path(), "faults").join("report.html")).unwrap();
+    let crash = rows.iter().find(|r| r["mode"] == "crash").unwrap();
+    let id = &crash["point_id"];
+    assert!(
+        html.contains(&format!(
+            "<td>run_failed</td><td>program killed by signal 11 (SIGSEGV)</td><td><a href=\"points/{id}/"
+        )),
+        "{html}"
     );
 }
 

@@ -202,6 +202,26 @@ fn bad_plot_options_are_refused_in_one_line() {
     assert!(!tmp.path().join("charts").exists(), "nothing written");
 }
 
+/// A run split by an axis has a series per metric and group: the hint still names each metric
+/// once (the H100 pitch sweep: three metrics, two layouts).
+#[test]
+fn an_unknown_metric_is_refused_with_each_metric_named_once() {
+    let tmp = tempfile::tempdir().unwrap();
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/h100/pitch");
+    for f in ["results.csv", "manifest.json"] {
+        std::fs::copy(fixture.join(f), tmp.path().join(f)).unwrap();
+    }
+    let out = sweep(tmp.path())
+        .args(["plot", "results.csv", "--metrics", "nope"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert_eq!(
+        stderr(&out).trim_end(),
+        "error: no metric `nope` in the results (hint: one of pitch, pitch_bytes, memcpy_d2d)"
+    );
+}
+
 #[test]
 fn a_compare_chart_is_named_as_plot_names_the_series_and_shows_b_over_a_beneath() {
     let tmp = tempfile::tempdir().unwrap();

@@ -143,19 +143,40 @@ pub struct SeriesAnalysis {
 /// How many points of a series its own metric marks, one per x (the row the analysis takes).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
 pub struct Marked {
-    /// Confidence target missed: [`crate::store::NOISY_MEANS`].
+    /// Confidence target missed ([`crate::events::marks::Mark::Noisy`]).
     pub noisy: usize,
-    /// [`crate::store::UNSTABLE_MEANS`].
+    /// Marked `unstable` in results.csv: they vary with buffer placement, or differ between
+    /// processes ([`Marked::processes`]).
     pub unstable: usize,
+    /// Of `unstable`, those whose placements stayed within the target where several processes
+    /// measured the point: the processes differ ([`crate::events::marks::Mark::Processes`]); the
+    /// others vary with buffer placement.
+    #[serde(skip)]
+    pub processes: usize,
 }
 
 impl Marked {
-    fn of(statuses: &[(f64, crate::store::Status)]) -> Marked {
+    /// The marks of one series' points (one per x). `spread`: each x's placement spread;
+    /// `repeated`: whether several processes measured its points (a `<metric>_repeat_spread`
+    /// cell), asked only of an unstable point whose placements stayed within `target`.
+    fn of(
+        statuses: &[(f64, crate::store::Status)],
+        spread: &[(f64, f64)],
+        target: f64,
+        repeated: impl FnOnce() -> bool,
+    ) -> Marked {
         use crate::store::Status;
         let count = |want: Status| statuses.iter().filter(|(_, s)| *s == want).count();
+        let spread_at = |x: f64| spread.iter().find(|p| p.0 == x).map(|p| p.1);
+        // As `Mark::of` tells them: placement where its spread passes the target.
+        let within = statuses
+            .iter()
+            .filter(|(x, s)| *s == Status::Unstable && spread_at(*x).is_none_or(|v| v <= target))
+            .count();
         Marked {
             noisy: count(Status::Noisy),
             unstable: count(Status::Unstable),
+            processes: if within > 0 && repeated() { within } else { 0 },
         }
     }
 }
@@ -250,6 +271,7 @@ pub fn analyze_run(
     let (x, by, metrics) = table.select(opts)?;
     let raw = table.series(&x, &by, &metrics)?;
     let between = controls::between_processes(table)?;
+    let target = table.target_rel_ci();
     let counter_series = counters::counter_series(table, &x, &by, &metrics)?;
     // The stems given so far (a set to look up, a count for the suffix).
     let mut stems: std::collections::HashSet<String> = Default::default();
@@ -272,7 +294,19 @@ pub fn analyze_run(
                 .into_iter()
                 .filter_map(|(x, s)| Some((x, s?)))
                 .collect();
-            let marked = Marked::of(&load::one_row_per_x(r.statuses.clone(), &data, Ord::cmp));
+            let repeated = || {
+                let col = load::stat_column(&table.header, &r.metric, "repeat_spread");
+                col.is_some_and(|c| {
+                    let cell = |row: &crate::store::run::Row| table.number(table.cell(row, c));
+                    table.rows.iter().any(|row| cell(row).is_some())
+                })
+            };
+            let marked = Marked::of(
+                &load::one_row_per_x(r.statuses.clone(), &data, Ord::cmp),
+                &spread,
+                target,
+                repeated,
+            );
             if better == crate::spec::Better::Neither {
                 // A count or a setting: the most (or fewest) is not the best.
                 curve.best = None;
@@ -358,7 +392,11 @@ pub fn analyze_run(
                     }
                 }),
             };
-            let mut reading = reading::reading(&x, &unit, &curve, &why, better);
+            // A series that never moves (a setting, a count) is said so, with no spread.
+            let constant = reading::constant(&x, &unit, &data);
+            let mut reading = constant
+                .clone()
+                .unwrap_or_else(|| reading::reading(&x, &unit, &curve, &why, better));
             match (&model_fit, &curve.period) {
                 (Some(Ok((_, f))), Some(p))
                     if !(f.explains && f.period.is_none_or(|q| (q - p.period).abs() < 1e-9)) =>
@@ -374,7 +412,7 @@ pub fn analyze_run(
             if let Some(pl) = placement.as_ref().filter(|pl| pl.above > 0) {
                 reading += &reading::placement(&x, pl);
             }
-            if let Some(b) = process {
+            if let Some(b) = process.filter(|_| constant.is_none()) {
                 reading += &reading::between_processes(b, process_lowers && !placement_lowers);
             }
             if let Some(c) = &counter {
@@ -546,7 +584,7 @@ impl Analysis {
             self.source.display(),
             self.x
         );
-        out += "| series | period | phase | confidence | knee | drop after a peak | best x | within 1 % from | reading |\n";
+        out += "| series | period | phase | confidence (BIC margin) | knee | drop after a peak | best x | first within 1 % at | reading |\n";
         out += "|---|---|---|---|---|---|---|---|---|\n";
         for s in &self.series {
             let c = &s.curve;
@@ -595,39 +633,55 @@ impl Analysis {
         out
     }
 
-    /// A sentence counting, per series, the points its own metric marks noisy or unstable, with
-    /// what the words mean; empty when none is marked. `quote` writes a series' name.
+    /// The values each series' own metric marks, per cause in the terminal's words (one line
+    /// each: `- vary with buffer placement: `a` 84 of 512, `b` 4 of 512 (placement: what it
+    /// means; results.csv: `unstable`)`), after a line that introduces them; empty when none is
+    /// marked. `quote` writes a series' name.
     pub fn marked_sentence(&self, quote: impl Fn(&str) -> String) -> String {
-        let marked: Vec<String> = self
-            .series
-            .iter()
-            .filter(|s| s.marked != Marked::default())
-            .map(|s| {
-                let mut parts = Vec::new();
-                if s.marked.unstable > 0 {
-                    parts.push(format!("{} unstable", s.marked.unstable));
-                }
-                if s.marked.noisy > 0 {
-                    parts.push(format!("{} noisy", s.marked.noisy));
-                }
-                format!("{} {}", quote(&s.name), parts.join(", "))
-            })
-            .collect();
-        if marked.is_empty() {
+        use crate::events::marks::{count, Mark};
+        let target = self.source.parent().map_or(
+            crate::spec::DEFAULT_TARGET_REL_CI,
+            crate::store::target_rel_ci,
+        );
+        let of = |s: &SeriesAnalysis, mark: Mark| match mark {
+            Mark::Placement => s.marked.unstable - s.marked.processes,
+            Mark::Processes => s.marked.processes,
+            Mark::Noisy => s.marked.noisy,
+        };
+        let mut lines = Vec::new();
+        for mark in Mark::ALL {
+            let listed: Vec<String> = self
+                .series
+                .iter()
+                .filter(|s| of(s, mark) > 0)
+                .map(|s| {
+                    let measured = s.data.iter().filter(|p| p.1.is_some()).count();
+                    format!(
+                        "{} {} of {}",
+                        quote(&s.name),
+                        count(of(s, mark)),
+                        count(measured)
+                    )
+                })
+                .collect();
+            if listed.is_empty() {
+                continue;
+            }
+            lines.push(format!(
+                "- {}: {} ({}: {}; results.csv: `{}`)",
+                mark.verb(2),
+                listed.join(", "),
+                mark.word(),
+                mark.means(target),
+                mark.token()
+            ));
+        }
+        if lines.is_empty() {
             return String::new();
         }
-        // What each word used means, once.
-        let mut means = Vec::new();
-        if self.series.iter().any(|s| s.marked.unstable > 0) {
-            means.push(format!("unstable: {}", crate::store::UNSTABLE_MEANS));
-        }
-        if self.series.iter().any(|s| s.marked.noisy > 0) {
-            means.push(format!("noisy: {}", crate::store::NOISY_MEANS));
-        }
         format!(
-            "Points marked by their own metric: {} ({}).",
-            marked.join("; "),
-            means.join("; ")
+            "Values marked by their own metric, per cause:\n\n{}",
+            lines.join("\n")
         )
     }
 
@@ -771,9 +825,11 @@ mod tests {
         assert_eq!(a.series[1].file_stem, "mflops__variant-conflict2");
         let md = a.to_markdown();
         assert!(
-            md.contains("| mflops [variant=plain] | 32 | 0 | high"),
+            md.contains("| mflops [variant=plain] | 32 | 0 | high ("),
             "{md}"
         );
+        // The number beside the level says what it is (docs/analysis.md: high >= 10).
+        assert!(md.contains("| confidence (BIC margin) |"), "{md}");
         let files = a.write_files(&dir.path().join("out")).unwrap();
         let json: serde_json::Value =
             serde_json::from_str(&std::fs::read_to_string(&files[0]).unwrap()).unwrap();
@@ -790,6 +846,55 @@ mod tests {
             .next()
             .unwrap()
             .starts_with("mflops [variant=plain],mflops,MFlops,plain,32,0,"));
+    }
+
+    /// analysis.md names a marked value by its cause, as the terminal does: placement where its
+    /// placements differ, processes where only several processes tell it apart, noisy.
+    #[test]
+    fn the_marked_values_are_named_by_cause_in_the_terminals_words() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut text = String::from(
+            "point_id,index,threads,status,saw_mflops,saw_rel_ci,saw_spread,saw_repeat_spread,saw_mflops_status,error\n",
+        );
+        // (status, rel_ci, spread, repeat spread)
+        for (x, (st, ci, sp, rep)) in [
+            ("unstable", 0.001, 0.3, 0.01),
+            ("unstable", 0.001, 0.002, 0.05),
+            ("noisy", 0.04, 0.002, 0.001),
+            ("ok", 0.001, 0.002, 0.001),
+            ("ok", 0.001, 0.002, 0.001),
+        ]
+        .iter()
+        .enumerate()
+        {
+            text += &format!(
+                "p{x},{x},{},{st},{},{ci},{sp},{rep},{st},\n",
+                x + 1,
+                100 * (x + 1)
+            );
+        }
+        let csv = dir.path().join("results.csv");
+        std::fs::write(&csv, text).unwrap();
+        let opts = AnalyzeOptions {
+            x: Some("threads".into()),
+            ..Default::default()
+        };
+        let a = analyze_csv(&csv, &opts).unwrap();
+        assert_eq!(
+            a.series[0].marked,
+            Marked {
+                noisy: 1,
+                unstable: 2,
+                processes: 1
+            }
+        );
+        assert_eq!(
+            a.marked_sentence(|n| format!("`{n}`")),
+            "Values marked by their own metric, per cause:\n\n\
+             - vary with buffer placement: `saw_mflops` 1 of 5 (placement: its buffer placements differ beyond the 1.0 % target and the noise; the value is their median; results.csv: `unstable`)\n\
+             - differ between processes: `saw_mflops` 1 of 5 (processes: the processes that measured it differ beyond the 1.0 % target and their intervals; results.csv: `unstable`)\n\
+             - noisy: `saw_mflops` 1 of 5 (noisy: its confidence interval stayed wider than the 1.0 % target within the time allowed; results.csv: `noisy`)"
+        );
     }
 
     /// A clean staircase of period 32 (drops of 50 % and less after each warp) with the timing

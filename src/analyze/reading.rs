@@ -135,7 +135,7 @@ pub fn reading(
             ));
         } else {
             parts.push(format!(
-                "best at {axis} = {} ({}), within 1 % from {}",
+                "best at {axis} = {} ({}), within 1 % already at {}",
                 human(b.x),
                 format_value(b.value, unit),
                 human(b.x_within_1pct)
@@ -143,6 +143,52 @@ pub fn reading(
         }
     }
     parts.join("; ")
+}
+
+/// The reading of a series whose every measured point has the same value (a setting or a count
+/// the sweep does not move: `pitch_bytes` over `rows`): `the same at all 7 points along rows: 480
+/// bytes`; `None` for fewer than two points or a curve that moves. Said instead of "no periodic
+/// structure", and with no spread between processes: a value that never moved did not scatter.
+pub fn constant(axis: &str, unit: &str, data: &[(f64, Option<f64>)]) -> Option<String> {
+    let values: Vec<f64> = data.iter().filter_map(|p| p.1).collect();
+    let first = *values.first()?;
+    if values.len() < 2 || values.iter().any(|v| *v != first) {
+        return None;
+    }
+    // In the unit that suits it, a whole number (a count, a size) without decimals: `480 bytes`,
+    // not `480.0 bytes`.
+    let value = crate::units::format_value(first, unit);
+    let (number, rest) = value.split_once(' ').unwrap_or((&value, ""));
+    let value = match number.parse::<f64>() {
+        Ok(n) if number.contains('.') && n.fract() == 0.0 => {
+            format!("{} {rest}", n as i64).trim_end().to_string()
+        }
+        _ => value,
+    };
+    Some(format!(
+        "the same at all {} points along {axis}: {value}",
+        values.len()
+    ))
+}
+
+/// A relative spread between processes, `±0.5 %`; one that one decimal would write as `±0.0 %`
+/// (a count, the same every time) is `under ±0.05 %`, as the reading says it.
+fn plus_minus(u: f64) -> String {
+    if u.abs() < 0.0005 {
+        "under ±0.05 %".to_string()
+    } else {
+        format!("±{}", percent(u))
+    }
+}
+
+/// A relative difference as [`percent`] writes it, but `under 0.05 %` where that would read
+/// `0.0 %` (as if none were measured).
+pub fn small_percent(f: f64) -> String {
+    if f.abs() < 0.0005 {
+        "under 0.05 %".to_string()
+    } else {
+        percent(f)
+    }
 }
 
 /// The tail of a reading for a series whose points moved with where their buffers lay.
@@ -192,12 +238,7 @@ pub fn nesting_unsettled(curve: &Curve, u: super::Unsettled) -> String {
 
 /// The reading's clause on a metric's spread between processes (the control re-runs).
 pub fn between_processes(b: &super::controls::BetweenProcesses, lowered: bool) -> String {
-    // A value that one decimal writes as ±0.0 % (a count, the same every time) is said so.
-    let by = if b.u95 < 0.0005 {
-        "under ±0.05 %".to_string()
-    } else {
-        format!("±{}", percent(b.u95))
-    };
+    let by = plus_minus(b.u95);
     let mut s = format!(
         "; between processes a value scatters by {by} (95 %, from {} control re-runs)",
         b.pairs
@@ -221,7 +262,7 @@ pub fn between_processes_note(between: &[super::controls::BetweenProcesses]) -> 
          the range of the run's SM clock readings where that is larger still ({}).\n\n\
          | {} |\n|---|---|---|---|---|---|\n",
         between.iter().map(|b| b.pairs).max().unwrap_or(0),
-        percent(between[0].clock_range),
+        small_percent(between[0].clock_range),
         BETWEEN_COLUMNS.join(" | ")
     );
     for b in between {
@@ -254,9 +295,9 @@ pub fn between_cells(b: &super::controls::BetweenProcesses) -> [String; 6] {
     [
         b.column.clone(),
         b.pairs.to_string(),
-        format!("±{}", percent(b.u95)),
-        format!("±{}", percent(b.own_u95)),
-        format!("{} at {}", percent(b.max_diff), b.max_at),
+        plus_minus(b.u95),
+        plus_minus(b.own_u95),
+        format!("{} at {}", small_percent(b.max_diff), b.max_at),
         outliers,
     ]
 }
@@ -310,8 +351,48 @@ mod tests {
             between_processes(&b, false),
             "; between processes a value scatters by under ±0.05 % (95 %, from 4 control re-runs)"
         );
+        // The table says it so too, not `±0.0 %`.
+        assert_eq!(
+            between_cells(&b)[2..5],
+            [
+                "under ±0.05 %",
+                "under ±0.05 %",
+                "under 0.05 % at stride=57"
+            ]
+        );
         b.u95 = 0.014;
         assert!(between_processes(&b, false).contains("scatters by ±1.4 % (95 %"));
+        assert_eq!(between_cells(&b)[2], "±1.4 %");
+        // The note under the table: the SM clock did not move.
+        assert!(
+            between_processes_note(&[b]).contains("larger still (under 0.05 %)"),
+            "the clock's range"
+        );
+    }
+
+    #[test]
+    fn a_series_that_never_moves_is_said_to_be_the_same_everywhere() {
+        let flat = [
+            (4096.0, Some(480.0)),
+            (8192.0, None),
+            (16384.0, Some(480.0)),
+        ];
+        assert_eq!(
+            constant("rows", "bytes", &flat).as_deref(),
+            Some("the same at all 2 points along rows: 480 bytes")
+        );
+        let rate = [(1.0, Some(2180.0)), (2.0, Some(2180.0))];
+        assert_eq!(
+            constant("rows", "GB/s", &rate).as_deref(),
+            Some("the same at all 2 points along rows: 2.180 TB/s")
+        );
+        let moves = [(1.0, Some(480.0)), (2.0, Some(481.0))];
+        assert_eq!(constant("rows", "bytes", &moves), None);
+        assert_eq!(
+            constant("rows", "bytes", &[(1.0, Some(480.0))]),
+            None,
+            "one point"
+        );
     }
 
     #[test]

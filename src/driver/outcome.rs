@@ -31,7 +31,7 @@ pub enum PointError {
     #[error(transparent)]
     StartBuild(ExecError),
     /// The compiler ended without success (or ran out of time).
-    #[error("build failed with {}{} (log: {})", outcome.describe(), colon(first), log.display())]
+    #[error("build {}{} (log: {})", outcome.describe(), colon(first), log.display())]
     Build {
         outcome: Outcome,
         /// The log's first error line.
@@ -43,11 +43,11 @@ pub enum PointError {
     /// The program could not be started, or waited for.
     #[error(transparent)]
     Start(ExecError),
-    #[error("run {} (log: {})", outcome.describe(), stderr.display())]
+    #[error("program {} (log: {})", outcome.describe(), stderr.display())]
     TimedOut { outcome: Outcome, stderr: PathBuf },
     #[error("wrong result: {what} (log: {})", stdout.display())]
     WrongResult { what: String, stdout: PathBuf },
-    #[error("program failed with {}{} (log: {})", outcome.describe(), colon(last_error), stderr.display())]
+    #[error("program {}{} (log: {})", outcome.describe(), colon(last_error), stderr.display())]
     Failed {
         outcome: Outcome,
         /// The last line of its stderr that says what went wrong.
@@ -224,29 +224,148 @@ mod tests {
         }
     }
 
+    /// Every reason a point fails, as results.csv's `error` cell, the terminal and the report
+    /// write it: what failed first (`build`, `program`), then how, then where its log is.
+    #[test]
+    fn every_failure_reads_as_a_sentence_with_its_status() {
+        let io = || std::io::Error::from(std::io::ErrorKind::PermissionDenied);
+        let log = || PathBuf::from("p/stderr.txt");
+        let cases: Vec<(PointError, Status, &str)> = vec![
+            (
+                PointError::Build {
+                    outcome: ended(Exit::Code(1)),
+                    first: Some("x.cu(3): error: y".into()),
+                    log: "p/build.log".into(),
+                },
+                Status::BuildFailed,
+                "build failed with exit code 1: x.cu(3): error: y (log: p/build.log)",
+            ),
+            (
+                PointError::Build {
+                    outcome: ended(Exit::TimedOut(Duration::from_secs(2))),
+                    first: None,
+                    log: "p/build.log".into(),
+                },
+                Status::Timeout,
+                "build timed out after 2 s (log: p/build.log)",
+            ),
+            (
+                PointError::Build {
+                    outcome: ended(Exit::Signal(libc::SIGKILL)),
+                    first: None,
+                    log: "p/build.log".into(),
+                },
+                Status::BuildFailed,
+                "build killed by signal 9 (SIGKILL) (log: p/build.log)",
+            ),
+            (
+                PointError::Failed {
+                    outcome: ended(Exit::Signal(libc::SIGSEGV)),
+                    last_error: None,
+                    stderr: log(),
+                },
+                Status::RunFailed,
+                "program killed by signal 11 (SIGSEGV) (log: p/stderr.txt)",
+            ),
+            (
+                PointError::Failed {
+                    outcome: ended(Exit::Code(2)),
+                    last_error: Some("main.cu:40: cudaMalloc: out of memory".into()),
+                    stderr: log(),
+                },
+                Status::RunFailed,
+                "program failed with exit code 2: main.cu:40: cudaMalloc: out of memory (log: p/stderr.txt)",
+            ),
+            (
+                PointError::TimedOut {
+                    outcome: ended(Exit::TimedOut(Duration::from_millis(1500))),
+                    stderr: log(),
+                },
+                Status::Timeout,
+                "program timed out after 1.5 s (log: p/stderr.txt)",
+            ),
+            (
+                PointError::WrongResult {
+                    what: "c[3] = 2, expected 4".into(),
+                    stdout: "p/stdout.txt".into(),
+                },
+                Status::WrongResult,
+                "wrong result: c[3] = 2, expected 4 (log: p/stdout.txt)",
+            ),
+            (
+                PointError::TooMuchOutput {
+                    bytes: 300 << 20,
+                    stdout: "p/stdout.txt".into(),
+                },
+                Status::RunFailed,
+                "the program printed 300 MiB on stdout, more than the 64 MiB sweep reads for metrics (hint: print less, or write the bulk to a file of its own; log: p/stdout.txt)",
+            ),
+            (
+                PointError::Start(ExecError::NotFound {
+                    program: "./saw".into(),
+                }),
+                Status::RunFailed,
+                "`./saw` not found (hint: put it on PATH or name it with a full path)",
+            ),
+            (
+                PointError::StartBuild(ExecError::Spawn {
+                    line: "nvcc -o saw saw.cu".into(),
+                    source: io(),
+                }),
+                Status::BuildFailed,
+                "cannot start `nvcc -o saw saw.cu`: permission denied",
+            ),
+            (
+                PointError::ReadBench(io()),
+                Status::BuildFailed,
+                "cannot read the bench's files: permission denied",
+            ),
+            (
+                PointError::WriteHeaders {
+                    dir: "p/include".into(),
+                    source: io(),
+                },
+                Status::BuildFailed,
+                "cannot write headers into `p/include`: permission denied",
+            ),
+            (
+                PointError::Scratch {
+                    cache: ".sweep-cache".into(),
+                    source: io(),
+                },
+                Status::BuildFailed,
+                "cannot create a build folder in `.sweep-cache`: permission denied",
+            ),
+            (
+                PointError::CacheStore(io()),
+                Status::BuildFailed,
+                "cannot store the build in the cache: permission denied",
+            ),
+            (
+                PointError::WriteFile {
+                    path: "p/cmd.txt".into(),
+                    source: io(),
+                },
+                Status::RunFailed,
+                "cannot write `p/cmd.txt`: permission denied",
+            ),
+            (
+                PointError::Full {
+                    dir: "out".into(),
+                    free: 4096,
+                    what: "program failed with exit code 1 (log: p/stderr.txt)".into(),
+                },
+                Status::RunFailed,
+                "the file system of `out` is full (4096 bytes free), so what the point wrote may be cut: program failed with exit code 1 (log: p/stderr.txt)",
+            ),
+        ];
+        for (e, status, words) in cases {
+            assert_eq!((e.status(), e.to_string()), (status, words.to_string()));
+        }
+    }
+
     #[test]
     fn a_failure_gives_the_status_and_the_words_of_its_row() {
-        let log = PathBuf::from("p/build.log");
-        let timed_out = PointError::Build {
-            outcome: ended(Exit::TimedOut(Duration::from_secs(2))),
-            first: None,
-            log: log.clone(),
-        };
-        assert_eq!(timed_out.status(), Status::Timeout);
-        assert_eq!(
-            timed_out.to_string(),
-            "build failed with timed out after 2 s (log: p/build.log)"
-        );
-        let failed = PointError::Build {
-            outcome: ended(Exit::Code(1)),
-            first: Some("x.cu(3): error: y".into()),
-            log,
-        };
-        assert_eq!(failed.status(), Status::BuildFailed);
-        assert_eq!(
-            failed.to_string(),
-            "build failed with exit code 1: x.cu(3): error: y (log: p/build.log)"
-        );
         let no_metric = Ran::failed(PointError::NoMetric {
             missing: vec!["copy_gb_per_s".into(), "mflops".into()],
             unreadable: BTreeMap::new(),

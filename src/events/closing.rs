@@ -19,8 +19,12 @@ pub const NARROWEST: usize = 60;
 /// The width to write the closing summary in: the terminal's columns where stdout is one
 /// narrower than [`WIDTH`] (not under [`NARROWEST`]), else [`WIDTH`] (a pipe, a file, a CI log).
 pub fn width() -> usize {
-    use std::io::IsTerminal;
-    if !std::io::stdout().is_terminal() {
+    width_of(std::io::stdout())
+}
+
+/// The width of the lines written to `stream` (stdout, stderr), as [`width`] says it.
+pub fn width_of(stream: impl std::io::IsTerminal + std::os::fd::AsRawFd) -> usize {
+    if !stream.is_terminal() {
         return WIDTH;
     }
     let mut size = libc::winsize {
@@ -30,7 +34,7 @@ pub fn width() -> usize {
         ws_ypixel: 0,
     };
     // SAFETY: TIOCGWINSZ writes one `winsize` into the struct it is given, which lives here.
-    let ok = unsafe { libc::ioctl(libc::STDOUT_FILENO, libc::TIOCGWINSZ, &mut size) } == 0;
+    let ok = unsafe { libc::ioctl(stream.as_raw_fd(), libc::TIOCGWINSZ, &mut size) } == 0;
     match usize::from(size.ws_col) {
         cols if ok && cols > 0 => cols.clamp(NARROWEST, WIDTH),
         _ => WIDTH,

@@ -152,46 +152,121 @@ const STATUS: usize = 12;
 /// One point's line, its status right-aligned first (as cargo-nextest's):
 /// `          ok [ 3/20] threads=3   saw 3.000 GFLOP/s ± 0.1 %   elapsed 0.6 s, eta 3.4 s`;
 /// a point with marked values ends with them (`   placement [ 4/20] ...   placement: saw 25 %`,
-/// [`marked_by`]); a failed point's has no reading and ends with its error.
-fn point_line(
+/// [`marked_by`]), and leaves out its times where the line would be too wide for them. A failed
+/// point's has its reason where the reading goes, and the log it names
+/// on a line of its own below, under the axes:
+/// `  run_failed [ 5/20] threads=5   program killed by signal 11 (SIGSEGV)`
+/// `                     log: out/saw/1/points/p1/stderr.txt`.
+/// Each line but the log's (a path is never cut) fits `width` columns, ending in `…` where it was
+/// cut; results.csv's `error` cell keeps the whole reason.
+fn point_lines(
     row: &Row,
     target: f64,
     headline: Option<&Headline>,
     at: Position,
     widths: &mut Widths,
     colour: bool,
-) -> String {
+    width: usize,
+) -> Vec<String> {
     let n = at.total.to_string().len();
     let marked = row_marks(row, target);
     let status = format!("{:>STATUS$}", status_word(row, &marked));
     let label = row.point.label();
     widths.label = widths.label.max(label.chars().count());
-    let reading = if row.status.measured() {
-        headline
-            .and_then(|h| h.reading(row))
-            .unwrap_or_else(|| "-".into())
-    } else {
-        String::new()
-    };
-    widths.reading = widths.reading.max(reading.chars().count());
-    let pad = " ".repeat(widths.reading - reading.chars().count());
-    let mut line = format!(
-        "{} [{:>n$}/{}] {label:<lw$}   {}{pad}   {}",
-        paint(colour, status_colour(row.status), &status),
+    let head = format!(
+        " [{:>n$}/{}] {label:<lw$}   ",
         at.done,
         at.total,
-        paint(colour && !reading.is_empty(), "1", &reading),
-        at.time(),
         lw = widths.label
     );
-    if !row.error.is_empty() {
-        line += "   ";
-        line += &row.error;
-    } else if let Some(which) = marked_by(&marked) {
-        line += "   ";
-        line += &which;
+    if !row.status.measured() {
+        let (reason, log) = split_log(&row.error);
+        let mut out = vec![fit_painted(
+            &[
+                (status, Some(status_colour(row.status))),
+                (head.clone(), None),
+                (reason, None),
+            ],
+            width,
+            colour,
+        )
+        .trim_end()
+        .to_string()];
+        if let Some(log) = log {
+            // Under the axes: past the status, its `[i/N]` and a space.
+            let indent = STATUS + head.find(']').map_or(0, |i| i + 2);
+            out.push(format!("{}log: {log}", " ".repeat(indent)));
+        }
+        return out;
     }
-    line
+    let reading = headline
+        .and_then(|h| h.reading(row))
+        .unwrap_or_else(|| "-".into());
+    widths.reading = widths.reading.max(reading.chars().count());
+    let pad = " ".repeat(widths.reading - reading.chars().count());
+    let which = marked_by(&marked).map_or(String::new(), |w| format!("   {w}"));
+    let parts = |tail: String| {
+        [
+            (status.clone(), Some(status_colour(row.status))),
+            (head.clone(), None),
+            (reading.clone(), Some("1")),
+            (tail, None),
+        ]
+    };
+    let mut line = parts(format!("{pad}   {}{which}", at.time()));
+    // Too wide: the marks are worth more than the times (which the bar shows on a terminal).
+    let wide = |l: &[(String, Option<&str>)]| l.iter().map(|p| p.0.chars().count()).sum::<usize>();
+    if wide(&line) > width && !which.is_empty() {
+        line = parts(which.clone());
+    }
+    vec![fit_painted(&line, width, colour)]
+}
+
+/// A failed point's reason and the log it names (results.csv's `error` cell): `program killed by
+/// signal 11 (SIGSEGV) (log: p/stderr.txt)` gives (`program killed by signal 11 (SIGSEGV)`,
+/// `p/stderr.txt`), and `... (hint: print less; log: p/stdout.txt)` keeps its hint: (`... (hint:
+/// print less)`, `p/stdout.txt`).
+pub(crate) fn split_log(error: &str) -> (String, Option<&str>) {
+    let Some(body) = error.strip_suffix(')') else {
+        return (error.to_string(), None);
+    };
+    if let Some(at) = body.rfind(" (log: ") {
+        return (body[..at].to_string(), Some(&body[at + " (log: ".len()..]));
+    }
+    if let Some(at) = body.rfind("; log: ") {
+        return (
+            format!("{})", &body[..at]),
+            Some(&body[at + "; log: ".len()..]),
+        );
+    }
+    (error.to_string(), None)
+}
+
+/// A line's parts, each in its colour (an SGR code, see [`paint`]) when `colour`, cut at `width`
+/// columns: the part that passes it ends in `…` and the rest are left out.
+fn fit_painted(parts: &[(String, Option<&str>)], width: usize, colour: bool) -> String {
+    let total: usize = parts.iter().map(|(t, _)| t.chars().count()).sum();
+    let mut room = if total <= width {
+        total
+    } else {
+        width.saturating_sub(1)
+    };
+    let mut out = String::new();
+    for (text, code) in parts {
+        if room == 0 {
+            break;
+        }
+        let shown: String = text.chars().take(room).collect();
+        room -= shown.chars().count();
+        out += &match code {
+            Some(code) if !shown.trim().is_empty() => paint(colour, code, &shown),
+            _ => shown,
+        };
+    }
+    if total > width {
+        out.push('…');
+    }
+    out
 }
 
 /// Which metrics mark a measured point, by cause, with how much, the largest first:
@@ -366,17 +441,20 @@ impl Reporter for Terminal {
                     total: self.total,
                     elapsed: self.started.elapsed().as_secs_f64(),
                 };
-                let line = point_line(
+                let lines = point_lines(
                     row,
                     self.target,
                     self.headline.as_ref(),
                     at,
                     &mut self.widths,
                     self.colour.0,
+                    super::closing::width_of(std::io::stderr()),
                 );
                 // A failed point is an error: `-q` shows it too.
                 if !self.quiet || !row.status.measured() {
-                    self.say(line);
+                    for line in lines {
+                        self.say(line);
+                    }
                 }
                 if let Some(bar) = &self.bar {
                     bar.set_prefix(format!("{} failed", self.failed));
@@ -494,7 +572,7 @@ mod tests {
             total: 512,
             elapsed: 40.0,
         };
-        let line = point_line(&row, 0.007, None, at, &mut Widths::default(), false);
+        let line = point_lines(&row, 0.007, None, at, &mut Widths::default(), false, 200).remove(0);
         assert!(
             line.starts_with("   placement [ 58/512] threads=58"),
             "{line}"
@@ -503,13 +581,150 @@ mod tests {
             line.ends_with("   placement: global_even_grid 72 %, global_all_grid 69 % +1; noisy: shared_x ± 1.3 %"),
             "{line}"
         );
+        // Where the line is too wide, the times give way to the marks.
+        let line = point_lines(&row, 0.007, None, at, &mut Widths::default(), false, 122).remove(0);
+        assert_eq!(
+            line,
+            "   placement [ 58/512] threads=58   -   placement: global_even_grid 72 %, global_all_grid 69 % +1; noisy: shared_x ± 1.3 %"
+        );
         // Every metric ok: `ok` and nothing after the times.
         for st in row.statuses.values_mut() {
             *st = Status::Ok;
         }
         row.status = Status::Ok;
-        let line = point_line(&row, 0.007, None, at, &mut Widths::default(), false);
+        let line = point_lines(&row, 0.007, None, at, &mut Widths::default(), false, 200).remove(0);
         assert!(line.starts_with("          ok [ 58/512]"), "{line}");
         assert!(line.ends_with("eta 5 min 13 s"), "{line}");
+    }
+
+    fn a_row(status: Status, error: &str) -> Row {
+        Row {
+            point: crate::points::Point {
+                index: 0,
+                id: "p".into(),
+                values: vec![
+                    ("mode".into(), crate::spec::Value::Str("crash".into())),
+                    ("threads".into(), crate::spec::Value::Int(14)),
+                ],
+            },
+            status,
+            statuses: Default::default(),
+            values: Default::default(),
+            build_s: 0.0,
+            run_s: 0.0,
+            cached: false,
+            gpu: Default::default(),
+            error: error.into(),
+        }
+    }
+
+    #[test]
+    fn a_failed_points_reason_fits_the_width_and_its_log_has_a_line_of_its_own() {
+        let at = Position {
+            done: 11,
+            total: 15,
+            elapsed: 1.3,
+        };
+        let row = a_row(
+            Status::RunFailed,
+            "program killed by signal 11 (SIGSEGV) (log: output/term/20261126T173505Z/points/p23f3ec6fc4d5/stderr.txt)",
+        );
+        let mut widths = Widths {
+            label: 22,
+            reading: 25,
+        };
+        let lines = point_lines(&row, 0.01, None, at, &mut widths, false, 100);
+        assert_eq!(
+            lines,
+            [
+                "  run_failed [11/15] mode=crash threads=14    program killed by signal 11 (SIGSEGV)",
+                "                     log: output/term/20261126T173505Z/points/p23f3ec6fc4d5/stderr.txt"
+            ]
+        );
+        // Narrower: the reason is cut, the log's path never.
+        let lines = point_lines(&row, 0.01, None, at, &mut widths, false, 80);
+        assert_eq!(
+            lines[0],
+            "  run_failed [11/15] mode=crash threads=14    program killed by signal 11 (SIGS…"
+        );
+        assert_eq!(lines[0].chars().count(), 80);
+        assert!(lines[1].ends_with("/stderr.txt"), "{lines:?}");
+        // A hint stays with the reason; a reason without a log is one line.
+        let row = a_row(
+            Status::RunFailed,
+            "the program printed 300 MiB on stdout (hint: print less; log: p/stdout.txt)",
+        );
+        let lines = point_lines(&row, 0.01, None, at, &mut widths, false, 120);
+        assert_eq!(
+            lines,
+            [
+                "  run_failed [11/15] mode=crash threads=14    the program printed 300 MiB on stdout (hint: print less)",
+                "                     log: p/stdout.txt"
+            ]
+        );
+        let row = a_row(
+            Status::BuildFailed,
+            "`nvcc` not found (hint: put it on PATH)",
+        );
+        let lines = point_lines(&row, 0.01, None, at, &mut widths, false, 120);
+        assert_eq!(
+            lines,
+            ["build_failed [11/15] mode=crash threads=14    `nvcc` not found (hint: put it on PATH)"]
+        );
+    }
+
+    #[test]
+    fn a_measured_points_line_is_cut_at_the_width_its_colours_whole() {
+        let mut row = a_row(Status::Ok, "");
+        row.values.insert("saw_mflops".into(), 14000.0);
+        row.values.insert("saw_rel_ci".into(), 0.001);
+        let headline = Headline {
+            name: "saw".into(),
+            unit: "MFlops".into(),
+            column: "saw_mflops".into(),
+            rel_ci: Some("saw_rel_ci".into()),
+        };
+        let at = Position {
+            done: 1,
+            total: 15,
+            elapsed: 0.2,
+        };
+        let line = |width: usize, colour: bool| {
+            point_lines(
+                &row,
+                0.01,
+                Some(&headline),
+                at,
+                &mut Widths::default(),
+                colour,
+                width,
+            )
+            .remove(0)
+        };
+        let whole = line(200, false);
+        assert_eq!(
+            whole,
+            "          ok [ 1/15] mode=crash threads=14   saw 14.00 GFLOP/s ± 0.1 %   elapsed 0.2 s, eta 2.8 s"
+        );
+        let cut = line(80, false);
+        assert_eq!(cut.chars().count(), 80);
+        assert_eq!(
+            cut,
+            format!("{}…", whole.chars().take(79).collect::<String>())
+        );
+        // In colour, the SGR codes take no columns: the same text is shown.
+        let painted = line(80, true);
+        assert!(
+            painted.starts_with("\x1b[32m          ok\x1b[0m [ 1/15]"),
+            "{painted:?}"
+        );
+        assert!(
+            painted.contains("\x1b[1msaw 14.00 GFLOP/s ± 0.1 %\x1b[0m"),
+            "{painted:?}"
+        );
+        let plain = regex::Regex::new("\x1b\\[[0-9;]*m")
+            .unwrap()
+            .replace_all(&painted, "");
+        assert_eq!(plain, cut);
     }
 }

@@ -33,7 +33,7 @@ pub enum PassError {
         hint: Option<String>,
         log: PathBuf,
     },
-    #[error("{name} failed with {} (log: {})", outcome.describe(), log.display())]
+    #[error("{name} {} (log: {})", outcome.describe(), log.display())]
     Failed {
         name: String,
         outcome: Outcome,

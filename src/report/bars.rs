@@ -10,9 +10,10 @@ use super::legend::{Entry, Swatch};
 use super::series::{DATA, GAP, NOISY, UNSTABLE};
 use super::{ChartError, ReportError};
 use crate::analyze::load::{self, stat_column};
+use crate::events::marks::{count, Mark};
 use crate::spec::Labels;
 use crate::store::schema::STATUS_COLUMN;
-use crate::store::Run;
+use crate::store::{metric_status, metric_status_column, MetricCells, Run};
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
@@ -28,7 +29,11 @@ pub(crate) struct Bar {
     value: Option<f64>,
     /// Relative half-width of its uncertainty.
     u: f64,
+    /// The status of the chart's own metric there (`ok`, `noisy`, `unstable`:
+    /// [`crate::store::metric_status`]), or the row's status where the point failed.
     status: String,
+    /// Why its own metric marks it, in the terminal's words; `None` for an ok or failed point.
+    mark: Option<Mark>,
 }
 
 /// The bar chart of one metric.
@@ -88,6 +93,7 @@ pub(crate) fn bar_charts(t: &Run) -> Vec<Bars> {
         .map(|(_, a)| a)
         .collect();
     let status = t.column(STATUS_COLUMN);
+    let target = t.target_rel_ci();
     let mut out = Vec::new();
     for m in &t.metrics {
         let Some(mc) = t.column(&m.column) else {
@@ -97,8 +103,12 @@ pub(crate) fn bar_charts(t: &Run) -> Vec<Bars> {
             stat_column(&t.header, m, "rel_ci"),
             stat_column(&t.header, m, "spread"),
         );
-        let num =
-            |c: Option<usize>, r: &crate::store::run::Row| c.and_then(|c| t.number(t.cell(r, c)));
+        let own = t.column(&metric_status_column(&m.name));
+        let repeat = stat_column(&t.header, m, "repeat_spread");
+        let num = |c: Option<usize>, r: &crate::store::run::Row| {
+            c.and_then(|c| t.number(t.cell(r, c)))
+                .filter(|v| v.is_finite())
+        };
         let mut categories: Vec<String> = Vec::new();
         let mut bars = Vec::new();
         for r in &t.rows {
@@ -114,7 +124,19 @@ pub(crate) fn bar_charts(t: &Run) -> Vec<Bars> {
                     categories.push(label);
                     categories.len() - 1
                 });
-            let st = status.map_or("ok", |c| t.cell(r, c)).to_string();
+            let row_status = status.map_or("ok", |c| t.cell(r, c));
+            // The metric's own status, not the row's: another metric's spread marks no bar here.
+            let own_status = metric_status(
+                MetricCells {
+                    row_status,
+                    own: own.map(|c| t.cell(r, c)),
+                    spread: num(spread, r),
+                    rel_ci: num(ci, r),
+                },
+                target,
+            );
+            let st = own_status.map_or(row_status, |s| s.as_str()).to_string();
+            let mark = own_status.and_then(|o| Mark::of(o, num(spread, r), num(repeat, r), target));
             let value = num(Some(mc), r).filter(|v| v.is_finite() && load::carries_values(&st));
             bars.push(Bar {
                 category,
@@ -128,6 +150,7 @@ pub(crate) fn bar_charts(t: &Run) -> Vec<Bars> {
                     .unwrap_or(0.0)
                     .max(num(spread, r).unwrap_or(0.0) / 2.0),
                 status: st,
+                mark,
             });
         }
         if bars.iter().filter(|b| b.value.is_some()).count() < 2 {
@@ -323,7 +346,7 @@ impl Chart for Bars {
                     PathElement::new(vec![(hi, y + 0.3), (hi, y + 0.7)], whisker),
                 ])?;
             }
-            if let Some(c) = status_colour(&b.status) {
+            if let Some(c) = mark_colour(b.mark) {
                 chart.draw_series(std::iter::once(TriangleMarker::new(
                     (v * (1.0 + b.u), y + 0.5),
                     5,
@@ -348,11 +371,7 @@ impl Chart for Bars {
                 };
                 let (px, py) = at(x, y);
                 // Past the status mark, when there is one.
-                let gap = if status_colour(&b.status).is_some() {
-                    14
-                } else {
-                    8
-                };
+                let gap = if b.mark.is_some() { 14 } else { 8 };
                 plot.draw(&Text::new(label, (px + gap, py), left.clone()))?;
             }
             let right = TextStyle::from(("sans-serif", 13).into_font())
@@ -381,12 +400,12 @@ impl Chart for Bars {
                 RGBColor(102, 102, 102),
             ));
         }
-        for (status, label) in [
-            ("noisy", "noisy point"),
-            ("unstable", "unstable point (placements differ)"),
-        ] {
-            if self.bars.iter().any(|b| b.status == status) {
-                let c = status_colour(status).unwrap_or(GAP);
+        // Each cause in the terminal's words, with how many values it marks.
+        for mark in Mark::ALL {
+            let n = self.bars.iter().filter(|b| b.mark == Some(mark)).count();
+            if let (true, Some(c)) = (n > 0, mark_colour(Some(mark))) {
+                let of = self.bars.iter().filter(|b| b.value.is_some()).count();
+                let label = format!("{} of {} {}", count(n), count(of), mark.verb(n));
                 legend.push(Entry::new(label, Swatch::Triangle, c));
             }
         }
@@ -400,11 +419,12 @@ impl Chart for Bars {
     }
 }
 
-fn status_colour(status: &str) -> Option<RGBColor> {
-    match status {
-        "noisy" => Some(NOISY),
-        "unstable" => Some(UNSTABLE),
-        _ => None,
+/// The colour of a marked value's triangle: the charts' pink for the values results.csv calls
+/// `unstable` (placement, processes), their orange for noisy ones.
+fn mark_colour(mark: Option<Mark>) -> Option<RGBColor> {
+    match mark? {
+        Mark::Noisy => Some(NOISY),
+        Mark::Placement | Mark::Processes => Some(UNSTABLE),
     }
 }
 
@@ -433,18 +453,20 @@ mod tests {
         let mut text = String::from(
             "point_id,index,pattern,caching,status,l1_gb_per_s,l1_rel_ci,l1_spread,build_s,run_s,cached,gpu_index,gpu_name,gpu_uuid,error\n",
         );
-        for (i, (p, c, st, v)) in [
-            ("coalesced", "ca", "ok", "3071"),
-            ("coalesced", "cg", "ok", "3072"),
-            ("strided", "ca", "ok", "979"),
-            ("strided", "cg", "unstable", "611"),
-            ("scattered", "ca", "failed", ""),
-            ("scattered", "cg", "ok", "156"),
+        // (pattern, caching, status, value, placement spread)
+        for (i, (p, c, st, v, sp)) in [
+            ("coalesced", "ca", "ok", "3071", "0.002"),
+            ("coalesced", "cg", "ok", "3072", "0.002"),
+            // Unstable by another metric of its row: its own spread is small.
+            ("strided", "ca", "unstable", "979", "0.002"),
+            ("strided", "cg", "unstable", "611", "0.3"),
+            ("scattered", "ca", "failed", "", ""),
+            ("scattered", "cg", "ok", "156", "0.002"),
         ]
         .iter()
         .enumerate()
         {
-            text += &format!("p{i},{i},{p},{c},{st},{v},0.01,0.002,1,1,0,0,G,u,\n");
+            text += &format!("p{i},{i},{p},{c},{st},{v},0.01,{sp},1,1,0,0,G,u,\n");
         }
         std::fs::write(&csv, text).unwrap();
         let b = bar_charts(&Run::open(&csv).unwrap());
@@ -459,7 +481,12 @@ mod tests {
             ("l1_gb_per_s (TB/s)".into(), "pattern".into())
         );
         assert_eq!(b.bars[3].key, 1);
-        assert_eq!((b.bars[3].value, b.bars[3].u), (Some(611.0), 0.01));
+        assert_eq!((b.bars[3].value, b.bars[3].u), (Some(611.0), 0.15));
+        assert_eq!(
+            (b.bars[2].mark, b.bars[3].mark),
+            (None, Some(Mark::Placement)),
+            "each bar marked by its own metric, not its row"
+        );
         assert_eq!(b.bars[4].value, None, "a failed point has no bar");
         // The report's finding: the lowest and highest bar, failed points aside.
         assert_eq!(
@@ -472,6 +499,12 @@ mod tests {
             assert!(x.is_some(), "{t} missing");
         }
         assert!(svg.contains("#E377C2"), "the unstable mark");
+        // Its legend counts it in the terminal's words.
+        assert!(
+            crate::report::series::tests::text_x(&svg, "1 of 5 varies with buffer placement")
+                .is_some(),
+            "{svg}"
+        );
         let files = plot_bars(&csv, dir.path()).unwrap();
         assert_eq!(files.len(), 2);
         assert!(files[0].ends_with("charts/l1_gb_per_s.svg"), "{files:?}");

@@ -622,6 +622,9 @@ mod tests {
                     "ok"
                 }
                 .into(),
+                mark: (p.0 as u32)
+                    .is_multiple_of(9)
+                    .then_some(crate::events::marks::Mark::Placement),
             })
             .collect();
         let chart = super::super::series::SeriesChart {

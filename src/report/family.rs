@@ -81,8 +81,14 @@ pub(crate) fn chosen(analysis: &Analysis, chosen: &[String]) -> Result<Vec<Famil
             .iter()
             .any(|s| &s.metric == c || &s.column == c)
         {
-            let mut known: Vec<String> = analysis.series.iter().map(|s| s.metric.clone()).collect();
-            known.dedup();
+            // Each metric once, in the order of the series (a metric split by grouping axes
+            // has a series per group, not always side by side).
+            let mut known: Vec<String> = Vec::new();
+            for s in &analysis.series {
+                if !known.contains(&s.metric) {
+                    known.push(s.metric.clone());
+                }
+            }
             return Err(ReportError::NoMetric {
                 name: c.clone(),
                 known,

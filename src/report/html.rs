@@ -19,7 +19,7 @@ use super::family::{families, family_svg};
 use super::series::drawable;
 use super::{escape, series_svg, ChartError, ReportError};
 use crate::analyze::controls::BetweenProcesses;
-use crate::analyze::reading::{human, percent};
+use crate::analyze::reading::{human, small_percent};
 use crate::analyze::{analyze_run, Analysis, AnalyzeError, AnalyzeOptions};
 use crate::events::marks::{self, Mark, Tally};
 use crate::events::{Event, Reporter};
@@ -395,7 +395,7 @@ fn between_processes(h: &mut String, between: &[BetweenProcesses]) {
          clock above all, is shared by every metric of a program), or the range of the run's SM \
          clock readings where that is larger still ({}).</p>",
         between.iter().map(|b| b.pairs).max().unwrap_or(0),
-        percent(first.clock_range)
+        small_percent(first.clock_range)
     );
     h.push_str("<table><tr>");
     for c in crate::analyze::reading::BETWEEN_COLUMNS {
@@ -487,13 +487,19 @@ fn progress(h: &mut String, run: &Run, tally: &Tally, rows: &BTreeMap<Status, us
             })
             .collect::<Vec<_>>()
             .join("<br>");
+        // The reason without the log it names where the logs are linked beside it.
+        let error = err.map_or(String::new(), |c| cell_text(&r[c]));
+        let reason = match crate::events::terminal::split_log(&error) {
+            (reason, Some(_)) if !logs.is_empty() => reason,
+            _ => error,
+        };
         let _ = writeln!(
             h,
             "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{logs}</td></tr>",
             escape(&pid),
             escape(&axes),
             escape(&status.map_or(String::new(), |c| cell_text(&r[c]))),
-            escape(&err.map_or(String::new(), |c| cell_text(&r[c]))),
+            escape(&reason),
         );
     }
     h.push_str("</table>\n");

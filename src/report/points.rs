@@ -2,6 +2,7 @@
 //! and marks of the charts.
 
 use crate::analyze::Analysis;
+use crate::events::marks::Mark;
 
 /// What the CSV says of one point of a series beyond its value: x, the relative half-width of its
 /// uncertainty (the larger of the 95 % confidence half-width within a placement and half the
@@ -12,6 +13,9 @@ pub struct PointInfo {
     pub x: f64,
     pub u: f64,
     pub status: String,
+    /// Why the series' own metric marks it, in the terminal's words ([`Mark`]: `placement`,
+    /// `processes`, `noisy`); `None` for an ok or failed point.
+    pub mark: Option<Mark>,
 }
 
 /// [`PointInfo`] of every series of `analysis`, by series index, read from its CSV (empty lists
@@ -45,6 +49,7 @@ pub fn point_info(analysis: &Analysis) -> Vec<Vec<PointInfo>> {
             let ci = stat_column(&table.header, m, "rel_ci");
             let spread = stat_column(&table.header, m, "spread");
             let own = table.column(&metric_status_column(&m.name));
+            let repeat = stat_column(&table.header, m, "repeat_spread");
             let group: Vec<(Option<usize>, &str)> = s
                 .group
                 .iter()
@@ -77,6 +82,8 @@ pub fn point_info(analysis: &Analysis) -> Vec<Vec<PointInfo>> {
                             .unwrap_or(0.0)
                             .max(num(spread, r).unwrap_or(0.0) / 2.0),
                         status: own_status.map_or(row_status, |st| st.as_str()).to_string(),
+                        mark: own_status
+                            .and_then(|st| Mark::of(st, num(spread, r), num(repeat, r), target)),
                     };
                     Some((x, num(value, r).filter(|_| own_status.is_some()), info))
                 })
@@ -142,7 +149,10 @@ mod tests {
             (a[1].x, a[1].u, a[1].status.as_str()),
             (2.0, 0.1, "unstable")
         );
+        // Marked in the terminal's words: unstable by its placements, noisy.
+        assert_eq!((a[0].mark, a[1].mark), (None, Some(Mark::Placement)));
         let b = of("b");
         assert_eq!((b[0].x, b[0].u, b[0].status.as_str()), (3.0, 0.03, "noisy"));
+        assert_eq!(b[0].mark, Some(Mark::Noisy));
     }
 }

@@ -10,6 +10,7 @@ use super::ChartError;
 use crate::analyze::curve::Period;
 use crate::analyze::reading::{congruence, human};
 use crate::analyze::SeriesAnalysis;
+use crate::events::marks::Mark;
 use crate::spec::Labels;
 use crate::units::quantity;
 use plotters::coord::Shift;
@@ -142,7 +143,8 @@ pub(crate) fn axis_value(labels: &Labels, name: &str, value: &str) -> String {
 }
 
 /// What the analysis found, in one line: the period, the knee and the best value and x
-/// (`best 124.5 GFLOP/s at 512 (within 1 % from 507)`).
+/// (`best 124.5 GFLOP/s at 512 (within 1 % already at 507)`: the smallest x that comes within
+/// 1 % of the best, not every x past it).
 pub(crate) fn finding(s: &SeriesAnalysis, x_name: &str) -> String {
     let c = &s.curve;
     let mut parts = Vec::new();
@@ -159,7 +161,7 @@ pub(crate) fn finding(s: &SeriesAnalysis, x_name: &str) -> String {
             format!("best {value} at {}", human(b.x))
         } else {
             format!(
-                "best {value} at {} (within 1 % from {})",
+                "best {value} at {} (within 1 % already at {})",
                 human(b.x),
                 human(b.x_within_1pct)
             )
@@ -467,13 +469,16 @@ fn draw<DB: DrawingBackend<ErrorType: 'static>>(
         on_floor.push(Entry::new("failed point", Swatch::Cross, GAP));
     }
     let measured = observed.len();
-    for (status, colour, why, (from, to)) in [
-        ("unstable", UNSTABLE, "placements differ", RUG_UNSTABLE),
-        ("noisy", NOISY, "CI target missed", RUG_NOISY),
+    // Each cause in the terminal's words (`3 of 255 vary with buffer placement`); the values
+    // results.csv calls `unstable` (placement, processes) share the lower row and its colour.
+    for (mark, colour, why, (from, to)) in [
+        (Mark::Placement, UNSTABLE, "", RUG_UNSTABLE),
+        (Mark::Processes, UNSTABLE, "", RUG_UNSTABLE),
+        (Mark::Noisy, NOISY, " (CI target missed)", RUG_NOISY),
     ] {
         let marked: Vec<f64> = info
             .iter()
-            .filter(|p| p.status == status)
+            .filter(|p| p.mark == Some(mark))
             .map(|p| x_of(p.x))
             .filter(|x| xs.contains(x))
             .collect();
@@ -484,7 +489,11 @@ fn draw<DB: DrawingBackend<ErrorType: 'static>>(
             EmptyElement::at((x, y0)) + Rectangle::new([(0, -to), (RUG_W, -from)], colour.filled())
         }))?;
         on_floor.push(Entry::new(
-            format!("{status}: {} of {measured} ({why})", marked.len()),
+            format!(
+                "{} of {measured} {}{why}",
+                marked.len(),
+                mark.verb(marked.len())
+            ),
             Swatch::Rug,
             colour,
         ));
@@ -627,6 +636,7 @@ pub(crate) mod tests {
                     x: p.0,
                     u: if p.0 == x_top { u } else { 0.01 },
                     status: "ok".into(),
+                    mark: None,
                 })
                 .collect()
         };
@@ -708,27 +718,32 @@ pub(crate) mod tests {
     #[test]
     fn unstable_points_are_a_rug_on_the_floor_counted_in_the_legend() {
         let s = series();
-        // Three unstable points, one noisy, the rest ok (x 71 failed: not measured).
+        // Three unstable points by their placements, one noisy, the rest ok (x 71 failed: not
+        // measured).
         let info: Vec<PointInfo> = s
             .data
             .iter()
-            .map(|p| PointInfo {
-                x: p.0,
-                u: 0.01,
-                status: match p.0 as u32 {
-                    10 | 11 | 200 => "unstable",
-                    30 => "noisy",
-                    _ => "ok",
+            .map(|p| {
+                let (status, mark) = match p.0 as u32 {
+                    10 | 11 | 200 => ("unstable", Some(Mark::Placement)),
+                    30 => ("noisy", Some(Mark::Noisy)),
+                    _ => ("ok", None),
+                };
+                PointInfo {
+                    x: p.0,
+                    u: 0.01,
+                    status: status.into(),
+                    mark,
                 }
-                .into(),
             })
             .collect();
         let svg = series_svg(&s, "threads", None, &info, &Labels::default()).unwrap();
         let t = texts_of(&svg);
-        // Each entry says how many points of how many, and why (wrapped where it must be).
+        // Each entry says how many points of how many, and why, in the terminal's words (wrapped
+        // where it must be).
         for words in [
-            "unstable: 3 of 255 (placements",
-            "noisy: 1 of 255 (CI target missed)",
+            "3 of 255 vary with buffer placement",
+            "1 of 255 noisy (CI target missed)",
         ] {
             assert!(t.iter().any(|t| t == words), "{words}: {t:?}");
         }

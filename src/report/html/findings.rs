@@ -88,6 +88,10 @@ pub(super) fn in_words(labels: &crate::spec::Labels, s: &crate::analyze::SeriesA
 /// A series' reading in one line: `period 128 (high confidence), knee 128, best 143.6 GFLOP/s at
 /// threads = 512`, its value with four digits (`15.60 TFLOP/s`).
 pub(super) fn finding(s: &crate::analyze::SeriesAnalysis, x_name: &str) -> String {
+    // A setting or a count the sweep never moved: its value, not "no period".
+    if let Some(same) = crate::analyze::reading::constant(x_name, &s.unit, &s.data) {
+        return same;
+    }
     let c = &s.curve;
     let mut parts = vec![match &c.period {
         Some(p) => format!(
@@ -102,8 +106,15 @@ pub(super) fn finding(s: &crate::analyze::SeriesAnalysis, x_name: &str) -> Strin
     }
     if let Some(b) = &c.best {
         // Four digits, as the analysis and the terminal write values (15.60 TFLOP/s, not 15.6).
+        // Where the curve first comes within 1 % of it, as its chart says: many x may tie (a
+        // saw's later peaks), which is not to say every x past it does.
+        let within = if b.x_within_1pct == b.x {
+            String::new()
+        } else {
+            format!(" (within 1 % already at {})", human(b.x_within_1pct))
+        };
         parts.push(format!(
-            "best {} at {x_name} = {}",
+            "best {} at {x_name} = {}{within}",
             crate::units::format_value(b.value, &s.unit),
             human(b.x)
         ));
@@ -160,6 +171,29 @@ mod tests {
         assert!(
             line.ends_with(", best 3.200 GFLOP/s at threads = 64"),
             "{line}"
+        );
+    }
+
+    #[test]
+    fn a_finding_says_where_the_best_is_tied_and_a_flat_series_its_value() {
+        let mut s = crate::report::series::tests::series();
+        if let Some(b) = s.curve.best.as_mut() {
+            b.x_within_1pct = 32.0;
+        }
+        let line = finding(&s, "threads");
+        assert!(
+            line.ends_with(", best 3.200 GFLOP/s at threads = 64 (within 1 % already at 32)"),
+            "{line}"
+        );
+        // A size the sweep never moves (`pitch_bytes` over `rows`): its value, not "no period".
+        s.unit = "bytes".into();
+        for p in s.data.iter_mut().filter(|p| p.1.is_some()) {
+            p.1 = Some(480.0);
+        }
+        let n = s.data.iter().filter(|p| p.1.is_some()).count();
+        assert_eq!(
+            finding(&s, "rows"),
+            format!("the same at all {n} points along rows: 480 bytes")
         );
     }
 }

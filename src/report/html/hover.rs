@@ -11,7 +11,8 @@ use serde_json::{json, Value};
 use std::collections::HashMap;
 
 /// The id of the JSON element: `{chart id: {x, series: [{name, unit, points: [[x, value,
-/// relative ±, status], ...]}]}}`, values in the CSV's unit.
+/// relative ±, status], ...]}]}}`, values in the CSV's unit; a marked point's status is its
+/// cause in the terminal's words (`placement`, `processes`, `noisy`).
 pub(super) const DATA_ID: &str = "sweep-points";
 
 /// Appends the points of every chart with series and the script that reads them.
@@ -41,7 +42,7 @@ pub(super) fn script(h: &mut String, views: &[Analysis], figures: &[Figure]) {
                             x,
                             y,
                             p.map_or(0.0, |p| p.u),
-                            p.map_or("", |p| p.status.as_str())
+                            p.map_or("", |p| p.mark.map_or(p.status.as_str(), |m| m.word()))
                         ]))
                     })
                     .collect();
@@ -68,7 +69,7 @@ const SCRIPT: &str = r#"
   var el = document.getElementById('sweep-points');
   if (!el) return;
   var charts = JSON.parse(el.textContent);
-  var words = {unstable: 'unstable (placements differ)', noisy: 'noisy (confidence target missed)'};
+  var words = {placement: 'varies with buffer placement', processes: 'differs between processes', noisy: 'noisy (confidence target missed)'};
   function num(v) {
     if (!isFinite(v)) return '-';
     var a = Math.abs(v);
