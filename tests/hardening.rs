@@ -910,3 +910,65 @@ fn analyze_or_plot_out_into_another_run_is_refused() {
         .unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
 }
+
+/// `sweeps/<name>.toml`: saw.toml over threads 1..2 with `extra` at its top.
+fn saw2_with(p: &Path, name: &str, extra: &str) {
+    let spec = std::fs::read_to_string(p.join("sweeps/saw.toml"))
+        .unwrap()
+        .replace("range = [1, 64]", "range = [1, 2]")
+        .replace("[analyze]\nx = \"threads\"\n", "");
+    write(p, &format!("sweeps/{name}.toml"), &format!("{extra}\n{spec}"));
+}
+
+/// Review 4: numbers at the edge of what a spec holds. `run_timeout_s = 9223372036854775807`
+/// passed the spec's check (a Duration holds it) and panicked where the run took its deadline
+/// (exit 101, the manifest left `running`); `repeat = 4294967295` planned that many passes up
+/// front and took memory without bound (8 GB in 2 minutes); a range from i64::MIN to i64::MAX
+/// with a step of i64::MAX panicked on an overflow (debug builds). Refused in one line with the
+/// key, or expanded.
+#[test]
+fn timeouts_repeat_and_ranges_at_the_edge_of_64_bits_are_refused_or_expanded_without_a_panic() {
+    let p = project();
+    for (extra, key) in [
+        ("run_timeout_s = 9223372036854775807", "run_timeout_s"),
+        ("build_timeout_s = 9223372036854775807", "build_timeout_s"),
+        ("run_timeout_s = 2e9", "run_timeout_s"),
+        ("repeat = 4294967295", "repeat"),
+        ("repeat = 1001", "repeat"),
+    ] {
+        saw2_with(p.path(), "edge", extra);
+        let out = sweep(p.path())
+            .args(["run", "sweeps/edge.toml", "-q", "--no-analyze"])
+            .timeout(std::time::Duration::from_secs(60))
+            .output()
+            .unwrap();
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(3), "{extra}: {err}");
+        assert_eq!(err.lines().count(), 1, "{extra}: {err}");
+        assert!(
+            err.starts_with("error: sweeps/edge.toml:1: `") && err.contains(&format!("`{key}`")),
+            "{extra}: {err}"
+        );
+        assert!(err.contains("(hint: at most "), "{extra}: {err}");
+        assert!(!p.path().join("output/edge").exists(), "{extra}: no run");
+    }
+    saw2_with(p.path(), "edge", "repeat = 1000\nrun_timeout_s = 1e9");
+    sweep(p.path())
+        .args(["plan", "sweeps/edge.toml"])
+        .assert()
+        .success();
+    let out = sweep(p.path())
+        .args(["plan", "sweeps/edge.toml", "-a"])
+        .arg("threads=-9223372036854775808:9223372036854775807:9223372036854775807")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    for v in [
+        "threads=-9223372036854775808",
+        "threads=-1",
+        "threads=9223372036854775806",
+    ] {
+        assert!(text.contains(v), "{v}: {text}");
+    }
+}

@@ -193,8 +193,9 @@ pub(super) fn expand_axis(a: &AxisFile) -> Result<Axis, AxisError> {
                 count,
             });
         }
-        (0..count as i64)
-            .map(|i| Value::Int(from + i * step))
+        // In i128: `i * step` may pass i64 where `from + i * step` does not (from = i64::MIN).
+        (0..count)
+            .map(|i| Value::Int((from as i128 + i * step as i128) as i64))
             .collect()
     } else if let Some([from, to]) = pow2 {
         let pow = |v: i64| v > 0 && (v & (v - 1)) == 0;
