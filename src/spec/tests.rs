@@ -179,7 +179,7 @@ fn repeat_and_recheck_of_a_wrong_type_or_place_name_the_key() {
         ("repeat = -1", format!("`repeat` is -1 {repeat_hint}")),
         (
             "repeat = 5000000000",
-            "`repeat` is 5000000000 (hint: at most 4294967295; 1 runs each point once, 3 in three processes)".to_string(),
+            "`repeat` is 5000000000 (hint: at most 1000; 1 runs each point once, 3 in three processes)".to_string(),
         ),
         ("recheck = 2.5", format!("`recheck` is 2.5, not an integer {recheck_hint}")),
         (
