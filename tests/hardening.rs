@@ -972,3 +972,57 @@ fn timeouts_repeat_and_ranges_at_the_edge_of_64_bits_are_refused_or_expanded_wit
         assert!(text.contains(v), "{v}: {text}");
     }
 }
+
+/// Review 4: a control character in an axis value, a label or `plot --title` (`"a\u0001b"` in a
+/// spec) went raw into the chart's SVG, which XML forbids: the SVG was unreadable, its PNG
+/// failed, the run's charts ended in a warning and `plot` exited 4 (environment) naming a chart,
+/// not the text. It is written as its escape (`\u{1}`), as the terminal shows it.
+#[test]
+fn control_characters_in_names_make_readable_charts() {
+    let p = project();
+    let spec = std::fs::read_to_string(p.path().join("sweeps/saw.toml"))
+        .unwrap()
+        .replace("range = [1, 64]", "range = [1, 3]\nlabel = \"threads\\u001b[31m\"")
+        .replace(
+            "[[axis]]\nname = \"threads\"",
+            "[[axis]]\nname = \"variant\"\nvalues = [\"a\\u0001b\", \"c\"]\n[[axis]]\nname = \"threads\"",
+        );
+    write(p.path(), "sweeps/ctl.toml", &spec);
+    let out = sweep(p.path())
+        .args(["run", "sweeps/ctl.toml", "-q"])
+        .output()
+        .unwrap();
+    let err = stderr(&out);
+    assert!(out.status.success(), "{err}");
+    assert!(!err.contains("warning"), "{err}");
+    let run = run_dirs(&p.path().join("output/ctl")).pop().unwrap();
+    let check = |charts: &Path| {
+        let (mut svgs, mut shown) = (0, 0);
+        for e in std::fs::read_dir(charts).unwrap() {
+            let f = e.unwrap().path();
+            if f.extension().is_some_and(|x| x == "svg") {
+                svgs += 1;
+                let text = std::fs::read_to_string(&f).unwrap();
+                assert!(
+                    !text.contains(['\u{1}', '\u{1b}']),
+                    "{}: a raw control character",
+                    f.display()
+                );
+                shown += usize::from(text.contains("a\\u{1}b"));
+                assert!(f.with_extension("png").is_file(), "{}", f.display());
+            }
+        }
+        assert!(svgs >= 2, "{}", charts.display());
+        assert!(shown >= 1, "{}: the value shown escaped", charts.display());
+    };
+    check(&run.join("charts"));
+    let out = sweep(p.path())
+        .arg("plot")
+        .arg(&run)
+        .args(["--title", "two\nlines \u{7} and \u{1b}[2J", "--out"])
+        .arg(p.path().join("titled"))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    check(&p.path().join("titled/charts"));
+}
