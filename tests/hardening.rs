@@ -1026,3 +1026,42 @@ fn control_characters_in_names_make_readable_charts() {
     assert!(out.status.success(), "{}", stderr(&out));
     check(&p.path().join("titled/charts"));
 }
+
+/// Review 4: the `@sweep` line's unit was never read: a program that reports `unit=GB/s` for a
+/// metric the spec calls `MB/s` (a unit changed in the bench, not in the spec) had its value
+/// written into the `_mb_per_s` column, off by 1000, status ok. That metric is missing, and the
+/// error names both units; a unit that only differs in case or spelling of its slug is the same.
+#[test]
+fn a_timing_core_line_in_another_unit_than_the_specs_is_no_value_of_it() {
+    let p = project();
+    write(
+        p.path(),
+        "cuda/units/units.c",
+        "#include \"params.h\"\n#include <stdio.h>\nint main(void) {\n  printf(\"@sweep metric=copy unit=%s value=2.5 median=2.5 stddev=0 min=2.5 max=2.5 rel_ci=0.001 samples=10 noisy=0 throttled=0\\n\", UNIT);\n  return 0;\n}\n",
+    );
+    write(p.path(), "cuda/units/params.h.tera", "#define UNIT \"{{ unit }}\"\n");
+    write(
+        p.path(),
+        "sweeps/units.toml",
+        "bench = \"units\"\ncompiler = \"cc\"\n[[axis]]\nname = \"unit\"\nvalues = [\"GB/s\", \"MB/s\", \"mb/S\"]\n[[metric]]\nname = \"copy\"\nunit = \"MB/s\"\n",
+    );
+    let out = sweep(p.path())
+        .args(["run", "sweeps/units.toml", "-q", "--no-analyze"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let run = run_dirs(&p.path().join("output/units")).pop().unwrap();
+    let rows = rows(&run.join("results.csv"));
+    let got: Vec<(&str, &str)> = rows
+        .iter()
+        .map(|r| (r["status"].as_str(), r["copy_mb_per_s"].as_str()))
+        .collect();
+    assert_eq!(got, [("no_metric", ""), ("ok", "2.5"), ("ok", "2.5")]);
+    assert!(
+        rows[0]["error"].starts_with(
+            "no metric `copy_mb_per_s` in the output: `copy_mb_per_s` printed in `GB/s`, not the spec's `MB/s` (hint: make the spec's unit the program's)"
+        ),
+        "{}",
+        rows[0]["error"]
+    );
+}
