@@ -1065,3 +1065,43 @@ fn a_timing_core_line_in_another_unit_than_the_specs_is_no_value_of_it() {
         rows[0]["error"]
     );
 }
+
+/// Review 4: `--export-json` on a resume. `--export-json RUN/results.csv` replaced the run's
+/// results with the JSON document (exit 0; the next report failed on "another header"); a
+/// relative path was taken from the folder the run started in, not the user's (a file written
+/// into the project folder, none where asked). A file inside a run folder is refused (exit 2,
+/// nothing run); a relative path is the user's.
+#[test]
+fn export_json_never_replaces_a_runs_file_and_lands_where_the_user_is() {
+    let p = project();
+    let (run, _) = unfinished_saw(p.path());
+    let csv = run.join("results.csv");
+    let before = std::fs::read(&csv).unwrap();
+    for inside in [csv.clone(), run.join("points/x.json")] {
+        let out = sweep(p.path())
+            .arg("resume")
+            .arg(&run)
+            .args(["-q", "--no-analyze", "--export-json"])
+            .arg(&inside)
+            .output()
+            .unwrap();
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert!(
+            err.contains("is inside the run folder") && err.lines().count() == 1,
+            "{err}"
+        );
+        assert_eq!(std::fs::read(&csv).unwrap(), before, "nothing run or replaced");
+    }
+    let elsewhere = tempfile::tempdir().unwrap();
+    let out = sweep(elsewhere.path())
+        .arg("resume")
+        .arg(&run)
+        .args(["-q", "--no-analyze", "--export-json", "mine.json"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(elsewhere.path().join("mine.json").is_file());
+    assert!(!p.path().join("mine.json").exists());
+    assert_eq!(rows(&csv).len(), 4);
+}

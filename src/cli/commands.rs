@@ -84,6 +84,9 @@ fn install_ctrl_c(cancel: &driver::Cancel) {
 /// [`Terminal`] reporter's, from the driver's events and from this function's after the sweep
 /// (`Analyzed`, `Wrote`, `Done`, a warning for what failed after the sweep).
 fn run(spec: &Spec, args: &RunArgs, resume: Option<PathBuf>) -> Result<i32, CliError> {
+    if let Some(path) = &args.export_json {
+        export_json_outside_runs(path)?;
+    }
     let opts = options(args, resume);
     install_ctrl_c(&opts.build.cancel);
     let mut out = sweep::report::html::Live::new(Box::new(Terminal::new(spec, args.quiet)));
@@ -146,10 +149,35 @@ fn run(spec: &Spec, args: &RunArgs, resume: Option<PathBuf>) -> Result<i32, CliE
     })
 }
 
+/// Refuses an `--export-json` file inside a run folder (one holding manifest.json, or a folder
+/// under one): `--export-json RUN/results.csv` on a resume replaced the run's results with JSON
+/// (exit 0), and its manifest or a point's log would go the same way.
+fn export_json_outside_runs(path: &Path) -> Result<(), CliError> {
+    let abs = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+    let run = abs
+        .ancestors()
+        .skip(1)
+        .find(|d| sweep::store::RunDir::new(d).is_run());
+    match run {
+        Some(run) => Err(CliError::Usage(format!(
+            "`--export-json {}` is inside the run folder `{}`: it would replace a file of that run (hint: write it elsewhere, or use `sweep export RUN --format json`, which writes into RUN/export/)",
+            path.display(),
+            run.display()
+        ))),
+        None => Ok(()),
+    }
+}
+
 /// `sweep resume`: the run's spec with the overrides it started with, read from the folder it
 /// started in, run again into the same folder.
 fn resume(run_dir: PathBuf, args: &RunArgs) -> Result<i32, CliError> {
     let run_dir = std::path::absolute(&run_dir).unwrap_or(run_dir);
+    // `--export-json` names a file from where the user is, not from the run's folder of start.
+    let mut args = args.clone();
+    if let Some(path) = &args.export_json {
+        args.export_json = Some(std::path::absolute(path).unwrap_or_else(|_| path.clone()));
+    }
+    let args = &args;
     let m = sweep::store::Manifest::load(&run_dir).map_err(CliError::Store)?;
     // From any folder: work in the one the run started in, where its spec path, output and
     // cache paths mean what they meant then.
