@@ -1105,3 +1105,62 @@ fn export_json_never_replaces_a_runs_file_and_lands_where_the_user_is() {
     assert!(!p.path().join("mine.json").exists());
     assert_eq!(rows(&csv).len(), 4);
 }
+
+/// Review 4: a run killed with SIGKILL (or the OOM killer, a node lost) keeps `running` in its
+/// manifest, and `sweep report` wrote a page that said "Running" and reloaded itself every 10 s,
+/// forever. A run whose lock no sweep holds is shown interrupted; one a sweep holds, running.
+#[cfg(unix)]
+#[test]
+fn the_report_of_a_run_killed_with_sigkill_says_interrupted_not_running() {
+    let p = project();
+    let spec = std::fs::read_to_string(p.path().join("sweeps/saw.toml"))
+        .unwrap()
+        .replace("slow_ms = 0", "slow_ms = 300")
+        .replace("range = [1, 64]", "range = [1, 20]");
+    write(p.path(), "sweeps/slow.toml", &spec);
+    let mut child = common::sweep_process(p.path())
+        .args(["run", "sweeps/slow.toml", "-q", "--no-analyze"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let sweep_dir = p.path().join("output/slow");
+    let csv = || {
+        sweep_dir
+            .is_dir()
+            .then(|| run_dirs(&sweep_dir))
+            .and_then(|mut r| r.pop())
+            .map(|r| r.join("results.csv"))
+    };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while csv().is_none_or(|c| rows_or_none(&c) < 2) {
+        assert!(std::time::Instant::now() < deadline, "no rows");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let run = run_dirs(&p.path().join("output/slow")).pop().unwrap();
+    let page = |run: &Path| {
+        let out = sweep(p.path()).arg("report").arg(run).output().unwrap();
+        assert!(out.status.success(), "{}", stderr(&out));
+        std::fs::read_to_string(run.join("report.html")).unwrap()
+    };
+    let live = page(&run);
+    assert!(live.contains("<title>sweep: slow (running)</title>"), "{live}");
+    assert!(live.contains("http-equiv=\"refresh\""));
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert_eq!(common::manifest(&run)["state"], "running", "SIGKILL: no word");
+    let dead = page(&run);
+    assert!(
+        dead.contains("<title>sweep: slow (interrupted)</title>"),
+        "{dead}"
+    );
+    assert!(!dead.contains("http-equiv=\"refresh\""));
+    assert!(!dead.contains("Running: this page"));
+}
+
+/// The rows of a CSV that may not be there yet or may be half written: 0 then.
+fn rows_or_none(csv: &Path) -> usize {
+    std::fs::read_to_string(csv)
+        .map(|t| t.lines().count().saturating_sub(1))
+        .unwrap_or(0)
+}
