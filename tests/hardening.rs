@@ -1164,3 +1164,58 @@ fn rows_or_none(csv: &Path) -> usize {
         .map(|t| t.lines().count().saturating_sub(1))
         .unwrap_or(0)
 }
+
+/// Review 4: `merge` made its `<stamp>-merged` folder with a manifest saying `running` first and
+/// wrote the CSVs into it after: killed between (Ctrl-C twice, SIGKILL, a node's time limit), it
+/// left a run folder with no results.csv that said `running` for good (the report reloaded
+/// itself forever; `sweep resume` of it measured every point again). The merge is written into
+/// a hidden folder and renamed: SIGKILL at any moment leaves a whole merge or none.
+#[cfg(unix)]
+#[test]
+fn a_merge_killed_at_any_moment_leaves_a_whole_merged_run_or_none() {
+    let p = project();
+    // One build for every point (the header names no axis): a run of 1000 points in seconds.
+    write(
+        p.path(),
+        "cuda/flat/flat.c",
+        "#include \"params.h\"\n#include <stdio.h>\nint main(void) { printf(\"MFlops: %d\\n\", FLAT); return 0; }\n",
+    );
+    write(p.path(), "cuda/flat/params.h.tera", "#define FLAT 1\n");
+    write(
+        p.path(),
+        "sweeps/flat.toml",
+        "bench = \"flat\"\ncompiler = \"cc\"\ncontrol_every = 0\n[[axis]]\nname = \"threads\"\nrange = [1, 1000]\n[[metric]]\npattern = \"mflops\"\n",
+    );
+    sweep(p.path())
+        .args(["run", "sweeps/flat.toml", "-q", "--no-analyze"])
+        .assert()
+        .success();
+    let sweep_dir = p.path().join("output/flat");
+    let run = run_dirs(&sweep_dir).pop().unwrap();
+    for i in 0..40u64 {
+        let mut child = common::sweep_process(p.path())
+            .arg("merge")
+            .arg(&run)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(std::time::Duration::from_micros(5000 * i));
+        let _ = child.kill();
+        child.wait().unwrap();
+    }
+    // One more, left to end: the check below sees at least one whole merge.
+    sweep(p.path()).arg("merge").arg(&run).assert().success();
+    let mut merged = 0;
+    for dir in run_dirs(&sweep_dir) {
+        let name = dir.file_name().unwrap().to_string_lossy().into_owned();
+        if name.starts_with('.') || dir == run {
+            continue;
+        }
+        merged += 1;
+        let m = common::manifest(&dir);
+        assert_eq!(m["state"], "finished", "{name}: {m}");
+        assert_eq!(rows(&dir.join("results.csv")).len(), 1000, "{name}");
+    }
+    assert!(merged > 0);
+}
