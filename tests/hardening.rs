@@ -1219,3 +1219,20 @@ fn a_merge_killed_at_any_moment_leaves_a_whole_merged_run_or_none() {
     }
     assert!(merged > 0);
 }
+
+/// Review 4: `-j` made that many build threads whatever the points: `run -j 1000000` of 6 points
+/// spent 37 s making threads that found nothing to build, and `-j 1000000000` would take hours,
+/// printing nothing. No more threads than points.
+#[test]
+fn a_huge_jobs_count_makes_no_more_threads_than_points() {
+    let p = project();
+    saw2(p.path());
+    for command in ["run", "build"] {
+        let out = sweep(p.path())
+            .args([command, "sweeps/saw2.toml", "-j", "1000000000"])
+            .timeout(std::time::Duration::from_secs(30))
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{command}: {}", stderr(&out));
+    }
+}
