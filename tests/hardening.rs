@@ -1214,7 +1214,7 @@ fn a_merge_killed_at_any_moment_leaves_a_whole_merged_run_or_none() {
         }
         merged += 1;
         let m = common::manifest(&dir);
-        assert_eq!(m["state"], "finished", "{name}: {m}");
+        assert_eq!(m["state"], "finished", "{name}: a torn merge");
         assert_eq!(rows(&dir.join("results.csv")).len(), 1000, "{name}");
     }
     assert!(merged > 0);
