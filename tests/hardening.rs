@@ -1236,3 +1236,33 @@ fn a_huge_jobs_count_makes_no_more_threads_than_points() {
         assert!(out.status.success(), "{command}: {}", stderr(&out));
     }
 }
+
+/// Review 4 (low): an axis value `<!--<script>` went as is into the report's JSON data element;
+/// after it the HTML parser no longer took `</script>` as the element's end, so the tooltip's
+/// script and the page's footer became text of the data (the hover died, the footer vanished).
+/// The data holds no `<` (JSON's `\u003c`).
+#[test]
+fn an_axis_value_that_opens_a_comment_leaves_the_reports_scripts_whole() {
+    let p = project();
+    let spec = std::fs::read_to_string(p.path().join("sweeps/saw.toml"))
+        .unwrap()
+        .replace("range = [1, 64]", "range = [1, 3]")
+        .replace(
+            "[[axis]]\nname = \"threads\"",
+            "[[axis]]\nname = \"variant\"\nvalues = [\"<!--<script>\", \"b\"]\n[[axis]]\nname = \"threads\"",
+        );
+    write(p.path(), "sweeps/cmt.toml", &spec);
+    let out = sweep(p.path())
+        .args(["run", "sweeps/cmt.toml", "-q"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let run = run_dirs(&p.path().join("output/cmt")).pop().unwrap();
+    let page = std::fs::read_to_string(run.join("report.html")).unwrap();
+    let start = page.find("id=\"sweep-points\">").expect("the hover data") + 18;
+    let data = &page[start..start + page[start..].find("</script>").unwrap()];
+    assert!(!data.contains('<'), "{data}");
+    assert!(data.contains("\\u003c!--\\u003cscript>"), "{data}");
+    let value: serde_json::Value = serde_json::from_str(data).unwrap();
+    assert!(value.to_string().contains("<!--<script>"));
+}
