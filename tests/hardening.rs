@@ -1266,3 +1266,40 @@ fn an_axis_value_that_opens_a_comment_leaves_the_reports_scripts_whole() {
     let value: serde_json::Value = serde_json::from_str(data).unwrap();
     assert!(value.to_string().contains("<!--<script>"));
 }
+
+/// Review 4: `compare` keyed B's rows by their axis values and kept the first of two rows of one
+/// point, saying nothing: a B with a second, 1000 times slower row of `threads=1` (two runs'
+/// CSVs put together) compared "same", and `--fail-on-slower` passed on a row it never read.
+/// Two rows of one point are refused, naming the point and the rows (exit 3).
+#[test]
+fn compare_refuses_a_results_csv_with_two_rows_of_one_point() {
+    let p = project();
+    saw2(p.path());
+    sweep(p.path())
+        .args(["run", "sweeps/saw2.toml", "-q", "--no-analyze"])
+        .assert()
+        .success();
+    let a = run_dirs(&p.path().join("output/saw2")).pop().unwrap();
+    let text = std::fs::read_to_string(a.join("results.csv")).unwrap();
+    let first = text.lines().nth(1).unwrap().replace(",1000,", ",1,");
+    assert_ne!(first, text.lines().nth(1).unwrap(), "a slower copy of row 1");
+    let b = p.path().join("b.csv");
+    std::fs::write(&b, format!("{text}{first}\n")).unwrap();
+    for (x, y) in [(a.join("results.csv"), b.clone()), (b.clone(), a.join("results.csv"))] {
+        let out = sweep(p.path())
+            .arg("compare")
+            .args([&x, &y])
+            .args(["--fail-on-slower", "5"])
+            .output()
+            .unwrap();
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(3), "{err}{}", stdout(&out));
+        assert_eq!(
+            err,
+            format!(
+                "error: `{}` has two rows of the point threads=1 (its rows 1 and 3 after the header) (hint: a run's results.csv has one row per point; keep one of them)\n",
+                b.display()
+            )
+        );
+    }
+}
