@@ -1303,3 +1303,48 @@ fn compare_refuses_a_results_csv_with_two_rows_of_one_point() {
         );
     }
 }
+
+/// Review 4: more flags that make the compiler write outside the output folder, each of which a
+/// real run followed: `-Wp,-MD,FILE` (the preprocessor's dependency file), a linker's
+/// `--dependency-file=FILE` and `--out-implib,FILE`, `-fprofile-generate=DIR` (where the program
+/// writes its counts when it runs). Refused in one line naming the flag; nothing written there.
+#[test]
+fn flags_that_write_dependency_files_or_profiles_elsewhere_are_refused() {
+    let p = project();
+    let outside = tempfile::tempdir().unwrap();
+    let o = outside.path().display();
+    for (flags, named) in [
+        (format!("\"-Wp,-MD,{o}/a.d\""), "-Wp,-MD".to_string()),
+        (
+            format!("\"-Wl,--dependency-file={o}/b.d\""),
+            format!("--dependency-file={o}/b.d"),
+        ),
+        (format!("\"-Wl,--out-implib,{o}/c\""), "--out-implib".to_string()),
+        (
+            format!("\"-fprofile-generate={o}/prof\""),
+            format!("-fprofile-generate={o}/prof"),
+        ),
+    ] {
+        saw2_with(p.path(), "flagged", "");
+        let spec = std::fs::read_to_string(p.path().join("sweeps/flagged.toml"))
+            .unwrap()
+            .replace("compiler = \"cc\"", &format!("compiler = \"cc\"\nflags = [{flags}]"));
+        write(p.path(), "sweeps/flagged.toml", &spec);
+        let out = sweep(p.path())
+            .args(["run", "sweeps/flagged.toml", "-q", "--no-analyze"])
+            .output()
+            .unwrap();
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(3), "{flags}: {err}");
+        assert!(
+            err.contains(&format!("`flags` has `{named}`, which names an output")),
+            "{flags}: {err}"
+        );
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert_eq!(
+            std::fs::read_dir(outside.path()).unwrap().count(),
+            0,
+            "{flags}: written outside"
+        );
+    }
+}
