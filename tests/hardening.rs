@@ -917,7 +917,11 @@ fn saw2_with(p: &Path, name: &str, extra: &str) {
         .unwrap()
         .replace("range = [1, 64]", "range = [1, 2]")
         .replace("[analyze]\nx = \"threads\"\n", "");
-    write(p, &format!("sweeps/{name}.toml"), &format!("{extra}\n{spec}"));
+    write(
+        p,
+        &format!("sweeps/{name}.toml"),
+        &format!("{extra}\n{spec}"),
+    );
 }
 
 /// Review 4: numbers at the edge of what a spec holds. `run_timeout_s = 9223372036854775807`
@@ -1039,7 +1043,11 @@ fn a_timing_core_line_in_another_unit_than_the_specs_is_no_value_of_it() {
         "cuda/units/units.c",
         "#include \"params.h\"\n#include <stdio.h>\nint main(void) {\n  printf(\"@sweep metric=copy unit=%s value=2.5 median=2.5 stddev=0 min=2.5 max=2.5 rel_ci=0.001 samples=10 noisy=0 throttled=0\\n\", UNIT);\n  return 0;\n}\n",
     );
-    write(p.path(), "cuda/units/params.h.tera", "#define UNIT \"{{ unit }}\"\n");
+    write(
+        p.path(),
+        "cuda/units/params.h.tera",
+        "#define UNIT \"{{ unit }}\"\n",
+    );
     write(
         p.path(),
         "sweeps/units.toml",
@@ -1091,7 +1099,11 @@ fn export_json_never_replaces_a_runs_file_and_lands_where_the_user_is() {
             err.contains("is inside the run folder") && err.lines().count() == 1,
             "{err}"
         );
-        assert_eq!(std::fs::read(&csv).unwrap(), before, "nothing run or replaced");
+        assert_eq!(
+            std::fs::read(&csv).unwrap(),
+            before,
+            "nothing run or replaced"
+        );
     }
     let elsewhere = tempfile::tempdir().unwrap();
     let out = sweep(elsewhere.path())
@@ -1144,11 +1156,18 @@ fn the_report_of_a_run_killed_with_sigkill_says_interrupted_not_running() {
         std::fs::read_to_string(run.join("report.html")).unwrap()
     };
     let live = page(&run);
-    assert!(live.contains("<title>sweep: slow (running)</title>"), "{live}");
+    assert!(
+        live.contains("<title>sweep: slow (running)</title>"),
+        "{live}"
+    );
     assert!(live.contains("http-equiv=\"refresh\""));
     child.kill().unwrap();
     child.wait().unwrap();
-    assert_eq!(common::manifest(&run)["state"], "running", "SIGKILL: no word");
+    assert_eq!(
+        common::manifest(&run)["state"],
+        "running",
+        "SIGKILL: no word"
+    );
     let dead = page(&run);
     assert!(
         dead.contains("<title>sweep: slow (interrupted)</title>"),
@@ -1282,10 +1301,17 @@ fn compare_refuses_a_results_csv_with_two_rows_of_one_point() {
     let a = run_dirs(&p.path().join("output/saw2")).pop().unwrap();
     let text = std::fs::read_to_string(a.join("results.csv")).unwrap();
     let first = text.lines().nth(1).unwrap().replace(",1000,", ",1,");
-    assert_ne!(first, text.lines().nth(1).unwrap(), "a slower copy of row 1");
+    assert_ne!(
+        first,
+        text.lines().nth(1).unwrap(),
+        "a slower copy of row 1"
+    );
     let b = p.path().join("b.csv");
     std::fs::write(&b, format!("{text}{first}\n")).unwrap();
-    for (x, y) in [(a.join("results.csv"), b.clone()), (b.clone(), a.join("results.csv"))] {
+    for (x, y) in [
+        (a.join("results.csv"), b.clone()),
+        (b.clone(), a.join("results.csv")),
+    ] {
         let out = sweep(p.path())
             .arg("compare")
             .args([&x, &y])
@@ -1319,7 +1345,10 @@ fn flags_that_write_dependency_files_or_profiles_elsewhere_are_refused() {
             format!("\"-Wl,--dependency-file={o}/b.d\""),
             format!("--dependency-file={o}/b.d"),
         ),
-        (format!("\"-Wl,--out-implib,{o}/c\""), "--out-implib".to_string()),
+        (
+            format!("\"-Wl,--out-implib,{o}/c\""),
+            "--out-implib".to_string(),
+        ),
         (
             format!("\"-fprofile-generate={o}/prof\""),
             format!("-fprofile-generate={o}/prof"),
@@ -1328,7 +1357,10 @@ fn flags_that_write_dependency_files_or_profiles_elsewhere_are_refused() {
         saw2_with(p.path(), "flagged", "");
         let spec = std::fs::read_to_string(p.path().join("sweeps/flagged.toml"))
             .unwrap()
-            .replace("compiler = \"cc\"", &format!("compiler = \"cc\"\nflags = [{flags}]"));
+            .replace(
+                "compiler = \"cc\"",
+                &format!("compiler = \"cc\"\nflags = [{flags}]"),
+            );
         write(p.path(), "sweeps/flagged.toml", &spec);
         let out = sweep(p.path())
             .args(["run", "sweeps/flagged.toml", "-q", "--no-analyze"])

@@ -119,12 +119,9 @@ struct Figure {
 /// The page of the run in `run_dir`.
 pub fn page(run_dir: &Path) -> Result<String, StoreError> {
     let read = store::Run::open_dir(run_dir)?;
-    let mut m = read
-        .manifest
-        .clone()
-        .ok_or_else(|| StoreError::NotARun {
-            dir: run_dir.to_path_buf(),
-        })?;
+    let mut m = read.manifest.clone().ok_or_else(|| StoreError::NotARun {
+        dir: run_dir.to_path_buf(),
+    })?;
     // `running` with no sweep holding the run: it was killed before it could say so (a page
     // that said Running reloaded itself forever).
     if m.state == crate::store::RunState::Running && !RunDir::new(run_dir).in_use() {

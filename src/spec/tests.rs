@@ -581,7 +581,10 @@ fn flags_that_name_an_output_of_the_compiler_are_refused_with_the_flag() {
         ("\"-Wp,-MD,/tmp/x.d\"", "-Wp,-MD"),
         ("\"-Xcompiler=-Wp,-MMD,/tmp/x.d\"", "-Wp,-MMD"),
         ("\"-Wl,--out-implib,/tmp/x\"", "--out-implib"),
-        ("\"-Xlinker\", \"--dependency-file=/tmp/x\"", "--dependency-file=/tmp/x"),
+        (
+            "\"-Xlinker\", \"--dependency-file=/tmp/x\"",
+            "--dependency-file=/tmp/x",
+        ),
         ("\"-fprofile-generate=/tmp/p\"", "-fprofile-generate=/tmp/p"),
         ("\"-Wa,-adhln=/tmp/x.lst\"", "-adhln=/tmp/x.lst"),
         ("\"-Xptxas=-o,/tmp/x\"", "-o"),
@@ -595,7 +598,10 @@ fn flags_that_name_an_output_of_the_compiler_are_refused_with_the_flag() {
         );
     }
     assert!(parse(&flags("\"-O3\", \"-lineinfo\", \"-Xcompiler=-O2\"")).is_ok());
-    assert!(parse(&flags("\"-MD\", \"-fprofile-generate\", \"-arch=sm_90\", \"--keep-device-functions\"")).is_ok());
+    assert!(parse(&flags(
+        "\"-MD\", \"-fprofile-generate\", \"-arch=sm_90\", \"--keep-device-functions\""
+    ))
+    .is_ok());
     let e = parse(&format!(
         "{OK}[[axis]]\nname = \"opt\"\ncompiler_flags = true\nvalues = [\"-O2\", \"-O3 -o /tmp/x\"]\n"
     ))

@@ -134,7 +134,10 @@ impl RunDir {
         let Ok(file) = std::fs::File::open(self.lock()) else {
             return false;
         };
-        matches!(file.try_lock_shared(), Err(std::fs::TryLockError::WouldBlock))
+        matches!(
+            file.try_lock_shared(),
+            Err(std::fs::TryLockError::WouldBlock)
+        )
     }
 
     /// Whether the folder is a run: it has a manifest (every run folder has one from its start).
