@@ -1380,3 +1380,90 @@ fn flags_that_write_dependency_files_or_profiles_elsewhere_are_refused() {
         );
     }
 }
+
+/// Review 4: `sweep resume` of a shard's run ignored the shard it was: without `--shard` it
+/// measured every point of the sweep into that shard's folder (the other shards' too; the
+/// merge then refused them as duplicates), exit 0; and `sweep resume` of a `sweep build` folder
+/// ran the sweep into it. A resume measures its run's own shard, dealt as it was; another
+/// `--shard`, or a build folder, is refused (exit 2).
+#[test]
+fn a_resume_of_a_shards_run_measures_that_shard_only() {
+    let p = project();
+    let spec = std::fs::read_to_string(p.path().join("sweeps/saw.toml"))
+        .unwrap()
+        .replace("range = [1, 64]", "range = [1, 8]")
+        .replace("[analyze]\nx = \"threads\"\n", "");
+    write(p.path(), "sweeps/s8.toml", &spec);
+    for i in 0..2 {
+        sweep(p.path())
+            .args([
+                "run",
+                "sweeps/s8.toml",
+                "-q",
+                "--no-analyze",
+                "--split",
+                "points",
+            ])
+            .args(["--shard", &format!("{i}/2")])
+            .assert()
+            .success();
+    }
+    let shard0 = run_dirs(&p.path().join("output/s8"))
+        .into_iter()
+        .find(|d| d.to_string_lossy().ends_with("-shard-0-of-2"))
+        .unwrap();
+    let csv = shard0.join("results.csv");
+    let ids: Vec<String> = rows(&csv).iter().map(|r| r["point_id"].clone()).collect();
+    assert_eq!(ids.len(), 4);
+    // Unfinished, as a killed run is: its last row gone, its manifest interrupted.
+    let text = std::fs::read_to_string(&csv).unwrap();
+    let lines: Vec<&str> = text.split_inclusive('\n').collect();
+    std::fs::write(&csv, lines[..4].concat()).unwrap();
+    let m = std::fs::read_to_string(shard0.join("manifest.json"))
+        .unwrap()
+        .replace("\"state\": \"finished\"", "\"state\": \"interrupted\"");
+    std::fs::write(shard0.join("manifest.json"), m).unwrap();
+    let out = sweep(p.path())
+        .args(["resume", "-q", "--no-analyze", "--shard", "1/2"])
+        .arg(&shard0)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("is the run of shard 0/2"),
+        "{}",
+        stderr(&out)
+    );
+    let out = sweep(p.path())
+        .args(["resume", "-q", "--no-analyze"])
+        .arg(&shard0)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let after: Vec<String> = rows(&csv).iter().map(|r| r["point_id"].clone()).collect();
+    assert_eq!(after, ids, "the shard's own points, each once");
+    sweep(p.path())
+        .args(["merge", "output/s8"])
+        .assert()
+        .success();
+    sweep(p.path())
+        .args(["build", "sweeps/s8.toml"])
+        .assert()
+        .success();
+    let build = run_dirs(&p.path().join("output/s8"))
+        .into_iter()
+        .find(|d| d.to_string_lossy().ends_with("-build"))
+        .unwrap();
+    let out = sweep(p.path())
+        .args(["resume", "-q"])
+        .arg(&build)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("is a `sweep build` folder, not a run"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(!build.join("results.csv").exists());
+}

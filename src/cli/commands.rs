@@ -9,7 +9,7 @@ use sweep::events::terminal::Terminal;
 use sweep::events::{Event, Reporter};
 use sweep::exit;
 use sweep::overrides::Overrides;
-use sweep::points::Split;
+use sweep::points::{Shard, Split};
 use sweep::report::Make;
 use sweep::spec::Spec;
 use sweep::store::RunDir;
@@ -168,6 +168,41 @@ fn export_json_outside_runs(path: &Path) -> Result<(), CliError> {
     }
 }
 
+/// A resume measures what the run set out to: its own shard, dealt as it was. Without `--shard`,
+/// `sweep resume` of shard 0/2 measured every point of the sweep into that shard's folder (the
+/// other shard's too: merge then refused the duplicates), exit 0; and of a `sweep build` folder
+/// it ran the sweep into the build folder. Another `--shard` than the run's is refused.
+fn resume_as_started(
+    run_dir: &Path,
+    m: &sweep::store::Manifest,
+    args: &mut RunArgs,
+) -> Result<(), CliError> {
+    let shown = run_dir.display();
+    if m.state == sweep::store::RunState::Build {
+        return Err(CliError::Usage(format!(
+            "`{shown}` is a `sweep build` folder, not a run: there is nothing to resume (hint: `sweep run SPEC` measures the sweep, using the builds)"
+        )));
+    }
+    let Some(shard) = m.shard.as_deref().and_then(|s| s.parse::<Shard>().ok()) else {
+        return Ok(());
+    };
+    match args.sharding.shard {
+        Some(given) if (given.index, given.count) != (shard.index, shard.count) => {
+            Err(CliError::Usage(format!(
+                "`--shard {}/{}`: `{shown}` is the run of shard {}/{} (hint: leave out --shard; a resume measures its run's own shard)",
+                given.index, given.count, shard.index, shard.count
+            )))
+        }
+        _ => {
+            args.sharding.shard = Some(shard);
+            if let Some(split) = m.split {
+                args.sharding.split = split;
+            }
+            Ok(())
+        }
+    }
+}
+
 /// `sweep resume`: the run's spec with the overrides it started with, read from the folder it
 /// started in, run again into the same folder.
 fn resume(run_dir: PathBuf, args: &RunArgs) -> Result<i32, CliError> {
@@ -177,8 +212,9 @@ fn resume(run_dir: PathBuf, args: &RunArgs) -> Result<i32, CliError> {
     if let Some(path) = &args.export_json {
         args.export_json = Some(std::path::absolute(path).unwrap_or_else(|_| path.clone()));
     }
-    let args = &args;
     let m = sweep::store::Manifest::load(&run_dir).map_err(CliError::Store)?;
+    resume_as_started(&run_dir, &m, &mut args)?;
+    let args = &args;
     // From any folder: work in the one the run started in, where its spec path, output and
     // cache paths mean what they meant then.
     if Path::new(&m.spec_path).is_relative() && Path::new(&m.cwd).is_dir() {
