@@ -1467,3 +1467,64 @@ fn a_resume_of_a_shards_run_measures_that_shard_only() {
     );
     assert!(!build.join("results.csv").exists());
 }
+
+/// Review 4: `sweep run --shard 0/2 --split points` resumed the unfinished run of shard 0/2 that
+/// was dealt `--split series`: it took the other shard's points beside its own (merge then
+/// refused the duplicates) and, with every point of the new deal done, ended `interrupted`,
+/// exit 130. Another split than the run's is refused (exit 3); --force starts a new run.
+#[test]
+fn a_shards_run_is_not_resumed_under_another_split() {
+    let p = project();
+    let spec = std::fs::read_to_string(p.path().join("sweeps/saw.toml"))
+        .unwrap()
+        .replace("range = [1, 64]", "range = [1, 4]")
+        .replace("[analyze]\nx = \"threads\"\n", "")
+        .replace(
+            "[[axis]]\nname = \"threads\"",
+            "[[axis]]\nname = \"variant\"\nvalues = [\"a\", \"b\"]\n[[axis]]\nname = \"threads\"",
+        );
+    write(p.path(), "sweeps/split.toml", &spec);
+    let run = |split: &str, force: bool| {
+        let mut c = sweep(p.path());
+        c.args([
+            "run",
+            "sweeps/split.toml",
+            "-q",
+            "--no-analyze",
+            "--shard",
+            "0/2",
+        ])
+        .args(["--split", split]);
+        if force {
+            c.arg("--force");
+        }
+        c.output().unwrap()
+    };
+    assert!(run("series", false).status.success());
+    let dir = run_dirs(&p.path().join("output/split")).pop().unwrap();
+    let csv = dir.join("results.csv");
+    let ids: Vec<String> = rows(&csv).iter().map(|r| r["point_id"].clone()).collect();
+    let text = std::fs::read_to_string(&csv).unwrap();
+    let lines: Vec<&str> = text.split_inclusive('\n').collect();
+    std::fs::write(&csv, lines[..lines.len() - 1].concat()).unwrap();
+    let m = std::fs::read_to_string(dir.join("manifest.json"))
+        .unwrap()
+        .replace("\"state\": \"finished\"", "\"state\": \"interrupted\"");
+    std::fs::write(dir.join("manifest.json"), m).unwrap();
+    let out = run("points", false);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(3), "{err}");
+    assert!(
+        err.contains(
+            "deals its points by series; --split points would give it another shard's points"
+        ),
+        "{err}"
+    );
+    assert_eq!(rows(&csv).len(), ids.len() - 1, "nothing run");
+    let out = run("series", false);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let after: Vec<String> = rows(&csv).iter().map(|r| r["point_id"].clone()).collect();
+    assert_eq!(after, ids);
+    assert!(run("points", true).status.success(), "--force: a new run");
+    assert_eq!(run_dirs(&p.path().join("output/split")).len(), 2);
+}
