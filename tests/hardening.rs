@@ -1105,6 +1105,22 @@ fn export_json_never_replaces_a_runs_file_and_lands_where_the_user_is() {
             "nothing run or replaced"
         );
     }
+    // A folder, or a file in a folder that is not there: said before the sweep (it was a
+    // warning after it, exit 0 and no file).
+    for bad in [
+        p.path().to_path_buf(),
+        p.path().join("no/such/folder/x.json"),
+    ] {
+        let out = sweep(p.path())
+            .arg("resume")
+            .arg(&run)
+            .args(["-q", "--no-analyze", "--export-json"])
+            .arg(&bad)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+        assert_eq!(std::fs::read(&csv).unwrap(), before, "nothing run");
+    }
     let elsewhere = tempfile::tempdir().unwrap();
     let out = sweep(elsewhere.path())
         .arg("resume")

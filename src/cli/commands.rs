@@ -158,14 +158,30 @@ fn export_json_outside_runs(path: &Path) -> Result<(), CliError> {
         .ancestors()
         .skip(1)
         .find(|d| sweep::store::RunDir::new(d).is_run());
-    match run {
-        Some(run) => Err(CliError::Usage(format!(
+    if let Some(run) = run {
+        return Err(CliError::Usage(format!(
             "`--export-json {}` is inside the run folder `{}`: it would replace a file of that run (hint: write it elsewhere, or use `sweep export RUN --format json`, which writes into RUN/export/)",
             path.display(),
             run.display()
-        ))),
-        None => Ok(()),
+        )));
     }
+    // Said before the sweep, not as a warning after hours of it (exit 0 and no file).
+    let folder = abs.parent().filter(|p| !p.as_os_str().is_empty());
+    if abs.is_dir() || folder.is_some_and(|f| !f.is_dir()) {
+        return Err(CliError::Usage(format!(
+            "`--export-json {}`: {} (hint: name a file in a folder that exists)",
+            path.display(),
+            if abs.is_dir() {
+                "it is a folder".to_string()
+            } else {
+                format!(
+                    "its folder `{}` does not exist",
+                    folder.unwrap_or(&abs).display()
+                )
+            }
+        )));
+    }
+    Ok(())
 }
 
 /// A resume measures what the run set out to: its own shard, dealt as it was. Without `--shard`,
