@@ -62,6 +62,10 @@ pub struct Parsed {
     /// Of those, the ones the output has but not as a finite number (`nan`, `inf`, `1e999`): column
     /// -> the text printed, so the error can say so.
     pub unreadable: BTreeMap<String, String>,
+    /// Of those, the timing-core metrics whose `@sweep` line says another unit than the spec's
+    /// (`unit=GB/s` for a metric of `MB/s`): column -> (the unit printed, the spec's). Its value
+    /// would be written under the spec's unit, so the metric is missing.
+    pub wrong_unit: BTreeMap<String, (String, String)>,
     /// Some timing-core metric hit its time cap before its confidence target, or reports a
     /// relative CI half-width above the spec's target (checked here too, whatever the program says).
     pub noisy: bool,
@@ -159,6 +163,15 @@ pub fn parse(stdout: &str, metrics: &[Metric], target_rel_ci: f64) -> Parsed {
                     continue;
                 };
                 let line = line.expect("found above");
+                if let Some(unit) = line
+                    .get("unit")
+                    .filter(|u| crate::spec::unit_slug(u) != crate::spec::unit_slug(&m.unit))
+                {
+                    p.wrong_unit
+                        .insert(m.column(), (unit.clone(), m.unit.clone()));
+                    p.missing.push(m.column());
+                    continue;
+                }
                 let cols = m.columns();
                 p.values.insert(cols[0].clone(), value);
                 let keys = CORE_STATS.iter().chain(CORE_FIELDS.iter()).copied();

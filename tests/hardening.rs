@@ -910,3 +910,637 @@ fn analyze_or_plot_out_into_another_run_is_refused() {
         .unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
 }
+
+/// `sweeps/<name>.toml`: saw.toml over threads 1..2 with `extra` at its top.
+fn saw2_with(p: &Path, name: &str, extra: &str) {
+    let spec = std::fs::read_to_string(p.join("sweeps/saw.toml"))
+        .unwrap()
+        .replace("range = [1, 64]", "range = [1, 2]")
+        .replace("[analyze]\nx = \"threads\"\n", "");
+    write(
+        p,
+        &format!("sweeps/{name}.toml"),
+        &format!("{extra}\n{spec}"),
+    );
+}
+
+/// Review 4: numbers at the edge of what a spec holds. `run_timeout_s = 9223372036854775807`
+/// passed the spec's check (a Duration holds it) and panicked where the run took its deadline
+/// (exit 101, the manifest left `running`); `repeat = 4294967295` planned that many passes up
+/// front and took memory without bound (8 GB in 2 minutes); a range from i64::MIN to i64::MAX
+/// with a step of i64::MAX panicked on an overflow (debug builds). Refused in one line with the
+/// key, or expanded.
+#[test]
+fn timeouts_repeat_and_ranges_at_the_edge_of_64_bits_are_refused_or_expanded_without_a_panic() {
+    let p = project();
+    for (extra, key) in [
+        ("run_timeout_s = 9223372036854775807", "run_timeout_s"),
+        ("build_timeout_s = 9223372036854775807", "build_timeout_s"),
+        ("run_timeout_s = 2e9", "run_timeout_s"),
+        ("repeat = 4294967295", "repeat"),
+        ("repeat = 1001", "repeat"),
+    ] {
+        saw2_with(p.path(), "edge", extra);
+        let out = sweep(p.path())
+            .args(["run", "sweeps/edge.toml", "-q", "--no-analyze"])
+            .timeout(std::time::Duration::from_secs(60))
+            .output()
+            .unwrap();
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(3), "{extra}: {err}");
+        assert_eq!(err.lines().count(), 1, "{extra}: {err}");
+        assert!(
+            err.starts_with("error: sweeps/edge.toml:1: `") && err.contains(&format!("`{key}`")),
+            "{extra}: {err}"
+        );
+        assert!(err.contains("(hint: at most "), "{extra}: {err}");
+        assert!(!p.path().join("output/edge").exists(), "{extra}: no run");
+    }
+    saw2_with(p.path(), "edge", "repeat = 1000\nrun_timeout_s = 1e9");
+    sweep(p.path())
+        .args(["plan", "sweeps/edge.toml"])
+        .assert()
+        .success();
+    let out = sweep(p.path())
+        .args(["plan", "sweeps/edge.toml", "-a"])
+        .arg("threads=-9223372036854775808:9223372036854775807:9223372036854775807")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    for v in [
+        "threads=-9223372036854775808",
+        "threads=-1",
+        "threads=9223372036854775806",
+    ] {
+        assert!(text.contains(v), "{v}: {text}");
+    }
+}
+
+/// Review 4: a control character in an axis value, a label or `plot --title` (`"a\u0001b"` in a
+/// spec) went raw into the chart's SVG, which XML forbids: the SVG was unreadable, its PNG
+/// failed, the run's charts ended in a warning and `plot` exited 4 (environment) naming a chart,
+/// not the text. It is written as its escape (`\u{1}`), as the terminal shows it.
+#[test]
+fn control_characters_in_names_make_readable_charts() {
+    let p = project();
+    let spec = std::fs::read_to_string(p.path().join("sweeps/saw.toml"))
+        .unwrap()
+        .replace("range = [1, 64]", "range = [1, 3]\nlabel = \"threads\\u001b[31m\"")
+        .replace(
+            "[[axis]]\nname = \"threads\"",
+            "[[axis]]\nname = \"variant\"\nvalues = [\"a\\u0001b\", \"c\"]\n[[axis]]\nname = \"threads\"",
+        );
+    write(p.path(), "sweeps/ctl.toml", &spec);
+    let out = sweep(p.path())
+        .args(["run", "sweeps/ctl.toml", "-q"])
+        .output()
+        .unwrap();
+    let err = stderr(&out);
+    assert!(out.status.success(), "{err}");
+    assert!(!err.contains("warning"), "{err}");
+    let run = run_dirs(&p.path().join("output/ctl")).pop().unwrap();
+    let check = |charts: &Path| {
+        let (mut svgs, mut shown) = (0, 0);
+        for e in std::fs::read_dir(charts).unwrap() {
+            let f = e.unwrap().path();
+            if f.extension().is_some_and(|x| x == "svg") {
+                svgs += 1;
+                let text = std::fs::read_to_string(&f).unwrap();
+                assert!(
+                    !text.contains(['\u{1}', '\u{1b}']),
+                    "{}: a raw control character",
+                    f.display()
+                );
+                shown += usize::from(text.contains("a\\u{1}b"));
+                assert!(f.with_extension("png").is_file(), "{}", f.display());
+            }
+        }
+        assert!(svgs >= 2, "{}", charts.display());
+        assert!(shown >= 1, "{}: the value shown escaped", charts.display());
+    };
+    check(&run.join("charts"));
+    let out = sweep(p.path())
+        .arg("plot")
+        .arg(&run)
+        .args(["--title", "two\nlines \u{7} and \u{1b}[2J", "--out"])
+        .arg(p.path().join("titled"))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    check(&p.path().join("titled/charts"));
+}
+
+/// Review 4: the `@sweep` line's unit was never read: a program that reports `unit=GB/s` for a
+/// metric the spec calls `MB/s` (a unit changed in the bench, not in the spec) had its value
+/// written into the `_mb_per_s` column, off by 1000, status ok. That metric is missing, and the
+/// error names both units; a unit that only differs in case or spelling of its slug is the same.
+#[test]
+fn a_timing_core_line_in_another_unit_than_the_specs_is_no_value_of_it() {
+    let p = project();
+    write(
+        p.path(),
+        "cuda/units/units.c",
+        "#include \"params.h\"\n#include <stdio.h>\nint main(void) {\n  printf(\"@sweep metric=copy unit=%s value=2.5 median=2.5 stddev=0 min=2.5 max=2.5 rel_ci=0.001 samples=10 noisy=0 throttled=0\\n\", UNIT);\n  return 0;\n}\n",
+    );
+    write(
+        p.path(),
+        "cuda/units/params.h.tera",
+        "#define UNIT \"{{ unit }}\"\n",
+    );
+    write(
+        p.path(),
+        "sweeps/units.toml",
+        "bench = \"units\"\ncompiler = \"cc\"\n[[axis]]\nname = \"unit\"\nvalues = [\"GB/s\", \"MB/s\", \"mb/S\"]\n[[metric]]\nname = \"copy\"\nunit = \"MB/s\"\n",
+    );
+    let out = sweep(p.path())
+        .args(["run", "sweeps/units.toml", "-q", "--no-analyze"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let run = run_dirs(&p.path().join("output/units")).pop().unwrap();
+    let rows = rows(&run.join("results.csv"));
+    let got: Vec<(&str, &str)> = rows
+        .iter()
+        .map(|r| (r["status"].as_str(), r["copy_mb_per_s"].as_str()))
+        .collect();
+    assert_eq!(got, [("no_metric", ""), ("ok", "2.5"), ("ok", "2.5")]);
+    assert!(
+        rows[0]["error"].starts_with(
+            "no metric `copy_mb_per_s` in the output: `copy_mb_per_s` printed in `GB/s`, not the spec's `MB/s` (hint: make the spec's unit the program's)"
+        ),
+        "{}",
+        rows[0]["error"]
+    );
+}
+
+/// Review 4: `--export-json` on a resume. `--export-json RUN/results.csv` replaced the run's
+/// results with the JSON document (exit 0; the next report failed on "another header"); a
+/// relative path was taken from the folder the run started in, not the user's (a file written
+/// into the project folder, none where asked). A file inside a run folder is refused (exit 2,
+/// nothing run); a relative path is the user's.
+#[test]
+fn export_json_never_replaces_a_runs_file_and_lands_where_the_user_is() {
+    let p = project();
+    let (run, _) = unfinished_saw(p.path());
+    let csv = run.join("results.csv");
+    let before = std::fs::read(&csv).unwrap();
+    for inside in [csv.clone(), run.join("points/x.json")] {
+        let out = sweep(p.path())
+            .arg("resume")
+            .arg(&run)
+            .args(["-q", "--no-analyze", "--export-json"])
+            .arg(&inside)
+            .output()
+            .unwrap();
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert!(
+            err.contains("is inside the run folder") && err.lines().count() == 1,
+            "{err}"
+        );
+        assert_eq!(
+            std::fs::read(&csv).unwrap(),
+            before,
+            "nothing run or replaced"
+        );
+    }
+    // A folder, or a file in a folder that is not there: said before the sweep (it was a
+    // warning after it, exit 0 and no file).
+    for bad in [
+        p.path().to_path_buf(),
+        p.path().join("no/such/folder/x.json"),
+    ] {
+        let out = sweep(p.path())
+            .arg("resume")
+            .arg(&run)
+            .args(["-q", "--no-analyze", "--export-json"])
+            .arg(&bad)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+        assert_eq!(std::fs::read(&csv).unwrap(), before, "nothing run");
+    }
+    let elsewhere = tempfile::tempdir().unwrap();
+    let out = sweep(elsewhere.path())
+        .arg("resume")
+        .arg(&run)
+        .args(["-q", "--no-analyze", "--export-json", "mine.json"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(elsewhere.path().join("mine.json").is_file());
+    assert!(!p.path().join("mine.json").exists());
+    assert_eq!(rows(&csv).len(), 4);
+}
+
+/// Review 4: a run killed with SIGKILL (or the OOM killer, a node lost) keeps `running` in its
+/// manifest, and `sweep report` wrote a page that said "Running" and reloaded itself every 10 s,
+/// forever. A run whose lock no sweep holds is shown interrupted; one a sweep holds, running.
+#[cfg(unix)]
+#[test]
+fn the_report_of_a_run_killed_with_sigkill_says_interrupted_not_running() {
+    let p = project();
+    let spec = std::fs::read_to_string(p.path().join("sweeps/saw.toml"))
+        .unwrap()
+        .replace("slow_ms = 0", "slow_ms = 300")
+        .replace("range = [1, 64]", "range = [1, 20]");
+    write(p.path(), "sweeps/slow.toml", &spec);
+    let mut child = common::sweep_process(p.path())
+        .args(["run", "sweeps/slow.toml", "-q", "--no-analyze"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let sweep_dir = p.path().join("output/slow");
+    let csv = || {
+        sweep_dir
+            .is_dir()
+            .then(|| run_dirs(&sweep_dir))
+            .and_then(|mut r| r.pop())
+            .map(|r| r.join("results.csv"))
+    };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while csv().is_none_or(|c| rows_or_none(&c) < 2) {
+        assert!(std::time::Instant::now() < deadline, "no rows");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let run = run_dirs(&p.path().join("output/slow")).pop().unwrap();
+    let page = |run: &Path| {
+        let out = sweep(p.path()).arg("report").arg(run).output().unwrap();
+        assert!(out.status.success(), "{}", stderr(&out));
+        std::fs::read_to_string(run.join("report.html")).unwrap()
+    };
+    let live = page(&run);
+    assert!(
+        live.contains("<title>sweep: slow (running)</title>"),
+        "{live}"
+    );
+    assert!(live.contains("http-equiv=\"refresh\""));
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert_eq!(
+        common::manifest(&run)["state"],
+        "running",
+        "SIGKILL: no word"
+    );
+    let dead = page(&run);
+    assert!(
+        dead.contains("<title>sweep: slow (interrupted)</title>"),
+        "{dead}"
+    );
+    assert!(!dead.contains("http-equiv=\"refresh\""));
+    assert!(!dead.contains("Running: this page"));
+}
+
+/// The rows of a CSV that may not be there yet or may be half written: 0 then.
+fn rows_or_none(csv: &Path) -> usize {
+    std::fs::read_to_string(csv)
+        .map(|t| t.lines().count().saturating_sub(1))
+        .unwrap_or(0)
+}
+
+/// Review 4: `merge` made its `<stamp>-merged` folder with a manifest saying `running` first and
+/// wrote the CSVs into it after: killed between (Ctrl-C twice, SIGKILL, a node's time limit), it
+/// left a run folder with no results.csv that said `running` for good (the report reloaded
+/// itself forever; `sweep resume` of it measured every point again). The merge is written into
+/// a hidden folder and renamed: SIGKILL at any moment leaves a whole merge or none.
+#[cfg(unix)]
+#[test]
+fn a_merge_killed_at_any_moment_leaves_a_whole_merged_run_or_none() {
+    let p = project();
+    // One build for every point (the header names no axis): a run of 1000 points in seconds.
+    write(
+        p.path(),
+        "cuda/flat/flat.c",
+        "#include \"params.h\"\n#include <stdio.h>\nint main(void) { printf(\"MFlops: %d\\n\", FLAT); return 0; }\n",
+    );
+    write(p.path(), "cuda/flat/params.h.tera", "#define FLAT 1\n");
+    write(
+        p.path(),
+        "sweeps/flat.toml",
+        "bench = \"flat\"\ncompiler = \"cc\"\ncontrol_every = 0\n[[axis]]\nname = \"threads\"\nrange = [1, 1000]\n[[metric]]\npattern = \"mflops\"\n",
+    );
+    sweep(p.path())
+        .args(["run", "sweeps/flat.toml", "-q", "--no-analyze"])
+        .assert()
+        .success();
+    let sweep_dir = p.path().join("output/flat");
+    let run = run_dirs(&sweep_dir).pop().unwrap();
+    for i in 0..40u64 {
+        let mut child = common::sweep_process(p.path())
+            .arg("merge")
+            .arg(&run)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(std::time::Duration::from_micros(5000 * i));
+        let _ = child.kill();
+        child.wait().unwrap();
+    }
+    // One more, left to end: the check below sees at least one whole merge.
+    sweep(p.path()).arg("merge").arg(&run).assert().success();
+    let mut merged = 0;
+    for dir in run_dirs(&sweep_dir) {
+        let name = dir.file_name().unwrap().to_string_lossy().into_owned();
+        if name.starts_with('.') || dir == run {
+            continue;
+        }
+        merged += 1;
+        let m = common::manifest(&dir);
+        assert_eq!(m["state"], "finished", "{name}: a torn merge");
+        assert_eq!(rows(&dir.join("results.csv")).len(), 1000, "{name}");
+    }
+    assert!(merged > 0);
+}
+
+/// Review 4: `-j` made that many build threads whatever the points: `run -j 1000000` of 6 points
+/// spent 37 s making threads that found nothing to build, and `-j 1000000000` would take hours,
+/// printing nothing. No more threads than points.
+#[test]
+fn a_huge_jobs_count_makes_no_more_threads_than_points() {
+    let p = project();
+    saw2(p.path());
+    for command in ["run", "build"] {
+        let out = sweep(p.path())
+            .args([command, "sweeps/saw2.toml", "-j", "1000000000"])
+            .timeout(std::time::Duration::from_secs(30))
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{command}: {}", stderr(&out));
+    }
+}
+
+/// Review 4 (low): an axis value `<!--<script>` went as is into the report's JSON data element;
+/// after it the HTML parser no longer took `</script>` as the element's end, so the tooltip's
+/// script and the page's footer became text of the data (the hover died, the footer vanished).
+/// The data holds no `<` (JSON's `\u003c`).
+#[test]
+fn an_axis_value_that_opens_a_comment_leaves_the_reports_scripts_whole() {
+    let p = project();
+    let spec = std::fs::read_to_string(p.path().join("sweeps/saw.toml"))
+        .unwrap()
+        .replace("range = [1, 64]", "range = [1, 3]")
+        .replace(
+            "[[axis]]\nname = \"threads\"",
+            "[[axis]]\nname = \"variant\"\nvalues = [\"<!--<script>\", \"b\"]\n[[axis]]\nname = \"threads\"",
+        );
+    write(p.path(), "sweeps/cmt.toml", &spec);
+    let out = sweep(p.path())
+        .args(["run", "sweeps/cmt.toml", "-q"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let run = run_dirs(&p.path().join("output/cmt")).pop().unwrap();
+    let page = std::fs::read_to_string(run.join("report.html")).unwrap();
+    let start = page.find("id=\"sweep-points\">").expect("the hover data") + 18;
+    let data = &page[start..start + page[start..].find("</script>").unwrap()];
+    assert!(!data.contains('<'), "{data}");
+    assert!(data.contains("\\u003c!--\\u003cscript>"), "{data}");
+    let value: serde_json::Value = serde_json::from_str(data).unwrap();
+    assert!(value.to_string().contains("<!--<script>"));
+}
+
+/// Review 4: `compare` keyed B's rows by their axis values and kept the first of two rows of one
+/// point, saying nothing: a B with a second, 1000 times slower row of `threads=1` (two runs'
+/// CSVs put together) compared "same", and `--fail-on-slower` passed on a row it never read.
+/// Two rows of one point are refused, naming the point and the rows (exit 3).
+#[test]
+fn compare_refuses_a_results_csv_with_two_rows_of_one_point() {
+    let p = project();
+    saw2(p.path());
+    sweep(p.path())
+        .args(["run", "sweeps/saw2.toml", "-q", "--no-analyze"])
+        .assert()
+        .success();
+    let a = run_dirs(&p.path().join("output/saw2")).pop().unwrap();
+    let text = std::fs::read_to_string(a.join("results.csv")).unwrap();
+    let first = text.lines().nth(1).unwrap().replace(",1000,", ",1,");
+    assert_ne!(
+        first,
+        text.lines().nth(1).unwrap(),
+        "a slower copy of row 1"
+    );
+    let b = p.path().join("b.csv");
+    std::fs::write(&b, format!("{text}{first}\n")).unwrap();
+    for (x, y) in [
+        (a.join("results.csv"), b.clone()),
+        (b.clone(), a.join("results.csv")),
+    ] {
+        let out = sweep(p.path())
+            .arg("compare")
+            .args([&x, &y])
+            .args(["--fail-on-slower", "5"])
+            .output()
+            .unwrap();
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(3), "{err}{}", stdout(&out));
+        assert_eq!(
+            err,
+            format!(
+                "error: `{}` has two rows of the point threads=1 (its rows 1 and 3 after the header) (hint: a run's results.csv has one row per point; keep one of them)\n",
+                b.display()
+            )
+        );
+    }
+}
+
+/// Review 4: more flags that make the compiler write outside the output folder, each of which a
+/// real run followed: `-Wp,-MD,FILE` (the preprocessor's dependency file), a linker's
+/// `--dependency-file=FILE` and `--out-implib,FILE`, `-fprofile-generate=DIR` (where the program
+/// writes its counts when it runs). Refused in one line naming the flag; nothing written there.
+#[test]
+fn flags_that_write_dependency_files_or_profiles_elsewhere_are_refused() {
+    let p = project();
+    let outside = tempfile::tempdir().unwrap();
+    let o = outside.path().display();
+    for (flags, named) in [
+        (format!("\"-Wp,-MD,{o}/a.d\""), "-Wp,-MD".to_string()),
+        (
+            format!("\"-Wl,--dependency-file={o}/b.d\""),
+            format!("--dependency-file={o}/b.d"),
+        ),
+        (
+            format!("\"-Wl,--out-implib,{o}/c\""),
+            "--out-implib".to_string(),
+        ),
+        (
+            format!("\"-fprofile-generate={o}/prof\""),
+            format!("-fprofile-generate={o}/prof"),
+        ),
+    ] {
+        saw2_with(p.path(), "flagged", "");
+        let spec = std::fs::read_to_string(p.path().join("sweeps/flagged.toml"))
+            .unwrap()
+            .replace(
+                "compiler = \"cc\"",
+                &format!("compiler = \"cc\"\nflags = [{flags}]"),
+            );
+        write(p.path(), "sweeps/flagged.toml", &spec);
+        let out = sweep(p.path())
+            .args(["run", "sweeps/flagged.toml", "-q", "--no-analyze"])
+            .output()
+            .unwrap();
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(3), "{flags}: {err}");
+        assert!(
+            err.contains(&format!("`flags` has `{named}`, which names an output")),
+            "{flags}: {err}"
+        );
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert_eq!(
+            std::fs::read_dir(outside.path()).unwrap().count(),
+            0,
+            "{flags}: written outside"
+        );
+    }
+}
+
+/// Review 4: `sweep resume` of a shard's run ignored the shard it was: without `--shard` it
+/// measured every point of the sweep into that shard's folder (the other shards' too; the
+/// merge then refused them as duplicates), exit 0; and `sweep resume` of a `sweep build` folder
+/// ran the sweep into it. A resume measures its run's own shard, dealt as it was; another
+/// `--shard`, or a build folder, is refused (exit 2).
+#[test]
+fn a_resume_of_a_shards_run_measures_that_shard_only() {
+    let p = project();
+    let spec = std::fs::read_to_string(p.path().join("sweeps/saw.toml"))
+        .unwrap()
+        .replace("range = [1, 64]", "range = [1, 8]")
+        .replace("[analyze]\nx = \"threads\"\n", "");
+    write(p.path(), "sweeps/s8.toml", &spec);
+    for i in 0..2 {
+        sweep(p.path())
+            .args([
+                "run",
+                "sweeps/s8.toml",
+                "-q",
+                "--no-analyze",
+                "--split",
+                "points",
+            ])
+            .args(["--shard", &format!("{i}/2")])
+            .assert()
+            .success();
+    }
+    let shard0 = run_dirs(&p.path().join("output/s8"))
+        .into_iter()
+        .find(|d| d.to_string_lossy().ends_with("-shard-0-of-2"))
+        .unwrap();
+    let csv = shard0.join("results.csv");
+    let ids: Vec<String> = rows(&csv).iter().map(|r| r["point_id"].clone()).collect();
+    assert_eq!(ids.len(), 4);
+    // Unfinished, as a killed run is: its last row gone, its manifest interrupted.
+    let text = std::fs::read_to_string(&csv).unwrap();
+    let lines: Vec<&str> = text.split_inclusive('\n').collect();
+    std::fs::write(&csv, lines[..4].concat()).unwrap();
+    let m = std::fs::read_to_string(shard0.join("manifest.json"))
+        .unwrap()
+        .replace("\"state\": \"finished\"", "\"state\": \"interrupted\"");
+    std::fs::write(shard0.join("manifest.json"), m).unwrap();
+    let out = sweep(p.path())
+        .args(["resume", "-q", "--no-analyze", "--shard", "1/2"])
+        .arg(&shard0)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("is the run of shard 0/2"),
+        "{}",
+        stderr(&out)
+    );
+    let out = sweep(p.path())
+        .args(["resume", "-q", "--no-analyze"])
+        .arg(&shard0)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let after: Vec<String> = rows(&csv).iter().map(|r| r["point_id"].clone()).collect();
+    assert_eq!(after, ids, "the shard's own points, each once");
+    sweep(p.path())
+        .args(["merge", "output/s8"])
+        .assert()
+        .success();
+    sweep(p.path())
+        .args(["build", "sweeps/s8.toml"])
+        .assert()
+        .success();
+    let build = run_dirs(&p.path().join("output/s8"))
+        .into_iter()
+        .find(|d| d.to_string_lossy().ends_with("-build"))
+        .unwrap();
+    let out = sweep(p.path())
+        .args(["resume", "-q"])
+        .arg(&build)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("is a `sweep build` folder, not a run"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(!build.join("results.csv").exists());
+}
+
+/// Review 4: `sweep run --shard 0/2 --split points` resumed the unfinished run of shard 0/2 that
+/// was dealt `--split series`: it took the other shard's points beside its own (merge then
+/// refused the duplicates) and, with every point of the new deal done, ended `interrupted`,
+/// exit 130. Another split than the run's is refused (exit 3); --force starts a new run.
+#[test]
+fn a_shards_run_is_not_resumed_under_another_split() {
+    let p = project();
+    let spec = std::fs::read_to_string(p.path().join("sweeps/saw.toml"))
+        .unwrap()
+        .replace("range = [1, 64]", "range = [1, 4]")
+        .replace("[analyze]\nx = \"threads\"\n", "")
+        .replace(
+            "[[axis]]\nname = \"threads\"",
+            "[[axis]]\nname = \"variant\"\nvalues = [\"a\", \"b\"]\n[[axis]]\nname = \"threads\"",
+        );
+    write(p.path(), "sweeps/split.toml", &spec);
+    let run = |split: &str, force: bool| {
+        let mut c = sweep(p.path());
+        c.args([
+            "run",
+            "sweeps/split.toml",
+            "-q",
+            "--no-analyze",
+            "--shard",
+            "0/2",
+        ])
+        .args(["--split", split]);
+        if force {
+            c.arg("--force");
+        }
+        c.output().unwrap()
+    };
+    assert!(run("series", false).status.success());
+    let dir = run_dirs(&p.path().join("output/split")).pop().unwrap();
+    let csv = dir.join("results.csv");
+    let ids: Vec<String> = rows(&csv).iter().map(|r| r["point_id"].clone()).collect();
+    let text = std::fs::read_to_string(&csv).unwrap();
+    let lines: Vec<&str> = text.split_inclusive('\n').collect();
+    std::fs::write(&csv, lines[..lines.len() - 1].concat()).unwrap();
+    let m = std::fs::read_to_string(dir.join("manifest.json"))
+        .unwrap()
+        .replace("\"state\": \"finished\"", "\"state\": \"interrupted\"");
+    std::fs::write(dir.join("manifest.json"), m).unwrap();
+    let out = run("points", false);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(3), "{err}");
+    assert!(
+        err.contains(
+            "deals its points by series; --split points would give it another shard's points"
+        ),
+        "{err}"
+    );
+    assert_eq!(rows(&csv).len(), ids.len() - 1, "nothing run");
+    let out = run("series", false);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let after: Vec<String> = rows(&csv).iter().map(|r| r["point_id"].clone()).collect();
+    assert_eq!(after, ids);
+    assert!(run("points", true).status.success(), "--force: a new run");
+    assert_eq!(run_dirs(&p.path().join("output/split")).len(), 2);
+}

@@ -9,7 +9,7 @@ use sweep::events::terminal::Terminal;
 use sweep::events::{Event, Reporter};
 use sweep::exit;
 use sweep::overrides::Overrides;
-use sweep::points::Split;
+use sweep::points::{Shard, Split};
 use sweep::report::Make;
 use sweep::spec::Spec;
 use sweep::store::RunDir;
@@ -110,6 +110,9 @@ fn after_the_sweep(spec: &Spec, run_dir: Option<PathBuf>) -> String {
 /// [`Terminal`] reporter's, from the driver's events and from this function's after the sweep
 /// (`Analyzed`, `Wrote`, `Done`, a warning for what failed after the sweep).
 fn run(spec: &Spec, args: &RunArgs, resume: Option<PathBuf>) -> Result<i32, CliError> {
+    if let Some(path) = &args.export_json {
+        export_json_outside_runs(path)?;
+    }
     let opts = options(args, resume);
     install_ctrl_c(&opts.build.cancel, spec);
     let mut out = sweep::report::html::Live::new(Box::new(Terminal::new(spec, args.quiet)));
@@ -180,11 +183,88 @@ fn run(spec: &Spec, args: &RunArgs, resume: Option<PathBuf>) -> Result<i32, CliE
     })
 }
 
+/// Refuses an `--export-json` file inside a run folder (one holding manifest.json, or a folder
+/// under one): `--export-json RUN/results.csv` on a resume replaced the run's results with JSON
+/// (exit 0), and its manifest or a point's log would go the same way.
+fn export_json_outside_runs(path: &Path) -> Result<(), CliError> {
+    let abs = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+    let run = abs
+        .ancestors()
+        .skip(1)
+        .find(|d| sweep::store::RunDir::new(d).is_run());
+    if let Some(run) = run {
+        return Err(CliError::Usage(format!(
+            "`--export-json {}` is inside the run folder `{}`: it would replace a file of that run (hint: write it elsewhere, or use `sweep export RUN --format json`, which writes into RUN/export/)",
+            path.display(),
+            run.display()
+        )));
+    }
+    // Said before the sweep, not as a warning after hours of it (exit 0 and no file).
+    let folder = abs.parent().filter(|p| !p.as_os_str().is_empty());
+    if abs.is_dir() || folder.is_some_and(|f| !f.is_dir()) {
+        return Err(CliError::Usage(format!(
+            "`--export-json {}`: {} (hint: name a file in a folder that exists)",
+            path.display(),
+            if abs.is_dir() {
+                "it is a folder".to_string()
+            } else {
+                format!(
+                    "its folder `{}` does not exist",
+                    folder.unwrap_or(&abs).display()
+                )
+            }
+        )));
+    }
+    Ok(())
+}
+
+/// A resume measures what the run set out to: its own shard, dealt as it was. Without `--shard`,
+/// `sweep resume` of shard 0/2 measured every point of the sweep into that shard's folder (the
+/// other shard's too: merge then refused the duplicates), exit 0; and of a `sweep build` folder
+/// it ran the sweep into the build folder. Another `--shard` than the run's is refused.
+fn resume_as_started(
+    run_dir: &Path,
+    m: &sweep::store::Manifest,
+    args: &mut RunArgs,
+) -> Result<(), CliError> {
+    let shown = run_dir.display();
+    if m.state == sweep::store::RunState::Build {
+        return Err(CliError::Usage(format!(
+            "`{shown}` is a `sweep build` folder, not a run: there is nothing to resume (hint: `sweep run SPEC` measures the sweep, using the builds)"
+        )));
+    }
+    let Some(shard) = m.shard.as_deref().and_then(|s| s.parse::<Shard>().ok()) else {
+        return Ok(());
+    };
+    match args.sharding.shard {
+        Some(given) if (given.index, given.count) != (shard.index, shard.count) => {
+            Err(CliError::Usage(format!(
+                "`--shard {}/{}`: `{shown}` is the run of shard {}/{} (hint: leave out --shard; a resume measures its run's own shard)",
+                given.index, given.count, shard.index, shard.count
+            )))
+        }
+        _ => {
+            args.sharding.shard = Some(shard);
+            if let Some(split) = m.split {
+                args.sharding.split = split;
+            }
+            Ok(())
+        }
+    }
+}
+
 /// `sweep resume`: the run's spec with the overrides it started with, read from the folder it
 /// started in, run again into the same folder.
 fn resume(run_dir: PathBuf, args: &RunArgs) -> Result<i32, CliError> {
     let run_dir = std::path::absolute(&run_dir).unwrap_or(run_dir);
+    // `--export-json` names a file from where the user is, not from the run's folder of start.
+    let mut args = args.clone();
+    if let Some(path) = &args.export_json {
+        args.export_json = Some(std::path::absolute(path).unwrap_or_else(|_| path.clone()));
+    }
     let m = sweep::store::Manifest::load(&run_dir).map_err(CliError::Store)?;
+    resume_as_started(&run_dir, &m, &mut args)?;
+    let args = &args;
     // From any folder: work in the one the run started in, where its spec path, output and
     // cache paths mean what they meant then.
     if Path::new(&m.spec_path).is_relative() && Path::new(&m.cwd).is_dir() {

@@ -53,6 +53,14 @@ pub enum CompareError {
     Store(#[from] crate::store::StoreError),
     #[error("`{path}` has no rows yet (hint: compare it once its run has measured some points)")]
     NoRows { path: PathBuf },
+    /// Two rows of one point: which one to compare is no choice to make silently.
+    #[error("`{path}` has two rows of the point {point} (its rows {first} and {second} after the header) (hint: a run's results.csv has one row per point; keep one of them)")]
+    TwoRows {
+        path: PathBuf,
+        point: String,
+        first: usize,
+        second: usize,
+    },
     #[error(transparent)]
     Read(#[from] AnalyzeError),
     #[error("`{lacking}` has no axis {axes} of `{other}` (hint: points are matched by their axis values; {both})")]

@@ -289,7 +289,8 @@ pub fn build_only(
         ..BuildReport::default()
     });
     std::thread::scope(|s| {
-        for _ in 0..opts.jobs.max(1) {
+        // No more threads than points (see `Session::execute`).
+        for _ in 0..opts.jobs.clamp(1, points.len().max(1)) {
             s.spawn(|| loop {
                 if opts.cancel.is_cancelled() {
                     break;

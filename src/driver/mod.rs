@@ -145,6 +145,13 @@ pub enum DriverError {
         theirs: &'static str,
         asked: &'static str,
     },
+    #[error("the unfinished run `{dir}` of shard {shard} deals its points by {theirs}; --split {asked} would give it another shard's points (hint: --split {theirs} finishes that run, or --force starts a new run)")]
+    SplitDiffers {
+        dir: String,
+        shard: String,
+        theirs: &'static str,
+        asked: &'static str,
+    },
     #[error("`{link}` in the unfinished run `{dir}` is a link (to {target}), which sweep never makes: resuming would write through it (hint: remove the link, or --force starts a new run)")]
     LinkInRun {
         dir: String,

@@ -72,11 +72,13 @@ pub enum PointError {
         free: u64,
         what: String,
     },
-    #[error("no metric {} in the output{} (log: {})", quoted(missing), printed(unreadable), stdout.display())]
+    #[error("no metric {} in the output{}{} (log: {})", quoted(missing), printed(unreadable), in_unit(wrong_unit), stdout.display())]
     NoMetric {
         missing: Vec<String>,
         /// Of those, the ones printed but not as a finite number: column -> the text.
         unreadable: BTreeMap<String, String>,
+        /// Of those, the ones printed in another unit than the spec's: column -> (printed, spec's).
+        wrong_unit: BTreeMap<String, (String, String)>,
         stdout: PathBuf,
     },
 }
@@ -95,6 +97,21 @@ fn printed(unreadable: &BTreeMap<String, String>) -> String {
         .map(|(m, t)| format!("`{m}` printed `{}`", t.escape_debug()))
         .collect();
     format!(": {}, not a finite number", each.join(", "))
+}
+
+/// `: `x` printed in `GB/s`, not the spec's `MB/s``, for the metrics printed in another unit.
+fn in_unit(wrong_unit: &BTreeMap<String, (String, String)>) -> String {
+    let each: Vec<String> = wrong_unit
+        .iter()
+        .map(|(m, (printed, spec))| {
+            format!(
+                ": `{m}` printed in `{}`, not the spec's `{}` (hint: make the spec's unit the program's)",
+                printed.escape_debug(),
+                spec.escape_debug()
+            )
+        })
+        .collect();
+    each.concat()
 }
 
 fn quoted(names: &[String]) -> String {
@@ -369,6 +386,7 @@ mod tests {
         let no_metric = Ran::failed(PointError::NoMetric {
             missing: vec!["copy_gb_per_s".into(), "mflops".into()],
             unreadable: BTreeMap::new(),
+            wrong_unit: BTreeMap::new(),
             stdout: "p/stdout.txt".into(),
         });
         assert_eq!(no_metric.status(), Status::NoMetric);
@@ -379,6 +397,7 @@ mod tests {
         let nan = Ran::failed(PointError::NoMetric {
             missing: vec!["mflops".into()],
             unreadable: [("mflops".to_string(), "nan".to_string())].into(),
+            wrong_unit: BTreeMap::new(),
             stdout: "p/stdout.txt".into(),
         });
         assert_eq!(

@@ -267,7 +267,9 @@ impl Session<'_> {
             .map(|_| mpsc::channel::<(usize, Built)>())
             .unzip();
         std::thread::scope(|s| {
-            for _ in 0..self.opts.build.jobs.max(1) {
+            // No more build threads than points: `-j 1000000` spent 37 s making threads that
+            // found nothing to build (`-j 1000000000` hours).
+            for _ in 0..self.opts.build.jobs.clamp(1, todo.len().max(1)) {
                 let senders = senders.clone();
                 let (plan, next_build) = (&plan, &next_build);
                 s.spawn(move || loop {

@@ -151,6 +151,22 @@ fn resumable(
             target,
         });
     }
+    // A shard's points are those its split deals it: resumed with another split, the run took
+    // another shard's points beside its own (merge then refused them as duplicates), and ended
+    // `interrupted` (exit 130) with nothing left to do.
+    if let (Some(shard), Some(split)) = (&m.shard, m.split) {
+        if split != opts.build.split {
+            if opts.force {
+                return Ok(None);
+            }
+            return Err(DriverError::SplitDiffers {
+                dir: shown,
+                shard: shard.clone(),
+                theirs: split.as_str(),
+                asked: opts.build.split.as_str(),
+            });
+        }
+    }
     if let Some(d) = opts.dialect.filter(|&d| d != m.dialect) {
         return Err(DriverError::DialectDiffers {
             dir: shown,

@@ -120,6 +120,7 @@ fn finish(spec: &Spec, b: &Built, started: Launched) -> Ran {
         Err(PointError::NoMetric {
             missing: parsed.missing.clone(),
             unreadable: parsed.unreadable.clone(),
+            wrong_unit: parsed.wrong_unit.clone(),
             stdout: stdout_path,
         })
     } else if parsed.unstable {

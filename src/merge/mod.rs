@@ -26,7 +26,7 @@ use crate::spec::Spec;
 use crate::store::schema::STATUS_COLUMN;
 use crate::store::{self, Manifest};
 use inputs::{check_alike, header_detail, load, read_csv, Input};
-use output::{out_dir, save, write_csv};
+use output::{save, write_csv, Target};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use summary::name_points;
@@ -294,26 +294,33 @@ pub fn merge(dirs: &[PathBuf], opts: &Options) -> Result<Merged, MergeError> {
         missing,
     };
 
-    let dir = out_dir(first, opts.out.as_deref(), &manifest.run)?;
-    let out = store::RunDir::new(&dir);
-    let csv = out.results();
-    write_csv(&csv, &header, &rows, first.manifest.dialect)?;
-    if !controls.is_empty() {
-        let refs: Vec<&Vec<String>> = controls.iter().collect();
-        write_csv(&out.controls(), &header, &refs, first.manifest.dialect)?;
-    }
-    for (path, rows) in processes.iter().filter(|(_, rows)| !rows.is_empty()) {
-        let path = dir.join(path);
-        if let Some(passes) = path.parent() {
-            std::fs::create_dir_all(passes).map_err(|e| MergeError::Write {
-                path: passes.to_path_buf(),
-                cause: e.into(),
-            })?;
+    let target = Target::stage(first, opts.out.as_deref())?;
+    let dir = target.stage.clone();
+    let written = (|| -> Result<(), MergeError> {
+        let out = store::RunDir::new(&dir);
+        write_csv(&out.results(), &header, &rows, first.manifest.dialect)?;
+        if !controls.is_empty() {
+            let refs: Vec<&Vec<String>> = controls.iter().collect();
+            write_csv(&out.controls(), &header, &refs, first.manifest.dialect)?;
         }
-        let refs: Vec<&Vec<String>> = rows.iter().collect();
-        write_csv(&path, &header, &refs, first.manifest.dialect)?;
+        for (path, rows) in processes.iter().filter(|(_, rows)| !rows.is_empty()) {
+            let path = dir.join(path);
+            if let Some(passes) = path.parent() {
+                std::fs::create_dir_all(passes).map_err(|e| MergeError::Write {
+                    path: passes.to_path_buf(),
+                    cause: e.into(),
+                })?;
+            }
+            let refs: Vec<&Vec<String>> = rows.iter().collect();
+            write_csv(&path, &header, &refs, first.manifest.dialect)?;
+        }
+        save(&manifest, &dir)
+    })();
+    if let Err(e) = written {
+        return Err(target.abandon(e));
     }
-    save(&manifest, &dir)?;
+    let dir = target.place()?;
+    let csv = store::RunDir::new(&dir).results();
     Ok(Merged {
         dir,
         csv,

@@ -3,7 +3,7 @@
 use super::inputs::Input;
 use super::summary::MergedManifest;
 use super::MergeError;
-use crate::store::{self, Dialect, Manifest};
+use crate::store::{self, Dialect};
 use std::path::{Path, PathBuf};
 
 fn write_err(path: &Path) -> impl Fn(std::io::Error) -> MergeError + '_ {
@@ -13,56 +13,115 @@ fn write_err(path: &Path) -> impl Fn(std::io::Error) -> MergeError + '_ {
     }
 }
 
-/// `--out`, or a new `<stamp>-merged` folder beside the first run; the folder holds a manifest
-/// (state `running`) from the start, as every run folder does.
-pub(super) fn out_dir(
-    first: &Input,
-    out: Option<&Path>,
-    run: &Manifest,
-) -> Result<PathBuf, MergeError> {
-    let placeholder = Manifest {
-        state: crate::store::RunState::Running,
-        ..run.clone()
-    };
-    let dir = match out {
-        Some(dir) => {
-            // Only a new or empty folder: one that holds a run, or anything of the user's (a
-            // `controls.csv` of their own), would be mixed with the merge or overwritten by it.
-            let run = store::RunDir::new(dir);
-            let first_entry = std::fs::read_dir(dir).ok().and_then(|mut d| {
-                d.find_map(|e| e.ok().map(|e| e.file_name().to_string_lossy().into_owned()))
-            });
-            let holds = if run.manifest().exists() || run.results().exists() {
-                Some("already holds a run".to_string())
-            } else if dir.exists() && !dir.is_dir() {
-                Some("is a file".to_string())
-            } else {
-                first_entry.map(|f| format!("is not empty (it holds `{f}`)"))
-            };
-            if let Some(holds) = holds {
-                return Err(MergeError::OutExists {
-                    dir: dir.display().to_string(),
-                    holds,
+/// Where a merge goes: `--out`, or a new `<stamp>-merged` folder beside the first run. The merge
+/// is written whole into a hidden folder beside it ([`Target::stage`]) and renamed into place
+/// ([`Target::place`]): a merge killed half-way left a `-merged` folder whose manifest said
+/// `running` and which had no results.csv (the report reloaded itself forever, a resume measured
+/// every point again).
+pub(super) struct Target {
+    /// `--out` as given, or None for `<stamp>-merged` in `sweep_dir`.
+    out: Option<PathBuf>,
+    /// The folder the runs' sweep folder is (absolute), for the default name.
+    sweep_dir: PathBuf,
+    /// The first run's folder as the user named it: the merged one is named alike.
+    first: PathBuf,
+    /// The hidden folder the merge is written into.
+    pub(super) stage: PathBuf,
+}
+
+impl Target {
+    /// Checks `--out` (a new or empty folder only) and makes the hidden folder to write into.
+    pub(super) fn stage(first: &Input, out: Option<&Path>) -> Result<Target, MergeError> {
+        let abs = first.dir.canonicalize().map_err(write_err(&first.dir))?;
+        let sweep_dir = abs.parent().unwrap_or(&abs).to_path_buf();
+        let beside = match out {
+            Some(dir) => {
+                // Only a new or empty folder: one that holds a run, or anything of the user's (a
+                // `controls.csv` of their own), would be mixed with the merge or overwritten by it.
+                let run = store::RunDir::new(dir);
+                let first_entry = std::fs::read_dir(dir).ok().and_then(|mut d| {
+                    d.find_map(|e| e.ok().map(|e| e.file_name().to_string_lossy().into_owned()))
                 });
+                let holds = if run.manifest().exists() || run.results().exists() {
+                    Some("already holds a run".to_string())
+                } else if dir.exists() && !dir.is_dir() {
+                    Some("is a file".to_string())
+                } else {
+                    first_entry.map(|f| format!("is not empty (it holds `{f}`)"))
+                };
+                if let Some(holds) = holds {
+                    return Err(MergeError::OutExists {
+                        dir: dir.display().to_string(),
+                        holds,
+                    });
+                }
+                let abs = std::path::absolute(dir).map_err(write_err(dir))?;
+                let parent = abs.parent().map(Path::to_path_buf).unwrap_or(abs);
+                std::fs::create_dir_all(&parent).map_err(write_err(dir))?;
+                parent
             }
-            std::fs::create_dir_all(dir).map_err(write_err(dir))?;
-            placeholder.save(dir)?;
-            dir.to_path_buf()
+            None => sweep_dir.clone(),
+        };
+        let stage = beside.join(format!(".merge-{}", std::process::id()));
+        if stage.exists() {
+            std::fs::remove_dir_all(&stage).map_err(write_err(&stage))?;
         }
-        None => {
-            let abs = first.dir.canonicalize().map_err(write_err(&first.dir))?;
-            let sweep_dir = abs.parent().unwrap_or(&abs);
-            let dir = store::new_run_dir(sweep_dir, "", "-merged", &placeholder)?;
-            // A merged run keeps no point folders: the logs stay in the shard runs.
-            let _ = std::fs::remove_dir(store::RunDir::new(&dir).points());
-            // Named as the user named the inputs (relative stays relative).
-            match (first.dir.parent(), dir.file_name()) {
-                (Some(p), Some(name)) => p.join(name),
-                _ => dir,
+        std::fs::create_dir(&stage).map_err(write_err(out.unwrap_or(&beside)))?;
+        Ok(Target {
+            out: out.map(Path::to_path_buf),
+            sweep_dir,
+            first: first.dir.clone(),
+            stage,
+        })
+    }
+
+    /// Removes the hidden folder of a merge that failed; the error names the place the merge was
+    /// going to (`--out`, or the sweep folder), not the hidden folder.
+    pub(super) fn abandon(self, e: MergeError) -> MergeError {
+        let _ = std::fs::remove_dir_all(&self.stage);
+        match e {
+            MergeError::Write { path, cause } => {
+                let place = self.out.clone().unwrap_or_else(|| self.sweep_dir.clone());
+                let path = match path.strip_prefix(&self.stage) {
+                    Ok(rel) => place.join(rel),
+                    Err(_) => path,
+                };
+                MergeError::Write { path, cause }
             }
+            e => e,
         }
-    };
-    Ok(dir)
+    }
+
+    /// Renames the written merge into place; the folder's name as the user named the inputs
+    /// (relative stays relative), or `--out` as given.
+    pub(super) fn place(self) -> Result<PathBuf, MergeError> {
+        let placed = self.rename();
+        if placed.is_err() {
+            let _ = std::fs::remove_dir_all(&self.stage);
+        }
+        placed
+    }
+
+    fn rename(&self) -> Result<PathBuf, MergeError> {
+        let placed = match &self.out {
+            Some(dir) => {
+                // An empty folder given as --out is replaced by the merge (rename needs it gone).
+                if dir.is_dir() {
+                    std::fs::remove_dir(dir).map_err(write_err(dir))?;
+                }
+                std::fs::rename(&self.stage, dir).map_err(write_err(dir))?;
+                return Ok(dir.clone());
+            }
+            None => {
+                let stamp = chrono::Utc::now().format("%Y%m%dT%H%M%SZ").to_string();
+                store::place_run_dir(&self.stage, &self.sweep_dir, &stamp, "-merged")?
+            }
+        };
+        Ok(match (self.first.parent(), placed.file_name()) {
+            (Some(p), Some(name)) => p.join(name),
+            _ => placed,
+        })
+    }
 }
 
 /// Written to a temporary file and renamed: a reader never sees half a CSV.

@@ -240,10 +240,31 @@ pub(crate) fn svg_with(
         let (t, x, y) = names(chart, look);
         doc = with_labels(&doc, look.size, &t, &x, &y)?;
     }
-    Ok(match frame {
+    Ok(xml_chars(match frame {
         Some(f) => mark_series(&with_frame(&doc, &f), &f),
         None => doc,
-    })
+    }))
+}
+
+/// A character that XML 1.0 allows nowhere, not even as a reference: the C0 controls but tab,
+/// line feed and carriage return, and U+FFFE/U+FFFF.
+fn not_xml(c: char) -> bool {
+    (c < ' ' && !matches!(c, '\t' | '\n' | '\r')) || matches!(c, '\u{fffe}' | '\u{ffff}')
+}
+
+/// `svg` with each character XML forbids written as its escape (`\u{1b}`), as the terminal
+/// shows it: one in an axis value, a label or a title (`a\u{1}b` in a spec) made the SVG
+/// unreadable, and every PNG of the run failed with exit 4 naming no culprit.
+fn xml_chars(svg: String) -> String {
+    if !svg.chars().any(not_xml) {
+        return svg;
+    }
+    svg.chars()
+        .map(|c| match c {
+            c if not_xml(c) => c.escape_default().to_string(),
+            c => c.to_string(),
+        })
+        .collect()
 }
 
 /// `svg` with `class="series"` on the data's lines: the polylines [`series::LINE_W`] wide that

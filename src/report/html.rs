@@ -154,9 +154,15 @@ pub fn page(run_dir: &Path) -> Result<String, StoreError> {
 /// [`page`], its links to the run's files starting with `links`.
 fn page_linking(run_dir: &Path, links: String) -> Result<String, StoreError> {
     let read = store::Run::open_dir(run_dir)?;
-    let m = read.manifest.as_ref().ok_or_else(|| StoreError::NotARun {
+    let mut m = read.manifest.clone().ok_or_else(|| StoreError::NotARun {
         dir: run_dir.to_path_buf(),
     })?;
+    // `running` with no sweep holding the run: it was killed before it could say so (a page
+    // that said Running reloaded itself forever).
+    if m.state == crate::store::RunState::Running && !RunDir::new(run_dir).in_use() {
+        m.state = crate::store::RunState::Interrupted;
+    }
+    let m = &m;
     let run = Run {
         dir: RunDir::new(run_dir),
         links,

@@ -80,7 +80,7 @@ pub enum AxisError {
 }
 
 /// The hint of a refused output flag.
-pub const OUTPUT_HINT: &str = "sweep puts the binary in its build cache; leave out -o, --output, --output-file, -odir, --output-directory, -MF, --dependency-output, --keep-dir, -save-temps, -Map, --options-file, -dumpdir, -dumpbase, -aux-info, -fdump-*=FILE and @file";
+pub const OUTPUT_HINT: &str = "sweep puts the binary in its build cache; leave out -o, --output, --output-file, -odir, --output-directory, -MF, -Wp,-MD, --dependency-output, --dependency-file, --out-implib, --keep-dir, -keep, -save-temps, -Map, --options-file, -dumpdir, -dumpbase, -aux-info, -fdump-*=FILE, -fprofile-generate=DIR, -Wa,-a*=FILE and @file";
 
 /// The first of `flags` (compiler arguments, one per item) that names a file or folder the
 /// compiler would write (nvcc's and gcc's: `-o`, `-o<path>`, `--output-file`, `-odir`,
@@ -88,7 +88,7 @@ pub const OUTPUT_HINT: &str = "sweep puts the binary in its build cache; leave o
 /// `--output` and `-Map`), or reads more options from (`-optf`, `--options-file`, `@file`), also inside `-Xcompiler`/`-Xlinker`/`-Wl,`
 /// lists: such a flag would make a build write outside the run's folders.
 pub fn output_flag<'a>(flags: impl IntoIterator<Item = &'a str>) -> Option<String> {
-    const LONG: [&str; 13] = [
+    const LONG: [&str; 20] = [
         // `--output=x` (gcc), `--output-file`, `--output-directory` (nvcc), a linker's `--output`.
         "--output",
         // A linker's map file (`-Wl,-Map=x`).
@@ -106,24 +106,53 @@ pub fn output_flag<'a>(flags: impl IntoIterator<Item = &'a str>) -> Option<Strin
         "-dumpdir",
         "-dumpbase",
         "-aux-info",
+        // A linker's import library and dependency file (`-Wl,--out-implib,x`).
+        "--out-implib",
+        "--dependency-file",
+        // Where a profiled program writes its counts (when it runs), clang's records and traces.
+        "-fprofile-generate=",
+        "-fprofile-dir=",
+        "-fprofile-note=",
+        "-foptimization-record-file",
+        "-ftime-trace=",
     ];
     for flag in flags {
         // `-Xcompiler=-o,x`, `-Wl,-o,x`, `--compiler-options=..`: each item of the list too.
+        // `-Wp,-MD,x` (the preprocessor's dependency file), `-Wa,-adhln=x` (the assembler's
+        // listing), `-Xptxas=-o,x`.
         let list = [
             "-Xcompiler=",
             "-Xlinker=",
             "--compiler-options=",
             "--linker-options=",
             "-Wl,",
+            "-Wp,",
+            "-Wa,",
+            "-Xptxas=",
+            "--ptxas-options=",
+            "-Xnvlink=",
+            "--nvlink-options=",
         ]
         .iter()
-        .find_map(|p| flag.strip_prefix(p));
+        .find_map(|p| flag.strip_prefix(p).map(|rest| (*p, rest)));
         let items: Vec<&str> = match list {
-            Some(rest) => rest.split(',').collect(),
+            Some((_, rest)) => rest.split(',').collect(),
             None => vec![flag],
         };
+        let preprocessor = flag.starts_with("-Wp,") || items.iter().any(|i| i.trim() == "-Wp");
+        let assembler = flag.starts_with("-Wa,") || items.iter().any(|i| i.trim() == "-Wa");
+        // nvcc's `-keep`: the intermediate files go into the folder it runs in.
+        if matches!(flag.trim(), "-keep" | "--keep") {
+            return Some(flag.trim().to_string());
+        }
         for item in items {
             let item = item.trim();
+            if preprocessor && matches!(item, "-MD" | "-MMD") {
+                return Some(format!("-Wp,{item}"));
+            }
+            if assembler && ((item.starts_with("-a") && item.contains('=')) || item == "--MD") {
+                return Some(item.to_string());
+            }
             // `@file`: more arguments from a file, which may name an output.
             // `-fdump-tree-all=x`, `-fopt-info-vec=x`: a dump into a file of its own.
             let dump_file = (item.starts_with("-fdump-") || item.starts_with("-fopt-info"))
@@ -193,8 +222,9 @@ pub(super) fn expand_axis(a: &AxisFile) -> Result<Axis, AxisError> {
                 count,
             });
         }
-        (0..count as i64)
-            .map(|i| Value::Int(from + i * step))
+        // In i128: `i * step` may pass i64 where `from + i * step` does not (from = i64::MIN).
+        (0..count)
+            .map(|i| Value::Int((from as i128 + i * step as i128) as i64))
             .collect()
     } else if let Some([from, to]) = pow2 {
         let pow = |v: i64| v > 0 && (v & (v - 1)) == 0;

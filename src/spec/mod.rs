@@ -42,6 +42,14 @@ pub const MAX_RECHECK: u32 = 8;
 /// `control_every` when the spec sets none: 16 control re-runs in a sweep of 512 points.
 pub const DEFAULT_CONTROL_EVERY: u32 = 32;
 
+/// The most processes per point (`repeat`): each is a pass over the sweep with a CSV of its own,
+/// planned before the first starts (4,294,967,295 passes took sweep's memory without bound).
+pub const MAX_REPEAT: u32 = 1000;
+
+/// The longest `build_timeout_s`/`run_timeout_s`, about 31 years: a deadline past it overflows
+/// the clock (`i64::MAX` seconds panicked where the deadline was taken).
+pub const MAX_TIMEOUT_S: f64 = 1e9;
+
 /// One value of an axis or a template constant.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(untagged)]
@@ -614,12 +622,15 @@ impl Spec {
                     format!("`{key}` must be a positive number of seconds, not {s}"),
                 ));
             }
-            Duration::try_from_secs_f64(s).map_err(|_| {
-                at_key(
-                    key,
-                    format!("`{key}` = {s:e} is too large (hint: seconds, e.g. 600)"),
-                )
-            })
+            Duration::try_from_secs_f64(s)
+                .ok()
+                .filter(|_| s <= MAX_TIMEOUT_S)
+                .ok_or_else(|| {
+                    at_key(
+                        key,
+                        format!("`{key}` = {s:e} is too large (hint: at most {MAX_TIMEOUT_S:e} seconds; e.g. 600)"),
+                    )
+                })
         };
         if let Some(f) = &file.filter {
             let text = f.get_ref();
@@ -660,15 +671,15 @@ impl Spec {
                         format!("`repeat` is {n} (hint: {REPEAT_HINT})"),
                     ));
                 }
-                u32::try_from(n).map_err(|_| {
-                    invalid(
-                        at,
-                        format!(
-                            "`repeat` is {n} (hint: at most {}; {REPEAT_HINT})",
-                            u32::MAX
-                        ),
-                    )
-                })?
+                match u32::try_from(n) {
+                    Ok(n) if n <= MAX_REPEAT => n,
+                    _ => {
+                        return Err(invalid(
+                            at,
+                            format!("`repeat` is {n} (hint: at most {MAX_REPEAT}; {REPEAT_HINT})"),
+                        ))
+                    }
+                }
             }
             None => 1,
         };

@@ -179,7 +179,7 @@ fn repeat_and_recheck_of_a_wrong_type_or_place_name_the_key() {
         ("repeat = -1", format!("`repeat` is -1 {repeat_hint}")),
         (
             "repeat = 5000000000",
-            "`repeat` is 5000000000 (hint: at most 4294967295; 1 runs each point once, 3 in three processes)".to_string(),
+            "`repeat` is 5000000000 (hint: at most 1000; 1 runs each point once, 3 in three processes)".to_string(),
         ),
         ("recheck = 2.5", format!("`recheck` is 2.5, not an integer {recheck_hint}")),
         (
@@ -553,7 +553,7 @@ fn non_finite_numbers_in_vars_and_axis_values_are_refused_with_key_and_line() {
 
 #[test]
 fn flags_that_name_an_output_of_the_compiler_are_refused_with_the_flag() {
-    let hint = "(hint: sweep puts the binary in its build cache; leave out -o, --output, --output-file, -odir, --output-directory, -MF, --dependency-output, --keep-dir, -save-temps, -Map, --options-file, -dumpdir, -dumpbase, -aux-info, -fdump-*=FILE and @file)";
+    let hint = format!("(hint: {})", super::axis::OUTPUT_HINT);
     let flags = |f: &str| {
         format!("bench = \"b\"\nflags = [{f}]\n[[axis]]\nname = \"threads\"\nrange = [1, 8]\n[[metric]]\npattern = \"mflops\"\n")
     };
@@ -578,6 +578,17 @@ fn flags_that_name_an_output_of_the_compiler_are_refused_with_the_flag() {
         ("\"@/tmp/rsp\"", "@/tmp/rsp"),
         ("\"-Xlinker\", \"--output=/tmp/x\"", "--output=/tmp/x"),
         ("\"-Wl,-Map=/tmp/x.map\"", "-Map=/tmp/x.map"),
+        ("\"-Wp,-MD,/tmp/x.d\"", "-Wp,-MD"),
+        ("\"-Xcompiler=-Wp,-MMD,/tmp/x.d\"", "-Wp,-MMD"),
+        ("\"-Wl,--out-implib,/tmp/x\"", "--out-implib"),
+        (
+            "\"-Xlinker\", \"--dependency-file=/tmp/x\"",
+            "--dependency-file=/tmp/x",
+        ),
+        ("\"-fprofile-generate=/tmp/p\"", "-fprofile-generate=/tmp/p"),
+        ("\"-Wa,-adhln=/tmp/x.lst\"", "-adhln=/tmp/x.lst"),
+        ("\"-Xptxas=-o,/tmp/x\"", "-o"),
+        ("\"-keep\"", "-keep"),
     ] {
         let e = parse(&flags(given)).unwrap_err();
         assert_eq!(
@@ -587,6 +598,10 @@ fn flags_that_name_an_output_of_the_compiler_are_refused_with_the_flag() {
         );
     }
     assert!(parse(&flags("\"-O3\", \"-lineinfo\", \"-Xcompiler=-O2\"")).is_ok());
+    assert!(parse(&flags(
+        "\"-MD\", \"-fprofile-generate\", \"-arch=sm_90\", \"--keep-device-functions\""
+    ))
+    .is_ok());
     let e = parse(&format!(
         "{OK}[[axis]]\nname = \"opt\"\ncompiler_flags = true\nvalues = [\"-O2\", \"-O3 -o /tmp/x\"]\n"
     ))

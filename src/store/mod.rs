@@ -227,13 +227,24 @@ pub fn new_run_dir(
         },
         e => e,
     })?;
+    place_run_dir(&tmp, &base, &stamp, suffix)
+}
+
+/// Renames the folder `tmp` (made whole beside them) to a free `<stamp><suffix>[-n]` in `base`;
+/// the name it got.
+pub fn place_run_dir(
+    tmp: &Path,
+    base: &Path,
+    stamp: &str,
+    suffix: &str,
+) -> Result<PathBuf, StoreError> {
     let mut n = 1;
     loop {
         let dir = match n {
             1 => base.join(format!("{stamp}{suffix}")),
             _ => base.join(format!("{stamp}{suffix}-{n}")),
         };
-        if !dir.exists() && std::fs::rename(&tmp, &dir).is_ok() {
+        if !dir.exists() && std::fs::rename(tmp, &dir).is_ok() {
             return Ok(dir);
         }
         n += 1;

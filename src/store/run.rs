@@ -127,6 +127,19 @@ impl RunDir {
         self.dir.join(super::BUILD_INPUTS)
     }
 
+    /// Whether a sweep holds the run's lock now: a run whose manifest says `running` but whose
+    /// lock nobody holds was killed (SIGKILL, the machine lost) before it could say so. Only
+    /// looks: the lock file is not made where there is none.
+    pub fn in_use(&self) -> bool {
+        let Ok(file) = std::fs::File::open(self.lock()) else {
+            return false;
+        };
+        matches!(
+            file.try_lock_shared(),
+            Err(std::fs::TryLockError::WouldBlock)
+        )
+    }
+
     /// Whether the folder is a run: it has a manifest (every run folder has one from its start).
     pub fn is_run(&self) -> bool {
         self.manifest().is_file()

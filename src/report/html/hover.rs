@@ -55,8 +55,11 @@ pub(super) fn script(h: &mut String, views: &[Analysis], figures: &[Figure]) {
     if charts.is_empty() {
         return;
     }
-    // `</` would end the script element early.
-    let data = Value::Object(charts).to_string().replace("</", "<\\/");
+    // No `<` at all: `</` would end the script element early, and `<!--<script>` (an axis value)
+    // put the parser in a state where the closing tag ends nothing, so the tooltip's script and
+    // the rest of the page became this element's text. `<` only occurs inside JSON strings,
+    // where `\u003c` is the same character.
+    let data = Value::Object(charts).to_string().replace('<', "\\u003c");
     h.push_str(&format!(
         "<script type=\"application/json\" id=\"{DATA_ID}\">{data}</script>\n<script>{SCRIPT}</script>\n"
     ));
