@@ -347,6 +347,34 @@ impl Cost {
             && median(&small) >= 0.75 * median(&large)
     }
 
+    /// Whether the staircase `st` (period P) steps at every edge but for chance, also at those
+    /// between the edges of its multiple `q` (residue `r`), whose drops are larger: P's edges
+    /// read as in `families`, one absent where its drop is within three standard errors of none
+    /// or below a quarter of its family's median, and no more of them absent than
+    /// [`Coverage::drops_present`] allows. (The coverage of P's staircase, of one size of drop,
+    /// finds an edge absent below half of the mean rise: the smaller of two sizes fall there.)
+    /// The H100's `shared_3way_1blk` has no drop at a third of the edges of 32 between those of
+    /// 128; its `global_all_grid` drops at every edge of 32, at 64's more.
+    pub(crate) fn steps_at_every_edge(&self, st: &Staircase, q: i64, r: i64) -> bool {
+        let Some((large, small)) = self.families(st.bounds, st, q, r, &[]) else {
+            return false;
+        };
+        let absent = |f: &[Edge]| {
+            let m = median(f);
+            f.iter()
+                .filter(|(v, se, _)| *v <= 3.0 * se || *v < 0.25 * m)
+                .count()
+        };
+        let seen = large.len() + small.len();
+        let cov = Coverage {
+            predicted: seen,
+            seen,
+            absent: absent(&large) + absent(&small),
+            ..Coverage::default()
+        };
+        large.len() >= 2 && small.len() >= 2 && cov.drops_present()
+    }
+
     /// Every edge of `st` (period P) inside `b`, read as in `coverage` (half a period of P
     /// before it, a quarter to three quarters after it: windows that never reach the next
     /// edge), as a fraction of the rise P's staircase fits there with its standard error; split
