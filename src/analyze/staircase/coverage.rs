@@ -95,6 +95,10 @@ impl Cost {
         let within = |of: &[usize], from: i64, to: i64| self.within(of, from, to);
         let value = |i: usize| self.c[i];
         let mut cov = Coverage::default();
+        let stride = self.stride_in(super::Bounds {
+            knee: b.knee,
+            end: self.len(),
+        });
         // From the edge that ends the flat part (a drop too) to the last point.
         let mut edge = st.residue + (lo - half - st.residue).div_euclid(p) * p;
         while edge < hi {
@@ -117,7 +121,13 @@ impl Cost {
                 within(&all, after.0, after.1),
             );
             if bi.is_empty() || ai.is_empty() {
-                cov.predicted += usize::from(this >= lo);
+                // An edge whose points on one side lie inside a hole of the grid (a run of
+                // missing x, four strides of the steps or more) is unobserved: it counts
+                // neither way (issue 34's Holes battery read "too few points" where a hole
+                // took two edges of eight).
+                let unobserved = (bi.is_empty() && self.in_hole(before.1, stride))
+                    || (ai.is_empty() && self.in_hole(after.1, stride));
+                cov.predicted += usize::from(this >= lo && !unobserved);
                 continue;
             }
             let fitted = mean(&ai, &fit) - mean(&bi, &fit);
@@ -142,7 +152,7 @@ impl Cost {
                 cov.weak_at.push(this);
             }
             // A rounded rise has no sharp place; a sharp one is where the edge says.
-            let slack = if rounded { p / 8 } else { 2 * self.stride };
+            let slack = if rounded { p / 8 } else { 2 * stride };
             let around = within(&live, this - half, this + half);
             let spread = noise * height;
             if missing || self.misplaced(&around, this, p, slack, spread) {
@@ -155,7 +165,7 @@ impl Cost {
             let at = around.partition_point(|&i| self.g[i] <= this);
             let wide = at == 0
                 || at == around.len()
-                || self.g[around[at]] - self.g[around[at - 1]] > self.stride;
+                || self.g[around[at]] - self.g[around[at - 1]] > stride;
             if (wide && !rounded)
                 || self
                     .best_split(&around, this)
@@ -251,6 +261,13 @@ impl Cost {
             .map(|w| (self.c[w[1]] - self.c[w[0]]) / self.c[w[1]])
             .collect();
         robust_sigma(&change) / std::f64::consts::SQRT_2
+    }
+
+    /// Whether grid position `at` lies inside a hole of the grid: the points on either side of
+    /// it are more than four times `stride` apart.
+    fn in_hole(&self, at: i64, stride: i64) -> bool {
+        let at = self.g.partition_point(|&g| g < at);
+        at > 0 && at < self.len() && self.g[at] - self.g[at - 1] > 4 * stride
     }
 
     /// The points of `of` (in grid order) with grid index in (from, to].
