@@ -328,6 +328,12 @@ fn nests_in(
     m: f64,
     level: &dyn Fn(&staircase::Staircase, Option<i64>) -> Confidence,
 ) -> Option<(staircase::Staircase, i64)> {
+    // Both at high confidence: a multiple whose own reading is less sure is no period that
+    // P could be nested in (two weak edges of 32 of one parity read 64 at medium, and 32
+    // nested at high: issue 34's Irregular battery).
+    if level(first, None) != Confidence::High {
+        return None;
+    }
     let stride = s.cost.stride();
     (2..=4)
         .filter(|k| first.period % k == 0 && (first.period / k) % stride == 0)
@@ -498,10 +504,13 @@ pub fn analyze_curve(points: &[(f64, Option<f64>)], sense: Sense) -> Curve {
             // where it steps at every edge (`nests_in`): whether the search found it or the
             // multiple, or its double stood for two sizes of drop.
             let nesting = match &doubled {
-                Some(d) => s.cost.at_period(first, first.period).and_then(|p| {
-                    nests(&grid, s, sense, &p, (d.period, d.residue), m_used, &level)
-                        .then_some((p, d.period))
-                }),
+                Some(d) if level(d, Some(first.period)) == Confidence::High => {
+                    s.cost.at_period(first, first.period).and_then(|p| {
+                        nests(&grid, s, sense, &p, (d.period, d.residue), m_used, &level)
+                            .then_some((p, d.period))
+                    })
+                }
+                Some(_) => None,
                 None => nests_in(&grid, s, sense, first, m_used, &level),
             };
             let doubled = doubled.filter(|_| nesting.is_none());
