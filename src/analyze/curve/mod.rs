@@ -302,12 +302,16 @@ fn nests(
         return false;
     }
     let from = grid.g[s.used[small.bounds.knee]];
-    let (own, between): (Vec<(i64, f64)>, Vec<(i64, f64)>) =
-        losses_after(grid, sense, (p, small.residue), from)
-            .into_iter()
-            .partition(|(g, _)| (g - residue).rem_euclid(multiple) == 0);
-    let typical = |v: &[(i64, f64)]| median(&v.iter().map(|l| l.1).collect::<Vec<f64>>());
-    let comparable = match (typical(&own), typical(&between)) {
+    let losses = losses_after(grid, sense, (p, small.residue), from);
+    let typical = |at_multiple: bool| {
+        let v: Vec<f64> = losses
+            .iter()
+            .filter(|(g, _)| ((g - residue).rem_euclid(multiple) == 0) == at_multiple)
+            .map(|l| l.1)
+            .collect();
+        median(&v)
+    };
+    let comparable = match (typical(true), typical(false)) {
         (Some(own), Some(between)) => own > 0.0 && between >= 0.25 * own,
         _ => false,
     };
