@@ -209,10 +209,15 @@ pub(crate) enum Hard {
     Spikes,
     /// Steps whose rise is a straight ramp over P/4 to P/2 points, P = 32 or 64.
     Linear,
+    /// Grids that are not uniform and have holes (issue 34): 1..512 with one or two runs of
+    /// 24-64 missing x; 1..63, then every 8th x to 512; every 2nd x; 1..128, then every 4th
+    /// x; each with a hole (the last three sometimes), P = 16, 32 or 64 (32 or 64 where x
+    /// steps by 8), the peaks on the grid, an edge sometimes inside a hole.
+    Holes,
 }
 
 impl Hard {
-    pub(crate) const ALL: [Hard; 10] = [
+    pub(crate) const ALL: [Hard; 11] = [
         Hard::Rounded,
         Hard::Nested,
         Hard::Sparse,
@@ -223,7 +228,33 @@ impl Hard {
         Hard::Irregular,
         Hard::Spikes,
         Hard::Linear,
+        Hard::Holes,
     ];
+}
+
+/// The x values of a `Hard::Holes` curve with period `period`, and the step of the grid where
+/// the peaks lie (the phase is a multiple of it).
+fn holes_grid(rng: &mut Rng, period: i64) -> (Vec<i64>, i64) {
+    let layout = rng.int(0, 3);
+    let (mut x, step): (Vec<i64>, i64) = match layout {
+        0 => ((1..=512).collect(), 1),
+        1 => ((1..=63).chain((8..=64).map(|k| 8 * k)).collect(), 8),
+        2 => ((1..=256).map(|k| 2 * k).collect(), 2),
+        _ => ((1..=127).chain((32..=128).map(|k| 4 * k)).collect(), 4),
+    };
+    // One or two holes of 24-64 x between x = 80 and 490; the layouts of uneven steps have
+    // one in three times none.
+    let holes = match layout {
+        0 => rng.int(1, 2),
+        _ => i64::from(!rng.chance(1.0 / 3.0)),
+    };
+    for _ in 0..holes {
+        let width = rng.int(24, 64).max(period / 2);
+        let from = rng.int(80, 490 - width);
+        x.retain(|&v| v <= from || v > from + width);
+    }
+    let step = step.min(period / 2);
+    (x, step)
 }
 
 /// 0 at `t <= 0`, 1 at `t >= 1`, smooth in between.
@@ -299,6 +330,18 @@ pub(crate) fn hard(rng: &mut Rng, kind: Hard, noise: f64) -> Generated {
             (x, period, rng.int(0, period - 1))
         }
         Hard::Cliffs => (xs(rng, 512), 0, 0),
+        Hard::Holes => {
+            let period = [16, 32, 64][rng.int(0, 2) as usize];
+            let (x, step) = holes_grid(rng, period);
+            // Where x steps by 8, a period of 16 spans two points: 32 or 64 there.
+            let period = if step == 8 && period == 16 {
+                32
+            } else {
+                period
+            };
+            let phase = step * rng.int(0, period / step - 1);
+            (x, period, phase)
+        }
         Hard::Long => {
             let period = rng.int(180, 250);
             (xs(rng, 512), period, rng.int(0, period - 1))
@@ -401,6 +444,22 @@ pub(crate) fn hard(rng: &mut Rng, kind: Hard, noise: f64) -> Generated {
             };
             let (p, s) = from_cost(rng, &x, cost, noise);
             (p, s, format!("cliffs at {at:?}"))
+        }
+        Hard::Holes => {
+            let steps = |v: i64| ceil_div(v - phase, period).max(floor_steps) as f64;
+            let (p, s) = from_cost(rng, &x, |v| tau * (overhead + steps(v)), noise);
+            let holes: Vec<String> = x
+                .windows(2)
+                .filter(|w| w[1] - w[0] > 8)
+                .map(|w| format!("{}..{}", w[0], w[1]))
+                .collect();
+            let steps: Vec<i64> = x
+                .windows(2)
+                .map(|w| w[1] - w[0])
+                .filter(|d| *d <= 8)
+                .collect();
+            let top = steps.iter().copied().max().unwrap_or(1);
+            (p, s, format!("grid to {top}, holes {holes:?}"))
         }
         _ => {
             let steps = |v: i64| ceil_div(v - phase, period).max(floor_steps) as f64;

@@ -19,7 +19,7 @@ use fits::{fit_comb, fit_fold, fit_staircase, StairResult};
 pub(crate) use grid::one_per_x;
 use grid::Grid;
 use peaks::{baseline_knee, best, clean, drop_after, left_out, peak_residue, secondary_cost};
-use selection::{better_harmonic, period_of, secondary};
+use selection::{better_harmonic, nests, nests_in, period_of, secondary};
 use serde::Serialize;
 
 /// The least BIC margin, over the model without a period (after paying for every period and
@@ -356,47 +356,62 @@ pub fn analyze_curve(points: &[(f64, Option<f64>)], sense: Sense) -> Curve {
     if let (true, Some(s)) = (use_stair, stair_ok) {
         if let Some(first) = &s.stair {
             let m = s.used.len() as f64;
-            // A staircase's scores by period, and its margin over no period. For the double, the
-            // period found fits better as one staircase, but its drops are not all there: it does
-            // not count against its double (it may come back as the nested period).
-            let weigh = |st: &staircase::Staircase, is_double: bool| -> (Vec<(i64, f64)>, f64) {
-                // A period other than the search's is scored with its irregular edges freed:
-                // the search's fit had none tolerated, and P's weak edges are why it lost.
-                let divided = is_double && st.period < first.period;
-                let own = if divided {
-                    freed_score(s, st, m)
-                } else {
-                    m * st.rss.ln()
+            // A staircase's scores by period, and its margin over no period. `beside`: a period
+            // reported with it (the search's, or the multiple nested in it), which does not count
+            // against it. For the double, the period found fits better as one staircase, but its
+            // drops are not all there (it may come back as the nested period); for a period
+            // nested in its multiple, the multiple is the nested one.
+            let weigh =
+                |st: &staircase::Staircase, beside: Option<i64>| -> (Vec<(i64, f64)>, f64) {
+                    // A period shorter than the search's is scored with its irregular edges freed:
+                    // the search's fit had none tolerated, and P's weak edges are why it lost.
+                    let divided = beside.is_some() && st.period < first.period;
+                    let own = if divided {
+                        freed_score(s, st, m)
+                    } else {
+                        m * st.rss.ln()
+                    };
+                    let scores = st
+                        .rss_by_period
+                        .iter()
+                        .filter(|(p, _)| beside != Some(*p))
+                        .map(|(p, r)| {
+                            let score = if divided && *p == st.period {
+                                own
+                            } else {
+                                m * r.ln()
+                            };
+                            (*p, score)
+                        })
+                        .collect();
+                    let margin = if divided {
+                        divided_margin(s, first, st)
+                    } else if beside.is_some() && st.period > first.period {
+                        (s.margin_none - (own - m * first.rss.ln())).min(s.shape_margin())
+                    } else {
+                        s.margin_none.min(s.shape_margin())
+                    };
+                    (scores, margin)
                 };
-                let scores = st
-                    .rss_by_period
-                    .iter()
-                    .filter(|(p, _)| !is_double || *p != first.period)
-                    .map(|(p, r)| {
-                        let score = if divided && *p == st.period {
-                            own
-                        } else {
-                            m * r.ln()
-                        };
-                        (*p, score)
-                    })
-                    .collect();
-                let margin = if divided {
-                    divided_margin(s, first, st)
-                } else if is_double {
-                    (s.margin_none - (own - m * first.rss.ln())).min(s.shape_margin())
-                } else {
-                    s.margin_none.min(s.shape_margin())
-                };
-                (scores, margin)
+            let level = |st: &staircase::Staircase, beside: Option<i64>| {
+                let (scores, margin) = weigh(st, beside);
+                period_of(
+                    &grid,
+                    st.period,
+                    &[st.residue],
+                    Method::Staircase,
+                    margin,
+                    &scores,
+                )
+                .level
             };
+            let m_used = (s.used.len() - s.outliers.len()) as f64;
             // 2P stands only with P found nested in it: without, nothing weighs 2P against P.
             // And with a confidence of its own: one below zero would print a guess instead.
             let doubled = doubled(s, first).filter(|d| {
-                let m_used = (s.used.len() - s.outliers.len()) as f64;
                 let nested = secondary(&grid, s, d, m_used)
                     .is_some_and(|q| q.period == first.period as f64 * grid.unit);
-                let (scores, margin) = weigh(d, true);
+                let (scores, margin) = weigh(d, Some(first.period));
                 let own = period_of(
                     &grid,
                     d.period,
@@ -407,9 +422,33 @@ pub fn analyze_curve(points: &[(f64, Option<f64>)], sense: Sense) -> Curve {
                 );
                 nested && own.confidence >= 0.0
             });
-            let divided = doubled.is_none().then(|| divided(s, first)).flatten();
-            let st = doubled.as_ref().or(divided.as_ref()).unwrap_or(first);
-            let (scores, margin) = weigh(st, doubled.is_some() || divided.is_some());
+            // A period nested in its multiple, the multiple's drops the larger, reads first
+            // where it steps at every edge (`nests_in`): whether the search found it or the
+            // multiple, or its double stood for two sizes of drop.
+            let nesting = match &doubled {
+                Some(d) if level(d, Some(first.period)) == Confidence::High => {
+                    s.cost.at_period(first, first.period).and_then(|p| {
+                        nests(&grid, s, sense, &p, (d.period, d.residue), m_used, &level)
+                            .then_some((p, d.period))
+                    })
+                }
+                Some(_) => None,
+                None => nests_in(&grid, s, sense, first, m_used, &level),
+            };
+            let doubled = doubled.filter(|_| nesting.is_none());
+            let divided = (doubled.is_none() && nesting.is_none())
+                .then(|| divided(s, first))
+                .flatten();
+            let st = doubled
+                .as_ref()
+                .or(divided.as_ref())
+                .or(nesting.as_ref().map(|(st, _)| st))
+                .unwrap_or(first);
+            let beside = match &nesting {
+                Some((_, multiple)) => Some(*multiple),
+                None => (doubled.is_some() || divided.is_some()).then_some(first.period),
+            };
+            let (scores, margin) = weigh(st, beside);
             curve.knee = s.cost.flat_end(st).map(|k| grid.x[s.used[k]]);
             let noise = robust_sigma(&s.cost.residuals(st.bounds, Some((st.period, st.residue))));
             let residue = peak_residue(&grid, sense, (st.period, st.residue), curve.knee, noise);
@@ -432,7 +471,9 @@ pub fn analyze_curve(points: &[(f64, Option<f64>)], sense: Sense) -> Curve {
             );
             curve.outliers = s.outliers.iter().map(|&i| grid.x[i]).collect();
             let coverage = s.cost.coverage(st, s.rounded);
-            if !coverage.drops_present() {
+            // A period nested in its multiple was read edge by edge against two sizes of drop
+            // (`nests_in`): its smaller drops fall short of the one size its coverage asks for.
+            if !coverage.drops_present() && nesting.is_none() {
                 // A few cliffs, or steps with more irregular edges than chance allows: the period
                 // that fits is named as a guess, with the edges whose drops look absent.
                 let at: Vec<String> = coverage
@@ -677,6 +718,39 @@ mod tests {
         let p = c.period.as_ref().expect("period 64");
         assert_eq!(p.period, 64.0, "{c:?}");
         assert!(p.level <= Confidence::Medium, "{p:?}");
+    }
+
+    /// Throughput over a cost that steps by `small` after every 32 threads and by
+    /// `2·(1 − small)` more after every 64, at 1 % noise: steps of two sizes.
+    fn two_sizes(small: f64) -> Vec<(f64, Option<f64>)> {
+        let mut rng = super::super::synth::Rng::new(7);
+        (1..=512)
+            .map(|x: i64| {
+                let k32 = super::super::fit::ceil_div(x, 32).max(2) as f64;
+                let k64 = super::super::fit::ceil_div(x, 64).max(1) as f64;
+                let cost = 1.0 + small * k32 + 2.0 * (1.0 - small) * k64;
+                let v = 1000.0 * x as f64 / cost * (1.0 + 0.01 * rng.normal());
+                (x as f64, Some(v))
+            })
+            .collect()
+    }
+
+    /// Drops after every warp, larger after every other one (a third of the rise at 32, the
+    /// rest at 64): the search settles on 64 and finds 32 nested in it, both at high confidence.
+    /// 32 steps at every edge, so it is the period and 64 the nested one (issue 34: the H100
+    /// thread sweep's global grid stores read either way from run to run). Where the drops
+    /// between are a detail of 64's (a sixth of them), 64 stays the period.
+    #[test]
+    fn a_period_that_steps_at_every_edge_reads_first_with_its_multiple_nested() {
+        let c = analyze_curve(&two_sizes(0.5), Sense::HigherIsBetter);
+        let (p, q) = (c.period.as_ref().unwrap(), c.secondary.as_ref().unwrap());
+        assert_eq!((p.period, q.period), (32.0, 64.0), "{c:?}");
+        assert_eq!((p.level, q.level), (Confidence::High, Confidence::High));
+        assert!(!c.two_sizes);
+        assert!(c.secondary_cost.is_some_and(|v| v > 0.0), "{c:?}");
+        let c = analyze_curve(&two_sizes(0.3), Sense::HigherIsBetter);
+        let (p, q) = (c.period.as_ref().unwrap(), c.secondary.as_ref().unwrap());
+        assert_eq!((p.period, q.period), (64.0, 32.0), "{c:?}");
     }
 
     #[test]

@@ -125,6 +125,28 @@ pub(super) fn best(grid: &Grid, sense: Sense) -> Option<Best> {
     })
 }
 
+/// The relative loss from each point at `g ≡ residue (mod period)` (grid steps, from `from` on)
+/// to the next point, where that point lies early in the next step (as `drop_after` reads it):
+/// `(g, loss)`, the loss positive where the value gets worse.
+pub(super) fn losses_after(
+    grid: &Grid,
+    sense: Sense,
+    (period, residue): (i64, i64),
+    from: i64,
+) -> Vec<(i64, f64)> {
+    let reach = (period / 4).max(1);
+    (0..grid.x.len().saturating_sub(1))
+        .filter(|&i| grid.g[i] >= from && (grid.g[i] - residue).rem_euclid(period) == 0)
+        .filter(|&i| grid.g[i + 1] - grid.g[i] <= reach && grid.y[i] != 0.0)
+        .map(|i| {
+            (
+                grid.g[i],
+                sense.loss(grid.y[i], grid.y[i + 1]) / grid.y[i].abs(),
+            )
+        })
+        .collect()
+}
+
 /// The average loss from each peak to the next point, when that point lies early in the next step.
 pub(super) fn drop_after(grid: &Grid, peaks: &[usize], period: i64, sense: Sense) -> Option<Drop> {
     let reach = (period / 4).max(1);

@@ -1,10 +1,12 @@
 //! Which period to report and how sure it is: margins over harmonics and neighbours, the period
-//! a negative confidence gives way to, and a second, nested period.
+//! a negative confidence gives way to, a second, nested period, and which of a period and its
+//! multiple is the main one.
 
 use super::fits::StairResult;
 use super::grid::Grid;
-use super::peaks::clean;
-use super::{Confidence, Guess, Method, Period, DETECT};
+use super::peaks::{clean, losses_after};
+use super::{Confidence, Guess, Method, Period, Sense, DETECT};
+use crate::analyze::fit::median;
 use crate::analyze::staircase;
 
 /// Margins of the chosen period over its harmonics and its neighbours: `score(q) - score(p)` for
@@ -132,6 +134,86 @@ pub(super) fn secondary(
             margin_double: None,
         }
     })
+}
+
+/// Whether `small` (period P) is the period and its multiple `multiple` (residue `residue`) the
+/// one nested in it: P steps at every edge but for chance, the multiple's drops the larger
+/// (`steps_at_every_edge`: two sizes of drop, where P's coverage of one size asks the smaller
+/// ones for half of the mean rise); one step past P's other peaks costs a quarter at least of
+/// what it costs past the multiple's (by their medians: smaller steps are a detail of the
+/// multiple's); P reads at high confidence with the multiple not counted against it (`level`,
+/// as `weigh` scores it); and the multiple is found nested in P at high confidence. Which of
+/// the two the search settles on turns on the knee and on a few points: five H100 runs of the
+/// thread sweep read `global_all_grid` as 32 with 64 nested, the committed two as 64 with 32
+/// nested, both at high confidence, on curves whose drops agree edge for edge (issue 34: one
+/// step past 32 costs 6-8 %, past 64 13 %). `shared_3way_1blk` (1.4 % past 64 or 32, 11-25 %
+/// past 128) keeps 128 with 32 nested.
+pub(super) fn nests(
+    grid: &Grid,
+    s: &StairResult,
+    sense: Sense,
+    small: &staircase::Staircase,
+    (multiple, residue): (i64, i64),
+    m: f64,
+    level: &dyn Fn(&staircase::Staircase, Option<i64>) -> Confidence,
+) -> bool {
+    let p = small.period;
+    if multiple <= p || multiple % p != 0 || (residue - small.residue).rem_euclid(p) != 0 {
+        return false;
+    }
+    let from = grid.g[s.used[small.bounds.knee]];
+    let losses = losses_after(grid, sense, (p, small.residue), from);
+    let typical = |at_multiple: bool| {
+        let v: Vec<f64> = losses
+            .iter()
+            .filter(|(g, _)| ((g - residue).rem_euclid(multiple) == 0) == at_multiple)
+            .map(|l| l.1)
+            .collect();
+        median(&v)
+    };
+    let comparable = match (typical(true), typical(false)) {
+        (Some(own), Some(between)) => own > 0.0 && between >= 0.25 * own,
+        _ => false,
+    };
+    comparable
+        && s.cost.coverage(small, s.rounded).enough_points()
+        && s.cost.steps_at_every_edge(small, multiple, residue)
+        && level(small, Some(multiple)) == Confidence::High
+        && secondary(grid, s, small, m)
+            .is_some_and(|q| q.level == Confidence::High && q.period == multiple as f64 * grid.unit)
+}
+
+/// The search found kP (k = 2, 3, 4): P, where it `nests` in kP, and kP.
+pub(super) fn nests_in(
+    grid: &Grid,
+    s: &StairResult,
+    sense: Sense,
+    first: &staircase::Staircase,
+    m: f64,
+    level: &dyn Fn(&staircase::Staircase, Option<i64>) -> Confidence,
+) -> Option<(staircase::Staircase, i64)> {
+    // Both at high confidence: a multiple whose own reading is less sure is no period that
+    // P could be nested in (two weak edges of 32 of one parity read 64 at medium, and 32
+    // nested at high: issue 34's Irregular battery).
+    if level(first, None) != Confidence::High {
+        return None;
+    }
+    let stride = s.cost.stride();
+    (2..=4)
+        .filter(|k| first.period % k == 0 && (first.period / k) % stride == 0)
+        .find_map(|k| {
+            let small = s.cost.at_period(first, first.period / k)?;
+            nests(
+                grid,
+                s,
+                sense,
+                &small,
+                (first.period, first.residue),
+                m,
+                level,
+            )
+            .then_some((small, first.period))
+        })
 }
 
 pub(super) fn period_of(

@@ -75,6 +75,18 @@ const MIN_TAIL: usize = 4;
 /// The fewest points between the knee and the tail.
 const MIN_MIDDLE: usize = 6;
 
+/// Whether a residual sum of squares `rss` beats `best` beyond rounding: two periods or phases
+/// whose steps fall alike on the points (P and P + 1 where the points lie every 8th x, or edges
+/// inside a hole of the grid) fit alike, and the one tried first (the shorter period, the lower
+/// phase) stands; floating-point noise does not choose.
+pub(crate) fn beats(rss: f64, best: f64) -> bool {
+    if best.is_finite() {
+        rss < best - 1e-12 * best.abs()
+    } else {
+        rss < best
+    }
+}
+
 /// Residual sums of squares below this (relative to the point count) are treated as this: a 0.1 %
 /// noise floor, so that wobbles smaller than 0.1 % are not told apart and exact curves still
 /// compare by something finite.
@@ -160,6 +172,23 @@ impl Cost {
     /// The typical distance between points, in grid steps.
     pub(crate) fn stride(&self) -> i64 {
         self.stride
+    }
+
+    /// The typical distance between the points of the part `b` (grid steps): the stride of the
+    /// steps, which periods are tried in multiples of. On a grid of 1..63 and then every 8th x
+    /// the whole grid's median distance is 1 while the steps lie where x moves by 8, and 63 and
+    /// 64 fitted those points alike (issue 34's Holes battery read 63).
+    pub(crate) fn stride_in(&self, b: Bounds) -> i64 {
+        let end = b.end.min(self.len());
+        if end < b.knee + 2 {
+            return self.stride;
+        }
+        let steps: Vec<f64> = self.g[b.knee..end]
+            .windows(2)
+            .map(|p| (p[1] - p[0]) as f64)
+            .filter(|d| *d > 0.0)
+            .collect();
+        median(&steps).map_or(self.stride, |d| (d.round() as i64).max(1))
     }
 
     /// Step count, scaled so that it runs over [0, ~1] like `t`.
@@ -341,6 +370,50 @@ mod tests {
             "tail from {}",
             s.bounds.end
         );
+    }
+
+    /// x = 1..63, then every 8th x to 512 (grid index x − 1), steps of 64 with peaks at x ≡ 48:
+    /// on the points every 8th x, 63 fits as 64 does, and the whole grid's median distance (1)
+    /// let floating-point noise pick 63 (issue 34's Holes battery). The steps' own stride (8)
+    /// tries multiples of 8 only.
+    #[test]
+    fn a_grid_that_thins_out_reads_the_period_of_its_steps() {
+        let x: Vec<i64> = (1..=63).chain((8..=64).map(|k| 8 * k)).collect();
+        let g: Vec<i64> = x.iter().map(|v| v - 1).collect();
+        let cost: Vec<f64> = x
+            .iter()
+            .map(|&v| 0.5 + ceil_div(v - 48, 64).max(2) as f64)
+            .collect();
+        let c = Cost::new(&g, &cost, None);
+        assert_eq!(c.stride(), 1);
+        let s = c.staircase(c.baseline().unwrap().start).unwrap();
+        assert_eq!(c.stride_in(s.bounds), 8);
+        assert_eq!((s.period, s.residue), (64, 47));
+    }
+
+    /// Two candidates that fit alike: the one tried first stands, whatever the rounding.
+    #[test]
+    fn a_tie_goes_to_the_candidate_tried_first() {
+        assert!(!beats(1.0 + 1e-15, 1.0));
+        assert!(!beats(1.0 - 1e-15, 1.0));
+        assert!(beats(1.0 - 1e-9, 1.0));
+        assert!(beats(5.0, f64::INFINITY));
+    }
+
+    /// Steps of 32 on 1..512 with x = 200..260 missing: the edges at 224 and 256 fall inside
+    /// the hole, unobserved, and count neither way; every other edge is seen and drops.
+    #[test]
+    fn edges_inside_a_hole_of_the_grid_are_unobserved() {
+        let x: Vec<i64> = (1..=512).filter(|v| !(200..=260).contains(v)).collect();
+        let g: Vec<i64> = x.iter().map(|v| v - 1).collect();
+        let cost: Vec<f64> = x.iter().map(|&v| ceil_div(v, 32).max(2) as f64).collect();
+        let c = Cost::new(&g, &cost, None);
+        let s = c.staircase(c.baseline().unwrap().start).unwrap();
+        assert_eq!((s.period, s.residue), (32, 31));
+        let cov = c.coverage(&s, false);
+        assert_eq!(cov.absent, 0, "{cov:?}");
+        assert_eq!(cov.predicted, cov.seen, "{cov:?}");
+        assert!(cov.enough_points() && cov.drops_present(), "{cov:?}");
     }
 
     #[test]

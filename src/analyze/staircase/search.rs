@@ -2,7 +2,7 @@
 //! alternating with the knee and the start of the straight tail until they settle.
 
 use super::{
-    rising, rising_rss, rss_floor, Baseline, Bounds, Cost, Found, Staircase, MAX_PERIOD,
+    beats, rising, rising_rss, rss_floor, Baseline, Bounds, Cost, Found, Staircase, MAX_PERIOD,
     MIN_MIDDLE, MIN_STEPS, TAIL_COST,
 };
 use crate::analyze::fit::Normal;
@@ -38,7 +38,7 @@ impl Cost {
     pub(crate) fn is_candidate(&self, b: Bounds, period: i64) -> bool {
         b.end >= b.knee + MIN_MIDDLE
             && period >= 2
-            && period % self.stride == 0
+            && period % self.stride_in(b) == 0
             && period <= ((self.g[b.end - 1] - self.g[b.knee] + 1) / MIN_STEPS).min(MAX_PERIOD)
     }
 
@@ -51,12 +51,12 @@ impl Cost {
         let mut best: Option<(i64, i64, f64)> = None;
         let mut by_period = Vec::new();
         let mut candidates = 0;
-        let stride = self.stride;
+        let stride = self.stride_in(b);
         for period in (2..=max_period).filter(|p| p % stride == 0) {
             let (residue, rss) = self.phase_scan(b, period);
             candidates += period as usize;
             by_period.push((period, rss));
-            if best.is_none_or(|(_, _, r)| rss < r) {
+            if best.is_none_or(|(_, _, r)| beats(rss, r)) {
                 best = Some((period, residue, rss));
             }
         }
@@ -146,7 +146,7 @@ impl Cost {
                 }
             }
             let rss = outside + rising(solver.solve(column));
-            if rss < best.1 {
+            if beats(rss, best.1) {
                 best = (residue, rss);
             }
         }
@@ -236,7 +236,7 @@ impl Cost {
         }
         let mut rss_by_period = vec![(period, rss.max(floor))];
         for q in others {
-            if q >= 2 && q % self.stride == 0 && q <= extent(bounds) {
+            if q >= 2 && q % self.stride_in(bounds) == 0 && q <= extent(bounds) {
                 rss_by_period.push((q, self.phase_scan(bounds, q).1.max(floor)));
             }
         }

@@ -184,7 +184,7 @@ impl Cost {
             if q * MIN_STEPS <= extent {
                 pairs.extend((0..k).map(|j| (q, (st.residue + j * p).rem_euclid(q))));
             }
-            if p % k == 0 && p / k >= 2 && (p / k) % self.stride == 0 {
+            if p % k == 0 && p / k >= 2 && (p / k) % self.stride_in(b) == 0 {
                 pairs.push((p / k, st.residue.rem_euclid(p / k)));
             }
         }
