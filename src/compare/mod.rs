@@ -18,7 +18,7 @@ use crate::analyze::load::unit_of_column;
 use crate::analyze::reading::human;
 use crate::analyze::{self, Analysis, AnalyzeError, AnalyzeOptions, Sense};
 use crate::store::{self, Dialect};
-use read::{common_metrics, key, listed, same_axes, MetricCols, Run};
+use read::{common_metrics, key, listed, same_axes, Keys, MetricCols, Run};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
@@ -159,13 +159,12 @@ impl Verdict {
     }
 }
 
-/// One metric at one point matched in both runs.
+/// One metric at one point matched in both runs. Its axis values are
+/// [`Comparison::axis_values`], its metric's column that of its series.
 #[derive(Debug, Clone)]
 pub struct PointCmp {
-    /// The axis values, in the order of `Comparison::axes`.
-    pub axes: Vec<String>,
-    /// The metric's column.
-    pub metric: String,
+    /// The point, in order of A's rows: the index of its key in `Comparison`.
+    pub point: usize,
     pub a: f64,
     pub b: f64,
     /// B / A.
@@ -255,6 +254,24 @@ pub struct Comparison {
     /// Conditions the two runs were measured in that differ (`prestart: A 1 / B 0`), from their
     /// manifests.
     pub differences: Vec<String>,
+    /// The axis values of the points: numbers (`Keys`), `axes.len()` a point, one key per
+    /// matched point.
+    keys: Keys,
+    point_keys: Vec<u32>,
+}
+
+impl Comparison {
+    /// A point's axis values, in the order of `axes`.
+    pub fn axis_values<'a>(&'a self, p: &PointCmp) -> impl Iterator<Item = &'a str> + 'a {
+        let width = self.axes.len();
+        self.keys
+            .values(&self.point_keys[p.point * width..(p.point + 1) * width])
+    }
+
+    /// The metric column of a point.
+    pub fn metric_of(&self, p: &PointCmp) -> &str {
+        &self.series[p.series].metric
+    }
 }
 
 /// The series of an analysis by metric column and group (its axis values as keys, [`key`]); the
@@ -299,7 +316,7 @@ fn shape(index: &SeriesIndex, metric: &str, group: &[String]) -> Option<Shape> {
 }
 
 /// `threads=3, variant=a`.
-fn label(axes: &[String], values: &[String]) -> String {
+fn label<'a>(axes: &[String], values: impl Iterator<Item = &'a str>) -> String {
     axes.iter()
         .zip(values)
         .map(|(a, v)| format!("{a}={v}"))
@@ -309,8 +326,10 @@ fn label(axes: &[String], values: &[String]) -> String {
 
 /// Compares run B with run A (run folders or results CSVs).
 pub fn compare(a: &Path, b: &Path, opts: &Options) -> Result<Comparison, CompareError> {
-    let run_a = Run::read(store::Run::open(a)?, None)?;
-    let run_b = Run::read(store::Run::open(b)?, Some(&run_a.table.axes))?;
+    let table_a = store::Run::open(a)?;
+    let mut keys = Keys::new(table_a.axes.len());
+    let run_a = Run::read(table_a, None, &mut keys)?;
+    let run_b = Run::read(store::Run::open(b)?, Some(&run_a.table.axes), &mut keys)?;
     // A run with a header and no row yet has nothing to compare (and no metric to guess).
     for run in [&run_a, &run_b] {
         if run.table.rows.is_empty() {
@@ -376,21 +395,29 @@ pub fn compare(a: &Path, b: &Path, opts: &Options) -> Result<Comparison, Compare
         .collect();
 
     let mut series: Vec<SeriesCmp> = Vec::new();
-    let mut series_index: HashMap<(usize, Vec<String>), usize> = HashMap::new();
+    // Per metric, the series of each group (the numbers of its axis values).
+    let mut series_index: Vec<HashMap<Box<[u32]>, usize>> = vec![HashMap::new(); metrics.len()];
     let mut logs: Vec<Vec<f64>> = Vec::new();
     let mut points = Vec::new();
+    let mut point_keys = Vec::new();
     let mut failed = Vec::new();
     let mut lost_in_b = Vec::new();
     let mut only_a = Vec::new();
     let mut matched = 0;
-    for k in &run_a.keys {
-        let ra = run_a.by_key[k];
+    let mut compared = 0;
+    let mut group_key: Vec<u32> = Vec::with_capacity(by.len());
+    for &ra in &run_a.firsts {
+        let k = run_a.key(ra);
+        let point_label = || label(&axes, keys.values(k));
+        // The point's index among those with a value compared, once it has one.
+        let mut point = None;
         let Some(&rb) = run_b.by_key.get(k) else {
-            only_a.push(label(&axes, k));
+            only_a.push(point_label());
             continue;
         };
         matched += 1;
-        let group: Vec<String> = by.iter().map(|&i| k[i].clone()).collect();
+        group_key.clear();
+        group_key.extend(by.iter().map(|&i| k[i]));
         let status = match (run_a.failed_status(ra), run_b.failed_status(rb)) {
             (None, None) => None,
             (Some(s), None) => Some(format!("A {s}")),
@@ -398,14 +425,21 @@ pub fn compare(a: &Path, b: &Path, opts: &Options) -> Result<Comparison, Compare
             (Some(s), Some(t)) => Some(format!("A {s}, B {t}")),
         };
         if let Some(s) = &status {
-            failed.push(format!("{} ({s})", label(&axes, k)));
+            failed.push(format!("{} ({s})", point_label()));
         }
         let mut lost = match (run_a.failed_status(ra), run_b.failed_status(rb)) {
-            (None, Some(s)) => Some(format!("{}, B {s}", label(&axes, k))),
+            (None, Some(s)) => Some(format!("{}, B {s}", point_label())),
             _ => None,
         };
         for (m, metric) in metrics.iter().enumerate() {
-            let si = *series_index.entry((m, group.clone())).or_insert_with(|| {
+            let si = match series_index[m].get(group_key.as_slice()) {
+                Some(&si) => si,
+                None => {
+                let group: Vec<String> = by
+                    .iter()
+                    .zip(&group_key)
+                    .map(|(&i, &n)| keys.value(i, n).to_string())
+                    .collect();
                 let groups: Vec<String> = by
                     .iter()
                     .zip(&group)
@@ -447,8 +481,10 @@ pub fn compare(a: &Path, b: &Path, opts: &Options) -> Result<Comparison, Compare
                         .unwrap_or_else(|| format!("series-{}", series.len())),
                 });
                 logs.push(Vec::new());
+                series_index[m].insert(group_key.as_slice().into(), series.len() - 1);
                 series.len() - 1
-            });
+                }
+            };
             if status.is_some() {
                 series[si].failed += 1;
                 continue;
@@ -469,7 +505,7 @@ pub fn compare(a: &Path, b: &Path, opts: &Options) -> Result<Comparison, Compare
                         lost.get_or_insert_with(|| {
                             format!(
                                 "{} `{}`, {}",
-                                label(&axes, k),
+                                point_label(),
                                 metric.column,
                                 whys.join(", ")
                             )
@@ -477,7 +513,7 @@ pub fn compare(a: &Path, b: &Path, opts: &Options) -> Result<Comparison, Compare
                     }
                     failed.push(format!(
                         "{} `{}` ({})",
-                        label(&axes, k),
+                        point_label(),
                         metric.column,
                         whys.join(", ")
                     ));
@@ -498,9 +534,13 @@ pub fn compare(a: &Path, b: &Path, opts: &Options) -> Result<Comparison, Compare
                 Verdict::Slower => s.slower += 1,
             }
             logs[si].push((b / a).ln());
+            let point = *point.get_or_insert_with(|| {
+                point_keys.extend_from_slice(k);
+                compared += 1;
+                compared - 1
+            });
             points.push(PointCmp {
-                axes: k.clone(),
-                metric: metric.column.clone(),
+                point,
                 a,
                 b,
                 ratio: b / a,
@@ -519,10 +559,11 @@ pub fn compare(a: &Path, b: &Path, opts: &Options) -> Result<Comparison, Compare
         }
     }
     let only_b = run_b
-        .keys
+        .firsts
         .iter()
+        .map(|&rb| run_b.key(rb))
         .filter(|k| !run_a.by_key.contains_key(*k))
-        .map(|k| label(&axes, k))
+        .map(|k| label(&axes, keys.values(k)))
         .collect();
     Ok(Comparison {
         differences: conditions::differences(&run_a.table, &run_b.table)
@@ -544,6 +585,8 @@ pub fn compare(a: &Path, b: &Path, opts: &Options) -> Result<Comparison, Compare
         failed,
         lost_in_b,
         dialect: run_a.table.dialect,
+        keys,
+        point_keys,
     })
 }
 
@@ -578,8 +621,7 @@ mod tests {
     #[test]
     fn loss_is_throughput_lost_or_time_added() {
         let p = |ratio: f64, sense| PointCmp {
-            axes: vec![],
-            metric: "m".into(),
+            point: 0,
             a: 1.0,
             b: ratio,
             ratio,

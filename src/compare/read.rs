@@ -26,38 +26,99 @@ pub(super) fn key(cell: &str, dialect: Dialect) -> String {
     }
 }
 
+/// The axis values of both runs as numbers: each value of an axis (as [`key`] spells it) gets
+/// one, in order of first appearance, so that a point's key is a few integers that A's and B's
+/// rows share, made without a String a row.
+#[derive(Debug, Clone)]
+pub(super) struct Keys {
+    /// Per axis, the value of each number.
+    values: Vec<Vec<String>>,
+    numbers: Vec<HashMap<String, u32>>,
+}
+
+impl Keys {
+    pub(super) fn new(axes: usize) -> Keys {
+        Keys {
+            values: vec![Vec::new(); axes],
+            numbers: vec![HashMap::new(); axes],
+        }
+    }
+
+    fn number(&mut self, axis: usize, value: String) -> u32 {
+        if let Some(&n) = self.numbers[axis].get(&value) {
+            return n;
+        }
+        let n = self.values[axis].len() as u32;
+        self.values[axis].push(value.clone());
+        self.numbers[axis].insert(value, n);
+        n
+    }
+
+    /// The value of number `n` of axis `axis`.
+    pub(super) fn value(&self, axis: usize, n: u32) -> &str {
+        &self.values[axis][n as usize]
+    }
+
+    /// The values of a key, in axis order.
+    pub(super) fn values<'a>(&'a self, key: &'a [u32]) -> impl Iterator<Item = &'a str> + 'a {
+        key.iter().enumerate().map(|(axis, &n)| self.value(axis, n))
+    }
+}
+
 /// One run read for comparison.
 pub(super) struct Run {
     pub(super) table: Table,
-    /// Row of each point, by its axis values in the order of A's axes.
-    pub(super) by_key: HashMap<Vec<String>, usize>,
-    /// Keys in row order (first appearance).
-    pub(super) keys: Vec<Vec<String>>,
+    /// The key of each row ([`Keys`]): its axis values in the order of A's axes, `width` numbers
+    /// a row.
+    keys: Vec<u32>,
+    width: usize,
+    /// Row of each point (its first), by its key.
+    pub(super) by_key: HashMap<Box<[u32]>, usize>,
+    /// The rows of the points, in order of first appearance.
+    pub(super) firsts: Vec<usize>,
     status: Option<usize>,
     /// Per metric column, the 95 % half-width between processes from the run's control re-runs.
     between: HashMap<String, f64>,
 }
 
 impl Run {
-    pub(super) fn read(table: Table, axes: Option<&[String]>) -> Result<Run, CompareError> {
+    /// Reads the keys of `table`'s rows by `axes` (its own when `None`) into `keys`, which both
+    /// runs share.
+    pub(super) fn read(
+        table: Table,
+        axes: Option<&[String]>,
+        keys: &mut Keys,
+    ) -> Result<Run, CompareError> {
         let axes = axes.unwrap_or(&table.axes).to_vec();
         let cols: Vec<Option<usize>> = axes
             .iter()
             .map(|a| table.header.iter().position(|h| h == a))
             .collect();
-        let mut by_key = HashMap::new();
-        let mut keys = Vec::new();
-        for (i, row) in table.rows.iter().enumerate() {
-            let k: Vec<String> = cols
-                .iter()
-                .map(|c| {
+        let width = cols.len();
+        let mut row_keys = Vec::with_capacity(table.rows.len() * width);
+        let mut by_key: HashMap<Box<[u32]>, usize> = HashMap::new();
+        let mut firsts = Vec::new();
+        {
+            // A cell seen before in its column is not spelled again.
+            let mut seen: Vec<HashMap<&str, u32>> = vec![HashMap::new(); width];
+            for (i, row) in table.rows.iter().enumerate() {
+                for (axis, c) in cols.iter().enumerate() {
                     let cell = c.and_then(|c| row.get(c)).unwrap_or("");
-                    key(cell, table.dialect)
-                })
-                .collect();
-            if !by_key.contains_key(&k) {
-                by_key.insert(k.clone(), i);
-                keys.push(k);
+                    let n = match seen[axis].get(cell) {
+                        Some(&n) => n,
+                        None => {
+                            let n = keys.number(axis, key(cell, table.dialect));
+                            seen[axis].insert(cell, n);
+                            n
+                        }
+                    };
+                    row_keys.push(n);
+                }
+                let k = &row_keys[i * width..];
+                if !by_key.contains_key(k) {
+                    by_key.insert(k.into(), i);
+                    firsts.push(i);
+                }
             }
         }
         let status = table.column(STATUS_COLUMN);
@@ -68,11 +129,18 @@ impl Run {
             .collect();
         Ok(Run {
             table,
+            keys: row_keys,
+            width,
             by_key,
-            keys,
+            firsts,
             status,
             between,
         })
+    }
+
+    /// The key of `row`.
+    pub(super) fn key(&self, row: usize) -> &[u32] {
+        &self.keys[row * self.width..(row + 1) * self.width]
     }
 
     fn cell(&self, row: usize, col: Option<usize>) -> &str {
@@ -226,5 +294,36 @@ mod tests {
         assert_eq!(key("0,5", semicolon), key("0.5", comma));
         assert_eq!(key(" shared ", comma), "shared");
         assert_ne!(key("32", comma), key("33", comma));
+    }
+
+    /// Both runs' rows get their keys from one `Keys`: a value spelled two ways (in two
+    /// dialects) is one number, and a point's first row is kept.
+    #[test]
+    fn keys_of_both_runs_share_their_numbers() {
+        let dir = tempfile::tempdir().unwrap();
+        let write = |name: &str, text: &str| {
+            let p = dir.path().join(name);
+            std::fs::write(&p, text).unwrap();
+            Table::open(&p).unwrap()
+        };
+        let a = write(
+            "a.csv",
+            "point_id,index,n,v,status,copy_gb_per_s\na,0,32,x,ok,1\nb,1,64,x,ok,2\nc,2,32.0,x,ok,3\n",
+        );
+        let b = write(
+            "b.csv",
+            "point_id;index;v;n;status;copy_gb_per_s\na;0;x;0,64e2;ok;1\nb;1;y;3,2e1;ok;2\n",
+        );
+        let mut keys = Keys::new(2);
+        let a = Run::read(a, None, &mut keys).unwrap();
+        let axes = a.table.axes.clone();
+        let b = Run::read(b, Some(&axes), &mut keys).unwrap();
+        assert_eq!(a.firsts, [0, 1], "32 and 32.0 are one point");
+        let values = |r: &Run, row| keys.values(r.key(row)).collect::<Vec<_>>().join(" ");
+        assert_eq!(values(&a, 2), "32 x");
+        assert_eq!(values(&b, 0), "64 x");
+        assert_eq!(values(&b, 1), "32 y");
+        assert_eq!(b.by_key.get(a.key(1)), Some(&0));
+        assert_eq!(b.by_key.get(a.key(0)), None);
     }
 }
