@@ -52,8 +52,7 @@ fn fold(g: &[i64], e: &[f64], period: i64) -> Folded {
     let p = period as usize;
     let mut sum = vec![0.0; p];
     let mut count = vec![0usize; p];
-    for (gi, ei) in g.iter().zip(e) {
-        let c = gi.rem_euclid(period) as usize;
+    for (c, ei) in super::fit::residues(g, period).zip(e) {
         sum[c] += ei;
         count[c] += 1;
     }
@@ -109,9 +108,8 @@ fn joint(g: &[i64], v: &[f64], period: i64) -> (Folded, Vec<f64>) {
         let t = trend(&without);
         let detrended: Vec<f64> = v.iter().zip(&t).map(|(vi, ti)| vi - ti).collect();
         let folded = fold(g, &detrended, period);
-        effect = g
-            .iter()
-            .map(|gi| folded.means[gi.rem_euclid(period) as usize].unwrap_or(0.0))
+        effect = super::fit::residues(g, period)
+            .map(|c| folded.means[c].unwrap_or(0.0))
             .collect();
         let residuals = detrended
             .iter()
