@@ -396,7 +396,7 @@ pub fn compare(a: &Path, b: &Path, opts: &Options) -> Result<Comparison, Compare
 
     let mut series: Vec<SeriesCmp> = Vec::new();
     // Per metric, the series of each group (the numbers of its axis values).
-    let mut series_index: Vec<HashMap<Box<[u32]>, usize>> = vec![HashMap::new(); metrics.len()];
+    let mut series_index: Vec<read::KeyMap<usize>> = vec![Default::default(); metrics.len()];
     let mut logs: Vec<Vec<f64>> = Vec::new();
     let mut points = Vec::new();
     let mut point_keys = Vec::new();

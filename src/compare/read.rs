@@ -6,6 +6,46 @@ use crate::analyze::load::{carries_values, stat_column, MetricColumn};
 use crate::store::schema::{Dialect, GPU_NAME_COLUMN, STATUS_COLUMN};
 use crate::store::Run as Table;
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
+
+/// A map keyed by the numbers of [`Keys`]: hashed by multiplying and rotating (rustc's Fx hash),
+/// not SipHash, whose guard against chosen keys numbers that sweep gives out do not need.
+pub(super) type KeyMap<V> = HashMap<Box<[u32]>, V, BuildHasherDefault<NumberHasher>>;
+
+/// The hasher of [`KeyMap`].
+#[derive(Default, Clone, Copy)]
+pub(super) struct NumberHasher(u64);
+
+impl NumberHasher {
+    fn add(&mut self, word: u64) {
+        self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+}
+
+impl Hasher for NumberHasher {
+    /// A slice of numbers comes as its bytes: eight at a time.
+    fn write(&mut self, bytes: &[u8]) {
+        let mut words = bytes.chunks_exact(8);
+        for w in &mut words {
+            self.add(u64::from_le_bytes(w.try_into().unwrap_or_default()));
+        }
+        for b in words.remainder() {
+            self.add(u64::from(*b));
+        }
+    }
+
+    fn write_u32(&mut self, n: u32) {
+        self.add(u64::from(n));
+    }
+
+    fn write_usize(&mut self, n: usize) {
+        self.add(n as u64);
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
 
 pub(super) fn listed(names: &[String]) -> String {
     if names.is_empty() {
@@ -73,7 +113,7 @@ pub(super) struct Run {
     keys: Vec<u32>,
     width: usize,
     /// Row of each point (its first), by its key.
-    pub(super) by_key: HashMap<Box<[u32]>, usize>,
+    pub(super) by_key: KeyMap<usize>,
     /// The rows of the points, in order of first appearance.
     pub(super) firsts: Vec<usize>,
     status: Option<usize>,
@@ -96,22 +136,28 @@ impl Run {
             .collect();
         let width = cols.len();
         let mut row_keys = Vec::with_capacity(table.rows.len() * width);
-        let mut by_key: HashMap<Box<[u32]>, usize> = HashMap::new();
+        let mut by_key = KeyMap::default();
         let mut firsts = Vec::new();
         {
-            // A cell seen before in its column is not spelled again.
+            // A cell seen before in its column is not spelled again: the same as the row
+            // before's (an axis that moves slowly), or looked up.
             let mut seen: Vec<HashMap<&str, u32>> = vec![HashMap::new(); width];
+            let mut before: Vec<Option<(&str, u32)>> = vec![None; width];
             for (i, row) in table.rows.iter().enumerate() {
                 for (axis, c) in cols.iter().enumerate() {
                     let cell = c.and_then(|c| row.get(c)).unwrap_or("");
-                    let n = match seen[axis].get(cell) {
-                        Some(&n) => n,
-                        None => {
-                            let n = keys.number(axis, key(cell, table.dialect));
-                            seen[axis].insert(cell, n);
-                            n
-                        }
+                    let n = match before[axis].filter(|b| b.0 == cell) {
+                        Some((_, n)) => n,
+                        None => match seen[axis].get(cell) {
+                            Some(&n) => n,
+                            None => {
+                                let n = keys.number(axis, key(cell, table.dialect));
+                                seen[axis].insert(cell, n);
+                                n
+                            }
+                        },
                     };
+                    before[axis] = Some((cell, n));
                     row_keys.push(n);
                 }
                 let k = &row_keys[i * width..];
