@@ -328,8 +328,11 @@ fn label<'a>(axes: &[String], values: impl Iterator<Item = &'a str>) -> String {
 pub fn compare(a: &Path, b: &Path, opts: &Options) -> Result<Comparison, CompareError> {
     let table_a = store::Run::open(a)?;
     let mut keys = Keys::new(table_a.axes.len());
-    let run_a = Run::read(table_a, None, &mut keys)?;
-    let run_b = Run::read(store::Run::open(b)?, Some(&run_a.table.axes), &mut keys)?;
+    let mut run_a = Run::read(table_a, None, &mut keys)?;
+    let mut run_b = Run::read(store::Run::open(b)?, Some(&run_a.table.axes), &mut keys)?;
+    let strides = keys.strides();
+    run_a.index(strides.as_deref());
+    run_b.index(strides.as_deref());
     // A run with a header and no row yet has nothing to compare (and no metric to guess).
     for run in [&run_a, &run_b] {
         if run.table.rows.is_empty() {
@@ -411,7 +414,7 @@ pub fn compare(a: &Path, b: &Path, opts: &Options) -> Result<Comparison, Compare
         let point_label = || label(&axes, keys.values(k));
         // The point's index among those with a value compared, once it has one.
         let mut point = None;
-        let Some(&rb) = run_b.by_key.get(k) else {
+        let Some(rb) = run_b.row_of(k) else {
             only_a.push(point_label());
             continue;
         };
@@ -562,7 +565,7 @@ pub fn compare(a: &Path, b: &Path, opts: &Options) -> Result<Comparison, Compare
         .firsts
         .iter()
         .map(|&rb| run_b.key(rb))
-        .filter(|k| !run_a.by_key.contains_key(*k))
+        .filter(|k| run_a.row_of(k).is_none())
         .map(|k| label(&axes, keys.values(k)))
         .collect();
     Ok(Comparison {

@@ -5,6 +5,7 @@ use super::{CompareError, Side};
 use crate::analyze::load::{carries_values, stat_column, MetricColumn};
 use crate::store::schema::{Dialect, GPU_NAME_COLUMN, STATUS_COLUMN};
 use crate::store::Run as Table;
+use std::collections::hash_map::Entry;
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 
@@ -99,10 +100,42 @@ impl Keys {
         &self.values[axis][n as usize]
     }
 
+    /// What each axis' number is multiplied by to pack a key into one integer (its numbers in
+    /// mixed radix, each axis' base its count of values); `None` when the counts multiply to
+    /// 2^64 or more (many axes, each with very many values).
+    pub(super) fn strides(&self) -> Option<Vec<u64>> {
+        let mut strides = Vec::with_capacity(self.values.len());
+        let mut next: u64 = 1;
+        for values in &self.values {
+            strides.push(next);
+            next = next.checked_mul(values.len().max(1) as u64)?;
+        }
+        Some(strides)
+    }
+
     /// The values of a key, in axis order.
     pub(super) fn values<'a>(&'a self, key: &'a [u32]) -> impl Iterator<Item = &'a str> + 'a {
         key.iter().enumerate().map(|(axis, &n)| self.value(axis, n))
     }
+}
+
+/// A map keyed by packed keys ([`pack`]).
+type NumberMap<V> = HashMap<u64, V, BuildHasherDefault<NumberHasher>>;
+
+/// The points of a run by key: packed into one integer where [`Keys::strides`] allows (with
+/// them), else by the key's numbers.
+enum Index {
+    Packed(NumberMap<usize>, Vec<u64>),
+    Numbers(KeyMap<usize>),
+}
+
+/// A key as one integer: its numbers in mixed radix. Below 2^64 with `strides` from
+/// [`Keys::strides`], since each number is below its axis' count.
+fn pack(key: &[u32], strides: &[u64]) -> u64 {
+    key.iter()
+        .zip(strides)
+        .map(|(&n, &s)| u64::from(n) * s)
+        .sum()
 }
 
 /// One run read for comparison.
@@ -112,9 +145,9 @@ pub(super) struct Run {
     /// a row.
     keys: Vec<u32>,
     width: usize,
-    /// Row of each point (its first), by its key.
-    pub(super) by_key: KeyMap<usize>,
-    /// The rows of the points, in order of first appearance.
+    /// Row of each point (its first), by its key (`index`).
+    by_key: Index,
+    /// The rows of the points, in order of first appearance (`index`).
     pub(super) firsts: Vec<usize>,
     status: Option<usize>,
     /// Per metric column, the 95 % half-width between processes from the run's control re-runs.
@@ -136,14 +169,12 @@ impl Run {
             .collect();
         let width = cols.len();
         let mut row_keys = Vec::with_capacity(table.rows.len() * width);
-        let mut by_key = KeyMap::default();
-        let mut firsts = Vec::new();
         {
             // A cell seen before in its column is not spelled again: the same as the row
             // before's (an axis that moves slowly), or looked up.
             let mut seen: Vec<HashMap<&str, u32>> = vec![HashMap::new(); width];
             let mut before: Vec<Option<(&str, u32)>> = vec![None; width];
-            for (i, row) in table.rows.iter().enumerate() {
+            for row in &table.rows {
                 for (axis, c) in cols.iter().enumerate() {
                     let cell = c.and_then(|c| row.get(c)).unwrap_or("");
                     let n = match before[axis].filter(|b| b.0 == cell) {
@@ -160,11 +191,6 @@ impl Run {
                     before[axis] = Some((cell, n));
                     row_keys.push(n);
                 }
-                let k = &row_keys[i * width..];
-                if !by_key.contains_key(k) {
-                    by_key.insert(k.into(), i);
-                    firsts.push(i);
-                }
             }
         }
         let status = table.column(STATUS_COLUMN);
@@ -177,8 +203,8 @@ impl Run {
             table,
             keys: row_keys,
             width,
-            by_key,
-            firsts,
+            by_key: Index::Numbers(KeyMap::default()),
+            firsts: Vec::new(),
             status,
             between,
         })
@@ -187,6 +213,46 @@ impl Run {
     /// The key of `row`.
     pub(super) fn key(&self, row: usize) -> &[u32] {
         &self.keys[row * self.width..(row + 1) * self.width]
+    }
+
+    /// Finds the points among the rows (`firsts`) and indexes them by key, once both runs'
+    /// values are numbered: `strides` from [`Keys::strides`] (keys packed into one integer,
+    /// 16 bytes a point in the index), or `None` (the keys' numbers, boxed).
+    pub(super) fn index(&mut self, strides: Option<&[u64]>) {
+        let rows = self.table.rows.len();
+        let mut firsts = Vec::new();
+        self.by_key = match strides {
+            Some(strides) => {
+                let mut index = NumberMap::default();
+                for row in 0..rows {
+                    if let Entry::Vacant(e) = index.entry(pack(self.key(row), strides)) {
+                        e.insert(row);
+                        firsts.push(row);
+                    }
+                }
+                Index::Packed(index, strides.to_vec())
+            }
+            None => {
+                let mut index = KeyMap::default();
+                for row in 0..rows {
+                    let k = self.key(row);
+                    if !index.contains_key(k) {
+                        index.insert(k.into(), row);
+                        firsts.push(row);
+                    }
+                }
+                Index::Numbers(index)
+            }
+        };
+        self.firsts = firsts;
+    }
+
+    /// The row of the point with key `key`, when the run has it.
+    pub(super) fn row_of(&self, key: &[u32]) -> Option<usize> {
+        match &self.by_key {
+            Index::Packed(index, strides) => index.get(&pack(key, strides)).copied(),
+            Index::Numbers(index) => index.get(key).copied(),
+        }
     }
 
     fn cell(&self, row: usize, col: Option<usize>) -> &str {
@@ -361,15 +427,48 @@ mod tests {
             "point_id;index;v;n;status;copy_gb_per_s\na;0;x;0,64e2;ok;1\nb;1;y;3,2e1;ok;2\n",
         );
         let mut keys = Keys::new(2);
-        let a = Run::read(a, None, &mut keys).unwrap();
+        let mut a = Run::read(a, None, &mut keys).unwrap();
         let axes = a.table.axes.clone();
-        let b = Run::read(b, Some(&axes), &mut keys).unwrap();
-        assert_eq!(a.firsts, [0, 1], "32 and 32.0 are one point");
+        let mut b = Run::read(b, Some(&axes), &mut keys).unwrap();
         let values = |r: &Run, row| keys.values(r.key(row)).collect::<Vec<_>>().join(" ");
         assert_eq!(values(&a, 2), "32 x");
         assert_eq!(values(&b, 0), "64 x");
         assert_eq!(values(&b, 1), "32 y");
-        assert_eq!(b.by_key.get(a.key(1)), Some(&0));
-        assert_eq!(b.by_key.get(a.key(0)), None);
+        // Packed into one integer, or by the numbers themselves: the same points.
+        for strides in [keys.strides(), None] {
+            a.index(strides.as_deref());
+            b.index(strides.as_deref());
+            assert_eq!(a.firsts, [0, 1], "32 and 32.0 are one point");
+            assert_eq!(b.firsts, [0, 1]);
+            assert_eq!(b.row_of(a.key(1)), Some(0));
+            assert_eq!(b.row_of(a.key(0)), None);
+            assert_eq!(a.row_of(b.key(1)), None);
+        }
+    }
+
+    #[test]
+    fn keys_pack_below_two_to_the_64_or_not_at_all() {
+        let mut keys = Keys::new(3);
+        for n in 0..1000u32 {
+            keys.number(0, n.to_string());
+        }
+        keys.number(1, "a".into());
+        keys.number(2, "x".into());
+        keys.number(2, "y".into());
+        let strides = keys.strides().unwrap();
+        assert_eq!(strides, [1, 1000, 1000]);
+        assert_eq!(pack(&[999, 0, 1], &strides), 1999);
+        // Three axes of 2^16 values and one of 2^15: 2^63 keys pack; 2^64 do not.
+        let mut wide = Keys::new(4);
+        for (axis, count) in [(0, 1u32 << 16), (1, 1 << 16), (2, 1 << 16), (3, 1 << 15)] {
+            for n in 0..count {
+                wide.number(axis, n.to_string());
+            }
+        }
+        assert_eq!(wide.strides(), Some(vec![1, 1 << 16, 1 << 32, 1 << 48]));
+        for n in 1u32 << 15..1 << 16 {
+            wide.number(3, n.to_string());
+        }
+        assert_eq!(wide.strides(), None);
     }
 }
