@@ -5,9 +5,11 @@
 # at N = 10^5 and 10^6; and analyze of N/10 series of 10 points. Prints seconds (wall clock, and
 # CPU time over all cores: on a shared machine the wall clock moves with the others' load) and peak
 # memory.
-# Usage: bench/read_scale.sh [sweep binary, default target/release/sweep] > bench/read_scale.txt
+# Usage: bench/read_scale.sh [SWEEP_BINARY...] > bench/read_scale.txt
+# (default target/release/sweep; with several, e.g. a build before a change and one after, each
+# is measured on the same runs, one after the other, so that they see the same load).
 set -euo pipefail
-sweep=${1:-target/release/sweep}
+if [ $# -eq 0 ]; then set -- target/release/sweep; fi
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 gen() { # gen DIR ROWS FACTOR [POINTS PER SERIES, default 1000]
@@ -33,26 +35,37 @@ m = {"sweep": "scale", "spec_path": "", "spec_hash": "", "spec": "bench = \"b\"\
 json.dump(m, open(os.path.join(d, "manifest.json"), "w"))
 PY
 }
-measure() { # measure LABEL COMMAND...
-  local label=$1
-  shift
-  /usr/bin/time -f "%e %U %S %M" -o "$tmp/time" "$@" > /dev/null 2> "$tmp/err" || { cat "$tmp/err"; exit 1; }
-  read -r s user sys kb < "$tmp/time"
-  cpu=$(python3 -c "print($user + $sys)")
-  printf '%-26s %8.1f s %8.1f s %8d MB\n' "$label" "$s" "$cpu" "$((kb / 1024))"
+measure() { # measure ROWS LABEL ARGS...: each binary in turn
+  local rows=$1 label=$2
+  shift 2
+  for sweep in "${binaries[@]}"; do
+    rm -rf "$tmp/out"
+    /usr/bin/time -f "%e %U %S %M" -o "$tmp/time" "$sweep" "$@" > /dev/null 2> "$tmp/err" || { cat "$tmp/err"; exit 1; }
+    read -r s user sys kb < "$tmp/time"
+    cpu=$(python3 -c "print($user + $sys)")
+    printf '%-9s %-24s %-7s %8.1f s %8.1f s %8d MB\n' "$rows" "$label" "$(basename "$sweep")" "$s" "$cpu" "$((kb / 1024))"
+  done
 }
-echo "# sweep $("$sweep" --version 2>/dev/null | head -1), $(nproc) cores, $(date -u +%F)"
-echo "# rows     command                    time   cpu time    peak memory"
+binaries=("$@")
+for sweep in "${binaries[@]}"; do
+  echo "# $(basename "$sweep"): $("$sweep" --version 2>/dev/null | head -1)"
+done
+echo "# $(nproc) cores, $(date -u +%F), load average at the start: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "# rows    command                  binary      time   cpu time  peak memory"
 for n in ${SIZES:-100000 1000000}; do
   gen "$tmp/a$n" $n 1.0
   gen "$tmp/b$n" $n 0.99
-  printf '%-9s ' "$n"; measure "analyze" "$sweep" analyze "$tmp/a$n" --out "$tmp/out$n"
-  printf '%-9s ' "$n"; measure "compare" "$sweep" compare "$tmp/a$n" "$tmp/b$n"
-  rm -rf "$tmp/a$n" "$tmp/b$n" "$tmp/out$n"
+  measure $n "analyze" analyze "$tmp/a$n" --out "$tmp/out"
+  measure $n "compare" compare "$tmp/a$n" "$tmp/b$n"
+  rm -rf "$tmp/a$n" "$tmp/b$n"
 done
 # Many short series (10 points each: a group per 10 rows): what a scan of the groups per row
 # made quadratic.
 for n in ${SHORT:-100000}; do
   gen "$tmp/s$n" $n 1.0 10
-  printf '%-9s ' "$n"; measure "analyze (series of 10)" "$sweep" analyze "$tmp/s$n" --out "$tmp/out$n"
+  gen "$tmp/t$n" $n 0.99 10
+  measure $n "analyze (series of 10)" analyze "$tmp/s$n" --out "$tmp/out"
+  measure $n "compare (series of 10)" compare "$tmp/s$n" "$tmp/t$n"
+  rm -rf "$tmp/s$n" "$tmp/t$n"
 done
+echo "# load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"

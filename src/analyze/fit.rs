@@ -287,7 +287,11 @@ mod tests {
         for g in grids {
             for period in [1, 2, 3, 7, 64, 256] {
                 let want: Vec<usize> = g.iter().map(|v| v.rem_euclid(period) as usize).collect();
-                assert_eq!(residues(g, period).collect::<Vec<_>>(), want, "{g:?} {period}");
+                assert_eq!(
+                    residues(g, period).collect::<Vec<_>>(),
+                    want,
+                    "{g:?} {period}"
+                );
             }
         }
     }

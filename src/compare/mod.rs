@@ -438,54 +438,54 @@ pub fn compare(a: &Path, b: &Path, opts: &Options) -> Result<Comparison, Compare
             let si = match series_index[m].get(group_key.as_slice()) {
                 Some(&si) => si,
                 None => {
-                let group: Vec<String> = by
-                    .iter()
-                    .zip(&group_key)
-                    .map(|(&i, &n)| keys.value(i, n).to_string())
-                    .collect();
-                let groups: Vec<String> = by
-                    .iter()
-                    .zip(&group)
-                    .map(|(&i, v)| format!("{}={v}", axes[i]))
-                    .collect();
-                let name = if groups.is_empty() {
-                    metric.column.clone()
-                } else {
-                    format!("{} [{}]", metric.column, groups.join(", "))
-                };
-                series.push(SeriesCmp {
-                    name,
-                    metric: metric.column.clone(),
-                    unit: units[m].clone(),
-                    group: group.clone(),
-                    same: 0,
-                    faster: 0,
-                    slower: 0,
-                    failed: 0,
-                    geomean: None,
-                    a: index_a
-                        .as_ref()
-                        .and_then(|an| shape(an, &metric.column, &group)),
-                    b: index_b
-                        .as_ref()
-                        .and_then(|an| shape(an, &metric.column, &group)),
-                    curve_a: index_a
-                        .as_ref()
-                        .map(|an| curve(an, &metric.column, &group))
-                        .unwrap_or_default(),
-                    curve_b: index_b
-                        .as_ref()
-                        .map(|an| curve(an, &metric.column, &group))
-                        .unwrap_or_default(),
-                    file_stem: index_a
-                        .as_ref()
-                        .and_then(|an| series_of(an, &metric.column, &group))
-                        .map(|s| s.file_stem.clone())
-                        .unwrap_or_else(|| format!("series-{}", series.len())),
-                });
-                logs.push(Vec::new());
-                series_index[m].insert(group_key.as_slice().into(), series.len() - 1);
-                series.len() - 1
+                    let group: Vec<String> = by
+                        .iter()
+                        .zip(&group_key)
+                        .map(|(&i, &n)| keys.value(i, n).to_string())
+                        .collect();
+                    let groups: Vec<String> = by
+                        .iter()
+                        .zip(&group)
+                        .map(|(&i, v)| format!("{}={v}", axes[i]))
+                        .collect();
+                    let name = if groups.is_empty() {
+                        metric.column.clone()
+                    } else {
+                        format!("{} [{}]", metric.column, groups.join(", "))
+                    };
+                    series.push(SeriesCmp {
+                        name,
+                        metric: metric.column.clone(),
+                        unit: units[m].clone(),
+                        group: group.clone(),
+                        same: 0,
+                        faster: 0,
+                        slower: 0,
+                        failed: 0,
+                        geomean: None,
+                        a: index_a
+                            .as_ref()
+                            .and_then(|an| shape(an, &metric.column, &group)),
+                        b: index_b
+                            .as_ref()
+                            .and_then(|an| shape(an, &metric.column, &group)),
+                        curve_a: index_a
+                            .as_ref()
+                            .map(|an| curve(an, &metric.column, &group))
+                            .unwrap_or_default(),
+                        curve_b: index_b
+                            .as_ref()
+                            .map(|an| curve(an, &metric.column, &group))
+                            .unwrap_or_default(),
+                        file_stem: index_a
+                            .as_ref()
+                            .and_then(|an| series_of(an, &metric.column, &group))
+                            .map(|s| s.file_stem.clone())
+                            .unwrap_or_else(|| format!("series-{}", series.len())),
+                    });
+                    logs.push(Vec::new());
+                    series_index[m].insert(group_key.as_slice().into(), series.len() - 1);
+                    series.len() - 1
                 }
             };
             if status.is_some() {
@@ -506,12 +506,7 @@ pub fn compare(a: &Path, b: &Path, opts: &Options) -> Result<Comparison, Compare
                         [why(va, "A"), why(vb, "B")].into_iter().flatten().collect();
                     if va.is_some_and(|a| a > 0.0) {
                         lost.get_or_insert_with(|| {
-                            format!(
-                                "{} `{}`, {}",
-                                point_label(),
-                                metric.column,
-                                whys.join(", ")
-                            )
+                            format!("{} `{}`, {}", point_label(), metric.column, whys.join(", "))
                         });
                     }
                     failed.push(format!(
