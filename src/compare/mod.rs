@@ -274,45 +274,38 @@ impl Comparison {
     }
 }
 
+/// What a comparison takes from one side's analysis of a series: its shape, its observed points
+/// (x, value) and its file stem.
+struct Taken {
+    shape: Shape,
+    curve: Vec<(f64, f64)>,
+    file_stem: String,
+}
+
 /// The series of an analysis by metric column and group (its axis values as keys, [`key`]); the
-/// first of equals, as a scan would find it.
-type SeriesIndex<'a> = HashMap<(&'a str, Vec<String>), &'a analyze::SeriesAnalysis>;
+/// first of equals, as a scan would find it. Made from the analysis, which is let go: the rest of
+/// it (readings, fits) need not stay while the other side is analysed.
+type SeriesIndex = HashMap<(String, Vec<String>), Taken>;
 
-fn series_index(a: &Analysis, dialect: Dialect) -> SeriesIndex<'_> {
+fn series_index(a: Analysis, dialect: Dialect) -> SeriesIndex {
     let mut index = SeriesIndex::new();
-    for s in &a.series {
+    for s in a.series {
         let group = s.group.iter().map(|(_, v)| key(v, dialect)).collect();
-        index.entry((s.column.as_str(), group)).or_insert(s);
-    }
-    index
-}
-
-fn series_of<'a>(
-    index: &SeriesIndex<'a>,
-    metric: &str,
-    group: &[String],
-) -> Option<&'a analyze::SeriesAnalysis> {
-    index.get(&(metric, group.to_vec())).copied()
-}
-
-/// A series' observed points (x, value).
-fn curve(index: &SeriesIndex, metric: &str, group: &[String]) -> Vec<(f64, f64)> {
-    series_of(index, metric, group)
-        .map(|s| {
-            s.data
+        index.entry((s.column, group)).or_insert_with(|| Taken {
+            shape: Shape {
+                period: s.curve.period.as_ref().map(|p| p.period),
+                knee: s.curve.knee,
+                best_x: s.curve.best.as_ref().map(|b| b.x),
+            },
+            curve: s
+                .data
                 .iter()
                 .filter_map(|&(x, y)| y.map(|v| (x, v)))
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
-fn shape(index: &SeriesIndex, metric: &str, group: &[String]) -> Option<Shape> {
-    series_of(index, metric, group).map(|s| Shape {
-        period: s.curve.period.as_ref().map(|p| p.period),
-        knee: s.curve.knee,
-        best_x: s.curve.best.as_ref().map(|b| b.x),
-    })
+                .collect(),
+            file_stem: s.file_stem,
+        });
+    }
+    index
 }
 
 /// `threads=3, variant=a`.
@@ -357,32 +350,29 @@ pub fn compare(a: &Path, b: &Path, opts: &Options) -> Result<Comparison, Compare
         },
     )
     .ok();
-    let analysis_b = analysis_a.as_ref().and_then(|an| {
+    // B along A's x, split by A's axes.
+    let x_by = analysis_a.as_ref().map(|an| (an.x.clone(), an.by.clone()));
+    let index_a = analysis_a.map(|an| series_index(an, run_a.table.dialect));
+    let index_b = x_by.as_ref().and_then(|(x, by)| {
         analyze::analyze_run(
             &run_b.table,
             &AnalyzeOptions {
-                x: Some(an.x.clone()),
+                x: Some(x.clone()),
                 y: columns.clone(),
-                by: Some(an.by.clone()),
+                by: Some(by.clone()),
             },
         )
         .ok()
+        .map(|an| series_index(an, run_b.table.dialect))
     });
-    let index_a = analysis_a
-        .as_ref()
-        .map(|an| series_index(an, run_a.table.dialect));
-    let index_b = analysis_b
-        .as_ref()
-        .map(|an| series_index(an, run_b.table.dialect));
-    let x = analysis_a.as_ref().map(|an| an.x.clone());
-    let by: Vec<usize> = match &analysis_a {
-        Some(an) => an
-            .by
+    let by: Vec<usize> = match &x_by {
+        Some((_, by)) => by
             .iter()
             .filter_map(|g| axes.iter().position(|a| a == g))
             .collect(),
         None => Vec::new(),
     };
+    let x = x_by.map(|(x, _)| x);
 
     let cols_a: Vec<MetricCols> = metrics.iter().map(|m| MetricCols::of(&run_a, m)).collect();
     let cols_b: Vec<MetricCols> = metrics.iter().map(|m| MetricCols::of(&run_b, m)).collect();
@@ -412,13 +402,13 @@ pub fn compare(a: &Path, b: &Path, opts: &Options) -> Result<Comparison, Compare
     for &ra in &run_a.firsts {
         let k = run_a.key(ra);
         let point_label = || label(&axes, keys.values(k));
-        // The point's index among those with a value compared, once it has one.
-        let mut point = None;
         let Some(rb) = run_b.row_of(k) else {
             only_a.push(point_label());
             continue;
         };
         matched += 1;
+        // The point's index among those with a value compared, once it has one.
+        let mut point = None;
         group_key.clear();
         group_key.extend(by.iter().map(|&i| k[i]));
         let status = match (run_a.failed_status(ra), run_b.failed_status(rb)) {
@@ -453,35 +443,32 @@ pub fn compare(a: &Path, b: &Path, opts: &Options) -> Result<Comparison, Compare
                     } else {
                         format!("{} [{}]", metric.column, groups.join(", "))
                     };
+                    // A metric named twice in --y makes a series twice, both from the same.
+                    let at = (metric.column.clone(), group.clone());
+                    let taken_a = index_a.as_ref().and_then(|an| an.get(&at));
+                    let taken_b = index_b.as_ref().and_then(|an| an.get(&at));
+                    let file_stem = taken_a
+                        .map(|t| t.file_stem.clone())
+                        .unwrap_or_else(|| format!("series-{}", series.len()));
+                    let shape_curve = |t: Option<&Taken>| {
+                        t.map_or((None, Vec::new()), |t| (Some(t.shape), t.curve.clone()))
+                    };
+                    let ((a, curve_a), (b, curve_b)) = (shape_curve(taken_a), shape_curve(taken_b));
                     series.push(SeriesCmp {
                         name,
                         metric: metric.column.clone(),
                         unit: units[m].clone(),
-                        group: group.clone(),
+                        group,
                         same: 0,
                         faster: 0,
                         slower: 0,
                         failed: 0,
                         geomean: None,
-                        a: index_a
-                            .as_ref()
-                            .and_then(|an| shape(an, &metric.column, &group)),
-                        b: index_b
-                            .as_ref()
-                            .and_then(|an| shape(an, &metric.column, &group)),
-                        curve_a: index_a
-                            .as_ref()
-                            .map(|an| curve(an, &metric.column, &group))
-                            .unwrap_or_default(),
-                        curve_b: index_b
-                            .as_ref()
-                            .map(|an| curve(an, &metric.column, &group))
-                            .unwrap_or_default(),
-                        file_stem: index_a
-                            .as_ref()
-                            .and_then(|an| series_of(an, &metric.column, &group))
-                            .map(|s| s.file_stem.clone())
-                            .unwrap_or_else(|| format!("series-{}", series.len())),
+                        a,
+                        b,
+                        curve_a,
+                        curve_b,
+                        file_stem,
                     });
                     logs.push(Vec::new());
                     series_index[m].insert(group_key.as_slice().into(), series.len() - 1);
