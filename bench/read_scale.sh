@@ -2,19 +2,24 @@
 # How `sweep analyze` and `sweep compare` scale with the rows of a run (issue 38 item 12): a
 # synthetic run of N rows (axes x = 1..1000 and g = 0..N/1000-1, one metric stepping every 32
 # x, a CI and a spread column; a manifest as `sweep run` writes it) and a second run B 1 % slower,
-# at N = 10^5 and 10^6; and analyze of N/10 series of 10 points. Prints seconds (wall clock, and
+# at N = 10^5 and 10^6; then runs whose x has 10 values (x = 1..10): with g a number, analyze
+# takes g as x (the numeric axis with the most values): 10 series of N/10 points; with g a
+# category (`s0`, `s1`, ...), N/10 series of 10 points. Prints seconds (wall clock, and
 # CPU time over all cores: on a shared machine the wall clock moves with the others' load) and peak
 # memory.
-# Usage: bench/read_scale.sh [sweep binary, default target/release/sweep] > bench/read_scale.txt
+# Usage: bench/read_scale.sh [SWEEP_BINARY...] > bench/read_scale.txt
+# (default target/release/sweep; with several, e.g. a build before a change and one after, each
+# is measured on the same runs, one after the other, so that they see the same load).
 set -euo pipefail
-sweep=${1:-target/release/sweep}
+if [ $# -eq 0 ]; then set -- target/release/sweep; fi
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-gen() { # gen DIR ROWS FACTOR [POINTS PER SERIES, default 1000]
+gen() { # gen DIR ROWS FACTOR [POINTS PER SERIES, default 1000] [g as text: "text"]
   python3 - "$@" <<'PY'
 import json, os, sys
 d, n, f = sys.argv[1], int(sys.argv[2]), float(sys.argv[3])
 per = int(sys.argv[4]) if len(sys.argv) > 4 else 1000
+text = len(sys.argv) > 5 and sys.argv[5] == "text"
 os.makedirs(d, exist_ok=True)
 cols = ["point_id", "index", "x", "g", "status", "copy_gb_per_s", "copy_rel_ci", "copy_spread",
         "build_s", "run_s", "cached", "gpu_index", "gpu_name", "gpu_uuid", "error"]
@@ -22,6 +27,7 @@ with open(os.path.join(d, "results.csv"), "w") as out:
     out.write(",".join(cols) + "\n")
     for i in range(n):
         x, g = i % per + 1, i // per
+        g = f"s{g}" if text else g
         v = f * (1000.0 - 20.0 * ((x - 1) // 32) + (i * 7919 % 101) / 1000.0)
         out.write(f"p{i:012x},{i},{x},{g},ok,{v:.4f},0.001,0.002,0.1,0.2,1,0,H100,u,\n")
 m = {"sweep": "scale", "spec_path": "", "spec_hash": "", "spec": "bench = \"b\"\n", "bench": "b",
@@ -33,26 +39,42 @@ m = {"sweep": "scale", "spec_path": "", "spec_hash": "", "spec": "bench = \"b\"\
 json.dump(m, open(os.path.join(d, "manifest.json"), "w"))
 PY
 }
-measure() { # measure LABEL COMMAND...
-  local label=$1
-  shift
-  /usr/bin/time -f "%e %U %S %M" -o "$tmp/time" "$@" > /dev/null 2> "$tmp/err" || { cat "$tmp/err"; exit 1; }
-  read -r s user sys kb < "$tmp/time"
-  cpu=$(python3 -c "print($user + $sys)")
-  printf '%-26s %8.1f s %8.1f s %8d MB\n' "$label" "$s" "$cpu" "$((kb / 1024))"
+measure() { # measure ROWS LABEL ARGS...: each binary in turn
+  local rows=$1 label=$2
+  shift 2
+  for sweep in "${binaries[@]}"; do
+    rm -rf "$tmp/out"
+    /usr/bin/time -f "%e %U %S %M" -o "$tmp/time" "$sweep" "$@" > /dev/null 2> "$tmp/err" || { cat "$tmp/err"; exit 1; }
+    read -r s user sys kb < "$tmp/time"
+    cpu=$(python3 -c "print($user + $sys)")
+    printf '%-9s %-24s %-7s %8.1f s %8.1f s %8d MB\n' "$rows" "$label" "$(basename "$sweep")" "$s" "$cpu" "$((kb / 1024))"
+  done
 }
-echo "# sweep $("$sweep" --version 2>/dev/null | head -1), $(nproc) cores, $(date -u +%F)"
-echo "# rows     command                    time   cpu time    peak memory"
+binaries=("$@")
+for sweep in "${binaries[@]}"; do
+  echo "# $(basename "$sweep"): $("$sweep" --version 2>/dev/null | head -1)"
+done
+echo "# $(nproc) cores, $(date -u +%F), load average at the start: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "# rows    command                  binary      time   cpu time  peak memory"
 for n in ${SIZES:-100000 1000000}; do
   gen "$tmp/a$n" $n 1.0
   gen "$tmp/b$n" $n 0.99
-  printf '%-9s ' "$n"; measure "analyze" "$sweep" analyze "$tmp/a$n" --out "$tmp/out$n"
-  printf '%-9s ' "$n"; measure "compare" "$sweep" compare "$tmp/a$n" "$tmp/b$n"
-  rm -rf "$tmp/a$n" "$tmp/b$n" "$tmp/out$n"
+  measure $n "analyze" analyze "$tmp/a$n" --out "$tmp/out"
+  measure $n "compare" compare "$tmp/a$n" "$tmp/b$n"
+  rm -rf "$tmp/a$n" "$tmp/b$n"
 done
-# Many short series (10 points each: a group per 10 rows): what a scan of the groups per row
-# made quadratic.
+# x = 1..10 and g numeric: 10 long series along g (the rounds before called these "series of
+# 10"); g a category: many short series, what a scan of the groups per row made quadratic.
 for n in ${SHORT:-100000}; do
   gen "$tmp/s$n" $n 1.0 10
-  printf '%-9s ' "$n"; measure "analyze (series of 10)" "$sweep" analyze "$tmp/s$n" --out "$tmp/out$n"
+  gen "$tmp/t$n" $n 0.99 10
+  measure $n "analyze (10 series on g)" analyze "$tmp/s$n" --out "$tmp/out"
+  measure $n "compare (10 series on g)" compare "$tmp/s$n" "$tmp/t$n"
+  rm -rf "$tmp/s$n" "$tmp/t$n"
+  gen "$tmp/s$n" $n 1.0 10 text
+  gen "$tmp/t$n" $n 0.99 10 text
+  measure $n "analyze (series of 10)" analyze "$tmp/s$n" --out "$tmp/out"
+  measure $n "compare (series of 10)" compare "$tmp/s$n" "$tmp/t$n"
+  rm -rf "$tmp/s$n" "$tmp/t$n"
 done
+echo "# load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -250,9 +250,51 @@ pub(crate) fn ceil_div(a: i64, p: i64) -> i64 {
     -((-a).div_euclid(p))
 }
 
+/// `gi.rem_euclid(period)` of each of `g` in turn (a period tried on every point of a curve):
+/// carried on from the point before where it lies less than a period further (a sorted grid),
+/// one division else. The same numbers as the division, without one a point.
+pub(crate) fn residues(g: &[i64], period: i64) -> impl Iterator<Item = usize> + '_ {
+    let mut at: Option<(i64, i64)> = None;
+    g.iter().map(move |&gi| {
+        let r = match at.and_then(|(last, r)| Some((gi.checked_sub(last)?, r))) {
+            Some((step, r)) if (0..period).contains(&step) => {
+                let r = r + step;
+                if r >= period {
+                    r - period
+                } else {
+                    r
+                }
+            }
+            _ => gi.rem_euclid(period),
+        };
+        at = Some((gi, r));
+        r as usize
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn residues_are_those_of_the_division() {
+        let grids: [&[i64]; 4] = [
+            &[-7, -3, 0, 1, 2, 3, 9, 10, 40, 41, 41, 100],
+            &[5, 3, 8, -20, 7, 7, 0],
+            &[i64::MIN, -1, 0, i64::MAX, i64::MIN + 3],
+            &[],
+        ];
+        for g in grids {
+            for period in [1, 2, 3, 7, 64, 256] {
+                let want: Vec<usize> = g.iter().map(|v| v.rem_euclid(period) as usize).collect();
+                assert_eq!(
+                    residues(g, period).collect::<Vec<_>>(),
+                    want,
+                    "{g:?} {period}"
+                );
+            }
+        }
+    }
 
     #[test]
     fn straight_line_has_zero_rss_and_right_coefficients() {

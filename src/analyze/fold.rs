@@ -48,16 +48,21 @@ struct Folded {
 /// its own class and fit exactly.
 const CLASS_POINTS: usize = 3;
 
-fn fold(g: &[i64], e: &[f64], period: i64) -> Folded {
+/// The sum of squares that `fold` starts its residual from: the same for every period.
+fn squares(e: &[f64]) -> f64 {
+    e.iter().map(|v| v * v).sum()
+}
+
+/// `e` folded modulo `period`; `squares`: `squares(e)`, summed once for all periods.
+fn fold(g: &[i64], e: &[f64], squares: f64, period: i64) -> Folded {
     let p = period as usize;
     let mut sum = vec![0.0; p];
     let mut count = vec![0usize; p];
-    for (gi, ei) in g.iter().zip(e) {
-        let c = gi.rem_euclid(period) as usize;
+    for (c, ei) in super::fit::residues(g, period).zip(e) {
         sum[c] += ei;
         count[c] += 1;
     }
-    let mut rss: f64 = e.iter().map(|v| v * v).sum();
+    let mut rss = squares;
     let mut modeled = 0usize;
     let mut means = vec![None; p];
     for c in 0..p {
@@ -108,10 +113,9 @@ fn joint(g: &[i64], v: &[f64], period: i64) -> (Folded, Vec<f64>) {
         let without: Vec<f64> = v.iter().zip(&effect).map(|(vi, ef)| vi - ef).collect();
         let t = trend(&without);
         let detrended: Vec<f64> = v.iter().zip(&t).map(|(vi, ti)| vi - ti).collect();
-        let folded = fold(g, &detrended, period);
-        effect = g
-            .iter()
-            .map(|gi| folded.means[gi.rem_euclid(period) as usize].unwrap_or(0.0))
+        let folded = fold(g, &detrended, squares(&detrended), period);
+        effect = super::fit::residues(g, period)
+            .map(|c| folded.means[c].unwrap_or(0.0))
             .collect();
         let residuals = detrended
             .iter()
@@ -120,7 +124,7 @@ fn joint(g: &[i64], v: &[f64], period: i64) -> (Folded, Vec<f64>) {
             .collect();
         result = Some((folded, residuals));
     }
-    result.unwrap_or_else(|| (fold(g, v, period), vec![0.0; v.len()]))
+    result.unwrap_or_else(|| (fold(g, v, squares(v), period), vec![0.0; v.len()]))
 }
 
 /// `v` is the log of the metric, oriented so that higher is better; `g` the grid index, sorted.
@@ -132,7 +136,8 @@ pub(crate) fn fit(g: &[i64], v: &[f64]) -> Option<Fold> {
     let fitted = trend(v);
     let e: Vec<f64> = v.iter().zip(&fitted).map(|(vi, t)| vi - t).collect();
     let floor = rss_floor(m);
-    let rss_trend = e.iter().map(|x| x * x).sum::<f64>().max(floor);
+    let squares = squares(&e);
+    let rss_trend = squares.max(floor);
     let ln_m = (m as f64).ln();
     let bic = |rss: f64, params: usize| m as f64 * (rss / m as f64).ln() + params as f64 * ln_m;
     let bic_trend = bic(rss_trend, TREND_PARAMS);
@@ -149,7 +154,7 @@ pub(crate) fn fit(g: &[i64], v: &[f64]) -> Option<Fold> {
     }
     let mut tried: Vec<Tried> = Vec::new();
     for period in 2..=max_period {
-        let mut folded = fold(g, &e, period);
+        let mut folded = fold(g, &e, squares, period);
         folded.rss = folded.rss.max(floor);
         let df = folded.df;
         let dof = m.saturating_sub(TREND_PARAMS + df);

@@ -18,7 +18,7 @@ use crate::analyze::load::unit_of_column;
 use crate::analyze::reading::human;
 use crate::analyze::{self, Analysis, AnalyzeError, AnalyzeOptions, Sense};
 use crate::store::{self, Dialect};
-use read::{common_metrics, key, listed, same_axes, MetricCols, Run};
+use read::{common_metrics, key, listed, same_axes, Keys, MetricCols, Run};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
@@ -170,13 +170,12 @@ impl Verdict {
     }
 }
 
-/// One metric at one point matched in both runs.
+/// One metric at one point matched in both runs. Its axis values are
+/// [`Comparison::axis_values`], its metric's column that of its series.
 #[derive(Debug, Clone)]
 pub struct PointCmp {
-    /// The axis values, in the order of `Comparison::axes`.
-    pub axes: Vec<String>,
-    /// The metric's column.
-    pub metric: String,
+    /// The point, in order of A's rows: the index of its key in `Comparison`.
+    pub point: usize,
     pub a: f64,
     pub b: f64,
     /// B / A.
@@ -266,51 +265,62 @@ pub struct Comparison {
     /// Conditions the two runs were measured in that differ (`prestart: A 1 / B 0`), from their
     /// manifests.
     pub differences: Vec<String>,
+    /// The axis values of the points: numbers (`Keys`), `axes.len()` a point, one key per
+    /// matched point.
+    keys: Keys,
+    point_keys: Vec<u32>,
+}
+
+impl Comparison {
+    /// A point's axis values, in the order of `axes`.
+    pub fn axis_values<'a>(&'a self, p: &PointCmp) -> impl Iterator<Item = &'a str> + 'a {
+        let width = self.axes.len();
+        self.keys
+            .values(&self.point_keys[p.point * width..(p.point + 1) * width])
+    }
+
+    /// The metric column of a point.
+    pub fn metric_of(&self, p: &PointCmp) -> &str {
+        &self.series[p.series].metric
+    }
+}
+
+/// What a comparison takes from one side's analysis of a series: its shape, its observed points
+/// (x, value) and its file stem.
+struct Taken {
+    shape: Shape,
+    curve: Vec<(f64, f64)>,
+    file_stem: String,
 }
 
 /// The series of an analysis by metric column and group (its axis values as keys, [`key`]); the
-/// first of equals, as a scan would find it.
-type SeriesIndex<'a> = HashMap<(&'a str, Vec<String>), &'a analyze::SeriesAnalysis>;
+/// first of equals, as a scan would find it. Made from the analysis, which is let go: the rest of
+/// it (readings, fits) need not stay while the other side is analysed.
+type SeriesIndex = HashMap<(String, Vec<String>), Taken>;
 
-fn series_index(a: &Analysis, dialect: Dialect) -> SeriesIndex<'_> {
+fn series_index(a: Analysis, dialect: Dialect) -> SeriesIndex {
     let mut index = SeriesIndex::new();
-    for s in &a.series {
+    for s in a.series {
         let group = s.group.iter().map(|(_, v)| key(v, dialect)).collect();
-        index.entry((s.column.as_str(), group)).or_insert(s);
+        index.entry((s.column, group)).or_insert_with(|| Taken {
+            shape: Shape {
+                period: s.curve.period.as_ref().map(|p| p.period),
+                knee: s.curve.knee,
+                best_x: s.curve.best.as_ref().map(|b| b.x),
+            },
+            curve: s
+                .data
+                .iter()
+                .filter_map(|&(x, y)| y.map(|v| (x, v)))
+                .collect(),
+            file_stem: s.file_stem,
+        });
     }
     index
 }
 
-fn series_of<'a>(
-    index: &SeriesIndex<'a>,
-    metric: &str,
-    group: &[String],
-) -> Option<&'a analyze::SeriesAnalysis> {
-    index.get(&(metric, group.to_vec())).copied()
-}
-
-/// A series' observed points (x, value).
-fn curve(index: &SeriesIndex, metric: &str, group: &[String]) -> Vec<(f64, f64)> {
-    series_of(index, metric, group)
-        .map(|s| {
-            s.data
-                .iter()
-                .filter_map(|&(x, y)| y.map(|v| (x, v)))
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
-fn shape(index: &SeriesIndex, metric: &str, group: &[String]) -> Option<Shape> {
-    series_of(index, metric, group).map(|s| Shape {
-        period: s.curve.period.as_ref().map(|p| p.period),
-        knee: s.curve.knee,
-        best_x: s.curve.best.as_ref().map(|b| b.x),
-    })
-}
-
 /// `threads=3, variant=a`.
-fn label(axes: &[String], values: &[String]) -> String {
+fn label<'a>(axes: &[String], values: impl Iterator<Item = &'a str>) -> String {
     axes.iter()
         .zip(values)
         .map(|(a, v)| format!("{a}={v}"))
@@ -320,8 +330,13 @@ fn label(axes: &[String], values: &[String]) -> String {
 
 /// Compares run B with run A (run folders or results CSVs).
 pub fn compare(a: &Path, b: &Path, opts: &Options) -> Result<Comparison, CompareError> {
-    let run_a = Run::read(store::Run::open(a)?, None)?;
-    let run_b = Run::read(store::Run::open(b)?, Some(&run_a.table.axes))?;
+    let table_a = store::Run::open(a)?;
+    let mut keys = Keys::new(table_a.axes.len());
+    let mut run_a = Run::read(table_a, None, &mut keys)?;
+    let mut run_b = Run::read(store::Run::open(b)?, Some(&run_a.table.axes), &mut keys)?;
+    let strides = keys.strides();
+    run_a.index(strides.as_deref(), &keys)?;
+    run_b.index(strides.as_deref(), &keys)?;
     // A run with a header and no row yet has nothing to compare (and no metric to guess).
     for run in [&run_a, &run_b] {
         if run.table.rows.is_empty() {
@@ -346,32 +361,29 @@ pub fn compare(a: &Path, b: &Path, opts: &Options) -> Result<Comparison, Compare
         },
     )
     .ok();
-    let analysis_b = analysis_a.as_ref().and_then(|an| {
+    // B along A's x, split by A's axes.
+    let x_by = analysis_a.as_ref().map(|an| (an.x.clone(), an.by.clone()));
+    let index_a = analysis_a.map(|an| series_index(an, run_a.table.dialect));
+    let index_b = x_by.as_ref().and_then(|(x, by)| {
         analyze::analyze_run(
             &run_b.table,
             &AnalyzeOptions {
-                x: Some(an.x.clone()),
+                x: Some(x.clone()),
                 y: columns.clone(),
-                by: Some(an.by.clone()),
+                by: Some(by.clone()),
             },
         )
         .ok()
+        .map(|an| series_index(an, run_b.table.dialect))
     });
-    let index_a = analysis_a
-        .as_ref()
-        .map(|an| series_index(an, run_a.table.dialect));
-    let index_b = analysis_b
-        .as_ref()
-        .map(|an| series_index(an, run_b.table.dialect));
-    let x = analysis_a.as_ref().map(|an| an.x.clone());
-    let by: Vec<usize> = match &analysis_a {
-        Some(an) => an
-            .by
+    let by: Vec<usize> = match &x_by {
+        Some((_, by)) => by
             .iter()
             .filter_map(|g| axes.iter().position(|a| a == g))
             .collect(),
         None => Vec::new(),
     };
+    let x = x_by.map(|(x, _)| x);
 
     let cols_a: Vec<MetricCols> = metrics.iter().map(|m| MetricCols::of(&run_a, m)).collect();
     let cols_b: Vec<MetricCols> = metrics.iter().map(|m| MetricCols::of(&run_b, m)).collect();
@@ -387,21 +399,29 @@ pub fn compare(a: &Path, b: &Path, opts: &Options) -> Result<Comparison, Compare
         .collect();
 
     let mut series: Vec<SeriesCmp> = Vec::new();
-    let mut series_index: HashMap<(usize, Vec<String>), usize> = HashMap::new();
+    // Per metric, the series of each group (the numbers of its axis values).
+    let mut series_index: Vec<read::KeyMap<usize>> = vec![Default::default(); metrics.len()];
     let mut logs: Vec<Vec<f64>> = Vec::new();
     let mut points = Vec::new();
+    let mut point_keys = Vec::new();
     let mut failed = Vec::new();
     let mut lost_in_b = Vec::new();
     let mut only_a = Vec::new();
     let mut matched = 0;
-    for k in &run_a.keys {
-        let ra = run_a.by_key[k];
-        let Some(&rb) = run_b.by_key.get(k) else {
-            only_a.push(label(&axes, k));
+    let mut compared = 0;
+    let mut group_key: Vec<u32> = Vec::with_capacity(by.len());
+    for &ra in &run_a.firsts {
+        let k = run_a.key(ra);
+        let point_label = || label(&axes, keys.values(k));
+        let Some(rb) = run_b.row_of(k) else {
+            only_a.push(point_label());
             continue;
         };
         matched += 1;
-        let group: Vec<String> = by.iter().map(|&i| k[i].clone()).collect();
+        // The point's index among those with a value compared, once it has one.
+        let mut point = None;
+        group_key.clear();
+        group_key.extend(by.iter().map(|&i| k[i]));
         let status = match (run_a.failed_status(ra), run_b.failed_status(rb)) {
             (None, None) => None,
             (Some(s), None) => Some(format!("A {s}")),
@@ -409,57 +429,63 @@ pub fn compare(a: &Path, b: &Path, opts: &Options) -> Result<Comparison, Compare
             (Some(s), Some(t)) => Some(format!("A {s}, B {t}")),
         };
         if let Some(s) = &status {
-            failed.push(format!("{} ({s})", label(&axes, k)));
+            failed.push(format!("{} ({s})", point_label()));
         }
         let mut lost = match (run_a.failed_status(ra), run_b.failed_status(rb)) {
-            (None, Some(s)) => Some(format!("{}, B {s}", label(&axes, k))),
+            (None, Some(s)) => Some(format!("{}, B {s}", point_label())),
             _ => None,
         };
         for (m, metric) in metrics.iter().enumerate() {
-            let si = *series_index.entry((m, group.clone())).or_insert_with(|| {
-                let groups: Vec<String> = by
-                    .iter()
-                    .zip(&group)
-                    .map(|(&i, v)| format!("{}={v}", axes[i]))
-                    .collect();
-                let name = if groups.is_empty() {
-                    metric.column.clone()
-                } else {
-                    format!("{} [{}]", metric.column, groups.join(", "))
-                };
-                series.push(SeriesCmp {
-                    name,
-                    metric: metric.column.clone(),
-                    unit: units[m].clone(),
-                    group: group.clone(),
-                    same: 0,
-                    faster: 0,
-                    slower: 0,
-                    failed: 0,
-                    geomean: None,
-                    a: index_a
-                        .as_ref()
-                        .and_then(|an| shape(an, &metric.column, &group)),
-                    b: index_b
-                        .as_ref()
-                        .and_then(|an| shape(an, &metric.column, &group)),
-                    curve_a: index_a
-                        .as_ref()
-                        .map(|an| curve(an, &metric.column, &group))
-                        .unwrap_or_default(),
-                    curve_b: index_b
-                        .as_ref()
-                        .map(|an| curve(an, &metric.column, &group))
-                        .unwrap_or_default(),
-                    file_stem: index_a
-                        .as_ref()
-                        .and_then(|an| series_of(an, &metric.column, &group))
-                        .map(|s| s.file_stem.clone())
-                        .unwrap_or_else(|| format!("series-{}", series.len())),
-                });
-                logs.push(Vec::new());
-                series.len() - 1
-            });
+            let si = match series_index[m].get(group_key.as_slice()) {
+                Some(&si) => si,
+                None => {
+                    let group: Vec<String> = by
+                        .iter()
+                        .zip(&group_key)
+                        .map(|(&i, &n)| keys.value(i, n).to_string())
+                        .collect();
+                    let groups: Vec<String> = by
+                        .iter()
+                        .zip(&group)
+                        .map(|(&i, v)| format!("{}={v}", axes[i]))
+                        .collect();
+                    let name = if groups.is_empty() {
+                        metric.column.clone()
+                    } else {
+                        format!("{} [{}]", metric.column, groups.join(", "))
+                    };
+                    // A metric named twice in --y makes a series twice, both from the same.
+                    let at = (metric.column.clone(), group.clone());
+                    let taken_a = index_a.as_ref().and_then(|an| an.get(&at));
+                    let taken_b = index_b.as_ref().and_then(|an| an.get(&at));
+                    let file_stem = taken_a
+                        .map(|t| t.file_stem.clone())
+                        .unwrap_or_else(|| format!("series-{}", series.len()));
+                    let shape_curve = |t: Option<&Taken>| {
+                        t.map_or((None, Vec::new()), |t| (Some(t.shape), t.curve.clone()))
+                    };
+                    let ((a, curve_a), (b, curve_b)) = (shape_curve(taken_a), shape_curve(taken_b));
+                    series.push(SeriesCmp {
+                        name,
+                        metric: metric.column.clone(),
+                        unit: units[m].clone(),
+                        group,
+                        same: 0,
+                        faster: 0,
+                        slower: 0,
+                        failed: 0,
+                        geomean: None,
+                        a,
+                        b,
+                        curve_a,
+                        curve_b,
+                        file_stem,
+                    });
+                    logs.push(Vec::new());
+                    series_index[m].insert(group_key.as_slice().into(), series.len() - 1);
+                    series.len() - 1
+                }
+            };
             if status.is_some() {
                 series[si].failed += 1;
                 continue;
@@ -478,17 +504,12 @@ pub fn compare(a: &Path, b: &Path, opts: &Options) -> Result<Comparison, Compare
                         [why(va, "A"), why(vb, "B")].into_iter().flatten().collect();
                     if va.is_some_and(|a| a > 0.0) {
                         lost.get_or_insert_with(|| {
-                            format!(
-                                "{} `{}`, {}",
-                                label(&axes, k),
-                                metric.column,
-                                whys.join(", ")
-                            )
+                            format!("{} `{}`, {}", point_label(), metric.column, whys.join(", "))
                         });
                     }
                     failed.push(format!(
                         "{} `{}` ({})",
-                        label(&axes, k),
+                        point_label(),
                         metric.column,
                         whys.join(", ")
                     ));
@@ -509,9 +530,13 @@ pub fn compare(a: &Path, b: &Path, opts: &Options) -> Result<Comparison, Compare
                 Verdict::Slower => s.slower += 1,
             }
             logs[si].push((b / a).ln());
+            let point = *point.get_or_insert_with(|| {
+                point_keys.extend_from_slice(k);
+                compared += 1;
+                compared - 1
+            });
             points.push(PointCmp {
-                axes: k.clone(),
-                metric: metric.column.clone(),
+                point,
                 a,
                 b,
                 ratio: b / a,
@@ -530,10 +555,11 @@ pub fn compare(a: &Path, b: &Path, opts: &Options) -> Result<Comparison, Compare
         }
     }
     let only_b = run_b
-        .keys
+        .firsts
         .iter()
-        .filter(|k| !run_a.by_key.contains_key(*k))
-        .map(|k| label(&axes, k))
+        .map(|&rb| run_b.key(rb))
+        .filter(|k| run_a.row_of(k).is_none())
+        .map(|k| label(&axes, keys.values(k)))
         .collect();
     Ok(Comparison {
         differences: conditions::differences(&run_a.table, &run_b.table)
@@ -555,6 +581,8 @@ pub fn compare(a: &Path, b: &Path, opts: &Options) -> Result<Comparison, Compare
         failed,
         lost_in_b,
         dialect: run_a.table.dialect,
+        keys,
+        point_keys,
     })
 }
 
@@ -589,8 +617,7 @@ mod tests {
     #[test]
     fn loss_is_throughput_lost_or_time_added() {
         let p = |ratio: f64, sense| PointCmp {
-            axes: vec![],
-            metric: "m".into(),
+            point: 0,
             a: 1.0,
             b: ratio,
             ratio,

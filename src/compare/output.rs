@@ -49,7 +49,7 @@ impl Comparison {
             "{} of {} compared values slower than A by more than {pct} % (worst: `{}` at {}, {:.1} % slower)",
             slower.len(),
             self.points.len(),
-            worst.metric,
+            self.metric_of(worst),
             self.label(worst),
             100.0 * worst.loss()
         ))
@@ -75,7 +75,7 @@ impl Comparison {
     }
 
     pub fn label(&self, p: &PointCmp) -> String {
-        label(&self.axes, &p.axes)
+        label(&self.axes, self.axis_values(p))
     }
 
     /// The Markdown: a summary, a table per series, then the largest changes.
@@ -155,7 +155,7 @@ impl Comparison {
             out += &format!(
                 "| {} | {} | {} | {} | {:.3} | {} | {} | {} |\n",
                 self.label(p).replace('|', "\\|"),
-                p.metric,
+                self.metric_of(p),
                 scale.show(p.a),
                 scale.show(p.b),
                 p.ratio,
@@ -192,9 +192,9 @@ impl Comparison {
         for p in &self.points {
             // For a spreadsheet: an axis value or a name that could start a formula is defused.
             let text = |t: &str| crate::store::formula_defused(t, d).into_owned();
-            let mut row: Vec<String> = p.axes.iter().map(|a| text(a)).collect();
+            let mut row: Vec<String> = self.axis_values(p).map(text).collect();
             row.extend([
-                text(&p.metric),
+                text(self.metric_of(p)),
                 d.number(p.a),
                 d.number(p.b),
                 d.number(p.ratio),
@@ -234,12 +234,17 @@ impl Comparison {
                 source,
             };
             let labels = self.labels();
+            // The points of each series, sorted out once (not a pass over all a series).
+            let mut of_series: Vec<Vec<&PointCmp>> = vec![Vec::new(); self.series.len()];
+            for p in &self.points {
+                of_series[p.series].push(p);
+            }
             for (si, s) in self.series.iter().enumerate() {
                 if s.curve_a.is_empty() && s.curve_b.is_empty() {
                     continue;
                 }
                 let written = self
-                    .chart(si, x, &labels, &charts.join(&s.file_stem))
+                    .chart(si, &of_series[si], x, &labels, &charts.join(&s.file_stem))
                     .map_err(fail)?;
                 files.extend(written);
             }
@@ -270,11 +275,12 @@ impl Comparison {
         }
     }
 
-    /// Writes the chart of series `si` to `stem`: titled and labelled as `sweep plot` names the
+    /// Writes the chart of series `si` (its compared points `points`) to `stem`: titled and labelled as `sweep plot` names the
     /// series, each run with its band, B/A with u_A + u_B beneath.
     fn chart(
         &self,
         si: usize,
+        points: &[&PointCmp],
         x: &str,
         labels: &Labels,
         stem: &Path,
@@ -290,12 +296,10 @@ impl Comparison {
             .collect();
         let title = crate::report::series_title(labels, metric, &group, x);
         let x_at = self.axes.iter().position(|a| a == x);
-        let mine: Vec<(f64, &PointCmp)> = self
-            .points
+        let mine: Vec<(f64, &PointCmp)> = points
             .iter()
-            .filter(|p| p.series == si)
-            .filter_map(|p| {
-                let v = p.axes.get(x_at?)?;
+            .filter_map(|&p| {
+                let v = self.axis_values(p).nth(x_at?)?;
                 // Keys hold numbers as Rust prints them (`read::key`).
                 Some((v.parse::<f64>().ok()?, p))
             })

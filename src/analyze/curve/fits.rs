@@ -293,7 +293,10 @@ pub(super) fn fit_comb(grid: &Grid, sense: Sense) -> Option<Comb> {
     let level: Vec<f64> = (0..v.len())
         .map(|k| {
             let (a, z) = (k.saturating_sub(2), (k + 3).min(v.len()));
-            let mut w = v[a..z].to_vec();
+            // Five values at most: sorted in place, not in a Vec of their own.
+            let mut w = [0.0; 5];
+            let w = &mut w[..z - a];
+            w.copy_from_slice(&v[a..z]);
             w.sort_by(f64::total_cmp);
             w[w.len() / 2]
         })
@@ -309,8 +312,8 @@ pub(super) fn fit_comb(grid: &Grid, sense: Sense) -> Option<Comb> {
     // levels, from each residue's count, sum and sum of squares.
     let best = |q: i64| -> Option<(i64, f64)> {
         let mut at = vec![(0usize, 0.0f64, 0.0f64); q as usize];
-        for (k, x) in e.iter().enumerate() {
-            let b = &mut at[g[k].rem_euclid(q) as usize];
+        for (r, x) in crate::analyze::fit::residues(&g, q).zip(&e) {
+            let b = &mut at[r];
             *b = (b.0 + 1, b.1 + x, b.2 + x * x);
         }
         at.iter()

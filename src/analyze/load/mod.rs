@@ -118,11 +118,13 @@ impl Series for Run {
         any
     }
 
+    /// How many different cells the column has (a set: no sort of a million cells).
     fn distinct(&self, col: usize) -> usize {
-        let mut v: Vec<&str> = self.rows.iter().map(|r| self.cell(r, col)).collect();
-        v.sort_unstable();
-        v.dedup();
-        v.len()
+        let mut seen: std::collections::HashSet<&str> = Default::default();
+        for row in &self.rows {
+            seen.insert(self.cell(row, col));
+        }
+        seen.len()
     }
 
     /// The x axis, the grouping axes and the metrics the options ask for.
@@ -246,8 +248,13 @@ impl Series for Run {
         let target = self.target_rel_ci();
         let mut statuses: Vec<Vec<Vec<PointStatus>>> = Vec::new();
         let mut spreads: Vec<Vec<Vec<(f64, f64)>>> = Vec::new();
-        let mut groups: Vec<Vec<String>> = Vec::new();
-        let mut group_of: std::collections::HashMap<Vec<String>, usize> = Default::default();
+        // Each group's cells, borrowed from the rows: a row's group is looked up by its cells
+        // (no String made a row), first against the row before's (rows of one group mostly
+        // come together).
+        let mut groups: Vec<Vec<&str>> = Vec::new();
+        let mut group_of: std::collections::HashMap<Vec<&str>, usize> = Default::default();
+        let mut key: Vec<&str> = Vec::with_capacity(by_cols.len());
+        let mut last: Option<usize> = None;
         // Points of each group, then of each metric.
         let mut points: Vec<Vec<Curve>> = Vec::new();
         for (line, row) in self.rows.iter().enumerate() {
@@ -261,21 +268,23 @@ impl Series for Run {
                     line: line + 2,
                     hint: other_x_hint(self, x),
                 })?;
-            let key: Vec<String> = by_cols
-                .iter()
-                .map(|&c| self.cell(row, c).to_string())
-                .collect();
-            let g = match group_of.get(&key) {
-                Some(&g) => g,
+            key.clear();
+            key.extend(by_cols.iter().map(|&c| self.cell(row, c)));
+            let known = last
+                .filter(|&g| groups[g] == key)
+                .or_else(|| group_of.get(key.as_slice()).copied());
+            let g = match known {
+                Some(g) => g,
                 None => {
                     group_of.insert(key.clone(), groups.len());
-                    groups.push(key);
+                    groups.push(key.clone());
                     points.push(vec![Vec::new(); metrics.len()]);
                     spreads.push(vec![Vec::new(); metrics.len()]);
                     statuses.push(vec![Vec::new(); metrics.len()]);
                     groups.len() - 1
                 }
             };
+            last = Some(g);
             let ok = status_col.is_none_or(|c| carries_values(self.cell(row, c)));
             for (m, col) in metric_cols.iter().enumerate() {
                 let value = col
@@ -319,7 +328,11 @@ impl Series for Run {
                 .zip(per_status)
             {
                 out.push(RawSeries {
-                    group: by.iter().cloned().zip(key.iter().cloned()).collect(),
+                    group: by
+                        .iter()
+                        .cloned()
+                        .zip(key.iter().map(|v| v.to_string()))
+                        .collect(),
                     metric: metric.clone(),
                     points: pts,
                     spread,
