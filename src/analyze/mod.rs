@@ -143,13 +143,13 @@ pub struct SeriesAnalysis {
 /// How many points of a series its own metric marks, one per x (the row the analysis takes).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
 pub struct Marked {
-    /// Confidence target missed ([`crate::events::marks::Mark::Noisy`]).
+    /// Confidence target missed ([`crate::store::mark::Mark::Noisy`]).
     pub noisy: usize,
     /// Marked `unstable` in results.csv: they vary with buffer placement, or differ between
     /// processes ([`Marked::processes`]).
     pub unstable: usize,
     /// Of `unstable`, those whose placements stayed within the target where several processes
-    /// measured the point: the processes differ ([`crate::events::marks::Mark::Processes`]); the
+    /// measured the point: the processes differ ([`crate::store::mark::Mark::Processes`]); the
     /// others vary with buffer placement.
     #[serde(skip)]
     pub processes: usize,
@@ -638,7 +638,7 @@ impl Analysis {
     /// means; results.csv: `unstable`)`), after a line that introduces them; empty when none is
     /// marked. `quote` writes a series' name.
     pub fn marked_sentence(&self, quote: impl Fn(&str) -> String) -> String {
-        use crate::events::marks::{count, Mark};
+        use crate::store::mark::{count, Mark};
         let target = self.source.parent().map_or(
             crate::spec::DEFAULT_TARGET_REL_CI,
             crate::store::target_rel_ci,

@@ -13,6 +13,7 @@
 pub mod cells;
 pub mod columns;
 pub mod manifest;
+pub mod mark;
 pub mod metric_status;
 pub mod read;
 pub mod run;
