@@ -229,13 +229,14 @@ fn cut(name: &str, max: usize) -> String {
     out
 }
 
-/// One line per series (the first [`MAX_SERIES`]): its period, knee and best value with its unit,
+/// One line per series (the first [`MAX_SERIES`]): its period (and the period nested in it:
+/// `32 (high) +64`, its level said where it is not high), knee and best value with its unit,
 /// and its values marked ([`marks::series_marks`]: `264 placement, up to 69 %`, or `-`; the
 /// column only where some series has marked values).
 fn series_lines(a: &Analysis, tally: &marks::Tally) -> Vec<String> {
     let mut rows = vec![vec![
         "series".to_string(),
-        "period".into(),
+        "period (+nested)".into(),
         "knee".into(),
         "best".into(),
         "marked".into(),
@@ -243,7 +244,16 @@ fn series_lines(a: &Analysis, tally: &marks::Tally) -> Vec<String> {
     for s in a.series.iter().take(MAX_SERIES) {
         let c = &s.curve;
         let period = match (&c.period, &c.guess) {
-            (Some(p), _) => format!("{} ({})", human(p.period), p.level.as_str()),
+            (Some(p), _) => {
+                let nested =
+                    c.secondary
+                        .as_ref()
+                        .map_or(String::new(), |q| match q.level.as_str() {
+                            "high" => format!(" +{}", human(q.period)),
+                            l => format!(" +{} ({l})", human(q.period)),
+                        });
+                format!("{} ({}){nested}", human(p.period), p.level.as_str())
+            }
             (None, Some(g)) => format!("none (guess {})", human(g.period)),
             (None, None) => "none".into(),
         };
