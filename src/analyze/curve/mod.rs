@@ -597,7 +597,8 @@ pub fn analyze_curve(points: &[(f64, Option<f64>)], sense: Sense) -> Curve {
             curve.outliers = s.outliers.iter().map(|&i| grid.x[i]).collect();
         }
     }
-    if let Some((period, residues)) = residue_period {
+    if let Some((period, residues)) = &residue_period {
+        let (period, residues) = (*period, residues);
         let from = curve.knee.unwrap_or(f64::NEG_INFINITY);
         let peaks: Vec<usize> = (0..grid.x.len())
             .filter(|&i| residues.contains(&grid.g[i].rem_euclid(period)) && grid.x[i] >= from)
@@ -612,6 +613,20 @@ pub fn analyze_curve(points: &[(f64, Option<f64>)], sense: Sense) -> Curve {
     // name one point both (after the peaks and the drop, which stay the fit's).
     if let Some(b) = &curve.best {
         curve.outliers.retain(|&x| x != b.x);
+        // A best at the period's phase is a peak too (the charts ring it), where the fit left
+        // it out: a tooth taller than the staircase follows, and the drop stays the fit's.
+        if let Some((period, residues)) = &residue_period {
+            let from = curve.knee.unwrap_or(f64::NEG_INFINITY);
+            let at = grid.x.iter().position(|&x| x == b.x);
+            if let Some(i) = at.filter(|&i| {
+                residues.contains(&grid.g[i].rem_euclid(*period)) && grid.x[i] >= from
+            }) {
+                if !curve.peaks.contains(&grid.x[i]) {
+                    curve.peaks.push(grid.x[i]);
+                    curve.peaks.sort_by(f64::total_cmp);
+                }
+            }
+        }
     }
     // What the second period's own steps cost in the data, so the reading can say how much
     // it matters (a fit can prefer two periods for the shape of a ramp alone: a small cost says
