@@ -572,6 +572,7 @@ pub(crate) mod tests {
             placement: None,
             between_processes_u95: None,
             counter: None,
+            secondary_counter: None,
             marked: Default::default(),
             model: None,
             reading: String::new(),
