@@ -238,15 +238,22 @@ impl Run {
             .collect();
         let mut rows = Vec::new();
         let mut record = Row::new();
+        // A record of another width is refused (but a last one cut short, kept as short as
+        // it was left): reading on without it would lose a point unsaid.
+        let mut widths = super::read::Widths::new(header.len());
         loop {
             match reader.read_record(&mut record) {
                 Ok(true) => {}
                 Ok(false) => break,
-                Err(e) => return Err(read_err(super::read::BadRecord::of(&e).into())),
+                Err(e) => return Err(read_err(super::read::BadRecord::of(&e, &bytes).into())),
             }
             if record.iter().all(|c| c.trim().is_empty()) {
                 continue;
             }
+            let at = record.position().map_or(0, |p| p.byte());
+            widths
+                .check(|| super::read::line_at(&bytes, at), record.len())
+                .map_err(|e| read_err(e.into()))?;
             // A row as large as its cells (the record's buffers, read into again, are larger).
             let mut row = Row::with_capacity(record.as_slice().len(), record.len());
             for cell in &record {
