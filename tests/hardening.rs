@@ -1646,3 +1646,93 @@ fn a_row_of_another_width_or_not_utf8_is_refused_by_every_reader() {
         "the torn row left out"
     );
 }
+
+/// `sweep` with `args` in `dir`, stdin from `stdin`, killed if it runs past 30 s (a FIFO read
+/// blocks for ever): its output.
+fn sweep_within_30s(dir: &Path, args: &[&str], stdin: std::process::Stdio) -> std::process::Output {
+    let mut child = common::sweep_process(dir)
+        .args(args)
+        .stdin(stdin)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = std::time::Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if start.elapsed() > std::time::Duration::from_secs(30) {
+            child.kill().unwrap();
+            panic!("sweep {args:?} still running after 30 s");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    child.wait_with_output().unwrap()
+}
+
+/// Review 5, 2: `sweep analyze /dev/stdin < results.csv` wrote analysis.* into /dev (beside the
+/// link), `analyze <(cat f)` failed writing into /dev/fd, and analyze of a FIFO blocked for
+/// ever, of /dev/zero read until memory ran out. Only files are read (a pipe or a device is
+/// refused naming it, exit 3); without --out nothing is written beside a link (exit 2).
+#[test]
+fn analyze_reads_only_files_and_never_writes_beside_a_link() {
+    let p = project();
+    let run = finished_saw4(p.path());
+    let csv = run.join("results.csv");
+    let dev = Path::new("/dev/analysis.json");
+    let existed = dev.exists();
+    let out = sweep_within_30s(
+        p.path(),
+        &["analyze", "/dev/stdin"],
+        std::fs::File::open(&csv).unwrap().into(),
+    );
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("`/dev/stdin` is a link") && err.contains("--out"),
+        "{err}"
+    );
+    assert_eq!(dev.exists(), existed, "nothing written into /dev");
+    let o = p.path().join("o");
+    let out = sweep_within_30s(
+        p.path(),
+        &["analyze", "/dev/stdin", "--out", &o.display().to_string()],
+        std::fs::File::open(&csv).unwrap().into(),
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(o.join("analysis.json").is_file());
+
+    let fifo = p.path().join("fifo.csv");
+    let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+    assert!(made.unwrap().success());
+    for target in [fifo.display().to_string(), "/dev/zero".to_string()] {
+        for command in ["analyze", "plot", "compare"] {
+            let mut args = vec![command, target.as_str(), "--out"];
+            let dir = o.display().to_string();
+            args.push(&dir);
+            if command == "compare" {
+                args = vec![command, target.as_str(), target.as_str()];
+            }
+            let out = sweep_within_30s(p.path(), &args, std::process::Stdio::null());
+            let err = stderr(&out);
+            assert_eq!(out.status.code(), Some(3), "{args:?}: {err}");
+            assert_eq!(
+                err,
+                format!("error: `{target}` is not a file (a pipe, a device or a socket): sweep reads a results CSV from a file (hint: save it to a file first and give that)\n")
+            );
+        }
+    }
+    // A run folder whose results.csv is a FIFO: export, report and resume refuse it too.
+    std::fs::remove_file(&csv).unwrap();
+    std::fs::rename(&fifo, &csv).unwrap();
+    let r = run.display().to_string();
+    let x = p.path().join("x").display().to_string();
+    for args in [
+        vec!["export", r.as_str(), "--out", x.as_str()],
+        vec!["report", r.as_str(), "--out", x.as_str()],
+        vec!["resume", r.as_str()],
+    ] {
+        let out = sweep_within_30s(p.path(), &args, std::process::Stdio::null());
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(3), "{args:?}: {err}");
+        assert!(err.contains("is not a file (a pipe"), "{args:?}: {err}");
+    }
+}

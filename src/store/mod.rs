@@ -84,6 +84,9 @@ pub enum StoreError {
     NoStatus { path: PathBuf },
     #[error("run `{path}` not found (hint: give a run folder or its results.csv)")]
     NotFound { path: PathBuf },
+    /// A pipe, a device or a socket: read, it blocks (a FIFO) or never ends (`/dev/zero`).
+    #[error("`{path}` is not a file (a pipe, a device or a socket): sweep reads a results CSV from a file (hint: save it to a file first and give that)")]
+    NotAFile { path: PathBuf },
     #[error(
         "`{path}` holds no results.csv (hint: give a run folder of `sweep run`, or a results CSV)"
     )]

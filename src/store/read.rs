@@ -172,6 +172,17 @@ fn read_err<E: Into<super::Cause>>(path: &Path) -> impl Fn(E) -> StoreError + '_
     }
 }
 
+/// The bytes of the file `path`; a path that is no file (a pipe, a device) is refused, not read:
+/// a FIFO would block, `/dev/zero` never end.
+pub fn read_file(path: &Path) -> Result<Vec<u8>, StoreError> {
+    if !std::fs::metadata(path).map_or(true, |m| m.is_file()) {
+        return Err(StoreError::NotAFile {
+            path: path.to_path_buf(),
+        });
+    }
+    std::fs::read(path).map_err(read_err(path))
+}
+
 /// What to do with the last record of whole lines when a quote in it never closes.
 #[derive(Debug, PartialEq)]
 enum LastRecord {
@@ -226,7 +237,7 @@ pub fn read_whole_lines(path: &Path, dialect: Dialect) -> Result<Option<Csv>, St
     if !path.exists() {
         return Ok(None);
     }
-    let bytes = std::fs::read(path).map_err(read_err(path))?;
+    let bytes = read_file(path)?;
     match whole_lines(&bytes) {
         0 => Ok(None),
         n => Csv::parse(&bytes[..n], Some(dialect))
@@ -278,7 +289,7 @@ fn rows(path: &Path, header: &[String], repair: Repair) -> Result<Vec<Vec<String
     if !path.exists() {
         return Ok(Vec::new());
     }
-    let bytes = std::fs::read(path).map_err(&err)?;
+    let bytes = read_file(path)?;
     let cut = |at: usize| -> Result<(), StoreError> {
         if repair == Repair::File {
             let f = std::fs::OpenOptions::new()

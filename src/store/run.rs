@@ -173,7 +173,8 @@ impl RunDir {
             } else {
                 Located::NoResults
             }
-        } else if path.is_file() {
+        } else if path.exists() {
+            // Not a regular file (a pipe, a device) too: its reader refuses it, naming it.
             Located::Csv {
                 csv: path.to_path_buf(),
                 run: RunDir::of_csv(path),
@@ -228,7 +229,7 @@ impl Run {
             Some(d) => Some(Manifest::load(d.path())?),
             None => None,
         };
-        let bytes = std::fs::read(path).map_err(|e| read_err(e.into()))?;
+        let bytes = super::read::read_file(path)?;
         let (dialect, mut reader) = super::read::reader(&bytes, None);
         let header: Vec<String> = reader
             .headers()
@@ -295,7 +296,9 @@ impl Run {
             });
         }
         let csv = run.results();
-        let started = std::fs::read(&csv).is_ok_and(|b| b.contains(&b'\n'));
+        // A results.csv that is no file (a pipe) is for the reader to refuse, not to read here.
+        let started = std::fs::metadata(&csv).is_ok_and(|m| !m.is_file())
+            || std::fs::read(&csv).is_ok_and(|b| b.contains(&b'\n'));
         if started {
             return Run::read(&csv, Some(run));
         }
