@@ -1736,3 +1736,64 @@ fn analyze_reads_only_files_and_never_writes_beside_a_link() {
         assert!(err.contains("is not a file (a pipe"), "{args:?}: {err}");
     }
 }
+
+/// Review 5, 3: an `@sweep` line with `rel_ci=-1` or `samples=-3` (a statistic that cannot be)
+/// was taken as a measurement, status ok; a `stddev=nan` left its cell empty, status ok. That
+/// metric gets no value, and the point's reason names the field (no_metric, as for a bad value);
+/// a negative value, median, min and max stay a measurement (a difference can be negative).
+#[test]
+fn a_timing_core_line_with_a_statistic_that_cannot_be_is_no_measurement() {
+    let p = project();
+    write(
+        p.path(),
+        "cuda/stats/stats.c",
+        "#include \"params.h\"\n#include <stdio.h>\nint main(void) {\n  printf(\"@sweep metric=copy unit=GB/s value=-2.5 median=-2.5 stddev=0 min=-3 max=-2 rel_ci=0.001 samples=10 noisy=0 throttled=0 %s\\n\", EXTRA);\n  return 0;\n}\n",
+    );
+    write(
+        p.path(),
+        "cuda/stats/params.h.tera",
+        "#define EXTRA \"{{ extra }}\"\n",
+    );
+    write(
+        p.path(),
+        "sweeps/stats.toml",
+        "bench = \"stats\"\ncompiler = \"cc\"\n[[axis]]\nname = \"extra\"\nvalues = [\"rel_ci=-1\", \"samples=-3\", \"stddev=nan\", \"placements=inf\", \"sm_mhz=1980\"]\n[[metric]]\nname = \"copy\"\nunit = \"GB/s\"\n",
+    );
+    let out = sweep(p.path())
+        .args(["run", "sweeps/stats.toml", "-q", "--no-analyze"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let run = run_dirs(&p.path().join("output/stats")).pop().unwrap();
+    let rows = rows(&run.join("results.csv"));
+    let got: Vec<(&str, &str)> = rows
+        .iter()
+        .map(|r| (r["status"].as_str(), r["copy_gb_per_s"].as_str()))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            ("no_metric", ""),
+            ("no_metric", ""),
+            ("no_metric", ""),
+            ("no_metric", ""),
+            ("ok", "-2.5")
+        ]
+    );
+    for (row, field, why) in [
+        (0, "rel_ci=-1", "never negative"),
+        (1, "samples=-3", "never negative"),
+        (2, "stddev=nan", "not a finite number"),
+        (3, "placements=inf", "not a finite number"),
+    ] {
+        let want = format!(
+            "no metric `copy_gb_per_s` in the output: `copy_gb_per_s` printed `{field}`, {why} (log: "
+        );
+        assert!(
+            rows[row]["error"].starts_with(&want),
+            "{}",
+            rows[row]["error"]
+        );
+        assert_eq!(rows[row]["copy_rel_ci"], "", "no statistic kept either");
+    }
+}
