@@ -1797,3 +1797,52 @@ fn a_timing_core_line_with_a_statistic_that_cannot_be_is_no_measurement() {
         assert_eq!(rows[row]["copy_rel_ci"], "", "no statistic kept either");
     }
 }
+
+/// Review 5, 4: a NUL byte in `args` or an `[env]` value (`\u0000` in TOML), or an `[env]` name
+/// with `=`, passed the spec's check and failed every point at run time ("nul byte found").
+/// Refused at the spec's check, naming the key and its line (exit 3), before anything runs.
+#[test]
+fn a_nul_byte_in_args_or_env_is_refused_by_the_spec_check() {
+    let p = project();
+    for (extra, want) in [
+        (
+            "args = [\"-n\", \"a\\u0000b\"]",
+            "nul.toml:1: `args` has a NUL byte (`a\\0b`), which no program can be given (hint: remove the `\\u0000`)",
+        ),
+        (
+            "flags = [\"-O2\\u0000\"]",
+            "nul.toml:1: `flags` has a NUL byte (`-O2\\0`)",
+        ),
+        (
+            "[env]\nFOO = \"x\\u0000y\"",
+            "nul.toml:14: [env] `FOO` has a NUL byte (`x\\0y`)",
+        ),
+        (
+            "[env]\n\"A=B\" = \"x\"",
+            "[env] `A=B` is no name of an environment variable",
+        ),
+    ] {
+        let spec = std::fs::read_to_string(p.path().join("sweeps/saw.toml"))
+            .unwrap()
+            .replace("range = [1, 64]", "range = [1, 2]")
+            .replace("[analyze]\nx = \"threads\"\n", "");
+        // Top-level keys first, tables after.
+        let text = if extra.starts_with('[') {
+            format!("{spec}{extra}\n")
+        } else {
+            format!("{extra}\n{spec}")
+        };
+        write(p.path(), "sweeps/nul.toml", &text);
+        for command in ["plan", "run"] {
+            let out = sweep(p.path())
+                .args([command, "sweeps/nul.toml"])
+                .output()
+                .unwrap();
+            let err = stderr(&out);
+            assert_eq!(out.status.code(), Some(3), "{command} {extra}: {err}");
+            assert_eq!(err.lines().count(), 1, "{err}");
+            assert!(err.contains(want), "{command} {extra}: {err}");
+        }
+        assert!(!p.path().join("output/nul").exists(), "nothing ran");
+    }
+}
