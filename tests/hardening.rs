@@ -1846,3 +1846,92 @@ fn a_nul_byte_in_args_or_env_is_refused_by_the_spec_check() {
         assert!(!p.path().join("output/nul").exists(), "nothing ran");
     }
 }
+
+/// Review 5, 5: an `--export` that failed at the end of a run (here a file `export` in the run
+/// folder, where the export's folder goes) was a warning, and the run exited 0: a script read
+/// success and found no export. The rows are whole; the run exits with the export's failure's
+/// code (4: the folder cannot be written), saying so.
+#[test]
+fn an_export_that_fails_at_the_end_of_a_run_is_not_exit_0() {
+    let p = project();
+    let (run, _) = unfinished_saw(p.path());
+    std::fs::write(run.join("export"), "in the way").unwrap();
+    let out = sweep(p.path())
+        .arg("resume")
+        .arg(&run)
+        .args(["-q", "--no-analyze", "--export", "csv"])
+        .output()
+        .unwrap();
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(4), "{err}");
+    assert!(
+        err.contains("the export at the end of the run failed: ") && err.contains("/export`"),
+        "{err}"
+    );
+    assert_eq!(
+        rows(&run.join("results.csv")).len(),
+        4,
+        "the rows are whole"
+    );
+}
+
+/// Found in review 5: `--export-json` wrote a temporary file beside the path and renamed it over
+/// it, so `--export-json /dev/null` (or `/dev/stdout`) run as root replaced the device (or the
+/// link) with a regular file, for every program after it, and a link of the user's with a file.
+/// A device is written into (`/dev/full` refuses: exit 4), a link into what it points to.
+#[test]
+fn export_json_writes_into_a_device_or_a_link_and_never_replaces_it() {
+    use std::os::unix::fs::FileTypeExt;
+    let p = project();
+    saw2(p.path());
+    let dir = tempfile::tempdir().unwrap();
+    let null = dir.path().join("null");
+    let full = dir.path().join("full");
+    let made = |path: &Path, minor: &str| {
+        std::process::Command::new("mknod")
+            .arg(path)
+            .args(["c", "1", minor])
+            .status()
+            .is_ok_and(|s| s.success())
+    };
+    if !(made(&null, "3") && made(&full, "7")) {
+        common::skip("needs root to make a device node (mknod)");
+        return;
+    }
+    let run = |json: &Path| {
+        sweep(p.path())
+            .args(["run", "sweeps/saw2.toml", "-q", "--no-analyze", "--force"])
+            .arg("--export-json")
+            .arg(json)
+            .output()
+            .unwrap()
+    };
+    let out = run(&null);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(std::fs::metadata(&null)
+        .unwrap()
+        .file_type()
+        .is_char_device());
+    let out = run(&full);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(4), "{err}");
+    assert!(
+        err.contains("--export-json at the end of the run failed: "),
+        "{err}"
+    );
+    assert!(std::fs::metadata(&full)
+        .unwrap()
+        .file_type()
+        .is_char_device());
+    // A link of the user's stays a link; the file it points to gets the document.
+    let target = dir.path().join("target.json");
+    std::fs::write(&target, "old").unwrap();
+    let link = dir.path().join("link.json");
+    std::os::unix::fs::symlink(&target, &link).unwrap();
+    let out = run(&link);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(link.is_symlink());
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&target).unwrap()).unwrap();
+    assert_eq!(doc["sweep"], "saw2");
+}
