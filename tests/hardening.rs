@@ -1935,3 +1935,37 @@ fn export_json_writes_into_a_device_or_a_link_and_never_replaces_it() {
         serde_json::from_str(&std::fs::read_to_string(&target).unwrap()).unwrap();
     assert_eq!(doc["sweep"], "saw2");
 }
+
+/// Found in review 5: `compare` of a run over `threads` with one over `threads` and `tag` read
+/// B's rows by A's axes first and refused B as holding "two rows of the point threads=1 (hint:
+/// keep one of them)": two points, told to delete one. The axes are checked first, naming `tag`.
+#[test]
+fn compare_of_runs_with_other_axes_names_the_axis_not_two_rows() {
+    let p = project();
+    saw2(p.path());
+    let spec = std::fs::read_to_string(p.path().join("sweeps/saw2.toml")).unwrap();
+    write(
+        p.path(),
+        "sweeps/tagged.toml",
+        &format!("{spec}[[axis]]\nname = \"tag\"\nvalues = [\"a\", \"b\"]\n"),
+    );
+    for spec in ["saw2", "tagged"] {
+        sweep(p.path())
+            .args(["run", &format!("sweeps/{spec}.toml"), "-q", "--no-analyze"])
+            .assert()
+            .success();
+    }
+    let a = run_dirs(&p.path().join("output/saw2")).pop().unwrap();
+    let b = run_dirs(&p.path().join("output/tagged")).pop().unwrap();
+    for (x, y) in [(&a, &b), (&b, &a)] {
+        let out = sweep(p.path())
+            .arg("compare")
+            .args([x, y])
+            .output()
+            .unwrap();
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(3), "{err}");
+        assert!(err.contains("has no axis `tag` of"), "{err}");
+        assert!(!err.contains("two rows"), "{err}");
+    }
+}

@@ -320,8 +320,12 @@ fn label(axes: &[String], values: &[String]) -> String {
 
 /// Compares run B with run A (run folders or results CSVs).
 pub fn compare(a: &Path, b: &Path, opts: &Options) -> Result<Comparison, CompareError> {
-    let run_a = Run::read(store::Run::open(a)?, None)?;
-    let run_b = Run::read(store::Run::open(b)?, Some(&run_a.table.axes))?;
+    let (table_a, table_b) = (store::Run::open(a)?, store::Run::open(b)?);
+    // Axes first: B's rows keyed by A's axes alone, where B has one more, read as two rows of
+    // one point (`keep one of them`) when they are two points.
+    same_axes(&table_a, &table_b)?;
+    let run_a = Run::read(table_a, None)?;
+    let run_b = Run::read(table_b, Some(&run_a.table.axes))?;
     // A run with a header and no row yet has nothing to compare (and no metric to guess).
     for run in [&run_a, &run_b] {
         if run.table.rows.is_empty() {
