@@ -1969,3 +1969,45 @@ fn compare_of_runs_with_other_axes_names_the_axis_not_two_rows() {
         assert!(!err.contains("two rows"), "{err}");
     }
 }
+
+/// Found in review 5: a metric's column removed from results.csv by hand (the manifest still
+/// lists the metric) was left out of analyze, plot, export, report and compare, saying nothing:
+/// the analysis of a run of three metrics held two, exit 0. Refused naming the column (exit 3).
+#[test]
+fn a_metric_column_removed_by_hand_is_named_not_left_out() {
+    let p = project();
+    let run = finished_saw4(p.path());
+    let csv = run.join("results.csv");
+    let text = std::fs::read_to_string(&csv).unwrap();
+    let header: Vec<&str> = text.lines().next().unwrap().split(',').collect();
+    let col = header.iter().position(|c| *c == "saw_mflops").unwrap();
+    let cut: String = text
+        .split_inclusive("\r\n")
+        .map(|line| {
+            let body = line.strip_suffix("\r\n").unwrap();
+            let mut cells: Vec<&str> = body.split(',').collect();
+            cells.remove(col);
+            cells.join(",") + "\r\n"
+        })
+        .collect();
+    std::fs::write(&csv, cut).unwrap();
+    let r = run.display().to_string();
+    let o = p.path().join("o").display().to_string();
+    for args in [
+        vec!["analyze", r.as_str()],
+        vec!["plot", r.as_str()],
+        vec!["export", r.as_str(), "--out", o.as_str()],
+        vec!["report", r.as_str(), "--out", o.as_str()],
+        vec!["compare", r.as_str(), r.as_str()],
+    ] {
+        let out = sweep(p.path()).args(&args).output().unwrap();
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(3), "{args:?}: {err}");
+        assert!(
+            err.contains(
+                "has no column `saw_mflops` of the metric `saw` its manifest lists (hint: "
+            ),
+            "{args:?}: {err}"
+        );
+    }
+}

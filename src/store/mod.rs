@@ -84,6 +84,13 @@ pub enum StoreError {
     NoStatus { path: PathBuf },
     #[error("run `{path}` not found (hint: give a run folder or its results.csv)")]
     NotFound { path: PathBuf },
+    /// A metric of the manifest whose column the CSV lacks, though the manifest's header has it.
+    #[error("`{path}` has no column `{column}` of the metric `{metric}` its manifest lists (hint: was the file edited? restore the column from a copy, or give a copy of the CSV without the manifest beside it)")]
+    MissingColumn {
+        path: PathBuf,
+        column: String,
+        metric: String,
+    },
     /// A pipe, a device or a socket: read, it blocks (a FIFO) or never ends (`/dev/zero`).
     #[error("`{path}` is not a file (a pipe, a device or a socket): sweep reads a results CSV from a file (hint: save it to a file first and give that)")]
     NotAFile { path: PathBuf },

@@ -269,6 +269,7 @@ impl Run {
                 columns::from_manifest(
                     &dir.as_ref().map_or_else(PathBuf::new, RunDir::manifest),
                     m,
+                    path,
                     &header,
                 )?,
             ),
@@ -304,7 +305,7 @@ impl Run {
         }
         // A run that has written no whole line yet: its header is the manifest's, no row.
         let manifest = Manifest::load(run.path())?;
-        let metrics = columns::from_manifest(&run.manifest(), &manifest, &manifest.columns)?;
+        let metrics = columns::from_manifest(&run.manifest(), &manifest, &csv, &manifest.columns)?;
         Ok(Run {
             path: csv,
             dir: Some(run),
