@@ -2011,3 +2011,32 @@ fn a_metric_column_removed_by_hand_is_named_not_left_out() {
         );
     }
 }
+
+/// Found in review 5: a CSV whose header names two columns alike (edited by hand) was read by
+/// the first alone: the analysis showed the first column's series twice and the second's values
+/// nowhere, exit 0. Refused naming the column and both places (exit 3).
+#[test]
+fn a_csv_with_two_columns_of_one_name_is_refused() {
+    let p = project();
+    let run = finished_saw4(p.path());
+    let text = std::fs::read_to_string(run.join("results.csv")).unwrap();
+    let (header, rest) = text.split_once("\r\n").unwrap();
+    let edited = header.replacen("saw_median_mflops", "saw_mflops", 1);
+    let csv = p.path().join("dup.csv");
+    std::fs::write(&csv, format!("{edited}\r\n{rest}")).unwrap();
+    let c = csv.display().to_string();
+    let o = p.path().join("o").display().to_string();
+    for args in [
+        vec!["analyze", c.as_str(), "--out", o.as_str()],
+        vec!["plot", c.as_str(), "--out", o.as_str()],
+        vec!["compare", c.as_str(), c.as_str()],
+    ] {
+        let out = sweep(p.path()).args(&args).output().unwrap();
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(3), "{args:?}: {err}");
+        assert_eq!(
+            err,
+            format!("error: `{c}` has two columns named `saw_mflops` (columns 5 and 6) (hint: was the header edited? rename or remove one)\n")
+        );
+    }
+}

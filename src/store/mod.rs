@@ -91,6 +91,13 @@ pub enum StoreError {
         column: String,
         metric: String,
     },
+    #[error("`{path}` has two columns named `{column}` (columns {first} and {second}) (hint: was the header edited? rename or remove one)")]
+    DuplicateColumn {
+        path: PathBuf,
+        column: String,
+        first: usize,
+        second: usize,
+    },
     /// A pipe, a device or a socket: read, it blocks (a FIFO) or never ends (`/dev/zero`).
     #[error("`{path}` is not a file (a pipe, a device or a socket): sweep reads a results CSV from a file (hint: save it to a file first and give that)")]
     NotAFile { path: PathBuf },

@@ -237,6 +237,19 @@ impl Run {
             .iter()
             .map(|h| h.trim().to_string())
             .collect();
+        // Two columns of one name: every reader takes the first, and the second's values are
+        // lost unsaid (or read as the first's twice).
+        let mut seen = std::collections::HashMap::new();
+        for (i, h) in header.iter().enumerate().filter(|(_, h)| !h.is_empty()) {
+            if let Some(first) = seen.insert(h.as_str(), i) {
+                return Err(StoreError::DuplicateColumn {
+                    path: path.to_path_buf(),
+                    column: h.clone(),
+                    first: first + 1,
+                    second: i + 1,
+                });
+            }
+        }
         let mut rows = Vec::new();
         let mut record = Row::new();
         // A record of another width is refused (but a last one cut short, kept as short as
