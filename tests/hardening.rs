@@ -2040,3 +2040,34 @@ fn a_csv_with_two_columns_of_one_name_is_refused() {
         );
     }
 }
+
+/// Found in review 5: a quote opened in a middle row of results.csv and never closed made every
+/// line after it one field of that row: analyze and compare read the rows before it and left
+/// the others out unsaid (exit 0; export already refused it). Every reader refuses it, naming
+/// the line (exit 3).
+#[test]
+fn a_quote_left_open_in_a_middle_row_is_refused_by_every_reader() {
+    let p = project();
+    let run = finished_saw4(p.path());
+    let csv = run.join("results.csv");
+    let text = std::fs::read_to_string(&csv).unwrap();
+    let mut lines: Vec<String> = text.split_inclusive("\r\n").map(String::from).collect();
+    lines[2] = lines[2].replacen(",ok,", ",\"ok,", 1);
+    std::fs::write(&csv, lines.concat()).unwrap();
+    let r = run.display().to_string();
+    let c = csv.display().to_string();
+    let o = p.path().join("o").display().to_string();
+    for args in [
+        vec!["analyze", r.as_str()],
+        vec!["compare", c.as_str(), c.as_str()],
+        vec!["export", r.as_str(), "--out", o.as_str()],
+    ] {
+        let out = sweep(p.path()).args(&args).output().unwrap();
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(3), "{args:?}: {err}");
+        assert!(
+            err.contains(&format!("`{c}` line 3: a quote opened there never closes")),
+            "{args:?}: {err}"
+        );
+    }
+}

@@ -211,9 +211,14 @@ fn last_record(bytes: &[u8], dialect: Dialect) -> LastRecord {
             Ok(false) | Err(_) => break,
         }
     }
-    let Some(start) = last else {
+    let Some(mut start) = last else {
         return LastRecord::Whole;
     };
+    // In a file of CRLF line ends the reader's position lies on the `\n` of the line before:
+    // the record starts after it (cut there, the row before kept its line break).
+    while matches!(body.get(start as usize), Some(b'\r' | b'\n')) {
+        start += 1;
+    }
     let text = body.get(start as usize..).unwrap_or_default();
     // Quotes come in pairs ("" inside a quoted field too): an odd count leaves one open.
     if text.iter().filter(|&&b| b == b'"').count() % 2 == 0 {
@@ -229,6 +234,26 @@ fn last_record(bytes: &[u8], dialect: Dialect) -> LastRecord {
             LastRecord::OpenQuote(line as u64)
         }
     }
+}
+
+/// Where the record that starts at byte `start` of what a [`reader`] of `bytes` reads (the
+/// last one) opens a quote that never closes and so runs over several lines: its line. A row a
+/// crash tore inside quotes spans one line at most, and is no such record.
+pub fn open_quote_line(bytes: &[u8], start: u64) -> Option<u64> {
+    let body = bytes.strip_prefix("\u{feff}".as_bytes()).unwrap_or(bytes);
+    let mut at = (start as usize).min(body.len());
+    while matches!(body.get(at), Some(b'\r' | b'\n')) {
+        at += 1;
+    }
+    let text = &body[at..];
+    let odd = text.iter().filter(|&&b| b == b'"').count() % 2 == 1;
+    let lines = text
+        .strip_suffix(b"\n")
+        .unwrap_or(text)
+        .iter()
+        .filter(|&&b| b == b'\n')
+        .count();
+    (odd && lines >= 1).then(|| line_at(bytes, start))
 }
 
 /// Reads a CSV without changing it: whole lines only (a run may still be writing it), in
@@ -490,5 +515,40 @@ mod tests {
             })
         );
         assert!(Widths::new(2).check(|| 2, 3).is_err());
+    }
+
+    #[test]
+    fn a_row_torn_inside_quotes_is_cut_at_its_line_in_a_crlf_file() {
+        let tmp = tempfile::tempdir().unwrap();
+        let p = tmp.path().join("r.csv");
+        let header: Vec<String> = ["point_id", "index", "x"].map(String::from).into();
+        std::fs::write(&p, "point_id,index,x\r\na,0,1\r\nb,1,\"torn\r\n").unwrap();
+        assert_eq!(read_done(&p, &header).unwrap().len(), 1);
+        assert_eq!(
+            std::fs::read_to_string(&p).unwrap(),
+            "point_id,index,x\r\na,0,1\r\n",
+            "the cut keeps the line break of the row before"
+        );
+        let text = "point_id,index,x\r\na,0,1\r\nb,\"1\r\nc,2,3\r\nd,3,4\r\n";
+        std::fs::write(&p, text).unwrap();
+        let err = read_done(&p, &header).unwrap_err().to_string();
+        assert!(err.contains("` line 3: a quote opened there"), "{err}");
+    }
+
+    #[test]
+    fn a_quote_left_open_over_several_lines_is_told_from_a_torn_row() {
+        let text = b"a,b\r\n1,2\r\n3,\"x\r\n4,5\r\n6,7\r\n";
+        let start = text.windows(2).position(|w| w == b"3,").unwrap() as u64;
+        assert_eq!(open_quote_line(text, start), Some(3));
+        assert_eq!(open_quote_line(text, start - 2), Some(3), "CRLF positions");
+        let torn = b"a,b\r\n1,2\r\n3,\"x\r\n";
+        assert_eq!(open_quote_line(torn, start), None);
+        assert_eq!(open_quote_line(b"a,b\r\n1,2\r\n3,\"x", start), None);
+        let quoted = b"a,b\r\n1,2\r\n3,\"x\r\ny\"\r\n";
+        assert_eq!(
+            open_quote_line(quoted, start),
+            None,
+            "a value with a line break"
+        );
     }
 }

@@ -255,6 +255,7 @@ impl Run {
         // A record of another width is refused (but a last one cut short, kept as short as
         // it was left): reading on without it would lose a point unsaid.
         let mut widths = super::read::Widths::new(header.len());
+        let mut last_start = None;
         loop {
             match reader.read_record(&mut record) {
                 Ok(true) => {}
@@ -265,6 +266,7 @@ impl Run {
                 continue;
             }
             let at = record.position().map_or(0, |p| p.byte());
+            last_start = Some(at);
             widths
                 .check(|| super::read::line_at(&bytes, at), record.len())
                 .map_err(|e| read_err(e.into()))?;
@@ -274,6 +276,14 @@ impl Run {
                 row.push_field(unpadded(cell, dialect));
             }
             rows.push(row);
+        }
+        // A quote opened in a row and never closed makes every line after it one field of it:
+        // the rows after it would be lost unsaid.
+        if let Some(line) = last_start.and_then(|at| super::read::open_quote_line(&bytes, at)) {
+            return Err(StoreError::OpenQuote {
+                path: path.to_path_buf(),
+                line,
+            });
         }
         rows.shrink_to_fit();
         let (axes, metrics) = match &manifest {
