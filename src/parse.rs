@@ -66,6 +66,9 @@ pub struct Parsed {
     /// (`unit=GB/s` for a metric of `MB/s`): column -> (the unit printed, the spec's). Its value
     /// would be written under the spec's unit, so the metric is missing.
     pub wrong_unit: BTreeMap<String, (String, String)>,
+    /// Of those, the timing-core metrics whose line has a statistic that cannot be (`rel_ci=-1`,
+    /// `samples=-3`, `stddev=nan`): column -> (the field as printed, why it cannot be).
+    pub bad_stat: BTreeMap<String, (String, &'static str)>,
     /// Some timing-core metric hit its time cap before its confidence target, or reports a
     /// relative CI half-width above the spec's target (checked here too, whatever the program says).
     pub noisy: bool,
@@ -109,6 +112,10 @@ fn quoted(t: &str) -> String {
         format!("{}…", t.chars().take(MAX).collect::<String>())
     }
 }
+
+/// The statistics of a timing-core line that may be negative, as its value may (a difference);
+/// every other (a spread, a count, a clock) never is.
+const SIGNED_STATS: [&str; 3] = ["median", "min", "max"];
 
 fn number(s: &str) -> Option<f64> {
     s.parse::<f64>().ok().filter(|v| v.is_finite())
@@ -173,13 +180,31 @@ pub fn parse(stdout: &str, metrics: &[Metric], target_rel_ci: f64) -> Parsed {
                     continue;
                 }
                 let cols = m.columns();
-                p.values.insert(cols[0].clone(), value);
                 let keys = CORE_STATS.iter().chain(CORE_FIELDS.iter()).copied();
+                let mut stats = Vec::new();
+                let mut bad = None;
                 for (col, key) in cols[1..].iter().zip(keys) {
-                    if let Some(v) = line.get(key).and_then(|v| number(v)) {
-                        p.values.insert(col.clone(), v);
+                    let Some(text) = line.get(key) else { continue };
+                    match number(text) {
+                        Some(v) if v < 0.0 && !SIGNED_STATS.contains(&key) => {
+                            bad = Some((format!("{key}={text}"), "never negative"));
+                        }
+                        Some(v) => stats.push((col.clone(), v)),
+                        None => bad = Some((format!("{key}={text}"), "not a finite number")),
+                    }
+                    if bad.is_some() {
+                        break;
                     }
                 }
+                // A statistic that cannot be (a negative rel_ci or count, a nan) is no measurement
+                // to keep: the metric's value goes with it, as with a value that is no number.
+                if let Some((field, why)) = bad {
+                    p.bad_stat.insert(m.column(), (quoted(&field), why));
+                    p.missing.push(m.column());
+                    continue;
+                }
+                p.values.insert(cols[0].clone(), value);
+                p.values.extend(stats);
                 let above_target = line
                     .get("rel_ci")
                     .and_then(|v| number(v))

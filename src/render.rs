@@ -301,14 +301,97 @@ pub fn render(bench: &Bench, spec: &Spec, point: &Point) -> Result<Vec<Rendered>
             path: path.display().to_string(),
             source,
         })?;
-        let rendered = tera::Tera::one_off(&text, &ctx, false)
-            .map_err(|e| render_error(&template, &text, point, e))?;
+        let rendered =
+            render_capped(&text, &ctx).map_err(|e| render_error(&template, &text, point, e))?;
         out.push(Rendered {
             file: header_name(&template).to_string(),
             text: rendered,
         });
     }
     Ok(out)
+}
+
+/// The most text one template may render for one point: a header holds constants, kilobytes;
+/// past this a loop ran away, and rendering on would take every byte of memory (SIGABRT).
+pub const MAX_RENDERED: usize = 16 << 20;
+/// The most values Tera's `range` may give: its values are made up front, and
+/// `range(end=100000000)` took 3 GB before the first was rendered.
+pub const MAX_RANGE: usize = 1 << 20;
+
+/// `text` rendered with `ctx`, as `Tera::one_off` does, but refused past [`MAX_RENDERED`] bytes,
+/// and with a `range` that refuses more than [`MAX_RANGE`] values and a `step_by` of 0 (Tera's
+/// own looped for ever, taking memory).
+fn render_capped(text: &str, ctx: &tera::Context) -> Result<String, tera::Error> {
+    const NAME: &str = "__tera_one_off";
+    let mut tera = tera::Tera::default();
+    tera.register_function("range", capped_range);
+    tera.add_raw_template(NAME, text)?;
+    let mut out = Capped(Vec::new());
+    tera.render_to(NAME, ctx, &mut out)?;
+    String::from_utf8(out.0).map_err(tera::Error::msg)
+}
+
+/// A buffer that refuses to grow past [`MAX_RENDERED`] bytes.
+struct Capped(Vec<u8>);
+
+impl std::io::Write for Capped {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        if self.0.len() + bytes.len() > MAX_RENDERED {
+            return Err(std::io::Error::other(format!(
+                "it renders more than {} MiB for one point (hint: a header holds constants; does a loop run away?)",
+                MAX_RENDERED >> 20
+            )));
+        }
+        self.0.extend_from_slice(bytes);
+        Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// Tera's `range(start=0, end, step_by=1)`, refusing a `step_by` of 0 and more than
+/// [`MAX_RANGE`] values.
+fn capped_range(
+    args: &std::collections::HashMap<String, tera::Value>,
+) -> tera::Result<tera::Value> {
+    let arg = |name: &str, default: Option<usize>| -> tera::Result<usize> {
+        match args.get(name) {
+            Some(v) => tera::from_value::<usize>(v.clone()).map_err(|_| {
+                tera::Error::msg(format!(
+                    "Function `range` received {name}={v} but `{name}` can only be a number"
+                ))
+            }),
+            None => default.ok_or_else(|| {
+                tera::Error::msg(format!(
+                    "Function `range` was called without a `{name}` argument"
+                ))
+            }),
+        }
+    };
+    let (start, end, step) = (
+        arg("start", Some(0))?,
+        arg("end", None)?,
+        arg("step_by", Some(1))?,
+    );
+    if start > end {
+        return Err(tera::Error::msg(
+            "Function `range` was called with a `start` argument greater than the `end` one",
+        ));
+    }
+    if step == 0 {
+        return Err(tera::Error::msg(
+            "Function `range` was called with `step_by=0`, which never reaches `end`",
+        ));
+    }
+    let count = (end - start).div_ceil(step);
+    if count > MAX_RANGE {
+        return Err(tera::Error::msg(format!(
+            "Function `range` would give {count} values, more than {MAX_RANGE} (hint: a header holds constants; does a loop run away?)"
+        )));
+    }
+    Ok(tera::to_value((start..end).step_by(step).collect::<Vec<_>>()).unwrap_or(tera::Value::Null))
 }
 
 fn render_error(template: &str, text: &str, point: &Point, e: tera::Error) -> RenderError {
@@ -358,6 +441,37 @@ pub fn write(rendered: &[Rendered], dir: &Path) -> std::io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Found in review 5 of issue 38: a template whose loops render gigabytes, a `range` of 10^8
+    /// values or a `step_by=0` (Tera's own loops for ever) took every byte of memory and
+    /// aborted sweep (SIGABRT). Each is refused in one line naming the template.
+    #[test]
+    fn a_template_that_runs_away_is_refused_not_rendered_until_memory_runs_out() {
+        for (template, want) in [
+            (
+                "{% for i in range(end=100000) %}{% for j in range(end=1000) %}xx{% endfor %}{% endfor %}",
+                "template `params.h.tera`: it renders more than 16 MiB for one point (hint: ",
+            ),
+            (
+                "{% for i in range(end=100000000) %}{% endfor %}",
+                "template `params.h.tera`: Function `range` would give 100000000 values, more than 1048576",
+            ),
+            (
+                "{% for i in range(end=5, step_by=0) %}{% endfor %}",
+                "template `params.h.tera`: Function `range` was called with `step_by=0`",
+            ),
+        ] {
+            let (_tmp, spec, bench) = setup(template);
+            let pts = crate::points::expand(&spec).unwrap();
+            let err = render(&bench, &spec, &pts[0]).unwrap_err().to_string();
+            assert!(err.starts_with(want), "{template}: {err}");
+        }
+        let (_tmp, spec, bench) = setup(
+            "{% for i in range(start=1, end=10, step_by=3) %}{{ i }},{% endfor %}{% for i in range(end=3) %}{{ i }}{% endfor %}",
+        );
+        let pts = crate::points::expand(&spec).unwrap();
+        assert_eq!(render(&bench, &spec, &pts[0]).unwrap()[0].text, "1,4,7,012");
+    }
 
     fn setup(template: &str) -> (tempfile::TempDir, Spec, Bench) {
         let tmp = tempfile::tempdir().unwrap();

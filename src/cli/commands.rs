@@ -125,12 +125,21 @@ fn run(spec: &Spec, args: &RunArgs, resume: Option<PathBuf>) -> Result<i32, CliE
         )));
         return Ok(exit::INTERRUPTED);
     }
+    // An export asked for that could not be written: the rows are whole, but what the user
+    // asked for did not happen, so the run exits with that failure's code (the first's).
+    let mut export_failed: Option<i32> = None;
     if let Some(path) = &args.export_json {
         let written = sweep::store::Run::open_dir(&summary.run_dir)
             .and_then(|run| sweep::export::write_json(&run, path));
         match written {
             Ok(()) => out.on(&Event::Wrote(path)),
-            Err(e) => out.on(&Event::Warning(&CliError::Store(e).to_string())),
+            Err(e) => {
+                let e = CliError::Store(e);
+                export_failed = export_failed.or(Some(e.exit_code()));
+                out.on(&Event::Warning(&format!(
+                    "--export-json at the end of the run failed: {e}"
+                )));
+            }
         }
     }
     let analysis = spec
@@ -168,14 +177,19 @@ fn run(spec: &Spec, args: &RunArgs, resume: Option<PathBuf>) -> Result<i32, CliE
     if !args.export.is_empty() && !summary.interrupted {
         match export_files(&summary.run_dir, &args.export, None, None) {
             Ok(files) => files.iter().for_each(|f| out.on(&Event::Wrote(f))),
-            Err(e) => out.on(&Event::Warning(&format!(
-                "the export at the end of the run failed: {e}"
-            ))),
+            Err(e) => {
+                export_failed = export_failed.or(Some(e.exit_code()));
+                out.on(&Event::Warning(&format!(
+                    "the export at the end of the run failed: {e}"
+                )));
+            }
         }
     }
     out.on(&Event::Done { summary: &summary });
     Ok(if summary.interrupted {
         exit::INTERRUPTED
+    } else if let Some(code) = export_failed {
+        code
     } else if summary.failed() + summary.failed_before > 0 {
         exit::POINTS_FAILED
     } else {

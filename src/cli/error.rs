@@ -114,9 +114,9 @@ impl From<MakeError> for CliError {
         match e {
             MakeError::Analyze(e) => CliError::Analyze(e),
             MakeError::Report(e) => CliError::Report(e),
-            MakeError::MetricsOnBars | MakeError::OutIsAnotherRun { .. } => {
-                CliError::Usage(e.to_string())
-            }
+            MakeError::MetricsOnBars
+            | MakeError::OutIsAnotherRun { .. }
+            | MakeError::BesideALink { .. } => CliError::Usage(e.to_string()),
         }
     }
 }

@@ -330,10 +330,13 @@ fn label<'a>(axes: &[String], values: impl Iterator<Item = &'a str>) -> String {
 
 /// Compares run B with run A (run folders or results CSVs).
 pub fn compare(a: &Path, b: &Path, opts: &Options) -> Result<Comparison, CompareError> {
-    let table_a = store::Run::open(a)?;
+    let (table_a, table_b) = (store::Run::open(a)?, store::Run::open(b)?);
+    // Axes first: B's rows keyed by A's axes alone, where B has one more, read as two rows of
+    // one point (`keep one of them`) when they are two points.
+    same_axes(&table_a, &table_b)?;
     let mut keys = Keys::new(table_a.axes.len());
     let mut run_a = Run::read(table_a, None, &mut keys)?;
-    let mut run_b = Run::read(store::Run::open(b)?, Some(&run_a.table.axes), &mut keys)?;
+    let mut run_b = Run::read(table_b, Some(&run_a.table.axes), &mut keys)?;
     let strides = keys.strides();
     run_a.index(strides.as_deref(), &keys)?;
     run_b.index(strides.as_deref(), &keys)?;
@@ -345,7 +348,6 @@ pub fn compare(a: &Path, b: &Path, opts: &Options) -> Result<Comparison, Compare
             });
         }
     }
-    same_axes(&run_a.table, &run_b.table)?;
     let metrics = common_metrics(&run_a, &run_b, &opts.y)?;
     let axes = run_a.table.axes.clone();
 

@@ -72,15 +72,27 @@ pub enum PointError {
         free: u64,
         what: String,
     },
-    #[error("no metric {} in the output{}{} (log: {})", quoted(missing), printed(unreadable), in_unit(wrong_unit), stdout.display())]
+    #[error("no metric {} in the output{}{}{} (log: {})", quoted(missing), printed(unreadable), in_unit(wrong_unit), bad_stats(bad_stat), stdout.display())]
     NoMetric {
         missing: Vec<String>,
         /// Of those, the ones printed but not as a finite number: column -> the text.
         unreadable: BTreeMap<String, String>,
         /// Of those, the ones printed in another unit than the spec's: column -> (printed, spec's).
         wrong_unit: BTreeMap<String, (String, String)>,
+        /// Of those, the ones whose line has a statistic that cannot be: column -> (the field
+        /// as printed, why).
+        bad_stat: BTreeMap<String, (String, &'static str)>,
         stdout: PathBuf,
     },
+}
+
+/// `: `x` printed `rel_ci=-1`, never negative`, for the metrics with a statistic that cannot be.
+fn bad_stats(bad: &BTreeMap<String, (String, &'static str)>) -> String {
+    let each: Vec<String> = bad
+        .iter()
+        .map(|(m, (field, why))| format!(": `{m}` printed `{}`, {why}", field.escape_debug()))
+        .collect();
+    each.concat()
 }
 
 fn colon(line: &Option<String>) -> String {
@@ -387,6 +399,7 @@ mod tests {
             missing: vec!["copy_gb_per_s".into(), "mflops".into()],
             unreadable: BTreeMap::new(),
             wrong_unit: BTreeMap::new(),
+            bad_stat: BTreeMap::new(),
             stdout: "p/stdout.txt".into(),
         });
         assert_eq!(no_metric.status(), Status::NoMetric);
@@ -398,6 +411,7 @@ mod tests {
             missing: vec!["mflops".into()],
             unreadable: [("mflops".to_string(), "nan".to_string())].into(),
             wrong_unit: BTreeMap::new(),
+            bad_stat: BTreeMap::new(),
             stdout: "p/stdout.txt".into(),
         });
         assert_eq!(

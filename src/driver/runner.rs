@@ -121,6 +121,7 @@ fn finish(spec: &Spec, b: &Built, started: Launched) -> Ran {
             missing: parsed.missing.clone(),
             unreadable: parsed.unreadable.clone(),
             wrong_unit: parsed.wrong_unit.clone(),
+            bad_stat: parsed.bad_stat.clone(),
             stdout: stdout_path,
         })
     } else if parsed.unstable {

@@ -161,8 +161,27 @@ pub fn write_json(run: &store::Run, path: &Path) -> Result<(), StoreError> {
         path: path.to_path_buf(),
         cause: e.into(),
     })?;
-    store::write_atomic(path, (text + "\n").as_bytes()).map_err(|e| StoreError::Write {
+    write_named(path, (text + "\n").as_bytes()).map_err(|e| StoreError::Write {
         path: path.to_path_buf(),
         cause: e.into(),
     })
+}
+
+/// Writes `bytes` to the file a user named: a device or a pipe (`/dev/stdout`, `/dev/null`) is
+/// written into, and a link into the file it points to; only a file (or nothing) there is
+/// replaced whole ([`store::write_atomic`]). A rename over `/dev/null` replaced the device with
+/// a regular file (as root), and over a link the link.
+pub fn write_named(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::io::Write as _;
+    match std::fs::metadata(path) {
+        Ok(m) if !m.is_file() && !m.is_dir() => std::fs::OpenOptions::new()
+            .write(true)
+            .open(path)?
+            .write_all(bytes),
+        _ if path.is_symlink() => {
+            let target = path.canonicalize().unwrap_or_else(|_| path.to_path_buf());
+            store::write_atomic(&target, bytes)
+        }
+        _ => store::write_atomic(path, bytes),
+    }
 }

@@ -75,7 +75,14 @@ pub fn resolve(args: &[PathBuf]) -> Result<Vec<PathBuf>, MergeError> {
 /// yet) and its rows of the header's width.
 pub(super) fn read_csv(path: &Path, dialect: Dialect) -> Result<Table, MergeError> {
     Ok(match store::read::read_whole_lines(path, dialect)? {
-        Some(csv) => (Some(csv.header.clone()), csv.full_rows()),
+        Some(csv) => {
+            let header = csv.header.clone();
+            let rows = csv.full_rows().map_err(|e| store::StoreError::Read {
+                path: path.to_path_buf(),
+                cause: e.into(),
+            })?;
+            (Some(header), rows)
+        }
         None => (None, Vec::new()),
     })
 }

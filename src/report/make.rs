@@ -49,6 +49,10 @@ pub enum MakeError {
     /// `--out` is another run's folder: its analysis or charts would be replaced by these.
     #[error("`--out {}` is another run's folder: its analysis and charts would be replaced by these (hint: leave out --out to write beside the CSV, or pick a folder of its own)", out.display())]
     OutIsAnotherRun { out: PathBuf },
+    /// No `--out`, and the CSV given is a link (`/dev/stdin`): what is written beside it would
+    /// land in the link's folder, not the CSV's.
+    #[error("`{}` is a link, not the CSV's own file: what is made of it would be written beside the link, into `{}` (hint: give --out DIR, or the path of the CSV itself)", csv.display(), dir.display())]
+    BesideALink { csv: PathBuf, dir: PathBuf },
 }
 
 /// Makes `what` of the results CSV `results` with `opts`'s x, y and grouping, into `out` (the
@@ -70,6 +74,14 @@ pub fn make(
                 out: o.to_path_buf(),
             });
         }
+    }
+    // Beside a link is not beside the CSV: `/dev/stdin` (or `<(cat f)`, `/dev/fd/63`) would
+    // have the analysis written into /dev.
+    if out.is_none() && results.is_symlink() {
+        return Err(MakeError::BesideALink {
+            csv: results.to_path_buf(),
+            dir: beside,
+        });
     }
     let out = out.unwrap_or(&beside);
     let default = Look::default();

@@ -388,6 +388,52 @@ impl Spec {
                 ),
             ));
         }
+        // A program's arguments and environment are C strings: with a NUL byte in one (a
+        // `\u0000` in TOML), every point would fail to start. An environment variable's name
+        // holds no `=` either, and is not empty.
+        let nul = |key: &str, value: &str| {
+            at_key(
+                key,
+                format!(
+                    "`{key}` has a NUL byte (`{}`), which no program can be given (hint: remove the `\\u0000`)",
+                    value.escape_debug()
+                ),
+            )
+        };
+        let strings = (file.compiler.iter().map(|c| ("compiler", c)))
+            .chain(file.flags.iter().map(|f| ("flags", f)))
+            .chain(file.args.iter().map(|a| ("args", a)));
+        for (key, value) in strings {
+            if value.contains('\0') {
+                return Err(nul(key, value));
+            }
+        }
+        for (name, value) in &file.env {
+            let message = if name.is_empty() || name.contains(['=', '\0']) {
+                format!(
+                    "[env] `{}` is no name of an environment variable: it is empty or holds `=` or a NUL byte (hint: a name such as `CUDA_VISIBLE_DEVICES`)",
+                    name.escape_debug()
+                )
+            } else if value.contains('\0') {
+                format!(
+                    "[env] `{name}` has a NUL byte (`{}`), which no program can be given (hint: remove the `\\u0000`)",
+                    value.escape_debug()
+                )
+            } else {
+                continue;
+            };
+            return Err(match key_line(text, name) {
+                Some(line) => SpecError::Invalid {
+                    path: path.to_path_buf(),
+                    line,
+                    message,
+                },
+                None => SpecError::Whole {
+                    path: path.to_path_buf(),
+                    message,
+                },
+            });
+        }
         // `nan` and `inf` are TOML floats, but no C constant: `#define N ` would build.
         if let Some((key, value)) = file
             .vars

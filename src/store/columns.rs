@@ -47,11 +47,21 @@ fn holds_metric_value(column: &str) -> bool {
 pub(super) fn from_manifest(
     path: &Path,
     manifest: &Manifest,
+    csv: &Path,
     header: &[String],
 ) -> Result<Vec<MetricColumn>, StoreError> {
     let mut metrics: Vec<MetricColumn> = Vec::new();
     for m in &manifest.metrics {
         if !header.contains(&m.column) {
+            // The manifest's header has it and this one not: a column removed or renamed by
+            // hand, whose metric every reader would leave out unsaid.
+            if manifest.columns.contains(&m.column) {
+                return Err(StoreError::MissingColumn {
+                    path: csv.to_path_buf(),
+                    column: m.column.clone(),
+                    metric: m.name.clone(),
+                });
+            }
             continue;
         }
         let bad = |key: &'static str, value: &str, hint: String| {

@@ -85,6 +85,23 @@ pub enum StoreError {
     NoStatus { path: PathBuf },
     #[error("run `{path}` not found (hint: give a run folder or its results.csv)")]
     NotFound { path: PathBuf },
+    /// A metric of the manifest whose column the CSV lacks, though the manifest's header has it.
+    #[error("`{path}` has no column `{column}` of the metric `{metric}` its manifest lists (hint: was the file edited? restore the column from a copy, or give a copy of the CSV without the manifest beside it)")]
+    MissingColumn {
+        path: PathBuf,
+        column: String,
+        metric: String,
+    },
+    #[error("`{path}` has two columns named `{column}` (columns {first} and {second}) (hint: was the header edited? rename or remove one)")]
+    DuplicateColumn {
+        path: PathBuf,
+        column: String,
+        first: usize,
+        second: usize,
+    },
+    /// A pipe, a device or a socket: read, it blocks (a FIFO) or never ends (`/dev/zero`).
+    #[error("`{path}` is not a file (a pipe, a device or a socket): sweep reads a results CSV from a file (hint: save it to a file first and give that)")]
+    NotAFile { path: PathBuf },
     #[error(
         "`{path}` holds no results.csv (hint: give a run folder of `sweep run`, or a results CSV)"
     )]

@@ -11,22 +11,80 @@ use std::path::Path;
 pub struct Csv {
     pub dialect: Dialect,
     pub header: Vec<String>,
-    /// Every record after the header, of any width; a record that cannot be read (not UTF-8) is
-    /// the reason why.
+    /// Every record after the header; a record that cannot be read (not UTF-8, or of another
+    /// width than the header but for a last one cut short) is the reason why.
     pub records: Vec<Result<Vec<String>, BadRecord>>,
 }
 
-/// A record of a CSV that cannot be read: a field that is not UTF-8.
+/// A record of a CSV that cannot be read.
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
-#[error("line {line}: a field is not UTF-8 (hint: sweep writes UTF-8; was the file saved in another encoding?)")]
-pub struct BadRecord {
-    pub line: u64,
+pub enum BadRecord {
+    #[error("line {line}: a field is not UTF-8 (hint: sweep writes UTF-8; was the file saved in another encoding?)")]
+    NotUtf8 { line: u64 },
+    /// A record of another width than the header, which is not a last one cut short (a crash
+    /// leaves that one): reading on without it would lose a point unsaid.
+    #[error("line {line}: {fields} fields where the header has {width} (hint: the row was edited or two files were joined; mend or delete that line: a resume measures a deleted point again)")]
+    Width {
+        line: u64,
+        fields: usize,
+        width: usize,
+    },
 }
 
 impl BadRecord {
-    pub fn of(e: &csv::Error) -> BadRecord {
-        BadRecord {
-            line: e.position().map_or(0, |p| p.line()),
+    /// The record that `e` could not read, of the CSV `bytes` (as given to [`reader`]).
+    pub fn of(e: &csv::Error, bytes: &[u8]) -> BadRecord {
+        BadRecord::NotUtf8 {
+            line: e.position().map_or(0, |p| line_at(bytes, p.byte())),
+        }
+    }
+}
+
+/// The line (from 1) of the CSV `bytes` (as given to [`reader`]) at which byte `at` of what
+/// the reader reads lies. The reader's own line count is off in a file of CRLF line ends, whose
+/// record positions lie on the `\n` of the line before.
+pub fn line_at(bytes: &[u8], at: u64) -> u64 {
+    let body = bytes.strip_prefix("\u{feff}".as_bytes()).unwrap_or(bytes);
+    let mut at = (at as usize).min(body.len());
+    while matches!(body.get(at), Some(b'\r' | b'\n')) {
+        at += 1;
+    }
+    1 + body[..at].iter().filter(|&&b| b == b'\n').count() as u64
+}
+
+/// Checks the widths of a CSV's records as they are read, one at a time: a record of another
+/// width than the header is refused, but a last one shorter than it (a row cut short by a
+/// crash), which the reader leaves out.
+pub struct Widths {
+    width: usize,
+    /// A short record seen: refused if another record follows it.
+    short: Option<BadRecord>,
+}
+
+impl Widths {
+    pub fn new(width: usize) -> Widths {
+        Widths { width, short: None }
+    }
+
+    /// Whether the record of `fields` fields at `line` is as wide as the header; `Err` when it,
+    /// or a short one before it, cannot be read.
+    pub fn check(&mut self, line: impl Fn() -> u64, fields: usize) -> Result<bool, BadRecord> {
+        if let Some(bad) = self.short.take() {
+            return Err(bad);
+        }
+        if fields == self.width {
+            return Ok(true);
+        }
+        let bad = BadRecord::Width {
+            line: line(),
+            fields,
+            width: self.width,
+        };
+        if fields < self.width {
+            self.short = Some(bad);
+            Ok(false)
+        } else {
+            Err(bad)
         }
     }
 }
@@ -37,12 +95,33 @@ impl Csv {
     pub fn parse(bytes: &[u8], dialect: Option<Dialect>) -> Result<Csv, csv::Error> {
         let (dialect, mut r) = reader(bytes, dialect);
         let header: Vec<String> = r.headers()?.iter().map(String::from).collect();
-        let records = r
+        let width = header.len();
+        let mut records: Vec<Result<(u64, Vec<String>), BadRecord>> = r
             .records()
             .map(|rec| {
-                rec.map(|rec| rec.iter().map(String::from).collect())
-                    .map_err(|e| BadRecord::of(&e))
+                rec.map(|rec| {
+                    let line = rec.position().map_or(0, |p| line_at(bytes, p.byte()));
+                    (line, rec.iter().map(String::from).collect())
+                })
+                .map_err(|e| BadRecord::of(&e, bytes))
             })
+            .collect();
+        let last = records.len().saturating_sub(1);
+        for (i, rec) in records.iter_mut().enumerate() {
+            if let Ok((line, fields)) = rec {
+                let torn = i == last && fields.len() < width;
+                if fields.len() != width && !torn {
+                    *rec = Err(BadRecord::Width {
+                        line: *line,
+                        fields: fields.len(),
+                        width,
+                    });
+                }
+            }
+        }
+        let records = records
+            .into_iter()
+            .map(|r| r.map(|(_, fields)| fields))
             .collect();
         Ok(Csv {
             dialect,
@@ -51,14 +130,18 @@ impl Csv {
         })
     }
 
-    /// The readable records as wide as the header (a record cut short by a crash is left out).
-    pub fn full_rows(self) -> Vec<Vec<String>> {
+    /// The records as wide as the header (a last record cut short by a crash is left out);
+    /// `Err` names the first record that cannot be read.
+    pub fn full_rows(self) -> Result<Vec<Vec<String>>, BadRecord> {
         let width = self.header.len();
-        self.records
-            .into_iter()
-            .filter_map(Result::ok)
-            .filter(|r| r.len() == width)
-            .collect()
+        let mut rows = Vec::with_capacity(self.records.len());
+        for r in self.records {
+            let r = r?;
+            if r.len() == width {
+                rows.push(r);
+            }
+        }
+        Ok(rows)
     }
 }
 
@@ -89,6 +172,17 @@ fn read_err<E: Into<super::Cause>>(path: &Path) -> impl Fn(E) -> StoreError + '_
     }
 }
 
+/// The bytes of the file `path`; a path that is no file (a pipe, a device) is refused, not read:
+/// a FIFO would block, `/dev/zero` never end.
+pub fn read_file(path: &Path) -> Result<Vec<u8>, StoreError> {
+    if !std::fs::metadata(path).map_or(true, |m| m.is_file()) {
+        return Err(StoreError::NotAFile {
+            path: path.to_path_buf(),
+        });
+    }
+    std::fs::read(path).map_err(read_err(path))
+}
+
 /// What to do with the last record of whole lines when a quote in it never closes.
 #[derive(Debug, PartialEq)]
 enum LastRecord {
@@ -117,9 +211,14 @@ fn last_record(bytes: &[u8], dialect: Dialect) -> LastRecord {
             Ok(false) | Err(_) => break,
         }
     }
-    let Some(start) = last else {
+    let Some(mut start) = last else {
         return LastRecord::Whole;
     };
+    // In a file of CRLF line ends the reader's position lies on the `\n` of the line before:
+    // the record starts after it (cut there, the row before kept its line break).
+    while matches!(body.get(start as usize), Some(b'\r' | b'\n')) {
+        start += 1;
+    }
     let text = body.get(start as usize..).unwrap_or_default();
     // Quotes come in pairs ("" inside a quoted field too): an odd count leaves one open.
     if text.iter().filter(|&&b| b == b'"').count() % 2 == 0 {
@@ -137,13 +236,33 @@ fn last_record(bytes: &[u8], dialect: Dialect) -> LastRecord {
     }
 }
 
+/// Where the record that starts at byte `start` of what a [`reader`] of `bytes` reads (the
+/// last one) opens a quote that never closes and so runs over several lines: its line. A row a
+/// crash tore inside quotes spans one line at most, and is no such record.
+pub fn open_quote_line(bytes: &[u8], start: u64) -> Option<u64> {
+    let body = bytes.strip_prefix("\u{feff}".as_bytes()).unwrap_or(bytes);
+    let mut at = (start as usize).min(body.len());
+    while matches!(body.get(at), Some(b'\r' | b'\n')) {
+        at += 1;
+    }
+    let text = &body[at..];
+    let odd = text.iter().filter(|&&b| b == b'"').count() % 2 == 1;
+    let lines = text
+        .strip_suffix(b"\n")
+        .unwrap_or(text)
+        .iter()
+        .filter(|&&b| b == b'\n')
+        .count();
+    (odd && lines >= 1).then(|| line_at(bytes, start))
+}
+
 /// Reads a CSV without changing it: whole lines only (a run may still be writing it), in
 /// `dialect`. `None` when there is no CSV or not one whole line yet.
 pub fn read_whole_lines(path: &Path, dialect: Dialect) -> Result<Option<Csv>, StoreError> {
     if !path.exists() {
         return Ok(None);
     }
-    let bytes = std::fs::read(path).map_err(read_err(path))?;
+    let bytes = read_file(path)?;
     match whole_lines(&bytes) {
         0 => Ok(None),
         n => Csv::parse(&bytes[..n], Some(dialect))
@@ -195,7 +314,7 @@ fn rows(path: &Path, header: &[String], repair: Repair) -> Result<Vec<Vec<String
     if !path.exists() {
         return Ok(Vec::new());
     }
-    let bytes = std::fs::read(path).map_err(&err)?;
+    let bytes = read_file(path)?;
     let cut = |at: usize| -> Result<(), StoreError> {
         if repair == Repair::File {
             let f = std::fs::OpenOptions::new()
@@ -237,7 +356,7 @@ fn rows(path: &Path, header: &[String], repair: Repair) -> Result<Vec<Vec<String
             Csv::parse(&bytes[..at as usize], None).map_err(read_err(path))?
         }
     };
-    Ok(csv.full_rows())
+    csv.full_rows().map_err(read_err(path))
 }
 
 #[cfg(test)]
@@ -251,7 +370,10 @@ mod tests {
         std::fs::write(&p, "point_id;index;x\r\na;0;1,5\r\nb;1;2\r\nc;2").unwrap();
         let csv = read_whole_lines(&p, Dialect::Semicolon).unwrap().unwrap();
         assert_eq!(csv.header, ["point_id", "index", "x"]);
-        assert_eq!(csv.full_rows(), [["a", "0", "1,5"], ["b", "1", "2"]]);
+        assert_eq!(
+            csv.full_rows().unwrap(),
+            [["a", "0", "1,5"], ["b", "1", "2"]]
+        );
         assert!(
             std::fs::read_to_string(&p).unwrap().ends_with("c;2"),
             "the input is not changed"
@@ -329,13 +451,104 @@ mod tests {
         assert_eq!(csv.dialect, Dialect::Semicolon);
         assert_eq!(csv.header, ["series", "x"]);
         assert_eq!(csv.records.len(), 2);
-        assert_eq!(csv.full_rows(), [["a", "1,5"]]);
+        assert_eq!(csv.full_rows().unwrap(), [["a", "1,5"]]);
     }
 
     #[test]
     fn a_record_that_is_not_utf8_is_its_reason() {
         let csv = Csv::parse(b"a,b\n1,\xff\n2,3\n", None).unwrap();
         assert!(csv.records[0].is_err());
-        assert_eq!(csv.full_rows(), [["2", "3"]]);
+        assert_eq!(
+            csv.full_rows().unwrap_err().to_string(),
+            "line 2: a field is not UTF-8 (hint: sweep writes UTF-8; was the file saved in another encoding?)"
+        );
+    }
+
+    #[test]
+    fn a_record_of_another_width_is_refused_but_a_short_last_one() {
+        let refused = [
+            (
+                "a,b\n1,2\n3\n4,5\n",
+                "line 3: 1 fields where the header has 2",
+            ),
+            (
+                "a,b\n1,2\n3,4,5\n6,7\n",
+                "line 3: 3 fields where the header has 2",
+            ),
+            (
+                "a,b\n1,2\n3,4,5\n",
+                "line 3: 3 fields where the header has 2",
+            ),
+            (
+                "a,b\r\n1,2\r\n3\r\n4,5\r\n",
+                "line 3: 1 fields where the header has 2",
+            ),
+            (
+                "a,b\r\n1,2\r\n3,4\r\n5\r\n6,7\r\n",
+                "line 4: 1 fields where the header has 2",
+            ),
+        ];
+        for (text, want) in refused {
+            let err = Csv::parse(text.as_bytes(), None)
+                .unwrap()
+                .full_rows()
+                .unwrap_err()
+                .to_string();
+            assert!(err.starts_with(want), "{text:?}: {err}");
+            assert!(err.contains("(hint: "), "{err}");
+        }
+        let csv = Csv::parse(b"a,b\n1,2\n3\n", None).unwrap();
+        assert_eq!(csv.full_rows().unwrap(), [["1", "2"]], "a torn last row");
+    }
+
+    #[test]
+    fn widths_refuse_a_short_record_once_another_follows_it() {
+        let mut w = Widths::new(2);
+        assert_eq!(w.check(|| 2, 2), Ok(true));
+        assert_eq!(w.check(|| 3, 1), Ok(false));
+        assert_eq!(
+            w.check(|| 4, 2),
+            Err(BadRecord::Width {
+                line: 3,
+                fields: 1,
+                width: 2
+            })
+        );
+        assert!(Widths::new(2).check(|| 2, 3).is_err());
+    }
+
+    #[test]
+    fn a_row_torn_inside_quotes_is_cut_at_its_line_in_a_crlf_file() {
+        let tmp = tempfile::tempdir().unwrap();
+        let p = tmp.path().join("r.csv");
+        let header: Vec<String> = ["point_id", "index", "x"].map(String::from).into();
+        std::fs::write(&p, "point_id,index,x\r\na,0,1\r\nb,1,\"torn\r\n").unwrap();
+        assert_eq!(read_done(&p, &header).unwrap().len(), 1);
+        assert_eq!(
+            std::fs::read_to_string(&p).unwrap(),
+            "point_id,index,x\r\na,0,1\r\n",
+            "the cut keeps the line break of the row before"
+        );
+        let text = "point_id,index,x\r\na,0,1\r\nb,\"1\r\nc,2,3\r\nd,3,4\r\n";
+        std::fs::write(&p, text).unwrap();
+        let err = read_done(&p, &header).unwrap_err().to_string();
+        assert!(err.contains("` line 3: a quote opened there"), "{err}");
+    }
+
+    #[test]
+    fn a_quote_left_open_over_several_lines_is_told_from_a_torn_row() {
+        let text = b"a,b\r\n1,2\r\n3,\"x\r\n4,5\r\n6,7\r\n";
+        let start = text.windows(2).position(|w| w == b"3,").unwrap() as u64;
+        assert_eq!(open_quote_line(text, start), Some(3));
+        assert_eq!(open_quote_line(text, start - 2), Some(3), "CRLF positions");
+        let torn = b"a,b\r\n1,2\r\n3,\"x\r\n";
+        assert_eq!(open_quote_line(torn, start), None);
+        assert_eq!(open_quote_line(b"a,b\r\n1,2\r\n3,\"x", start), None);
+        let quoted = b"a,b\r\n1,2\r\n3,\"x\r\ny\"\r\n";
+        assert_eq!(
+            open_quote_line(quoted, start),
+            None,
+            "a value with a line break"
+        );
     }
 }

@@ -173,7 +173,8 @@ impl RunDir {
             } else {
                 Located::NoResults
             }
-        } else if path.is_file() {
+        } else if path.exists() {
+            // Not a regular file (a pipe, a device) too: its reader refuses it, naming it.
             Located::Csv {
                 csv: path.to_path_buf(),
                 run: RunDir::of_csv(path),
@@ -228,7 +229,7 @@ impl Run {
             Some(d) => Some(Manifest::load(d.path())?),
             None => None,
         };
-        let bytes = std::fs::read(path).map_err(|e| read_err(e.into()))?;
+        let bytes = super::read::read_file(path)?;
         let (dialect, mut reader) = super::read::reader(&bytes, None);
         let header: Vec<String> = reader
             .headers()
@@ -236,23 +237,53 @@ impl Run {
             .iter()
             .map(|h| h.trim().to_string())
             .collect();
+        // Two columns of one name: every reader takes the first, and the second's values are
+        // lost unsaid (or read as the first's twice).
+        let mut seen = std::collections::HashMap::new();
+        for (i, h) in header.iter().enumerate().filter(|(_, h)| !h.is_empty()) {
+            if let Some(first) = seen.insert(h.as_str(), i) {
+                return Err(StoreError::DuplicateColumn {
+                    path: path.to_path_buf(),
+                    column: h.clone(),
+                    first: first + 1,
+                    second: i + 1,
+                });
+            }
+        }
         let mut rows = Vec::new();
         let mut record = Row::new();
+        // A record of another width is refused (but a last one cut short, kept as short as
+        // it was left): reading on without it would lose a point unsaid.
+        let mut widths = super::read::Widths::new(header.len());
+        let mut last_start = None;
         loop {
             match reader.read_record(&mut record) {
                 Ok(true) => {}
                 Ok(false) => break,
-                Err(e) => return Err(read_err(super::read::BadRecord::of(&e).into())),
+                Err(e) => return Err(read_err(super::read::BadRecord::of(&e, &bytes).into())),
             }
             if record.iter().all(|c| c.trim().is_empty()) {
                 continue;
             }
+            let at = record.position().map_or(0, |p| p.byte());
+            last_start = Some(at);
+            widths
+                .check(|| super::read::line_at(&bytes, at), record.len())
+                .map_err(|e| read_err(e.into()))?;
             // A row as large as its cells (the record's buffers, read into again, are larger).
             let mut row = Row::with_capacity(record.as_slice().len(), record.len());
             for cell in &record {
                 row.push_field(unpadded(cell, dialect));
             }
             rows.push(row);
+        }
+        // A quote opened in a row and never closed makes every line after it one field of it:
+        // the rows after it would be lost unsaid.
+        if let Some(line) = last_start.and_then(|at| super::read::open_quote_line(&bytes, at)) {
+            return Err(StoreError::OpenQuote {
+                path: path.to_path_buf(),
+                line,
+            });
         }
         rows.shrink_to_fit();
         let (axes, metrics) = match &manifest {
@@ -261,6 +292,7 @@ impl Run {
                 columns::from_manifest(
                     &dir.as_ref().map_or_else(PathBuf::new, RunDir::manifest),
                     m,
+                    path,
                     &header,
                 )?,
             ),
@@ -288,13 +320,15 @@ impl Run {
             });
         }
         let csv = run.results();
-        let started = std::fs::read(&csv).is_ok_and(|b| b.contains(&b'\n'));
+        // A results.csv that is no file (a pipe) is for the reader to refuse, not to read here.
+        let started = std::fs::metadata(&csv).is_ok_and(|m| !m.is_file())
+            || std::fs::read(&csv).is_ok_and(|b| b.contains(&b'\n'));
         if started {
             return Run::read(&csv, Some(run));
         }
         // A run that has written no whole line yet: its header is the manifest's, no row.
         let manifest = Manifest::load(run.path())?;
-        let metrics = columns::from_manifest(&run.manifest(), &manifest, &manifest.columns)?;
+        let metrics = columns::from_manifest(&run.manifest(), &manifest, &csv, &manifest.columns)?;
         Ok(Run {
             path: csv,
             dir: Some(run),

@@ -618,9 +618,9 @@ pub fn analyze_curve(points: &[(f64, Option<f64>)], sense: Sense) -> Curve {
         if let Some((period, residues)) = &residue_period {
             let from = curve.knee.unwrap_or(f64::NEG_INFINITY);
             let at = grid.x.iter().position(|&x| x == b.x);
-            if let Some(i) = at.filter(|&i| {
-                residues.contains(&grid.g[i].rem_euclid(*period)) && grid.x[i] >= from
-            }) {
+            if let Some(i) = at
+                .filter(|&i| residues.contains(&grid.g[i].rem_euclid(*period)) && grid.x[i] >= from)
+            {
                 if !curve.peaks.contains(&grid.x[i]) {
                     curve.peaks.push(grid.x[i]);
                     curve.peaks.sort_by(f64::total_cmp);
