@@ -272,7 +272,10 @@ impl Cache {
                 || is_scratch(name)
                 || name == LOCK
                 || name.starts_with(IN_USE)
-                || (name == MARKER && self.is_marked()))
+                || (name == MARKER && self.is_marked())
+                // The marker being written (store::write_atomic's temporary file): a sweep
+                // making the cache beside this `clean`.
+                || (name.starts_with(&format!(".{MARKER}.")) && name.ends_with(".tmp")))
         }))
     }
 

@@ -1716,7 +1716,7 @@ fn analyze_reads_only_files_and_never_writes_beside_a_link() {
             assert_eq!(out.status.code(), Some(3), "{args:?}: {err}");
             assert_eq!(
                 err,
-                format!("error: `{target}` is not a file (a pipe, a device or a socket): sweep reads a results CSV from a file (hint: save it to a file first and give that)\n")
+                format!("error: `{target}` is not a regular file (a folder, a pipe, a device or a socket): sweep reads its CSVs from files (hint: save it to a file first and give that)\n")
             );
         }
     }
@@ -1733,7 +1733,10 @@ fn analyze_reads_only_files_and_never_writes_beside_a_link() {
         let out = sweep_within_30s(p.path(), &args, std::process::Stdio::null());
         let err = stderr(&out);
         assert_eq!(out.status.code(), Some(3), "{args:?}: {err}");
-        assert!(err.contains("is not a file (a pipe"), "{args:?}: {err}");
+        assert!(
+            err.contains("is not a regular file (a folder, a pipe"),
+            "{args:?}: {err}"
+        );
     }
 }
 

@@ -375,7 +375,7 @@ fn a_controls_csv_of_another_header_or_unreadable_is_refused_before_anything_is_
     assert_eq!(err.lines().count(), 1, "{err}");
     assert!(
         err.starts_with(&format!(
-            "error: cannot read `{}`: ",
+            "error: `{}` is not a regular file",
             runs[1].join("controls.csv").display()
         )),
         "{err}"

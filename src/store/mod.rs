@@ -99,8 +99,9 @@ pub enum StoreError {
         first: usize,
         second: usize,
     },
-    /// A pipe, a device or a socket: read, it blocks (a FIFO) or never ends (`/dev/zero`).
-    #[error("`{path}` is not a file (a pipe, a device or a socket): sweep reads a results CSV from a file (hint: save it to a file first and give that)")]
+    /// A folder, a pipe, a device or a socket: read, it fails, blocks (a FIFO) or never ends
+    /// (`/dev/zero`).
+    #[error("`{path}` is not a regular file (a folder, a pipe, a device or a socket): sweep reads its CSVs from files (hint: save it to a file first and give that)")]
     NotAFile { path: PathBuf },
     #[error(
         "`{path}` holds no results.csv (hint: give a run folder of `sweep run`, or a results CSV)"
