@@ -152,6 +152,12 @@ pub(crate) fn finding(s: &SeriesAnalysis, x_name: &str) -> String {
         Some(p) => parts.push(period_clause(p, x_name)),
         None => parts.push("no period".to_string()),
     }
+    if let (Some(_), Some(q)) = (&c.period, &c.secondary) {
+        parts.push(match q.level.as_str() {
+            "high" => format!("period {} nested", human(q.period)),
+            l => format!("period {} nested ({l})", human(q.period)),
+        });
+    }
     if let Some(k) = c.knee {
         parts.push(format!("knee {}", human(k)));
     }
