@@ -362,20 +362,20 @@ impl Spec {
             line: line_of(offset),
             source,
         };
-        // An error about key `key` (a top-level or [timing] key), at its line when the text has it.
-        let at_key = |key: &str, message: String| {
-            if let Some(line) = key_line(text, key) {
-                return SpecError::Invalid {
-                    path: path.to_path_buf(),
-                    line,
-                    message,
-                };
-            }
-            SpecError::Whole {
+        // An error at `line` when the text has one, else about the whole file.
+        let at_line = |line: Option<usize>, message: String| match line {
+            Some(line) => SpecError::Invalid {
+                path: path.to_path_buf(),
+                line,
+                message,
+            },
+            None => SpecError::Whole {
                 path: path.to_path_buf(),
                 message,
-            }
+            },
         };
+        // An error about key `key` (a top-level or [timing] key), at its line when the text has it.
+        let at_key = |key: &str, message: String| at_line(key_line(text, key), message);
 
         // A flag that names the compiler's output would write outside the run's folders.
         if let Some(flag) = axis::output_flag(file.flags.iter().flat_map(|f| f.split_whitespace()))
@@ -422,17 +422,7 @@ impl Spec {
             } else {
                 continue;
             };
-            return Err(match key_line(text, name) {
-                Some(line) => SpecError::Invalid {
-                    path: path.to_path_buf(),
-                    line,
-                    message,
-                },
-                None => SpecError::Whole {
-                    path: path.to_path_buf(),
-                    message,
-                },
-            });
+            return Err(at_line(key_line(text, name), message));
         }
         // `nan` and `inf` are TOML floats, but no C constant: `#define N ` would build.
         if let Some((key, value)) = file
@@ -443,17 +433,7 @@ impl Spec {
             let message = format!(
                 "[vars] `{key}` is `{value}`, not a finite number (hint: a number a C constant can hold, or a string in quotes)"
             );
-            return Err(match vars_key_line(text, key) {
-                Some(line) => SpecError::Invalid {
-                    path: path.to_path_buf(),
-                    line,
-                    message,
-                },
-                None => SpecError::Whole {
-                    path: path.to_path_buf(),
-                    message,
-                },
-            });
+            return Err(at_line(vars_key_line(text, key), message));
         }
         let mut axes: Vec<Axis> = Vec::new();
         for spanned in &file.axes {
