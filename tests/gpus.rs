@@ -6,7 +6,6 @@
 use crate::common;
 
 use crate::common::{manifest, project, rows, run_dirs, stderr, sweep};
-use std::os::unix::fs::PermissionsExt;
 use std::time::Duration;
 
 /// A project whose PATH finds a stand-in `nvidia-smi` listing two GPUs, and a spec of 2 series ×
@@ -16,12 +15,7 @@ fn two_gpu_project() -> (tempfile::TempDir, String) {
     let bin = p.path().join("fakebin");
     std::fs::create_dir_all(&bin).unwrap();
     let smi = bin.join("nvidia-smi");
-    std::fs::write(
-        &smi,
-        "#!/bin/sh\necho '0, Stand-in GPU A, GPU-aaaa, 580.0, 9.0, 1980, 2619, 30'\necho '1, Stand-in GPU B, GPU-bbbb, 580.0, 9.0, 1980, 2619, 31'\n",
-    )
-    .unwrap();
-    std::fs::set_permissions(&smi, std::fs::Permissions::from_mode(0o755)).unwrap();
+    common::script(&smi, "#!/bin/sh\necho '0, Stand-in GPU A, GPU-aaaa, 580.0, 9.0, 1980, 2619, 30'\necho '1, Stand-in GPU B, GPU-bbbb, 580.0, 9.0, 1980, 2619, 31'\n");
     let spec = std::fs::read_to_string(p.path().join("sweeps/saw.toml"))
         .unwrap()
         .replace("compiler = \"cc\"", "compiler = \"cc\"\ngpu = true")

@@ -14,6 +14,19 @@ pub(crate) fn write(dir: &Path, rel: &str, text: &str) -> PathBuf {
 
 /// A bench `inc` whose program includes `value.h` through `include` (`"../shared/value.h"`, or
 /// `<value.h>` found through a `-I` flag) and prints `THREADS * VALUE` MFlops, and its spec
+/// A finished run made unfinished, as a killed one is: its results.csv cut back to the header
+/// and its first `keep` rows, its manifest `interrupted`.
+pub(crate) fn unfinish(run: &Path, keep: usize) {
+    let csv = run.join("results.csv");
+    let text = std::fs::read_to_string(&csv).unwrap();
+    let lines: Vec<&str> = text.split_inclusive('\n').collect();
+    std::fs::write(&csv, lines[..1 + keep].concat()).unwrap();
+    let m = std::fs::read_to_string(run.join("manifest.json"))
+        .unwrap()
+        .replace("\"state\": \"finished\"", "\"state\": \"interrupted\"");
+    std::fs::write(run.join("manifest.json"), m).unwrap();
+}
+
 /// `sweeps/inc.toml` (threads 1..2, `extra` added to the spec's top).
 pub(crate) fn including_bench(p: &Path, ext: &str, include: &str, extra: &str) {
     write(
@@ -164,13 +177,7 @@ fn unfinished_saw(p: &Path) -> (PathBuf, Vec<String>) {
     let run = run_dirs(&p.join("output/saw4")).pop().unwrap();
     let csv = run.join("results.csv");
     let ids: Vec<String> = rows(&csv).iter().map(|r| r["point_id"].clone()).collect();
-    let text = std::fs::read_to_string(&csv).unwrap();
-    let lines: Vec<&str> = text.split_inclusive('\n').collect();
-    std::fs::write(&csv, lines[..3].concat()).unwrap();
-    let m = std::fs::read_to_string(run.join("manifest.json"))
-        .unwrap()
-        .replace("\"state\": \"finished\"", "\"state\": \"interrupted\"");
-    std::fs::write(run.join("manifest.json"), m).unwrap();
+    unfinish(&run, 2);
     (run, ids[2..].to_vec())
 }
 
@@ -584,16 +591,9 @@ fn a_resume_after_a_header_from_outside_the_bench_changed_is_refused() {
     std::fs::create_dir_all(value_h.parent().unwrap()).unwrap();
     std::fs::write(&value_h, "#define VALUE 10\n").unwrap();
     including_bench(p.path(), "c", "\"../shared/value.h\"", "compiler = \"cc\"");
-    let unfinish = || {
+    let unfinished = || {
         let run = run_dirs(&p.path().join("output/inc")).pop().unwrap();
-        let csv = run.join("results.csv");
-        let text = std::fs::read_to_string(&csv).unwrap();
-        let lines: Vec<&str> = text.split_inclusive('\n').collect();
-        std::fs::write(&csv, lines[..2].concat()).unwrap();
-        let m = std::fs::read_to_string(run.join("manifest.json"))
-            .unwrap()
-            .replace("\"state\": \"finished\"", "\"state\": \"interrupted\"");
-        std::fs::write(run.join("manifest.json"), m).unwrap();
+        unfinish(&run, 1);
         run
     };
     let resume = || {
@@ -603,14 +603,14 @@ fn a_resume_after_a_header_from_outside_the_bench_changed_is_refused() {
             .unwrap()
     };
     run_inc(p.path());
-    let run = unfinish();
+    let run = unfinished();
     let listed = std::fs::read_to_string(run.join("build-inputs.txt")).unwrap();
     assert!(listed.contains("shared/value.h"), "{listed}");
     // Nothing changed: the resume finishes the run.
     let out = resume();
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(rows(&run.join("results.csv")).len(), 2);
-    unfinish();
+    unfinished();
     std::fs::write(&value_h, "#define VALUE 7\n").unwrap();
     let out = resume();
     let err = stderr(&out);
@@ -725,7 +725,6 @@ fn a_plot_on_a_full_disk_leaves_no_empty_or_cut_chart() {
 /// key held the compiler's name and version only: cached=1 and the other program's values.
 #[test]
 fn another_compiler_of_the_same_name_on_path_is_part_of_the_cache_key() {
-    use std::os::unix::fs::PermissionsExt;
     let p = project();
     let wrap = tempfile::tempdir().unwrap();
     let cc = wrap.path().join("cc");
@@ -735,15 +734,13 @@ fn another_compiler_of_the_same_name_on_path_is_part_of_the_cache_key() {
     let cc_dir = std::env::split_paths(&std::env::var_os("PATH").unwrap())
         .find(|d| d.join("cc").is_file())
         .unwrap();
-    std::fs::write(
+    common::script(
         &cc,
-        format!(
+        &format!(
             "#!/bin/sh\nexec {} -DVALUE=7 \"$@\"\n",
             cc_dir.join("cc").display()
         ),
-    )
-    .unwrap();
-    std::fs::set_permissions(&cc, std::fs::Permissions::from_mode(0o755)).unwrap();
+    );
     including_bench(
         p.path(),
         "c",
@@ -769,7 +766,6 @@ fn another_compiler_of_the_same_name_on_path_is_part_of_the_cache_key() {
 /// releases; --force starts a new run.
 #[test]
 fn a_resume_under_another_compiler_release_is_refused() {
-    use std::os::unix::fs::PermissionsExt;
     let p = project();
     if !common::on_path("cc") {
         return common::skip("no cc on PATH");
@@ -780,15 +776,10 @@ fn a_resume_under_another_compiler_release_is_refused() {
         .join("cc");
     let wrap = tempfile::tempdir().unwrap();
     let cc = wrap.path().join("cc");
-    std::fs::write(
-        &cc,
-        format!(
+    common::script(&cc, &format!(
             "#!/bin/sh\nif [ \"$1\" = --version ]; then echo 'cc (other) 99.1.0'; exit 0; fi\nexec {} -DVALUE=7 \"$@\"\n",
             real.display()
-        ),
-    )
-    .unwrap();
-    std::fs::set_permissions(&cc, std::fs::Permissions::from_mode(0o755)).unwrap();
+        ));
     including_bench(
         p.path(),
         "c",
@@ -798,13 +789,7 @@ fn a_resume_under_another_compiler_release_is_refused() {
     run_inc(p.path());
     let run = run_dirs(&p.path().join("output/inc")).pop().unwrap();
     let csv = run.join("results.csv");
-    let text = std::fs::read_to_string(&csv).unwrap();
-    let lines: Vec<&str> = text.split_inclusive('\n').collect();
-    std::fs::write(&csv, lines[..2].concat()).unwrap();
-    let m = std::fs::read_to_string(run.join("manifest.json"))
-        .unwrap()
-        .replace("\"state\": \"finished\"", "\"state\": \"interrupted\"");
-    std::fs::write(run.join("manifest.json"), m).unwrap();
+    unfinish(&run, 1);
     let mut path = wrap.path().as_os_str().to_os_string();
     path.push(":");
     path.push(std::env::var_os("PATH").unwrap());
@@ -1432,13 +1417,7 @@ fn a_resume_of_a_shards_run_measures_that_shard_only() {
     let ids: Vec<String> = rows(&csv).iter().map(|r| r["point_id"].clone()).collect();
     assert_eq!(ids.len(), 4);
     // Unfinished, as a killed run is: its last row gone, its manifest interrupted.
-    let text = std::fs::read_to_string(&csv).unwrap();
-    let lines: Vec<&str> = text.split_inclusive('\n').collect();
-    std::fs::write(&csv, lines[..4].concat()).unwrap();
-    let m = std::fs::read_to_string(shard0.join("manifest.json"))
-        .unwrap()
-        .replace("\"state\": \"finished\"", "\"state\": \"interrupted\"");
-    std::fs::write(shard0.join("manifest.json"), m).unwrap();
+    unfinish(&shard0, 3);
     let out = sweep(p.path())
         .args(["resume", "-q", "--no-analyze", "--shard", "1/2"])
         .arg(&shard0)
@@ -1520,13 +1499,7 @@ fn a_shards_run_is_not_resumed_under_another_split() {
     let dir = run_dirs(&p.path().join("output/split")).pop().unwrap();
     let csv = dir.join("results.csv");
     let ids: Vec<String> = rows(&csv).iter().map(|r| r["point_id"].clone()).collect();
-    let text = std::fs::read_to_string(&csv).unwrap();
-    let lines: Vec<&str> = text.split_inclusive('\n').collect();
-    std::fs::write(&csv, lines[..lines.len() - 1].concat()).unwrap();
-    let m = std::fs::read_to_string(dir.join("manifest.json"))
-        .unwrap()
-        .replace("\"state\": \"finished\"", "\"state\": \"interrupted\"");
-    std::fs::write(dir.join("manifest.json"), m).unwrap();
+    unfinish(&dir, ids.len() - 1);
     let out = run("points", false);
     let err = stderr(&out);
     assert_eq!(out.status.code(), Some(3), "{err}");

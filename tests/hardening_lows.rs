@@ -4,7 +4,7 @@
 //! of a run, and `report --out`. Real files, real compilers (cc), real signals.
 
 use crate::common::{self, project, rows, run_dirs, stderr, sweep};
-use crate::hardening::{including_bench, run_inc};
+use crate::hardening::{including_bench, run_inc, unfinish};
 use std::path::{Path, PathBuf};
 
 /// The folder of PATH that holds `cc`, or None (the test skips).
@@ -23,14 +23,7 @@ fn path_with(dir: &Path) -> std::ffi::OsString {
 /// The last run of `inc`, cut back to its first row and marked `interrupted`: a run to resume.
 fn cut_to_one_row(p: &Path) -> PathBuf {
     let run = run_dirs(&p.join("output/inc")).pop().unwrap();
-    let csv = run.join("results.csv");
-    let text = std::fs::read_to_string(&csv).unwrap();
-    let lines: Vec<&str> = text.split_inclusive('\n').collect();
-    std::fs::write(&csv, lines[..2].concat()).unwrap();
-    let m = std::fs::read_to_string(run.join("manifest.json"))
-        .unwrap()
-        .replace("\"state\": \"finished\"", "\"state\": \"interrupted\"");
-    std::fs::write(run.join("manifest.json"), m).unwrap();
+    unfinish(&run, 1);
     run
 }
 
@@ -41,19 +34,16 @@ fn cut_to_one_row(p: &Path) -> PathBuf {
 /// older sweep's) resumes as before.
 #[test]
 fn a_resume_under_a_compiler_of_the_same_release_from_elsewhere_is_refused() {
-    use std::os::unix::fs::PermissionsExt;
     let p = project();
     let Some(real) = cc_dir().map(|d| d.join("cc")) else {
         return common::skip("no cc on PATH");
     };
     let wrap = tempfile::tempdir().unwrap();
     let cc = wrap.path().join("cc");
-    std::fs::write(
+    common::script(
         &cc,
-        format!("#!/bin/sh\nexec {} -DVALUE=7 \"$@\"\n", real.display()),
-    )
-    .unwrap();
-    std::fs::set_permissions(&cc, std::fs::Permissions::from_mode(0o755)).unwrap();
+        &format!("#!/bin/sh\nexec {} -DVALUE=7 \"$@\"\n", real.display()),
+    );
     including_bench(
         p.path(),
         "c",
@@ -114,13 +104,11 @@ fn a_resume_under_a_compiler_of_the_same_release_from_elsewhere_is_refused() {
 /// A project whose PATH finds a stand-in `nvidia-smi` that lists the GPU written in
 /// `fakebin/gpus.txt` (`gpu` there now), and `sweeps/g.toml`: the sawtooth over 4 points, on a GPU.
 fn gpu_project(gpu: &str) -> (tempfile::TempDir, std::ffi::OsString) {
-    use std::os::unix::fs::PermissionsExt;
     let p = project();
     let bin = p.path().join("fakebin");
     std::fs::create_dir_all(&bin).unwrap();
     let smi = bin.join("nvidia-smi");
-    std::fs::write(&smi, "#!/bin/sh\ncat \"$(dirname \"$0\")/gpus.txt\"\n").unwrap();
-    std::fs::set_permissions(&smi, std::fs::Permissions::from_mode(0o755)).unwrap();
+    common::script(&smi, "#!/bin/sh\ncat \"$(dirname \"$0\")/gpus.txt\"\n");
     std::fs::write(bin.join("gpus.txt"), gpu).unwrap();
     let spec = std::fs::read_to_string(p.path().join("sweeps/saw.toml"))
         .unwrap()
@@ -152,14 +140,7 @@ fn a_resume_on_another_gpu_model_is_refused_unless_nothing_was_measured_yet() {
     assert!(out.status.success(), "{}", stderr(&out));
     let run = run_dirs(&p.path().join("output/g")).pop().unwrap();
     let csv = run.join("results.csv");
-    let keep_rows = |n: usize| {
-        let text = std::fs::read_to_string(&csv).unwrap();
-        let lines: Vec<&str> = text.split_inclusive('\n').collect();
-        std::fs::write(&csv, lines[..1 + n].concat()).unwrap();
-        let mut m = common::manifest(&run);
-        m["state"] = "interrupted".into();
-        std::fs::write(run.join("manifest.json"), m.to_string()).unwrap();
-    };
+    let keep_rows = |n: usize| unfinish(&run, n);
     keep_rows(2);
     std::fs::write(p.path().join("fakebin/gpus.txt"), a100).unwrap();
     let out = run_g(&[]);

@@ -102,3 +102,10 @@ pub fn on_path(program: &str) -> bool {
         .map(|paths| std::env::split_paths(&paths).any(|d| d.join(program).is_file()))
         .unwrap_or(false)
 }
+
+/// Writes `text` to `path` as an executable script (mode 755): a stand-in tool or compiler.
+pub fn script(path: &Path, text: &str) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::write(path, text).unwrap();
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
+}
