@@ -1016,6 +1016,46 @@ fn control_characters_in_names_make_readable_charts() {
     check(&p.path().join("titled/charts"));
 }
 
+/// A bench `name` whose C program prints one line, `line` with its `%s` filled by the value of
+/// axis `x` (a string macro `X`), swept over `values` with one metric `copy` in `unit`: the rows of
+/// the run, which ends with exit 1 (some points failed).
+fn one_line_bench(
+    p: &Path,
+    name: &str,
+    line: &str,
+    values: &[&str],
+    unit: &str,
+) -> crate::common::Rows {
+    write(
+        p,
+        &format!("cuda/{name}/{name}.c"),
+        &format!(
+            "#include \"params.h\"\n#include <stdio.h>\nint main(void) {{\n  printf(\"{line}\\n\", X);\n  return 0;\n}}\n"
+        ),
+    );
+    write(
+        p,
+        &format!("cuda/{name}/params.h.tera"),
+        "#define X \"{{ x }}\"\n",
+    );
+    let values: Vec<String> = values.iter().map(|v| format!("{v:?}")).collect();
+    write(
+        p,
+        &format!("sweeps/{name}.toml"),
+        &format!(
+            "bench = \"{name}\"\ncompiler = \"cc\"\n[[axis]]\nname = \"x\"\nvalues = [{}]\n[[metric]]\nname = \"copy\"\nunit = \"{unit}\"\n",
+            values.join(", ")
+        ),
+    );
+    let out = sweep(p)
+        .args(["run", &format!("sweeps/{name}.toml"), "-q", "--no-analyze"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let run = run_dirs(&p.join(format!("output/{name}"))).pop().unwrap();
+    rows(&run.join("results.csv"))
+}
+
 /// Review 4: the `@sweep` line's unit was never read: a program that reports `unit=GB/s` for a
 /// metric the spec calls `MB/s` (a unit changed in the bench, not in the spec) had its value
 /// written into the `_mb_per_s` column, off by 1000, status ok. That metric is missing, and the
@@ -1023,28 +1063,13 @@ fn control_characters_in_names_make_readable_charts() {
 #[test]
 fn a_timing_core_line_in_another_unit_than_the_specs_is_no_value_of_it() {
     let p = project();
-    write(
+    let rows = one_line_bench(
         p.path(),
-        "cuda/units/units.c",
-        "#include \"params.h\"\n#include <stdio.h>\nint main(void) {\n  printf(\"@sweep metric=copy unit=%s value=2.5 median=2.5 stddev=0 min=2.5 max=2.5 rel_ci=0.001 samples=10 noisy=0 throttled=0\\n\", UNIT);\n  return 0;\n}\n",
+        "units",
+        "@sweep metric=copy unit=%s value=2.5 median=2.5 stddev=0 min=2.5 max=2.5 rel_ci=0.001 samples=10 noisy=0 throttled=0",
+        &["GB/s", "MB/s", "mb/S"],
+        "MB/s",
     );
-    write(
-        p.path(),
-        "cuda/units/params.h.tera",
-        "#define UNIT \"{{ unit }}\"\n",
-    );
-    write(
-        p.path(),
-        "sweeps/units.toml",
-        "bench = \"units\"\ncompiler = \"cc\"\n[[axis]]\nname = \"unit\"\nvalues = [\"GB/s\", \"MB/s\", \"mb/S\"]\n[[metric]]\nname = \"copy\"\nunit = \"MB/s\"\n",
-    );
-    let out = sweep(p.path())
-        .args(["run", "sweeps/units.toml", "-q", "--no-analyze"])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
-    let run = run_dirs(&p.path().join("output/units")).pop().unwrap();
-    let rows = rows(&run.join("results.csv"));
     let got: Vec<(&str, &str)> = rows
         .iter()
         .map(|r| (r["status"].as_str(), r["copy_mb_per_s"].as_str()))
@@ -1720,28 +1745,13 @@ fn analyze_reads_only_files_and_never_writes_beside_a_link() {
 #[test]
 fn a_timing_core_line_with_a_statistic_that_cannot_be_is_no_measurement() {
     let p = project();
-    write(
+    let rows = one_line_bench(
         p.path(),
-        "cuda/stats/stats.c",
-        "#include \"params.h\"\n#include <stdio.h>\nint main(void) {\n  printf(\"@sweep metric=copy unit=GB/s value=-2.5 median=-2.5 stddev=0 min=-3 max=-2 rel_ci=0.001 samples=10 noisy=0 throttled=0 %s\\n\", EXTRA);\n  return 0;\n}\n",
+        "stats",
+        "@sweep metric=copy unit=GB/s value=-2.5 median=-2.5 stddev=0 min=-3 max=-2 rel_ci=0.001 samples=10 noisy=0 throttled=0 %s",
+        &["rel_ci=-1", "samples=-3", "stddev=nan", "placements=inf", "sm_mhz=1980"],
+        "GB/s",
     );
-    write(
-        p.path(),
-        "cuda/stats/params.h.tera",
-        "#define EXTRA \"{{ extra }}\"\n",
-    );
-    write(
-        p.path(),
-        "sweeps/stats.toml",
-        "bench = \"stats\"\ncompiler = \"cc\"\n[[axis]]\nname = \"extra\"\nvalues = [\"rel_ci=-1\", \"samples=-3\", \"stddev=nan\", \"placements=inf\", \"sm_mhz=1980\"]\n[[metric]]\nname = \"copy\"\nunit = \"GB/s\"\n",
-    );
-    let out = sweep(p.path())
-        .args(["run", "sweeps/stats.toml", "-q", "--no-analyze"])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
-    let run = run_dirs(&p.path().join("output/stats")).pop().unwrap();
-    let rows = rows(&run.join("results.csv"));
     let got: Vec<(&str, &str)> = rows
         .iter()
         .map(|r| (r["status"].as_str(), r["copy_gb_per_s"].as_str()))
