@@ -332,9 +332,14 @@ pub fn analyze_run(
             if let (Some(q), Some(_)) = (curve.secondary.as_mut(), unsettled) {
                 q.level = q.level.lower();
             }
-            let counter = curve.period.as_ref().and_then(|_| {
-                counters::stepping(&curve.peaks, &counters::counters_of(&counter_series, &r))
-            });
+            // The run's counter columns of this metric, read once for both periods.
+            let counter_cols = curve
+                .period
+                .as_ref()
+                .map(|_| counters::counters_of(&counter_series, &r));
+            let counter = counter_cols
+                .as_ref()
+                .and_then(|cols| counters::stepping(&curve.peaks, cols));
             let secondary_counter = curve.secondary.as_ref().and_then(|q| {
                 let peaks: Vec<f64> = data
                     .iter()
@@ -344,7 +349,7 @@ pub fn analyze_run(
                         r.min(q.period - r) < 1e-9 * q.period.max(1.0)
                     })
                     .collect();
-                counters::stepping(&peaks, &counters::counters_of(&counter_series, &r))
+                counters::stepping(&peaks, counter_cols.as_ref()?)
             });
             let model_fit = r
                 .metric

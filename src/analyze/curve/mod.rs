@@ -597,15 +597,19 @@ pub fn analyze_curve(points: &[(f64, Option<f64>)], sense: Sense) -> Curve {
             curve.outliers = s.outliers.iter().map(|&i| grid.x[i]).collect();
         }
     }
-    if let Some((period, residues)) = &residue_period {
-        let (period, residues) = (*period, residues);
-        let from = curve.knee.unwrap_or(f64::NEG_INFINITY);
+    // A point at a phase of the period's peaks, from the knee on.
+    let from = curve.knee.unwrap_or(f64::NEG_INFINITY);
+    let at_phase = |i: usize| {
+        residue_period.as_ref().is_some_and(|(period, residues)| {
+            residues.contains(&grid.g[i].rem_euclid(*period)) && grid.x[i] >= from
+        })
+    };
+    if let Some((period, _)) = &residue_period {
         let peaks: Vec<usize> = (0..grid.x.len())
-            .filter(|&i| residues.contains(&grid.g[i].rem_euclid(period)) && grid.x[i] >= from)
-            .filter(|i| !curve.outliers.contains(&grid.x[*i]))
+            .filter(|&i| at_phase(i) && !curve.outliers.contains(&grid.x[i]))
             .collect();
         curve.peaks = peaks.iter().map(|&i| grid.x[i]).collect();
-        curve.drop = drop_after(&grid, &peaks, period, sense);
+        curve.drop = drop_after(&grid, &peaks, *period, sense);
     }
     // The best is the best measured value: a fit that cannot follow it (a spike above the
     // staircase) leaves it out, but does not make it a doubtful measurement. The points called
@@ -615,16 +619,11 @@ pub fn analyze_curve(points: &[(f64, Option<f64>)], sense: Sense) -> Curve {
         curve.outliers.retain(|&x| x != b.x);
         // A best at the period's phase is a peak too (the charts ring it), where the fit left
         // it out: a tooth taller than the staircase follows, and the drop stays the fit's.
-        if let Some((period, residues)) = &residue_period {
-            let from = curve.knee.unwrap_or(f64::NEG_INFINITY);
-            let at = grid.x.iter().position(|&x| x == b.x);
-            if let Some(i) = at
-                .filter(|&i| residues.contains(&grid.g[i].rem_euclid(*period)) && grid.x[i] >= from)
-            {
-                if !curve.peaks.contains(&grid.x[i]) {
-                    curve.peaks.push(grid.x[i]);
-                    curve.peaks.sort_by(f64::total_cmp);
-                }
+        let at = grid.x.iter().position(|&x| x == b.x);
+        if let Some(i) = at.filter(|&i| at_phase(i)) {
+            if !curve.peaks.contains(&grid.x[i]) {
+                curve.peaks.push(grid.x[i]);
+                curve.peaks.sort_by(f64::total_cmp);
             }
         }
     }
