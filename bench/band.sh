@@ -8,8 +8,8 @@
 # come back (band.tgz) for bench/band.py. pre* labels pass --prestart 1 (the default before 2026-11-25 was 1, now 0).
 # The labels rty* (clock retries) and setN* (settle gaps) of 2026-11-25 ran with the tree of commit 66d0ef4; hs* (SWEEP_SETTLE_MS)
 # needs the tree of commit 0f18f4b, where the runner still reads it.
-# fill* (prestart 1) and fnop* (no prestart) run beside bench/filler.cu, which keeps the GPU busy whenever no
-# program holds the measure lock (FILL_BLOCKS blocks of 32 threads spinning FILL_US us; 132, 1000).
+# fill*/fnop* (beside bench/filler.cu, a GPU kept busy between measurements) ran in sessions 16-17 (commit cc56b2f);
+# removed once the whole-sweep test showed the state with the filler on (bench/band.txt).
 # Usage: bench/band.sh SWEEP_BINARY OUT_DIR
 set -uo pipefail
 bin=$(realpath "$1"); out=$(realpath "$2")
@@ -26,27 +26,21 @@ fi
 if [[ " $labels" == *" h"* ]]; then
   nvcc -O2 -arch=sm_90 -o "$work/holder" bench/holder.cu -ldl || echo "holder build failed"
 fi
-if [[ " $labels" == *" f"* ]]; then
-  nvcc -O2 -arch=sm_90 -o "$work/filler" bench/filler.cu || echo "filler build failed"
-fi
 for label in $labels; do
   holder=
   case $label in
     hold*) "$work/holder" 600 > "$work/$label.holder" 2>&1 & holder=$! ;;
     hctx*) "$work/holder" 600 ctx > "$work/$label.holder" 2>&1 & holder=$! ;;
     hini*|hs*) "$work/holder" 600 init > "$work/$label.holder" 2>&1 & holder=$! ;;
-    fill*|fnop*) rm -rf "$work/$label"
-      "$work/filler" "$work/$label" 120 "${FILL_BLOCKS:-132}" "${FILL_US:-1000}" > "$work/$label.holder" 2>&1 & holder=$! ;;
   esac
   [ -n "$holder" ] && for _ in $(seq 100); do grep -q ready "$work/$label.holder" 2>/dev/null && break; sleep 0.05; done
-  opt=(); [[ $label == nop* ]] && opt=(--no-prestart); [[ $label == pre* || $label == new* || $label == old* || $label == fill* ]] && opt=(--prestart 1)
+  opt=(); [[ $label == nop* ]] && opt=(--no-prestart); [[ $label == pre* || $label == new* || $label == old* ]] && opt=(--prestart 1)
   session=0; [[ $label == new* ]] && session=1
   settle=; [[ $label == hs* ]] && settle=${SETTLE_MS:-150}
   t0=$(date +%s.%N)
   SWEEP_SETTLE_MS=$settle SWEEP_SESSION_LOCK=$session SWEEP_TRACE=1 "$bin" run sweeps/band.toml --output "$work/$label" --cache "$work/cache" --no-analyze -q "${opt[@]}" > "$work/$label.log" 2>&1
   rc=$?
   [ -n "$holder" ] && { kill "$holder"; wait "$holder" 2>/dev/null; }
-  [[ $label == f* ]] && tail -1 "$work/$label.holder"
   echo "$label wall_s=$(python3 -c "print(round($(date +%s.%N) - $t0, 1))") rc=$rc"
 done
 echo "end: $(nvidia-smi --query-gpu=clocks.sm,temperature.gpu --format=csv,noheader)"
