@@ -238,6 +238,13 @@ pub fn nesting_unsettled(curve: &Curve, u: super::Unsettled) -> String {
 
 /// The reading's clause on a metric's spread between processes (the control re-runs).
 pub fn between_processes(b: &super::controls::BetweenProcesses, lowered: bool) -> String {
+    if b.exact() {
+        return format!(
+            "; the same in all {} control re-runs: a computed value, it does not scatter between \
+             processes",
+            b.pairs
+        );
+    }
     let by = plus_minus(b.u95);
     let mut s = format!(
         "; between processes a value scatters by {by} (95 %, from {} control re-runs)",
@@ -257,9 +264,10 @@ pub fn between_processes_note(between: &[super::controls::BetweenProcesses]) -> 
     let mut out = format!(
         "\nBetween processes ({} points measured again in a fresh process, `controls.csv`): how far \
          a value scatters when its program runs again (95 %), beside each point's own `rel_ci`: the \
-         metric's own pairs, or the median over the metrics where that is larger (what differs \
-         between processes, the SM clock above all, is shared by every metric of a program), or \
-         the range of the run's SM clock readings where that is larger still ({}).\n\n\
+         metric's own pairs, or the median over the timed metrics where that is larger (what \
+         differs between processes, the SM clock above all, is shared by every metric a program \
+         times), or the range of the run's SM clock readings where that is larger still ({}); a \
+         metric whose every pair agreed exactly is a computed value and keeps its own, none.\n\n\
          | {} |\n|---|---|---|---|---|---|\n",
         between.iter().map(|b| b.pairs).max().unwrap_or(0),
         small_percent(between[0].clock_range),
@@ -295,7 +303,11 @@ pub fn between_cells(b: &super::controls::BetweenProcesses) -> [String; 6] {
     [
         b.column.clone(),
         b.pairs.to_string(),
-        plus_minus(b.u95),
+        if b.exact() {
+            "none: every pair equal".to_string()
+        } else {
+            plus_minus(b.u95)
+        },
         plus_minus(b.own_u95),
         format!("{} at {}", small_percent(b.max_diff), b.max_at),
         outliers,
@@ -337,13 +349,13 @@ mod tests {
     #[test]
     fn a_spread_between_processes_too_small_to_write_is_said_so() {
         let mut b = crate::analyze::controls::BetweenProcesses {
-            column: "ways".into(),
+            column: "gb_per_s".into(),
             pairs: 4,
             rel_sd: 0.0,
             own_u95: 0.0,
             clock_range: 0.0,
             u95: 0.0,
-            max_diff: 0.0,
+            max_diff: 0.0001,
             max_at: "stride=57".into(),
             outliers: Vec::new(),
         };
@@ -360,6 +372,17 @@ mod tests {
                 "under 0.05 % at stride=57"
             ]
         );
+        // Every pair equal (a count the program computes): said so, not as a tiny spread.
+        let exact = crate::analyze::controls::BetweenProcesses {
+            max_diff: 0.0,
+            ..b.clone()
+        };
+        assert_eq!(
+            between_processes(&exact, false),
+            "; the same in all 4 control re-runs: a computed value, it does not scatter between \
+             processes"
+        );
+        assert_eq!(between_cells(&exact)[2], "none: every pair equal");
         b.u95 = 0.014;
         assert!(between_processes(&b, false).contains("scatters by ±1.4 % (95 %"));
         assert_eq!(between_cells(&b)[2], "±1.4 %");
