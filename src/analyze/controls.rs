@@ -314,13 +314,9 @@ mod tests {
             let mhz = if i < fast { 1995 } else { 1980 };
             format!("p{i},{i},{i},ok,{value},0.001,{mhz},0.1,0.1,false,0,H100,u,\n")
         };
-        let results: String =
-            head.to_string() + &(0..n).map(|i| row(i, "100")).collect::<String>();
-        let controls: String = head.to_string()
-            + &(0..n)
-                .step_by(4)
-                .map(|i| row(i, again))
-                .collect::<String>();
+        let results: String = head.to_string() + &(0..n).map(|i| row(i, "100")).collect::<String>();
+        let controls: String =
+            head.to_string() + &(0..n).step_by(4).map(|i| row(i, again)).collect::<String>();
         std::fs::write(dir.join(crate::store::RESULTS), results).unwrap();
         std::fs::write(dir.join(CONTROLS), controls).unwrap();
         Run::open(&dir.join(crate::store::RESULTS)).unwrap()

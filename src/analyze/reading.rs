@@ -31,6 +31,100 @@ pub fn percent(f: f64) -> String {
 pub struct Why {
     pub primary: String,
     pub secondary: String,
+    /// The shape of a curve without a period that [`flat`] or [`falls`] says, in place of the
+    /// knee and the best x; empty for none.
+    pub shape: String,
+}
+
+/// A curve without a period whose every point lies within the noise of the others: the range of
+/// its values is at most twice `u95`, the between-process half-width (two values each off by
+/// u95, in opposite ways). Its "best x" would be the noise's pick (memcpy beside a strided copy
+/// on an H100 read "best at stride = 23" over 37 points within 1.5 %, scattering by ±1.8 %).
+pub fn flat(data: &[(f64, Option<f64>)], u95: f64, unit: &str) -> Option<String> {
+    let values: Vec<f64> = data.iter().filter_map(|p| p.1).collect();
+    let lo = values.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    if values.len() < 3 || lo <= 0.0 || !(u95 > 0.0) || hi / lo - 1.0 > 2.0 * u95 {
+        return None;
+    }
+    let mid = super::fit::median(&values)?;
+    Some(format!(
+        "flat within the noise: its {} points span {} around {}, no more than a value scatters \
+         between processes",
+        values.len(),
+        small_percent(hi / lo - 1.0),
+        crate::units::format_value(mid, unit)
+    ))
+}
+
+/// A curve without a period that is best at its first x and falls from there (a stride that
+/// spreads a warp's accesses over more memory): how much of the first value is left where x has
+/// doubled, redoubled, ... and where it is lowest. It has no ramp, so no "ramp ends at".
+pub fn falls(axis: &str, data: &[(f64, Option<f64>)], curve: &Curve, unit: &str) -> Option<String> {
+    let pts: Vec<(f64, f64)> = data.iter().filter_map(|&(x, y)| Some((x, y?))).collect();
+    let &(x0, v0) = pts.first()?;
+    let best = curve.best.as_ref()?;
+    let worst = curve.worst?;
+    if curve.period.is_some() || best.x != x0 || x0 <= 0.0 || worst >= v0 * 0.8 {
+        return None;
+    }
+    let (at_worst, _) = pts
+        .iter()
+        .copied()
+        .find(|p| p.1 == worst)
+        .unwrap_or((x0, v0));
+    // A share (a fraction of memcpy) is said by its own values; a throughput by what is left of
+    // the first (percent of a percent would read as one).
+    // A fraction with one decimal: its scatter between processes is a percent or so.
+    let share = ["fraction", "%", "percent", "ratio"].contains(&unit.trim());
+    let value = |v: f64| {
+        if unit.trim() == "fraction" {
+            percent(v)
+        } else {
+            crate::units::format_value(v, unit)
+        }
+    };
+    let of = |v: f64| if share { value(v) } else { percent(v / v0) };
+    let mut left = Vec::new();
+    let mut x = 2.0 * x0;
+    while x < at_worst {
+        if let Some(p) = pts.iter().find(|p| (p.0 - x).abs() < 1e-9) {
+            left.push((p.0, p.1));
+        }
+        x *= 2.0;
+    }
+    let listed: Vec<String> = left
+        .iter()
+        .enumerate()
+        .map(|(i, &(x, v))| match (i, share) {
+            (0, false) => format!("{} of that at {axis} = {}", of(v), human(x)),
+            (0, true) => format!("{} at {axis} = {}", of(v), human(x)),
+            _ => format!("{} at {}", of(v), human(x)),
+        })
+        .collect();
+    if listed.is_empty() {
+        return None;
+    }
+    let lowest = if share {
+        value(worst)
+    } else {
+        format!(
+            "{}, {}",
+            crate::units::format_value(worst, unit),
+            percent(worst / v0)
+        )
+    };
+    let mut s = format!(
+        "falls from {} at {axis} = {} to {}; lowest at {axis} = {} ({lowest})",
+        value(v0),
+        human(x0),
+        listed.join(", "),
+        human(at_worst),
+    );
+    if let Some(&(xl, vl)) = pts.last().filter(|p| p.0 > at_worst) {
+        s += &format!(", {} again at {axis} = {}", of(vl), human(xl));
+    }
+    Some(s)
 }
 
 /// Where the peaks are, modulo the period itself: `0 (mod 32)`, `1, 3, …, 15 (mod 16)` (every
@@ -122,6 +216,10 @@ pub fn reading(
             )),
             None => parts.push("no periodic structure".to_string()),
         },
+    }
+    if !why.shape.is_empty() {
+        parts.push(why.shape.clone());
+        return parts.join("; ");
     }
     if let Some(k) = curve.knee {
         parts.push(format!("ramp ends at {axis} = {}", human(k)));
