@@ -330,7 +330,9 @@ pub fn analyze_run(
                     .is_some_and(|d| b.u95 >= d.relative.abs() / 2.0)
             });
             // A curve without a period that lies within the noise has no best x; one that falls
-            // from its first x has no ramp (both said in words instead).
+            // from its first x has no ramp (both said in words instead), and a per-request
+            // counter that rises as it falls is named.
+            let mut rising = None;
             let shape = curve
                 .period
                 .is_none()
@@ -342,7 +344,9 @@ pub fn analyze_run(
                         curve.best = None;
                         return flat;
                     }
-                    reading::falls(&x, &data, &curve, &unit)
+                    let falls = reading::falls(&x, &data, &curve, &unit)?;
+                    rising = counters::rising(&x, &counters::counters_of(&counter_series, &r));
+                    Some(falls)
                 })
                 .flatten();
             if shape.is_some() {
@@ -441,6 +445,9 @@ pub fn analyze_run(
             }
             if let Some(c) = &secondary_counter {
                 reading += &counters::clause(&x, c, true);
+            }
+            if let Some(c) = &rising {
+                reading += c;
             }
             let groups: Vec<String> = r.group.iter().map(|(k, v)| format!("{k}={v}")).collect();
             let name = if groups.is_empty() {
