@@ -90,7 +90,7 @@ fn grid_stores_of_an_earlier_run_read_one_warp_with_two_nested() {
         assert!(
             line.contains(
                 "and period 64 (steps every 64 threads = 2 warps), peaks at threads ≡ 0 \
-                 (mod 64), high confidence, +1 past its peaks costs"
+                 (mod 64), high confidence, threads +1 past its peaks costs"
             ),
             "{line}"
         );
@@ -139,7 +139,7 @@ fn steps_of_two_sizes_read_as_the_period_with_its_double_nested() {
         assert!(
             line.contains(
                 "and period 64 (steps every 64 threads = 2 warps), peaks at threads ≡ 0 \
-                 (mod 64), high confidence, +1 past its peaks costs"
+                 (mod 64), high confidence, threads +1 past its peaks costs"
             ),
             "{line}"
         );

@@ -323,8 +323,9 @@ pub fn model_words(model: &Model, kind: AxisKind) -> String {
         (ModelKind::LinesPerRequest | ModelKind::SectorsPerRequest, _) => {
             let (what, bytes) = segment_words(model.kind);
             let lanes = (bytes / (4 * model.words as u64)).max(1);
+            let one = if bytes == 128 { "line" } else { "sector" };
             format!(
-                "{what}: a warp's {}-byte accesses fill one per {lanes} lanes",
+                "{what}: every {lanes} lanes of a warp's {}-byte accesses fill one more {one}",
                 4 * model.words
             )
         }
