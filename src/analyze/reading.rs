@@ -336,22 +336,26 @@ pub fn nesting_unsettled(curve: &Curve, u: super::Unsettled) -> String {
         return String::new();
     };
     let noise = percent(u.noise);
+    // What the nested steps do, with their sign: a "step" that is a rise does not cost.
+    let steps = if c >= 0.0 {
+        format!("cost {}", percent(c))
+    } else {
+        format!("gain {}", percent(-c))
+    };
     if u.main {
         format!(
             "; which of periods {} and {} is the main one is not settled (both confidences one \
-             level lower): the nested steps cost {}, less than a point moves with where its \
+             level lower): the nested steps {steps}, less than a point moves with where its \
              buffers lie or between processes ({noise})",
             human(p.period),
             human(q.period),
-            percent(c.abs())
         )
     } else {
         format!(
             "; the nested period {} may not be there (its confidence one level lower): its steps \
-             cost {}, less than a point moves with where its buffers lie or between processes \
+             {steps}, less than a point moves with where its buffers lie or between processes \
              ({noise})",
             human(q.period),
-            percent(c.abs())
         )
     }
 }
@@ -559,6 +563,15 @@ mod tests {
             "{r}"
         );
         assert!(!r.contains("-0.5"), "{r}");
+        let u = crate::analyze::Unsettled {
+            noise: 0.033,
+            main: false,
+        };
+        assert!(
+            nesting_unsettled(&curve, u).contains(": its steps gain 0.5 %, less than"),
+            "{}",
+            nesting_unsettled(&curve, u)
+        );
         curve.secondary_cost = Some(0.02);
         let r = reading("threads", "GB/s", &curve, &why, crate::spec::Better::Higher);
         assert!(
