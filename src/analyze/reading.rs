@@ -424,14 +424,20 @@ pub fn between_cells(b: &super::controls::BetweenProcesses) -> [String; 6] {
             .collect::<Vec<_>>()
             .join(", ")
     };
+    if b.exact() {
+        return [
+            b.column.clone(),
+            b.pairs.to_string(),
+            "none: every pair equal".to_string(),
+            "none".to_string(),
+            "none".to_string(),
+            outliers,
+        ];
+    }
     [
         b.column.clone(),
         b.pairs.to_string(),
-        if b.exact() {
-            "none: every pair equal".to_string()
-        } else {
-            plus_minus(b.u95)
-        },
+        plus_minus(b.u95),
         plus_minus(b.own_u95),
         format!("{} at {}", small_percent(b.max_diff), b.max_at),
         outliers,
@@ -616,7 +622,10 @@ mod tests {
             "; the same in all 4 control re-runs: a computed value, it does not scatter between \
              processes"
         );
-        assert_eq!(between_cells(&exact)[2], "none: every pair equal");
+        assert_eq!(
+            between_cells(&exact)[2..5],
+            ["none: every pair equal", "none", "none"]
+        );
         b.u95 = 0.014;
         assert!(between_processes(&b, false).contains("scatters by ±1.4 % (95 %"));
         assert_eq!(between_cells(&b)[2], "±1.4 %");
