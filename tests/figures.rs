@@ -315,7 +315,7 @@ fn the_chart_and_the_analysis_say_the_peaks_modulo_the_same_period() {
         .unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
     let svg = std::fs::read_to_string(tmp.path().join("charts/bank_stride_gb_per_s.svg")).unwrap();
-    let said = "stride ≡ 1, 3, …, 15 (mod 16)";
+    let said = "stride ≡ 1, 3, …, 31 (mod 32)";
     assert!(
         texts(&svg).iter().any(|t| t.contains(said)),
         "{:?}",

@@ -24,6 +24,12 @@
 //! files, 1st to 99th percentile, relative to their median): one H100 ran some programs at 1980
 //! and others at 1995 MHz, and compute-bound values followed by 0.66 % while the pairs of that run
 //! happened to catch no change (docs/measurements.md).
+//!
+//! A metric whose every pair agrees to the last digit (`expected_ways`, `blocks_per_sm`: a value
+//! the program computes, not one it times) is [`BetweenProcesses::exact`]: the clock and the
+//! GPU's state do not move it, so it keeps its own spread, none, and the reading says it is the
+//! same in every re-run; it takes no part in the median the timed metrics share either (with it,
+//! a timed metric beside one count would be floored at half its own spread).
 
 use super::fit::median;
 use super::load::carries_values;
@@ -61,6 +67,14 @@ pub struct BetweenProcesses {
     /// Pairs further apart than 6 robust sigmas and 1 %: (point, control / first - 1); left out
     /// of `rel_sd`.
     pub outliers: Vec<(String, f64)>,
+}
+
+impl BetweenProcesses {
+    /// Every pair agreed exactly: a computed value, which does not scatter between processes
+    /// (see the module's comment).
+    pub fn exact(&self) -> bool {
+        self.max_diff == 0.0
+    }
 }
 
 /// The fewest pairs from which a spread is given.
@@ -138,7 +152,9 @@ fn from_tables(first: &Run, again: &Run) -> Vec<BetweenProcesses> {
     let mut out = with_floor(out);
     for b in &mut out {
         b.clock_range = clock;
-        b.u95 = b.u95.max(clock);
+        if !b.exact() {
+            b.u95 = b.u95.max(clock);
+        }
     }
     out
 }
@@ -177,12 +193,16 @@ pub(crate) fn sm_clock(t: &Run) -> Option<f64> {
     median(&clock_readings(t))
 }
 
-/// Raises every metric's `u95` to the median of the metrics' own half-widths (see the module's
-/// comment).
+/// Raises every timed metric's `u95` to the median of the timed metrics' own half-widths; an
+/// exact one keeps its own (see the module's comment).
 fn with_floor(mut all: Vec<BetweenProcesses>) -> Vec<BetweenProcesses> {
-    let own: Vec<f64> = all.iter().map(|b| b.own_u95).collect();
+    let own: Vec<f64> = all
+        .iter()
+        .filter(|b| !b.exact())
+        .map(|b| b.own_u95)
+        .collect();
     if let Some(floor) = median(&own) {
-        for b in &mut all {
+        for b in all.iter_mut().filter(|b| !b.exact()) {
             b.u95 = b.own_u95.max(floor);
         }
     }
@@ -286,16 +306,17 @@ mod tests {
         assert_eq!(all[0].own_u95, quiet.own_u95, "its own stays reported");
     }
 
-    /// results.csv and controls.csv of `n` points whose values agree between the two processes
-    /// exactly, the first `fast` of them read at 1995 MHz and the others at 1980.
-    fn run_with_clock(dir: &std::path::Path, n: usize, fast: usize) -> Run {
+    /// results.csv and controls.csv of `n` points, the first `fast` of them read at 1995 MHz and
+    /// the others at 1980; every point is worth 100, and `again` in the control re-runs.
+    fn run_with_clock(dir: &std::path::Path, n: usize, fast: usize, again: &str) -> Run {
         let head = "point_id,index,threads,status,x_mflops,x_rel_ci,x_sm_mhz,build_s,run_s,cached,gpu_index,gpu_name,gpu_uuid,error\n";
-        let row = |i: usize| {
+        let row = |i: usize, value: &str| {
             let mhz = if i < fast { 1995 } else { 1980 };
-            format!("p{i},{i},{i},ok,100,0.001,{mhz},0.1,0.1,false,0,H100,u,\n")
+            format!("p{i},{i},{i},ok,{value},0.001,{mhz},0.1,0.1,false,0,H100,u,\n")
         };
-        let results: String = head.to_string() + &(0..n).map(row).collect::<String>();
-        let controls: String = head.to_string() + &(0..n).step_by(4).map(row).collect::<String>();
+        let results: String = head.to_string() + &(0..n).map(|i| row(i, "100")).collect::<String>();
+        let controls: String =
+            head.to_string() + &(0..n).step_by(4).map(|i| row(i, again)).collect::<String>();
         std::fs::write(dir.join(crate::store::RESULTS), results).unwrap();
         std::fs::write(dir.join(CONTROLS), controls).unwrap();
         Run::open(&dir.join(crate::store::RESULTS)).unwrap()
@@ -304,11 +325,12 @@ mod tests {
     #[test]
     fn a_run_whose_clock_changed_says_values_move_by_the_clock_range() {
         let dir = tempfile::tempdir().unwrap();
-        // A third of the readings at 1995 MHz: the range is 15 / 1980, though every pair agrees.
-        let t = run_with_clock(dir.path(), 90, 30);
+        // A third of the readings at 1995 MHz: the range is 15 / 1980, though every pair agrees
+        // within 0.001 %.
+        let t = run_with_clock(dir.path(), 90, 30, "100.001");
         let b = between_processes(&t).unwrap().unwrap();
         assert_eq!(b.len(), 1);
-        assert_eq!(b[0].own_u95, 0.0);
+        assert!(b[0].own_u95 < 1e-4, "{:?}", b[0]);
         assert!(
             (b[0].clock_range - 15.0 / 1980.0).abs() < 1e-9,
             "{}",
@@ -316,10 +338,35 @@ mod tests {
         );
         assert_eq!(b[0].u95, b[0].clock_range);
         // One reading in ninety is not the run's state: the percentiles leave it out.
-        let t = run_with_clock(dir.path(), 90, 0);
-        assert_eq!(between_processes(&t).unwrap().unwrap()[0].u95, 0.0);
-        let t = run_with_clock(dir.path(), 200, 1);
+        let t = run_with_clock(dir.path(), 90, 0, "100.001");
         assert_eq!(between_processes(&t).unwrap().unwrap()[0].clock_range, 0.0);
+        let t = run_with_clock(dir.path(), 200, 1, "100.001");
+        assert_eq!(between_processes(&t).unwrap().unwrap()[0].clock_range, 0.0);
+    }
+
+    /// bank_stride on an H100: the bandwidth's pairs differ by 0.01 %, the expected ways (a count
+    /// the program computes) by nothing. The count keeps its own spread, none, whatever the clock
+    /// did; the bandwidth is floored by the timed metrics alone, not halfway to the count.
+    #[test]
+    fn a_metric_whose_pairs_agree_exactly_keeps_its_own_spread_of_none() {
+        let ways = summarize("ways", &pairs(&[1.0; 4])).unwrap();
+        let quiet = summarize("quiet", &pairs(&[1.0001; 4])).unwrap();
+        let loud = summarize("loud", &pairs(&[1.004, 0.996, 1.004, 0.996])).unwrap();
+        assert!(ways.exact() && !quiet.exact());
+        let all = with_floor(vec![ways, quiet.clone(), loud.clone()]);
+        assert_eq!(all[0].u95, 0.0);
+        // The median of the two timed metrics' own, not of all three.
+        let floor = (quiet.own_u95 + loud.own_u95) / 2.0;
+        assert!((all[1].u95 - floor).abs() < 1e-15, "{:?}", all[1]);
+        assert_eq!(all[2].u95, loud.own_u95);
+        // The clock's range moves the timed metrics, not the count.
+        let dir = tempfile::tempdir().unwrap();
+        let t = run_with_clock(dir.path(), 90, 30, "100");
+        let mut b = between_processes(&t).unwrap().unwrap();
+        assert!(b[0].exact() && b[0].u95 == 0.0, "{:?}", b[0]);
+        assert!(b[0].clock_range > 0.0);
+        b[0].max_diff = 0.001;
+        assert!(!b[0].exact());
     }
 
     #[test]

@@ -102,6 +102,40 @@ pub fn clause(axis: &str, s: &Stepping, nested: bool) -> String {
     )
 }
 
+/// A per-request counter (a ratio of the presets: no `.` in its name) that rises as a curve falls
+/// from its first x and then holds (copy at a stride on an H100: `global_sectors_per_request`
+/// 4 at stride 1, 32 from stride 8 on, one sector for each lane): the reading's clause for it,
+/// `None` when none rises at least twofold and holds to the end within [`STEP`].
+pub fn rising(axis: &str, counters: &[(String, Vec<(f64, f64)>)]) -> Option<String> {
+    counters
+        .iter()
+        .filter(|(name, _)| !name.contains('.'))
+        .find_map(|(name, points)| {
+            let mut pts: Vec<(f64, f64)> =
+                points.iter().copied().filter(|p| p.1.is_finite()).collect();
+            pts.sort_by(|a, b| a.0.total_cmp(&b.0));
+            let &(x0, first) = pts.first()?;
+            let top = pts.iter().map(|p| p.1).fold(f64::NEG_INFINITY, f64::max);
+            let near = |v: f64| (top - v).abs() <= STEP * top;
+            // Never falls by more than a step, reaches the top and holds it to the end.
+            let climbs = pts.windows(2).all(|w| w[1].1 >= w[0].1 - STEP * top);
+            let at = pts.iter().position(|p| near(p.1))?;
+            let holds = pts[at..].iter().all(|p| near(p.1));
+            (first > 0.0 && top >= 2.0 * first && climbs && holds && at > 0 && at + 1 < pts.len())
+                .then(|| {
+                    let h = super::reading::human;
+                    format!(
+                        "; ncu: `{name}` rises as it falls, from {} at {axis} = {} to {} at {axis} \
+                         = {}, and holds there",
+                        h(first),
+                        h(x0),
+                        h(pts[at].1),
+                        h(pts[at].0)
+                    )
+                })
+        })
+}
+
 /// The `[profile]` counter columns of the analysed metrics (`<metric>__<counter>`), as series
 /// grouped like the metrics' own.
 pub(super) fn counter_series(
@@ -196,6 +230,42 @@ mod tests {
             clause("threads", &s, false),
             "; ncu: `wavefronts_per_request` steps with it (5 of 5 drops; 1 -> 2 at threads = 17)"
         );
+    }
+
+    /// copy_stride_counters on an H100: sectors per request 4 * stride up to 32 at stride 8, the
+    /// raw sector count growing with it (a `.` in its name: not a per-request ratio).
+    #[test]
+    fn a_per_request_counter_that_rises_and_holds_is_named_with_a_falling_curve() {
+        let strides = [1.0, 2.0, 3.0, 4.0, 6.0, 8.0, 9.0, 16.0, 32.0, 1024.0];
+        let sectors = |s: f64| (4.0 * s).min(32.0) * if s == 9.0 { 0.99999 } else { 1.0 };
+        let counters = vec![
+            (
+                "lts__t_sectors.sum".to_string(),
+                strides.iter().map(|&s| (s, 1e6 * s)).collect(),
+            ),
+            (
+                "global_sectors_per_request".to_string(),
+                strides.iter().map(|&s| (s, sectors(s))).collect(),
+            ),
+        ];
+        assert_eq!(
+            rising("stride", &counters).as_deref(),
+            Some(
+                "; ncu: `global_sectors_per_request` rises as it falls, from 4 at stride = 1 to \
+                 32 at stride = 8, and holds there"
+            )
+        );
+        // One that rises to the end does not hold; one that never doubles says little.
+        let ramp = vec![(
+            "per_request".to_string(),
+            strides.iter().map(|&s| (s, s)).collect(),
+        )];
+        assert_eq!(rising("stride", &ramp), None);
+        let mild = vec![(
+            "per_request".to_string(),
+            strides.iter().map(|&s| (s, 4.0 + s.min(2.0))).collect(),
+        )];
+        assert_eq!(rising("stride", &mild), None);
     }
 
     #[test]

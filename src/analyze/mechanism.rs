@@ -323,8 +323,9 @@ pub fn model_words(model: &Model, kind: AxisKind) -> String {
         (ModelKind::LinesPerRequest | ModelKind::SectorsPerRequest, _) => {
             let (what, bytes) = segment_words(model.kind);
             let lanes = (bytes / (4 * model.words as u64)).max(1);
+            let one = if bytes == 128 { "line" } else { "sector" };
             format!(
-                "{what}: a warp's {}-byte accesses fill one per {lanes} lanes",
+                "{what}: every {lanes} lanes of a warp's {}-byte accesses fill one more {one}",
                 4 * model.words
             )
         }
@@ -420,30 +421,30 @@ fn ratio(curve: &Curve, sense: Sense) -> Option<f64> {
     (r.is_finite() && r > 0.0).then_some(r)
 }
 
-/// The mechanism clause of a period: its words and where they came from.
+/// The mechanism clause of a period from evidence: the counter that steps with it, else the
+/// declared model that explains it; `None` where there is neither (the caller words what the axis
+/// shows: [`neutral`], or a ladder's levels).
 pub fn explain(
     axis: &str,
     period: f64,
-    curve: &Curve,
-    sense: Sense,
     counter: Option<&Stepping>,
     model: Option<(&Model, &ModelFit)>,
-) -> String {
+) -> Option<String> {
     if let Some(s) = counter {
-        return counter_words(s);
+        return Some(counter_words(s));
     }
     let kind = axis_kind(axis);
     match model {
         Some((m, f)) if f.explains && f.period.is_none_or(|q| (q - period).abs() < 1e-9) => {
-            format!(
+            Some(format!(
                 "{} (model `{}` fits: R² = {:.3}, rms {:.1} %)",
                 model_words(m, kind),
                 f.model,
                 f.r2,
                 100.0 * f.rms
-            )
+            ))
         }
-        _ => neutral(axis, period, curve, sense),
+        _ => None,
     }
 }
 

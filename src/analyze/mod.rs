@@ -17,6 +17,7 @@ pub mod counters;
 pub mod curve;
 pub(crate) mod fit;
 mod fold;
+pub mod ladder;
 pub(crate) mod load;
 pub mod mechanism;
 pub mod reading;
@@ -288,6 +289,12 @@ pub fn analyze_run(
         .zip(curves)
         .map(|(r, (data, mut curve))| {
             let (unit, better, sense) = sense_of(&r.metric);
+            // A curve set by the power of 2 dividing x repeats every 2^top, its levels said one
+            // by one (bank conflicts along a stride: 32, where a fold finds 16).
+            let ladder = curve.period.as_ref().and_then(|_| ladder::find(&x, &data));
+            if let Some(l) = &ladder {
+                l.apply(&mut curve, &data, sense);
+            }
             let spread: Vec<(f64, Option<f64>)> =
                 r.spread.iter().map(|&(x, s)| (x, Some(s))).collect();
             let spread: Vec<(f64, f64)> = curve::one_per_x(&spread)
@@ -322,6 +329,29 @@ pub fn analyze_run(
                     .as_ref()
                     .is_some_and(|d| b.u95 >= d.relative.abs() / 2.0)
             });
+            // A curve without a period that lies within the noise has no best x; one that falls
+            // from its first x has no ramp (both said in words instead), and a per-request
+            // counter that rises as it falls is named.
+            let mut rising = None;
+            let shape = curve
+                .period
+                .is_none()
+                .then(|| {
+                    let flat = process
+                        .filter(|b| !b.exact())
+                        .and_then(|b| reading::flat(&data, b.u95, &unit));
+                    if flat.is_some() {
+                        curve.best = None;
+                        return flat;
+                    }
+                    let falls = reading::falls(&x, &data, &curve, &unit)?;
+                    rising = counters::rising(&x, &counters::counters_of(&counter_series, &r));
+                    Some(falls)
+                })
+                .flatten();
+            if shape.is_some() {
+                curve.knee = None;
+            }
             let placement_lowers = placement.as_ref().is_some_and(|pl| pl.lowered);
             let unsettled = nesting_unsettled(&curve, placement.as_ref(), process);
             if let Some(p) = curve.period.as_mut() {
@@ -359,14 +389,11 @@ pub fn analyze_run(
             let fitted = model_fit.as_ref().and_then(|f| f.as_ref().ok());
             let why = reading::Why {
                 primary: curve.period.as_ref().map_or(String::new(), |p| {
-                    mechanism::explain(
-                        &x,
-                        p.period,
-                        &curve,
-                        sense,
-                        counter.as_ref(),
-                        fitted.map(|(m, f)| (*m, f)),
-                    )
+                    mechanism::explain(&x, p.period, counter.as_ref(), fitted.map(|(m, f)| (*m, f)))
+                        .unwrap_or_else(|| match &ladder {
+                            Some(l) => l.words(&x, &unit),
+                            None => mechanism::neutral(&x, p.period, &curve, sense),
+                        })
                 }),
                 // The counter and the fit speak of the main period's drops: a nested period
                 // gets the model's words only where the model steps with it.
@@ -376,26 +403,19 @@ pub fn analyze_run(
                             && f.period.is_some_and(|m| (m - q.period).abs() < 1e-9)
                     });
                     match (model, &secondary_counter) {
-                        (None, Some(c)) => {
-                            mechanism::explain(&x, q.period, &curve, sense, Some(c), None)
-                        }
+                        (None, Some(c)) => Some(mechanism::counter_words(c)),
                         (Some((m, f)), _) => {
                             let explained = mechanism::ModelFit {
                                 explains: true,
                                 ..f.clone()
                             };
-                            mechanism::explain(
-                                &x,
-                                q.period,
-                                &curve,
-                                sense,
-                                None,
-                                Some((m, &explained)),
-                            )
+                            mechanism::explain(&x, q.period, None, Some((m, &explained)))
                         }
-                        (None, None) => mechanism::neutral(&x, q.period, &curve, sense),
+                        (None, None) => None,
                     }
+                    .unwrap_or_else(|| mechanism::neutral(&x, q.period, &curve, sense))
                 }),
+                shape: shape.unwrap_or_default(),
             };
             // A series that never moves (a setting, a count) is said so, with no spread.
             let constant = reading::constant(&x, &unit, &data);
@@ -425,6 +445,9 @@ pub fn analyze_run(
             }
             if let Some(c) = &secondary_counter {
                 reading += &counters::clause(&x, c, true);
+            }
+            if let Some(c) = &rising {
+                reading += c;
             }
             let groups: Vec<String> = r.group.iter().map(|(k, v)| format!("{k}={v}")).collect();
             let name = if groups.is_empty() {
@@ -483,7 +506,7 @@ fn sense_of(metric: &load::MetricColumn) -> (String, crate::spec::Better, Sense)
     };
     let better = metric
         .better
-        .unwrap_or_else(|| crate::spec::Better::for_unit(&unit));
+        .unwrap_or_else(|| crate::spec::Better::for_metric(&metric.name, &unit));
     let sense = match better {
         crate::spec::Better::Higher => Sense::HigherIsBetter,
         crate::spec::Better::Lower => Sense::LowerIsBetter,

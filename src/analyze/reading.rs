@@ -21,6 +21,16 @@ pub fn human(v: f64) -> String {
     }
 }
 
+/// A difference of values in the metric's unit; of a fraction, in percentage points (a drop
+/// from 97.5 % to 86.6 % is 10.9 points, not "10.93 %" beside a relative 11.5 %).
+fn absolute(v: f64, unit: &str) -> String {
+    if unit.trim() == "fraction" {
+        format!("{:.1} percentage points", 100.0 * v)
+    } else {
+        crate::units::format_value(v, unit)
+    }
+}
+
 /// A fraction as a percentage with one decimal: 0.0912 -> "9.1 %".
 pub fn percent(f: f64) -> String {
     format!("{:.1} %", 100.0 * f)
@@ -31,6 +41,100 @@ pub fn percent(f: f64) -> String {
 pub struct Why {
     pub primary: String,
     pub secondary: String,
+    /// The shape of a curve without a period that [`flat`] or [`falls`] says, in place of the
+    /// knee and the best x; empty for none.
+    pub shape: String,
+}
+
+/// A curve without a period whose every point lies within the noise of the others: the range of
+/// its values is at most twice `u95`, the between-process half-width (two values each off by
+/// u95, in opposite ways). Its "best x" would be the noise's pick (memcpy beside a strided copy
+/// on an H100 read "best at stride = 23" over 37 points within 1.5 %, scattering by ±1.8 %).
+pub fn flat(data: &[(f64, Option<f64>)], u95: f64, unit: &str) -> Option<String> {
+    let values: Vec<f64> = data.iter().filter_map(|p| p.1).collect();
+    let lo = values.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    if values.len() < 3 || lo <= 0.0 || u95.is_nan() || u95 <= 0.0 || hi / lo - 1.0 > 2.0 * u95 {
+        return None;
+    }
+    let mid = super::fit::median(&values)?;
+    Some(format!(
+        "flat within the noise: its {} points span {} around {}, no more than a value scatters \
+         between processes",
+        values.len(),
+        small_percent(hi / lo - 1.0),
+        crate::units::format_value(mid, unit)
+    ))
+}
+
+/// A curve without a period that is best at its first x and falls from there (a stride that
+/// spreads a warp's accesses over more memory): how much of the first value is left where x has
+/// doubled, redoubled, ... and where it is lowest. It has no ramp, so no "ramp ends at".
+pub fn falls(axis: &str, data: &[(f64, Option<f64>)], curve: &Curve, unit: &str) -> Option<String> {
+    let pts: Vec<(f64, f64)> = data.iter().filter_map(|&(x, y)| Some((x, y?))).collect();
+    let &(x0, v0) = pts.first()?;
+    let best = curve.best.as_ref()?;
+    let worst = curve.worst?;
+    if curve.period.is_some() || best.x != x0 || x0 <= 0.0 || worst >= v0 * 0.8 {
+        return None;
+    }
+    let (at_worst, _) = pts
+        .iter()
+        .copied()
+        .find(|p| p.1 == worst)
+        .unwrap_or((x0, v0));
+    // A share (a fraction of memcpy) is said by its own values; a throughput by what is left of
+    // the first (percent of a percent would read as one).
+    // A fraction with one decimal: its scatter between processes is a percent or so.
+    let share = ["fraction", "%", "percent", "ratio"].contains(&unit.trim());
+    let value = |v: f64| {
+        if unit.trim() == "fraction" {
+            percent(v)
+        } else {
+            crate::units::format_value(v, unit)
+        }
+    };
+    let of = |v: f64| if share { value(v) } else { percent(v / v0) };
+    let mut left = Vec::new();
+    let mut x = 2.0 * x0;
+    while x < at_worst {
+        if let Some(p) = pts.iter().find(|p| (p.0 - x).abs() < 1e-9) {
+            left.push((p.0, p.1));
+        }
+        x *= 2.0;
+    }
+    let listed: Vec<String> = left
+        .iter()
+        .enumerate()
+        .map(|(i, &(x, v))| match (i, share) {
+            (0, false) => format!("{} of that at {axis} = {}", of(v), human(x)),
+            (0, true) => format!("{} at {axis} = {}", of(v), human(x)),
+            _ => format!("{} at {}", of(v), human(x)),
+        })
+        .collect();
+    if listed.is_empty() {
+        return None;
+    }
+    let lowest = if share {
+        value(worst)
+    } else {
+        format!(
+            "{}, {}",
+            crate::units::format_value(worst, unit),
+            percent(worst / v0)
+        )
+    };
+    let mut s = format!(
+        "falls from {} at {axis} = {} to {}; lowest at {axis} = {} ({lowest})",
+        value(v0),
+        human(x0),
+        listed.join(", "),
+        human(at_worst),
+    );
+    if let Some(&(xl, vl)) = pts.last().filter(|p| p.0 > at_worst) {
+        s += &format!(", {} again at {axis} = {}", of(vl), human(xl));
+    }
+    Some(s)
 }
 
 /// Where the peaks are, modulo the period itself: `0 (mod 32)`, `1, 3, …, 15 (mod 16)` (every
@@ -85,7 +189,7 @@ pub fn reading(
                     "; {axis} +{} past a peak {costs} {} ({})",
                     human(d.after),
                     percent(d.relative),
-                    format_value(d.absolute, unit)
+                    absolute(d.absolute, unit)
                 );
             }
             if let Some(q) = &curve.secondary {
@@ -97,13 +201,25 @@ pub fn reading(
                     q.level.as_str()
                 );
                 if let (Some(c), Some(p)) = (curve.secondary_cost, &curve.period) {
-                    s += &if q.period < p.period {
-                        format!(", +1 past its peaks between those {costs} {}", percent(c))
-                    } else {
-                        format!(
-                            ", +1 past its peaks {costs} {} more than past the others",
-                            percent(c)
-                        )
+                    // One grid step, as for the main period's drop (+8 on a grid of 8 threads).
+                    let step = human(curve.drop.as_ref().map_or(1.0, |d| d.after));
+                    let by = percent(c.abs());
+                    s += &match (q.period < p.period, c >= 0.0) {
+                        (true, true) => {
+                            format!(", {axis} +{step} past its peaks between those {costs} {by}")
+                        }
+                        // A nested "drop" that is a rise is said as one, not as a negative cost.
+                        (true, false) => format!(
+                            ", but {axis} +{step} past its peaks between those is {by} better, \
+                             not worse"
+                        ),
+                        (false, true) => format!(
+                            ", {axis} +{step} past its peaks {costs} {by} more than past the others"
+                        ),
+                        (false, false) => format!(
+                            ", but {axis} +{step} past its peaks {costs} {by} less than past the \
+                             others"
+                        ),
                     };
                 }
             }
@@ -122,6 +238,10 @@ pub fn reading(
             )),
             None => parts.push("no periodic structure".to_string()),
         },
+    }
+    if !why.shape.is_empty() {
+        parts.push(why.shape.clone());
+        return parts.join("; ");
     }
     if let Some(k) = curve.knee {
         parts.push(format!("ramp ends at {axis} = {}", human(k)));
@@ -216,28 +336,39 @@ pub fn nesting_unsettled(curve: &Curve, u: super::Unsettled) -> String {
         return String::new();
     };
     let noise = percent(u.noise);
+    // What the nested steps do, with their sign: a "step" that is a rise does not cost.
+    let steps = if c >= 0.0 {
+        format!("cost {}", percent(c))
+    } else {
+        format!("gain {}", percent(-c))
+    };
     if u.main {
         format!(
             "; which of periods {} and {} is the main one is not settled (both confidences one \
-             level lower): the nested steps cost {}, less than a point moves with where its \
+             level lower): the nested steps {steps}, less than a point moves with where its \
              buffers lie or between processes ({noise})",
             human(p.period),
             human(q.period),
-            percent(c.abs())
         )
     } else {
         format!(
             "; the nested period {} may not be there (its confidence one level lower): its steps \
-             cost {}, less than a point moves with where its buffers lie or between processes \
+             {steps}, less than a point moves with where its buffers lie or between processes \
              ({noise})",
             human(q.period),
-            percent(c.abs())
         )
     }
 }
 
 /// The reading's clause on a metric's spread between processes (the control re-runs).
 pub fn between_processes(b: &super::controls::BetweenProcesses, lowered: bool) -> String {
+    if b.exact() {
+        return format!(
+            "; the same in all {} control re-runs: a computed value, it does not scatter between \
+             processes",
+            b.pairs
+        );
+    }
     let by = plus_minus(b.u95);
     let mut s = format!(
         "; between processes a value scatters by {by} (95 %, from {} control re-runs)",
@@ -257,9 +388,10 @@ pub fn between_processes_note(between: &[super::controls::BetweenProcesses]) -> 
     let mut out = format!(
         "\nBetween processes ({} points measured again in a fresh process, `controls.csv`): how far \
          a value scatters when its program runs again (95 %), beside each point's own `rel_ci`: the \
-         metric's own pairs, or the median over the metrics where that is larger (what differs \
-         between processes, the SM clock above all, is shared by every metric of a program), or \
-         the range of the run's SM clock readings where that is larger still ({}).\n\n\
+         metric's own pairs, or the median over the timed metrics where that is larger (what \
+         differs between processes, the SM clock above all, is shared by every metric a program \
+         times), or the range of the run's SM clock readings where that is larger still ({}); a \
+         metric whose every pair agreed exactly is a computed value and keeps its own, none.\n\n\
          | {} |\n|---|---|---|---|---|---|\n",
         between.iter().map(|b| b.pairs).max().unwrap_or(0),
         small_percent(between[0].clock_range),
@@ -292,6 +424,16 @@ pub fn between_cells(b: &super::controls::BetweenProcesses) -> [String; 6] {
             .collect::<Vec<_>>()
             .join(", ")
     };
+    if b.exact() {
+        return [
+            b.column.clone(),
+            b.pairs.to_string(),
+            "none: every pair equal".to_string(),
+            "none".to_string(),
+            "none".to_string(),
+            outliers,
+        ];
+    }
     [
         b.column.clone(),
         b.pairs.to_string(),
@@ -334,16 +476,126 @@ mod tests {
         assert!(rate.contains("past a peak costs 93.8 %"), "{rate}");
     }
 
+    /// memcpy beside a strided copy on an H100: 37 points within 1.5 %, scattering by ±1.8 %
+    /// between processes, read "best at stride = 23"; it is flat within the noise. With a
+    /// scatter of ±0.5 % the same points are not.
+    #[test]
+    fn a_curve_within_the_noise_is_flat_and_names_no_best() {
+        let data: Vec<(f64, Option<f64>)> = (1..=37)
+            .map(|i| (f64::from(i), Some(2800.0 + 42.0 * f64::from(i % 3) / 2.0)))
+            .collect();
+        assert_eq!(
+            flat(&data, 0.018, "GB/s").as_deref(),
+            Some(
+                "flat within the noise: its 37 points span 1.5 % around 2.821 TB/s, no more \
+                 than a value scatters between processes"
+            )
+        );
+        assert_eq!(flat(&data, 0.005, "GB/s"), None);
+        assert_eq!(flat(&data, 0.0, "GB/s"), None, "no spread measured");
+    }
+
+    /// copy at a stride on an H100 (about 2742 / stride up to 32, then rising again): no ramp,
+    /// but what is left where the stride doubles, the lowest point and the last.
+    #[test]
+    fn a_curve_that_falls_from_its_first_x_says_how_not_where_a_ramp_ends() {
+        let xs = [1.0, 2.0, 3.0, 4.0, 8.0, 16.0, 31.0, 32.0, 1024.0];
+        let gbs = |x: f64| {
+            if x <= 31.0 {
+                2742.0 / x.powf(0.67)
+            } else {
+                400.0
+            }
+        };
+        let data: Vec<(f64, Option<f64>)> = xs.iter().map(|&x| (x, Some(gbs(x)))).collect();
+        let curve = crate::analyze::analyze_curve(&data, crate::analyze::Sense::HigherIsBetter);
+        assert!(curve.period.is_none());
+        let said = falls("stride", &data, &curve, "GB/s").unwrap();
+        assert!(
+            said.starts_with(
+                "falls from 2.742 TB/s at stride = 1 to 62.9 % of that at stride = 2, 39.5 % at 4"
+            ),
+            "{said}"
+        );
+        assert!(said.contains("; lowest at stride = 31 ("), "{said}");
+        assert!(said.ends_with("again at stride = 1024"), "{said}");
+        // A fraction says its own values, one decimal.
+        let share: Vec<(f64, Option<f64>)> = data
+            .iter()
+            .map(|&(x, v)| (x, v.map(|v| v / 2820.0)))
+            .collect();
+        let curve = crate::analyze::analyze_curve(&share, crate::analyze::Sense::HigherIsBetter);
+        let said = falls("stride", &share, &curve, "fraction").unwrap();
+        assert!(
+            said.starts_with("falls from 97.2 % at stride = 1 to 61.1 % at stride = 2"),
+            "{said}"
+        );
+        // A rising curve has a ramp, not a fall.
+        let rising: Vec<(f64, Option<f64>)> = xs.iter().map(|&x| (x, Some(x))).collect();
+        let curve = crate::analyze::analyze_curve(&rising, crate::analyze::Sense::HigherIsBetter);
+        assert_eq!(falls("stride", &rising, &curve, "GB/s"), None);
+    }
+
+    /// threads_pitch on an H100 (a grid of 8 threads): a nested period 16 whose "steps" cost
+    /// -0.5 % read "+1 past its peaks between those costs -0.5 %"; the step is 8 threads, and a
+    /// rise is said as one. A fraction's drop is in percentage points beside the relative one.
+    #[test]
+    fn a_nested_step_is_one_grid_step_and_a_rise_is_not_a_negative_cost() {
+        let data: Vec<(f64, Option<f64>)> = (1..=64)
+            .map(|i| {
+                let x = f64::from(8 * i);
+                (x, Some(if i % 4 == 0 { 0.9 } else { 0.8 }))
+            })
+            .collect();
+        let mut curve = crate::analyze::analyze_curve(&data, crate::analyze::Sense::HigherIsBetter);
+        let p = curve.period.clone().expect("period 32");
+        assert_eq!(p.period, 32.0);
+        curve.secondary = Some(crate::analyze::curve::Period { period: 16.0, ..p });
+        curve.secondary_cost = Some(-0.005);
+        let why = Why::default();
+        let r = reading(
+            "threads",
+            "fraction",
+            &curve,
+            &why,
+            crate::spec::Better::Higher,
+        );
+        assert!(
+            r.contains("; threads +8 past a peak costs 11.1 % (10.0 percentage points);"),
+            "{r}"
+        );
+        assert!(
+            r.contains(", but threads +8 past its peaks between those is 0.5 % better, not worse"),
+            "{r}"
+        );
+        assert!(!r.contains("-0.5"), "{r}");
+        let u = crate::analyze::Unsettled {
+            noise: 0.033,
+            main: false,
+        };
+        assert!(
+            nesting_unsettled(&curve, u).contains(": its steps gain 0.5 %, less than"),
+            "{}",
+            nesting_unsettled(&curve, u)
+        );
+        curve.secondary_cost = Some(0.02);
+        let r = reading("threads", "GB/s", &curve, &why, crate::spec::Better::Higher);
+        assert!(
+            r.contains(", threads +8 past its peaks between those costs 2.0 %"),
+            "{r}"
+        );
+    }
+
     #[test]
     fn a_spread_between_processes_too_small_to_write_is_said_so() {
         let mut b = crate::analyze::controls::BetweenProcesses {
-            column: "ways".into(),
+            column: "gb_per_s".into(),
             pairs: 4,
             rel_sd: 0.0,
             own_u95: 0.0,
             clock_range: 0.0,
             u95: 0.0,
-            max_diff: 0.0,
+            max_diff: 0.0001,
             max_at: "stride=57".into(),
             outliers: Vec::new(),
         };
@@ -359,6 +611,20 @@ mod tests {
                 "under ±0.05 %",
                 "under 0.05 % at stride=57"
             ]
+        );
+        // Every pair equal (a count the program computes): said so, not as a tiny spread.
+        let exact = crate::analyze::controls::BetweenProcesses {
+            max_diff: 0.0,
+            ..b.clone()
+        };
+        assert_eq!(
+            between_processes(&exact, false),
+            "; the same in all 4 control re-runs: a computed value, it does not scatter between \
+             processes"
+        );
+        assert_eq!(
+            between_cells(&exact)[2..5],
+            ["none: every pair equal", "none", "none"]
         );
         b.u95 = 0.014;
         assert!(between_processes(&b, false).contains("scatters by ±1.4 % (95 %"));

@@ -36,7 +36,8 @@ pub struct Metric {
     pub name: String,
     pub unit: String,
     pub source: MetricSource,
-    /// `better = "higher" | "lower" | "neither"`; `None`: from the unit ([`Better::for_unit`]).
+    /// `better = "higher" | "lower" | "neither"`; `None`: from the name and unit
+    /// ([`Better::for_metric`]).
     pub better: Option<Better>,
     /// `model = "..."`: the mechanism the bench expects along its swept axis, which the analysis
     /// fits and names when it explains the steps ([`Model`]).
@@ -104,6 +105,28 @@ impl Better {
             Better::Neither
         } else {
             Better::Higher
+        }
+    }
+
+    /// The default of a metric without `better`: [`Better::for_unit`], but a share (`fraction`,
+    /// `%`, `ratio` or no unit) of something counted is no performance either: the fraction of
+    /// `divergent_warps` (its name ends in a count's unit) or an `occupancy`. The most divergent
+    /// warps is not the best, and a full SM is not the fastest tile (a run of `matmul_tile` on
+    /// an H100 read "best at tile = 8 (100 %)" for occupancy where the tile of 32 ran fastest).
+    pub fn for_metric(name: &str, unit: &str) -> Better {
+        let by_unit = Better::for_unit(unit);
+        let share = ["fraction", "%", "percent", "ratio", ""]
+            .contains(&unit.trim().to_ascii_lowercase().as_str());
+        let name = name.to_ascii_lowercase();
+        let counted = name
+            .rsplit('_')
+            .next()
+            .is_some_and(|last| Better::for_unit(last) == Better::Neither)
+            || name.contains("occupancy");
+        if by_unit == Better::Higher && share && counted {
+            Better::Neither
+        } else {
+            by_unit
         }
     }
 }

@@ -523,6 +523,21 @@ fn the_default_direction_follows_the_unit() {
 }
 
 #[test]
+fn a_share_of_something_counted_has_no_best() {
+    for (name, unit, want) in [
+        ("divergent_warps", "fraction", Better::Neither),
+        ("occupancy", "fraction", Better::Neither),
+        ("copy_vs_memcpy", "fraction", Better::Higher),
+        ("hit_rate", "%", Better::Higher),
+        ("divergent_warps", "GB/s", Better::Higher),
+        ("expected_ways", "ways", Better::Neither),
+        ("kernel", "ms", Better::Lower),
+    ] {
+        assert_eq!(Better::for_metric(name, unit), want, "{name} in {unit}");
+    }
+}
+
+#[test]
 fn non_finite_numbers_in_vars_and_axis_values_are_refused_with_key_and_line() {
     let cases = [
         (

@@ -61,7 +61,9 @@ pub(super) fn better_harmonic(grid: &Grid, scores: &[(i64, f64)]) -> Guess {
         .map_or(0, |(q, _)| *q);
     Guess {
         period: best as f64 * grid.unit,
-        why: "a multiple or divisor of the period found fits better but is too long to test".into(),
+        why: "it is too long to be tested: a multiple or divisor of the period the search found, \
+              it fits better than that one"
+            .into(),
     }
 }
 
