@@ -7,7 +7,7 @@ use super::canvas::{self, Chart, Drawn, Look};
 use super::legend::{Entry, Swatch, BAND_ALPHA};
 use super::series::{
     axis_value, band, band_outline, group_in_words, group_words, top_edge, y_range, DATA,
-    DOTS_UP_TO, KNEE, LINE_W, PEAK, PERIOD,
+    DOTS_UP_TO, LINE_W,
 };
 use super::{ChartError, ReportError};
 use crate::analyze::Analysis;
@@ -16,16 +16,20 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 use std::path::{Path, PathBuf};
 
-/// Curves of an overlay chart, in order (the first four are the series chart's colours).
+/// Curves of an overlay chart, in order: the series chart's blue, then the colours of Okabe and
+/// Ito's set, which readers with any common colour blindness tell apart. The first three also
+/// differ in lightness (grey 100, 162 and 119 of 255), so that a chart printed in grey still tells
+/// three curves apart; tableau's red and green, which it had before, are one colour to a
+/// deuteranope.
 pub(crate) const PALETTE: [RGBColor; 8] = [
     DATA,
-    PEAK,
-    KNEE,
-    PERIOD,
-    RGBColor(148, 103, 189),
+    RGBColor(230, 159, 0),
+    RGBColor(213, 94, 0),
+    RGBColor(0, 158, 115),
+    RGBColor(204, 121, 167),
+    RGBColor(86, 180, 233),
     RGBColor(140, 86, 75),
-    RGBColor(227, 119, 194),
-    RGBColor(23, 190, 207),
+    RGBColor(120, 120, 120),
 ];
 
 /// Series overlaid on one chart, each with two points or more:
@@ -812,7 +816,7 @@ mod tests {
             name_covered: true,
         };
         let svg = canvas::svg(&chart, None).unwrap();
-        for (label, colour) in [("copy_vec1", "#1F77B4"), ("copy_vec2", "#D62728")] {
+        for (label, colour) in [("copy_vec1", "#1F77B4"), ("copy_vec2", "#E69F00")] {
             let x = crate::report::series::tests::text_x(&svg, label).unwrap();
             assert!(x > canvas::PLOT_W as f64, "{label} at {x}");
             assert!(svg.contains(colour), "curve colour {colour} missing");

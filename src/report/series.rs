@@ -4,7 +4,7 @@
 
 use super::axes::{axes, distinct, log_axis, on_log2, scaled};
 use super::canvas::{self, Chart, Drawn};
-use super::legend::{Entry, Swatch};
+use super::legend::{star, Entry, Swatch};
 use super::points::PointInfo;
 use super::ChartError;
 use crate::analyze::curve::Period;
@@ -15,6 +15,7 @@ use crate::spec::Labels;
 use crate::units::quantity;
 use plotters::coord::Shift;
 use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 pub(crate) const DATA: RGBColor = RGBColor(31, 119, 180);
 pub(crate) const PEAK: RGBColor = RGBColor(214, 39, 40);
@@ -24,6 +25,11 @@ pub(crate) const GAP: RGBColor = RGBColor(120, 120, 120);
 pub(crate) const BAND: RGBColor = RGBColor(31, 119, 180);
 pub(crate) const NOISY: RGBColor = RGBColor(148, 103, 189);
 pub(crate) const UNSTABLE: RGBColor = RGBColor(227, 119, 194);
+/// The nested period's brackets: darker than [`PERIOD`]'s orange, so that the two rows differ in
+/// grey too.
+pub(crate) const NESTED: RGBColor = RGBColor(140, 86, 75);
+/// The best point's star: amber, outlined in black.
+pub(crate) const BEST: RGBColor = RGBColor(240, 180, 0);
 
 /// One series' chart: the series, the name of its x axis, what the CSV says of its points and
 /// what the spec calls things.
@@ -201,6 +207,54 @@ pub(crate) fn y_label(s: &SeriesAnalysis, labels: &Labels) -> String {
     }
 }
 
+/// One bracket drawn over the curve: x `from` to `to`, on the upper row or the lower one, the
+/// main period's or the nested one's.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct Bracket {
+    pub from: f64,
+    pub to: f64,
+    pub upper: bool,
+    pub nested: bool,
+}
+
+/// The brackets of period `p` from its first marked peak `start`, and of the nested period `q`:
+/// the longer of the two on the upper row, once, from the first x at or after `start` on its own
+/// phase (from `start` where that would run past `x_hi`); the shorter on the lower row, repeated
+/// across the longer one's span, so that the reader sees how many of one fit in the other (four
+/// steps of 32 threads in each 128, or two steps of 32 in the 64 whose second drop is the larger).
+pub(crate) fn brackets(p: &Period, q: Option<&Period>, start: f64, x_hi: f64) -> Vec<Bracket> {
+    let Some(q) = q.filter(|q| q.period > 0.0 && q.period != p.period) else {
+        return vec![Bracket {
+            from: start,
+            to: start + p.period,
+            upper: true,
+            nested: false,
+        }];
+    };
+    let q_longer = q.period > p.period;
+    let (long, short) = if q_longer { (q, p) } else { (p, q) };
+    let on_phase = start + (long.phase - start).rem_euclid(long.period);
+    let from = if on_phase + long.period <= x_hi {
+        on_phase
+    } else {
+        start
+    };
+    let mut out = vec![Bracket {
+        from,
+        to: from + long.period,
+        upper: true,
+        nested: q_longer,
+    }];
+    let n = (long.period / short.period).round().clamp(1.0, 64.0) as usize;
+    out.extend((0..n).map(|k| Bracket {
+        from: from + k as f64 * short.period,
+        to: from + (k + 1) as f64 * short.period,
+        upper: false,
+        nested: !q_longer,
+    }));
+    out
+}
+
 /// x of the points drawn as outliers: those the analysis left out of its fit, except the best
 /// point. The best measured value is what a reader looks for; a fit that cannot follow it (a
 /// first point above a ramp's line) does not make it a doubtful measurement, and the report's
@@ -336,6 +390,12 @@ fn draw<DB: DrawingBackend<ErrorType: 'static>>(
     info: &[PointInfo],
 ) -> Result<Drawn, ChartError> {
     let (divisor, shown) = super::axes::series_unit(s);
+    // The best value in words, from the series' own unit (the drawn one is scaled).
+    let best_value = s
+        .curve
+        .best
+        .as_ref()
+        .map(|b| crate::units::format_value(b.value, &s.unit));
     let s = &scaled(s);
     let mut legend = Vec::new();
     // Sparse x over a wide range (strides 1..32 then 64..1024) is drawn on log2(x).
@@ -389,7 +449,17 @@ fn draw<DB: DrawingBackend<ErrorType: 'static>>(
     // Headroom for the period's bracket: an eighth of the plot, and never under 28 pixels (a
     // small chart's bracket would touch the peaks' rings).
     let plot_px = f64::from(plot.dim_in_pixel().1.saturating_sub(70).max(40));
-    let headroom = 0.12f64.max(28.0 / plot_px);
+    // A nested period's brackets take a second row: twice the room.
+    let nested = s
+        .curve
+        .secondary
+        .as_ref()
+        .filter(|q| s.curve.period.as_ref().is_some_and(|p| p.period != q.period));
+    let headroom = if nested.is_some() {
+        0.22f64.max(60.0 / plot_px)
+    } else {
+        0.12f64.max(28.0 / plot_px)
+    };
     let range = y_range(y_min, y_max, band_hi, headroom);
     let (y0, y1) = (range.y0, range.y1);
 
@@ -437,21 +507,54 @@ fn draw<DB: DrawingBackend<ErrorType: 'static>>(
         ));
     }
     let peaks = peak_marks(&observed, &s.curve.peaks);
-    // The period: a thin bracket from one peak to the next, in the headroom above the curve.
+    // The period: a thin bracket from one peak to the next, in the headroom above the curve; a
+    // nested period on a row of its own (see [`brackets`]), each bracket's length written over it.
     if let (Some(p), [a, _, ..], false) = (&s.curve.period, peaks.as_slice(), log2) {
-        let y = range.top + headroom / 2.0 * (range.top - y_min);
+        let rows = |upper: bool| {
+            let k = match (nested.is_some(), upper) {
+                (false, _) => 0.5,
+                (true, true) => 0.78,
+                (true, false) => 0.36,
+            };
+            range.top + k * headroom * (range.top - y_min)
+        };
         let tick = 0.025 * (y1 - y0);
-        let (xa, xb) = (a.0, a.0 + p.period);
-        let bracket = vec![(xa, y - tick), (xa, y), (xb, y), (xb, y - tick)];
-        chart.draw_series(std::iter::once(PathElement::new(
-            bracket,
-            PERIOD.stroke_width(1),
-        )))?;
+        let bracket_font = ("sans-serif", 12).into_font();
+        let mut labelled = (false, false);
+        for b in brackets(p, nested, a.0, x_hi) {
+            let y = rows(b.upper);
+            let colour = if b.nested { NESTED } else { PERIOD };
+            let shape = vec![(b.from, y - tick), (b.from, y), (b.to, y), (b.to, y - tick)];
+            chart.draw_series(std::iter::once(PathElement::new(
+                shape,
+                colour.stroke_width(if b.nested { 2 } else { 1 }),
+            )))?;
+            // Its length over the first bracket of each row: `128`, and `32` under it.
+            let first = if b.upper { &mut labelled.0 } else { &mut labelled.1 };
+            if text && !*first {
+                *first = true;
+                let style = TextStyle::from(bracket_font.clone())
+                    .color(&colour)
+                    .pos(Pos::new(HPos::Center, VPos::Bottom));
+                chart.draw_series(std::iter::once(Text::new(
+                    human(b.to - b.from),
+                    ((b.from + b.to) / 2.0, y),
+                    style,
+                )))?;
+            }
+        }
         legend.push(Entry::new(
             format!("period {}", human(p.period)),
             Swatch::Bracket,
             PERIOD,
         ));
+        if let Some(q) = nested {
+            legend.push(Entry::new(
+                format!("period {} nested", human(q.period)),
+                Swatch::NestedBracket,
+                NESTED,
+            ));
+        }
     }
     // On the floor of the plot, behind the data: failed points (grey crosses), and a rug of the
     // points whose own metric the timing core marked, a short tick standing on the x axis per
@@ -542,6 +645,25 @@ fn draw<DB: DrawingBackend<ErrorType: 'static>>(
                 .map(|&p| Circle::new(p, 6, GAP.stroke_width(1))),
         )?;
         legend.push(Entry::new("outlier (not fitted)", Swatch::Ring, GAP));
+    }
+    // The best point: a star over it, drawn last so that nothing hides it, its outline dark
+    // so that it shows in grey too.
+    if let (Some(b), Some(value)) = (&s.curve.best, best_value) {
+        if let Some(&p) = observed.iter().find(|p| p.0 == b.x) {
+            let outline: Vec<(i32, i32)> = star(8).into_iter().chain(star(8).first().copied()).collect();
+            chart.draw_series(std::iter::once(
+                EmptyElement::at(p) + Polygon::new(star(8), BEST.filled()),
+            ))?;
+            chart.draw_series(std::iter::once(
+                EmptyElement::at(p) + PathElement::new(outline, BLACK.stroke_width(1)),
+            ))?;
+            let x = if log2 { b.x.exp2() } else { b.x };
+            legend.push(Entry::new(
+                format!("best: {value} at {}", human(x)),
+                Swatch::Star,
+                BEST,
+            ));
+        }
     }
     legend.extend(on_floor);
     Ok(Drawn {
