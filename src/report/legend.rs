@@ -219,13 +219,14 @@ fn swatch<DB: DrawingBackend<ErrorType: 'static>>(
             c.stroke_width(2),
         )),
         Swatch::Star => {
-            let at: Vec<(i32, i32)> = star(7)
-                .into_iter()
-                .map(|(dx, dy)| (mid.0 + dx, mid.1 + dy))
-                .collect();
-            area.draw(&Polygon::new(at.clone(), c.filled()))?;
-            let closed: Vec<(i32, i32)> = at.iter().chain(at.first()).copied().collect();
-            area.draw(&PathElement::new(closed, BLACK.stroke_width(1)))
+            for (r, colour) in [(8, BLACK), (6, c)] {
+                let at: Vec<(i32, i32)> = star(r)
+                    .into_iter()
+                    .map(|(dx, dy)| (mid.0 + dx, mid.1 + dy))
+                    .collect();
+                area.draw(&Polygon::new(at, colour.filled()))?;
+            }
+            Ok(())
         }
         Swatch::LineOnBand => {
             area.draw(&Rectangle::new(

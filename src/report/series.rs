@@ -650,13 +650,12 @@ fn draw<DB: DrawingBackend<ErrorType: 'static>>(
     // so that it shows in grey too.
     if let (Some(b), Some(value)) = (&s.curve.best, best_value) {
         if let Some(&p) = observed.iter().find(|p| p.0 == b.x) {
-            let outline: Vec<(i32, i32)> = star(8).into_iter().chain(star(8).first().copied()).collect();
-            chart.draw_series(std::iter::once(
-                EmptyElement::at(p) + Polygon::new(star(8), BEST.filled()),
-            ))?;
-            chart.draw_series(std::iter::once(
-                EmptyElement::at(p) + PathElement::new(outline, BLACK.stroke_width(1)),
-            ))?;
+            // The outline is a larger dark star under it: a shape, not a line that runs back.
+            for (r, colour) in [(10, BLACK), (8, BEST)] {
+                chart.draw_series(std::iter::once(
+                    EmptyElement::at(p) + Polygon::new(star(r), colour.filled()),
+                ))?;
+            }
             let x = if log2 { b.x.exp2() } else { b.x };
             legend.push(Entry::new(
                 format!("best: {value} at {}", human(x)),
@@ -891,6 +890,147 @@ pub(crate) mod tests {
         assert!(!svg
             .lines()
             .any(|l| l.starts_with("<polygon") && l.contains("#E377C2")));
+    }
+
+    /// `series()` with a nested period of `q` beside its own, both on phase 0.
+    fn with_nested(q: f64) -> SeriesAnalysis {
+        let mut s = series();
+        let mut nested = s.curve.period.clone().expect("the saw has a period");
+        nested.period = q;
+        nested.phase = 0.0;
+        nested.peak_phases = vec![0.0];
+        s.curve.secondary = Some(nested);
+        s
+    }
+
+    #[test]
+    fn the_longer_period_brackets_the_shorter_ones_that_fit_in_it() {
+        let period = |p: f64| {
+            let mut q = series().curve.period.unwrap();
+            q.period = p;
+            q.phase = 0.0;
+            q
+        };
+        let b = |from: f64, to: f64, upper: bool, nested: bool| Bracket {
+            from,
+            to,
+            upper,
+            nested,
+        };
+        // Alone: one bracket from the first peak, as before.
+        assert_eq!(
+            brackets(&period(32.0), None, 64.0, 256.0),
+            [b(64.0, 96.0, true, false)]
+        );
+        // 128 with 32 nested (one block's global stores): the 128 above, four 32 under it.
+        assert_eq!(
+            brackets(&period(128.0), Some(&period(32.0)), 128.0, 512.0),
+            [
+                b(128.0, 256.0, true, false),
+                b(128.0, 160.0, false, true),
+                b(160.0, 192.0, false, true),
+                b(192.0, 224.0, false, true),
+                b(224.0, 256.0, false, true),
+            ]
+        );
+        // 32 with 64 nested (the full grid's: every other drop larger): the 64 above, from the
+        // first peak on its phase (64, not the first peak at 32), two 32 under it.
+        assert_eq!(
+            brackets(&period(32.0), Some(&period(64.0)), 32.0, 512.0),
+            [
+                b(64.0, 128.0, true, true),
+                b(64.0, 96.0, false, false),
+                b(96.0, 128.0, false, false),
+            ]
+        );
+        // A nested period equal to the main one adds nothing.
+        assert_eq!(
+            brackets(&period(32.0), Some(&period(32.0)), 32.0, 512.0).len(),
+            1
+        );
+    }
+
+    /// The polylines of an SVG stroked in `colour` (`#8C564B`), as their points.
+    fn polylines_in(svg: &str, colour: &str) -> Vec<Vec<(f64, f64)>> {
+        svg.lines()
+            .filter(|l| l.starts_with("<polyline") && l.contains(&format!("stroke=\"{colour}\"")))
+            .filter_map(|l| {
+                let at = l.find(" points=\"")? + 9;
+                Some(
+                    l[at..]
+                        .split('"')
+                        .next()?
+                        .split_whitespace()
+                        .filter_map(|p| {
+                            let (x, y) = p.split_once(',')?;
+                            Some((x.parse().ok()?, y.parse().ok()?))
+                        })
+                        .collect(),
+                )
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_nested_period_is_drawn_on_the_chart_not_only_named_in_the_subtitle() {
+        let s = with_nested(64.0);
+        let svg = series_svg(&s, "threads", None, &[], &Labels::default()).unwrap();
+        let t = texts_of(&svg);
+        // The subtitle names it, the legend shows its bracket, and each row's length is written
+        // on its first bracket.
+        assert!(t.iter().any(|t| t.contains("period 64 nested")), "{t:?}");
+        for words in ["period 32", "period 64 nested", "64", "32"] {
+            assert!(t.iter().any(|t| t == words), "{words} missing: {t:?}");
+        }
+        // One 64 bracket in the nested colour over the plot (the legend's swatch is the other),
+        // and two 32 brackets in the period's colour under it, as wide as half of it.
+        let nested: Vec<_> = polylines_in(&svg, "#8C564B")
+            .into_iter()
+            .filter(|p| p.len() == 4 && p[0].0 < canvas::PLOT_W as f64)
+            .collect();
+        let main: Vec<_> = polylines_in(&svg, "#FF7F0E")
+            .into_iter()
+            .filter(|p| p.len() == 4 && p[0].0 < canvas::PLOT_W as f64)
+            .collect();
+        assert_eq!((nested.len(), main.len()), (1, 2), "{nested:?} {main:?}");
+        let width = |p: &Vec<(f64, f64)>| p[3].0 - p[0].0;
+        assert!((width(&nested[0]) - 2.0 * width(&main[0])).abs() <= 1.0);
+        assert_eq!(main[0][3].0, main[1][0].0, "the 32s follow each other");
+        assert_eq!(
+            (main[0][0].0, main[1][3].0),
+            (nested[0][0].0, nested[0][3].0),
+            "the two 32s span the 64"
+        );
+        // On rows of their own: the longer above (smaller y in pixels).
+        assert!(nested[0][1].1 < main[0][1].1, "{nested:?} {main:?}");
+        // Without a nested period, one bracket and no second row.
+        let svg = series_svg(&series(), "threads", None, &[], &Labels::default()).unwrap();
+        assert!(polylines_in(&svg, "#8C564B").is_empty());
+        assert!(!texts_of(&svg).iter().any(|t| t.contains("nested")));
+    }
+
+    #[test]
+    fn the_best_point_is_starred_and_named_in_its_unit() {
+        let s = series();
+        let best = s.curve.best.clone().expect("the saw has a best");
+        let svg = series_svg(&s, "threads", None, &[], &Labels::default()).unwrap();
+        let t = texts_of(&svg);
+        // Its value in the series' own unit scaled for people (MFlops to GFLOP/s), not the
+        // drawn axis's unit scaled again.
+        let words = format!(
+            "best: {} at {}",
+            crate::units::format_value(best.value, "MFlops"),
+            human(best.x)
+        );
+        assert!(words.contains("GFLOP/s"), "{words}");
+        assert!(t.iter().any(|t| *t == words), "{words} missing: {t:?}");
+        // A star of ten corners in its colour on the plot, and the legend's swatch (each over a
+        // larger dark one, its outline).
+        let stars = svg
+            .lines()
+            .filter(|l| l.starts_with("<polygon") && l.contains("fill=\"#F0B400\""))
+            .count();
+        assert_eq!(stars, 2, "the plot's star and the legend's");
     }
 
     /// The texts of an SVG, each trimmed.
