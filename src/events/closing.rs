@@ -243,20 +243,7 @@ fn series_lines(a: &Analysis, tally: &marks::Tally) -> Vec<String> {
     ]];
     for s in a.series.iter().take(MAX_SERIES) {
         let c = &s.curve;
-        let period = match (&c.period, &c.guess) {
-            (Some(p), _) => {
-                let nested =
-                    c.secondary
-                        .as_ref()
-                        .map_or(String::new(), |q| match q.level.as_str() {
-                            "high" => format!(" +{}", human(q.period)),
-                            l => format!(" +{} ({l})", human(q.period)),
-                        });
-                format!("{} ({}){nested}", human(p.period), p.level.as_str())
-            }
-            (None, Some(g)) => format!("none (guess {})", human(g.period)),
-            (None, None) => "none".into(),
-        };
+        let period = period_words(c);
         let knee = c.knee.map_or("-".to_string(), human);
         let best = c.best.as_ref().map_or("-".to_string(), |b| {
             format!(
@@ -281,6 +268,26 @@ fn series_lines(a: &Analysis, tally: &marks::Tally) -> Vec<String> {
         ));
     }
     out
+}
+
+/// A curve's period as the closing table and the report's analysis table write it: `128 (high)`,
+/// with the period nested in it (`32 (high) +64`, its level said where it is not high), or
+/// `none (guess 16)`, or `none`.
+pub(crate) fn period_words(c: &crate::analyze::curve::Curve) -> String {
+    match (&c.period, &c.guess) {
+        (Some(p), _) => {
+            let nested = c
+                .secondary
+                .as_ref()
+                .map_or(String::new(), |q| match q.level.as_str() {
+                    "high" => format!(" +{}", human(q.period)),
+                    l => format!(" +{} ({l})", human(q.period)),
+                });
+            format!("{} ({}){nested}", human(p.period), p.level.as_str())
+        }
+        (None, Some(g)) => format!("none (guess {})", human(g.period)),
+        (None, None) => "none".into(),
+    }
 }
 
 /// What else the run's end wrote, short: files in the run folder by name, a subfolder's by count,
