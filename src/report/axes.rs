@@ -376,7 +376,10 @@ mod tests {
         );
         let pow2: Vec<f64> = (0..=10).map(|k| f64::from(1 << k)).collect();
         assert!(log_axis(&pow2), "powers of two");
-        assert!(log_axis(&[4.0, 8.0, 16.0, 32.0]), "doubling, over a factor 8");
+        assert!(
+            log_axis(&[4.0, 8.0, 16.0, 32.0]),
+            "doubling, over a factor 8"
+        );
         assert!(log_axis(&[1.0, 2.0, 4.0]), "doubling, three points");
         assert!(log_axis(&[1.0, 4.0, 16.0, 64.0]), "quadrupling");
         assert!(

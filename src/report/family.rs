@@ -7,7 +7,7 @@ use super::canvas::{self, Chart, Drawn, Look};
 use super::legend::{Entry, Swatch, BAND_ALPHA};
 use super::series::{
     axis_value, band, band_outline, group_in_words, group_words, top_edge, y_range, DATA,
-    DOTS_UP_TO, LINE_W,
+    DOTS_UP_TO, DOT_R, LINE_W,
 };
 use super::{ChartError, ReportError};
 use crate::analyze::Analysis;
@@ -613,7 +613,10 @@ impl Chart for Overlay<'_> {
         for (i, (c, pts)) in self.curves.iter().zip(curves).enumerate() {
             // Dots show where the points of a sparse curve are; a dense one is its line.
             if pts.len() <= DOTS_UP_TO {
-                chart.draw_series(pts.iter().map(|&p| Circle::new(p, 2, colour(i).filled())))?;
+                chart.draw_series(
+                    pts.iter()
+                        .map(|&p| Circle::new(p, DOT_R, colour(i).filled())),
+                )?;
             }
             chart.draw_series(LineSeries::new(pts, colour(i).stroke_width(LINE_W)))?;
             // Its band in the swatch, in the band's own tint: the subtitle says what it is.

@@ -255,7 +255,11 @@ fn swatch<DB: DrawingBackend<ErrorType: 'static>>(
 pub(crate) fn star(r: i32) -> Vec<(i32, i32)> {
     (0..10)
         .map(|k| {
-            let radius = if k % 2 == 0 { f64::from(r) } else { 0.45 * f64::from(r) };
+            let radius = if k % 2 == 0 {
+                f64::from(r)
+            } else {
+                0.45 * f64::from(r)
+            };
             let a = std::f64::consts::PI * (f64::from(k) / 5.0 - 0.5);
             (
                 (radius * a.cos()).round() as i32,

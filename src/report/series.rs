@@ -255,6 +255,17 @@ pub(crate) fn brackets(p: &Period, q: Option<&Period>, start: f64, x_hi: f64) ->
     out
 }
 
+/// Whether the best point of `s` stands out enough to be starred: its worst value is more than
+/// 1 % from its best. On a flat curve (a copy at 3.02 TB/s whatever the layout) the best is
+/// wherever the noise put it, and a star there would point at nothing.
+pub(crate) fn stands_out(s: &SeriesAnalysis) -> bool {
+    match (&s.curve.best, s.curve.worst) {
+        (Some(b), Some(w)) => (b.value - w).abs() > 0.01 * b.value.abs(),
+        (Some(_), None) => true,
+        (None, _) => false,
+    }
+}
+
 /// x of the points drawn as outliers: those the analysis left out of its fit, except the best
 /// point. The best measured value is what a reader looks for; a fit that cannot follow it (a
 /// first point above a ramp's line) does not make it a doubtful measurement, and the report's
@@ -296,6 +307,10 @@ const RUG_W: i32 = 2;
 
 /// Curves of at most this many points get a dot on each; a denser one is its line.
 pub(crate) const DOTS_UP_TO: usize = 100;
+
+/// The radius of those dots, in pixels: 3, so that a dot shows beside a line [`LINE_W`] wide
+/// (at 2 it was the line's own width, and the points of a sparse curve did not show).
+pub(crate) const DOT_R: i32 = 3;
 
 /// The data's line, and nothing else in a plot, is drawn this wide: the SVG marks such lines
 /// `class="series"` (see [`canvas::mark_series`]).
@@ -450,11 +465,12 @@ fn draw<DB: DrawingBackend<ErrorType: 'static>>(
     // small chart's bracket would touch the peaks' rings).
     let plot_px = f64::from(plot.dim_in_pixel().1.saturating_sub(70).max(40));
     // A nested period's brackets take a second row: twice the room.
-    let nested = s
-        .curve
-        .secondary
-        .as_ref()
-        .filter(|q| s.curve.period.as_ref().is_some_and(|p| p.period != q.period));
+    let nested = s.curve.secondary.as_ref().filter(|q| {
+        s.curve
+            .period
+            .as_ref()
+            .is_some_and(|p| p.period != q.period)
+    });
     let headroom = if nested.is_some() {
         0.22f64.max(60.0 / plot_px)
     } else {
@@ -530,7 +546,11 @@ fn draw<DB: DrawingBackend<ErrorType: 'static>>(
                 colour.stroke_width(if b.nested { 2 } else { 1 }),
             )))?;
             // Its length over the first bracket of each row: `128`, and `32` under it.
-            let first = if b.upper { &mut labelled.0 } else { &mut labelled.1 };
+            let first = if b.upper {
+                &mut labelled.0
+            } else {
+                &mut labelled.1
+            };
             if text && !*first {
                 *first = true;
                 let style = TextStyle::from(bracket_font.clone())
@@ -621,7 +641,11 @@ fn draw<DB: DrawingBackend<ErrorType: 'static>>(
     }
     legend.push(Entry::new(label, Swatch::Line, DATA));
     if observed.len() <= DOTS_UP_TO {
-        chart.draw_series(observed.iter().map(|&p| Circle::new(p, 2, DATA.filled())))?;
+        chart.draw_series(
+            observed
+                .iter()
+                .map(|&p| Circle::new(p, DOT_R, DATA.filled())),
+        )?;
     }
     // The peaks: hollow rings, the point seen through them.
     if !peaks.is_empty() {
@@ -647,8 +671,8 @@ fn draw<DB: DrawingBackend<ErrorType: 'static>>(
         legend.push(Entry::new("outlier (not fitted)", Swatch::Ring, GAP));
     }
     // The best point: a star over it, drawn last so that nothing hides it, its outline dark
-    // so that it shows in grey too.
-    if let (Some(b), Some(value)) = (&s.curve.best, best_value) {
+    // so that it shows in grey too; none on a flat curve (see [`stands_out`]).
+    if let (Some(b), Some(value), true) = (&s.curve.best, best_value, stands_out(s)) {
         if let Some(&p) = observed.iter().find(|p| p.0 == b.x) {
             // The outline is a larger dark star under it: a shape, not a line that runs back.
             for (r, colour) in [(10, BLACK), (8, BEST)] {
@@ -656,9 +680,15 @@ fn draw<DB: DrawingBackend<ErrorType: 'static>>(
                     EmptyElement::at(p) + Polygon::new(star(r), colour.filled()),
                 ))?;
             }
-            let x = if log2 { b.x.exp2() } else { b.x };
+            let real = |x: f64| human(if log2 { x.exp2() } else { x });
+            // In the subtitle's words: where a smaller x is within 1 %, it says so.
+            let tied = if b.x_within_1pct == b.x {
+                String::new()
+            } else {
+                format!(" (within 1 % from {})", real(b.x_within_1pct))
+            };
             legend.push(Entry::new(
-                format!("best: {value} at {}", human(x)),
+                format!("best: {value} at {}{tied}", real(b.x)),
                 Swatch::Star,
                 BEST,
             ));
@@ -1031,6 +1061,35 @@ pub(crate) mod tests {
             .filter(|l| l.starts_with("<polygon") && l.contains("fill=\"#F0B400\""))
             .count();
         assert_eq!(stars, 2, "the plot's star and the legend's");
+    }
+
+    #[test]
+    fn a_flat_curve_gets_no_star_and_a_tied_best_says_where_it_is_tied_from() {
+        let stars = |svg: &str| {
+            svg.lines()
+                .filter(|l| l.starts_with("<polygon") && l.contains("fill=\"#F0B400\""))
+                .count()
+        };
+        // Flat within 1 %: the best is the noise's pick, no star and no entry.
+        let mut s = series();
+        for (i, p) in s.data.iter_mut().enumerate() {
+            p.1 = p.1.map(|_| 3000.0 + (i % 7) as f64);
+        }
+        s.curve = crate::analyze::analyze_curve(&s.data, crate::analyze::Sense::HigherIsBetter);
+        assert!(!stands_out(&s), "{:?} {:?}", s.curve.best, s.curve.worst);
+        let svg = series_svg(&s, "threads", None, &[], &Labels::default()).unwrap();
+        assert_eq!(stars(&svg), 0);
+        assert!(!texts_of(&svg).iter().any(|t| t.starts_with("best:")));
+        // A best tied within 1 % by a smaller x says so in its entry, as the subtitle does.
+        let mut s = series();
+        let b = s.curve.best.as_mut().unwrap();
+        assert_ne!(b.x, 33.0);
+        b.x_within_1pct = 33.0;
+        let x = human(b.x);
+        let svg = series_svg(&s, "threads", None, &[], &Labels::default()).unwrap();
+        let t = texts_of(&svg).join(" ");
+        assert!(t.contains(&format!("at {x} (within 1 % from 33)")), "{t}");
+        assert_eq!(stars(&svg), 2);
     }
 
     /// The texts of an SVG, each trimmed.
