@@ -1053,7 +1053,7 @@ pub(crate) mod tests {
             human(best.x)
         );
         assert!(words.contains("GFLOP/s"), "{words}");
-        assert!(t.iter().any(|t| *t == words), "{words} missing: {t:?}");
+        assert!(t.contains(&words), "{words} missing: {t:?}");
         // A star of ten corners in its colour on the plot, and the legend's swatch (each over a
         // larger dark one, its outline).
         let stars = svg
