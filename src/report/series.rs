@@ -675,7 +675,9 @@ fn draw<DB: DrawingBackend<ErrorType: 'static>>(
     if let (Some(b), Some(value), true) = (&s.curve.best, best_value, stands_out(s)) {
         if let Some(&p) = observed.iter().find(|p| p.0 == b.x) {
             // The outline is a larger dark star under it: a shape, not a line that runs back.
-            for (r, colour) in [(10, BLACK), (8, BEST)] {
+            // Smaller on a small chart (`--size 480x300`), where 10 pixels would hide a peak.
+            let r = if plot.dim_in_pixel().0 < 640 { 7 } else { 10 };
+            for (r, colour) in [(r, BLACK), (r - 2, BEST)] {
                 chart.draw_series(std::iter::once(
                     EmptyElement::at(p) + Polygon::new(star(r), colour.filled()),
                 ))?;
