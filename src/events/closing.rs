@@ -103,7 +103,7 @@ fn values(s: &Summary, width: usize) -> Vec<String> {
         .marks
         .legend(s.target())
         .into_iter()
-        .chain(s.marks.csv_line(&s.counts))
+        .chain(s.marks.csv_line())
     {
         out.extend(wrap(&format!("  ({note})"), width, "   "));
     }
@@ -500,7 +500,7 @@ mod tests {
         s.record(&row((Status::Unstable, 0.3), Status::Ok));
         let text = closing(&s, None, &[], None, false, WIDTH).join("\n");
         assert!(
-            text.starts_with("finished 4 points in 0.0 s: 4 measured, 0 failed\n4 of 8 values vary with buffer placement (2 of 2 metrics);\n  1 noisy (1 of 2 metrics)\n  (placement: its buffer placements differ beyond the 1.0 % target and the noise; the value is their median)\n  (noisy: its confidence interval stayed wider than the 1.0 % target within the time allowed)\n  (results.csv: `<metric>_status` is `unstable` or `noisy`; a point's `status` is its worst metric's: 4 `unstable`)\n"),
+            text.starts_with("finished 4 points in 0.0 s: 4 measured, 0 failed\n4 of 8 values vary with buffer placement (2 of 2 metrics);\n  1 noisy (1 of 2 metrics)\n  (placement: its buffer placements differ beyond the 1.0 % target and the noise; the value is their median)\n  (noisy: its confidence interval stayed wider than the 1.0 % target within the time allowed)\n  (results.csv: `<metric>_status` is `unstable` or `noisy`; a point's `status` is the worst of its metrics')\n"),
             "{text}"
         );
         assert!(text.lines().all(|l| l.chars().count() <= WIDTH), "{text}");

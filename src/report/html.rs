@@ -459,7 +459,7 @@ fn progress(h: &mut String, run: &Run, tally: &Tally, rows: &BTreeMap<Status, us
             format!(" ({})", why.join(", "))
         }
     );
-    marked_values(h, run, tally, rows);
+    marked_values(h, run, tally);
     let failed = failed_rows(run);
     if failed.is_empty() {
         return;
@@ -606,7 +606,7 @@ fn unknown_statuses(run: &Run) -> Vec<(String, usize)> {
 /// The values marked, per cause and per metric (the most first), in the terminal's words: `1,192
 /// of 6,144 values vary with buffer placement (8 of 12 metrics): global_even_grid 265, up to 72 %,
 /// ...; 0 noisy`, then what each cause means and how results.csv writes it.
-fn marked_values(h: &mut String, run: &Run, tally: &Tally, rows: &BTreeMap<Status, usize>) {
+fn marked_values(h: &mut String, run: &Run, tally: &Tally) {
     if tally.values == 0 {
         return;
     }
@@ -649,7 +649,7 @@ fn marked_values(h: &mut String, run: &Run, tally: &Tally, rows: &BTreeMap<Statu
     let notes: Vec<String> = tally
         .legend(run.target)
         .into_iter()
-        .chain(tally.csv_line(rows))
+        .chain(tally.csv_line())
         .map(|l| no_break(&code_spans(&escape(&l))))
         .collect();
     if !notes.is_empty() {
