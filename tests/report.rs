@@ -175,7 +175,7 @@ fn the_report_of_the_h100_run_shows_its_charts_in_chromium() {
 
 /// The variants' curves (the first four colours of an overlay, after the blue).
 const ORANGE: &str = "E69F00";
-const VERMILLION: &str = "D55E00";
+const RUST: &str = "782800";
 const GREEN: &str = "009E73";
 
 #[test]
@@ -199,7 +199,7 @@ fn the_variants_share_a_chart_whose_legend_is_beside_the_plot() {
     let png = tmp.path().join("shot.png");
     let console = screenshot_sized(&browser, &run.join("report.html"), &png, (1400, 2500));
     assert!(console.is_empty(), "console messages: {console:?}");
-    let colours = [BLUE, ORANGE, VERMILLION, GREEN];
+    let colours = [BLUE, ORANGE, RUST, GREEN];
     let plot = pixels_in(&png, Some([24, 0, 24 + 1000, 2500]), &colours);
     let swatches = pixels_in(&png, Some([24 + 1000, 0, 24 + 1000 + 40, 2500]), &colours);
     let beyond = pixels_in(&png, Some([24 + 1000 + 40, 0, 1400, 2500]), &colours);
