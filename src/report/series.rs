@@ -245,7 +245,8 @@ pub(crate) fn brackets(p: &Period, q: Option<&Period>, start: f64, x_hi: f64) ->
         upper: true,
         nested: q_longer,
     }];
-    let n = (long.period / short.period).round().clamp(1.0, 64.0) as usize;
+    // As many as fit whole in the longer one: never a row wider than the bracket over it.
+    let n = (long.period / short.period + 1e-9).floor().clamp(1.0, 64.0) as usize;
     out.extend((0..n).map(|k| Bracket {
         from: from + k as f64 * short.period,
         to: from + (k + 1) as f64 * short.period,
@@ -974,6 +975,11 @@ pub(crate) mod tests {
                 b(64.0, 96.0, false, false),
                 b(96.0, 128.0, false, false),
             ]
+        );
+        // Periods that are no multiple of each other: the shorter as often as it fits whole.
+        assert_eq!(
+            brackets(&period(48.0), Some(&period(32.0)), 48.0, 512.0),
+            [b(48.0, 96.0, true, false), b(48.0, 80.0, false, true)]
         );
         // A nested period equal to the main one adds nothing.
         assert_eq!(
