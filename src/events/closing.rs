@@ -103,7 +103,7 @@ fn values(s: &Summary, width: usize) -> Vec<String> {
         .marks
         .legend(s.target())
         .into_iter()
-        .chain(s.marks.csv_line(&s.counts))
+        .chain(s.marks.csv_line())
     {
         out.extend(wrap(&format!("  ({note})"), width, "   "));
     }
@@ -243,20 +243,7 @@ fn series_lines(a: &Analysis, tally: &marks::Tally) -> Vec<String> {
     ]];
     for s in a.series.iter().take(MAX_SERIES) {
         let c = &s.curve;
-        let period = match (&c.period, &c.guess) {
-            (Some(p), _) => {
-                let nested =
-                    c.secondary
-                        .as_ref()
-                        .map_or(String::new(), |q| match q.level.as_str() {
-                            "high" => format!(" +{}", human(q.period)),
-                            l => format!(" +{} ({l})", human(q.period)),
-                        });
-                format!("{} ({}){nested}", human(p.period), p.level.as_str())
-            }
-            (None, Some(g)) => format!("none (guess {})", human(g.period)),
-            (None, None) => "none".into(),
-        };
+        let period = period_words(c);
         let knee = c.knee.map_or("-".to_string(), human);
         let best = c.best.as_ref().map_or("-".to_string(), |b| {
             format!(
@@ -281,6 +268,26 @@ fn series_lines(a: &Analysis, tally: &marks::Tally) -> Vec<String> {
         ));
     }
     out
+}
+
+/// A curve's period as the closing table and the report's analysis table write it: `128 (high)`,
+/// with the period nested in it (`32 (high) +64`, its level said where it is not high), or
+/// `none (guess 16)`, or `none`.
+pub(crate) fn period_words(c: &crate::analyze::curve::Curve) -> String {
+    match (&c.period, &c.guess) {
+        (Some(p), _) => {
+            let nested = c
+                .secondary
+                .as_ref()
+                .map_or(String::new(), |q| match q.level.as_str() {
+                    "high" => format!(" +{}", human(q.period)),
+                    l => format!(" +{} ({l})", human(q.period)),
+                });
+            format!("{} ({}){nested}", human(p.period), p.level.as_str())
+        }
+        (None, Some(g)) => format!("none (guess {})", human(g.period)),
+        (None, None) => "none".into(),
+    }
 }
 
 /// What else the run's end wrote, short: files in the run folder by name, a subfolder's by count,
@@ -493,7 +500,7 @@ mod tests {
         s.record(&row((Status::Unstable, 0.3), Status::Ok));
         let text = closing(&s, None, &[], None, false, WIDTH).join("\n");
         assert!(
-            text.starts_with("finished 4 points in 0.0 s: 4 measured, 0 failed\n4 of 8 values vary with buffer placement (2 of 2 metrics);\n  1 noisy (1 of 2 metrics)\n  (placement: its buffer placements differ beyond the 1.0 % target and the noise; the value is their median)\n  (noisy: its confidence interval stayed wider than the 1.0 % target within the time allowed)\n  (results.csv: `<metric>_status` is `unstable` or `noisy`; a point's `status` is its worst metric's: 4 `unstable`)\n"),
+            text.starts_with("finished 4 points in 0.0 s: 4 measured, 0 failed\n4 of 8 values vary with buffer placement (2 of 2 metrics);\n  1 noisy (1 of 2 metrics)\n  (placement: its buffer placements differ beyond the 1.0 % target and the noise; the value is their median)\n  (noisy: its confidence interval stayed wider than the 1.0 % target within the time allowed)\n  (results.csv: `<metric>_status` is `unstable` or `noisy`; a point's `status` is the worst of its metrics')\n"),
             "{text}"
         );
         assert!(text.lines().all(|l| l.chars().count() <= WIDTH), "{text}");

@@ -192,7 +192,9 @@ pub fn x_ticks(lo: f64, hi: f64, period: Option<f64>) -> Vec<f64> {
 /// and sparse on a linear one (fewer points than a quarter of the range: strides 1..32 then
 /// 64..1024, sizes in powers of two); a dense sweep such as threads 1..512 stays linear, where a
 /// period shows. Points at one constant step (threads 32..512 every 8) stay linear too, however
-/// sparse: their step is the sweep's own scale.
+/// sparse: their step is the sweep's own scale. Points that each double the one before (tiles 4,
+/// 8, 16, 32; 1, 2, 4, 8 bytes touched) are log2 whatever their range: on a linear axis their
+/// first half crowds into a corner and equal ratios look unequal.
 pub fn log_axis(xs: &[f64]) -> bool {
     let (Some(&lo), Some(&hi)) = (xs.first(), xs.last()) else {
         return false;
@@ -201,7 +203,15 @@ pub fn log_axis(xs: &[f64]) -> bool {
     let even = xs
         .windows(2)
         .all(|w| ((w[1] - w[0]) - step).abs() <= 1e-9 * step.abs().max(1.0));
-    xs.len() > 2 && !even && lo > 0.0 && hi / lo >= 16.0 && (xs.len() as f64) * 4.0 < hi - lo
+    let ratio = xs.get(1).map_or(0.0, |x| x / lo);
+    let geometric = ratio >= 2.0 - 1e-9
+        && xs
+            .windows(2)
+            .all(|w| (w[1] / w[0] - ratio).abs() <= 1e-9 * ratio);
+    xs.len() > 2
+        && !even
+        && lo > 0.0
+        && (geometric || (hi / lo >= 16.0 && (xs.len() as f64) * 4.0 < hi - lo))
 }
 
 /// The distinct finite x of some points, sorted.
@@ -366,6 +376,17 @@ mod tests {
         );
         let pow2: Vec<f64> = (0..=10).map(|k| f64::from(1 << k)).collect();
         assert!(log_axis(&pow2), "powers of two");
+        assert!(
+            log_axis(&[4.0, 8.0, 16.0, 32.0]),
+            "doubling, over a factor 8"
+        );
+        assert!(log_axis(&[1.0, 2.0, 4.0]), "doubling, three points");
+        assert!(log_axis(&[1.0, 4.0, 16.0, 64.0]), "quadrupling");
+        assert!(
+            !log_axis(&[10.0, 15.0, 22.5, 33.75]),
+            "a ratio under 2: linear reads as well"
+        );
+        assert!(!log_axis(&[4.0, 8.0, 16.0, 24.0]), "not one ratio");
     }
 
     #[test]

@@ -14,7 +14,7 @@ use super::axes::{axes, distinct, log_axis};
 use super::canvas::{self, Chart, Drawn};
 use super::family::{Curve, Overlay};
 use super::legend::{Entry, Swatch, BAND_ALPHA};
-use super::series::{band_outline, top_edge, LINE_W};
+use super::series::{band_outline, top_edge, DOT_R, LINE_W};
 use super::{ChartError, ReportError};
 use plotters::coord::Shift;
 use plotters::prelude::*;
@@ -219,7 +219,7 @@ fn ratio_panel<DB: DrawingBackend<ErrorType: 'static>>(
     if !pts.is_empty() {
         let line: Vec<(f64, f64)> = pts.iter().map(|p| (p.x, p.ratio)).collect();
         if line.len() <= super::series::DOTS_UP_TO {
-            chart.draw_series(line.iter().map(|&p| Circle::new(p, 2, RATIO.filled())))?;
+            chart.draw_series(line.iter().map(|&p| Circle::new(p, DOT_R, RATIO.filled())))?;
         }
         chart.draw_series(LineSeries::new(line, RATIO.stroke_width(LINE_W)))?;
         // The band in the swatch, under the line, as A's and B's: one entry says both.

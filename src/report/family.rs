@@ -7,7 +7,7 @@ use super::canvas::{self, Chart, Drawn, Look};
 use super::legend::{Entry, Swatch, BAND_ALPHA};
 use super::series::{
     axis_value, band, band_outline, group_in_words, group_words, top_edge, y_range, DATA,
-    DOTS_UP_TO, KNEE, LINE_W, PEAK, PERIOD,
+    DOTS_UP_TO, DOT_R, LINE_W,
 };
 use super::{ChartError, ReportError};
 use crate::analyze::Analysis;
@@ -16,16 +16,20 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 use std::path::{Path, PathBuf};
 
-/// Curves of an overlay chart, in order (the first four are the series chart's colours).
+/// Curves of an overlay chart, in order: the series chart's blue, then colours that readers with
+/// any common colour blindness tell apart (after Okabe and Ito). The first three also differ in
+/// lightness (grey 100, 162 and 59 of 255: mid, light, dark), so that a chart printed in grey
+/// still tells three curves apart; tableau's red and green, which it had before, are one colour
+/// to a deuteranope, and Okabe-Ito's vermillion was the blue's grey.
 pub(crate) const PALETTE: [RGBColor; 8] = [
     DATA,
-    PEAK,
-    KNEE,
-    PERIOD,
-    RGBColor(148, 103, 189),
-    RGBColor(140, 86, 75),
-    RGBColor(227, 119, 194),
-    RGBColor(23, 190, 207),
+    RGBColor(230, 159, 0),
+    RGBColor(120, 40, 0),
+    RGBColor(0, 158, 115),
+    RGBColor(204, 121, 167),
+    RGBColor(86, 180, 233),
+    RGBColor(213, 94, 0),
+    RGBColor(120, 120, 120),
 ];
 
 /// Series overlaid on one chart, each with two points or more:
@@ -609,7 +613,10 @@ impl Chart for Overlay<'_> {
         for (i, (c, pts)) in self.curves.iter().zip(curves).enumerate() {
             // Dots show where the points of a sparse curve are; a dense one is its line.
             if pts.len() <= DOTS_UP_TO {
-                chart.draw_series(pts.iter().map(|&p| Circle::new(p, 2, colour(i).filled())))?;
+                chart.draw_series(
+                    pts.iter()
+                        .map(|&p| Circle::new(p, DOT_R, colour(i).filled())),
+                )?;
             }
             chart.draw_series(LineSeries::new(pts, colour(i).stroke_width(LINE_W)))?;
             // Its band in the swatch, in the band's own tint: the subtitle says what it is.
@@ -634,6 +641,57 @@ impl Chart for Overlay<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_first_overlay_colours_differ_in_grey_and_to_colour_blind_eyes() {
+        let grey =
+            |c: RGBColor| 0.299 * f64::from(c.0) + 0.587 * f64::from(c.1) + 0.114 * f64::from(c.2);
+        // Three curves print apart in grey: each pair at least 40 of 255 apart.
+        for (i, a) in PALETTE[..3].iter().enumerate() {
+            for b in &PALETTE[i + 1..3] {
+                assert!((grey(*a) - grey(*b)).abs() >= 40.0, "{a:?} {b:?} in grey");
+            }
+        }
+        // Four curves stay apart to a deuteranope and a protanope (Machado et al. 2009, full
+        // severity, on the sRGB values): at least 60 apart in the simulated RGB. Tableau's red
+        // and green, the second and third colours before, were 54 apart to a deuteranope.
+        let deutan = [
+            [0.367, 0.861, -0.228],
+            [0.280, 0.673, 0.047],
+            [-0.012, 0.043, 0.969],
+        ];
+        let protan = [
+            [0.152, 1.053, -0.205],
+            [0.115, 0.786, 0.099],
+            [-0.004, -0.048, 1.052],
+        ];
+        for (m, who) in [(deutan, "deutan"), (protan, "protan")] {
+            let seen = |c: RGBColor| {
+                let v = [f64::from(c.0), f64::from(c.1), f64::from(c.2)];
+                m.map(|row| (row[0] * v[0] + row[1] * v[1] + row[2] * v[2]).clamp(0.0, 255.0))
+            };
+            let apart = |a: RGBColor, b: RGBColor| {
+                let (p, q) = (seen(a), seen(b));
+                (0..3).map(|k| (p[k] - q[k]).powi(2)).sum::<f64>().sqrt()
+            };
+            for (i, a) in PALETTE[..4].iter().enumerate() {
+                for b in &PALETTE[i + 1..4] {
+                    assert!(
+                        apart(*a, *b) >= 60.0,
+                        "{who} {a:?} {b:?}: {}",
+                        apart(*a, *b)
+                    );
+                }
+            }
+            if who == "deutan" {
+                let (red, green) = (RGBColor(214, 39, 40), RGBColor(44, 160, 44));
+                assert!(
+                    apart(red, green) < 60.0,
+                    "the check would miss red and green"
+                );
+            }
+        }
+    }
     use crate::analyze::SeriesAnalysis;
 
     /// `metric` of group a, scaled by `k`.
@@ -812,7 +870,7 @@ mod tests {
             name_covered: true,
         };
         let svg = canvas::svg(&chart, None).unwrap();
-        for (label, colour) in [("copy_vec1", "#1F77B4"), ("copy_vec2", "#D62728")] {
+        for (label, colour) in [("copy_vec1", "#1F77B4"), ("copy_vec2", "#E69F00")] {
             let x = crate::report::series::tests::text_x(&svg, label).unwrap();
             assert!(x > canvas::PLOT_W as f64, "{label} at {x}");
             assert!(svg.contains(colour), "curve colour {colour} missing");

@@ -459,7 +459,7 @@ fn progress(h: &mut String, run: &Run, tally: &Tally, rows: &BTreeMap<Status, us
             format!(" ({})", why.join(", "))
         }
     );
-    marked_values(h, run, tally, rows);
+    marked_values(h, run, tally);
     let failed = failed_rows(run);
     if failed.is_empty() {
         return;
@@ -606,7 +606,7 @@ fn unknown_statuses(run: &Run) -> Vec<(String, usize)> {
 /// The values marked, per cause and per metric (the most first), in the terminal's words: `1,192
 /// of 6,144 values vary with buffer placement (8 of 12 metrics): global_even_grid 265, up to 72 %,
 /// ...; 0 noisy`, then what each cause means and how results.csv writes it.
-fn marked_values(h: &mut String, run: &Run, tally: &Tally, rows: &BTreeMap<Status, usize>) {
+fn marked_values(h: &mut String, run: &Run, tally: &Tally) {
     if tally.values == 0 {
         return;
     }
@@ -649,7 +649,7 @@ fn marked_values(h: &mut String, run: &Run, tally: &Tally, rows: &BTreeMap<Statu
     let notes: Vec<String> = tally
         .legend(run.target)
         .into_iter()
-        .chain(tally.csv_line(rows))
+        .chain(tally.csv_line())
         .map(|l| no_break(&code_spans(&escape(&l))))
         .collect();
     if !notes.is_empty() {
@@ -725,20 +725,21 @@ fn lone_points(h: &mut String, views: &[Analysis]) {
 fn table_rows(h: &mut String, analysis: &Analysis) {
     for s in analysis.series.iter().filter(|s| drawable(s)) {
         let c = &s.curve;
-        let period = c.period.as_ref().map_or("none".to_string(), |p| {
-            format!("{} ({})", human(p.period), p.level.as_str())
-        });
+        // The period and the one nested in it, as the closing table writes them.
+        let period = crate::events::closing::period_words(c);
         let knee = c.knee.map_or("-".to_string(), human);
+        // As the chart's subtitle says it: the value first, then where (x is the column before).
         let best = c.best.as_ref().map_or("-".to_string(), |b| {
             format!(
-                "{} = {}",
-                human(b.x),
-                crate::units::format_value(b.value, &s.unit)
+                "{} at {}",
+                crate::units::format_value(b.value, &s.unit),
+                human(b.x)
             )
         });
-        // Points the fits left out (outliers, or a first point above a ramp's line).
-        let not_fitted = c
-            .outliers
+        // Points the fits left out (outliers, or a first point above a ramp's line), in x order.
+        let mut outliers = c.outliers.clone();
+        outliers.sort_by(f64::total_cmp);
+        let not_fitted = outliers
             .iter()
             .map(|&x| human(x))
             .collect::<Vec<_>>()
@@ -894,7 +895,37 @@ fn code_spans(escaped: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::code_spans;
+    use super::{code_spans, table_rows};
+
+    #[test]
+    fn the_analysis_table_says_the_nested_period_the_best_value_first_and_outliers_in_order() {
+        let mut s = crate::report::series::tests::series();
+        let mut nested = s.curve.period.clone().expect("the saw has a period");
+        nested.period = 64.0;
+        nested.level = crate::analyze::curve::Confidence::Medium;
+        s.curve.secondary = Some(nested);
+        s.curve.outliers = vec![63.0, 2.0, 33.0];
+        let best = s.curve.best.clone().expect("the saw has a best");
+        let knee = s.curve.knee.expect("the saw has a knee");
+        let analysis = crate::analyze::Analysis {
+            source: "results.csv".into(),
+            x: "threads".into(),
+            by: vec![],
+            series: vec![s],
+            between_processes: None,
+            semicolon: false,
+        };
+        let mut h = String::new();
+        table_rows(&mut h, &analysis);
+        // As the closing table writes the period; the best as the chart's subtitle says it.
+        let cells = format!(
+            "<td>threads</td><td>32 (high) +64 (medium)</td><td class=\"num\">{}</td><td>{} at {}</td><td>2, 33, 63</td>",
+            crate::analyze::reading::human(knee),
+            crate::units::format_value(best.value, "MFlops"),
+            crate::analyze::reading::human(best.x)
+        );
+        assert!(h.contains(&cells), "{cells}\nnot in\n{h}");
+    }
 
     #[test]
     fn code_spans_of_a_reading_become_code_elements() {

@@ -33,6 +33,10 @@ pub(crate) enum Swatch {
     Fill,
     /// The period's bracket.
     Bracket,
+    /// A nested period's bracket: drawn thicker, on the row under the main one's.
+    NestedBracket,
+    /// The best point: a star.
+    Star,
     /// A curve's line over its band, in the band's tint of the line's colour: an overlay's curve
     /// and the uncertainty around it in one entry (the tint tells the bands apart, as the lines).
     LineOnBand,
@@ -210,6 +214,20 @@ fn swatch<DB: DrawingBackend<ErrorType: 'static>>(
             vec![(x, y + 4), (x, y), (x + SWATCH, y), (x + SWATCH, y + 4)],
             c.stroke_width(1),
         )),
+        Swatch::NestedBracket => area.draw(&PathElement::new(
+            vec![(x, y + 4), (x, y), (x + SWATCH, y), (x + SWATCH, y + 4)],
+            c.stroke_width(2),
+        )),
+        Swatch::Star => {
+            for (r, colour) in [(8, BLACK), (6, c)] {
+                let at: Vec<(i32, i32)> = star(r)
+                    .into_iter()
+                    .map(|(dx, dy)| (mid.0 + dx, mid.1 + dy))
+                    .collect();
+                area.draw(&Polygon::new(at, colour.filled()))?;
+            }
+            Ok(())
+        }
         Swatch::LineOnBand => {
             area.draw(&Rectangle::new(
                 [(x, y - 6), (x + SWATCH, y + 6)],
@@ -231,6 +249,24 @@ fn swatch<DB: DrawingBackend<ErrorType: 'static>>(
             Ok(())
         }
     }
+}
+
+/// A five-pointed star of outer radius `r` pixels around (0, 0), point up: the best point's mark.
+pub(crate) fn star(r: i32) -> Vec<(i32, i32)> {
+    (0..10)
+        .map(|k| {
+            let radius = if k % 2 == 0 {
+                f64::from(r)
+            } else {
+                0.45 * f64::from(r)
+            };
+            let a = std::f64::consts::PI * (f64::from(k) / 5.0 - 0.5);
+            (
+                (radius * a.cos()).round() as i32,
+                (radius * a.sin()).round() as i32,
+            )
+        })
+        .collect()
 }
 
 #[cfg(test)]

@@ -4,7 +4,7 @@
 
 use super::axes::{axes, distinct, log_axis, on_log2, scaled};
 use super::canvas::{self, Chart, Drawn};
-use super::legend::{Entry, Swatch};
+use super::legend::{star, Entry, Swatch};
 use super::points::PointInfo;
 use super::ChartError;
 use crate::analyze::curve::Period;
@@ -15,6 +15,7 @@ use crate::spec::Labels;
 use crate::units::quantity;
 use plotters::coord::Shift;
 use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 pub(crate) const DATA: RGBColor = RGBColor(31, 119, 180);
 pub(crate) const PEAK: RGBColor = RGBColor(214, 39, 40);
@@ -24,6 +25,11 @@ pub(crate) const GAP: RGBColor = RGBColor(120, 120, 120);
 pub(crate) const BAND: RGBColor = RGBColor(31, 119, 180);
 pub(crate) const NOISY: RGBColor = RGBColor(148, 103, 189);
 pub(crate) const UNSTABLE: RGBColor = RGBColor(227, 119, 194);
+/// The nested period's brackets: darker than [`PERIOD`]'s orange, so that the two rows differ in
+/// grey too.
+pub(crate) const NESTED: RGBColor = RGBColor(140, 86, 75);
+/// The best point's star: amber, outlined in black.
+pub(crate) const BEST: RGBColor = RGBColor(240, 180, 0);
 
 /// One series' chart: the series, the name of its x axis, what the CSV says of its points and
 /// what the spec calls things.
@@ -201,6 +207,66 @@ pub(crate) fn y_label(s: &SeriesAnalysis, labels: &Labels) -> String {
     }
 }
 
+/// One bracket drawn over the curve: x `from` to `to`, on the upper row or the lower one, the
+/// main period's or the nested one's.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct Bracket {
+    pub from: f64,
+    pub to: f64,
+    pub upper: bool,
+    pub nested: bool,
+}
+
+/// The brackets of period `p` from its first marked peak `start`, and of the nested period `q`:
+/// the longer of the two on the upper row, once, from the first x at or after `start` on its own
+/// phase (from `start` where that would run past `x_hi`); the shorter on the lower row, repeated
+/// across the longer one's span, so that the reader sees how many of one fit in the other (four
+/// steps of 32 threads in each 128, or two steps of 32 in the 64 whose second drop is the larger).
+pub(crate) fn brackets(p: &Period, q: Option<&Period>, start: f64, x_hi: f64) -> Vec<Bracket> {
+    let Some(q) = q.filter(|q| q.period > 0.0 && q.period != p.period) else {
+        return vec![Bracket {
+            from: start,
+            to: start + p.period,
+            upper: true,
+            nested: false,
+        }];
+    };
+    let q_longer = q.period > p.period;
+    let (long, short) = if q_longer { (q, p) } else { (p, q) };
+    let on_phase = start + (long.phase - start).rem_euclid(long.period);
+    let from = if on_phase + long.period <= x_hi {
+        on_phase
+    } else {
+        start
+    };
+    let mut out = vec![Bracket {
+        from,
+        to: from + long.period,
+        upper: true,
+        nested: q_longer,
+    }];
+    // As many as fit whole in the longer one: never a row wider than the bracket over it.
+    let n = (long.period / short.period + 1e-9).floor().clamp(1.0, 64.0) as usize;
+    out.extend((0..n).map(|k| Bracket {
+        from: from + k as f64 * short.period,
+        to: from + (k + 1) as f64 * short.period,
+        upper: false,
+        nested: !q_longer,
+    }));
+    out
+}
+
+/// Whether the best point of `s` stands out enough to be starred: its worst value is more than
+/// 1 % from its best. On a flat curve (a copy at 3.02 TB/s whatever the layout) the best is
+/// wherever the noise put it, and a star there would point at nothing.
+pub(crate) fn stands_out(s: &SeriesAnalysis) -> bool {
+    match (&s.curve.best, s.curve.worst) {
+        (Some(b), Some(w)) => (b.value - w).abs() > 0.01 * b.value.abs(),
+        (Some(_), None) => true,
+        (None, _) => false,
+    }
+}
+
 /// x of the points drawn as outliers: those the analysis left out of its fit, except the best
 /// point. The best measured value is what a reader looks for; a fit that cannot follow it (a
 /// first point above a ramp's line) does not make it a doubtful measurement, and the report's
@@ -242,6 +308,10 @@ const RUG_W: i32 = 2;
 
 /// Curves of at most this many points get a dot on each; a denser one is its line.
 pub(crate) const DOTS_UP_TO: usize = 100;
+
+/// The radius of those dots, in pixels: 3, so that a dot shows beside a line [`LINE_W`] wide
+/// (at 2 it was the line's own width, and the points of a sparse curve did not show).
+pub(crate) const DOT_R: i32 = 3;
 
 /// The data's line, and nothing else in a plot, is drawn this wide: the SVG marks such lines
 /// `class="series"` (see [`canvas::mark_series`]).
@@ -336,6 +406,12 @@ fn draw<DB: DrawingBackend<ErrorType: 'static>>(
     info: &[PointInfo],
 ) -> Result<Drawn, ChartError> {
     let (divisor, shown) = super::axes::series_unit(s);
+    // The best value in words, from the series' own unit (the drawn one is scaled).
+    let best_value = s
+        .curve
+        .best
+        .as_ref()
+        .map(|b| crate::units::format_value(b.value, &s.unit));
     let s = &scaled(s);
     let mut legend = Vec::new();
     // Sparse x over a wide range (strides 1..32 then 64..1024) is drawn on log2(x).
@@ -389,7 +465,18 @@ fn draw<DB: DrawingBackend<ErrorType: 'static>>(
     // Headroom for the period's bracket: an eighth of the plot, and never under 28 pixels (a
     // small chart's bracket would touch the peaks' rings).
     let plot_px = f64::from(plot.dim_in_pixel().1.saturating_sub(70).max(40));
-    let headroom = 0.12f64.max(28.0 / plot_px);
+    // A nested period's brackets take a second row: twice the room.
+    let nested = s.curve.secondary.as_ref().filter(|q| {
+        s.curve
+            .period
+            .as_ref()
+            .is_some_and(|p| p.period != q.period)
+    });
+    let headroom = if nested.is_some() {
+        0.22f64.max(60.0 / plot_px)
+    } else {
+        0.12f64.max(28.0 / plot_px)
+    };
     let range = y_range(y_min, y_max, band_hi, headroom);
     let (y0, y1) = (range.y0, range.y1);
 
@@ -437,21 +524,58 @@ fn draw<DB: DrawingBackend<ErrorType: 'static>>(
         ));
     }
     let peaks = peak_marks(&observed, &s.curve.peaks);
-    // The period: a thin bracket from one peak to the next, in the headroom above the curve.
+    // The period: a thin bracket from one peak to the next, in the headroom above the curve; a
+    // nested period on a row of its own (see [`brackets`]), each bracket's length written over it.
     if let (Some(p), [a, _, ..], false) = (&s.curve.period, peaks.as_slice(), log2) {
-        let y = range.top + headroom / 2.0 * (range.top - y_min);
+        let rows = |upper: bool| {
+            let k = match (nested.is_some(), upper) {
+                (false, _) => 0.5,
+                (true, true) => 0.78,
+                (true, false) => 0.36,
+            };
+            range.top + k * headroom * (range.top - y_min)
+        };
         let tick = 0.025 * (y1 - y0);
-        let (xa, xb) = (a.0, a.0 + p.period);
-        let bracket = vec![(xa, y - tick), (xa, y), (xb, y), (xb, y - tick)];
-        chart.draw_series(std::iter::once(PathElement::new(
-            bracket,
-            PERIOD.stroke_width(1),
-        )))?;
+        let bracket_font = ("sans-serif", 12).into_font();
+        let mut labelled = (false, false);
+        for b in brackets(p, nested, a.0, x_hi) {
+            let y = rows(b.upper);
+            let colour = if b.nested { NESTED } else { PERIOD };
+            let shape = vec![(b.from, y - tick), (b.from, y), (b.to, y), (b.to, y - tick)];
+            chart.draw_series(std::iter::once(PathElement::new(
+                shape,
+                colour.stroke_width(if b.nested { 2 } else { 1 }),
+            )))?;
+            // Its length over the first bracket of each row: `128`, and `32` under it.
+            let first = if b.upper {
+                &mut labelled.0
+            } else {
+                &mut labelled.1
+            };
+            if text && !*first {
+                *first = true;
+                let style = TextStyle::from(bracket_font.clone())
+                    .color(&colour)
+                    .pos(Pos::new(HPos::Center, VPos::Bottom));
+                chart.draw_series(std::iter::once(Text::new(
+                    human(b.to - b.from),
+                    ((b.from + b.to) / 2.0, y),
+                    style,
+                )))?;
+            }
+        }
         legend.push(Entry::new(
             format!("period {}", human(p.period)),
             Swatch::Bracket,
             PERIOD,
         ));
+        if let Some(q) = nested {
+            legend.push(Entry::new(
+                format!("period {} nested", human(q.period)),
+                Swatch::NestedBracket,
+                NESTED,
+            ));
+        }
     }
     // On the floor of the plot, behind the data: failed points (grey crosses), and a rug of the
     // points whose own metric the timing core marked, a short tick standing on the x axis per
@@ -518,7 +642,11 @@ fn draw<DB: DrawingBackend<ErrorType: 'static>>(
     }
     legend.push(Entry::new(label, Swatch::Line, DATA));
     if observed.len() <= DOTS_UP_TO {
-        chart.draw_series(observed.iter().map(|&p| Circle::new(p, 2, DATA.filled())))?;
+        chart.draw_series(
+            observed
+                .iter()
+                .map(|&p| Circle::new(p, DOT_R, DATA.filled())),
+        )?;
     }
     // The peaks: hollow rings, the point seen through them.
     if !peaks.is_empty() {
@@ -542,6 +670,32 @@ fn draw<DB: DrawingBackend<ErrorType: 'static>>(
                 .map(|&p| Circle::new(p, 6, GAP.stroke_width(1))),
         )?;
         legend.push(Entry::new("outlier (not fitted)", Swatch::Ring, GAP));
+    }
+    // The best point: a star over it, drawn last so that nothing hides it, its outline dark
+    // so that it shows in grey too; none on a flat curve (see [`stands_out`]).
+    if let (Some(b), Some(value), true) = (&s.curve.best, best_value, stands_out(s)) {
+        if let Some(&p) = observed.iter().find(|p| p.0 == b.x) {
+            // The outline is a larger dark star under it: a shape, not a line that runs back.
+            // Smaller on a small chart (`--size 480x300`), where 10 pixels would hide a peak.
+            let r = if plot.dim_in_pixel().0 < 640 { 7 } else { 10 };
+            for (r, colour) in [(r, BLACK), (r - 2, BEST)] {
+                chart.draw_series(std::iter::once(
+                    EmptyElement::at(p) + Polygon::new(star(r), colour.filled()),
+                ))?;
+            }
+            let real = |x: f64| human(if log2 { x.exp2() } else { x });
+            // In the subtitle's words: where a smaller x is within 1 %, it says so.
+            let tied = if b.x_within_1pct == b.x {
+                String::new()
+            } else {
+                format!(" (within 1 % from {})", real(b.x_within_1pct))
+            };
+            legend.push(Entry::new(
+                format!("best: {value} at {}{tied}", real(b.x)),
+                Swatch::Star,
+                BEST,
+            ));
+        }
     }
     legend.extend(on_floor);
     Ok(Drawn {
@@ -769,6 +923,181 @@ pub(crate) mod tests {
         assert!(!svg
             .lines()
             .any(|l| l.starts_with("<polygon") && l.contains("#E377C2")));
+    }
+
+    /// `series()` with a nested period of `q` beside its own, both on phase 0.
+    fn with_nested(q: f64) -> SeriesAnalysis {
+        let mut s = series();
+        let mut nested = s.curve.period.clone().expect("the saw has a period");
+        nested.period = q;
+        nested.phase = 0.0;
+        nested.peak_phases = vec![0.0];
+        s.curve.secondary = Some(nested);
+        s
+    }
+
+    #[test]
+    fn the_longer_period_brackets_the_shorter_ones_that_fit_in_it() {
+        let period = |p: f64| {
+            let mut q = series().curve.period.unwrap();
+            q.period = p;
+            q.phase = 0.0;
+            q
+        };
+        let b = |from: f64, to: f64, upper: bool, nested: bool| Bracket {
+            from,
+            to,
+            upper,
+            nested,
+        };
+        // Alone: one bracket from the first peak, as before.
+        assert_eq!(
+            brackets(&period(32.0), None, 64.0, 256.0),
+            [b(64.0, 96.0, true, false)]
+        );
+        // 128 with 32 nested (one block's global stores): the 128 above, four 32 under it.
+        assert_eq!(
+            brackets(&period(128.0), Some(&period(32.0)), 128.0, 512.0),
+            [
+                b(128.0, 256.0, true, false),
+                b(128.0, 160.0, false, true),
+                b(160.0, 192.0, false, true),
+                b(192.0, 224.0, false, true),
+                b(224.0, 256.0, false, true),
+            ]
+        );
+        // 32 with 64 nested (the full grid's: every other drop larger): the 64 above, from the
+        // first peak on its phase (64, not the first peak at 32), two 32 under it.
+        assert_eq!(
+            brackets(&period(32.0), Some(&period(64.0)), 32.0, 512.0),
+            [
+                b(64.0, 128.0, true, true),
+                b(64.0, 96.0, false, false),
+                b(96.0, 128.0, false, false),
+            ]
+        );
+        // Periods that are no multiple of each other: the shorter as often as it fits whole.
+        assert_eq!(
+            brackets(&period(48.0), Some(&period(32.0)), 48.0, 512.0),
+            [b(48.0, 96.0, true, false), b(48.0, 80.0, false, true)]
+        );
+        // A nested period equal to the main one adds nothing.
+        assert_eq!(
+            brackets(&period(32.0), Some(&period(32.0)), 32.0, 512.0).len(),
+            1
+        );
+    }
+
+    /// The polylines of an SVG stroked in `colour` (`#8C564B`), as their points.
+    fn polylines_in(svg: &str, colour: &str) -> Vec<Vec<(f64, f64)>> {
+        svg.lines()
+            .filter(|l| l.starts_with("<polyline") && l.contains(&format!("stroke=\"{colour}\"")))
+            .filter_map(|l| {
+                let at = l.find(" points=\"")? + 9;
+                Some(
+                    l[at..]
+                        .split('"')
+                        .next()?
+                        .split_whitespace()
+                        .filter_map(|p| {
+                            let (x, y) = p.split_once(',')?;
+                            Some((x.parse().ok()?, y.parse().ok()?))
+                        })
+                        .collect(),
+                )
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_nested_period_is_drawn_on_the_chart_not_only_named_in_the_subtitle() {
+        let s = with_nested(64.0);
+        let svg = series_svg(&s, "threads", None, &[], &Labels::default()).unwrap();
+        let t = texts_of(&svg);
+        // The subtitle names it, the legend shows its bracket, and each row's length is written
+        // on its first bracket.
+        assert!(t.iter().any(|t| t.contains("period 64 nested")), "{t:?}");
+        for words in ["period 32", "period 64 nested", "64", "32"] {
+            assert!(t.iter().any(|t| t == words), "{words} missing: {t:?}");
+        }
+        // One 64 bracket in the nested colour over the plot (the legend's swatch is the other),
+        // and two 32 brackets in the period's colour under it, as wide as half of it.
+        let nested: Vec<_> = polylines_in(&svg, "#8C564B")
+            .into_iter()
+            .filter(|p| p.len() == 4 && p[0].0 < canvas::PLOT_W as f64)
+            .collect();
+        let main: Vec<_> = polylines_in(&svg, "#FF7F0E")
+            .into_iter()
+            .filter(|p| p.len() == 4 && p[0].0 < canvas::PLOT_W as f64)
+            .collect();
+        assert_eq!((nested.len(), main.len()), (1, 2), "{nested:?} {main:?}");
+        let width = |p: &Vec<(f64, f64)>| p[3].0 - p[0].0;
+        assert!((width(&nested[0]) - 2.0 * width(&main[0])).abs() <= 1.0);
+        assert_eq!(main[0][3].0, main[1][0].0, "the 32s follow each other");
+        assert_eq!(
+            (main[0][0].0, main[1][3].0),
+            (nested[0][0].0, nested[0][3].0),
+            "the two 32s span the 64"
+        );
+        // On rows of their own: the longer above (smaller y in pixels).
+        assert!(nested[0][1].1 < main[0][1].1, "{nested:?} {main:?}");
+        // Without a nested period, one bracket and no second row.
+        let svg = series_svg(&series(), "threads", None, &[], &Labels::default()).unwrap();
+        assert!(polylines_in(&svg, "#8C564B").is_empty());
+        assert!(!texts_of(&svg).iter().any(|t| t.contains("nested")));
+    }
+
+    #[test]
+    fn the_best_point_is_starred_and_named_in_its_unit() {
+        let s = series();
+        let best = s.curve.best.clone().expect("the saw has a best");
+        let svg = series_svg(&s, "threads", None, &[], &Labels::default()).unwrap();
+        let t = texts_of(&svg);
+        // Its value in the series' own unit scaled for people (MFlops to GFLOP/s), not the
+        // drawn axis's unit scaled again.
+        let words = format!(
+            "best: {} at {}",
+            crate::units::format_value(best.value, "MFlops"),
+            human(best.x)
+        );
+        assert!(words.contains("GFLOP/s"), "{words}");
+        assert!(t.contains(&words), "{words} missing: {t:?}");
+        // A star of ten corners in its colour on the plot, and the legend's swatch (each over a
+        // larger dark one, its outline).
+        let stars = svg
+            .lines()
+            .filter(|l| l.starts_with("<polygon") && l.contains("fill=\"#F0B400\""))
+            .count();
+        assert_eq!(stars, 2, "the plot's star and the legend's");
+    }
+
+    #[test]
+    fn a_flat_curve_gets_no_star_and_a_tied_best_says_where_it_is_tied_from() {
+        let stars = |svg: &str| {
+            svg.lines()
+                .filter(|l| l.starts_with("<polygon") && l.contains("fill=\"#F0B400\""))
+                .count()
+        };
+        // Flat within 1 %: the best is the noise's pick, no star and no entry.
+        let mut s = series();
+        for (i, p) in s.data.iter_mut().enumerate() {
+            p.1 = p.1.map(|_| 3000.0 + (i % 7) as f64);
+        }
+        s.curve = crate::analyze::analyze_curve(&s.data, crate::analyze::Sense::HigherIsBetter);
+        assert!(!stands_out(&s), "{:?} {:?}", s.curve.best, s.curve.worst);
+        let svg = series_svg(&s, "threads", None, &[], &Labels::default()).unwrap();
+        assert_eq!(stars(&svg), 0);
+        assert!(!texts_of(&svg).iter().any(|t| t.starts_with("best:")));
+        // A best tied within 1 % by a smaller x says so in its entry, as the subtitle does.
+        let mut s = series();
+        let b = s.curve.best.as_mut().unwrap();
+        assert_ne!(b.x, 33.0);
+        b.x_within_1pct = 33.0;
+        let x = human(b.x);
+        let svg = series_svg(&s, "threads", None, &[], &Labels::default()).unwrap();
+        let t = texts_of(&svg).join(" ");
+        assert!(t.contains(&format!("at {x} (within 1 % from 33)")), "{t}");
+        assert_eq!(stars(&svg), 2);
     }
 
     /// The texts of an SVG, each trimmed.

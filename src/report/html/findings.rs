@@ -85,8 +85,9 @@ pub(super) fn in_words(labels: &crate::spec::Labels, s: &crate::analyze::SeriesA
     crate::report::series::series_in_words(labels, &s.metric, &s.group)
 }
 
-/// A series' reading in one line: `period 128 (high confidence), knee 128, best 143.6 GFLOP/s at
-/// threads = 512`, its value with four digits (`15.60 TFLOP/s`).
+/// A series' reading in one line: `period 128 (high confidence), period 32 nested (medium
+/// confidence), knee 128, best 143.6 GFLOP/s at threads = 512`, its value with four digits
+/// (`15.60 TFLOP/s`).
 pub(super) fn finding(s: &crate::analyze::SeriesAnalysis, x_name: &str) -> String {
     // A setting or a count the sweep never moved: its value, not "no period".
     if let Some(same) = crate::analyze::reading::constant(x_name, &s.unit, &s.data) {
@@ -101,6 +102,14 @@ pub(super) fn finding(s: &crate::analyze::SeriesAnalysis, x_name: &str) -> Strin
         ),
         None => "no period".to_string(),
     }];
+    // The period nested in it, as the chart's subtitle and brackets show it.
+    if let (Some(_), Some(q)) = (&c.period, &c.secondary) {
+        parts.push(format!(
+            "period {} nested ({} confidence)",
+            human(q.period),
+            q.level.as_str()
+        ));
+    }
     if let Some(k) = c.knee {
         parts.push(format!("knee {}", human(k)));
     }
@@ -167,6 +176,18 @@ mod tests {
         let s = crate::report::series::tests::series();
         let line = finding(&s, "threads");
         assert!(line.starts_with("period 32 ("), "{line}");
+        assert!(!line.contains("nested"), "{line}");
+        // A nested period is a finding too, with its own confidence.
+        let mut nested = s.clone();
+        let mut q = s.curve.period.clone().unwrap();
+        q.period = 64.0;
+        q.level = crate::analyze::curve::Confidence::Medium;
+        nested.curve.secondary = Some(q);
+        let line = finding(&nested, "threads");
+        assert!(
+            line.contains(" confidence), period 64 nested (medium confidence), knee "),
+            "{line}"
+        );
         // 3200 MFlops, first reached at 64 threads.
         assert!(
             line.ends_with(", best 3.200 GFLOP/s at threads = 64"),
