@@ -86,6 +86,9 @@ fn new_manifest(
         cwd: std::env::current_dir()
             .map(|d| d.display().to_string())
             .unwrap_or_default(),
+        cache: std::path::absolute(&opts.build.cache)
+            .ok()
+            .map(|c| c.display().to_string()),
         spec_hash: spec.hash.clone(),
         spec: spec.text.clone(),
         bench: spec.bench.clone(),

@@ -93,6 +93,11 @@ pub struct Manifest {
     /// spec, and resolves it the same way, from any folder.
     #[serde(default)]
     pub cwd: String,
+    /// The build cache the run started with, absolute (`--cache`, `$SWEEP_CACHE` or
+    /// `<output>/.cache` made absolute at the start): `sweep resume` from any folder builds into
+    /// the same one. None in runs from before the field (`<output>/.cache` then).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache: Option<String>,
     pub spec_hash: String,
     /// `Bench::fingerprint` of the bench folder (and `cuda/common/`) when the run started: a
     /// resume refuses to add rows from another program. Empty: a run made before sweep recorded it.
