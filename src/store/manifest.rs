@@ -209,6 +209,11 @@ pub struct TimelineEntry {
 
 impl Manifest {
     pub fn load(dir: &Path) -> Result<Manifest, StoreError> {
+        if super::staging::is_staging(dir) {
+            return Err(StoreError::Staging {
+                dir: dir.to_path_buf(),
+            });
+        }
         let path = dir.join(MANIFEST);
         let text = std::fs::read_to_string(&path).map_err(|e| StoreError::Read {
             path: path.clone(),
