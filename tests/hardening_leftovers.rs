@@ -47,7 +47,11 @@ fn json_on_stdout_is_all_that_stdout_holds() {
             .unwrap();
         assert!(out.status.success(), "{}", stderr(&out));
         assert_eq!(json_points(&stdout(&out)), 4, "{target}");
-        assert!(stderr(&out).contains("finished 4 points"), "{}", stderr(&out));
+        assert!(
+            stderr(&out).contains("finished 4 points"),
+            "{}",
+            stderr(&out)
+        );
     }
     assert!(!p.path().join("-").exists(), "a file named `-` was written");
     // A resume, from another folder: `-` is still stdout, not a file there.
@@ -60,7 +64,11 @@ fn json_on_stdout_is_all_that_stdout_holds() {
         .unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(json_points(&stdout(&out)), 4);
-    assert!(stderr(&out).contains("finished 3 points"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("finished 3 points"),
+        "{}",
+        stderr(&out)
+    );
     assert!(!elsewhere.path().join("-").exists());
 }
 
@@ -89,9 +97,19 @@ fn an_output_over_an_input_of_the_command_is_refused_and_the_input_kept() {
     let dir = p.path();
     let spec = dir.join("sweeps/s4.toml");
     let args = ["run", "sweeps/s4.toml", "--force", "--export-json"];
-    refused_keeping(dir, &[&args[..], &["sweeps/s4.toml"]].concat(), "sweeps/s4.toml", &spec);
+    refused_keeping(
+        dir,
+        &[&args[..], &["sweeps/s4.toml"]].concat(),
+        "sweeps/s4.toml",
+        &spec,
+    );
     let program = "cuda/hostsaw/hostsaw.c";
-    refused_keeping(dir, &[&args[..], &[program]].concat(), program, &dir.join(program));
+    refused_keeping(
+        dir,
+        &[&args[..], &[program]].concat(),
+        program,
+        &dir.join(program),
+    );
     assert_eq!(run_dirs(&dir.join("output/s4")).len(), 1, "nothing ran");
     // A CSV named as the analysis it would get.
     std::fs::create_dir(dir.join("d")).unwrap();
@@ -104,12 +122,22 @@ fn an_output_over_an_input_of_the_command_is_refused_and_the_input_kept() {
     let cmp = dir.join("d/compare.csv");
     std::fs::copy(run.join("results.csv"), &cmp).unwrap();
     let a = run.to_str().unwrap();
-    refused_keeping(dir, &["compare", a, "d/compare.csv", "--out", "d"], "d/compare.csv", &cmp);
+    refused_keeping(
+        dir,
+        &["compare", a, "d/compare.csv", "--out", "d"],
+        "d/compare.csv",
+        &cmp,
+    );
     // export into a folder whose results.csv is the run's, through a link.
     std::fs::create_dir(dir.join("e")).unwrap();
     std::os::unix::fs::symlink(run.join("results.csv"), dir.join("e/results.csv")).unwrap();
     let results = run.join("results.csv");
-    refused_keeping(dir, &["export", a, "--format", "csv", "--out", "e"], "e/results.csv", &results);
+    refused_keeping(
+        dir,
+        &["export", a, "--format", "csv", "--out", "e"],
+        "e/results.csv",
+        &results,
+    );
     // Output elsewhere still works.
     let out = sweep(dir)
         .args(["analyze", "d/analysis.csv", "--out", "f"])
@@ -128,14 +156,20 @@ fn an_axis_value_written_decomposed_is_refused_naming_its_code_points() {
     let spec = |values: &str| {
         format!("bench = \"hostsaw\"\ncompiler = \"cc\"\n[vars]\nmode = \"ok\"\nslow_ms = 0\n[[axis]]\nname = \"threads\"\nrange = [1, 2]\n[[axis]]\nname = \"v\"\nvalues = [{values}]\n[[metric]]\nname = \"saw\"\nunit = \"MFlops\"\n")
     };
-    write(p.path(), "sweeps/u.toml", &spec("\"\\u00e9\", \"e\\u0301\""));
+    write(
+        p.path(),
+        "sweeps/u.toml",
+        &spec("\"\\u00e9\", \"e\\u0301\""),
+    );
     let check = |args: &[&str], at: &str| {
         let out = sweep(p.path()).args(args).output().unwrap();
         let err = stderr(&out);
         assert_eq!(out.status.code(), Some(3), "{err}");
         assert!(
             err.contains(at)
-                && err.contains("axis `v` has the value `e\u{301}` written decomposed (U+0065 U+0301")
+                && err.contains(
+                    "axis `v` has the value `e\u{301}` written decomposed (U+0065 U+0301"
+                )
                 && err.contains("hint: write the letter with its accent as one character"),
             "{err}"
         );
@@ -145,7 +179,10 @@ fn an_axis_value_written_decomposed_is_refused_naming_its_code_points() {
     check(&["run", "sweeps/u.toml", "-q"], "sweeps/u.toml:9:");
     assert!(!p.path().join("output/u").exists(), "nothing ran");
     write(p.path(), "sweeps/u.toml", &spec("\"\\u00e9\", \"b\""));
-    check(&["plan", "sweeps/u.toml", "-a", "v=e\u{301},b"], "with -a v=");
+    check(
+        &["plan", "sweeps/u.toml", "-a", "v=e\u{301},b"],
+        "with -a v=",
+    );
     let out = sweep(p.path())
         .args(["plan", "sweeps/u.toml"])
         .output()
@@ -164,7 +201,12 @@ fn sleeps(secs: &str) -> Vec<i32> {
         .filter(|pid| std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|c| c == want))
         .filter(|pid| {
             let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-            let state = stat.rsplit(')').next().unwrap_or("").split_whitespace().next();
+            let state = stat
+                .rsplit(')')
+                .next()
+                .unwrap_or("")
+                .split_whitespace()
+                .next();
             !matches!(state, Some("Z" | "X") | None)
         })
         .collect()
@@ -206,7 +248,11 @@ fn a_setsid_grandchild_does_not_outlive_its_point() {
         unsafe { libc::kill(*pid, libc::SIGKILL) };
     }
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
-    assert!(left.is_empty(), "{} `setsid sleep` survived their points: {left:?}", left.len());
+    assert!(
+        left.is_empty(),
+        "{} `setsid sleep` survived their points: {left:?}",
+        left.len()
+    );
     let run = run_dirs(&p.path().join("output/esc")).pop().unwrap();
     let statuses: Vec<(String, String)> = rows(&run.join("results.csv"))
         .into_iter()
@@ -245,7 +291,10 @@ fn hidden_folders_of_dead_sweeps_go_and_are_never_read_as_runs() {
     let dead = gone.id();
     gone.wait().unwrap();
     // A live one: this test's own child.
-    let mut live = std::process::Command::new("sleep").arg("60").spawn().unwrap();
+    let mut live = std::process::Command::new("sleep")
+        .arg("60")
+        .spawn()
+        .unwrap();
     let dead_new = hidden_copy(&run, &sweep_dir, &format!(".new-{dead}"));
     let dead_merge = hidden_copy(&run, &sweep_dir, &format!(".merge-{dead}"));
     let live_new = hidden_copy(&run, &sweep_dir, &format!(".new-{}", live.id()));
@@ -294,7 +343,10 @@ fn a_resume_from_another_folder_uses_the_runs_cache_and_output() {
     assert!(out.status.success(), "{}", stderr(&out));
     let run = run_dirs(&p.path().join("out2/s4")).pop().unwrap();
     let cache = p.path().join("mycache").canonicalize().unwrap();
-    let recorded = common::manifest(&run)["cache"].as_str().unwrap().to_string();
+    let recorded = common::manifest(&run)["cache"]
+        .as_str()
+        .unwrap()
+        .to_string();
     assert_eq!(Path::new(&recorded).canonicalize().unwrap(), cache);
     let cached = |run: &Path| -> Vec<String> {
         rows(&run.join("results.csv"))
@@ -310,7 +362,10 @@ fn a_resume_from_another_folder_uses_the_runs_cache_and_output() {
         .unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(cached(&run), ["0", "1", "1", "1"], "built again");
-    assert!(!p.path().join("output").exists(), "a new output folder at the start's");
+    assert!(
+        !p.path().join("output").exists(),
+        "a new output folder at the start's"
+    );
     assert!(!elsewhere.path().join("output").exists());
     // --cache given to the resume: from where the user is.
     unfinish(&run, 1);

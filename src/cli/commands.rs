@@ -319,7 +319,10 @@ fn resume_as_started(
 /// rebuilt every point into a new `output/.cache` there.
 fn resume_in_place(run_dir: &Path, m: &sweep::store::Manifest, place: &mut Where) {
     let here = |p: PathBuf| std::path::absolute(&p).unwrap_or(p);
-    let output = run_dir.parent().and_then(Path::parent).map(Path::to_path_buf);
+    let output = run_dir
+        .parent()
+        .and_then(Path::parent)
+        .map(Path::to_path_buf);
     if let Some(output) = &output {
         place.output = output.clone();
     }
@@ -404,7 +407,10 @@ fn render(spec: &Spec, point: usize, out: Option<PathBuf>) -> Result<i32, CliErr
         inputs.extend(bench.input_files().unwrap_or_default());
         outputs::refuse_own_inputs(
             &format!("--out {}", dir.display()),
-            &rendered.iter().map(|r| dir.join(&r.file)).collect::<Vec<_>>(),
+            &rendered
+                .iter()
+                .map(|r| dir.join(&r.file))
+                .collect::<Vec<_>>(),
             &inputs,
             "name a folder of its own with --out, not the bench's",
         )?;

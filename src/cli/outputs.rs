@@ -76,10 +76,18 @@ mod tests {
         std::os::unix::fs::symlink(&a, &link).unwrap();
         assert!(same_file(&a, &link));
         assert!(!same_file(&a, &b));
-        assert!(same_file(&tmp.path().join("new"), &tmp.path().join("./new")));
-        let err = refuse_own_inputs("--out x", &[link.clone()], &[b.clone(), a.clone()], "h")
-            .unwrap_err()
-            .to_string();
+        assert!(same_file(
+            &tmp.path().join("new"),
+            &tmp.path().join("./new")
+        ));
+        let err = refuse_own_inputs(
+            "--out x",
+            std::slice::from_ref(&link),
+            &[b.clone(), a.clone()],
+            "h",
+        )
+        .unwrap_err()
+        .to_string();
         assert_eq!(
             err,
             format!(

@@ -376,7 +376,12 @@ mod tests {
     /// Whether `pid` runs (not gone, not a zombie).
     fn running(pid: i32) -> bool {
         let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-        let state = stat.rsplit(')').next().unwrap_or("").split_whitespace().next();
+        let state = stat
+            .rsplit(')')
+            .next()
+            .unwrap_or("")
+            .split_whitespace()
+            .next();
         !stat.is_empty() && !matches!(state, Some("Z" | "X"))
     }
 
@@ -424,10 +429,19 @@ mod tests {
         .unwrap();
         assert_eq!(out.exit, Exit::Code(0));
         let left = pid_in(&pid_b);
-        assert!(!running(left), "the point's `setsid sleep` {left} outlived it");
-        assert!(running(neighbours), "a neighbour's process {neighbours} was killed");
+        assert!(
+            !running(left),
+            "the point's `setsid sleep` {left} outlived it"
+        );
+        assert!(
+            running(neighbours),
+            "a neighbour's process {neighbours} was killed"
+        );
         drop(a);
-        assert!(!running(neighbours), "the neighbour's `setsid sleep` outlived it");
+        assert!(
+            !running(neighbours),
+            "the neighbour's `setsid sleep` outlived it"
+        );
     }
 
     #[test]

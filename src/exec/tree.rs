@@ -102,10 +102,9 @@ fn kill_marked(candidates: impl Fn() -> HashSet<i32>, wanted: &dyn Fn(&[u8]) -> 
 pub(super) fn kill_left_behind(mark: &str) {
     let entry = format!("{TREE_ENV}={mark}").into_bytes();
     let me = std::process::id() as i32;
-    let killed = kill_marked(
-        || descendants(me, &processes()),
-        &|e: &[u8]| e == entry.as_slice(),
-    );
+    let killed = kill_marked(|| descendants(me, &processes()), &|e: &[u8]| {
+        e == entry.as_slice()
+    });
     reap(killed);
 }
 
@@ -119,8 +118,7 @@ fn reap(mut pids: Vec<i32>) {
             let mut status = 0;
             // SAFETY: waits for one pid without blocking.
             let r = unsafe { libc::waitpid(p, &mut status, libc::WNOHANG) };
-            let ended = r == p
-                || (r < 0 && !std::path::Path::new(&format!("/proc/{p}")).exists());
+            let ended = r == p || (r < 0 && !std::path::Path::new(&format!("/proc/{p}")).exists());
             !ended
         });
         if !pids.is_empty() {

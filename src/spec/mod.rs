@@ -481,7 +481,11 @@ impl Spec {
         }
         for spanned in &file.metrics {
             let m = spanned.get_ref();
-            let texts = [("unit", &m.unit), ("label", &m.label), ("family", &m.family)];
+            let texts = [
+                ("unit", &m.unit),
+                ("label", &m.label),
+                ("family", &m.family),
+            ];
             for (what, text) in texts.iter().filter_map(|(w, t)| Some((w, t.as_ref()?))) {
                 if let Some(points) = nfc::decomposed(text) {
                     let name = (m.name.as_ref().or(m.pattern.as_ref()).or(m.regex.as_ref()))

@@ -62,7 +62,12 @@ mod tests {
             ("\u{301}", None),
             ("x\u{20DD}", None),
         ] {
-            assert_eq!(decomposed(text).as_deref(), found, "{}", text.escape_unicode());
+            assert_eq!(
+                decomposed(text).as_deref(),
+                found,
+                "{}",
+                text.escape_unicode()
+            );
         }
     }
 }
