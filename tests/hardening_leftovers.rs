@@ -89,7 +89,8 @@ fn refused_keeping(p: &Path, args: &[&str], named: &str, file: &Path) {
 /// Low 2: an output option pointed at one of the command's own inputs overwrote it: `run
 /// --export-json` over the spec or the bench's program, `analyze` of a CSV named analysis.csv
 /// (beside it or with --out), `compare --out` over compare.csv it compares, `export --out` into a
-/// folder whose results.csv links to the run's. Each is refused naming the file, which stays.
+/// folder whose results.csv links to the run's, `report --out` likewise. Each is refused naming
+/// the file, which stays.
 #[test]
 fn an_output_over_an_input_of_the_command_is_refused_and_the_input_kept() {
     let p = project();
@@ -138,6 +139,10 @@ fn an_output_over_an_input_of_the_command_is_refused_and_the_input_kept() {
         "e/results.csv",
         &results,
     );
+    // report --out into a folder whose report.html is the run's results.csv, through a link.
+    std::fs::create_dir(dir.join("g")).unwrap();
+    std::os::unix::fs::symlink(run.join("results.csv"), dir.join("g/report.html")).unwrap();
+    refused_keeping(dir, &["report", a, "--out", "g"], "g/report.html", &results);
     // Output elsewhere still works.
     let out = sweep(dir)
         .args(["analyze", "d/analysis.csv", "--out", "f"])

@@ -513,15 +513,16 @@ fn export(
     Ok(exit::OK)
 }
 
-/// Every name `sweep export` may write into its folder, whatever the formats.
-const EXPORTED: [&str; 6] = [
-    "results.xlsx",
-    "results.csv",
-    "analysis.csv",
-    "run.json",
-    sweep::export::long::CSV,
-    sweep::export::long::JSON,
-];
+/// The names `sweep export` writes into its folder in format `f`.
+fn exported(f: sweep::export::Format) -> &'static [&'static str] {
+    use sweep::export::Format;
+    match f {
+        Format::Xlsx => &["results.xlsx"],
+        Format::Csv => &["results.csv", "analysis.csv"],
+        Format::Json => &["run.json"],
+        Format::Long => &[sweep::export::long::CSV, sweep::export::long::JSON],
+    }
+}
 
 /// The files of `sweep export` (what `sweep run --export` writes too).
 fn export_files(
@@ -533,13 +534,18 @@ fn export_files(
     let run = sweep::store::Run::open_dir(run_dir).map_err(CliError::Store)?;
     let typed = sweep::export::Typed::of(&run).map_err(CliError::Store)?;
     let out = match out {
-        Some(out) => {
-            // Through a link, --out may reach the run's own files (a run folder itself is
-            // refused by the export, naming it).
+        // Through a link, --out may reach the run's own files (a run folder as --out is the
+        // export's to refuse, naming it).
+        Some(out) if !RunDir::new(&out).is_run() => {
             let dir = RunDir::new(run_dir);
+            let written: Vec<PathBuf> = formats
+                .iter()
+                .flat_map(|f| exported(*f))
+                .map(|name| out.join(name))
+                .collect();
             outputs::refuse_own_inputs(
                 &format!("--out {}", out.display()),
-                &EXPORTED.map(|f| out.join(f)),
+                &written,
                 &[
                     dir.results(),
                     dir.manifest(),
@@ -550,6 +556,7 @@ fn export_files(
             )?;
             out
         }
+        Some(out) => out,
         // The run's own export/ (a --out the user names may be a link of theirs).
         None => {
             let own = sweep::store::RunDir::new(run_dir).export();
@@ -634,8 +641,23 @@ fn plot(results: &Path, select: &Select, look: &LookArgs) -> Result<i32, CliErro
 
 /// `sweep report`: `report.html` written into the run folder.
 fn report(run_dir: PathBuf, out: Option<PathBuf>) -> Result<i32, CliError> {
-    if !RunDir::new(&run_dir).is_run() {
+    let run = RunDir::new(&run_dir);
+    if !run.is_run() {
         return Err(CliError::NotRunFolder { dir: run_dir });
+    }
+    if let Some(dir) = &out {
+        outputs::refuse_own_inputs(
+            &format!("--out {}", dir.display()),
+            &[dir.join(sweep::store::run::REPORT)],
+            &[
+                run.results(),
+                run.manifest(),
+                run.analysis_json(),
+                run.analysis_csv(),
+                run.analysis_md(),
+            ],
+            "name a folder of its own with --out",
+        )?;
     }
     let path = sweep::report::html::write_to(&run_dir, out.as_deref()).map_err(CliError::Report)?;
     eprintln!("wrote {}", path.display());
