@@ -313,29 +313,20 @@ fn resume_as_started(
 
 /// A resume works where its run started, whatever folder it is called from: the output folder
 /// is the run's own (`<output>/<sweep>/<stamp>`), and the build cache the one it started with
-/// (recorded absolute in its manifest; `<output>/.cache` for a run from before the record),
-/// unless `--cache` or `$SWEEP_CACHE` names another, read from where the user is. Relative
+/// (recorded absolute in its manifest), unless `--cache` names another, read from where the
+/// user is; a run from before the record takes `$SWEEP_CACHE`, else `<output>/.cache`. Relative
 /// paths read after the move into the run's folder of start named other folders: the resume
 /// rebuilt every point into a new `output/.cache` there.
 fn resume_in_place(run_dir: &Path, m: &sweep::store::Manifest, place: &mut Where) {
     let here = |p: PathBuf| std::path::absolute(&p).unwrap_or(p);
-    let output = run_dir
-        .parent()
-        .and_then(Path::parent)
-        .map(Path::to_path_buf);
-    if let Some(output) = &output {
-        place.output = output.clone();
+    if let Some(output) = run_dir.parent().and_then(Path::parent) {
+        place.output = output.to_path_buf();
     }
-    let given = place
-        .cache
-        .take()
-        .or_else(|| std::env::var_os("SWEEP_CACHE").map(PathBuf::from));
-    place.cache = Some(match (given, &m.cache, output) {
-        (Some(cache), _, _) => here(cache),
-        (None, Some(recorded), _) => PathBuf::from(recorded),
-        (None, None, Some(output)) => output.join(".cache"),
-        (None, None, None) => here(place.output.join(".cache")),
-    });
+    let given = place.cache.take().map(here);
+    let recorded = m.cache.as_ref().map(PathBuf::from);
+    let ambient = std::env::var_os("SWEEP_CACHE").map(|c| here(PathBuf::from(c)));
+    let default = here(place.output.join(".cache"));
+    place.cache = Some(given.or(recorded).or(ambient).unwrap_or(default));
 }
 
 /// `sweep resume`: the run's spec with the overrides it started with, read from the folder it
