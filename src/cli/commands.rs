@@ -509,7 +509,7 @@ fn exported(f: sweep::export::Format) -> &'static [&'static str] {
     use sweep::export::Format;
     match f {
         Format::Xlsx => &["results.xlsx"],
-        Format::Csv => &["results.csv", "analysis.csv"],
+        Format::Csv => &[sweep::store::RESULTS, ANALYSIS_CSV],
         Format::Json => &["run.json"],
         Format::Long => &[sweep::export::long::CSV, sweep::export::long::JSON],
     }
