@@ -217,6 +217,41 @@ fn sleeps(secs: &str) -> Vec<i32> {
         .collect()
 }
 
+/// A bench `esc` whose program starts `setsid sleep <secs> &` (out of its process group, which
+/// sweep kills), then waits forever where `hang` is 1, and prints its MFlops; `sweeps/esc.toml`
+/// over threads 1..4 and hang 1, 0 (the first point hangs), with a `run_timeout_s` of `timeout`.
+/// The seconds (returned) are no other test's: this test's sleeps are found by their command line.
+fn escaping_bench(p: &Path, timeout: u32) -> String {
+    let secs = format!("{}", 500_000 + std::process::id() * 2 + timeout);
+    write(
+        p,
+        "cuda/esc/esc.c",
+        &format!("#include \"params.h\"\n#include <stdio.h>\n#include <stdlib.h>\n#include <unistd.h>\nint main(void) {{\n  system(\"setsid sleep {secs} &\");\n  if (HANG) pause();\n  printf(\"MFlops: %d\\n\", THREADS);\n  return 0;\n}}\n"),
+    );
+    write(
+        p,
+        "cuda/esc/params.h.tera",
+        "#define THREADS {{ threads }}\n#define HANG {{ hang }}\n",
+    );
+    write(
+        p,
+        "sweeps/esc.toml",
+        &format!("bench = \"esc\"\ncompiler = \"cc\"\nrun_timeout_s = {timeout}\n[[axis]]\nname = \"threads\"\nrange = [1, 4]\n[[axis]]\nname = \"hang\"\nvalues = [1, 0]\n[[metric]]\npattern = \"mflops\"\n"),
+    );
+    secs
+}
+
+/// Kills the sleeps of `secs` still running (so that a failing test leaves none), and says
+/// which were.
+fn kill_sleeps(secs: &str) -> Vec<i32> {
+    let left = sleeps(secs);
+    for pid in &left {
+        // SAFETY: kills this test's own leftover sleeps.
+        unsafe { libc::kill(*pid, libc::SIGKILL) };
+    }
+    left
+}
+
 /// Low 4: a program that started `setsid sleep 1000 &` (out of its process group, which sweep
 /// kills) left it running after the point ended, by a normal exit or a timeout. sweep kills what
 /// a point left behind; the points (built in parallel) all measure.
@@ -226,32 +261,12 @@ fn a_setsid_grandchild_does_not_outlive_its_point() {
         return common::skip("no setsid on PATH");
     }
     let p = project();
-    // Seconds no other test sleeps: this test's own sleeps, found by their command line.
-    let secs = format!("{}", 500_000 + std::process::id());
-    write(
-        p.path(),
-        "cuda/esc/esc.c",
-        &format!("#include \"params.h\"\n#include <stdio.h>\n#include <stdlib.h>\n#include <unistd.h>\nint main(void) {{\n  system(\"setsid sleep {secs} &\");\n  if (HANG) pause();\n  printf(\"MFlops: %d\\n\", THREADS);\n  return 0;\n}}\n"),
-    );
-    write(
-        p.path(),
-        "cuda/esc/params.h.tera",
-        "#define THREADS {{ threads }}\n#define HANG {{ hang }}\n",
-    );
-    write(
-        p.path(),
-        "sweeps/esc.toml",
-        "bench = \"esc\"\ncompiler = \"cc\"\nrun_timeout_s = 1\n[[axis]]\nname = \"threads\"\nrange = [1, 4]\n[[axis]]\nname = \"hang\"\nvalues = [0, 1]\n[[metric]]\npattern = \"mflops\"\n",
-    );
+    let secs = escaping_bench(p.path(), 1);
     let out = sweep(p.path())
         .args(["run", "sweeps/esc.toml", "-q", "--no-analyze", "-j", "4"])
         .output()
         .unwrap();
-    let left = sleeps(&secs);
-    for pid in &left {
-        // SAFETY: kills this test's own leftover sleeps.
-        unsafe { libc::kill(*pid, libc::SIGKILL) };
-    }
+    let left = kill_sleeps(&secs);
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     assert!(
         left.is_empty(),
@@ -268,6 +283,46 @@ fn a_setsid_grandchild_does_not_outlive_its_point() {
         let want = if hang == "1" { "timeout" } else { "ok" };
         assert_eq!(status, want, "hang={hang}");
     }
+}
+
+/// The same when sweep itself is SIGKILLed while such a program waits: the guard, which outlives
+/// sweep, kills what carries sweep's marks wherever it was reparented.
+#[test]
+fn a_setsid_grandchild_does_not_outlive_a_sigkilled_sweep() {
+    if !common::on_path("setsid") {
+        return common::skip("no setsid on PATH");
+    }
+    let p = project();
+    let secs = escaping_bench(p.path(), 600);
+    let mut child = common::sweep_process(p.path())
+        .args(["run", "sweeps/esc.toml", "-q", "--no-analyze"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // Until the first point, which hangs, has started its sleep.
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while sleeps(&secs).is_empty() {
+        if std::time::Instant::now() > until {
+            let _ = child.kill();
+            kill_sleeps(&secs);
+            panic!("no sleep started");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    assert!(!sleeps(&secs).is_empty(), "the hanging point's sleep");
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while !sleeps(&secs).is_empty() && std::time::Instant::now() < until {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let left = kill_sleeps(&secs);
+    assert!(
+        left.is_empty(),
+        "`setsid sleep` outlived the killed sweep: {left:?}"
+    );
 }
 
 /// A hidden folder `name` in `dir` that looks like a whole run (a copy of `run`), last changed
