@@ -17,6 +17,7 @@ mod gpus;
 mod h100_fixtures;
 mod h200x2_fixtures;
 mod hardening;
+mod hardening_leftovers;
 mod hardening_lows;
 mod nvcc;
 mod read_scale;

@@ -3,6 +3,7 @@
 
 use super::args::*;
 use super::error::CliError;
+use super::outputs;
 use std::path::{Path, PathBuf};
 use sweep::driver;
 use sweep::events::terminal::Terminal;
@@ -12,6 +13,7 @@ use sweep::overrides::Overrides;
 use sweep::points::{Shard, Split};
 use sweep::report::Make;
 use sweep::spec::Spec;
+use sweep::store::run::{ANALYSIS_CSV, ANALYSIS_JSON, ANALYSIS_MD};
 use sweep::store::RunDir;
 
 fn load(spec: &Path) -> Result<Spec, CliError> {
@@ -110,12 +112,29 @@ fn after_the_sweep(spec: &Spec, run_dir: Option<PathBuf>) -> String {
 /// [`Terminal`] reporter's, from the driver's events and from this function's after the sweep
 /// (`Analyzed`, `Wrote`, `Done`, a warning for what failed after the sweep).
 fn run(spec: &Spec, args: &RunArgs, resume: Option<PathBuf>) -> Result<i32, CliError> {
-    if let Some(path) = &args.export_json {
+    // JSON on stdout: every other line goes to stderr, so that stdout parses as one document.
+    let json_on_stdout = args.export_json.as_deref().is_some_and(outputs::is_stdout);
+    if let Some(path) = args.export_json.as_deref().filter(|_| !json_on_stdout) {
         export_json_outside_runs(path)?;
+        let mut inputs = vec![spec.path.clone()];
+        if let Ok(bench) = sweep::render::Bench::locate(spec) {
+            inputs.extend(bench.input_files().unwrap_or_default());
+        }
+        outputs::refuse_own_inputs(
+            &format!("--export-json {}", path.display()),
+            &[path.to_path_buf()],
+            &inputs,
+            "name a new file for the JSON, or `-` for stdout",
+        )?;
     }
     let opts = options(args, resume);
     install_ctrl_c(&opts.build.cancel, spec);
-    let mut out = sweep::report::html::Live::new(Box::new(Terminal::new(spec, args.quiet)));
+    let terminal = Terminal::new(spec, args.quiet);
+    let terminal = match json_on_stdout {
+        true => terminal.summary_on_stderr(),
+        false => terminal,
+    };
+    let mut out = sweep::report::html::Live::new(Box::new(terminal));
     let summary = driver::run_sweep(spec, &opts, &mut out)?;
     // A Ctrl-C or SIGTERM while the last point ran: the sweep is over, and nothing more is made.
     if opts.build.cancel.is_cancelled() && !summary.interrupted {
@@ -129,9 +148,16 @@ fn run(spec: &Spec, args: &RunArgs, resume: Option<PathBuf>) -> Result<i32, CliE
     // asked for did not happen, so the run exits with that failure's code (the first's).
     let mut export_failed: Option<i32> = None;
     if let Some(path) = &args.export_json {
-        let written = sweep::store::Run::open_dir(&summary.run_dir)
-            .and_then(|run| sweep::export::write_json(&run, path));
+        let written = sweep::store::Run::open_dir(&summary.run_dir).and_then(|run| {
+            if json_on_stdout {
+                json_to_stdout(&run, path)
+            } else {
+                sweep::export::write_json(&run, path)
+            }
+        });
         match written {
+            // What went to stdout is no file to list.
+            Ok(()) if json_on_stdout => {}
             Ok(()) => out.on(&Event::Wrote(path)),
             Err(e) => {
                 let e = CliError::Store(e);
@@ -195,6 +221,24 @@ fn run(spec: &Spec, args: &RunArgs, resume: Option<PathBuf>) -> Result<i32, CliE
     } else {
         exit::OK
     })
+}
+
+/// `--export-json -` (or `/dev/stdout`): the run's JSON written to stdout, whatever stdout is (a
+/// pipe, a terminal, a file the shell opened, in append mode too), never replaced by a rename.
+fn json_to_stdout(run: &sweep::store::Run, path: &Path) -> Result<(), sweep::store::StoreError> {
+    use std::io::Write as _;
+    let failed = |cause: std::io::Error| sweep::store::StoreError::Write {
+        path: path.to_path_buf(),
+        cause: cause.into(),
+    };
+    let v = sweep::export::run_json(run)?;
+    let text = serde_json::to_string_pretty(&v).map_err(|e| failed(e.into()))?;
+    let mut stdout = std::io::stdout().lock();
+    stdout
+        .write_all(text.as_bytes())
+        .and_then(|()| stdout.write_all(b"\n"))
+        .and_then(|()| stdout.flush())
+        .map_err(failed)
 }
 
 /// Refuses an `--export-json` file inside a run folder (one holding manifest.json, or a folder
@@ -267,17 +311,36 @@ fn resume_as_started(
     }
 }
 
+/// A resume works where its run started, whatever folder it is called from: the output folder
+/// is the run's own (`<output>/<sweep>/<stamp>`), and the build cache the one it started with
+/// (recorded absolute in its manifest), unless `--cache` names another, read from where the
+/// user is; a run from before the record takes `$SWEEP_CACHE`, else `<output>/.cache`. Relative
+/// paths read after the move into the run's folder of start named other folders: the resume
+/// rebuilt every point into a new `output/.cache` there.
+fn resume_in_place(run_dir: &Path, m: &sweep::store::Manifest, place: &mut Where) {
+    let here = |p: PathBuf| std::path::absolute(&p).unwrap_or(p);
+    if let Some(output) = run_dir.parent().and_then(Path::parent) {
+        place.output = output.to_path_buf();
+    }
+    let given = place.cache.take().map(here);
+    let recorded = m.cache.as_ref().map(PathBuf::from);
+    let ambient = std::env::var_os("SWEEP_CACHE").map(|c| here(PathBuf::from(c)));
+    let default = here(place.output.join(".cache"));
+    place.cache = Some(given.or(recorded).or(ambient).unwrap_or(default));
+}
+
 /// `sweep resume`: the run's spec with the overrides it started with, read from the folder it
 /// started in, run again into the same folder.
 fn resume(run_dir: PathBuf, args: &RunArgs) -> Result<i32, CliError> {
     let run_dir = std::path::absolute(&run_dir).unwrap_or(run_dir);
     // `--export-json` names a file from where the user is, not from the run's folder of start.
     let mut args = args.clone();
-    if let Some(path) = &args.export_json {
+    if let Some(path) = args.export_json.as_ref().filter(|p| !outputs::is_stdout(p)) {
         args.export_json = Some(std::path::absolute(path).unwrap_or_else(|_| path.clone()));
     }
     let m = sweep::store::Manifest::load(&run_dir).map_err(CliError::Store)?;
     resume_as_started(&run_dir, &m, &mut args)?;
+    resume_in_place(&run_dir, &m, &mut args.place);
     let args = &args;
     // From any folder: work in the one the run started in, where its spec path, output and
     // cache paths mean what they meant then.
@@ -330,6 +393,19 @@ fn render(spec: &Spec, point: usize, out: Option<PathBuf>) -> Result<i32, CliErr
     })?;
     let bench = sweep::render::Bench::locate(spec)?;
     let rendered = sweep::render::render(&bench, spec, p)?;
+    if let Some(dir) = &out {
+        let mut inputs = vec![spec.path.clone()];
+        inputs.extend(bench.input_files().unwrap_or_default());
+        outputs::refuse_own_inputs(
+            &format!("--out {}", dir.display()),
+            &rendered
+                .iter()
+                .map(|r| dir.join(&r.file))
+                .collect::<Vec<_>>(),
+            &inputs,
+            "name a folder of its own with --out, not the bench's",
+        )?;
+    }
     let Some(dir) = out else {
         for r in &rendered {
             println!("// ---- {} ({}) ----", r.file, p.label());
@@ -428,6 +504,17 @@ fn export(
     Ok(exit::OK)
 }
 
+/// The names `sweep export` writes into its folder in format `f`.
+fn exported(f: sweep::export::Format) -> &'static [&'static str] {
+    use sweep::export::Format;
+    match f {
+        Format::Xlsx => &["results.xlsx"],
+        Format::Csv => &[sweep::store::RESULTS, ANALYSIS_CSV],
+        Format::Json => &["run.json"],
+        Format::Long => &[sweep::export::long::CSV, sweep::export::long::JSON],
+    }
+}
+
 /// The files of `sweep export` (what `sweep run --export` writes too).
 fn export_files(
     run_dir: &Path,
@@ -438,6 +525,28 @@ fn export_files(
     let run = sweep::store::Run::open_dir(run_dir).map_err(CliError::Store)?;
     let typed = sweep::export::Typed::of(&run).map_err(CliError::Store)?;
     let out = match out {
+        // Through a link, --out may reach the run's own files (a run folder as --out is the
+        // export's to refuse, naming it).
+        Some(out) if !RunDir::new(&out).is_run() => {
+            let dir = RunDir::new(run_dir);
+            let written: Vec<PathBuf> = formats
+                .iter()
+                .flat_map(|f| exported(*f))
+                .map(|name| out.join(name))
+                .collect();
+            outputs::refuse_own_inputs(
+                &format!("--out {}", out.display()),
+                &written,
+                &[
+                    dir.results(),
+                    dir.manifest(),
+                    dir.analysis_csv(),
+                    dir.analysis_json(),
+                ],
+                "name a folder of its own with --out, or leave it out for RUN/export",
+            )?;
+            out
+        }
         Some(out) => out,
         // The run's own export/ (a --out the user names may be a link of theirs).
         None => {
@@ -471,6 +580,18 @@ fn analyze_options(select: &Select) -> sweep::analyze::AnalyzeOptions {
 /// stdout, so that it pipes, and the files it wrote on stderr.
 fn analyze(results: &Path, select: &Select) -> Result<i32, CliError> {
     let results = RunDir::results_of(results);
+    let beside = results.parent().map(Path::to_path_buf).unwrap_or_default();
+    let out = select.out.clone().unwrap_or(beside);
+    let option = match &select.out {
+        Some(dir) => format!("--out {}", dir.display()),
+        None => "the analysis beside the CSV".to_string(),
+    };
+    outputs::refuse_own_inputs(
+        &option,
+        &[ANALYSIS_JSON, ANALYSIS_CSV, ANALYSIS_MD].map(|f| out.join(f)),
+        std::slice::from_ref(&results),
+        "name another folder with --out, or rename the CSV",
+    )?;
     let opts = analyze_options(select);
     let made = sweep::report::make(&results, &opts, select.out.as_deref(), Make::Analysis)?;
     if let Some(a) = &made.analysis {
@@ -511,8 +632,23 @@ fn plot(results: &Path, select: &Select, look: &LookArgs) -> Result<i32, CliErro
 
 /// `sweep report`: `report.html` written into the run folder.
 fn report(run_dir: PathBuf, out: Option<PathBuf>) -> Result<i32, CliError> {
-    if !RunDir::new(&run_dir).is_run() {
+    let run = RunDir::new(&run_dir);
+    if !run.is_run() {
         return Err(CliError::NotRunFolder { dir: run_dir });
+    }
+    if let Some(dir) = &out {
+        outputs::refuse_own_inputs(
+            &format!("--out {}", dir.display()),
+            &[dir.join(sweep::store::run::REPORT)],
+            &[
+                run.results(),
+                run.manifest(),
+                run.analysis_json(),
+                run.analysis_csv(),
+                run.analysis_md(),
+            ],
+            "name a folder of its own with --out",
+        )?;
     }
     let path = sweep::report::html::write_to(&run_dir, out.as_deref()).map_err(CliError::Report)?;
     eprintln!("wrote {}", path.display());
@@ -608,6 +744,14 @@ fn compare(
 ) -> Result<i32, CliError> {
     if let Some(pct) = fail_on_slower.filter(|p| !(p.is_finite() && *p >= 0.0)) {
         return Err(CliError::NotPercentage(pct));
+    }
+    if let Some(dir) = &out {
+        outputs::refuse_own_inputs(
+            &format!("--out {}", dir.display()),
+            &["compare.csv", "compare.md"].map(|f| dir.join(f)),
+            &[RunDir::results_of(a), RunDir::results_of(b)],
+            "name another folder with --out",
+        )?;
     }
     let c = sweep::compare::compare(a, b, &sweep::compare::Options { y })?;
     print!("{}", c.to_markdown());

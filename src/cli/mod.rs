@@ -4,3 +4,4 @@
 pub(crate) mod args;
 pub(crate) mod commands;
 pub(crate) mod error;
+pub(crate) mod outputs;

@@ -86,6 +86,9 @@ fn new_manifest(
         cwd: std::env::current_dir()
             .map(|d| d.display().to_string())
             .unwrap_or_default(),
+        cache: std::path::absolute(&opts.build.cache)
+            .ok()
+            .map(|c| c.display().to_string()),
         spec_hash: spec.hash.clone(),
         spec: spec.text.clone(),
         bench: spec.bench.clone(),
@@ -146,6 +149,12 @@ impl<'s> Session<'s> {
         let (gpus, gpu_locks) = claim_gpus(spec, opts, &holder)?;
         let toolchain = Toolchain::find(spec, gpus.first().and_then(gpu::arch_of))?;
         let bench_hash = bench.fingerprint()?;
+        // What killed sweeps left half made beside the runs goes before any is picked (a new
+        // run's folder does the same).
+        store::staging::remove_dead(&opts.build.output.join(&spec.name));
+        if let Some(parent) = opts.resume.as_deref().and_then(Path::parent) {
+            store::staging::remove_dead(parent);
+        }
         let resume_dir = pick_run_dir(spec, opts, &bench_hash, &toolchain, &gpus)?;
         let resumed = resume_dir.is_some();
         let header = store::header(spec);

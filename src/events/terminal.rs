@@ -313,6 +313,8 @@ pub struct Terminal {
     widths: Widths,
     analysis: Option<Analysis>,
     wrote: Vec<PathBuf>,
+    /// The closing summary goes to stderr too: stdout carries something else (`--export-json -`).
+    summary_on_stderr: bool,
 }
 
 impl Terminal {
@@ -341,7 +343,16 @@ impl Terminal {
             },
             analysis: None,
             wrote: Vec::new(),
+            summary_on_stderr: false,
         }
+    }
+
+    /// Writes the closing summary on stderr, as every other line: stdout is kept for what the
+    /// user sent there (`--export-json -`, or `/dev/stdout`), so that it pipes into a parser.
+    pub fn summary_on_stderr(mut self) -> Terminal {
+        self.summary_on_stderr = true;
+        self.colour.1 = self.colour.0;
+        self
     }
 
     /// A line on stderr, above the bar when there is one.
@@ -482,11 +493,19 @@ impl Reporter for Terminal {
                         &self.wrote,
                         report,
                         self.colour.1,
-                        super::closing::width(),
+                        if self.summary_on_stderr {
+                            super::closing::width_of(std::io::stderr())
+                        } else {
+                            super::closing::width()
+                        },
                     )
                 };
                 for l in lines {
-                    println!("{l}");
+                    if self.summary_on_stderr {
+                        self.say(l);
+                    } else {
+                        println!("{l}");
+                    }
                 }
             }
         }

@@ -24,7 +24,8 @@ pub fn start_guard() {
     }
     // SAFETY: called from main before any thread exists; the child runs `guard` and never returns.
     match unsafe { libc::fork() } {
-        0 => guard(fds[0]),
+        // SAFETY: getppid only reads; in the child it is sweep's pid.
+        0 => guard(fds[0], unsafe { libc::getppid() }),
         -1 => unsafe {
             libc::close(fds[0]);
             libc::close(fds[1]);
@@ -39,8 +40,9 @@ pub fn start_guard() {
 
 /// The guard's whole life: its own session (a Ctrl-C or a kill of sweep's group does not reach
 /// it), no descriptor but the pipe (so nothing waiting for sweep's output waits for it), then
-/// read group ids until end of file and kill the groups still open.
-fn guard(pipe: i32) -> ! {
+/// read group ids until end of file and kill the groups still open, and what sweep's programs
+/// started out of their groups (marked with `sweep`'s pid, see `tree.rs`).
+fn guard(pipe: i32, sweep: i32) -> ! {
     // SAFETY: a single-threaded child after fork; only descriptors, signals and killpg.
     unsafe {
         libc::setsid();
@@ -84,6 +86,7 @@ fn guard(pipe: i32) -> ! {
     for pgid in open {
         kill_group(pgid);
     }
+    super::tree::kill_all_marked_by(sweep);
     // SAFETY: ends the guard without running sweep's exit handlers.
     unsafe { libc::_exit(0) }
 }

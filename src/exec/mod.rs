@@ -2,18 +2,22 @@
 //!
 //! Commands are values ([`Cmd`]): built elsewhere, run here, logged with their exact command line.
 //! Every child leads its own process group, and the whole group is killed when it times out,
-//! when it exits (no orphaned grandchildren), and on the second Ctrl-C.
+//! when it exits (no orphaned grandchildren), and on the second Ctrl-C; what it started out of its
+//! group (`setsid`) is found by its mark and killed too (`tree.rs`).
 //!
 //! `cmd.rs` holds the command values, `outcome.rs` how a process ended, `guard.rs` the process
-//! groups and the guard that outlives sweep; this file starts, gates, waits for and captures.
+//! groups and the guard that outlives sweep, `tree.rs` what a command left outside its group;
+//! this file starts, gates, waits for and captures.
 
 mod cmd;
 mod guard;
 mod outcome;
+mod tree;
 
 pub use cmd::Cmd;
 pub use guard::{kill_all, start_guard};
 pub use outcome::{Exit, Outcome};
+pub use tree::TREE_ENV;
 
 use std::io::Write;
 use std::os::fd::AsRawFd;
@@ -64,6 +68,8 @@ pub struct Started {
     done: mpsc::Receiver<()>,
     waiter: Option<std::thread::JoinHandle<std::io::Result<std::process::ExitStatus>>>,
     pgid: i32,
+    /// The value of [`TREE_ENV`] that the child and everything it starts carry.
+    mark: String,
     gate: Option<std::fs::File>,
     go_at: Option<Instant>,
 }
@@ -74,10 +80,14 @@ pub fn start(cmd: &Cmd, sink: Sink, gated: bool) -> Result<Started, ExecError> {
         line: cmd.line(),
         source,
     };
+    tree::become_subreaper();
+    let mark = tree::new_mark();
     let mut expr = duct::cmd(&cmd.program, &cmd.args).unchecked().stdin_null();
     for (k, v) in &cmd.env {
         expr = expr.env(k, v);
     }
+    // Not in `cmd.env`: no part of the logged line, nor of a build's cache key.
+    expr = expr.env(tree::TREE_ENV, &mark);
     if let Some(dir) = &cmd.cwd {
         expr = expr.dir(dir);
     }
@@ -172,6 +182,7 @@ pub fn start(cmd: &Cmd, sink: Sink, gated: bool) -> Result<Started, ExecError> {
         done,
         waiter: Some(waiter),
         pgid,
+        mark,
         gate,
         go_at: None,
     })
@@ -234,12 +245,14 @@ impl Started {
 }
 
 impl Drop for Started {
-    /// The leader is gone or abandoned; whatever is left in its group goes too.
+    /// The leader is gone or abandoned; whatever is left in its group goes too, and what it
+    /// started out of its group (its mark tells).
     fn drop(&mut self) {
         guard::kill_group(self.pgid);
         if let Some(w) = self.waiter.take() {
             let _ = w.join();
         }
+        tree::kill_left_behind(&self.mark);
         guard::closed(self.pgid);
     }
 }
@@ -358,6 +371,77 @@ mod tests {
             .unwrap_or("");
         let alive = !stat.is_empty() && state != "Z" && state != "X";
         assert!(!alive, "grandchild {pid} survived the timeout");
+    }
+
+    /// Whether `pid` runs (not gone, not a zombie).
+    fn running(pid: i32) -> bool {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        let state = stat
+            .rsplit(')')
+            .next()
+            .unwrap_or("")
+            .split_whitespace()
+            .next();
+        !stat.is_empty() && !matches!(state, Some("Z" | "X"))
+    }
+
+    /// The pid a script wrote into `file`, waited for (5 s at most).
+    fn pid_in(file: &Path) -> i32 {
+        let until = Instant::now() + Duration::from_secs(5);
+        loop {
+            let text = std::fs::read_to_string(file).unwrap_or_default();
+            if let Ok(pid) = text.trim().parse() {
+                return pid;
+            }
+            assert!(Instant::now() < until, "no pid in {}", file.display());
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
+    #[test]
+    fn what_a_program_started_out_of_its_group_dies_with_it_and_a_neighbours_lives() {
+        if on_path("setsid").is_none() {
+            return eprintln!("SKIPPED: no setsid on PATH");
+        }
+        let tmp = tempfile::tempdir().unwrap();
+        let (log_a, log_b) = (tmp.path().join("a.log"), tmp.path().join("b.log"));
+        let (pid_a, pid_b) = (tmp.path().join("a.pid"), tmp.path().join("b.pid"));
+        // A neighbour still running (a build beside the point), with its own escaped child.
+        let a = start(
+            &Cmd::new("sh").args([
+                "-c",
+                &format!("setsid sleep 1001 & echo $! > {}; wait", pid_a.display()),
+            ]),
+            Sink::Merged(&log_a),
+            false,
+        )
+        .unwrap();
+        let neighbours = pid_in(&pid_a);
+        // The point: starts a daemon in a session of its own, and exits at once.
+        let out = start_and_wait(
+            &Cmd::new("sh").args([
+                "-c",
+                &format!("setsid sleep 1002 & echo $! > {}", pid_b.display()),
+            ]),
+            Duration::from_secs(10),
+            Sink::Merged(&log_b),
+        )
+        .unwrap();
+        assert_eq!(out.exit, Exit::Code(0));
+        let left = pid_in(&pid_b);
+        assert!(
+            !running(left),
+            "the point's `setsid sleep` {left} outlived it"
+        );
+        assert!(
+            running(neighbours),
+            "a neighbour's process {neighbours} was killed"
+        );
+        drop(a);
+        assert!(
+            !running(neighbours),
+            "the neighbour's `setsid sleep` outlived it"
+        );
     }
 
     #[test]

@@ -13,6 +13,7 @@ use toml::Spanned;
 mod axis;
 mod labels;
 mod metric;
+mod nfc;
 pub mod profile;
 mod timing;
 
@@ -459,6 +460,43 @@ impl Spec {
                 ));
             }
             axes.push(axis);
+        }
+        // Text written decomposed looks like another value's composed text in every output
+        // (src/spec/nfc.rs): two points, or two series, that no one can tell apart.
+        for (spanned, axis) in file.axes.iter().zip(&axes) {
+            let values = axis.values.iter().filter_map(|v| match v {
+                Value::Str(s) => Some(("value", s)),
+                _ => None,
+            });
+            let label = spanned.get_ref().label.iter().map(|l| ("label", l));
+            for (what, text) in values.chain(label) {
+                if let Some(points) = nfc::decomposed(text) {
+                    let what = format!("axis `{}` has the {what}", axis.name);
+                    return Err(invalid(
+                        spanned.span().start,
+                        nfc::refusal(&what, text, &points),
+                    ));
+                }
+            }
+        }
+        for spanned in &file.metrics {
+            let m = spanned.get_ref();
+            let texts = [
+                ("unit", &m.unit),
+                ("label", &m.label),
+                ("family", &m.family),
+            ];
+            for (what, text) in texts.iter().filter_map(|(w, t)| Some((w, t.as_ref()?))) {
+                if let Some(points) = nfc::decomposed(text) {
+                    let name = (m.name.as_ref().or(m.pattern.as_ref()).or(m.regex.as_ref()))
+                        .map_or(String::new(), |n| n.escape_debug().to_string());
+                    let what = format!("metric `{name}` has the {what}");
+                    return Err(invalid(
+                        spanned.span().start,
+                        nfc::refusal(&what, text, &points),
+                    ));
+                }
+            }
         }
         // An axis must not take the name of a column the CSV has anyway.
         for (spanned, axis) in file.axes.iter().zip(&axes) {

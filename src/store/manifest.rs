@@ -93,6 +93,11 @@ pub struct Manifest {
     /// spec, and resolves it the same way, from any folder.
     #[serde(default)]
     pub cwd: String,
+    /// The build cache the run started with, absolute (`--cache`, `$SWEEP_CACHE` or
+    /// `<output>/.cache` made absolute at the start): `sweep resume` from any folder builds into
+    /// the same one. None in runs from before the field (`<output>/.cache` then).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache: Option<String>,
     pub spec_hash: String,
     /// `Bench::fingerprint` of the bench folder (and `cuda/common/`) when the run started: a
     /// resume refuses to add rows from another program. Empty: a run made before sweep recorded it.
@@ -204,6 +209,11 @@ pub struct TimelineEntry {
 
 impl Manifest {
     pub fn load(dir: &Path) -> Result<Manifest, StoreError> {
+        if super::staging::is_staging(dir) {
+            return Err(StoreError::Staging {
+                dir: dir.to_path_buf(),
+            });
+        }
         let path = dir.join(MANIFEST);
         let text = std::fs::read_to_string(&path).map_err(|e| StoreError::Read {
             path: path.clone(),

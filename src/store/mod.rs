@@ -17,6 +17,7 @@ pub mod mark;
 pub mod metric_status;
 pub mod read;
 pub mod run;
+pub mod staging;
 /// The columns, statuses and dialects live below the spec, in [`crate::schema`] (the spec checks
 /// its names against them); the store names that module as its own.
 pub use crate::schema;
@@ -107,6 +108,8 @@ pub enum StoreError {
         "`{path}` holds no results.csv (hint: give a run folder of `sweep run`, or a results CSV)"
     )]
     NoResults { path: PathBuf },
+    #[error("`{dir}` is the hidden folder in which a sweep makes a run or a merge before it names it, left by one that was killed: it is no run (hint: give a run folder `<output>/<sweep>/<stamp>`; the next `sweep run`, `resume` or `merge` there removes it)")]
+    Staging { dir: PathBuf },
     #[error("`{dir}` is not a run folder: it has no manifest.json (hint: pass output/<sweep>/<stamp>, the folder that holds results.csv)")]
     NotARun { dir: PathBuf },
     #[error(transparent)]
@@ -232,6 +235,7 @@ pub fn new_run_dir(
 ) -> Result<PathBuf, StoreError> {
     let stamp = chrono::Utc::now().format("%Y%m%dT%H%M%SZ").to_string();
     let base = output.join(sweep);
+    staging::remove_dead(&base);
     let tmp = base.join(format!(".new-{}", std::process::id()));
     // A failure here is the output folder's (read-only, full): named as the user gave it, not
     // as the hidden folder the run is made in.

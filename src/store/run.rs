@@ -208,6 +208,7 @@ impl Run {
     /// Reads `path`: a run folder (its `results.csv`) or a results CSV (with the manifest beside
     /// it, when there is one).
     pub fn open(path: &Path) -> Result<Run, StoreError> {
+        refuse_staging(path)?;
         match RunDir::locate(path) {
             Located::Csv { csv, run } => Run::read(&csv, run),
             Located::NoResults => Err(StoreError::NoResults {
@@ -313,6 +314,7 @@ impl Run {
     /// The run folder given, which must be one (it has a manifest): for the commands that need
     /// a run's manifest (`export`, `report`). A run that has no whole row yet has none.
     pub fn open_dir(dir: &Path) -> Result<Run, StoreError> {
+        refuse_staging(dir)?;
         let run = RunDir::new(dir);
         if !run.is_run() {
             return Err(StoreError::NotARun {
@@ -466,4 +468,19 @@ fn unpadded(cell: &str, dialect: Dialect) -> &str {
     } else {
         cell
     }
+}
+
+/// A run or merge being made (or left by a killed sweep) in its hidden folder is no run to read
+/// ([`super::staging`]): its rows are not the run's, and the folder may go at any moment.
+fn refuse_staging(path: &Path) -> Result<(), StoreError> {
+    if !super::staging::is_staging(path) {
+        return Ok(());
+    }
+    let dir = match path.is_file() {
+        true => path.parent().unwrap_or(path),
+        false => path,
+    };
+    Err(StoreError::Staging {
+        dir: dir.to_path_buf(),
+    })
 }

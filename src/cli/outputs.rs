@@ -1,0 +1,103 @@
+//! Where a command's output options point: stdout (`-`, `/dev/stdout`), or one of the command's
+//! own inputs, which an output would overwrite (`--export-json` over the spec, `analyze --out`
+//! over the CSV it reads).
+
+use super::error::{one_line, CliError};
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+
+/// Whether `path` names this process's stdout: `-`, or a file that is what stdout is now
+/// (`/dev/stdout`, `/proc/self/fd/1`, the pipe or file the shell connected it to).
+pub(crate) fn is_stdout(path: &Path) -> bool {
+    if path.as_os_str() == "-" {
+        return true;
+    }
+    let Ok(named) = std::fs::metadata(path) else {
+        return false;
+    };
+    // SAFETY: fstat fills a zeroed stat of descriptor 1; a closed stdout returns -1.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    if unsafe { libc::fstat(1, &mut st) } != 0 {
+        return false;
+    }
+    named.dev() == st.st_dev && named.ino() == st.st_ino
+}
+
+/// Whether `a` and `b` are one file: the same inode where both exist (a link, `./x` and `x`),
+/// else the same absolute path.
+pub(crate) fn same_file(a: &Path, b: &Path) -> bool {
+    match (std::fs::metadata(a), std::fs::metadata(b)) {
+        (Ok(x), Ok(y)) => x.dev() == y.dev() && x.ino() == y.ino(),
+        _ => {
+            let abs = |p: &Path| std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf());
+            abs(a) == abs(b)
+        }
+    }
+}
+
+/// Refuses an output option (`option`, as the user wrote it) whose files `outputs` include one of
+/// the command's `inputs`: it would be overwritten by what is made of it.
+pub(crate) fn refuse_own_inputs(
+    option: &str,
+    outputs: &[PathBuf],
+    inputs: &[PathBuf],
+    hint: &str,
+) -> Result<(), CliError> {
+    for out in outputs {
+        if let Some(input) = inputs.iter().find(|i| same_file(out, i)) {
+            let named = if out == input {
+                String::new()
+            } else {
+                format!(" (`{}`)", one_line(&input.display().to_string()))
+            };
+            return Err(CliError::Usage(format!(
+                "`{option}` would overwrite `{}`{named}, which this command reads (hint: {hint})",
+                one_line(&out.display().to_string())
+            )));
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_link_and_its_file_are_one_file_and_two_files_are_not() {
+        let tmp = tempfile::tempdir().unwrap();
+        let (a, b, link) = (
+            tmp.path().join("a"),
+            tmp.path().join("b"),
+            tmp.path().join("l"),
+        );
+        std::fs::write(&a, "a").unwrap();
+        std::fs::write(&b, "b").unwrap();
+        std::os::unix::fs::symlink(&a, &link).unwrap();
+        assert!(same_file(&a, &link));
+        assert!(!same_file(&a, &b));
+        assert!(same_file(
+            &tmp.path().join("new"),
+            &tmp.path().join("./new")
+        ));
+        let err = refuse_own_inputs(
+            "--out x",
+            std::slice::from_ref(&link),
+            &[b.clone(), a.clone()],
+            "h",
+        )
+        .unwrap_err()
+        .to_string();
+        assert_eq!(
+            err,
+            format!(
+                "`--out x` would overwrite `{}` (`{}`), which this command reads (hint: h)",
+                link.display(),
+                a.display()
+            )
+        );
+        assert!(refuse_own_inputs("--out x", &[b], &[a], "h").is_ok());
+        assert!(is_stdout(Path::new("-")));
+        assert!(!is_stdout(&link));
+    }
+}

@@ -1,0 +1,148 @@
+//! What a program left behind when it ended, out of its process group: a `setsid` grandchild (a
+//! daemon, `setsid sleep 1000 &`) leaves the group that sweep kills, and outlived the point.
+//!
+//! sweep is a child subreaper (PR_SET_CHILD_SUBREAPER): what a program orphans becomes sweep's
+//! child instead of init's, so it stays among sweep's descendants. Each started command carries a
+//! mark of its own in its environment, [`TREE_ENV`]`=<sweep pid>-<n>`, which every process it
+//! starts inherits; when the command ends, sweep's descendants that carry its mark are killed,
+//! and only they: a parallel build or another point has another mark, and what sweep starts
+//! otherwise (the guard, short queries, power sampling) has none.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+/// The environment variable that marks the processes of one started command.
+pub const TREE_ENV: &str = "SWEEP_TREE";
+
+static NEXT: AtomicU64 = AtomicU64::new(0);
+
+/// Makes sweep the subreaper of what its programs orphan (once; a kernel without it leaves them
+/// to init, as before).
+pub(super) fn become_subreaper() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    // SAFETY: prctl sets one attribute of this process.
+    ONCE.call_once(|| unsafe {
+        libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+    });
+}
+
+/// A new mark (`<sweep pid>-<n>`): the value of [`TREE_ENV`] for one command.
+pub(super) fn new_mark() -> String {
+    format!(
+        "{}-{}",
+        std::process::id(),
+        NEXT.fetch_add(1, Ordering::Relaxed)
+    )
+}
+
+/// Every process of /proc: pid and parent pid.
+fn processes() -> Vec<(i32, i32)> {
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    dir.filter_map(Result::ok)
+        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
+        .filter_map(|pid| {
+            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+            // `pid (comm) state ppid ...`: comm may hold spaces and parentheses.
+            let ppid = stat.rsplit_once(')')?.1.split_whitespace().nth(1)?;
+            Some((pid, ppid.parse().ok()?))
+        })
+        .collect()
+}
+
+/// The descendants of `root` among `procs`.
+fn descendants(root: i32, procs: &[(i32, i32)]) -> HashSet<i32> {
+    let mut children: HashMap<i32, Vec<i32>> = HashMap::new();
+    for &(pid, ppid) in procs {
+        children.entry(ppid).or_default().push(pid);
+    }
+    let mut found = HashSet::new();
+    let mut todo = vec![root];
+    while let Some(p) = todo.pop() {
+        for &c in children.get(&p).into_iter().flatten() {
+            if found.insert(c) {
+                todo.push(c);
+            }
+        }
+    }
+    found
+}
+
+/// Whether the environment process `pid` started with holds an entry that `wanted` accepts.
+fn marked(pid: i32, wanted: &dyn Fn(&[u8]) -> bool) -> bool {
+    std::fs::read(format!("/proc/{pid}/environ"))
+        .is_ok_and(|env| env.split(|b| *b == 0).any(wanted))
+}
+
+/// Kills, with SIGKILL, the processes among `candidates()` that `wanted` marks, again until none
+/// is left (one may start another meanwhile); the pids killed.
+fn kill_marked(candidates: impl Fn() -> HashSet<i32>, wanted: &dyn Fn(&[u8]) -> bool) -> Vec<i32> {
+    let mut killed = Vec::new();
+    for _ in 0..50 {
+        let hit: Vec<i32> = candidates()
+            .into_iter()
+            .filter(|&p| marked(p, wanted))
+            .collect();
+        if hit.is_empty() {
+            break;
+        }
+        for &p in &hit {
+            // SAFETY: kill only sends a signal.
+            unsafe { libc::kill(p, libc::SIGKILL) };
+        }
+        killed.extend(hit);
+    }
+    killed
+}
+
+/// Kills what the command marked `mark` left among sweep's descendants, and reaps those that
+/// became sweep's children (a subreaper's orphans are its to reap).
+pub(super) fn kill_left_behind(mark: &str) {
+    let entry = format!("{TREE_ENV}={mark}").into_bytes();
+    let me = std::process::id() as i32;
+    let killed = kill_marked(|| descendants(me, &processes()), &|e: &[u8]| {
+        e == entry.as_slice()
+    });
+    reap(killed);
+}
+
+/// Waits (a second at most) for the killed processes to end, reaping those that are sweep's
+/// children by then; one that is another's child (its parent killed too, not gone yet) becomes
+/// sweep's when its parent ends.
+fn reap(mut pids: Vec<i32>) {
+    let until = Instant::now() + Duration::from_secs(1);
+    while !pids.is_empty() && Instant::now() < until {
+        pids.retain(|&p| {
+            let mut status = 0;
+            // SAFETY: waits for one pid without blocking.
+            let r = unsafe { libc::waitpid(p, &mut status, libc::WNOHANG) };
+            let ended = r == p || (r < 0 && !std::path::Path::new(&format!("/proc/{p}")).exists());
+            !ended
+        });
+        if !pids.is_empty() {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+}
+
+/// For the guard, once sweep (pid `sweep`) is gone: kills every process that carries a mark of
+/// that sweep, wherever it was reparented.
+pub(super) fn kill_all_marked_by(sweep: i32) {
+    let prefix = format!("{TREE_ENV}={sweep}-").into_bytes();
+    let all = || processes().into_iter().map(|(p, _)| p).collect();
+    kill_marked(all, &|e: &[u8]| e.starts_with(&prefix));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn descendants_follow_the_parents_and_stop_at_the_root() {
+        let procs = [(10, 1), (11, 10), (12, 11), (13, 1), (14, 13)];
+        assert_eq!(descendants(10, &procs), HashSet::from([11, 12]));
+        assert_eq!(descendants(12, &procs), HashSet::new());
+    }
+}
