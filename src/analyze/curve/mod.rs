@@ -272,7 +272,7 @@ fn divided(s: &StairResult, st: &staircase::Staircase) -> Option<staircase::Stai
             // few cliffs has none at most of them (two cliffs read as 34 with one edge freed,
             // 8 of 14 drops below half the fitted one), two weak edges of 14 are a few.
             && 4 * coverage.weak_at.len() <= coverage.seen
-            && !s.cost.multiple_steps(&small, q, r, &irregular))
+            && !s.cost.multiple_steps(&small, (q, r), &irregular, true))
         .then_some(small)
     })
 }

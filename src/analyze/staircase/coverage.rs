@@ -343,7 +343,7 @@ impl Cost {
             return false;
         }
         let Some((large, small)) =
-            self.families(double.bounds, st, double.period, double.residue, &[])
+            self.families(double.bounds, st, double.period, double.residue, &[], false)
         else {
             return false;
         };
@@ -382,11 +382,19 @@ impl Cost {
     /// and goes. Two irregular edges of P (a tenth of the drop each) let
     /// the joint fit of P and 2P or 3P gain by raising the others (a second period 2P or 3P at
     /// high confidence on 61 of 120 such curves, issue 34); they are not steps of another period.
-    pub(crate) fn multiple_steps(&self, st: &Staircase, q: i64, r: i64, irregular: &[i64]) -> bool {
+    /// With `freed`, P's rises are read from its staircase with the drops at `irregular`
+    /// freed (see `families`).
+    pub(crate) fn multiple_steps(
+        &self,
+        st: &Staircase,
+        (q, r): (i64, i64),
+        irregular: &[i64],
+        freed: bool,
+    ) -> bool {
         if q <= st.period {
             return true;
         }
-        let Some((large, small)) = self.families(st.bounds, st, q, r, irregular) else {
+        let Some((large, small)) = self.families(st.bounds, st, q, r, irregular, freed) else {
             return false;
         };
         let fraction = |f: &[Edge]| f.iter().map(|e| e.0).collect::<Vec<f64>>();
@@ -404,8 +412,9 @@ impl Cost {
     /// q's own: three edges at least in each family (read as in `multiple_steps`, leaving out
     /// `irregular`), the median between at least 0.75 of q's. What a staircase of P with a few
     /// weak edges shows, and a staircase of q (whose edges between have no drop) does not.
+    /// P's rises are read from its staircase with the drops at `irregular` freed.
     pub(crate) fn equal_steps(&self, st: &Staircase, q: i64, r: i64, irregular: &[i64]) -> bool {
-        let Some((large, small)) = self.families(st.bounds, st, q, r, irregular) else {
+        let Some((large, small)) = self.families(st.bounds, st, q, r, irregular, true) else {
             return false;
         };
         large.len() >= 3
@@ -423,7 +432,7 @@ impl Cost {
     /// The H100's `shared_3way_1blk` has no drop at a third of the edges of 32 between those of
     /// 128; its `global_all_grid` drops at every edge of 32, at 64's more.
     pub(crate) fn steps_at_every_edge(&self, st: &Staircase, q: i64, r: i64) -> bool {
-        let Some((large, small)) = self.families(st.bounds, st, q, r, &[]) else {
+        let Some((large, small)) = self.families(st.bounds, st, q, r, &[], false) else {
             return false;
         };
         let absent = |f: &[Edge]| {
@@ -455,14 +464,18 @@ impl Cost {
         q: i64,
         r: i64,
         irregular: &[i64],
+        freed: bool,
     ) -> Option<(Vec<Edge>, Vec<Edge>)> {
         let p = st.period;
-        // Where some edges are left out as irregular, the rises are those of the staircase
-        // with their drops freed: two weak edges of fifteen bend the plain fit (its step
-        // smaller, its trend curved), and the edges before them then read larger than those
-        // after, which made a multiple's edges read larger than those between (issue 34's
-        // Irregular battery: 64 with 32 nested at high confidence, where 32 has two weak edges).
-        let fitted: Vec<f64> = if irregular.is_empty() {
+        // With `freed`, the rises are those of the staircase with the drops at `irregular`
+        // freed (`divided`, where P's weak edges are why its multiple won the search): two
+        // weak edges of fifteen bend the plain fit (its step smaller, its trend curved), and
+        // the edges before them then read larger than those after, which made a multiple's
+        // edges read larger than those between (issue 34's Irregular battery: 64 with 32
+        // nested at high confidence, where 32 has two weak edges). Not where a nested multiple
+        // is sought (`secondary`): freeing a few of the smaller drops of steps of two sizes
+        // made the H100's shuffled global_all_grid read 64 over 32 at medium confidence.
+        let fitted: Vec<f64> = if !freed {
             let model = self.middle_model(b, p, st.residue);
             (0..self.len()).map(model).collect()
         } else {

@@ -205,7 +205,7 @@ impl Cost {
             }
             let (rss, beta) = sums.solve();
             // A multiple must step at its own edges, not only fit two odd edges of the first.
-            let own = irregular.is_none_or(|at| self.multiple_steps(st, q, r, at));
+            let own = irregular.is_none_or(|at| self.multiple_steps(st, (q, r), at, false));
             if beta[3] <= 0.0 || beta[4] <= 0.0 || !own {
                 continue;
             }
