@@ -732,3 +732,68 @@ mod binomial_tests {
         assert!(cov(10, 1).regular() && !cov(15, 2).regular());
     }
 }
+
+#[cfg(test)]
+mod multiple_tests {
+    use super::*;
+
+    /// Edges of a family at 32 (x) apart, each `(fraction, standard error)`.
+    fn family(of: &[(f64, f64)], from: i64) -> Vec<Edge> {
+        of.iter()
+            .enumerate()
+            .map(|(k, &(v, se))| (v, se, from + 64 * k as i64))
+            .collect()
+    }
+
+    /// A multiple's drops stand apart from those between only beyond the noise of their
+    /// reading: the seed-4 Irregular curve of issue 34's battery (0.93 of them, each within
+    /// a standard error of 0.1) does not; steps of two sizes at the H100's noise (a third of
+    /// the drop between, errors of 0.05) and any clear gap at no noise do.
+    #[test]
+    fn a_multiples_drops_stand_apart_only_beyond_their_noise() {
+        let large = family(
+            &[
+                (0.95, 0.04),
+                (0.96, 0.06),
+                (0.99, 0.09),
+                (1.10, 0.10),
+                (1.11, 0.13),
+                (1.07, 0.15),
+            ],
+            151,
+        );
+        let small = family(
+            &[(0.95, 0.07), (1.00, 0.09), (0.93, 0.11), (0.92, 0.14)],
+            183,
+        );
+        assert!(!apart_beyond_noise(&large, &small));
+        let two_sizes = family(&[(1.5, 0.05), (1.4, 0.05), (1.6, 0.05)], 0);
+        let between = family(&[(0.5, 0.05), (0.6, 0.05), (0.45, 0.05)], 32);
+        assert!(apart_beyond_noise(&two_sizes, &between));
+        assert!(!apart_beyond_noise(&between, &two_sizes));
+        let exact = family(&[(1.1, 0.0), (1.1, 0.0)], 0);
+        let less = family(&[(1.0, 0.0), (1.0, 0.0)], 32);
+        assert!(apart_beyond_noise(&exact, &less));
+    }
+
+    /// The edges a multiple's test leaves out: the absent ones, and weak ones where they are
+    /// a few (four at most, a quarter of those seen); a family of weak edges (every other one,
+    /// steps of two sizes) stays in.
+    #[test]
+    fn a_few_weak_edges_are_left_out_of_a_multiples_test_a_family_is_not() {
+        let cov = |seen: usize, absent_at: Vec<i64>, weak_at: Vec<i64>| Coverage {
+            predicted: seen,
+            seen,
+            absent: absent_at.len(),
+            absent_at,
+            weak_at,
+            ..Default::default()
+        };
+        assert_eq!(cov(15, vec![], vec![250, 314]).irregular(), [250, 314]);
+        assert_eq!(cov(15, vec![118], vec![118, 182]).irregular(), [118, 182]);
+        let every_other: Vec<i64> = (0..7).map(|k| 32 + 64 * k).collect();
+        assert_eq!(cov(15, vec![], every_other.clone()).irregular(), [0i64; 0]);
+        assert_eq!(cov(15, vec![96], every_other).irregular(), [96]);
+        assert_eq!(cov(6, vec![], vec![10, 20]).irregular(), [0i64; 0]);
+    }
+}
