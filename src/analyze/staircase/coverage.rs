@@ -370,7 +370,8 @@ impl Cost {
     /// Whether a multiple `q` of the staircase's period (residue `r`) steps on its own: the
     /// drops at its edges are larger than at the edges of `st` between them, edge for edge, not
     /// only on average. Read as in `two_sizes`, leaving out the edges of `st` whose drops
-    /// coverage found absent or misplaced (`irregular`, which it tolerated as chance): each
+    /// coverage found absent or misplaced, or a few weak (`irregular`: `Coverage::irregular`,
+    /// which it tolerated as chance): each
     /// family keeps two regular edges at least, and the edges between drop less than q's, by
     /// their median (below 0.9 of q's) and edge for edge (a one-sided Mann-Whitney test,
     /// p < 0.05, or every drop of q's larger than every one between where families of a few
@@ -382,8 +383,9 @@ impl Cost {
     /// and goes. Two irregular edges of P (a tenth of the drop each) let
     /// the joint fit of P and 2P or 3P gain by raising the others (a second period 2P or 3P at
     /// high confidence on 61 of 120 such curves, issue 34); they are not steps of another period.
-    /// With `freed`, P's rises are read from its staircase with the drops at `irregular`
-    /// freed (see `families`).
+    /// The two families must also stand apart beyond the noise of their reading
+    /// (`apart_beyond_noise`). With `freed`, P's rises are read from its staircase with the
+    /// drops at `irregular` freed (see `families`).
     pub(crate) fn multiple_steps(
         &self,
         st: &Staircase,
