@@ -362,10 +362,29 @@ pub(super) fn fit_comb(grid: &Grid, sense: Sense) -> Option<Comb> {
     }
     // Searched over every period up to `top` and its residues.
     let tried: f64 = (4..=top).map(|q| q as f64).sum();
+    let margin = |m: f64, rss0: f64, rss: f64| m * (rss0 / rss).ln() - m.ln() - 2.0 * tried.ln();
+    // No one point makes a comb: the margin is also taken without the spike that stands
+    // farthest out, and the smaller one counts. An outlier of 35 % at the residue of 47, with
+    // the noise of eight other points of it, read a comb of 47 at high confidence on a curve
+    // of one step (issue 34's Long battery).
+    let far = on
+        .iter()
+        .copied()
+        .max_by(|a, b| ((a - mean_off) * d.signum()).total_cmp(&((b - mean_off) * d.signum())))
+        .unwrap_or(0.0);
+    let (n, a) = (on.len() as f64, on.iter().sum::<f64>());
+    let b = on.iter().map(|x| x * x).sum::<f64>();
+    let (n, a, b) = (n - 1.0, a - far, b - far * far);
+    let (mm, t1, t2) = (m - 1.0, s1 - far, s2 - far * far);
+    let floor1 = mm * COMB_NOISE_FLOOR * COMB_NOISE_FLOOR;
+    let rss0_less = t2 - t1 * t1 / mm + floor1;
+    let on_rss = (b - a * a / n).max(0.0);
+    let off_rss = ((t2 - b) - (t1 - a) * (t1 - a) / (mm - n)).max(0.0);
+    let without = margin(mm, rss0_less, on_rss + off_rss + floor1);
     Some(Comb {
         period,
         residue,
-        margin_none: m * (rss0 / rss).ln() - m.ln() - 2.0 * tried.ln(),
+        margin_none: margin(m, rss0, rss).min(without),
         scores,
         used,
     })

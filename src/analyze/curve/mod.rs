@@ -19,7 +19,7 @@ use fits::{fit_comb, fit_fold, fit_staircase, StairResult};
 pub(crate) use grid::one_per_x;
 use grid::Grid;
 use peaks::{baseline_knee, best, clean, drop_after, left_out, peak_residue, secondary_cost};
-use selection::{better_harmonic, nests, nests_in, period_of, secondary};
+use selection::{better_harmonic, comb_of_multiple, nests, nests_in, period_of, secondary};
 use serde::Serialize;
 
 /// The least BIC margin, over the model without a period (after paying for every period and
@@ -256,20 +256,23 @@ fn divided(s: &StairResult, st: &staircase::Staircase) -> Option<staircase::Stai
                 d.min(q - d)
             })?;
         let lined_up = !exact || (st.residue - small.residue).rem_euclid(p) == 0;
+        // The edges P's coverage finds absent, and a few weak ones, are left out of the tests
+        // of kP's drops against those between (as `secondary` leaves them out).
+        let irregular = coverage.irregular();
         // P fits better than the search's period once its irregular edges are freed.
         let better = freed_score(s, &small, m) < m * st.rss.ln();
         // Off kP, P must fit better; at kP, fitting better stands for drops between kP's
         // that are as large as kP's own (which the plain staircase, bent by the weak edges,
         // may not show).
         (lined_up
-            && (better || exact && s.cost.equal_steps(&small, q, r, &coverage.absent_at))
+            && (better || exact && s.cost.equal_steps(&small, q, r, &irregular))
             && coverage.drops_present()
             && coverage.enough_points()
             // Its drops are there at most edges, by their size alone: a staircase laid over a
             // few cliffs has none at most of them (two cliffs read as 34 with one edge freed,
             // 8 of 14 drops below half the fitted one), two weak edges of 14 are a few.
             && 4 * coverage.weak_at.len() <= coverage.seen
-            && !s.cost.multiple_steps(&small, q, r, &coverage.absent_at))
+            && !s.cost.multiple_steps(&small, (q, r), &irregular, true))
         .then_some(small)
     })
 }
@@ -353,6 +356,8 @@ pub fn analyze_curve(points: &[(f64, Option<f64>)], sense: Sense) -> Curve {
     };
 
     let mut residue_period: Option<(i64, Vec<i64>)> = None;
+    // The staircase's period is a comb's of a multiple, whose every other peak is none.
+    let mut comb_first = false;
     if let (true, Some(s)) = (use_stair, stair_ok) {
         if let Some(first) = &s.stair {
             let m = s.used.len() as f64;
@@ -546,14 +551,22 @@ pub fn analyze_curve(points: &[(f64, Option<f64>)], sense: Sense) -> Curve {
                 if divided.is_some() {
                     found.level = found.level.min(Confidence::Medium);
                 }
-                curve.period = Some(found);
-                residue_period = Some((st.period, vec![residue]));
+                if comb_of_multiple(&grid, sense, s, (st.period, residue)) {
+                    // The comb speaks below: nothing of the steps stays.
+                    comb_first = true;
+                    curve.knee = None;
+                    curve.secondary = None;
+                    curve.two_sizes = false;
+                } else {
+                    curve.period = Some(found);
+                    residue_period = Some((st.period, vec![residue]));
+                }
             }
         }
     }
     // The fold speaks when it is the better model, or when the staircase's period was not
     // supported by its points.
-    if let (None, Some(f)) = (&curve.period, fold_ok) {
+    if let (None, Some(f), false) = (&curve.period, fold_ok, comb_first) {
         let fd = &f.fold;
         let found = period_of(
             &grid,

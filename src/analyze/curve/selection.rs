@@ -2,7 +2,7 @@
 //! a negative confidence gives way to, a second, nested period, and which of a period and its
 //! multiple is the main one.
 
-use super::fits::StairResult;
+use super::fits::{fit_comb, StairResult};
 use super::grid::Grid;
 use super::peaks::{clean, losses_after};
 use super::{Confidence, Guess, Method, Period, Sense, DETECT};
@@ -83,30 +83,18 @@ pub(super) fn secondary(
     // Where the strict rule holds the nested period is sought as before (issue 34: the
     // committed runs' nested 64 of the global grid stores, 7 of 7 larger drops, stays).
     let coverage = s.cost.coverage(st, s.rounded);
-    // A few edges (a quarter at most) that drop less than half, though none looks absent
-    // beyond the noise, are left out of that test too: two weak edges of 32 of one parity,
-    // at 2-3 % noise, are all that a nested 64 fits (issue 34's Irregular battery, at high
-    // confidence). A family of weak edges, every other one, is steps of two sizes and stays.
-    let weak = coverage.weak_at.len();
-    let mut irregular = coverage.absent_at.clone();
-    if weak <= staircase::FREE_EDGES && 4 * weak <= coverage.seen {
-        irregular.extend(
-            coverage
-                .weak_at
-                .iter()
-                .filter(|e| !coverage.absent_at.contains(e)),
-        );
-    }
+    let irregular = coverage.irregular();
     let (q, r, rss, tried) = s.cost.nested(st, Some(irregular.as_slice()))?;
     let mut gain = m * (st.rss / rss).ln() - m.ln() - 2.0 * (tried as f64).ln();
     if q < st.period || s.rounded {
         gain = gain.min(m * (s.rounded_rss / rss).ln());
     }
-    // Where the coverage tolerated irregular edges, the nested period must also beat the
-    // staircase with its weak edges given drops of their own (one parameter each): two weak
-    // edges of 32 of one parity are all that a nested 64 fits (issue 34's Irregular battery:
-    // 64 or 128 nested at high confidence).
-    if !coverage.absent_at.is_empty() {
+    // Where the coverage tolerated irregular edges, or found a few weak ones, the nested period
+    // must also beat the staircase with its weak edges given drops of their own (one parameter
+    // each): two weak edges of 32 of one parity are all that a nested 64 fits (issue 34's
+    // Irregular battery: 64 or 128 nested at high confidence, also where the two weak edges
+    // were within the noise of half a drop and none looked absent).
+    if !irregular.is_empty() {
         let mut free = coverage.absent_at.clone();
         free.extend(
             coverage
@@ -245,4 +233,42 @@ pub(super) fn period_of(
         margin_half: half,
         margin_double: double,
     }
+}
+
+/// Whether the staircase's period P (its peaks at `residue`, grid steps) is a comb of single
+/// points at a multiple kP (k = 2, 3, 4) whose every other peak is none: `fit_comb` reads kP
+/// beyond the threshold, with a confidence of its own, its spikes at P's peaks. A staircase
+/// of P fits such a comb about as well as one of kP (its sawtooth has a low point at every
+/// spike and at the points between), and at 3 % noise read 8 at high confidence for a comb of
+/// 16 (issue 34's Spikes battery); the comb, which sees every peak of P between the spikes
+/// standing no higher than the rest, is what the points show. Only where P spans eight grid
+/// points at least: with four (the H100 thread sweeps on a grid of 8), every peak of a
+/// staircase is a single point.
+pub(super) fn comb_of_multiple(
+    grid: &Grid,
+    sense: Sense,
+    s: &StairResult,
+    (period, residue): (i64, i64),
+) -> bool {
+    if period < 8 * s.cost.stride() {
+        return false;
+    }
+    fit_comb(grid, sense).is_some_and(|c| {
+        let k = c.period / period;
+        let confident = period_of(
+            grid,
+            c.period,
+            &[c.residue],
+            Method::Fold,
+            c.margin_none,
+            &c.scores,
+        )
+        .confidence
+            >= 0.0;
+        (2..=4).contains(&k)
+            && c.period == k * period
+            && (c.residue - residue).rem_euclid(period) == 0
+            && c.margin_none > DETECT
+            && confident
+    })
 }

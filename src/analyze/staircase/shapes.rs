@@ -205,7 +205,7 @@ impl Cost {
             }
             let (rss, beta) = sums.solve();
             // A multiple must step at its own edges, not only fit two odd edges of the first.
-            let own = irregular.is_none_or(|at| self.multiple_steps(st, q, r, at));
+            let own = irregular.is_none_or(|at| self.multiple_steps(st, (q, r), at, false));
             if beta[3] <= 0.0 || beta[4] <= 0.0 || !own {
                 continue;
             }
@@ -257,19 +257,62 @@ impl Cost {
     pub(crate) fn freed_rss(&self, st: &Staircase, edges: &[i64]) -> f64 {
         let b = st.bounds;
         let outside = self.flat[b.knee].rss() + self.tail[b.end];
-        let mut sums = Normal::<{ 5 + FREE_EDGES }>::default();
-        for i in b.knee..b.end {
-            let t = self.t[i];
-            let mut row = [0.0; 5 + FREE_EDGES];
-            row[..4].copy_from_slice(&[1.0, t, t * t, self.step(i, st.period, st.residue)]);
-            for (k, &e) in edges.iter().take(FREE_EDGES).enumerate() {
-                row[4 + k] = if self.g[i] > e { 1.0 } else { 0.0 };
-            }
-            row[4 + FREE_EDGES] = self.c[i];
-            sums.add(self.w[i], &row);
-        }
-        let (rss, beta) = sums.solve();
+        let (rss, beta) = self.freed_sums(b, (st.period, st.residue), edges).solve();
         let rss = if beta[3] > 0.0 { rss } else { f64::INFINITY };
         (outside + rss).max(rss_floor(self.len()))
+    }
+
+    /// The fitted cost of the middle part `b` under a staircase of `period` and `residue` whose
+    /// drops at `edges` (the first [`FREE_EDGES`]) have heights of their own, at every point
+    /// (0 outside `b`): the model `freed_rss` fits.
+    pub(crate) fn freed_model(
+        &self,
+        b: Bounds,
+        (period, residue): (i64, i64),
+        edges: &[i64],
+    ) -> Vec<f64> {
+        let (_, beta) = self.freed_sums(b, (period, residue), edges).solve();
+        (0..self.len())
+            .map(|i| {
+                if i < b.knee || i >= b.end {
+                    return 0.0;
+                }
+                let row = self.freed_row(i, (period, residue), edges);
+                row[..4 + FREE_EDGES]
+                    .iter()
+                    .zip(&beta)
+                    .map(|(r, b)| r * b)
+                    .sum()
+            })
+            .collect()
+    }
+
+    fn freed_row(
+        &self,
+        i: usize,
+        (period, residue): (i64, i64),
+        edges: &[i64],
+    ) -> [f64; 5 + FREE_EDGES] {
+        let t = self.t[i];
+        let mut row = [0.0; 5 + FREE_EDGES];
+        row[..4].copy_from_slice(&[1.0, t, t * t, self.step(i, period, residue)]);
+        for (k, &e) in edges.iter().take(FREE_EDGES).enumerate() {
+            row[4 + k] = if self.g[i] > e { 1.0 } else { 0.0 };
+        }
+        row[4 + FREE_EDGES] = self.c[i];
+        row
+    }
+
+    fn freed_sums(
+        &self,
+        b: Bounds,
+        stair: (i64, i64),
+        edges: &[i64],
+    ) -> Normal<{ 5 + FREE_EDGES }> {
+        let mut sums = Normal::<{ 5 + FREE_EDGES }>::default();
+        for i in b.knee..b.end {
+            sums.add(self.w[i], &self.freed_row(i, stair, edges));
+        }
+        sums
     }
 }
