@@ -259,15 +259,12 @@ pub fn between_processes_note(between: &[super::controls::BetweenProcesses]) -> 
          a value scatters when its program runs again (95 %), beside each point's own `rel_ci`: the \
          metric's own pairs, or the median over the metrics where that is larger (what differs \
          between processes, the SM clock above all, is shared by every metric of a program), or \
-         the range of the run's SM clock readings where that is larger still ({}).\n\n\
-         | {} |\n|---|---|---|---|---|---|\n",
+         the range of the run's SM clock readings where that is larger still ({}).\n\n",
         between.iter().map(|b| b.pairs).max().unwrap_or(0),
         small_percent(between[0].clock_range),
-        BETWEEN_COLUMNS.join(" | ")
     );
-    for b in between {
-        out += &format!("| {} |\n", between_cells(b).join(" | "));
-    }
+    let rows: Vec<Vec<String>> = between.iter().map(|b| between_cells(b).to_vec()).collect();
+    out += &crate::units::markdown_table(&BETWEEN_COLUMNS, &rows);
     out
 }
 
