@@ -120,6 +120,36 @@ pub fn quantity(unit: &str) -> Option<&'static str> {
     }
 }
 
+/// A Markdown table whose columns line up in a terminal as well as in a renderer: every cell padded
+/// to its column's width (in characters), `|` inside a cell escaped. analysis.md, compare.md and
+/// what `sweep analyze` and `sweep compare` print.
+pub fn markdown_table(head: &[&str], rows: &[Vec<String>]) -> String {
+    let cell = |c: &str| c.replace('|', "\\|");
+    let mut width: Vec<usize> = head.iter().map(|h| h.chars().count()).collect();
+    for row in rows {
+        for (w, c) in width.iter_mut().zip(row) {
+            *w = (*w).max(cell(c).chars().count());
+        }
+    }
+    let line = |cells: Vec<String>| {
+        let padded: Vec<String> = cells
+            .iter()
+            .zip(&width)
+            .map(|(c, w)| format!("{c}{}", " ".repeat(w.saturating_sub(c.chars().count()))))
+            .collect();
+        format!("| {} |\n", padded.join(" | "))
+    };
+    let mut out = line(head.iter().map(|h| cell(h)).collect());
+    out += &format!(
+        "|{}|\n",
+        width.iter().map(|w| "-".repeat(w + 2)).collect::<Vec<_>>().join("|")
+    );
+    for row in rows {
+        out += &line(row.iter().map(|c| cell(c)).collect());
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -161,5 +191,19 @@ mod tests {
         assert_eq!(quantity("GB/s"), Some("bandwidth"));
         assert_eq!(quantity("ms"), Some("time"));
         assert_eq!(quantity("ways"), None);
+    }
+    #[test]
+    fn a_markdown_table_pads_every_column_to_its_widest_cell() {
+        let t = markdown_table(
+            &["series", "period"],
+            &[vec!["a|b".into(), "32".into()], vec!["copy_gb_per_s".into(), "none".into()]],
+        );
+        assert_eq!(
+            t,
+            "| series        | period |\n\
+             |---------------|--------|\n\
+             | a\\|b          | 32     |\n\
+             | copy_gb_per_s | none   |\n"
+        );
     }
 }

@@ -1089,7 +1089,7 @@ fn controls_re_run_points_in_fresh_processes_and_measure_the_spread_between_them
         md.contains("Between processes (8 points measured again"),
         "{md}"
     );
-    assert!(md.contains("| saw_mflops | 8 | ±"), "{md}");
+    assert!(common::squeeze(&md).contains("| saw_mflops | 8 | ±"), "{md}");
     assert!(
         md.contains("between processes a value scatters by ±"),
         "{md}"
@@ -1574,14 +1574,14 @@ fn compare_matches_points_by_axis_values_not_ids_or_order() {
     }
     // The series: the variant doubled is 2x, the other the same; time went up (slower).
     assert!(
-        text.contains("| mflops [variant=double] | 4 | 2.000 | 0 | 4 | 0 | 0 |"),
+        common::squeeze(&text).contains("| mflops [variant=double] | 4 | 2.000 | 0 | 4 | 0 | 0 |"),
         "{text}"
     );
     assert!(
-        text.contains("| mflops [variant=plain] | 4 | 1.000 | 4 | 0 | 0 | 0 |"),
+        common::squeeze(&text).contains("| mflops [variant=plain] | 4 | 1.000 | 4 | 0 | 0 | 0 |"),
         "{text}"
     );
-    assert!(text.contains("| lat_us [variant=plain] | 4 | "), "{text}");
+    assert!(common::squeeze(&text).contains("| lat_us [variant=plain] | 4 | "), "{text}");
     let md = std::fs::read_to_string(dir.path().join("cmp/compare.md")).unwrap();
     assert_eq!(md, text, "compare.md holds what stdout shows");
     let csv = std::fs::read_to_string(dir.path().join("cmp/compare.csv")).unwrap();
@@ -1702,7 +1702,7 @@ fn compare_names_points_of_one_run_only_and_failed_points() {
         "{text}"
     );
     assert!(
-        text.contains("| mflops [variant=x] | 6 | 1.000 | 6 | 0 | 0 | 1 |"),
+        common::squeeze(&text).contains("| mflops [variant=x] | 6 | 1.000 | 6 | 0 | 0 | 1 |"),
         "{text}"
     );
 }
@@ -1872,7 +1872,7 @@ fn compare_of_the_committed_h200_and_h100_thread_sweeps_gives_the_readme_numbers
         "| global_all_grid_mflops | 512 | 0.974 | 254 | 16 | 242 | 0 | 32 / 32 | 32 / 32 | 32 / 64 |",
         "| threads=57 | global_even_grid_mflops | 8.104 TFLOP/s | 13.86 TFLOP/s | 1.711 | 1.0 % | 36.1 % | faster |",
     ] {
-        assert!(text.contains(want), "want {want:?} in\n{text}");
+        assert!(common::squeeze(&text).contains(want), "want {want:?} in\n{text}");
     }
 }
 

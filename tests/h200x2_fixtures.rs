@@ -54,7 +54,7 @@ fn analysis(run: &str) -> BTreeMap<String, (u32, u32, u32, u32)> {
         .output()
         .unwrap();
     assert!(o.status.success(), "{run}: {}", stderr(&o));
-    let table = String::from_utf8(o.stdout).unwrap();
+    let table = crate::common::squeeze(&String::from_utf8(o.stdout).unwrap());
     let num = |s: &str| -> u32 {
         s.split(' ')
             .next()

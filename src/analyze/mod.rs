@@ -581,6 +581,18 @@ fn sanitized(s: &str) -> String {
     }
 }
 
+/// The columns of the table in analysis.md (each series' reading follows the table as a list).
+const MARKDOWN_COLUMNS: [&str; 8] = [
+    "series",
+    "period (+nested)",
+    "phase",
+    "confidence (BIC margin)",
+    "knee",
+    "drop after a peak",
+    "best x",
+    "first within 1 % at",
+];
+
 /// The columns of `analysis.csv` after the grouping axes.
 const CSV_COLUMNS: [&str; 17] = [
     "period",
@@ -612,13 +624,25 @@ impl Analysis {
             self.source.display(),
             self.x
         );
-        out += "| series | period | phase | confidence (BIC margin) | knee | drop after a peak | best x | first within 1 % at | reading |\n";
-        out += "|---|---|---|---|---|---|---|---|---|\n";
+        let mut rows = Vec::new();
+        let mut readings = String::new();
         for s in &self.series {
             let c = &s.curve;
             let (period, phase, conf) = match &c.period {
                 Some(p) => (
-                    human(p.period),
+                    // The period nested in it as the closing table writes it: `32 +64 (medium)`.
+                    match &c.secondary {
+                        None => human(p.period),
+                        Some(q) if q.level == p.level => {
+                            format!("{} +{}", human(p.period), human(q.period))
+                        }
+                        Some(q) => format!(
+                            "{} +{} ({})",
+                            human(p.period),
+                            human(q.period),
+                            q.level.as_str()
+                        ),
+                    },
                     human(p.phase),
                     format!("{} ({})", p.level.as_str(), human(p.confidence.round())),
                 ),
@@ -645,11 +669,21 @@ impl Analysis {
                 .as_ref()
                 .map_or("-".to_string(), |b| human(b.x_within_1pct));
             let knee = c.knee.map_or("-".to_string(), human);
-            out += &format!(
-                "| {} | {period} | {phase} | {conf} | {knee} | {drop} | {best} | {within} | {} |\n",
-                s.name.replace('|', "\\|"),
-                s.reading.replace('|', "\\|")
-            );
+            rows.push(vec![
+                s.name.clone(),
+                period,
+                phase,
+                conf,
+                knee,
+                drop,
+                best,
+                within,
+            ]);
+            readings += &format!("- `{}`: {}\n", s.name, s.reading);
+        }
+        out += &crate::units::markdown_table(&MARKDOWN_COLUMNS, &rows);
+        if !readings.is_empty() {
+            out += &format!("\nWhat each series reads:\n\n{readings}");
         }
         let marked = self.marked_sentence(|name| format!("`{name}`"));
         if !marked.is_empty() {
@@ -852,8 +886,13 @@ mod tests {
         }
         assert_eq!(a.series[1].file_stem, "mflops__variant-conflict2");
         let md = a.to_markdown();
+        // Columns padded to line up in a terminal; each series' reading in a list under them.
         assert!(
-            md.contains("| mflops [variant=plain] | 32 | 0 | high ("),
+            md.contains("| mflops [variant=plain]     | 32               | 0     | high ("),
+            "{md}"
+        );
+        assert!(
+            md.contains("\n- `mflops [variant=plain]`: period 32 (steps every 32 threads"),
             "{md}"
         );
         // The number beside the level says what it is (docs/analysis.md: high >= 10).

@@ -391,15 +391,12 @@ pub fn between_processes_note(between: &[super::controls::BetweenProcesses]) -> 
          metric's own pairs, or the median over the timed metrics where that is larger (what \
          differs between processes, the SM clock above all, is shared by every metric a program \
          times), or the range of the run's SM clock readings where that is larger still ({}); a \
-         metric whose every pair agreed exactly is a computed value and keeps its own, none.\n\n\
-         | {} |\n|---|---|---|---|---|---|\n",
+         metric whose every pair agreed exactly is a computed value and keeps its own, none.\n\n",
         between.iter().map(|b| b.pairs).max().unwrap_or(0),
         small_percent(between[0].clock_range),
-        BETWEEN_COLUMNS.join(" | ")
     );
-    for b in between {
-        out += &format!("| {} |\n", between_cells(b).join(" | "));
-    }
+    let rows: Vec<Vec<String>> = between.iter().map(|b| between_cells(b).to_vec()).collect();
+    out += &crate::units::markdown_table(&BETWEEN_COLUMNS, &rows);
     out
 }
 

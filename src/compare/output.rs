@@ -110,10 +110,20 @@ impl Comparison {
             same + faster + slower
         );
         let x = self.x.as_deref().unwrap_or("x");
-        out += &format!(
-            "| series | compared | B/A (geomean) | same | faster | slower | failed | period A / B | knee A / B | best {x} A / B |\n"
-        );
-        out += "|---|---|---|---|---|---|---|---|---|---|\n";
+        let best = format!("best {x} A / B");
+        let head = [
+            "series",
+            "compared",
+            "B/A (geomean)",
+            "same",
+            "faster",
+            "slower",
+            "failed",
+            "period A / B",
+            "knee A / B",
+            best.as_str(),
+        ];
+        let mut rows = Vec::new();
         for s in &self.series {
             let both = |f: fn(&Shape) -> Option<f64>| {
                 format!(
@@ -122,20 +132,20 @@ impl Comparison {
                     opt(s.b.as_ref().and_then(f))
                 )
             };
-            out += &format!(
-                "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
-                s.name.replace('|', "\\|"),
-                s.compared(),
+            rows.push(vec![
+                s.name.clone(),
+                s.compared().to_string(),
                 s.geomean.map_or("-".to_string(), |g| format!("{g:.3}")),
-                s.same,
-                s.faster,
-                s.slower,
-                s.failed,
+                s.same.to_string(),
+                s.faster.to_string(),
+                s.slower.to_string(),
+                s.failed.to_string(),
                 both(|c| c.period),
                 both(|c| c.knee),
                 both(|c| c.best_x),
-            );
+            ]);
         }
+        out += &crate::units::markdown_table(&head, &rows);
         let mut changed: Vec<&PointCmp> = self
             .points
             .iter()
@@ -147,23 +157,25 @@ impl Comparison {
             out += "None: every compared value is the same within u_A + u_B.\n";
             return out;
         }
-        out += "| point | metric | A | B | B/A | u_A | u_B | verdict |\n";
-        out += "|---|---|---|---|---|---|---|---|\n";
+        let mut rows = Vec::new();
         for p in changed.iter().take(LARGEST) {
             // A and B in one scale, the one A's value reads best in (96.53 GFLOP/s, not 96528 MFlops).
             let scale = crate::units::Scale::for_max(&self.series[p.series].unit, p.a.abs());
-            out += &format!(
-                "| {} | {} | {} | {} | {:.3} | {} | {} | {} |\n",
-                self.label(p).replace('|', "\\|"),
-                self.metric_of(p),
+            rows.push(vec![
+                self.label(p),
+                self.metric_of(p).to_string(),
                 scale.show(p.a),
                 scale.show(p.b),
-                p.ratio,
+                format!("{:.3}", p.ratio),
                 percent(p.u_a),
                 percent(p.u_b),
-                p.verdict.as_str()
-            );
+                p.verdict.as_str().to_string(),
+            ]);
         }
+        out += &crate::units::markdown_table(
+            &["point", "metric", "A", "B", "B/A", "u_A", "u_B", "verdict"],
+            &rows,
+        );
         if changed.len() > LARGEST {
             out += &format!(
                 "\n{} more beyond the uncertainty: see compare.csv (--out).\n",

@@ -109,3 +109,62 @@ pub fn script(path: &Path, text: &str) {
     std::fs::write(path, text).unwrap();
     std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
 }
+
+/// The cells of the row of `series` in a Markdown table of analysis.md or compare's output (padded
+/// columns; cell 0 is the empty text before the first `|`), or None.
+pub fn table_row(md: &str, series: &str) -> Option<Vec<String>> {
+    md.lines()
+        .filter(|l| l.starts_with("| "))
+        .map(|l| l.split('|').map(|c| c.trim().to_string()).collect::<Vec<_>>())
+        .find(|c| c.get(1).is_some_and(|n| n == series))
+}
+
+/// The row of `series` in a Markdown table with its cells joined by ` | ` as an unpadded table
+/// writes them (`| name | 32 | 0 |`), so a test can look for a run of cells.
+pub fn table_line(md: &str, series: &str) -> Option<String> {
+    squeeze(md)
+        .lines()
+        .find(|l| l.starts_with(&format!("| {series} |")))
+        .map(str::to_string)
+}
+
+/// What analysis.md says `series` reads (the list after its table: "- `name`: reading").
+pub fn reading(md: &str, series: &str) -> Option<String> {
+    let head = format!("- `{series}`: ");
+    md.lines()
+        .find_map(|l| l.strip_prefix(&head))
+        .map(str::to_string)
+}
+
+/// `md` with its Markdown tables' padding taken out (`| a   | 32 |` as `| a | 32 |`), so a test
+/// can look for a run of cells whatever the widths of the columns.
+pub fn squeeze(md: &str) -> String {
+    md.lines()
+        .map(|l| {
+            if l.starts_with("| ") {
+                let c: Vec<&str> = l.split('|').map(str::trim).collect();
+                format!("{} |", c[..c.len() - 1].join(" | ").trim_start())
+            } else {
+                l.to_string()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// `sweep analyze`'s Markdown with each row of the series table unpadded and its series' reading
+/// (the list under the table) added as a last cell: one line per series holds all that is said
+/// of it, for tests that look a series up by its line.
+pub fn with_readings(md: &str) -> String {
+    squeeze(md)
+        .lines()
+        .map(|l| {
+            let name = l.strip_prefix("| ").and_then(|r| r.split(" | ").next());
+            match name.and_then(|n| reading(md, n)) {
+                Some(r) => format!("{l} {} |", r.replace('|', "\\|")),
+                None => l.to_string(),
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
