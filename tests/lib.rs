@@ -18,6 +18,7 @@ mod h100_fixtures;
 mod h200x2_fixtures;
 mod hardening;
 mod hardening_lows;
+mod hardening_review7;
 mod nvcc;
 mod read_scale;
 mod report;

@@ -1,0 +1,151 @@
+//! Review 7 of issue 38: what a hostile user found on the tree after the sixth round, each fixed
+//! with a test that failed before. Real specs, real runs of the host sawtooth, real edits of a
+//! run folder as a user makes them by hand.
+
+use crate::common::{project, run_dirs, stderr, sweep};
+use crate::hardening::write;
+use std::path::{Path, PathBuf};
+
+/// `sweeps/<name>.toml`: saw.toml with its `range = [1, 64]` line replaced by `axis`, no
+/// `[analyze]`.
+fn saw_with_axis(p: &Path, name: &str, axis: &str) {
+    let spec = std::fs::read_to_string(p.join("sweeps/saw.toml"))
+        .unwrap()
+        .replace("range = [1, 64]", axis)
+        .replace("[analyze]\nx = \"threads\"\n", "");
+    write(p, &format!("sweeps/{name}.toml"), &spec);
+}
+
+/// `sweeps/saw4.toml` (threads 1..4) run to the end; its run folder.
+fn finished_saw4(p: &Path) -> PathBuf {
+    saw_with_axis(p, "saw4", "range = [1, 4]");
+    sweep(p)
+        .args(["run", "sweeps/saw4.toml", "-q", "--no-analyze"])
+        .assert()
+        .success();
+    run_dirs(&p.join("output/saw4")).pop().unwrap()
+}
+
+/// The run's results.csv with the column `name` taken out of every line, as a spreadsheet's
+/// "delete column" does.
+fn remove_column(run: &Path, name: &str) {
+    let csv = run.join("results.csv");
+    let text = std::fs::read_to_string(&csv).unwrap();
+    let header: Vec<&str> = text.lines().next().unwrap().split(',').collect();
+    let at = header.iter().position(|h| *h == name).unwrap();
+    let cut: String = text
+        .split_inclusive("\r\n")
+        .map(|line| {
+            let body = line.trim_end_matches("\r\n");
+            let mut fields: Vec<&str> = body.split(',').collect();
+            fields.remove(at);
+            format!("{}\r\n", fields.join(","))
+        })
+        .collect();
+    std::fs::write(&csv, cut).unwrap();
+}
+
+/// `sweep` with `args` in `p`: its exit code and its stderr.
+fn code_and_stderr(p: &Path, args: &[&str]) -> (Option<i32>, String) {
+    let out = sweep(p).args(args).output().unwrap();
+    (out.status.code(), stderr(&out))
+}
+
+/// Review 7, M1: `values = [1, "1", 1.0]` passed the check of a point that comes twice (the three
+/// have ids of their own: the type is hashed) and ran three points that results.csv writes alike,
+/// `threads=1` thrice; `sweep compare` then refused the run as "two rows of the point threads=1"
+/// and told the user to delete one. Values that differ only in type are refused by `plan` and
+/// `run` (exit 3), naming the point and both indices, before anything runs.
+#[test]
+fn values_that_differ_only_in_type_are_refused_before_anything_runs() {
+    let p = project();
+    for (values, first, second) in [
+        ("values = [1, \"1\"]", 0, 1),
+        ("values = [2, 1, 1.0]", 1, 2),
+    ] {
+        saw_with_axis(p.path(), "typed", values);
+        for command in [&["plan"][..], &["run", "-q"]] {
+            let args = [command, &["sweeps/typed.toml"]].concat();
+            let (code, err) = code_and_stderr(p.path(), &args);
+            assert_eq!(code, Some(3), "{values}: {command:?}: {err}");
+            assert!(
+                err.contains(&format!(
+                    "points {first} and {second} are both `threads=1` in results.csv"
+                )) && err.contains("hint:")
+                    && err.lines().count() == 1,
+                "{values}: {command:?}: {err}"
+            );
+        }
+        assert!(
+            !p.path().join("output/typed").exists(),
+            "{values}: nothing ran"
+        );
+    }
+    saw_with_axis(p.path(), "typed", "values = [1, 1.5, 2]");
+    sweep(p.path())
+        .args(["plan", "sweeps/typed.toml"])
+        .assert()
+        .success();
+}
+
+/// Review 7, M2: the axis column `threads` deleted from a run's results.csv by hand (its
+/// manifest still lists it) made `compare` match nothing and call B's four rows one point
+/// `threads=` (exit 0, "0 values compared"), `plot` draw and `analyze` say "every axis is a
+/// category (`threads`)". Every reader refuses it naming the column (exit 3), as it refuses a
+/// removed metric column.
+#[test]
+fn an_axis_column_removed_by_hand_is_named_by_every_reader() {
+    let p = project();
+    let a = finished_saw4(p.path());
+    let b = finished_saw4(p.path());
+    assert_ne!(a, b);
+    remove_column(&b, "threads");
+    let (a, b) = (a.to_str().unwrap(), b.to_str().unwrap());
+    let csv = format!("{b}/results.csv");
+    let out = p.path().join("elsewhere");
+    let out = out.to_str().unwrap();
+    for args in [
+        vec!["compare", a, b, "--out", out],
+        vec!["compare", b, a, "--out", out],
+        vec!["analyze", &csv, "--out", out],
+        vec!["plot", &csv, "--out", out],
+        vec!["export", b, "--format", "csv", "--out", out],
+        vec!["report", b, "--out", out],
+    ] {
+        let (code, err) = code_and_stderr(p.path(), &args);
+        assert_eq!(code, Some(3), "{args:?}: {err}");
+        assert!(
+            err.contains("`threads`") && err.contains("hint:") && err.lines().count() == 1,
+            "{args:?}: {err}"
+        );
+    }
+}
+
+/// Review 7, M3: a column other than an axis or a metric's value deleted by hand (here
+/// `saw_rel_ci`) made `export`, `report` and `resume` say "has another header than this spec
+/// gives (hint: ... use --force to start a new run)": no column named, and a hint to start a new
+/// run for a file that was edited. The message names the first column that differs, and asks
+/// whether the file was edited.
+#[test]
+fn a_header_edited_by_hand_is_refused_naming_the_column_that_differs() {
+    let p = project();
+    let run = finished_saw4(p.path());
+    remove_column(&run, "saw_rel_ci");
+    let r = run.to_str().unwrap();
+    let out = p.path().join("elsewhere");
+    let out = out.to_str().unwrap();
+    for args in [
+        vec!["export", r, "--format", "csv", "--out", out],
+        vec!["report", r, "--out", out],
+        vec!["resume", r, "-q"],
+    ] {
+        let (code, err) = code_and_stderr(p.path(), &args);
+        assert_eq!(code, Some(3), "{args:?}: {err}");
+        assert!(
+            err.contains("column 10 is `saw_samples` here and `saw_rel_ci` there")
+                && err.contains("was the file edited?")
+                && err.lines().count() == 1,
+            "{args:?}: {err}"
+        );
+    }
+}
