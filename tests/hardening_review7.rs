@@ -149,3 +149,119 @@ fn a_header_edited_by_hand_is_refused_naming_the_column_that_differs() {
         );
     }
 }
+
+/// `sweeps/hang.toml`: saw.toml over threads 1..2 built by `tools/hangcc`, a compiler that on
+/// `--version` writes its pid to `hangcc.pid` and then never answers; `build_timeout_s` as given.
+fn hanging_compiler(p: &Path, build_timeout_s: u32) -> PathBuf {
+    let cc = p.join("tools/hangcc");
+    let pid = p.join("hangcc.pid");
+    crate::common::script(
+        &cc,
+        &format!(
+            "#!/bin/sh\nif [ \"$1\" = --version ]; then echo $$ > '{}'; exec sleep 1000; fi\nexec cc \"$@\"\n",
+            pid.display()
+        ),
+    );
+    saw_with_axis(p, "hang", "range = [1, 2]");
+    let spec = std::fs::read_to_string(p.join("sweeps/hang.toml"))
+        .unwrap()
+        .replace(
+            "compiler = \"cc\"",
+            &format!(
+                "compiler = \"{}\"\nbuild_timeout_s = {build_timeout_s}",
+                cc.display()
+            ),
+        );
+    write(p, "sweeps/hang.toml", &spec);
+    pid
+}
+
+/// The pid written in `file` once it is there (at most 20 s).
+fn pid_in(file: &Path) -> i32 {
+    let t0 = std::time::Instant::now();
+    loop {
+        if let Some(pid) = std::fs::read_to_string(file)
+            .ok()
+            .and_then(|s| s.trim().parse().ok())
+        {
+            return pid;
+        }
+        assert!(t0.elapsed().as_secs() < 20, "no {}", file.display());
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
+
+/// Whether process `pid` is gone (or a zombie, dead but not yet reaped), within 5 s.
+fn gone(pid: i32) -> bool {
+    let t0 = std::time::Instant::now();
+    while t0.elapsed().as_secs() < 5 {
+        match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+            Err(_) => return true,
+            Ok(stat)
+                if stat
+                    .rsplit(')')
+                    .next()
+                    .is_some_and(|s| s.trim_start().starts_with('Z')) =>
+            {
+                return true
+            }
+            Ok(_) => std::thread::sleep(std::time::Duration::from_millis(50)),
+        }
+    }
+    false
+}
+
+/// Review 7, H1: `<compiler> --version`, which sweep runs before its first point, had no time
+/// limit: a compiler that never answers (a wrapper waiting on a licence server, a toolkit on a
+/// stuck network mount) hung `sweep run` for ever, saying nothing. It has the spec's
+/// `build_timeout_s`: past it the run stops with one line naming the compiler (exit 4, the
+/// environment), and the compiler's process is killed.
+#[test]
+fn a_compiler_that_never_answers_its_version_stops_the_run_at_the_build_timeout() {
+    let p = project();
+    let pid = hanging_compiler(p.path(), 2);
+    let mut child = crate::common::sweep_process(p.path())
+        .args(["run", "sweeps/hang.toml", "-q"])
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let t0 = std::time::Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if t0.elapsed().as_secs() > 30 {
+            child.kill().unwrap();
+            panic!("sweep still waits for the compiler after 30 s");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let out = child.wait_with_output().unwrap();
+    let (code, err) = (out.status.code(), stderr(&out));
+    assert_eq!(code, Some(4), "{err}");
+    assert!(
+        err.contains("hangcc --version` within 2 s") && err.lines().count() == 1,
+        "{err}"
+    );
+    assert!(gone(pid_in(&pid)), "the compiler's process was killed");
+}
+
+/// Review 7, H1 (the second half): a second Ctrl-C while sweep waited for `--version` ended
+/// sweep but left the compiler running, orphaned: the query was no process group of sweep's,
+/// which a second Ctrl-C kills. It is one now.
+#[test]
+fn a_second_ctrl_c_while_the_compiler_is_asked_its_version_kills_it() {
+    let p = project();
+    let pid_file = hanging_compiler(p.path(), 300);
+    let mut child = crate::common::sweep_process(p.path())
+        .args(["run", "sweeps/hang.toml", "-q"])
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let pid = pid_in(&pid_file);
+    for _ in 0..2 {
+        // SAFETY: signals the child this test started.
+        unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+        std::thread::sleep(std::time::Duration::from_millis(300));
+    }
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130));
+    assert!(gone(pid), "the compiler asked for its version was killed");
+}
