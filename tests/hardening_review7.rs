@@ -265,3 +265,44 @@ fn a_second_ctrl_c_while_the_compiler_is_asked_its_version_kills_it() {
     assert_eq!(status.code(), Some(130));
     assert!(gone(pid), "the compiler asked for its version was killed");
 }
+
+/// Review 7, M4: a template named after a file sweep writes in each point's folder rendered
+/// into it: `stdout.txt.tera`'s header was replaced by the program's output once the point ran
+/// (exit 0: the folder no longer held what the point was built from), `run.cmd.tera`'s by the
+/// run's command; `control-1.tera` stopped the run at its first control re-run with "File
+/// exists" and a hint to make room (exit 4). Such a template is refused before anything runs,
+/// naming it (exit 3).
+#[test]
+fn a_template_named_after_a_file_sweep_writes_in_a_point_is_refused() {
+    let p = project();
+    saw_with_axis(p.path(), "saw2", "range = [1, 2]");
+    for template in [
+        "stdout.txt.tera",
+        "run.cmd.tera",
+        "build.log.tera",
+        "control-1.tera",
+    ] {
+        let t = write(
+            p.path(),
+            &format!("cuda/hostsaw/{template}"),
+            "// {{ threads }}\n",
+        );
+        let (code, err) = code_and_stderr(p.path(), &["run", "sweeps/saw2.toml", "-q"]);
+        std::fs::remove_file(&t).unwrap();
+        assert_eq!(code, Some(3), "{template}: {err}");
+        assert!(
+            err.contains(&format!("template `{template}`"))
+                && err.contains("a file sweep writes itself in each point's folder")
+                && err.lines().count() == 1,
+            "{template}: {err}"
+        );
+        assert!(
+            !p.path().join("output/saw2").exists(),
+            "{template}: nothing ran"
+        );
+    }
+    sweep(p.path())
+        .args(["run", "sweeps/saw2.toml", "-q"])
+        .assert()
+        .success();
+}
