@@ -306,3 +306,49 @@ fn a_template_named_after_a_file_sweep_writes_in_a_point_is_refused() {
         .assert()
         .success();
 }
+
+/// Review 7, M5: `sweep run ../../sweeps/x.toml` started in `cuda/<bench>/` made its `output/`
+/// there, inside the bench folder, whose every file is the bench's input: the run's own files
+/// changed the bench, so after a Ctrl-C the run could never be resumed ("the bench `hostsaw`
+/// changed since the unfinished run started", exit 3) and no build ever came from the cache.
+/// An output folder inside the bench folder is refused before anything is written (exit 3).
+#[test]
+fn an_output_folder_inside_the_bench_folder_is_refused() {
+    let p = project();
+    saw_with_axis(p.path(), "saw2", "range = [1, 2]");
+    let bench = p.path().join("cuda/hostsaw");
+    for (cwd, args) in [
+        (bench.clone(), vec!["run", "../../sweeps/saw2.toml", "-q"]),
+        (
+            p.path().to_path_buf(),
+            vec![
+                "run",
+                "sweeps/saw2.toml",
+                "-q",
+                "--output",
+                "cuda/hostsaw/out",
+            ],
+        ),
+    ] {
+        let (code, err) = code_and_stderr(&cwd, &args);
+        assert_eq!(code, Some(3), "{args:?}: {err}");
+        assert!(
+            err.contains("lies inside the bench folder") && err.lines().count() == 1,
+            "{args:?}: {err}"
+        );
+    }
+    let mut left: Vec<String> = std::fs::read_dir(&bench)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    left.sort();
+    assert_eq!(
+        left,
+        ["hostsaw.c", "params.h.tera"],
+        "nothing written there"
+    );
+    sweep(p.path())
+        .args(["run", "sweeps/saw2.toml", "-q"])
+        .assert()
+        .success();
+}
