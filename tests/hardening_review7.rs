@@ -311,7 +311,9 @@ fn a_template_named_after_a_file_sweep_writes_in_a_point_is_refused() {
 /// there, inside the bench folder, whose every file is the bench's input: the run's own files
 /// changed the bench, so after a Ctrl-C the run could never be resumed ("the bench `hostsaw`
 /// changed since the unfinished run started", exit 3) and no build ever came from the cache.
-/// An output folder inside the bench folder is refused before anything is written (exit 3).
+/// The same for a build cache there (`--cache`, SWEEP_CACHE): every build changed the bench. An
+/// output folder or a cache inside the bench folder is refused before anything is written
+/// (exit 3).
 #[test]
 fn an_output_folder_inside_the_bench_folder_is_refused() {
     let p = project();
@@ -327,6 +329,16 @@ fn an_output_folder_inside_the_bench_folder_is_refused() {
                 "-q",
                 "--output",
                 "cuda/hostsaw/out",
+            ],
+        ),
+        (
+            p.path().to_path_buf(),
+            vec![
+                "run",
+                "sweeps/saw2.toml",
+                "-q",
+                "--cache",
+                "cuda/hostsaw/cache",
             ],
         ),
     ] {

@@ -161,8 +161,12 @@ pub enum DriverError {
     /// The run folders would lie in the bench's folder, whose every file is the bench's input:
     /// each run's files changed the bench, so a run could never be resumed ("the bench
     /// changed") and no build came from the cache.
-    #[error("the output folder `{output}` lies inside the bench folder `{bench_dir}`, whose every file is part of the bench: the run's own files would change it, and the run could never be resumed (hint: run from the project folder, or --output a folder outside `{bench_dir}`)")]
-    OutputInBench { output: String, bench_dir: String },
+    #[error("the {what} folder `{output}` lies inside the bench folder `{bench_dir}`, whose every file is part of the bench: the run's own files would change it, and the run could never be resumed (hint: run from the project folder, or --output / --cache a folder outside `{bench_dir}`)")]
+    OutputInBench {
+        what: &'static str,
+        output: String,
+        bench_dir: String,
+    },
     #[error("the run `{dir}` is in use by another sweep (hint: wait for it to end; its results.csv grows as it runs)")]
     RunInUse { dir: String },
     /// A file of the run's own could not be written (disk full, read-only): the run stopped

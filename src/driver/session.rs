@@ -123,9 +123,10 @@ fn new_manifest(
     }
 }
 
-/// Refuses an output folder inside the bench's folder (or `cuda/common/`): `sweep run` started
-/// in `cuda/<bench>/` made `output/` there, and every run's files became the bench's input.
-fn output_outside(output: &Path, bench: &Bench) -> Result<(), DriverError> {
+/// Refuses an output folder (`what`: or the build cache) inside the bench's folder (or
+/// `cuda/common/`): `sweep run` started in `cuda/<bench>/` made `output/` there, and every run's
+/// files (every build's) became the bench's input.
+fn output_outside(output: &Path, bench: &Bench, what: &'static str) -> Result<(), DriverError> {
     let real = |p: &Path| -> PathBuf {
         // The nearest folder that exists, links resolved, and the rest of the path after it.
         let mut base = std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf());
@@ -147,6 +148,7 @@ fn output_outside(output: &Path, bench: &Bench) -> Result<(), DriverError> {
     for dir in std::iter::once(&bench.dir).chain(bench.common.as_ref()) {
         if out.starts_with(real(dir)) {
             return Err(DriverError::OutputInBench {
+                what,
                 output: output.display().to_string(),
                 bench_dir: dir.display().to_string(),
             });
@@ -165,7 +167,8 @@ impl<'s> Session<'s> {
     pub(super) fn open(spec: &'s Spec, opts: &'s Options) -> Result<Session<'s>, DriverError> {
         let points = plan(spec, opts.build.shard, opts.build.split)?;
         let bench = Bench::locate(spec)?;
-        output_outside(&opts.build.output, &bench)?;
+        output_outside(&opts.build.output, &bench, "output")?;
+        output_outside(&opts.build.cache, &bench, "build cache")?;
         preflight(spec, &bench, &points)?;
         // `[profile]` counters were asked for: without ncu every row would lack them.
         if spec
