@@ -364,3 +364,32 @@ fn an_output_folder_inside_the_bench_folder_is_refused() {
         .assert()
         .success();
 }
+
+/// Review 7, M6: two spec files of one name (`sweeps/saw2.toml` and `other/saw2.toml`) share
+/// `output/saw2/`; with a run of the first unfinished, `sweep run other/saw2.toml` said "the spec
+/// changed since the unfinished run started" of a spec that never changed. It names the other
+/// file, and how to finish its run or keep the two apart.
+#[test]
+fn a_spec_of_the_same_name_in_another_folder_is_not_told_it_changed() {
+    let p = project();
+    saw_with_axis(p.path(), "saw2", "range = [1, 2]");
+    saw_with_axis(p.path(), "../other/saw2", "range = [1, 3]");
+    sweep(p.path())
+        .args(["run", "sweeps/saw2.toml", "-q", "--no-analyze"])
+        .assert()
+        .success();
+    let run = run_dirs(&p.path().join("output/saw2")).pop().unwrap();
+    crate::hardening::unfinish(&run, 1);
+    let (code, err) = code_and_stderr(p.path(), &["run", "other/saw2.toml", "-q"]);
+    assert_eq!(code, Some(3), "{err}");
+    assert!(
+        err.contains("is of another spec file of the same name")
+            && err.contains("sweeps/saw2.toml")
+            && err.lines().count() == 1,
+        "{err}"
+    );
+    sweep(p.path())
+        .args(["run", "sweeps/saw2.toml", "-q", "--no-analyze"])
+        .assert()
+        .success();
+}

@@ -101,6 +101,12 @@ pub enum DriverError {
     Locked { gpu: String, holder: String },
     #[error("the spec changed since the unfinished run `{dir}` started: {changes} differ (hint: --force starts a new run)")]
     SpecChanged { dir: String, changes: String },
+    #[error("the unfinished run `{dir}` is of another spec file of the same name, `{theirs}` ({changes} differ), whose runs share this output folder (hint: `sweep run {theirs}` finishes it; --force starts a new run of this one beside it, or --output keeps the two apart)")]
+    SpecOfSameName {
+        dir: String,
+        theirs: String,
+        changes: String,
+    },
     #[error("the bench `{bench}` changed since the unfinished run `{dir}` started: its remaining rows would come from another program (hint: undo the change to finish that run, or --force starts a new run)")]
     BenchChanged { dir: String, bench: String },
     #[error("the unfinished run `{dir}` was built with `{was}`, and `{compiler}` is now `{now}`: its remaining rows would come from another compiler (hint: put that compiler first on PATH to finish the run, or --force starts a new run)")]
