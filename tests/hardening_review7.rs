@@ -393,3 +393,28 @@ fn a_spec_of_the_same_name_in_another_folder_is_not_told_it_changed() {
         .assert()
         .success();
 }
+
+/// Review 7, M7: a file of the bench that cannot be read (no read permission for the user; here
+/// a link to `/proc/self/mem`, which even root cannot read through `read`) failed every point
+/// with "cannot read the bench's files: Input/output error": which file, it did not say. The
+/// error names the file.
+#[test]
+fn a_bench_file_that_cannot_be_read_is_named() {
+    let p = project();
+    saw_with_axis(p.path(), "saw2", "range = [1, 2]");
+    std::os::unix::fs::symlink("/proc/self/mem", p.path().join("cuda/hostsaw/mem.h")).unwrap();
+    let (code, err) = code_and_stderr(p.path(), &["run", "sweeps/saw2.toml", "-q"]);
+    assert_eq!(code, Some(1), "{err}");
+    let run = run_dirs(&p.path().join("output/saw2")).pop().unwrap();
+    let rows = crate::common::rows(&run.join("results.csv"));
+    assert_eq!(rows.len(), 2);
+    for r in rows {
+        assert_eq!(r["status"], "build_failed");
+        assert!(
+            r["error"].contains("cannot read the bench's files: `")
+                && r["error"].contains("cuda/hostsaw/mem.h`"),
+            "{}",
+            r["error"]
+        );
+    }
+}
