@@ -236,7 +236,11 @@ impl Cache {
             .map_err(|e| std::io::Error::new(std::io::ErrorKind::NotFound, e.to_string()))?;
         for (rel, file) in files {
             field("file", rel.as_bytes());
-            field("content", &std::fs::read(&file)?);
+            // The file named: "permission denied" alone left the user to guess which of the
+            // bench's files it was.
+            let content = std::fs::read(&file)
+                .map_err(|e| std::io::Error::new(e.kind(), format!("`{}`: {e}", file.display())))?;
+            field("content", &content);
         }
         Ok(crate::spec::hex(&h.finalize()[..16]))
     }

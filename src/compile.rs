@@ -26,6 +26,13 @@ pub enum CompileError {
         no_compiler_hint(compiler)
     )]
     NoCompiler { compiler: String },
+    /// `<compiler> --version` ran past the spec's `build_timeout_s`: sweep would wait for it for
+    /// ever, before its first point.
+    #[error("compiler `{compiler}` did not answer `{compiler} --version` within {} s (hint: run it by hand to see what it waits for; `build_timeout_s` in the spec is its limit)", secs.as_secs_f64())]
+    NoAnswer {
+        compiler: String,
+        secs: std::time::Duration,
+    },
 }
 
 fn no_compiler_hint(compiler: &str) -> &'static str {
@@ -41,11 +48,17 @@ pub const DEFAULT_ARCH: &str = "sm_90";
 
 impl Toolchain {
     pub fn find(spec: &Spec, gpu_arch: Option<String>) -> Result<Toolchain, CompileError> {
-        let out = exec::query(&spec.compiler, &["--version"]).ok_or_else(|| {
-            CompileError::NoCompiler {
-                compiler: spec.compiler.clone(),
-            }
-        })?;
+        let out = exec::query_within(&spec.compiler, &["--version"], spec.build_timeout).map_err(
+            |e| match e {
+                exec::NoAnswer::TimedOut(secs) => CompileError::NoAnswer {
+                    compiler: spec.compiler.clone(),
+                    secs,
+                },
+                exec::NoAnswer::Failed => CompileError::NoCompiler {
+                    compiler: spec.compiler.clone(),
+                },
+            },
+        )?;
         let version = out
             .lines()
             .filter(|l| !l.trim().is_empty())

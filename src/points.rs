@@ -74,6 +74,15 @@ pub enum PointsError {
         first: usize,
         second: usize,
     },
+    /// Two points whose values differ only in type (`1`, `1.0`, `"1"`): results.csv writes them
+    /// alike, so no reader can tell their rows apart.
+    #[error("{path}: points {first} and {second} are both `{label}` in results.csv: their values differ only in type (hint: `1`, `1.0` and `\"1\"` are written alike; list the value once, in one type)")]
+    WrittenAlike {
+        path: String,
+        label: String,
+        first: usize,
+        second: usize,
+    },
     #[error("{path}: the sweep has {count} points (hint: at most {max}; narrow an axis)")]
     TooMany {
         path: String,
@@ -220,20 +229,34 @@ pub fn expand(spec: &Spec) -> Result<Vec<Point>, PointsError> {
             total,
         });
     }
-    // One row per point id: resume, merge and compare key rows by it, so a repeated value
-    // would make one point stand for two (the second never runs, or counts as missing forever).
-    let mut seen: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+    // One row per point: resume and merge key rows by the point id, compare, the analysis and
+    // the charts by the axis values as results.csv writes them. A repeated value would make one
+    // point stand for two (the second never runs, or counts as missing forever); values that
+    // differ only in type (`1`, `1.0`, `"1"`) have ids of their own but one row's text, which
+    // compare then refuses as two rows of one point.
+    let mut seen: std::collections::HashMap<Vec<String>, usize> = std::collections::HashMap::new();
     for p in &points {
-        if let Some(&first) = seen.get(p.id.as_str()) {
-            return Err(PointsError::Duplicate {
-                // No key to point at: the path, with the overrides when they made the axes.
-                path: spec.locate("[[axis]]"),
-                label: p.label(),
-                first,
-                second: p.index,
+        let written: Vec<String> = p.values.iter().map(|(_, v)| v.to_string()).collect();
+        if let Some(&first) = seen.get(&written) {
+            let path = spec.locate("[[axis]]");
+            let (label, second) = (p.label(), p.index);
+            return Err(match points[first].id == p.id {
+                true => PointsError::Duplicate {
+                    // No key to point at: the path, with the overrides when they made the axes.
+                    path,
+                    label,
+                    first,
+                    second,
+                },
+                false => PointsError::WrittenAlike {
+                    path,
+                    label,
+                    first,
+                    second,
+                },
             });
         }
-        seen.insert(&p.id, p.index);
+        seen.insert(written, p.index);
     }
     Ok(points)
 }
@@ -582,11 +605,25 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("point `n=64 tile=8` comes twice"));
-        let typed = spec("[[axis]]\nname=\"threads\"\nvalues=[1,\"1\"]");
+        // 1, 1.0 and "1" have ids of their own, but results.csv writes each as `1`: compare
+        // would refuse the run as two rows of one point.
+        for values in ["1,\"1\"", "1,1.0", "2,\"1\",1.0"] {
+            let typed = spec(&format!("[[axis]]\nname=\"threads\"\nvalues=[{values}]"));
+            assert_eq!(
+                expand(&typed).unwrap_err().to_string(),
+                format!(
+                    "t.toml: points {} and {} are both `threads=1` in results.csv: their values differ only in type (hint: `1`, `1.0` and `\"1\"` are written alike; list the value once, in one type)",
+                    values.matches(',').count() - 1,
+                    values.matches(',').count()
+                ),
+                "{values}"
+            );
+        }
+        let distinct = spec("[[axis]]\nname=\"x\"\nvalues=[1,1.5,\"one\"]");
         assert_eq!(
-            expand(&typed).unwrap().len(),
-            2,
-            "1 and \"1\" stay two points"
+            expand(&distinct).unwrap().len(),
+            3,
+            "written apart: three points"
         );
     }
 
@@ -647,9 +684,13 @@ mod tests {
 
     #[test]
     fn ids_are_stable_and_distinct() {
-        let s = spec("[[axis]]\nname=\"a\"\nvalues=[1,\"1\",2]");
+        let s = spec("[[axis]]\nname=\"a\"\nvalues=[1,\"2\",3]");
         let pts = expand(&s).unwrap();
-        assert_ne!(pts[0].id, pts[1].id, "an int and a string differ");
+        assert_ne!(
+            point_id("b", &[("a".into(), Value::Int(1))]),
+            point_id("b", &[("a".into(), Value::Str("1".into()))]),
+            "an int and a string differ"
+        );
         assert_eq!(pts[0].id, point_id("b", &[("a".into(), Value::Int(1))]));
         assert_eq!(pts[0].id.len(), 13);
         for p in &pts {

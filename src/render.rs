@@ -55,6 +55,34 @@ pub enum RenderError {
         dir: String,
         header: String,
     },
+    /// A header named as a file sweep writes beside it in `points/<id>/` (`stdout.txt`,
+    /// `run.cmd`, ...): one would replace the other.
+    #[error("template `{template}` in `{dir}` would write a header named `{header}`, a file sweep writes itself in each point's folder (hint: rename the template; taken: {taken})")]
+    HeaderTaken {
+        template: String,
+        dir: String,
+        header: String,
+        taken: String,
+    },
+}
+
+/// The files (and the `control-<n>` folders) that sweep itself writes in a point's folder,
+/// beside the rendered headers.
+fn point_files() -> [&'static str; 11] {
+    use crate::profile::{metric_power, ncu};
+    [
+        crate::cache::LOG,
+        "run.cmd",
+        crate::run::STDOUT,
+        crate::run::STDERR,
+        ncu::CSV,
+        ncu::CMD,
+        ncu::STDOUT,
+        ncu::STDERR,
+        metric_power::CMD,
+        metric_power::STDOUT,
+        metric_power::STDERR,
+    ]
 }
 
 /// Why a link among a bench's files cannot be followed.
@@ -166,6 +194,17 @@ impl Bench {
                     template: template.clone(),
                     dir: dir.display().to_string(),
                     header: header.to_string(),
+                });
+            }
+            // `stdout.txt.tera` rendered a header that the program's output then replaced (the
+            // point's headers no longer what it was built from); `control-1.tera` stopped the
+            // run at its first control re-run.
+            if point_files().contains(&header) || header.starts_with("control-") {
+                return Err(RenderError::HeaderTaken {
+                    template: template.clone(),
+                    dir: dir.display().to_string(),
+                    header: header.to_string(),
+                    taken: format!("{}, control-<n>", point_files().join(", ")),
                 });
             }
         }

@@ -19,6 +19,7 @@ mod h200x2_fixtures;
 mod hardening;
 mod hardening_leftovers;
 mod hardening_lows;
+mod hardening_review7;
 mod nvcc;
 mod read_scale;
 mod report;

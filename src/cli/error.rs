@@ -311,6 +311,7 @@ mod tests {
                 CliError::Driver(DriverError::Store(
                     sweep::store::StoreError::HeaderMismatch {
                         path: "results.csv".into(),
+                        difference: "column 1 is `x` here and `point_id` there".into(),
                     },
                 )),
                 exit::BAD_INPUT,
@@ -363,6 +364,7 @@ mod tests {
             (
                 || StoreError::HeaderMismatch {
                     path: "results.csv".into(),
+                    difference: "column 1 is `x` here and `point_id` there".into(),
                 },
                 exit::BAD_INPUT,
             ),

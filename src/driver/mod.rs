@@ -101,6 +101,12 @@ pub enum DriverError {
     Locked { gpu: String, holder: String },
     #[error("the spec changed since the unfinished run `{dir}` started: {changes} differ (hint: --force starts a new run)")]
     SpecChanged { dir: String, changes: String },
+    #[error("the unfinished run `{dir}` is of another spec file of the same name, `{theirs}` ({changes} differ), whose runs share this output folder (hint: `sweep run {theirs}` finishes it; --force starts a new run of this one beside it, or --output keeps the two apart)")]
+    SpecOfSameName {
+        dir: String,
+        theirs: String,
+        changes: String,
+    },
     #[error("the bench `{bench}` changed since the unfinished run `{dir}` started: its remaining rows would come from another program (hint: undo the change to finish that run, or --force starts a new run)")]
     BenchChanged { dir: String, bench: String },
     #[error("the unfinished run `{dir}` was built with `{was}`, and `{compiler}` is now `{now}`: its remaining rows would come from another compiler (hint: put that compiler first on PATH to finish the run, or --force starts a new run)")]
@@ -157,6 +163,15 @@ pub enum DriverError {
         dir: String,
         link: String,
         target: String,
+    },
+    /// The run folders would lie in the bench's folder, whose every file is the bench's input:
+    /// each run's files changed the bench, so a run could never be resumed ("the bench
+    /// changed") and no build came from the cache.
+    #[error("the {what} folder `{output}` lies inside the bench folder `{bench_dir}`, whose every file is part of the bench: the run's own files would change it, and the run could never be resumed (hint: run from the project folder, or --output / --cache a folder outside `{bench_dir}`)")]
+    OutputInBench {
+        what: &'static str,
+        output: String,
+        bench_dir: String,
     },
     #[error("the run `{dir}` is in use by another sweep (hint: wait for it to end; its results.csv grows as it runs)")]
     RunInUse { dir: String },

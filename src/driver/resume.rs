@@ -55,13 +55,31 @@ pub(super) fn pick_run_dir(
             return resumable(&dir, &m, opts, spec, bench_hash, toolchain, gpus);
         }
         if !opts.force {
+            let changes = store::spec_changes(&m.spec, &spec.text).join(", ");
+            // Another spec file of the same name (`other/x.toml` beside `sweeps/x.toml`) shares
+            // `output/x/`: it did not change, it is another spec.
+            if let Some(theirs) = other_spec_file(&m, spec) {
+                return Err(DriverError::SpecOfSameName {
+                    dir: dir.display().to_string(),
+                    theirs,
+                    changes,
+                });
+            }
             return Err(DriverError::SpecChanged {
                 dir: dir.display().to_string(),
-                changes: store::spec_changes(&m.spec, &spec.text).join(", "),
+                changes,
             });
         }
     }
     Ok(None)
+}
+
+/// The spec file that started the run of manifest `m`, when it is another file than `spec`'s
+/// (both still there); None when it is the same file, or cannot be told.
+fn other_spec_file(m: &Manifest, spec: &Spec) -> Option<String> {
+    let theirs = Path::new(&m.cwd).join(&m.spec_path).canonicalize().ok()?;
+    let ours = spec.path.canonicalize().ok()?;
+    (theirs != ours).then(|| theirs.display().to_string())
 }
 
 /// `dir` (a run of this spec) if it can be resumed with these options: its rows keep the dialect

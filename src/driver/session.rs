@@ -126,6 +126,40 @@ fn new_manifest(
     }
 }
 
+/// Refuses an output folder (`what`: or the build cache) inside the bench's folder (or
+/// `cuda/common/`): `sweep run` started in `cuda/<bench>/` made `output/` there, and every run's
+/// files (every build's) became the bench's input.
+fn output_outside(output: &Path, bench: &Bench, what: &'static str) -> Result<(), DriverError> {
+    let real = |p: &Path| -> PathBuf {
+        // The nearest folder that exists, links resolved, and the rest of the path after it.
+        let mut base = std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf());
+        let mut rest = Vec::new();
+        while !base.exists() {
+            match (base.file_name().map(|n| n.to_os_string()), base.parent()) {
+                (Some(name), Some(parent)) => {
+                    rest.push(name);
+                    base = parent.to_path_buf();
+                }
+                _ => break,
+            }
+        }
+        let mut real = base.canonicalize().unwrap_or(base);
+        real.extend(rest.iter().rev());
+        real
+    };
+    let out = real(output);
+    for dir in std::iter::once(&bench.dir).chain(bench.common.as_ref()) {
+        if out.starts_with(real(dir)) {
+            return Err(DriverError::OutputInBench {
+                what,
+                output: output.display().to_string(),
+                bench_dir: dir.display().to_string(),
+            });
+        }
+    }
+    Ok(())
+}
+
 fn now() -> String {
     chrono::Utc::now().to_rfc3339()
 }
@@ -136,6 +170,8 @@ impl<'s> Session<'s> {
     pub(super) fn open(spec: &'s Spec, opts: &'s Options) -> Result<Session<'s>, DriverError> {
         let points = plan(spec, opts.build.shard, opts.build.split)?;
         let bench = Bench::locate(spec)?;
+        output_outside(&opts.build.output, &bench, "output")?;
+        output_outside(&opts.build.cache, &bench, "build cache")?;
         preflight(spec, &bench, &points)?;
         // `[profile]` counters were asked for: without ncu every row would lack them.
         if spec

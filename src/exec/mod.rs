@@ -264,19 +264,65 @@ pub fn on_path(name: &str) -> Option<std::path::PathBuf> {
         .find(|p| p.is_file())
 }
 
-/// Runs a short query (like `nvcc --version`) and returns its stdout, or None when it fails.
+/// How long a short query ([`query`]) may take: `hostname`, `git`, `nvidia-smi`.
+pub const QUERY_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// Runs a short query (like `hostname`) and returns its stdout, or None when it fails or takes
+/// longer than [`QUERY_TIMEOUT`].
 pub fn query(program: &str, args: &[&str]) -> Option<String> {
-    let out = duct::cmd(program, args)
+    query_within(program, args, QUERY_TIMEOUT).ok()
+}
+
+/// Why a [`query_within`] gave no answer.
+#[derive(Debug, PartialEq)]
+pub enum NoAnswer {
+    /// It could not start, or it exited non-zero.
+    Failed,
+    /// It ran past its limit; its process group was killed.
+    TimedOut(Duration),
+}
+
+/// Runs a short query (like `nvcc --version`) in a process group of its own, as every child of
+/// sweep, and returns its stdout. Past `timeout` the group is killed: a compiler that hangs on
+/// `--version` (a wrapper waiting on a licence server, a toolkit on a stuck network mount) hung
+/// sweep before its first point, and a second Ctrl-C left it running orphaned.
+pub fn query_within(program: &str, args: &[&str], timeout: Duration) -> Result<String, NoAnswer> {
+    let expr = duct::cmd(program, args)
         .stdin_null()
         .stderr_null()
         .stdout_capture()
         .unchecked()
-        .run()
-        .ok()?;
-    if out.status.success() {
-        Some(String::from_utf8_lossy(&out.stdout).into_owned())
-    } else {
-        None
+        .before_spawn(|c| {
+            c.process_group(0);
+            // SAFETY: prctl is async-signal-safe; the child dies with sweep, SIGKILL included.
+            unsafe {
+                c.pre_exec(|| {
+                    libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+                    Ok(())
+                });
+            }
+            Ok(())
+        });
+    let handle = expr.start().map_err(|_| NoAnswer::Failed)?;
+    let pgid = handle.pids().first().map(|p| *p as i32).unwrap_or(0);
+    guard::opened(pgid);
+    let (tx, done) = mpsc::channel();
+    let waiter = std::thread::spawn(move || {
+        let out = handle.into_output();
+        let _ = tx.send(());
+        out
+    });
+    let timed_out = done.recv_timeout(timeout).is_err();
+    // Whatever it left in its group goes too (a grandchild holding its stdout included).
+    guard::kill_group(pgid);
+    let out = waiter.join().ok().and_then(|r| r.ok());
+    guard::closed(pgid);
+    match (timed_out, out) {
+        (true, _) => Err(NoAnswer::TimedOut(timeout)),
+        (false, Some(out)) if out.status.success() => {
+            Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+        }
+        _ => Err(NoAnswer::Failed),
     }
 }
 

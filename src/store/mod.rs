@@ -78,8 +78,10 @@ pub enum StoreError {
         #[source]
         cause: Cause,
     },
-    #[error("`{path}` has another header than this spec gives (hint: the spec, or the columns this version of sweep writes, changed; use --force to start a new run)")]
-    HeaderMismatch { path: PathBuf },
+    /// A header other than the run's: `difference` says where (`column 3 is `x` here, `status`
+    /// in the run's manifest`), so an edit by hand is found without comparing 30 names by eye.
+    #[error("`{path}` has another header than its run's manifest lists: {difference} (hint: was the file edited? restore its header from a copy; if the spec or this version of sweep changed the columns, --force starts a new run)")]
+    HeaderMismatch { path: PathBuf, difference: String },
     #[error(
         "`{path}` has no `status` column (hint: analyse a results.csv written by `sweep run`)"
     )]
@@ -93,6 +95,10 @@ pub enum StoreError {
         column: String,
         metric: String,
     },
+    /// An axis of the manifest whose column the CSV lacks, though the manifest's header has it:
+    /// every row would be the one point `axis=` to compare, and no curve to analyse.
+    #[error("`{path}` has no column `{column}` of the axis its manifest lists (hint: was the file edited? restore the column from a copy, or give a copy of the CSV without the manifest beside it)")]
+    MissingAxis { path: PathBuf, column: String },
     #[error("`{path}` has two columns named `{column}` (columns {first} and {second}) (hint: was the header edited? rename or remove one)")]
     DuplicateColumn {
         path: PathBuf,

@@ -183,6 +183,34 @@ pub fn read_file(path: &Path) -> Result<Vec<u8>, StoreError> {
     std::fs::read(path).map_err(read_err(path))
 }
 
+/// Where the header `found` first differs from the header `expected`, in words: the first
+/// column of another name, else the count.
+pub fn header_difference(found: &[String], expected: &[String]) -> String {
+    let shown = |c: Option<&String>| match c {
+        Some(c) => format!("`{c}`"),
+        None => "none".to_string(),
+    };
+    match (0..found.len().max(expected.len())).find(|&i| found.get(i) != expected.get(i)) {
+        Some(i) if found.len() == expected.len() || i < found.len().min(expected.len()) => {
+            format!(
+                "column {} is {} here and {} there",
+                i + 1,
+                shown(found.get(i)),
+                shown(expected.get(i))
+            )
+        }
+        _ => format!(
+            "{} columns here, {} there: {}",
+            found.len(),
+            expected.len(),
+            match found.len() > expected.len() {
+                true => format!("`{}` is past the last of the run's", found[expected.len()]),
+                false => format!("`{}` is missing", expected[found.len()]),
+            }
+        ),
+    }
+}
+
 /// What to do with the last record of whole lines when a quote in it never closes.
 #[derive(Debug, PartialEq)]
 enum LastRecord {
@@ -340,6 +368,7 @@ fn rows(path: &Path, header: &[String], repair: Repair) -> Result<Vec<Vec<String
     if csv.header != header {
         return Err(StoreError::HeaderMismatch {
             path: path.to_path_buf(),
+            difference: header_difference(&csv.header, header),
         });
     }
     let csv = match last_record(&bytes[..whole], csv.dialect) {
@@ -550,5 +579,27 @@ mod tests {
             None,
             "a value with a line break"
         );
+    }
+
+    #[test]
+    fn a_header_difference_names_the_first_column_that_differs() {
+        let h = |names: &str| -> Vec<String> { names.split(',').map(String::from).collect() };
+        let run = h("point_id,index,threads,status,mflops");
+        for (found, said) in [
+            (
+                "point_id,index,status,mflops,x",
+                "column 3 is `status` here and `threads` there",
+            ),
+            (
+                "point_id,index,threads,status",
+                "4 columns here, 5 there: `mflops` is missing",
+            ),
+            (
+                "point_id,index,threads,status,mflops,note",
+                "6 columns here, 5 there: `note` is past the last of the run's",
+            ),
+        ] {
+            assert_eq!(header_difference(&h(found), &run), said, "{found}");
+        }
     }
 }

@@ -287,6 +287,20 @@ impl Run {
             });
         }
         rows.shrink_to_fit();
+        // An axis column removed or renamed by hand (the manifest's header has it): every row
+        // would be the one point `axis=`, compared as such, and no curve read along it.
+        if let Some(m) = &manifest {
+            if let Some(axis) = m
+                .axes
+                .iter()
+                .find(|a| !header.contains(a) && m.columns.contains(a))
+            {
+                return Err(StoreError::MissingAxis {
+                    path: path.to_path_buf(),
+                    column: axis.clone(),
+                });
+            }
+        }
         let (axes, metrics) = match &manifest {
             Some(m) => (
                 m.axes.clone(),
