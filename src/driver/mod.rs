@@ -190,7 +190,7 @@ impl DriverError {
                 | DriverError::NoNcu(_)
                 | DriverError::Stopped { .. }
                 | DriverError::Store(store::StoreError::Write { .. })
-        )
+        ) || matches!(self, DriverError::Render(e) if e.environment())
     }
 }
 

@@ -5,15 +5,18 @@
 //! when it exits (no orphaned grandchildren), and on the second Ctrl-C.
 //!
 //! `cmd.rs` holds the command values, `outcome.rs` how a process ended, `guard.rs` the process
-//! groups and the guard that outlives sweep; this file starts, gates, waits for and captures.
+//! groups and the guard that outlives sweep, `worker.rs` a child that answers line by line within
+//! limits (the Tera renderer); this file starts, gates, waits for and captures.
 
 mod cmd;
 mod guard;
 mod outcome;
+mod worker;
 
 pub use cmd::Cmd;
 pub use guard::{kill_all, start_guard};
 pub use outcome::{Exit, Outcome};
+pub use worker::{Gone, Worker};
 
 use std::io::Write;
 use std::os::fd::AsRawFd;

@@ -1,0 +1,201 @@
+//! Rendering within limits: Tera has none of its own, and a template that doubles a string in a
+//! loop (`{% set_global s = s ~ s %}`) took every byte of the machine's memory, one with nested
+//! `range`s ran for ever. Once [`isolate`] is called (the `sweep` binary does, first thing), every
+//! template is rendered in one long-lived worker process, `sweep render-worker`, fed one request
+//! per line: its address space is limited to [`MEMORY_LIMIT`], each answer to [`TIME_LIMIT`].
+//! A worker that dies or runs out of time is replaced for the next request; the template that
+//! did it is named in one line, with the point's values and the limit.
+//!
+//! Without [`isolate`] (the library's own tests) templates are rendered in this process.
+
+use super::fill::{self, Refusal, Var};
+use super::RenderError;
+use crate::exec::{Cmd, Gone, Worker};
+use serde::{Deserialize, Serialize};
+use std::io::{BufRead, Write};
+use std::path::PathBuf;
+use std::sync::{Mutex, OnceLock};
+use std::time::Duration;
+
+/// The most memory (address space) rendering may take: an honest header takes a few MiB.
+pub const MEMORY_LIMIT: u64 = 1 << 30;
+/// The longest one template may render for one point: an honest one takes milliseconds.
+pub const TIME_LIMIT: Duration = Duration::from_secs(10);
+
+/// The hidden subcommand the worker runs as.
+pub const WORKER_COMMAND: &str = "render-worker";
+
+/// One template to render, as sent to the worker on one line.
+#[derive(Serialize, Deserialize)]
+struct Request {
+    text: String,
+    vars: Vec<(String, Var)>,
+}
+
+/// The worker, once [`isolate`] was called: started at the first template, replaced after one
+/// that it died of.
+static WORKER: OnceLock<Mutex<Option<Worker>>> = OnceLock::new();
+
+/// From now on, this process renders templates in a worker with limits (see the module's doc).
+pub fn isolate() {
+    let _ = WORKER.set(Mutex::new(None));
+}
+
+/// `text` (template `template`) rendered with `vars`, in the worker if there is one.
+pub(super) fn fill(
+    template: &str,
+    text: &str,
+    vars: &[(String, Var)],
+    point: &str,
+) -> Result<String, RenderError> {
+    let Some(worker) = WORKER.get() else {
+        return fill::fill(text, vars).map_err(|r| super::refused(template, text, point, r));
+    };
+    let request = serde_json::to_string(&Request {
+        text: text.to_string(),
+        vars: vars.to_vec(),
+    })
+    .map_err(|e| RenderError::Worker {
+        template: template.to_string(),
+        point: point.to_string(),
+        how: format!("could not be sent the template: {e}"),
+    })?;
+    // One template at a time: each takes milliseconds, and a runaway one holds the others back
+    // for TIME_LIMIT at most.
+    let mut slot = worker.lock().unwrap_or_else(|e| e.into_inner());
+    let w = match slot.as_mut() {
+        Some(w) => w,
+        None => slot.insert(start()?),
+    };
+    let answer = w.ask(&request, TIME_LIMIT).map_err(|gone| {
+        *slot = None;
+        why(gone, template, point)
+    })?;
+    let reply: Result<String, Refusal> =
+        serde_json::from_str(&answer).map_err(|e| RenderError::Worker {
+            template: template.to_string(),
+            point: point.to_string(),
+            how: format!("answered what is no rendered header: {e}"),
+        })?;
+    reply.map_err(|r| super::refused(template, text, point, r))
+}
+
+/// A new worker: this very binary (`/proc/self/exe`: the one running, even if the file was
+/// replaced since), run as `sweep render-worker`.
+fn start() -> Result<Worker, RenderError> {
+    let program = if std::path::Path::new("/proc/self/exe").exists() {
+        PathBuf::from("/proc/self/exe")
+    } else {
+        std::env::current_exe().map_err(|source| RenderError::NoWorker {
+            program: "sweep".into(),
+            source,
+        })?
+    };
+    let mut cmd = Cmd::new(program.display().to_string()).arg(WORKER_COMMAND);
+    // A worker that runs out of memory says so in one line, not with a backtrace that takes
+    // seconds to print.
+    cmd.env.insert("RUST_BACKTRACE".into(), "0".into());
+    Worker::start(&cmd, MEMORY_LIMIT).map_err(|source| RenderError::NoWorker {
+        program: program.display().to_string(),
+        source,
+    })
+}
+
+/// The memory limit the worker runs under: [`MEMORY_LIMIT`], or sweep's own if it is lower.
+fn memory_limit() -> u64 {
+    let mut lim = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit fills a local struct.
+    let own = match unsafe { libc::getrlimit(libc::RLIMIT_AS, &mut lim) } {
+        0 => lim.rlim_cur as u64,
+        _ => u64::MAX,
+    };
+    MEMORY_LIMIT.min(own)
+}
+
+/// Bytes in words: `1 GiB`, `512 MiB`.
+fn size(bytes: u64) -> String {
+    match bytes {
+        b if b % (1 << 30) == 0 => format!("{} GiB", b >> 30),
+        b => format!("{} MiB", b >> 20),
+    }
+}
+
+/// Why the worker gave no header, as the template's error.
+fn why(gone: Gone, template: &str, point: &str) -> RenderError {
+    let (template, point) = (template.to_string(), point.to_string());
+    match gone {
+        Gone::TimedOut(limit) => RenderError::TooSlow {
+            template,
+            point,
+            seconds: limit.as_secs(),
+        },
+        Gone::Died { stderr, .. } if stderr.contains("memory allocation of") => {
+            RenderError::TooMuchMemory {
+                template,
+                point,
+                limit: size(memory_limit()),
+            }
+        }
+        Gone::Died { stderr, .. } if stderr.contains("has overflowed its stack") => {
+            RenderError::Worker {
+                template,
+                point,
+                how: "overflowed its stack (does a macro call itself without end?)".into(),
+            }
+        }
+        Gone::Died { exit, stderr } => {
+            let ended = crate::exec::Outcome {
+                exit,
+                elapsed: Duration::ZERO,
+            }
+            .describe();
+            let last = stderr
+                .lines()
+                .rev()
+                .find(|l| !l.trim().is_empty())
+                .map(|l| format!(": {}", l.trim()))
+                .unwrap_or_default();
+            RenderError::Worker {
+                template,
+                point,
+                how: format!("{ended}{last}"),
+            }
+        }
+    }
+}
+
+/// `sweep render-worker`: renders each request read from stdin (one a line) and writes its
+/// answer on one line of stdout, until stdin ends. Exit code 0, or 3 for a line that is no request.
+pub fn serve() -> i32 {
+    // Its own process group already keeps a Ctrl-C meant for sweep away; this keeps one sent to
+    // it by hand from cutting an answer.
+    // SAFETY: sets the disposition of one signal in a single-threaded process.
+    unsafe {
+        libc::signal(libc::SIGINT, libc::SIG_IGN);
+    }
+    let stdin = std::io::stdin().lock();
+    let mut stdout = std::io::stdout().lock();
+    for line in stdin.lines() {
+        let Ok(line) = line else {
+            return crate::exit::BAD_INPUT;
+        };
+        let Ok(req) = serde_json::from_str::<Request>(&line) else {
+            eprintln!("error: `{WORKER_COMMAND}` reads rendering requests of sweep's own, one a line (hint: it is no command for people)");
+            return crate::exit::BAD_INPUT;
+        };
+        let reply = fill::fill(&req.text, &req.vars);
+        let Ok(answer) = serde_json::to_string(&reply) else {
+            return crate::exit::BAD_INPUT;
+        };
+        if writeln!(stdout, "{answer}")
+            .and_then(|_| stdout.flush())
+            .is_err()
+        {
+            return crate::exit::OK;
+        }
+    }
+    crate::exit::OK
+}
