@@ -20,6 +20,7 @@ mod hardening;
 mod hardening_lows;
 mod nvcc;
 mod read_scale;
+mod render_limits;
 mod report;
 mod resume;
 mod slurm;

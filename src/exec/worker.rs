@@ -3,8 +3,8 @@
 //!
 //! Its stdin and stdout are one end of a socket pair: a line sent to a child that died raises no
 //! SIGPIPE in sweep (MSG_NOSIGNAL), it fails, and the child's exit says why. The child leads its
-//! own process group, so a Ctrl-C meant for sweep does not kill it mid-answer, and dies with sweep
-//! (PR_SET_PDEATHSIG).
+//! own process group, so a Ctrl-C meant for sweep does not kill it mid-answer; sweep's end is the
+//! end of its stdin.
 
 use super::{Cmd, Exit};
 use std::io::{BufRead, Read};
@@ -51,10 +51,12 @@ impl Worker {
         if let Some(dir) = &cmd.cwd {
             c.current_dir(dir);
         }
-        // SAFETY: prctl, getrlimit and setrlimit are async-signal-safe.
+        // No PR_SET_PDEATHSIG: it fires when the thread that started the child ends, and a
+        // worker outlives the build thread that may start it. A worker sees sweep's end as the
+        // end of its stdin, and bounds its own time per answer.
+        // SAFETY: getrlimit and setrlimit are async-signal-safe.
         unsafe {
             c.pre_exec(move || {
-                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
                 let mut lim = libc::rlimit {
                     rlim_cur: 0,
                     rlim_max: 0,
@@ -142,7 +144,7 @@ impl Worker {
             std::thread::sleep(Duration::from_millis(20));
         }
         if matches!(self.child.try_wait(), Ok(None)) {
-            let _ = self.child.kill();
+            self.kill();
         }
         let status = self.child.wait();
         let mut stderr = String::new();
@@ -160,8 +162,9 @@ impl Worker {
         Gone::Died { exit, stderr }
     }
 
+    /// Kills its whole group (what it started too, which may hold its socket) and reaps it.
     fn kill(&mut self) {
-        let _ = self.child.kill();
+        super::guard::kill_group(self.child.id() as i32);
         let _ = self.child.wait();
     }
 }
@@ -199,7 +202,13 @@ mod tests {
         // Killed: asked again, it says it is gone, and sweep gets no SIGPIPE.
         let gone = w.ask("c", Duration::from_secs(5)).unwrap_err();
         assert!(
-            matches!(gone, Gone::Died { exit: Exit::Signal(libc::SIGKILL), .. }),
+            matches!(
+                gone,
+                Gone::Died {
+                    exit: Exit::Signal(libc::SIGKILL),
+                    ..
+                }
+            ),
             "{gone:?}"
         );
     }

@@ -186,7 +186,13 @@ pub fn serve() -> i32 {
             eprintln!("error: `{WORKER_COMMAND}` reads rendering requests of sweep's own, one a line (hint: it is no command for people)");
             return crate::exit::BAD_INPUT;
         };
+        // Should sweep die while a template runs away, the worker does not run on for ever:
+        // SIGALRM ends it a little after sweep would have killed it.
+        // SAFETY: alarm only arms this process's timer.
+        unsafe { libc::alarm(TIME_LIMIT.as_secs() as u32 + 5) };
         let reply = fill::fill(&req.text, &req.vars);
+        // SAFETY: as above; disarms it.
+        unsafe { libc::alarm(0) };
         let Ok(answer) = serde_json::to_string(&reply) else {
             return crate::exit::BAD_INPUT;
         };
