@@ -109,7 +109,7 @@ fn memory_limit() -> u64 {
     };
     // SAFETY: getrlimit fills a local struct.
     let own = match unsafe { libc::getrlimit(libc::RLIMIT_AS, &mut lim) } {
-        0 => lim.rlim_cur as u64,
+        0 => lim.rlim_cur,
         _ => u64::MAX,
     };
     MEMORY_LIMIT.min(own)
