@@ -216,3 +216,22 @@ fn an_honest_template_renders_in_the_worker_exactly_as_in_process() {
         }
     }
 }
+
+/// The worker is no command for people: a line that is no request of sweep's is refused in one
+/// line (exit 3), and it is not listed in `sweep --help`.
+#[test]
+fn the_render_worker_refuses_what_is_no_request_and_is_hidden() {
+    let p = project();
+    let out = sweep(p.path())
+        .arg("render-worker")
+        .write_stdin("{% for %}\n")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(3));
+    assert_eq!(
+        stderr(&out),
+        "error: `render-worker` reads rendering requests of sweep's own, one a line (hint: it is no command for people)\n"
+    );
+    let out = sweep(p.path()).arg("--help").output().unwrap();
+    assert!(!crate::common::stdout(&out).contains("render-worker"));
+}

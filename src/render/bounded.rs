@@ -10,7 +10,7 @@
 
 use super::fill::{self, Refusal, Var};
 use super::RenderError;
-use crate::exec::{Cmd, Gone, Worker};
+use crate::exec::{Cmd, Exit, Gone, Worker};
 use serde::{Deserialize, Serialize};
 use std::io::{BufRead, Write};
 use std::path::PathBuf;
@@ -147,11 +147,17 @@ fn why(gone: Gone, template: &str, point: &str) -> RenderError {
             }
         }
         Gone::Died { exit, stderr } => {
+            let signal = matches!(exit, Exit::Signal(_));
             let ended = crate::exec::Outcome {
                 exit,
                 elapsed: Duration::ZERO,
             }
             .describe();
+            let ended = if signal {
+                format!("was {ended}")
+            } else {
+                ended
+            };
             let last = stderr
                 .lines()
                 .rev()
@@ -169,13 +175,8 @@ fn why(gone: Gone, template: &str, point: &str) -> RenderError {
 
 /// `sweep render-worker`: renders each request read from stdin (one a line) and writes its
 /// answer on one line of stdout, until stdin ends. Exit code 0, or 3 for a line that is no request.
+/// (A Ctrl-C meant for sweep does not reach it: it leads a process group of its own.)
 pub fn serve() -> i32 {
-    // Its own process group already keeps a Ctrl-C meant for sweep away; this keeps one sent to
-    // it by hand from cutting an answer.
-    // SAFETY: sets the disposition of one signal in a single-threaded process.
-    unsafe {
-        libc::signal(libc::SIGINT, libc::SIG_IGN);
-    }
     let stdin = std::io::stdin().lock();
     let mut stdout = std::io::stdout().lock();
     for line in stdin.lines() {
@@ -204,4 +205,51 @@ pub fn serve() -> i32 {
         }
     }
     crate::exit::OK
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_worker_that_gave_no_header_is_told_by_how_it_ended() {
+        let died = |exit, stderr: &str| Gone::Died {
+            exit,
+            stderr: stderr.into(),
+        };
+        for (gone, want) in [
+            (
+                Gone::TimedOut(Duration::from_secs(10)),
+                "template `t.h.tera` renders for more than 10 s for point n=1, the limit of rendering: it was stopped (hint: ",
+            ),
+            (
+                died(Exit::Signal(libc::SIGABRT), "memory allocation of 1073741824 bytes failed\n"),
+                "template `t.h.tera` needs more than ",
+            ),
+            (
+                died(Exit::Signal(libc::SIGABRT), "\nthread 'main' has overflowed its stack\nfatal runtime error: stack overflow\n"),
+                "template `t.h.tera` could not be rendered for point n=1: the renderer overflowed its stack (does a macro call itself without end?) (hint: ",
+            ),
+            (
+                died(Exit::Code(101), "thread 'main' panicked at x.rs:1:2:\nboom\n\n"),
+                "template `t.h.tera` could not be rendered for point n=1: the renderer failed with exit code 101: boom (hint: ",
+            ),
+            (
+                died(Exit::Signal(libc::SIGKILL), ""),
+                "template `t.h.tera` could not be rendered for point n=1: the renderer was killed by signal 9 (SIGKILL) (hint: ",
+            ),
+        ] {
+            let got = why(gone, "t.h.tera", "n=1").to_string();
+            assert!(got.starts_with(want), "{got}");
+            assert!(!got.contains('\n'), "one line: {got}");
+        }
+    }
+
+    #[test]
+    fn limits_are_said_in_words() {
+        assert_eq!(size(1 << 30), "1 GiB");
+        assert_eq!(size(3 << 30), "3 GiB");
+        assert_eq!(size(512 << 20), "512 MiB");
+        assert!(memory_limit() <= MEMORY_LIMIT);
+    }
 }
