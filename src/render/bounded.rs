@@ -71,12 +71,15 @@ pub(super) fn fill(
         *slot = None;
         why(gone, template, point)
     })?;
-    let reply: Result<String, Refusal> =
-        serde_json::from_str(&answer).map_err(|e| RenderError::Worker {
+    let reply: Result<String, Refusal> = serde_json::from_str(&answer).map_err(|e| {
+        // Out of step with its requests: the next one gets a new worker.
+        *slot = None;
+        RenderError::Worker {
             template: template.to_string(),
             point: point.to_string(),
             how: format!("answered what is no rendered header: {e}"),
-        })?;
+        }
+    })?;
     reply.map_err(|r| super::refused(template, text, point, r))
 }
 
