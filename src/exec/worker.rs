@@ -38,11 +38,12 @@ pub enum Gone {
 
 impl Worker {
     /// Starts `cmd` with its address space limited to `memory` bytes (or the limit sweep already
-    /// runs under, if lower).
-    pub fn start(cmd: &Cmd, memory: u64) -> std::io::Result<Worker> {
+    /// runs under, if lower), its `argv[0]` (what `ps` shows) `shown_as`.
+    pub fn start(cmd: &Cmd, shown_as: &str, memory: u64) -> std::io::Result<Worker> {
         let (socket, theirs) = UnixStream::pair()?;
         let mut c = std::process::Command::new(&cmd.program);
-        c.args(&cmd.args)
+        c.arg0(shown_as)
+            .args(&cmd.args)
             .envs(&cmd.env)
             .stdin(Stdio::from(std::os::fd::OwnedFd::from(theirs.try_clone()?)))
             .stdout(Stdio::from(std::os::fd::OwnedFd::from(theirs)))
@@ -190,6 +191,7 @@ mod tests {
     fn a_worker_answers_line_by_line_and_is_killed_past_its_time() {
         let mut w = Worker::start(
             &sh("while read l; do if [ \"$l\" = hang ]; then sleep 30; fi; echo \"got $l\"; done"),
+            "sh",
             1 << 30,
         )
         .unwrap();
@@ -215,7 +217,8 @@ mod tests {
 
     #[test]
     fn a_worker_that_dies_says_how_with_its_stderr() {
-        let mut w = Worker::start(&sh("read l; echo \"no: $l\" >&2; exit 7"), 1 << 30).unwrap();
+        let mut w =
+            Worker::start(&sh("read l; echo \"no: $l\" >&2; exit 7"), "sh", 1 << 30).unwrap();
         match w.ask("x", Duration::from_secs(5)).unwrap_err() {
             Gone::Died { exit, stderr } => {
                 assert_eq!(exit, Exit::Code(7));
@@ -227,7 +230,7 @@ mod tests {
 
     #[test]
     fn a_worker_runs_under_its_memory_limit() {
-        let mut w = Worker::start(&sh("read l; ulimit -v"), 300 << 20).unwrap();
+        let mut w = Worker::start(&sh("read l; ulimit -v"), "sh", 300 << 20).unwrap();
         let kib: u64 = w
             .ask("x", Duration::from_secs(5))
             .unwrap()

@@ -86,21 +86,20 @@ pub(super) fn fill(
 /// A new worker: this very binary (`/proc/self/exe`: the one running, even if the file was
 /// replaced since), run as `sweep render-worker`.
 fn start() -> Result<Worker, RenderError> {
-    let program = if std::path::Path::new("/proc/self/exe").exists() {
-        PathBuf::from("/proc/self/exe")
-    } else {
-        std::env::current_exe().map_err(|source| RenderError::NoWorker {
-            program: "sweep".into(),
-            source,
-        })?
+    let own = std::env::current_exe().unwrap_or_else(|_| PathBuf::from("sweep"));
+    let program = match std::path::Path::new("/proc/self/exe") {
+        p if p.exists() => p.to_path_buf(),
+        _ => own.clone(),
     };
     let mut cmd = Cmd::new(program.display().to_string()).arg(WORKER_COMMAND);
     // A worker that runs out of memory says so in one line, not with a backtrace that takes
     // seconds to print.
     cmd.env.insert("RUST_BACKTRACE".into(), "0".into());
-    Worker::start(&cmd, MEMORY_LIMIT).map_err(|source| RenderError::NoWorker {
-        program: program.display().to_string(),
-        source,
+    Worker::start(&cmd, &own.display().to_string(), MEMORY_LIMIT).map_err(|source| {
+        RenderError::NoWorker {
+            program: own.display().to_string(),
+            source,
+        }
     })
 }
 
