@@ -1,7 +1,8 @@
 //! Issue 38's last high item: Tera has no limits of its own. A template that doubles a string
 //! with `set_global` took the machine's memory (sweep killed by the OOM killer, or aborted, its
 //! manifest left `running`); nested `range`s ran for ever. Templates are rendered in a worker
-//! process with a memory limit (1 GiB) and a time limit (10 s per template and point). sweep
+//! process with a memory limit (1 GiB) and a time limit (10 s of CPU time per template and point,
+//! 60 s of wall-clock time). sweep
 //! itself runs here under `ulimit -v` (4 GB), so that the tree before the fix could not take the
 //! machine down: there it aborted (exit 134) instead of naming the template.
 
@@ -88,7 +89,7 @@ fn a_template_that_doubles_a_string_is_stopped_at_the_memory_limit_and_named() {
             "{args:?}"
         );
         assert_eq!(code, Some(3), "{args:?}: bad input");
-        assert!(took < Duration::from_secs(30), "{args:?} took {took:?}");
+        assert!(took < Duration::from_secs(60), "{args:?} took {took:?}");
         none_running(p.path(), "tpl");
     }
 }
@@ -99,12 +100,14 @@ fn a_template_that_never_ends_is_stopped_at_the_time_limit_and_named() {
     bench(p.path(), ENDLESS, 2);
     let (code, err, took) =
         bounded_sweep(p.path(), &["run", "sweeps/tpl.toml", "-q", "--no-analyze"]);
-    assert_eq!(
-        err,
-        "error: template `extra.h.tera` renders for more than 10 s for point threads=1, the limit of rendering: it was stopped (hint: a header holds constants; does a loop run away, e.g. nested `range`s?)\n"
-    );
+    // 10 s of CPU time; on a machine too busy to give it that within a minute, the 60 s of
+    // wall-clock time stop it first.
+    let limits = ["10 s of CPU time", "60 s of wall-clock time"].map(|limit| {
+        format!("error: template `extra.h.tera` renders for more than {limit} for point threads=1, the limit of rendering: it was stopped (hint: a header holds constants; does a loop run away, e.g. nested `range`s?)\n")
+    });
+    assert!(limits.contains(&err), "{err}");
     assert_eq!(code, Some(3));
-    assert!(took < Duration::from_secs(40), "took {took:?}");
+    assert!(took < Duration::from_secs(75), "took {took:?}");
     none_running(p.path(), "tpl");
 }
 

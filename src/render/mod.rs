@@ -6,7 +6,7 @@
 mod bounded;
 mod fill;
 
-pub use bounded::{isolate, serve, MEMORY_LIMIT, TIME_LIMIT, WORKER_COMMAND};
+pub use bounded::{isolate, serve, CPU_LIMIT, MEMORY_LIMIT, WALL_LIMIT, WORKER_COMMAND};
 pub use fill::{MAX_RANGE, MAX_RENDERED};
 
 use crate::points::Point;
@@ -66,11 +66,12 @@ pub enum RenderError {
         /// The limit, in words (`1 GiB`).
         limit: String,
     },
-    #[error("template `{template}` renders for more than {seconds} s for point {point}, the limit of rendering: it was stopped (hint: a header holds constants; does a loop run away, e.g. nested `range`s?)")]
+    #[error("template `{template}` renders for more than {limit} for point {point}, the limit of rendering: it was stopped (hint: a header holds constants; does a loop run away, e.g. nested `range`s?)")]
     TooSlow {
         template: String,
         point: String,
-        seconds: u64,
+        /// The limit, in words (`10 s of CPU time`).
+        limit: String,
     },
     /// The worker that renders died of something else than the limits (or answered garbage).
     #[error("template `{template}` could not be rendered for point {point}: the renderer {how} (hint: `sweep render SPEC --point N` renders one point alone)")]
