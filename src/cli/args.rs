@@ -300,7 +300,7 @@ pub(crate) enum Command {
     },
     /// Renders templates for the sweep that started it, one request a line on stdin: the
     /// process with memory and time limits that `sweep::render` sends every template to
-    #[command(name = "render-worker", hide = true)]
+    #[command(name = sweep::render::WORKER_COMMAND, hide = true)]
     RenderWorker,
 }
 
