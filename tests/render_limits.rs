@@ -238,3 +238,22 @@ fn the_render_worker_refuses_what_is_no_request_and_is_hidden() {
     let out = sweep(p.path()).arg("--help").output().unwrap();
     assert!(!crate::common::stdout(&out).contains("render-worker"));
 }
+
+/// A macro that calls itself without end overflowed sweep's stack (SIGABRT, exit 134): the
+/// worker's stack overflows instead, and the template is named.
+#[test]
+fn a_macro_that_calls_itself_without_end_is_named_not_a_crash() {
+    let p = project();
+    bench(
+        p.path(),
+        "{% macro f(n) %}{{ self::f(n=n+1) }}{% endmacro f %}{{ self::f(n=1) }}\n",
+        2,
+    );
+    let (code, err, _) = bounded_sweep(p.path(), &["run", "sweeps/tpl.toml", "-q", "--no-analyze"]);
+    assert_eq!(
+        err,
+        "error: template `extra.h.tera` could not be rendered for point threads=1: the renderer overflowed its stack (does a macro call itself without end?) (hint: `sweep render SPEC --point N` renders one point alone)\n"
+    );
+    assert_eq!(code, Some(3));
+    none_running(p.path(), "tpl");
+}
