@@ -19,6 +19,9 @@ fn main() -> ExitCode {
     if cli.command.starts_programs() {
         sweep::exec::start_guard();
     }
+    // Every template is rendered in a process with memory and time limits (Tera has none): a
+    // runaway one is stopped and named, not left to take the machine's memory.
+    sweep::render::isolate();
     match dispatch(cli) {
         Ok(code) => ExitCode::from(code as u8),
         Err(e) => {

@@ -22,6 +22,7 @@ mod hardening_lows;
 mod hardening_review7;
 mod nvcc;
 mod read_scale;
+mod render_limits;
 mod report;
 mod resume;
 mod slurm;

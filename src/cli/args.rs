@@ -298,6 +298,10 @@ pub(crate) enum Command {
         #[arg(long)]
         submit: bool,
     },
+    /// Renders templates for the sweep that started it, one request a line on stdin: the
+    /// process with memory and time limits that `sweep::render` sends every template to
+    #[command(name = sweep::render::WORKER_COMMAND, hide = true)]
+    RenderWorker,
 }
 
 impl Command {

@@ -683,6 +683,7 @@ pub(crate) fn dispatch(cli: Cli) -> Result<i32, CliError> {
             Ok(exit::OK)
         }
         Command::Cache { action, place } => cache(&action, &place),
+        Command::RenderWorker => Ok(sweep::render::serve()),
         Command::Analyze { results, select } => analyze(&results, &select),
         Command::Plot {
             results,

@@ -127,6 +127,7 @@ impl CliError {
     /// `Store`, `Report`, `Export`, `Analyze`, `Compare` or `Merge`).
     pub(crate) fn exit_code(&self) -> i32 {
         match self {
+            CliError::Render(e) if e.environment() => exit::ENVIRONMENT,
             CliError::Spec(_) | CliError::Overrides(_) | CliError::Render(_) => exit::BAD_INPUT,
             CliError::Driver(e) if e.environment() => exit::ENVIRONMENT,
             CliError::Driver(_) => exit::BAD_INPUT,

@@ -205,7 +205,7 @@ impl DriverError {
                 | DriverError::NoNcu(_)
                 | DriverError::Stopped { .. }
                 | DriverError::Store(store::StoreError::Write { .. })
-        )
+        ) || matches!(self, DriverError::Render(e) if e.environment())
     }
 }
 

@@ -149,6 +149,8 @@ impl PointError {
             | PointError::Full { .. }
             | PointError::StartBuild(ExecError::Log { .. }) => true,
             PointError::Start(ExecError::Spawn { source, .. }) => no_room(source),
+            // No process to render in: every point would fail alike.
+            PointError::Render(e) => e.environment(),
             _ => false,
         }
     }

@@ -6,18 +6,21 @@
 //! group (`setsid`) is found by its mark and killed too (`tree.rs`).
 //!
 //! `cmd.rs` holds the command values, `outcome.rs` how a process ended, `guard.rs` the process
-//! groups and the guard that outlives sweep, `tree.rs` what a command left outside its group;
-//! this file starts, gates, waits for and captures.
+//! groups and the guard that outlives sweep, `tree.rs` what a command left outside its group,
+//! `worker.rs` a child that answers line by line within limits (the Tera renderer); this file
+//! starts, gates, waits for and captures.
 
 mod cmd;
 mod guard;
 mod outcome;
 mod tree;
+mod worker;
 
 pub use cmd::Cmd;
 pub use guard::{kill_all, start_guard};
 pub use outcome::{Exit, Outcome};
 pub use tree::TREE_ENV;
+pub use worker::{Gone, Worker};
 
 use std::io::Write;
 use std::os::fd::AsRawFd;

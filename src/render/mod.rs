@@ -1,7 +1,17 @@
 //! Stage `render`: finds a bench folder and renders its Tera templates for one point.
+//!
+//! `fill.rs` is Tera itself, with caps on what a template renders and on `range`; `bounded.rs`
+//! runs it in a worker process with a memory and a time limit (what the `sweep` binary does).
+
+mod bounded;
+mod fill;
+
+pub use bounded::{isolate, serve, CPU_LIMIT, MEMORY_LIMIT, WALL_LIMIT, WORKER_COMMAND};
+pub use fill::{MAX_RANGE, MAX_RENDERED};
 
 use crate::points::Point;
-use crate::spec::{Spec, Value};
+use crate::spec::Spec;
+use fill::{Refusal, Var};
 use std::path::{Path, PathBuf};
 
 /// A bench: `cuda/<name>/` with one program and its `*.tera` templates.
@@ -49,6 +59,33 @@ pub enum RenderError {
         #[source]
         source: tera::Error,
     },
+    #[error("template `{template}` needs more than {limit} of memory for point {point}, the limit of rendering: it was stopped (hint: a header holds constants; does a loop grow a string or a list without end, e.g. `{{% set_global s = s ~ s %}}`?)")]
+    TooMuchMemory {
+        template: String,
+        point: String,
+        /// The limit, in words (`1 GiB`).
+        limit: String,
+    },
+    #[error("template `{template}` renders for more than {limit} for point {point}, the limit of rendering: it was stopped (hint: a header holds constants; does a loop run away, e.g. nested `range`s?)")]
+    TooSlow {
+        template: String,
+        point: String,
+        /// The limit, in words (`10 s of CPU time`).
+        limit: String,
+    },
+    /// The worker that renders died of something else than the limits (or answered garbage).
+    #[error("template `{template}` could not be rendered for point {point}: the renderer {how} (hint: `sweep render SPEC --point N` renders one point alone)")]
+    Worker {
+        template: String,
+        point: String,
+        how: String,
+    },
+    #[error("cannot start the renderer `{program} render-worker`: {source} (hint: templates are rendered in a process of their own, with limits)")]
+    NoWorker {
+        program: String,
+        #[source]
+        source: std::io::Error,
+    },
     #[error("template `{template}` in `{dir}` would write a header named `{header}`, which is no file name (hint: name it `<header>.tera`, e.g. `params.h.tera`)")]
     BadHeaderName {
         template: String,
@@ -83,6 +120,13 @@ fn point_files() -> [&'static str; 11] {
         metric_power::STDOUT,
         metric_power::STDERR,
     ]
+}
+
+impl RenderError {
+    /// Whether the environment, not the input, is at fault: no process to render in.
+    pub fn environment(&self) -> bool {
+        matches!(self, RenderError::NoWorker { .. })
+    }
 }
 
 /// Why a link among a bench's files cannot be followed.
@@ -313,22 +357,16 @@ pub struct Rendered {
     pub text: String,
 }
 
-/// Renders every template of `bench` for `point`.
+/// Renders every template of `bench` for `point`: in the worker with limits once [`isolate`] was
+/// called (as the `sweep` binary does), else in this process.
 pub fn render(bench: &Bench, spec: &Spec, point: &Point) -> Result<Vec<Rendered>, RenderError> {
-    let mut ctx = tera::Context::new();
-    let mut put = |name: &str, v: &Value| match v {
-        Value::Int(i) => ctx.insert(name, i),
-        Value::Float(f) => ctx.insert(name, f),
-        Value::Str(s) => ctx.insert(name, s),
-    };
-    for (n, v) in &spec.vars {
-        put(n, v);
-    }
-    for (n, v) in &point.values {
-        put(n, v);
-    }
-    ctx.insert("point_id", &point.id);
-    ctx.insert("bench", &bench.name);
+    // In the order Tera sees them: a point's value hides a [vars] constant of the same name.
+    let mut vars: Vec<(String, Var)> = Vec::new();
+    vars.extend(spec.vars.iter().map(|(n, v)| (n.clone(), Var::from(v))));
+    vars.extend(point.values.iter().map(|(n, v)| (n.clone(), Var::from(v))));
+    vars.push(("point_id".into(), Var::Str(point.id.clone())));
+    vars.push(("bench".into(), Var::Str(bench.name.clone())));
+    let label = point.label();
 
     let mut out = Vec::new();
     for path in &bench.templates {
@@ -340,8 +378,7 @@ pub fn render(bench: &Bench, spec: &Spec, point: &Point) -> Result<Vec<Rendered>
             path: path.display().to_string(),
             source,
         })?;
-        let rendered =
-            render_capped(&text, &ctx).map_err(|e| render_error(&template, &text, point, e))?;
+        let rendered = bounded::fill(&template, &text, &vars, &label)?;
         out.push(Rendered {
             file: header_name(&template).to_string(),
             text: rendered,
@@ -350,100 +387,12 @@ pub fn render(bench: &Bench, spec: &Spec, point: &Point) -> Result<Vec<Rendered>
     Ok(out)
 }
 
-/// The most text one template may render for one point: a header holds constants, kilobytes;
-/// past this a loop ran away, and rendering on would take every byte of memory (SIGABRT).
-pub const MAX_RENDERED: usize = 16 << 20;
-/// The most values Tera's `range` may give: its values are made up front, and
-/// `range(end=100000000)` took 3 GB before the first was rendered.
-pub const MAX_RANGE: usize = 1 << 20;
-
-/// `text` rendered with `ctx`, as `Tera::one_off` does, but refused past [`MAX_RENDERED`] bytes,
-/// and with a `range` that refuses more than [`MAX_RANGE`] values and a `step_by` of 0 (Tera's
-/// own looped for ever, taking memory).
-fn render_capped(text: &str, ctx: &tera::Context) -> Result<String, tera::Error> {
-    const NAME: &str = "__tera_one_off";
-    let mut tera = tera::Tera::default();
-    tera.register_function("range", capped_range);
-    tera.add_raw_template(NAME, text)?;
-    let mut out = Capped(Vec::new());
-    tera.render_to(NAME, ctx, &mut out)?;
-    String::from_utf8(out.0).map_err(tera::Error::msg)
-}
-
-/// A buffer that refuses to grow past [`MAX_RENDERED`] bytes.
-struct Capped(Vec<u8>);
-
-impl std::io::Write for Capped {
-    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-        if self.0.len() + bytes.len() > MAX_RENDERED {
-            return Err(std::io::Error::other(format!(
-                "it renders more than {} MiB for one point (hint: a header holds constants; does a loop run away?)",
-                MAX_RENDERED >> 20
-            )));
-        }
-        self.0.extend_from_slice(bytes);
-        Ok(bytes.len())
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
-/// Tera's `range(start=0, end, step_by=1)`, refusing a `step_by` of 0 and more than
-/// [`MAX_RANGE`] values.
-fn capped_range(
-    args: &std::collections::HashMap<String, tera::Value>,
-) -> tera::Result<tera::Value> {
-    let arg = |name: &str, default: Option<usize>| -> tera::Result<usize> {
-        match args.get(name) {
-            Some(v) => tera::from_value::<usize>(v.clone()).map_err(|_| {
-                tera::Error::msg(format!(
-                    "Function `range` received {name}={v} but `{name}` can only be a number"
-                ))
-            }),
-            None => default.ok_or_else(|| {
-                tera::Error::msg(format!(
-                    "Function `range` was called without a `{name}` argument"
-                ))
-            }),
-        }
-    };
-    let (start, end, step) = (
-        arg("start", Some(0))?,
-        arg("end", None)?,
-        arg("step_by", Some(1))?,
-    );
-    if start > end {
-        return Err(tera::Error::msg(
-            "Function `range` was called with a `start` argument greater than the `end` one",
-        ));
-    }
-    if step == 0 {
-        return Err(tera::Error::msg(
-            "Function `range` was called with `step_by=0`, which never reaches `end`",
-        ));
-    }
-    let count = (end - start).div_ceil(step);
-    if count > MAX_RANGE {
-        return Err(tera::Error::msg(format!(
-            "Function `range` would give {count} values, more than {MAX_RANGE} (hint: a header holds constants; does a loop run away?)"
-        )));
-    }
-    Ok(tera::to_value((start..end).step_by(step).collect::<Vec<_>>()).unwrap_or(tera::Value::Null))
-}
-
-fn render_error(template: &str, text: &str, point: &Point, e: tera::Error) -> RenderError {
-    let mut chain = vec![e.to_string()];
-    let mut source = std::error::Error::source(&e);
-    while let Some(s) = source {
-        chain.push(s.to_string());
-        source = s.source();
-    }
-    let all = chain.join(": ");
+/// Tera's refusal of `template` (its `text`) at the point labelled `point`, as the error to show:
+/// a variable it lacks is named with its line.
+fn refused(template: &str, text: &str, point: &str, r: Refusal) -> RenderError {
     let undefined = regex::Regex::new(r"Variable `([A-Za-z_][A-Za-z0-9_.]*)` not found")
         .ok()
-        .and_then(|re| re.captures(&all).map(|c| c[1].to_string()));
+        .and_then(|re| re.captures(&r.chain).map(|c| c[1].to_string()));
     match undefined {
         Some(variable) => {
             let root = variable.split('.').next().unwrap_or(&variable).to_string();
@@ -458,12 +407,12 @@ fn render_error(template: &str, text: &str, point: &Point, e: tera::Error) -> Re
                 template: template.to_string(),
                 line,
                 variable: root,
-                point: point.label(),
+                point: point.to_string(),
             }
         }
         None => RenderError::Template {
             template: template.to_string(),
-            source: e,
+            source: tera::Error::msg(r.innermost),
         },
     }
 }
