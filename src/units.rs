@@ -142,7 +142,11 @@ pub fn markdown_table(head: &[&str], rows: &[Vec<String>]) -> String {
     let mut out = line(head.iter().map(|h| cell(h)).collect());
     out += &format!(
         "|{}|\n",
-        width.iter().map(|w| "-".repeat(w + 2)).collect::<Vec<_>>().join("|")
+        width
+            .iter()
+            .map(|w| "-".repeat(w + 2))
+            .collect::<Vec<_>>()
+            .join("|")
     );
     for row in rows {
         out += &line(row.iter().map(|c| cell(c)).collect());
@@ -196,7 +200,10 @@ mod tests {
     fn a_markdown_table_pads_every_column_to_its_widest_cell() {
         let t = markdown_table(
             &["series", "period"],
-            &[vec!["a|b".into(), "32".into()], vec!["copy_gb_per_s".into(), "none".into()]],
+            &[
+                vec!["a|b".into(), "32".into()],
+                vec!["copy_gb_per_s".into(), "none".into()],
+            ],
         );
         assert_eq!(
             t,

@@ -1089,7 +1089,10 @@ fn controls_re_run_points_in_fresh_processes_and_measure_the_spread_between_them
         md.contains("Between processes (8 points measured again"),
         "{md}"
     );
-    assert!(common::squeeze(&md).contains("| saw_mflops | 8 | ±"), "{md}");
+    assert!(
+        common::squeeze(&md).contains("| saw_mflops | 8 | ±"),
+        "{md}"
+    );
     assert!(
         md.contains("between processes a value scatters by ±"),
         "{md}"
@@ -1581,7 +1584,10 @@ fn compare_matches_points_by_axis_values_not_ids_or_order() {
         common::squeeze(&text).contains("| mflops [variant=plain] | 4 | 1.000 | 4 | 0 | 0 | 0 |"),
         "{text}"
     );
-    assert!(common::squeeze(&text).contains("| lat_us [variant=plain] | 4 | "), "{text}");
+    assert!(
+        common::squeeze(&text).contains("| lat_us [variant=plain] | 4 | "),
+        "{text}"
+    );
     let md = std::fs::read_to_string(dir.path().join("cmp/compare.md")).unwrap();
     assert_eq!(md, text, "compare.md holds what stdout shows");
     let csv = std::fs::read_to_string(dir.path().join("cmp/compare.csv")).unwrap();

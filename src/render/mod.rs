@@ -104,23 +104,21 @@ pub enum RenderError {
 }
 
 /// The files (and the `control-<n>` folders) that sweep itself writes in a point's folder,
-/// beside the rendered headers.
-fn point_files() -> [&'static str; 11] {
-    use crate::profile::{metric_power, ncu};
-    [
-        crate::cache::LOG,
-        "run.cmd",
-        crate::run::STDOUT,
-        crate::run::STDERR,
-        ncu::CSV,
-        ncu::CMD,
-        ncu::STDOUT,
-        ncu::STDERR,
-        metric_power::CMD,
-        metric_power::STDOUT,
-        metric_power::STDERR,
-    ]
-}
+/// beside the rendered headers. Written out here, as rendering comes before the stages that
+/// write them; a test holds the list to the names their writers use (the cache's log, run's stdout ...).
+const POINT_FILES: [&str; 11] = [
+    "build.log",
+    "run.cmd",
+    "stdout.txt",
+    "stderr.txt",
+    "ncu.csv",
+    "profile.cmd",
+    "profile.stdout.txt",
+    "profile.stderr.txt",
+    "power.cmd",
+    "power.stdout.txt",
+    "power.stderr.txt",
+];
 
 impl RenderError {
     /// Whether the environment, not the input, is at fault: no process to render in.
@@ -243,12 +241,12 @@ impl Bench {
             // `stdout.txt.tera` rendered a header that the program's output then replaced (the
             // point's headers no longer what it was built from); `control-1.tera` stopped the
             // run at its first control re-run.
-            if point_files().contains(&header) || header.starts_with("control-") {
+            if POINT_FILES.contains(&header) || header.starts_with("control-") {
                 return Err(RenderError::HeaderTaken {
                     template: template.clone(),
                     dir: dir.display().to_string(),
                     header: header.to_string(),
-                    taken: format!("{}, control-<n>", point_files().join(", ")),
+                    taken: format!("{}, control-<n>", POINT_FILES.join(", ")),
                 });
             }
         }
@@ -428,6 +426,25 @@ pub fn write(rendered: &[Rendered], dir: &Path) -> std::io::Result<()> {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn the_files_a_header_may_not_take_are_the_ones_sweep_writes() {
+        use crate::profile::{metric_power, ncu};
+        let written = [
+            crate::cache::LOG,
+            "run.cmd",
+            crate::run::STDOUT,
+            crate::run::STDERR,
+            ncu::CSV,
+            ncu::CMD,
+            ncu::STDOUT,
+            ncu::STDERR,
+            metric_power::CMD,
+            metric_power::STDOUT,
+            metric_power::STDERR,
+        ];
+        assert_eq!(POINT_FILES, written);
+    }
     use super::*;
 
     /// Found in review 5 of issue 38: a template whose loops render gigabytes, a `range` of 10^8

@@ -115,7 +115,11 @@ pub fn script(path: &Path, text: &str) {
 pub fn table_row(md: &str, series: &str) -> Option<Vec<String>> {
     md.lines()
         .filter(|l| l.starts_with("| "))
-        .map(|l| l.split('|').map(|c| c.trim().to_string()).collect::<Vec<_>>())
+        .map(|l| {
+            l.split('|')
+                .map(|c| c.trim().to_string())
+                .collect::<Vec<_>>()
+        })
         .find(|c| c.get(1).is_some_and(|n| n == series))
 }
 
