@@ -116,7 +116,7 @@ fn the_analysis_says_when_a_nested_period_may_be_the_main_one() {
         .find(|l| l.starts_with("| global_all_grid_mflops [layout=dense] |"))
         .unwrap_or_else(|| panic!("{table}"));
     let cells: Vec<&str> = line.split('|').map(str::trim).collect();
-    assert_eq!(main_period(&cells[2]), "32", "{line}");
+    assert_eq!(main_period(cells[2]), "32", "{line}");
     assert!(cells[4].starts_with("medium"), "{line}");
     assert!(
         line.contains(

@@ -110,28 +110,6 @@ pub fn script(path: &Path, text: &str) {
     std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
 }
 
-/// The cells of the row of `series` in a Markdown table of analysis.md or compare's output (padded
-/// columns; cell 0 is the empty text before the first `|`), or None.
-pub fn table_row(md: &str, series: &str) -> Option<Vec<String>> {
-    md.lines()
-        .filter(|l| l.starts_with("| "))
-        .map(|l| {
-            l.split('|')
-                .map(|c| c.trim().to_string())
-                .collect::<Vec<_>>()
-        })
-        .find(|c| c.get(1).is_some_and(|n| n == series))
-}
-
-/// The row of `series` in a Markdown table with its cells joined by ` | ` as an unpadded table
-/// writes them (`| name | 32 | 0 |`), so a test can look for a run of cells.
-pub fn table_line(md: &str, series: &str) -> Option<String> {
-    squeeze(md)
-        .lines()
-        .find(|l| l.starts_with(&format!("| {series} |")))
-        .map(str::to_string)
-}
-
 /// What analysis.md says `series` reads (the list after its table: "- `name`: reading").
 pub fn reading(md: &str, series: &str) -> Option<String> {
     let head = format!("- `{series}`: ");
