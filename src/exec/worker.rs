@@ -72,7 +72,7 @@ impl Worker {
                 Ok(())
             });
         }
-        let child = c.spawn()?;
+        let child = super::tree::own(|| c.spawn(), |c| vec![c.id() as i32])?;
         // `c` goes here, and with it sweep's copies of the child's end: the child's death is an
         // end of file.
         drop(c);
@@ -148,6 +148,7 @@ impl Worker {
             self.kill();
         }
         let status = self.child.wait();
+        super::tree::disown(self.child.id() as i32);
         let mut stderr = String::new();
         if let Some(err) = self.child.stderr.as_mut() {
             let _ = err.take(STDERR_KEPT).read_to_string(&mut stderr);
@@ -167,6 +168,7 @@ impl Worker {
     fn kill(&mut self) {
         super::guard::kill_group(self.child.id() as i32);
         let _ = self.child.wait();
+        super::tree::disown(self.child.id() as i32);
     }
 }
 
