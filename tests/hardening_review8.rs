@@ -121,3 +121,63 @@ fn a_grandchild_that_clears_its_environment_does_not_outlive_its_point() {
         .iter()
         .all(|r| r["status"] == "ok"));
 }
+
+/// The pids of the `sweep render-worker` processes whose parent is `parent`.
+fn workers_of(parent: i32) -> Vec<i32> {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(Result::ok)
+        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
+        .filter(|&pid| matches!(state_and_parent(pid), Some((s, pp)) if pp == parent && s != 'Z'))
+        .filter(|pid| {
+            std::fs::read(format!("/proc/{pid}/cmdline"))
+                .is_ok_and(|c| c.windows(13).any(|w| w == b"render-worker"))
+        })
+        .collect()
+}
+
+/// Whether process `pid` still runs (not gone, not a zombie).
+fn running(pid: i32) -> bool {
+    !matches!(state_and_parent(pid), Some(('Z' | 'X', _)) | None)
+}
+
+/// Review 8, M1: sweep SIGKILLed while the render worker rendered a slow template left the worker
+/// rendering on to the end of its CPU limit (10 s of CPU time: minutes of wall-clock time on a
+/// busy machine), in a process group of its own that the guard did not know. The guard kills it.
+#[test]
+fn the_render_worker_does_not_outlive_a_sigkilled_sweep() {
+    let p = project();
+    // A template that renders for seconds (a billion loop steps), well within the limits.
+    write(
+        p.path(),
+        "cuda/hostsaw/params.h.tera",
+        "{% for i in range(end=1000000) %}{% for j in range(end=1000) %}{% endfor %}{% endfor %}\n#define THREADS {{ threads }}\n#define MODE {{ mode }}\n#define MODE_{{ mode | upper }} 1\n#define SLOW_MS {{ slow_ms }}\n",
+    );
+    let mut child = common::sweep_process(p.path())
+        .args(["run", "sweeps/saw.toml", "-q", "--no-analyze"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let pid = child.id() as i32;
+    let until = Instant::now() + Duration::from_secs(30);
+    let mut workers = workers_of(pid);
+    while workers.is_empty() && Instant::now() < until {
+        std::thread::sleep(Duration::from_millis(50));
+        workers = workers_of(pid);
+    }
+    assert!(!workers.is_empty(), "no render worker started");
+    std::thread::sleep(Duration::from_millis(300));
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let until = Instant::now() + Duration::from_secs(3);
+    while workers.iter().any(|&w| running(w)) && Instant::now() < until {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let left: Vec<i32> = workers.into_iter().filter(|&w| running(w)).collect();
+    for w in &left {
+        // SAFETY: kills this test's own leftover worker.
+        unsafe { libc::kill(*w, libc::SIGKILL) };
+    }
+    assert!(left.is_empty(), "the render worker outlived sweep: {left:?}");
+}
