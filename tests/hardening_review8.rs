@@ -181,3 +181,35 @@ fn the_render_worker_does_not_outlive_a_sigkilled_sweep() {
     }
     assert!(left.is_empty(), "the render worker outlived sweep: {left:?}");
 }
+
+/// Review 8, M2: `sweep run ... 2>&1 | head -3` killed the run at its next line (SIGPIPE, exit
+/// 141) mid-sweep: 3 of 64 rows, the manifest left `running` (the report says Running and reloads
+/// for ever). A run outlives the terminal that watches it: its lines are lost, the run ends.
+#[test]
+fn a_run_whose_terminal_went_away_goes_on_to_its_end() {
+    use std::io::BufRead;
+    let p = project();
+    for (pipe_stdout, what) in [(false, "stderr"), (true, "stdout and stderr")] {
+        let mut c = common::sweep_process(p.path());
+        c.args(["run", "sweeps/saw.toml", "--no-analyze"])
+            .env_remove("SWEEP_CACHE")
+            .stderr(std::process::Stdio::piped());
+        c.stdout(if pipe_stdout {
+            std::process::Stdio::piped()
+        } else {
+            std::process::Stdio::null()
+        });
+        let mut child = c.spawn().unwrap();
+        let mut err = std::io::BufReader::new(child.stderr.take().unwrap());
+        let mut first = String::new();
+        err.read_line(&mut first).unwrap();
+        // What `head -1` does: reads a line, then goes away.
+        drop(err);
+        drop(child.stdout.take());
+        let status = child.wait().unwrap();
+        assert_eq!(status.code(), Some(0), "{what}: {status:?} after {first:?}");
+        let run = run_dirs(&p.path().join("output/saw")).pop().unwrap();
+        assert_eq!(common::manifest(&run)["state"], "finished", "{what}");
+        assert_eq!(rows(&run.join("results.csv")).len(), 64, "{what}");
+    }
+}
