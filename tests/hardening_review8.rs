@@ -213,3 +213,54 @@ fn a_run_whose_terminal_went_away_goes_on_to_its_end() {
         assert_eq!(rows(&run.join("results.csv")).len(), 64, "{what}");
     }
 }
+
+/// A copy of folder `from` at `to` (files and folders).
+fn copy_dir(from: &Path, to: &Path) {
+    for e in walkdir::WalkDir::new(from).into_iter().filter_map(Result::ok) {
+        let dst = to.join(e.path().strip_prefix(from).unwrap());
+        if e.file_type().is_dir() {
+            std::fs::create_dir_all(&dst).unwrap();
+        } else {
+            std::fs::copy(e.path(), &dst).unwrap();
+        }
+    }
+}
+
+/// Review 8, M3: specs refuse decomposed text, but a results.csv edited by hand (or written by a
+/// tool that decomposes) may hold it; `compare` then listed the same point as "only in A:
+/// label=noisé" and "only in B: label=noisé", two names that look alike. It says which is written
+/// decomposed, with its code points.
+#[test]
+fn compare_says_which_point_is_written_decomposed() {
+    let p = project();
+    let spec = std::fs::read_to_string(p.path().join("sweeps/saw.toml"))
+        .unwrap()
+        .replace("range = [1, 64]", "range = [1, 2]")
+        + "[[axis]]\nname = \"label\"\nvalues = [\"noisé\", \"plain\"]\n";
+    write(p.path(), "sweeps/lab.toml", &spec);
+    sweep(p.path())
+        .args(["run", "sweeps/lab.toml", "-q", "--no-analyze"])
+        .assert()
+        .success();
+    let a = run_dirs(&p.path().join("output/lab")).pop().unwrap();
+    let b = p.path().join("b");
+    copy_dir(&a, &b);
+    let csv = b.join("results.csv");
+    let text = std::fs::read_to_string(&csv).unwrap();
+    assert!(text.contains("noisé"), "{text}");
+    std::fs::write(&csv, text.replace("noisé", "noise\u{301}")).unwrap();
+    let out = sweep(p.path())
+        .args(["compare"])
+        .arg(&a)
+        .arg(&b)
+        .output()
+        .unwrap();
+    let said = common::stdout(&out);
+    let line = said.lines().find(|l| l.contains("only in B")).unwrap_or("");
+    assert!(
+        line.contains("label=noise\u{301} (written decomposed: U+0065 U+0301)")
+            && !line.contains("noisé (written"),
+        "{said}{}",
+        stderr(&out)
+    );
+}
