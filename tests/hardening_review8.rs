@@ -264,3 +264,87 @@ fn compare_says_which_point_is_written_decomposed() {
         stderr(&out)
     );
 }
+
+/// Review 8, H3: a program that could not be started for want of file descriptors (or processes,
+/// or memory) was recorded as the point's failure, `run_failed` or `build_failed` for good, and
+/// so was every point after it (exit 1); a resume never measured them. That is the run's
+/// trouble: the run stops before recording the point (exit 4, manifest `interrupted`), and the
+/// message names the limit. With too few descriptors for even the compiler's `--version`, the
+/// compiler is said not to start, not to be missing. Tried at every limit from 10 to 30 open
+/// files: whatever the limit, no point is recorded as failed.
+#[test]
+fn too_few_open_files_stops_the_run_and_records_no_failure() {
+    use std::os::unix::process::CommandExt;
+    let p = project();
+    let spec = std::fs::read_to_string(p.path().join("sweeps/saw.toml"))
+        .unwrap()
+        .replace("range = [1, 64]", "range = [1, 8]");
+    write(p.path(), "sweeps/few.toml", &spec);
+    let mut stopped = 0;
+    for limit in 10..=30u64 {
+        let mut c = common::sweep_process(p.path());
+        c.args(["run", "sweeps/few.toml", "-q", "--no-analyze", "--force"])
+            .env_remove("SWEEP_CACHE");
+        // SAFETY: setrlimit is async-signal-safe; it lowers the limit of the child alone.
+        unsafe {
+            c.pre_exec(move || {
+                let lim = libc::rlimit {
+                    rlim_cur: limit,
+                    rlim_max: limit,
+                };
+                libc::setrlimit(libc::RLIMIT_NOFILE, &lim);
+                Ok(())
+            });
+        }
+        let out = c.output().unwrap();
+        let err = stderr(&out);
+        match out.status.code() {
+            Some(0) => {}
+            Some(4) => {
+                assert!(
+                    err.contains("Too many open files") && err.lines().count() == 1,
+                    "limit {limit}: {err}"
+                );
+                assert!(!err.contains("not found"), "limit {limit}: {err}");
+                if err.contains("nothing was recorded") {
+                    stopped += 1;
+                    assert!(err.contains("ulimit -n"), "limit {limit}: {err}");
+                }
+            }
+            code => panic!("limit {limit}: exit {code:?}: {err}"),
+        }
+        let sweep_dir = p.path().join("output/few");
+        for run in sweep_dir.exists().then(|| run_dirs(&sweep_dir)).unwrap_or_default() {
+            let failed: Vec<String> = rows(&run.join("results.csv"))
+                .into_iter()
+                .filter(|r| r["status"] != "ok")
+                .map(|r| format!("threads={} {}", r["threads"], r["status"]))
+                .collect();
+            assert!(failed.is_empty(), "limit {limit}: {failed:?}");
+        }
+    }
+    assert!(stopped > 0, "no limit stopped the run at a point");
+}
+
+/// Review 8, M4: a compiler that is there but fails on `--version` (a broken install, a wrapper
+/// that refuses the option) was said to be "not found" (hint: install it).
+#[test]
+fn a_compiler_that_fails_on_version_is_not_said_missing() {
+    let p = project();
+    let cc = p.path().join("tools/badcc");
+    common::script(&cc, "#!/bin/sh\necho 'badcc: licence expired' >&2\nexit 1\n");
+    let spec = std::fs::read_to_string(p.path().join("sweeps/saw.toml"))
+        .unwrap()
+        .replace("compiler = \"cc\"", &format!("compiler = \"{}\"", cc.display()));
+    write(p.path(), "sweeps/bad.toml", &spec);
+    let out = sweep(p.path())
+        .args(["run", "sweeps/bad.toml", "-q"])
+        .output()
+        .unwrap();
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(4), "{err}");
+    assert!(
+        err.contains("badcc --version`") && !err.contains("not found") && err.contains("hint:"),
+        "{err}"
+    );
+}

@@ -285,7 +285,12 @@ pub fn query(program: &str, args: &[&str]) -> Option<String> {
 /// Why a [`query_within`] gave no answer.
 #[derive(Debug, PartialEq)]
 pub enum NoAnswer {
-    /// It could not start, or it exited non-zero.
+    /// It is on no path (not found).
+    NotFound,
+    /// It was found but could not start (too many open files, no memory, not executable):
+    /// the operating system's reason.
+    CannotStart(String),
+    /// It exited non-zero (or was killed).
     Failed,
     /// It ran past its limit; its process group was killed.
     TimedOut(Duration),
@@ -312,7 +317,10 @@ pub fn query_within(program: &str, args: &[&str], timeout: Duration) -> Result<S
             }
             Ok(())
         });
-    let handle = tree::own(|| expr.start(), pids).map_err(|_| NoAnswer::Failed)?;
+    let handle = tree::own(|| expr.start(), pids).map_err(|e| match e.kind() {
+        std::io::ErrorKind::NotFound => NoAnswer::NotFound,
+        _ => NoAnswer::CannotStart(e.to_string()),
+    })?;
     let pgid = handle.pids().first().map(|p| *p as i32).unwrap_or(0);
     guard::opened(pgid);
     let (tx, done) = mpsc::channel();
