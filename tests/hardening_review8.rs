@@ -348,3 +348,41 @@ fn a_compiler_that_fails_on_version_is_not_said_missing() {
         "{err}"
     );
 }
+
+/// The other side of H2: an unmarked helper that a point still uses (started with a cleared
+/// environment, and talked to until the point ends) is not killed because another command (a
+/// build beside it, `-j 4`) ended meanwhile; it goes once no command runs.
+#[test]
+fn an_unmarked_helper_lives_as_long_as_commands_run() {
+    if !common::on_path("setsid") || !common::on_path("env") {
+        return common::skip("no setsid or env on PATH");
+    }
+    let p = project();
+    let secs = format!("{}", 800_000 + std::process::id());
+    write(
+        p.path(),
+        "cuda/helper/helper.c",
+        &format!("#include \"params.h\"\n#include <signal.h>\n#include <stdio.h>\n#include <stdlib.h>\n#include <unistd.h>\nint main(void) {{\n  char cmd[256];\n  snprintf(cmd, sizeof cmd, \"setsid env -i sh -c 'echo $$ > helper.%d.pid; exec sleep {secs}' &\", THREADS);\n  system(cmd);\n  usleep(100000);\n  char name[64];\n  snprintf(name, sizeof name, \"helper.%d.pid\", THREADS);\n  FILE *f = fopen(name, \"r\");\n  int pid = 0;\n  if (!f || fscanf(f, \"%d\", &pid) != 1) {{ fprintf(stderr, \"no helper\\n\"); return 1; }}\n  for (int i = 0; i < 10; i++) {{\n    usleep(50000);\n    if (kill(pid, 0) != 0) {{ fprintf(stderr, \"helper killed\\n\"); return 1; }}\n  }}\n  printf(\"MFlops: %d\\n\", THREADS);\n  return 0;\n}}\n"),
+    );
+    write(p.path(), "cuda/helper/params.h.tera", "#define THREADS {{ threads }}\n");
+    write(
+        p.path(),
+        "sweeps/helper.toml",
+        "bench = \"helper\"\ncompiler = \"cc\"\n[[axis]]\nname = \"threads\"\nrange = [1, 8]\n[[metric]]\npattern = \"mflops\"\n",
+    );
+    let out = sweep(p.path())
+        .args(["run", "sweeps/helper.toml", "-q", "--no-analyze", "-j", "4"])
+        .output()
+        .unwrap();
+    let until = Instant::now() + Duration::from_secs(5);
+    while !sleeps(&secs).is_empty() && Instant::now() < until {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let left = sleeps(&secs);
+    for pid in &left {
+        // SAFETY: kills this test's own leftover sleeps.
+        unsafe { libc::kill(*pid, libc::SIGKILL) };
+    }
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(left.is_empty(), "helpers outlived the run: {left:?}");
+}

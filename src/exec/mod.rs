@@ -175,6 +175,7 @@ pub fn start(cmd: &Cmd, sink: Sink, gated: bool) -> Result<Started, ExecError> {
     })?;
     let pgid = handle.pids().first().map(|p| *p as i32).unwrap_or(0);
     guard::opened(pgid);
+    tree::started();
     let (tx, done) = mpsc::channel();
     let waiter = std::thread::spawn(move || {
         let status = handle.wait().map(|o| o.status);

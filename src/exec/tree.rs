@@ -61,6 +61,15 @@ pub fn disown(pid: i32) {
         .retain(|&p| p != pid);
 }
 
+/// The marked commands started and not yet ended ([`started`], [`kill_left_behind`]).
+static LIVE: AtomicU64 = AtomicU64::new(0);
+
+/// A marked command started: until it ends, an orphan without a mark may be its (a helper it
+/// started with a cleared environment and still talks to), and is not killed.
+pub(super) fn started() {
+    LIVE.fetch_add(1, Ordering::SeqCst);
+}
+
 /// Whether this process looks after its orphans ([`adopt_orphans`]).
 static ADOPTING: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
@@ -148,9 +157,10 @@ fn kill_marked(candidates: impl Fn() -> HashSet<i32>, wanted: &dyn Fn(&[u8]) -> 
     killed
 }
 
-/// Kills what the command marked `mark` left among sweep's descendants, and reaps those that
-/// became sweep's children (a subreaper's orphans are its to reap).
+/// Kills what the command marked `mark` (one [`started`]) left among sweep's descendants, and
+/// reaps those that became sweep's children (a subreaper's orphans are its to reap).
 pub(super) fn kill_left_behind(mark: &str) {
+    let _ = LIVE.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1));
     let entry = format!("{TREE_ENV}={mark}").into_bytes();
     let me = std::process::id() as i32;
     let killed = kill_marked(|| descendants(me, &processes()), &|e: &[u8]| {
@@ -162,7 +172,7 @@ pub(super) fn kill_left_behind(mark: &str) {
 
 /// sweep's orphans (children it did not start itself): each one that ended is reaped, and each
 /// one that still runs without a mark of this sweep (its environment cleared or changed: it can
-/// be told from no command's) is killed.
+/// be told from no command's) is killed once no marked command runs (it may be a running one's).
 fn orphans() {
     if !ADOPTING.load(Ordering::SeqCst) {
         return;
@@ -183,7 +193,9 @@ fn orphans() {
                     let mut status = 0;
                     // SAFETY: reaps one child that no owner waits for, without blocking.
                     unsafe { libc::waitpid(pid, &mut status, libc::WNOHANG) };
-                } else if !marked(pid, &|e: &[u8]| e.starts_with(&ours)) {
+                } else if LIVE.load(Ordering::SeqCst) == 0
+                    && !marked(pid, &|e: &[u8]| e.starts_with(&ours))
+                {
                     // SAFETY: kill only sends a signal.
                     unsafe { libc::kill(pid, libc::SIGKILL) };
                     killed.push(pid);
