@@ -28,7 +28,10 @@ pub enum CompileError {
     NoCompiler { compiler: String },
     /// Found, but the operating system would not start it: a compiler that is there was said
     /// to be missing.
-    #[error("compiler `{compiler}` could not be started: {why} (hint: {})", start_hint(why))]
+    #[error(
+        "compiler `{compiler}` could not be started: {why} (hint: {})",
+        start_hint(why)
+    )]
     CannotStart { compiler: String, why: String },
     /// `<compiler> --version` exited non-zero: a compiler that is there was said to be missing.
     #[error("compiler `{compiler}` failed on `{compiler} --version` (hint: run it by hand to see why; set `compiler` in the spec to another one)")]

@@ -15,7 +15,11 @@ fn orphan_bench(p: &Path, line: &str, wait_ms: u32, points: u32) {
         "cuda/orphan/orphan.c",
         &format!("#include \"params.h\"\n#include <stdio.h>\n#include <stdlib.h>\n#include <unistd.h>\nint main(void) {{\n  system(\"{line}\");\n  usleep({wait_ms} * 1000);\n  printf(\"MFlops: %d\\n\", THREADS);\n  return 0;\n}}\n"),
     );
-    write(p, "cuda/orphan/params.h.tera", "#define THREADS {{ threads }}\n");
+    write(
+        p,
+        "cuda/orphan/params.h.tera",
+        "#define THREADS {{ threads }}\n",
+    );
     write(
         p,
         "sweeps/orphan.toml",
@@ -179,7 +183,10 @@ fn the_render_worker_does_not_outlive_a_sigkilled_sweep() {
         // SAFETY: kills this test's own leftover worker.
         unsafe { libc::kill(*w, libc::SIGKILL) };
     }
-    assert!(left.is_empty(), "the render worker outlived sweep: {left:?}");
+    assert!(
+        left.is_empty(),
+        "the render worker outlived sweep: {left:?}"
+    );
 }
 
 /// Review 8, M2: `sweep run ... 2>&1 | head -3` killed the run at its next line (SIGPIPE, exit
@@ -216,7 +223,10 @@ fn a_run_whose_terminal_went_away_goes_on_to_its_end() {
 
 /// A copy of folder `from` at `to` (files and folders).
 fn copy_dir(from: &Path, to: &Path) {
-    for e in walkdir::WalkDir::new(from).into_iter().filter_map(Result::ok) {
+    for e in walkdir::WalkDir::new(from)
+        .into_iter()
+        .filter_map(Result::ok)
+    {
         let dst = to.join(e.path().strip_prefix(from).unwrap());
         if e.file_type().is_dir() {
             std::fs::create_dir_all(&dst).unwrap();
@@ -314,7 +324,12 @@ fn too_few_open_files_stops_the_run_and_records_no_failure() {
             code => panic!("limit {limit}: exit {code:?}: {err}"),
         }
         let sweep_dir = p.path().join("output/few");
-        for run in sweep_dir.exists().then(|| run_dirs(&sweep_dir)).unwrap_or_default() {
+        let runs = if sweep_dir.exists() {
+            run_dirs(&sweep_dir)
+        } else {
+            Vec::new()
+        };
+        for run in runs {
             let failed: Vec<String> = rows(&run.join("results.csv"))
                 .into_iter()
                 .filter(|r| r["status"] != "ok")
@@ -332,10 +347,16 @@ fn too_few_open_files_stops_the_run_and_records_no_failure() {
 fn a_compiler_that_fails_on_version_is_not_said_missing() {
     let p = project();
     let cc = p.path().join("tools/badcc");
-    common::script(&cc, "#!/bin/sh\necho 'badcc: licence expired' >&2\nexit 1\n");
+    common::script(
+        &cc,
+        "#!/bin/sh\necho 'badcc: licence expired' >&2\nexit 1\n",
+    );
     let spec = std::fs::read_to_string(p.path().join("sweeps/saw.toml"))
         .unwrap()
-        .replace("compiler = \"cc\"", &format!("compiler = \"{}\"", cc.display()));
+        .replace(
+            "compiler = \"cc\"",
+            &format!("compiler = \"{}\"", cc.display()),
+        );
     write(p.path(), "sweeps/bad.toml", &spec);
     let out = sweep(p.path())
         .args(["run", "sweeps/bad.toml", "-q"])
@@ -364,7 +385,11 @@ fn an_unmarked_helper_lives_as_long_as_commands_run() {
         "cuda/helper/helper.c",
         &format!("#include \"params.h\"\n#include <signal.h>\n#include <stdio.h>\n#include <stdlib.h>\n#include <unistd.h>\nint main(void) {{\n  char cmd[256];\n  snprintf(cmd, sizeof cmd, \"setsid env -i sh -c 'echo $$ > helper.%d.pid; exec sleep {secs}' &\", THREADS);\n  system(cmd);\n  usleep(100000);\n  char name[64];\n  snprintf(name, sizeof name, \"helper.%d.pid\", THREADS);\n  FILE *f = fopen(name, \"r\");\n  int pid = 0;\n  if (!f || fscanf(f, \"%d\", &pid) != 1) {{ fprintf(stderr, \"no helper\\n\"); return 1; }}\n  for (int i = 0; i < 10; i++) {{\n    usleep(50000);\n    if (kill(pid, 0) != 0) {{ fprintf(stderr, \"helper killed\\n\"); return 1; }}\n  }}\n  printf(\"MFlops: %d\\n\", THREADS);\n  return 0;\n}}\n"),
     );
-    write(p.path(), "cuda/helper/params.h.tera", "#define THREADS {{ threads }}\n");
+    write(
+        p.path(),
+        "cuda/helper/params.h.tera",
+        "#define THREADS {{ threads }}\n",
+    );
     write(
         p.path(),
         "sweeps/helper.toml",

@@ -92,7 +92,10 @@ pub(super) fn new_mark() -> String {
 
 /// Every process of /proc: pid and parent pid.
 fn processes() -> Vec<(i32, i32)> {
-    processes_with_state().into_iter().map(|(p, pp, _)| (p, pp)).collect()
+    processes_with_state()
+        .into_iter()
+        .map(|(p, pp, _)| (p, pp))
+        .collect()
 }
 
 /// Every process of /proc: pid, parent pid and state (`Z` for a zombie).

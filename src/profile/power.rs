@@ -177,10 +177,12 @@ impl NvidiaSmi {
             .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::piped())
             .stdin(std::process::Stdio::null());
-        let mut child = crate::exec::own(|| command.spawn(), |c| vec![c.id() as i32])
-            .map_err(|source| PowerError::Start {
-                program: program.to_string(),
-                source,
+        let mut child =
+            crate::exec::own(|| command.spawn(), |c| vec![c.id() as i32]).map_err(|source| {
+                PowerError::Start {
+                    program: program.to_string(),
+                    source,
+                }
             })?;
         let stdout = child.stdout.take().ok_or(PowerError::NoStdout)?;
         let samples: Arc<Mutex<Vec<Sample>>> = Arc::new(Mutex::new(Vec::new()));
