@@ -411,3 +411,38 @@ fn an_unmarked_helper_lives_as_long_as_commands_run() {
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert!(left.is_empty(), "helpers outlived the run: {left:?}");
 }
+
+/// Review 8, H4: the render worker killed from outside (SIGKILL by a user, the OOM killer)
+/// between two templates made the next point `build_failed` for good, blaming its template ("the
+/// renderer was killed by signal 9"). A worker killed from outside is replaced and the template
+/// rendered again; every point measures.
+#[test]
+fn a_render_worker_killed_from_outside_fails_no_point() {
+    let p = project();
+    let mut child = common::sweep_process(p.path())
+        .args(["run", "sweeps/saw.toml", "-q", "--no-analyze", "-j", "1"])
+        .args(["--set", "slow_ms=20"])
+        .env_remove("SWEEP_CACHE")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id() as i32;
+    let until = Instant::now() + Duration::from_secs(30);
+    let mut workers = workers_of(pid);
+    while workers.is_empty() && Instant::now() < until {
+        std::thread::sleep(Duration::from_millis(20));
+        workers = workers_of(pid);
+    }
+    assert!(!workers.is_empty(), "no render worker started");
+    for w in workers {
+        // SAFETY: kills the render worker of the sweep this test started.
+        unsafe { libc::kill(w, libc::SIGKILL) };
+    }
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let run = run_dirs(&p.path().join("output/saw")).pop().unwrap();
+    let rows = rows(&run.join("results.csv"));
+    assert_eq!(rows.len(), 64);
+    assert!(rows.iter().all(|r| r["status"] == "ok"), "{}", stderr(&out));
+}
