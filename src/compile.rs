@@ -26,6 +26,16 @@ pub enum CompileError {
         no_compiler_hint(compiler)
     )]
     NoCompiler { compiler: String },
+    /// Found, but the operating system would not start it: a compiler that is there was said
+    /// to be missing.
+    #[error(
+        "compiler `{compiler}` could not be started: {why} (hint: {})",
+        start_hint(why)
+    )]
+    CannotStart { compiler: String, why: String },
+    /// `<compiler> --version` exited non-zero: a compiler that is there was said to be missing.
+    #[error("compiler `{compiler}` failed on `{compiler} --version` (hint: run it by hand to see why; set `compiler` in the spec to another one)")]
+    VersionFailed { compiler: String },
     /// `<compiler> --version` ran past the spec's `build_timeout_s`: sweep would wait for it for
     /// ever, before its first point.
     #[error("compiler `{compiler}` did not answer `{compiler} --version` within {} s (hint: run it by hand to see what it waits for; `build_timeout_s` in the spec is its limit)", secs.as_secs_f64())]
@@ -33,6 +43,14 @@ pub enum CompileError {
         compiler: String,
         secs: std::time::Duration,
     },
+}
+
+fn start_hint(why: &str) -> &'static str {
+    if why.contains("os error 24") || why.contains("os error 23") {
+        "too many files open: raise the limit (`ulimit -n`) or close some"
+    } else {
+        "check that it is executable and that the machine has memory and processes to spare"
+    }
 }
 
 fn no_compiler_hint(compiler: &str) -> &'static str {
@@ -54,7 +72,14 @@ impl Toolchain {
                     compiler: spec.compiler.clone(),
                     secs,
                 },
-                exec::NoAnswer::Failed => CompileError::NoCompiler {
+                exec::NoAnswer::NotFound => CompileError::NoCompiler {
+                    compiler: spec.compiler.clone(),
+                },
+                exec::NoAnswer::CannotStart(why) => CompileError::CannotStart {
+                    compiler: spec.compiler.clone(),
+                    why,
+                },
+                exec::NoAnswer::Failed => CompileError::VersionFailed {
                     compiler: spec.compiler.clone(),
                 },
             },

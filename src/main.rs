@@ -19,6 +19,16 @@ fn main() -> ExitCode {
     if cli.command.starts_programs() {
         sweep::exec::start_guard();
     }
+    // A run outlives the terminal that watches it: `sweep run ... 2>&1 | head` killed it at its
+    // next line (SIGPIPE) mid-sweep, its manifest left `running`. Its lines are then lost (its
+    // writes to stdout and stderr ignore the failure), the run goes on to its end.
+    if cli.command.runs_a_sweep() {
+        // SAFETY: sets the disposition of one signal; children get the default back (std resets
+        // SIGPIPE before exec).
+        unsafe {
+            libc::signal(libc::SIGPIPE, libc::SIG_IGN);
+        }
+    }
     // Every template is rendered in a process with memory and time limits (Tera has none): a
     // runaway one is stopped and named, not left to take the machine's memory.
     sweep::render::isolate();

@@ -20,6 +20,7 @@ mod hardening;
 mod hardening_leftovers;
 mod hardening_lows;
 mod hardening_review7;
+mod hardening_review8;
 mod nvcc;
 mod read_scale;
 mod render_limits;

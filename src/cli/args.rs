@@ -307,6 +307,11 @@ pub(crate) enum Command {
 impl Command {
     /// The subcommands that start builds and GPU programs, and so need the guard
     /// (`sweep::exec::start_guard`); the others start at most a short query.
+    /// `run` and `resume`: a sweep that must reach its end whatever happens to its terminal.
+    pub(crate) fn runs_a_sweep(&self) -> bool {
+        matches!(self, Command::Run { .. } | Command::Resume { .. })
+    }
+
     pub(crate) fn starts_programs(&self) -> bool {
         matches!(
             self,

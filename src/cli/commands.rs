@@ -78,14 +78,20 @@ fn install_ctrl_c(cancel: &driver::Cancel, spec: &Spec) {
             sweep::exec::kill_all();
             cancel.mark_interrupted();
             if again {
-                eprintln!("\ninterrupted twice: children killed; finished rows are in the CSV");
+                say("\ninterrupted twice: children killed; finished rows are in the CSV");
             } else {
-                eprintln!("\n{}", after_the_sweep(&spec, cancel.run_dir()));
+                say(&format!("\n{}", after_the_sweep(&spec, cancel.run_dir())));
             }
             std::process::exit(exit::INTERRUPTED);
         }
-        eprintln!("\ninterrupted: finishing the current point (Ctrl-C again to kill it)");
+        say("\ninterrupted: finishing the current point (Ctrl-C again to kill it)");
     });
+}
+
+/// A line on stderr, lost where stderr went away (a run ignores SIGPIPE: see main.rs).
+fn say(line: &str) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr(), "{line}");
 }
 
 /// What a Ctrl-C or SIGTERM after the last point says: the run's rows and manifest are whole,

@@ -12,10 +12,15 @@ fn named(labels: &[String]) -> String {
     if labels.is_empty() {
         return "0".to_string();
     }
+    // A value written decomposed looks like the composed one of the other run and is another
+    // point: said, or the same point would be listed as only in A and only in B.
     let mut s = labels
         .iter()
         .take(NAMED)
-        .cloned()
+        .map(|l| match crate::spec::nfc::decomposed(l) {
+            Some(points) => format!("{l} (written decomposed: {points})"),
+            None => l.clone(),
+        })
         .collect::<Vec<_>>()
         .join("; ");
     if labels.len() > NAMED {

@@ -175,15 +175,28 @@ pub enum DriverError {
     },
     #[error("the run `{dir}` is in use by another sweep (hint: wait for it to end; its results.csv grows as it runs)")]
     RunInUse { dir: String },
-    /// A file of the run's own could not be written (disk full, read-only): the run stopped
-    /// before recording the point, and its manifest says `interrupted`.
-    #[error("point {point}: {source} (hint: nothing was recorded for it; make room, then `sweep resume {run_dir}` measures it and the rest)")]
+    /// A file of the run's own could not be written (disk full, read-only), or a program could
+    /// not be started for want of files, processes or memory: the run stopped before recording
+    /// the point, and its manifest says `interrupted`.
+    #[error("point {point}: {source} (hint: nothing was recorded for it; {}, then `sweep resume {run_dir}` measures it and the rest)", remedy(source))]
     Stopped {
         point: String,
         run_dir: String,
         #[source]
         source: Arc<PointError>,
     },
+}
+
+/// What to do before a stopped run is resumed: make room, or free what the machine lacked.
+fn remedy(e: &PointError) -> &'static str {
+    let s = e.to_string();
+    if s.contains("os error 24") || s.contains("os error 23") {
+        "raise the limit of open files (`ulimit -n`) or close some"
+    } else if s.contains("os error 11") || s.contains("os error 12") {
+        "free memory or processes"
+    } else {
+        "make room"
+    }
 }
 
 impl DriverError {

@@ -134,6 +134,16 @@ fn quoted(names: &[String]) -> String {
         .join(", ")
 }
 
+/// Whether `e`, from starting a program, says the machine has no resources to spare for it
+/// (too many open files, processes or threads, no memory): the run's trouble, not the point's;
+/// recorded as `run_failed`, every later point failed alike for good.
+fn no_resources(e: &std::io::Error) -> bool {
+    matches!(
+        e.raw_os_error(),
+        Some(libc::EMFILE) | Some(libc::ENFILE) | Some(libc::EAGAIN) | Some(libc::ENOMEM)
+    )
+}
+
 impl PointError {
     /// Whether this failure is the run's, not the point's: a file of sweep's own could not be
     /// written (disk full, read-only). The run then stops before recording the point, so that a
@@ -148,7 +158,10 @@ impl PointError {
             | PointError::WriteFile { .. }
             | PointError::Full { .. }
             | PointError::StartBuild(ExecError::Log { .. }) => true,
-            PointError::Start(ExecError::Spawn { source, .. }) => no_room(source),
+            PointError::Start(ExecError::Spawn { source, .. })
+            | PointError::StartBuild(ExecError::Spawn { source, .. }) => {
+                no_room(source) || no_resources(source)
+            }
             // No process to render in: every point would fail alike.
             PointError::Render(e) => e.environment(),
             _ => false,

@@ -14,7 +14,7 @@ use crate::store::{Row, Status};
 use crate::units::format_value;
 use indicatif::{ProgressBar, ProgressStyle};
 use std::ffi::OsStr;
-use std::io::IsTerminal;
+use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
@@ -359,7 +359,10 @@ impl Terminal {
     fn say(&self, msg: String) {
         match &self.bar {
             Some(bar) => bar.println(msg),
-            None => eprintln!("{msg}"),
+            // A terminal that went away (`2>&1 | head`) ends no run: its lines are lost, not the run.
+            None => {
+                let _ = writeln!(std::io::stderr(), "{msg}");
+            }
         }
     }
 
@@ -504,7 +507,7 @@ impl Reporter for Terminal {
                     if self.summary_on_stderr {
                         self.say(l);
                     } else {
-                        println!("{l}");
+                        let _ = writeln!(std::io::stdout(), "{l}");
                     }
                 }
             }

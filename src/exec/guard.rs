@@ -15,8 +15,9 @@ static GUARD: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(-
 /// (nvcc's compilers, a bench's helpers); the guard does. sweep tells it each group as it starts
 /// (pgid) and ends (-pgid) over a pipe; end of file on the pipe means sweep is gone. Call before
 /// any thread starts (fork copies only the calling thread). Without a pipe or a fork, sweep runs
-/// unguarded, as before.
+/// unguarded, as before. From here on sweep also reaps and kills its orphans (`tree.rs`).
 pub fn start_guard() {
+    super::tree::adopt_orphans();
     let mut fds = [0i32; 2];
     // SAFETY: pipe2 fills two new descriptors.
     if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
@@ -30,7 +31,9 @@ pub fn start_guard() {
             libc::close(fds[0]);
             libc::close(fds[1]);
         },
-        _ => {
+        pid => {
+            // Sweep's own child: never reaped as an orphan.
+            let _ = super::tree::own(|| Ok(pid), |p| vec![*p]);
             // SAFETY: the read end is the guard's.
             unsafe { libc::close(fds[0]) };
             GUARD.store(fds[1], std::sync::atomic::Ordering::SeqCst);

@@ -19,7 +19,7 @@ mod worker;
 pub use cmd::Cmd;
 pub use guard::{kill_all, start_guard};
 pub use outcome::{Exit, Outcome};
-pub use tree::TREE_ENV;
+pub use tree::{disown, own, TREE_ENV};
 pub use worker::{Gone, Worker};
 
 use std::io::Write;
@@ -159,7 +159,7 @@ pub fn start(cmd: &Cmd, sink: Sink, gated: bool) -> Result<Started, ExecError> {
         }
         Ok(())
     });
-    let started = expr.start();
+    let started = tree::own(|| expr.start(), pids);
     if gate_read >= 0 {
         // SAFETY: the parent's copy of the read end is ours to close.
         unsafe { libc::close(gate_read) };
@@ -175,6 +175,7 @@ pub fn start(cmd: &Cmd, sink: Sink, gated: bool) -> Result<Started, ExecError> {
     })?;
     let pgid = handle.pids().first().map(|p| *p as i32).unwrap_or(0);
     guard::opened(pgid);
+    tree::started();
     let (tx, done) = mpsc::channel();
     let waiter = std::thread::spawn(move || {
         let status = handle.wait().map(|o| o.status);
@@ -255,9 +256,15 @@ impl Drop for Started {
         if let Some(w) = self.waiter.take() {
             let _ = w.join();
         }
+        tree::disown(self.pgid);
         tree::kill_left_behind(&self.mark);
         guard::closed(self.pgid);
     }
+}
+
+/// The pids of a started duct expression (one: sweep runs no pipelines).
+fn pids(h: &duct::Handle) -> Vec<i32> {
+    h.pids().into_iter().map(|p| p as i32).collect()
 }
 
 /// The file `name` in the first folder of PATH that has it.
@@ -279,7 +286,12 @@ pub fn query(program: &str, args: &[&str]) -> Option<String> {
 /// Why a [`query_within`] gave no answer.
 #[derive(Debug, PartialEq)]
 pub enum NoAnswer {
-    /// It could not start, or it exited non-zero.
+    /// It is on no path (not found).
+    NotFound,
+    /// It was found but could not start (too many open files, no memory, not executable):
+    /// the operating system's reason.
+    CannotStart(String),
+    /// It exited non-zero (or was killed).
     Failed,
     /// It ran past its limit; its process group was killed.
     TimedOut(Duration),
@@ -306,7 +318,10 @@ pub fn query_within(program: &str, args: &[&str], timeout: Duration) -> Result<S
             }
             Ok(())
         });
-    let handle = expr.start().map_err(|_| NoAnswer::Failed)?;
+    let handle = tree::own(|| expr.start(), pids).map_err(|e| match e.kind() {
+        std::io::ErrorKind::NotFound => NoAnswer::NotFound,
+        _ => NoAnswer::CannotStart(e.to_string()),
+    })?;
     let pgid = handle.pids().first().map(|p| *p as i32).unwrap_or(0);
     guard::opened(pgid);
     let (tx, done) = mpsc::channel();
@@ -319,6 +334,7 @@ pub fn query_within(program: &str, args: &[&str], timeout: Duration) -> Result<S
     // Whatever it left in its group goes too (a grandchild holding its stdout included).
     guard::kill_group(pgid);
     let out = waiter.join().ok().and_then(|r| r.ok());
+    tree::disown(pgid);
     guard::closed(pgid);
     match (timed_out, out) {
         (true, _) => Err(NoAnswer::TimedOut(timeout)),
@@ -351,7 +367,13 @@ pub fn capture(cmd: &Cmd) -> Result<Captured, ExecError> {
     if let Some(dir) = &cmd.cwd {
         expr = expr.dir(dir);
     }
-    let out = expr.run().map_err(|e| match e.kind() {
+    let out = tree::own(|| expr.start(), pids).and_then(|h| {
+        let started = pids(&h);
+        let out = h.into_output();
+        started.into_iter().for_each(tree::disown);
+        out
+    });
+    let out = out.map_err(|e| match e.kind() {
         std::io::ErrorKind::NotFound => ExecError::NotFound {
             program: cmd.program.clone(),
         },

@@ -7,9 +7,16 @@
 //! starts inherits; when the command ends, sweep's descendants that carry its mark are killed,
 //! and only they: a parallel build or another point has another mark, and what sweep starts
 //! otherwise (the guard, short queries, power sampling) has none.
+//!
+//! A subreaper's orphans are its children: one that ends by itself is a zombie of sweep until
+//! sweep reaps it (one a point, they filled the process table of a long sweep), and one that
+//! cleared or changed its environment (`setsid env -i daemon`) carries no mark. sweep knows the
+//! children it started itself ([`own`]); any other child is an orphan, reaped when it ended and
+//! killed when it carries no mark of a command still running.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Mutex, RwLock};
 use std::time::{Duration, Instant};
 
 /// The environment variable that marks the processes of one started command.
@@ -27,6 +34,53 @@ pub(super) fn become_subreaper() {
     });
 }
 
+/// Held for reading while a child is started and made known, for writing while orphans are
+/// reaped: a child that ends before it is known is never taken for an orphan.
+static STARTING: RwLock<()> = RwLock::new(());
+/// The children sweep started itself and has not reaped: their owners wait for them.
+static OWN: Mutex<Vec<i32>> = Mutex::new(Vec::new());
+
+/// Starts a child with `start`, made known as sweep's own by the pids `pids` gives (so it is
+/// never reaped as an orphan); [`disown`] each once it is reaped.
+pub fn own<T>(
+    start: impl FnOnce() -> std::io::Result<T>,
+    pids: impl Fn(&T) -> Vec<i32>,
+) -> std::io::Result<T> {
+    let _starting = STARTING.read().unwrap_or_else(|e| e.into_inner());
+    let started = start()?;
+    OWN.lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .extend(pids(&started));
+    Ok(started)
+}
+
+/// Child `pid`, started by [`own`], was reaped by its owner.
+pub fn disown(pid: i32) {
+    OWN.lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .retain(|&p| p != pid);
+}
+
+/// The marked commands started and not yet ended ([`started`], [`kill_left_behind`]).
+static LIVE: AtomicU64 = AtomicU64::new(0);
+
+/// A marked command started: until it ends, an orphan without a mark may be its (a helper it
+/// started with a cleared environment and still talks to), and is not killed.
+pub(super) fn started() {
+    LIVE.fetch_add(1, Ordering::SeqCst);
+}
+
+/// Whether this process looks after its orphans ([`adopt_orphans`]).
+static ADOPTING: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// From now on, this process reaps and kills its orphans (see the module's doc). Only where every
+/// child is started through [`own`] (the `sweep` binary): a library user's own children, started
+/// otherwise, would be taken for orphans.
+pub(super) fn adopt_orphans() {
+    become_subreaper();
+    ADOPTING.store(true, Ordering::SeqCst);
+}
+
 /// A new mark (`<sweep pid>-<n>`): the value of [`TREE_ENV`] for one command.
 pub(super) fn new_mark() -> String {
     format!(
@@ -38,6 +92,14 @@ pub(super) fn new_mark() -> String {
 
 /// Every process of /proc: pid and parent pid.
 fn processes() -> Vec<(i32, i32)> {
+    processes_with_state()
+        .into_iter()
+        .map(|(p, pp, _)| (p, pp))
+        .collect()
+}
+
+/// Every process of /proc: pid, parent pid and state (`Z` for a zombie).
+fn processes_with_state() -> Vec<(i32, i32, char)> {
     let Ok(dir) = std::fs::read_dir("/proc") else {
         return Vec::new();
     };
@@ -46,8 +108,9 @@ fn processes() -> Vec<(i32, i32)> {
         .filter_map(|pid| {
             let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
             // `pid (comm) state ppid ...`: comm may hold spaces and parentheses.
-            let ppid = stat.rsplit_once(')')?.1.split_whitespace().nth(1)?;
-            Some((pid, ppid.parse().ok()?))
+            let mut rest = stat.rsplit_once(')')?.1.split_whitespace();
+            let state = rest.next()?.chars().next()?;
+            Some((pid, rest.next()?.parse().ok()?, state))
         })
         .collect()
 }
@@ -97,15 +160,56 @@ fn kill_marked(candidates: impl Fn() -> HashSet<i32>, wanted: &dyn Fn(&[u8]) -> 
     killed
 }
 
-/// Kills what the command marked `mark` left among sweep's descendants, and reaps those that
-/// became sweep's children (a subreaper's orphans are its to reap).
+/// Kills what the command marked `mark` (one [`started`]) left among sweep's descendants, and
+/// reaps those that became sweep's children (a subreaper's orphans are its to reap).
 pub(super) fn kill_left_behind(mark: &str) {
+    let _ = LIVE.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1));
     let entry = format!("{TREE_ENV}={mark}").into_bytes();
     let me = std::process::id() as i32;
     let killed = kill_marked(|| descendants(me, &processes()), &|e: &[u8]| {
         e == entry.as_slice()
     });
     reap(killed);
+    orphans();
+}
+
+/// sweep's orphans (children it did not start itself): each one that ended is reaped, and each
+/// one that still runs without a mark of this sweep (its environment cleared or changed: it can
+/// be told from no command's) is killed once no marked command runs (it may be a running one's).
+fn orphans() {
+    if !ADOPTING.load(Ordering::SeqCst) {
+        return;
+    }
+    let me = std::process::id() as i32;
+    let ours = format!("{TREE_ENV}={me}-").into_bytes();
+    // Again while one killed leaves orphans of its own.
+    for _ in 0..10 {
+        let mut killed = Vec::new();
+        {
+            let _no_start = STARTING.write().unwrap_or_else(|e| e.into_inner());
+            let own = OWN.lock().map(|o| o.clone()).unwrap_or_default();
+            for (pid, _, state) in processes_with_state()
+                .into_iter()
+                .filter(|&(p, pp, _)| pp == me && !own.contains(&p))
+            {
+                if state == 'Z' {
+                    let mut status = 0;
+                    // SAFETY: reaps one child that no owner waits for, without blocking.
+                    unsafe { libc::waitpid(pid, &mut status, libc::WNOHANG) };
+                } else if LIVE.load(Ordering::SeqCst) == 0
+                    && !marked(pid, &|e: &[u8]| e.starts_with(&ours))
+                {
+                    // SAFETY: kill only sends a signal.
+                    unsafe { libc::kill(pid, libc::SIGKILL) };
+                    killed.push(pid);
+                }
+            }
+        }
+        if killed.is_empty() {
+            break;
+        }
+        reap(killed);
+    }
 }
 
 /// Waits (a second at most) for the killed processes to end, reaping those that are sweep's

@@ -4,7 +4,7 @@
 //! Its stdin and stdout are one end of a socket pair: a line sent to a child that died raises no
 //! SIGPIPE in sweep (MSG_NOSIGNAL), it fails, and the child's exit says why. The child leads its
 //! own process group, so a Ctrl-C meant for sweep does not kill it mid-answer; sweep's end is the
-//! end of its stdin.
+//! end of its stdin, and the guard kills it should sweep die mid-answer.
 
 use super::{Cmd, Exit};
 use std::io::{BufRead, Read};
@@ -72,7 +72,10 @@ impl Worker {
                 Ok(())
             });
         }
-        let child = c.spawn()?;
+        let child = super::tree::own(|| c.spawn(), |c| vec![c.id() as i32])?;
+        // The guard kills it should sweep die (SIGKILL included) while it renders: it would
+        // otherwise render on to the end of its CPU time, minutes on a busy machine.
+        super::guard::opened(child.id() as i32);
         // `c` goes here, and with it sweep's copies of the child's end: the child's death is an
         // end of file.
         drop(c);
@@ -148,6 +151,8 @@ impl Worker {
             self.kill();
         }
         let status = self.child.wait();
+        super::tree::disown(self.child.id() as i32);
+        super::guard::closed(self.child.id() as i32);
         let mut stderr = String::new();
         if let Some(err) = self.child.stderr.as_mut() {
             let _ = err.take(STDERR_KEPT).read_to_string(&mut stderr);
@@ -167,6 +172,8 @@ impl Worker {
     fn kill(&mut self) {
         super::guard::kill_group(self.child.id() as i32);
         let _ = self.child.wait();
+        super::tree::disown(self.child.id() as i32);
+        super::guard::closed(self.child.id() as i32);
     }
 }
 
@@ -175,6 +182,9 @@ impl Drop for Worker {
     fn drop(&mut self) {
         if matches!(self.child.try_wait(), Ok(None)) {
             self.kill();
+        } else {
+            super::tree::disown(self.child.id() as i32);
+            super::guard::closed(self.child.id() as i32);
         }
     }
 }

@@ -165,7 +165,7 @@ impl NvidiaSmi {
         } else {
             std::process::Command::new(program)
         };
-        let mut child = command
+        let command = command
             .args([
                 "-i",
                 gpu,
@@ -176,11 +176,13 @@ impl NvidiaSmi {
             ])
             .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::piped())
-            .stdin(std::process::Stdio::null())
-            .spawn()
-            .map_err(|source| PowerError::Start {
-                program: program.to_string(),
-                source,
+            .stdin(std::process::Stdio::null());
+        let mut child =
+            crate::exec::own(|| command.spawn(), |c| vec![c.id() as i32]).map_err(|source| {
+                PowerError::Start {
+                    program: program.to_string(),
+                    source,
+                }
             })?;
         let stdout = child.stdout.take().ok_or(PowerError::NoStdout)?;
         let samples: Arc<Mutex<Vec<Sample>>> = Arc::new(Mutex::new(Vec::new()));
@@ -280,6 +282,7 @@ impl Drop for NvidiaSmi {
         if let Ok(mut c) = self.child.lock() {
             let _ = c.kill();
             let _ = c.wait();
+            crate::exec::disown(c.id() as i32);
         }
     }
 }

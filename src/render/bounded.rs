@@ -69,14 +69,27 @@ pub(super) fn fill(
     // One template at a time: each takes milliseconds, and a runaway one holds the others back
     // for CPU_LIMIT of its CPU time (WALL_LIMIT at most).
     let mut slot = worker.lock().unwrap_or_else(|e| e.into_inner());
-    let w = match slot.as_mut() {
-        Some(w) => w,
-        None => slot.insert(start()?),
+    let mut tries = 0;
+    let answer = loop {
+        let w = match slot.as_mut() {
+            Some(w) => w,
+            None => slot.insert(start()?),
+        };
+        match w.ask(&request, WALL_LIMIT) {
+            Ok(answer) => break answer,
+            Err(gone) => {
+                *slot = None;
+                tries += 1;
+                // Killed from outside (SIGKILL by a user or the OOM killer, SIGTERM, SIGHUP),
+                // between templates or in this one: no fault of the template's, which a new
+                // worker renders. Killed again, it is named.
+                if tries == 1 && killed_from_outside(&gone) {
+                    continue;
+                }
+                return Err(why(gone, template, point));
+            }
+        }
     };
-    let answer = w.ask(&request, WALL_LIMIT).map_err(|gone| {
-        *slot = None;
-        why(gone, template, point)
-    })?;
     let reply: Result<String, Refusal> = serde_json::from_str(&answer).map_err(|e| {
         // Out of step with its requests: the next one gets a new worker.
         *slot = None;
@@ -121,6 +134,19 @@ fn memory_limit() -> u64 {
         _ => u64::MAX,
     };
     MEMORY_LIMIT.min(own)
+}
+
+/// Whether the worker was ended by a signal that neither its limits nor the template send: its
+/// CPU timer is SIGPROF, running out of memory or stack SIGABRT or SIGSEGV, its wall-clock limit
+/// [`Gone::TimedOut`].
+fn killed_from_outside(gone: &Gone) -> bool {
+    matches!(
+        gone,
+        Gone::Died {
+            exit: Exit::Signal(libc::SIGKILL | libc::SIGTERM | libc::SIGHUP | libc::SIGINT),
+            ..
+        }
+    )
 }
 
 /// Bytes in words: `1 GiB`, `512 MiB`.

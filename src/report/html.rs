@@ -819,7 +819,11 @@ impl Live {
                 last = Some(Instant::now());
                 if let Err(e) = write(&dir) {
                     if !warned {
-                        eprintln!("warning: the live report is not written: {e}");
+                        use std::io::Write as _;
+                        let _ = writeln!(
+                            std::io::stderr(),
+                            "warning: the live report is not written: {e}"
+                        );
                         warned = true;
                     }
                 }
@@ -849,7 +853,8 @@ impl Reporter for Live {
                 // The report's last version (it makes its own analysis): no rewrite after it.
                 self.stop_rewrites();
                 if let Err(e) = write(&summary.run_dir) {
-                    eprintln!("warning: {e}");
+                    use std::io::Write as _;
+                    let _ = writeln!(std::io::stderr(), "warning: {e}");
                 }
             }
             _ => {}

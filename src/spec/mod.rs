@@ -13,7 +13,7 @@ use toml::Spanned;
 mod axis;
 mod labels;
 mod metric;
-mod nfc;
+pub mod nfc;
 pub mod profile;
 mod timing;
 

@@ -28,7 +28,7 @@ fn latin_letter(c: char) -> bool {
 
 /// The letter and its mark where `text` is decomposed, written as code points (`U+0065 U+0301`);
 /// None where it is composed (or holds no such pair).
-pub(super) fn decomposed(text: &str) -> Option<String> {
+pub fn decomposed(text: &str) -> Option<String> {
     let chars: Vec<char> = text.chars().collect();
     chars.windows(2).find_map(|w| {
         (latin_letter(w[0]) && COMPOSING.contains(&w[1]))
