@@ -419,7 +419,7 @@ fn an_unmarked_helper_lives_as_long_as_commands_run() {
 #[test]
 fn a_render_worker_killed_from_outside_fails_no_point() {
     let p = project();
-    let mut child = common::sweep_process(p.path())
+    let child = common::sweep_process(p.path())
         .args(["run", "sweeps/saw.toml", "-q", "--no-analyze", "-j", "1"])
         .args(["--set", "slow_ms=20"])
         .env_remove("SWEEP_CACHE")
