@@ -446,3 +446,50 @@ fn a_render_worker_killed_from_outside_fails_no_point() {
     assert_eq!(rows.len(), 64);
     assert!(rows.iter().all(|r| r["status"] == "ok"), "{}", stderr(&out));
 }
+
+/// Review 8, left open then closed: sweep SIGKILLed while a point runs, whose program started
+/// `setsid env -i sleep N &` (out of its group, no mark of sweep, adopted by sweep as a subreaper):
+/// the sleep outlived sweep under pid 1. sweep now tells the guard each orphan it adopts within
+/// half a second, and the guard kills it with the rest.
+#[test]
+fn a_grandchild_without_a_mark_does_not_outlive_a_sigkilled_sweep() {
+    if !common::on_path("setsid") || !common::on_path("env") {
+        return common::skip("no setsid or env on PATH");
+    }
+    let p = project();
+    let secs = format!("{}", 800_000 + std::process::id());
+    orphan_bench(
+        p.path(),
+        &format!("setsid env -i sleep {secs} &"),
+        60_000,
+        1,
+    );
+    let mut child = common::sweep_process(p.path())
+        .args(["run", "sweeps/orphan.toml", "-q", "--no-analyze"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // The point runs once its sleep is there; then a second for sweep to see its new orphan.
+    let until = Instant::now() + Duration::from_secs(60);
+    while sleeps(&secs).is_empty() && Instant::now() < until {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(!sleeps(&secs).is_empty(), "the point's sleep never started");
+    std::thread::sleep(Duration::from_millis(1500));
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let until = Instant::now() + Duration::from_secs(5);
+    while !sleeps(&secs).is_empty() && Instant::now() < until {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let left = sleeps(&secs);
+    for pid in &left {
+        // SAFETY: kills this test's own leftover sleeps.
+        unsafe { libc::kill(*pid, libc::SIGKILL) };
+    }
+    assert!(
+        left.is_empty(),
+        "a sleep outlived the SIGKILLed sweep: {left:?}"
+    );
+}

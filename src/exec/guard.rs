@@ -37,6 +37,7 @@ pub fn start_guard() {
             // SAFETY: the read end is the guard's.
             unsafe { libc::close(fds[0]) };
             GUARD.store(fds[1], std::sync::atomic::Ordering::SeqCst);
+            super::tree::watch_orphans();
         }
     }
 }
@@ -119,6 +120,11 @@ pub(super) fn closed(pgid: i32) {
         g.remove(&pgid);
     }
     tell_guard(-pgid);
+}
+
+/// Whether group `pgid` is one this process started and has not reaped.
+pub(super) fn knows(pgid: i32) -> bool {
+    GROUPS.lock().is_ok_and(|g| g.contains(&pgid))
 }
 
 /// Kills every process group this process started and has not reaped (second Ctrl-C).

@@ -12,7 +12,9 @@
 //! sweep reaps it (one a point, they filled the process table of a long sweep), and one that
 //! cleared or changed its environment (`setsid env -i daemon`) carries no mark. sweep knows the
 //! children it started itself ([`own`]); any other child is an orphan, reaped when it ended and
-//! killed when it carries no mark of a command still running.
+//! killed when it carries no mark of a command still running. Every half second the process
+//! groups of new orphans are told to the guard ([`watch_orphans`]), which kills them if sweep
+//! dies first.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -173,6 +175,75 @@ pub(super) fn kill_left_behind(mark: &str) {
     orphans();
 }
 
+/// The process groups of adopted orphans told to the guard ([`watch_orphans`]), each with the
+/// orphans in it not yet reaped; a group is untold when its last one is.
+static TOLD: Mutex<std::collections::BTreeMap<i32, HashSet<i32>>> =
+    Mutex::new(std::collections::BTreeMap::new());
+
+/// The process group of `pid`, from /proc.
+fn group_of(pid: i32) -> Option<i32> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // `pid (comm) state ppid pgrp ...`
+    stat.rsplit_once(')')?
+        .1
+        .split_whitespace()
+        .nth(2)?
+        .parse()
+        .ok()
+}
+
+/// Every half second, tells the guard the process group of each orphan sweep adopted since (a
+/// `setsid env -i daemon` that no mark and no started group covers), so that the guard kills it
+/// too when sweep dies before a command's end has killed it. Started with the guard.
+pub(super) fn watch_orphans() {
+    let _ = std::thread::Builder::new()
+        .name("orphans".into())
+        .spawn(|| loop {
+            std::thread::sleep(Duration::from_millis(500));
+            tell_new_orphans();
+        });
+}
+
+fn tell_new_orphans() {
+    let me = std::process::id() as i32;
+    let _no_start = STARTING.write().unwrap_or_else(|e| e.into_inner());
+    let own = OWN.lock().map(|o| o.clone()).unwrap_or_default();
+    let mut told = TOLD.lock().unwrap_or_else(|e| e.into_inner());
+    for (pid, _, _) in processes_with_state()
+        .into_iter()
+        .filter(|&(p, pp, st)| pp == me && st != 'Z' && !own.contains(&p))
+    {
+        if told.values().any(|t| t.contains(&pid)) {
+            continue;
+        }
+        let Some(pgid) = group_of(pid).filter(|&g| g > 1) else {
+            continue;
+        };
+        // A group sweep started is known to the guard already (and closed by its owner).
+        if !told.contains_key(&pgid) && super::guard::knows(pgid) {
+            continue;
+        }
+        if !told.contains_key(&pgid) {
+            super::guard::opened(pgid);
+        }
+        told.entry(pgid).or_default().insert(pid);
+    }
+}
+
+/// Orphan `pid` was reaped: its group is untold once it holds no other told orphan.
+fn forget(pid: i32) {
+    let mut told = TOLD.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(pgid) = told.iter().find(|(_, t)| t.contains(&pid)).map(|(g, _)| *g) else {
+        return;
+    };
+    let pids = told.get_mut(&pgid).expect("found above");
+    pids.remove(&pid);
+    if pids.is_empty() {
+        told.remove(&pgid);
+        super::guard::closed(pgid);
+    }
+}
+
 /// sweep's orphans (children it did not start itself): each one that ended is reaped, and each
 /// one that still runs without a mark of this sweep (its environment cleared or changed: it can
 /// be told from no command's) is killed once no marked command runs (it may be a running one's).
@@ -195,7 +266,9 @@ fn orphans() {
                 if state == 'Z' {
                     let mut status = 0;
                     // SAFETY: reaps one child that no owner waits for, without blocking.
-                    unsafe { libc::waitpid(pid, &mut status, libc::WNOHANG) };
+                    if unsafe { libc::waitpid(pid, &mut status, libc::WNOHANG) } == pid {
+                        forget(pid);
+                    }
                 } else if LIVE.load(Ordering::SeqCst) == 0
                     && !marked(pid, &|e: &[u8]| e.starts_with(&ours))
                 {
@@ -223,6 +296,9 @@ fn reap(mut pids: Vec<i32>) {
             // SAFETY: waits for one pid without blocking.
             let r = unsafe { libc::waitpid(p, &mut status, libc::WNOHANG) };
             let ended = r == p || (r < 0 && !std::path::Path::new(&format!("/proc/{p}")).exists());
+            if r == p {
+                forget(p);
+            }
             !ended
         });
         if !pids.is_empty() {
