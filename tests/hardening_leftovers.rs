@@ -196,27 +196,6 @@ fn an_axis_value_written_decomposed_is_refused_naming_its_code_points() {
     assert!(stdout(&out).contains("v=\u{e9}"), "{}", stdout(&out));
 }
 
-/// The pids of running processes (not zombies) whose command line is `sleep <secs>`.
-fn sleeps(secs: &str) -> Vec<i32> {
-    let want = format!("sleep\0{secs}\0").into_bytes();
-    std::fs::read_dir("/proc")
-        .unwrap()
-        .filter_map(Result::ok)
-        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
-        .filter(|pid| std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|c| c == want))
-        .filter(|pid| {
-            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-            let state = stat
-                .rsplit(')')
-                .next()
-                .unwrap_or("")
-                .split_whitespace()
-                .next();
-            !matches!(state, Some("Z" | "X") | None)
-        })
-        .collect()
-}
-
 /// A bench `esc` whose program starts `setsid sleep <secs> &` (out of its process group, which
 /// sweep kills), then waits forever where `hang` is 1, and prints its MFlops; `sweeps/esc.toml`
 /// over threads 1..4 and hang 1, 0 (the first point hangs), with a `run_timeout_s` of `timeout`.
@@ -244,7 +223,7 @@ fn escaping_bench(p: &Path, timeout: u32) -> String {
 /// Kills the sleeps of `secs` still running (so that a failing test leaves none), and says
 /// which were.
 fn kill_sleeps(secs: &str) -> Vec<i32> {
-    let left = sleeps(secs);
+    let left = common::sleeps(secs);
     for pid in &left {
         // SAFETY: kills this test's own leftover sleeps.
         unsafe { libc::kill(*pid, libc::SIGKILL) };
@@ -302,7 +281,7 @@ fn a_setsid_grandchild_does_not_outlive_a_sigkilled_sweep() {
         .unwrap();
     // Until the first point, which hangs, has started its sleep.
     let until = std::time::Instant::now() + std::time::Duration::from_secs(60);
-    while sleeps(&secs).is_empty() {
+    while common::sleeps(&secs).is_empty() {
         if std::time::Instant::now() > until {
             let _ = child.kill();
             kill_sleeps(&secs);
@@ -311,11 +290,14 @@ fn a_setsid_grandchild_does_not_outlive_a_sigkilled_sweep() {
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
     std::thread::sleep(std::time::Duration::from_millis(300));
-    assert!(!sleeps(&secs).is_empty(), "the hanging point's sleep");
+    assert!(
+        !common::sleeps(&secs).is_empty(),
+        "the hanging point's sleep"
+    );
     child.kill().unwrap();
     child.wait().unwrap();
     let until = std::time::Instant::now() + std::time::Duration::from_secs(10);
-    while !sleeps(&secs).is_empty() && std::time::Instant::now() < until {
+    while !common::sleeps(&secs).is_empty() && std::time::Instant::now() < until {
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
     let left = kill_sleeps(&secs);

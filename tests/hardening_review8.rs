@@ -27,34 +27,14 @@ fn orphan_bench(p: &Path, line: &str, wait_ms: u32, points: u32) {
     );
 }
 
-/// The state letter of process `pid` (`Z` for a zombie), and its parent.
-fn state_and_parent(pid: i32) -> Option<(char, i32)> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    let mut rest = stat.rsplit_once(')')?.1.split_whitespace();
-    let state = rest.next()?.chars().next()?;
-    Some((state, rest.next()?.parse().ok()?))
-}
-
 /// The zombies whose parent is `parent`.
 fn zombies_of(parent: i32) -> usize {
     std::fs::read_dir("/proc")
         .unwrap()
         .filter_map(Result::ok)
         .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
-        .filter(|&pid| state_and_parent(pid) == Some(('Z', parent)))
+        .filter(|&pid| common::state_and_parent(pid) == Some(('Z', parent)))
         .count()
-}
-
-/// The running `sleep <secs>` processes (found by their command line: no other test's).
-fn sleeps(secs: &str) -> Vec<i32> {
-    let want = format!("sleep\0{secs}\0").into_bytes();
-    std::fs::read_dir("/proc")
-        .unwrap()
-        .filter_map(Result::ok)
-        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
-        .filter(|pid| std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|c| c == want))
-        .filter(|&pid| !matches!(state_and_parent(pid), Some(('Z' | 'X', _)) | None))
-        .collect()
 }
 
 /// Review 8, H1: sweep is the subreaper of what its programs orphan, but reaped only what it
@@ -110,10 +90,12 @@ fn a_grandchild_that_clears_its_environment_does_not_outlive_its_point() {
         .output()
         .unwrap();
     let until = Instant::now() + Duration::from_secs(5);
-    while !(sleeps(&secs).is_empty() && sleeps(&other).is_empty()) && Instant::now() < until {
+    while !(common::sleeps(&secs).is_empty() && common::sleeps(&other).is_empty())
+        && Instant::now() < until
+    {
         std::thread::sleep(Duration::from_millis(50));
     }
-    let left: Vec<i32> = [sleeps(&secs), sleeps(&other)].concat();
+    let left: Vec<i32> = [common::sleeps(&secs), common::sleeps(&other)].concat();
     for pid in &left {
         // SAFETY: kills this test's own leftover sleeps.
         unsafe { libc::kill(*pid, libc::SIGKILL) };
@@ -132,7 +114,7 @@ fn workers_of(parent: i32) -> Vec<i32> {
         .unwrap()
         .filter_map(Result::ok)
         .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
-        .filter(|&pid| matches!(state_and_parent(pid), Some((s, pp)) if pp == parent && s != 'Z'))
+        .filter(|&pid| matches!(common::state_and_parent(pid), Some((s, pp)) if pp == parent && s != 'Z'))
         .filter(|pid| {
             std::fs::read(format!("/proc/{pid}/cmdline"))
                 .is_ok_and(|c| c.windows(13).any(|w| w == b"render-worker"))
@@ -140,9 +122,16 @@ fn workers_of(parent: i32) -> Vec<i32> {
         .collect()
 }
 
-/// Whether process `pid` still runs (not gone, not a zombie).
-fn running(pid: i32) -> bool {
-    !matches!(state_and_parent(pid), Some(('Z' | 'X', _)) | None)
+/// The render workers of sweep `pid` once there is one (30 s at most; none is a failure).
+fn workers_started(pid: i32) -> Vec<i32> {
+    let until = Instant::now() + Duration::from_secs(30);
+    let mut workers = workers_of(pid);
+    while workers.is_empty() && Instant::now() < until {
+        std::thread::sleep(Duration::from_millis(20));
+        workers = workers_of(pid);
+    }
+    assert!(!workers.is_empty(), "no render worker started");
+    workers
 }
 
 /// Review 8, M1: sweep SIGKILLed while the render worker rendered a slow template left the worker
@@ -163,22 +152,18 @@ fn the_render_worker_does_not_outlive_a_sigkilled_sweep() {
         .stderr(std::process::Stdio::null())
         .spawn()
         .unwrap();
-    let pid = child.id() as i32;
-    let until = Instant::now() + Duration::from_secs(30);
-    let mut workers = workers_of(pid);
-    while workers.is_empty() && Instant::now() < until {
-        std::thread::sleep(Duration::from_millis(50));
-        workers = workers_of(pid);
-    }
-    assert!(!workers.is_empty(), "no render worker started");
+    let workers = workers_started(child.id() as i32);
     std::thread::sleep(Duration::from_millis(300));
     child.kill().unwrap();
     child.wait().unwrap();
     let until = Instant::now() + Duration::from_secs(3);
-    while workers.iter().any(|&w| running(w)) && Instant::now() < until {
+    while workers.iter().any(|&w| common::running(w)) && Instant::now() < until {
         std::thread::sleep(Duration::from_millis(50));
     }
-    let left: Vec<i32> = workers.into_iter().filter(|&w| running(w)).collect();
+    let left: Vec<i32> = workers
+        .into_iter()
+        .filter(|&w| common::running(w))
+        .collect();
     for w in &left {
         // SAFETY: kills this test's own leftover worker.
         unsafe { libc::kill(*w, libc::SIGKILL) };
@@ -400,10 +385,10 @@ fn an_unmarked_helper_lives_as_long_as_commands_run() {
         .output()
         .unwrap();
     let until = Instant::now() + Duration::from_secs(5);
-    while !sleeps(&secs).is_empty() && Instant::now() < until {
+    while !common::sleeps(&secs).is_empty() && Instant::now() < until {
         std::thread::sleep(Duration::from_millis(50));
     }
-    let left = sleeps(&secs);
+    let left = common::sleeps(&secs);
     for pid in &left {
         // SAFETY: kills this test's own leftover sleeps.
         unsafe { libc::kill(*pid, libc::SIGKILL) };
@@ -427,14 +412,7 @@ fn a_render_worker_killed_from_outside_fails_no_point() {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    let pid = child.id() as i32;
-    let until = Instant::now() + Duration::from_secs(30);
-    let mut workers = workers_of(pid);
-    while workers.is_empty() && Instant::now() < until {
-        std::thread::sleep(Duration::from_millis(20));
-        workers = workers_of(pid);
-    }
-    assert!(!workers.is_empty(), "no render worker started");
+    let workers = workers_started(child.id() as i32);
     for w in workers {
         // SAFETY: kills the render worker of the sweep this test started.
         unsafe { libc::kill(w, libc::SIGKILL) };
@@ -472,18 +450,21 @@ fn a_grandchild_without_a_mark_does_not_outlive_a_sigkilled_sweep() {
         .unwrap();
     // The point runs once its sleep is there; then a second for sweep to see its new orphan.
     let until = Instant::now() + Duration::from_secs(60);
-    while sleeps(&secs).is_empty() && Instant::now() < until {
+    while common::sleeps(&secs).is_empty() && Instant::now() < until {
         std::thread::sleep(Duration::from_millis(50));
     }
-    assert!(!sleeps(&secs).is_empty(), "the point's sleep never started");
+    assert!(
+        !common::sleeps(&secs).is_empty(),
+        "the point's sleep never started"
+    );
     std::thread::sleep(Duration::from_millis(1500));
     child.kill().unwrap();
     child.wait().unwrap();
     let until = Instant::now() + Duration::from_secs(5);
-    while !sleeps(&secs).is_empty() && Instant::now() < until {
+    while !common::sleeps(&secs).is_empty() && Instant::now() < until {
         std::thread::sleep(Duration::from_millis(50));
     }
-    let left = sleeps(&secs);
+    let left = common::sleeps(&secs);
     for pid in &left {
         // SAFETY: kills this test's own leftover sleeps.
         unsafe { libc::kill(*pid, libc::SIGKILL) };

@@ -107,14 +107,27 @@ fn processes_with_state() -> Vec<(i32, i32, char)> {
     };
     dir.filter_map(Result::ok)
         .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
-        .filter_map(|pid| {
-            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-            // `pid (comm) state ppid ...`: comm may hold spaces and parentheses.
-            let mut rest = stat.rsplit_once(')')?.1.split_whitespace();
-            let state = rest.next()?.chars().next()?;
-            Some((pid, rest.next()?.parse().ok()?, state))
-        })
+        .filter_map(|pid| stat(pid).map(|s| (pid, s.parent, s.state)))
         .collect()
+}
+
+/// What /proc/<pid>/stat says of a process that the scans read.
+struct Stat {
+    /// `Z` for a zombie.
+    state: char,
+    parent: i32,
+    group: i32,
+}
+
+fn stat(pid: i32) -> Option<Stat> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // `pid (comm) state ppid pgrp ...`: comm may hold spaces and parentheses.
+    let mut rest = stat.rsplit_once(')')?.1.split_whitespace();
+    Some(Stat {
+        state: rest.next()?.chars().next()?,
+        parent: rest.next()?.parse().ok()?,
+        group: rest.next()?.parse().ok()?,
+    })
 }
 
 /// The descendants of `root` among `procs`.
@@ -180,18 +193,6 @@ pub(super) fn kill_left_behind(mark: &str) {
 static TOLD: Mutex<std::collections::BTreeMap<i32, HashSet<i32>>> =
     Mutex::new(std::collections::BTreeMap::new());
 
-/// The process group of `pid`, from /proc.
-fn group_of(pid: i32) -> Option<i32> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    // `pid (comm) state ppid pgrp ...`
-    stat.rsplit_once(')')?
-        .1
-        .split_whitespace()
-        .nth(2)?
-        .parse()
-        .ok()
-}
-
 /// Every half second, tells the guard the process group of each orphan sweep adopted since (a
 /// `setsid env -i daemon` that no mark and no started group covers), so that the guard kills it
 /// too when sweep dies before a command's end has killed it. Started with the guard.
@@ -216,7 +217,7 @@ fn tell_new_orphans() {
         if told.values().any(|t| t.contains(&pid)) {
             continue;
         }
-        let Some(pgid) = group_of(pid).filter(|&g| g > 1) else {
+        let Some(pgid) = stat(pid).map(|s| s.group).filter(|&g| g > 1) else {
             continue;
         };
         // A group sweep started is known to the guard already (and closed by its owner).

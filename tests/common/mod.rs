@@ -150,3 +150,28 @@ pub fn with_readings(md: &str) -> String {
         .collect::<Vec<_>>()
         .join("\n")
 }
+
+/// The state letter of process `pid` (`Z` for a zombie), and its parent.
+pub fn state_and_parent(pid: i32) -> Option<(char, i32)> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let mut rest = stat.rsplit_once(')')?.1.split_whitespace();
+    let state = rest.next()?.chars().next()?;
+    Some((state, rest.next()?.parse().ok()?))
+}
+
+/// The running `sleep <secs>` processes (found by their command line: no other test's).
+pub fn sleeps(secs: &str) -> Vec<i32> {
+    let want = format!("sleep\0{secs}\0").into_bytes();
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(Result::ok)
+        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
+        .filter(|pid| std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|c| c == want))
+        .filter(|&pid| running(pid))
+        .collect()
+}
+
+/// Whether process `pid` still runs (not gone, not a zombie).
+pub fn running(pid: i32) -> bool {
+    !matches!(state_and_parent(pid), Some(('Z' | 'X', _)) | None)
+}
