@@ -474,3 +474,48 @@ fn a_grandchild_without_a_mark_does_not_outlive_a_sigkilled_sweep() {
         "a sleep outlived the SIGKILLed sweep: {left:?}"
     );
 }
+
+/// The last open high of review 8's round: a grandchild that left its group and cleared its
+/// environment while the point's program still waits for it (not an orphan of sweep yet) went
+/// to init when a SIGKILL ended sweep and its program, and ran on. sweep tells the guard every
+/// group its descendants make for themselves, not only its orphans'.
+#[test]
+fn a_grandchild_its_program_still_holds_does_not_outlive_a_sigkilled_sweep() {
+    if !common::on_path("setsid") || !common::on_path("env") {
+        return common::skip("no setsid or env on PATH");
+    }
+    let p = project();
+    let secs = format!("{}", 900_000 + std::process::id());
+    // system() waits for the sleep: it stays the program's descendant until sweep is killed.
+    orphan_bench(p.path(), &format!("setsid env -i sleep {secs}"), 0, 1);
+    let mut child = common::sweep_process(p.path())
+        .args(["run", "sweeps/orphan.toml", "-q", "--no-analyze"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let until = Instant::now() + Duration::from_secs(60);
+    while common::sleeps(&secs).is_empty() && Instant::now() < until {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(
+        !common::sleeps(&secs).is_empty(),
+        "the point's sleep never started"
+    );
+    std::thread::sleep(Duration::from_millis(1500));
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let until = Instant::now() + Duration::from_secs(5);
+    while !common::sleeps(&secs).is_empty() && Instant::now() < until {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let left = common::sleeps(&secs);
+    for pid in &left {
+        // SAFETY: kills this test's own leftover sleeps.
+        unsafe { libc::kill(*pid, libc::SIGKILL) };
+    }
+    assert!(
+        left.is_empty(),
+        "a sleep outlived the SIGKILLed sweep: {left:?}"
+    );
+}

@@ -37,7 +37,7 @@ pub fn start_guard() {
             // SAFETY: the read end is the guard's.
             unsafe { libc::close(fds[0]) };
             GUARD.store(fds[1], std::sync::atomic::Ordering::SeqCst);
-            super::tree::watch_orphans();
+            super::tree::watch_escapes();
         }
     }
 }
@@ -64,7 +64,9 @@ fn guard(pipe: i32, sweep: i32) -> ! {
             }
         }
     }
-    let mut open: BTreeSet<i32> = BTreeSet::new();
+    // A count per group: sweep may tell one group twice (a started program's, and the orphan
+    // watcher's view of it), and untell it twice.
+    let mut open: std::collections::BTreeMap<i32, u32> = std::collections::BTreeMap::new();
     let mut buf = [0u8; 4];
     let mut have = 0;
     loop {
@@ -80,14 +82,17 @@ fn guard(pipe: i32, sweep: i32) -> ! {
         if have == 4 {
             let v = i32::from_le_bytes(buf);
             if v > 0 {
-                open.insert(v);
-            } else {
-                open.remove(&-v);
+                *open.entry(v).or_default() += 1;
+            } else if let Some(n) = open.get_mut(&-v) {
+                *n -= 1;
+                if *n == 0 {
+                    open.remove(&-v);
+                }
             }
             have = 0;
         }
     }
-    for pgid in open {
+    for pgid in open.into_keys() {
         kill_group(pgid);
     }
     super::tree::kill_all_marked_by(sweep);
@@ -95,8 +100,9 @@ fn guard(pipe: i32, sweep: i32) -> ! {
     unsafe { libc::_exit(0) }
 }
 
-/// Tells the guard that group `pgid` started (positive) or ended (negative).
-fn tell_guard(message: i32) {
+/// Tells the guard that group `pgid` started (positive) or ended (negative); the guard counts,
+/// so each start is matched by one end.
+pub(super) fn tell_guard(message: i32) {
     let fd = GUARD.load(std::sync::atomic::Ordering::SeqCst);
     if fd >= 0 {
         let bytes = message.to_le_bytes();

@@ -13,8 +13,8 @@
 //! cleared or changed its environment (`setsid env -i daemon`) carries no mark. sweep knows the
 //! children it started itself ([`own`]); any other child is an orphan, reaped when it ended and
 //! killed when it carries no mark of a command still running. Every half second the process
-//! groups of new orphans are told to the guard ([`watch_orphans`]), which kills them if sweep
-//! dies first.
+//! groups that sweep's descendants made for themselves are told to the guard ([`watch_escapes`]),
+//! which kills them if sweep dies first.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -188,50 +188,71 @@ pub(super) fn kill_left_behind(mark: &str) {
     orphans();
 }
 
-/// The process groups of adopted orphans told to the guard ([`watch_orphans`]), each with the
-/// orphans in it not yet reaped; a group is untold when its last one is.
+/// The process groups told to the guard by [`watch_escapes`], each with the processes in it
+/// that were seen among sweep's descendants; a group is untold when the last of them is gone.
 static TOLD: Mutex<std::collections::BTreeMap<i32, HashSet<i32>>> =
     Mutex::new(std::collections::BTreeMap::new());
 
-/// Every half second, tells the guard the process group of each orphan sweep adopted since (a
-/// `setsid env -i daemon` that no mark and no started group covers), so that the guard kills it
-/// too when sweep dies before a command's end has killed it. Started with the guard.
-pub(super) fn watch_orphans() {
+/// Every half second, tells the guard the process group of each of sweep's descendants that
+/// left the groups sweep started (`setsid env -i daemon`: no mark, no known group), whether
+/// sweep adopted it as an orphan or its parent, a point's program, still holds it: the guard
+/// kills those groups too when sweep dies before a command's end has killed them (its programs
+/// die with it, and their escaped children go to init, out of every tree sweep could find).
+/// Started with the guard.
+pub(super) fn watch_escapes() {
     let _ = std::thread::Builder::new()
-        .name("orphans".into())
+        .name("escapes".into())
         .spawn(|| loop {
             std::thread::sleep(Duration::from_millis(500));
-            tell_new_orphans();
+            tell_escapes();
         });
 }
 
-fn tell_new_orphans() {
+fn tell_escapes() {
     let me = std::process::id() as i32;
-    let _no_start = STARTING.write().unwrap_or_else(|e| e.into_inner());
+    // SAFETY: getpgrp only reads.
+    let mine = unsafe { libc::getpgrp() };
+    let live: Vec<(i32, i32)> = processes_with_state()
+        .into_iter()
+        .filter(|&(_, _, st)| st != 'Z')
+        .map(|(p, pp, _)| (p, pp))
+        .collect();
+    let ours = descendants(me, &live);
+    // No lock against starts: a child started but not yet known is told once too, which only
+    // keeps its own group, which dies with sweep anyway, told until it is gone.
     let own = OWN.lock().map(|o| o.clone()).unwrap_or_default();
     let mut told = TOLD.lock().unwrap_or_else(|e| e.into_inner());
-    for (pid, _, _) in processes_with_state()
-        .into_iter()
-        .filter(|&(p, pp, st)| pp == me && st != 'Z' && !own.contains(&p))
-    {
-        if told.values().any(|t| t.contains(&pid)) {
+    for &pid in &ours {
+        if own.contains(&pid) || told.values().any(|t| t.contains(&pid)) {
             continue;
         }
         let Some(pgid) = stat(pid).map(|s| s.group).filter(|&g| g > 1) else {
             continue;
         };
-        // A group sweep started is known to the guard already (and closed by its owner).
-        if !told.contains_key(&pgid) && super::guard::knows(pgid) {
+        // Only a group that sweep's tree leads: one a process joined from outside (its shell's,
+        // sweep's own) holds processes that are not sweep's to kill.
+        if pgid == mine || !ours.contains(&pgid) {
             continue;
         }
         if !told.contains_key(&pgid) {
-            super::guard::opened(pgid);
+            // A group sweep started is known to the guard already (and closed by its owner).
+            if super::guard::knows(pgid) {
+                continue;
+            }
+            super::guard::tell_guard(pgid);
         }
         told.entry(pgid).or_default().insert(pid);
     }
+    told.retain(|&pgid, pids| {
+        pids.retain(|p| ours.contains(p));
+        if pids.is_empty() {
+            super::guard::tell_guard(-pgid);
+        }
+        !pids.is_empty()
+    });
 }
 
-/// Orphan `pid` was reaped: its group is untold once it holds no other told orphan.
+/// Orphan `pid` was reaped: its group is untold once it holds no other told process.
 fn forget(pid: i32) {
     let mut told = TOLD.lock().unwrap_or_else(|e| e.into_inner());
     let Some(pgid) = told.iter().find(|(_, t)| t.contains(&pid)).map(|(g, _)| *g) else {
@@ -241,7 +262,7 @@ fn forget(pid: i32) {
     pids.remove(&pid);
     if pids.is_empty() {
         told.remove(&pgid);
-        super::guard::closed(pgid);
+        super::guard::tell_guard(-pgid);
     }
 }
 
