@@ -74,3 +74,82 @@ fn a_cache_entry_cut_by_hand_is_built_again_and_replaced() {
     );
     assert_eq!(saw(&third), saw(&first));
 }
+
+/// Review 9a, H2: `sweep merge` joined shards built by two compilers (another `cc` first on PATH
+/// for one shard), or from two versions of the bench (edited between the shards), exit 0: one
+/// curve held two programs' rows, and the merged manifest named the first shard's compiler alone.
+/// The merge refuses them (exit 3, nothing written), naming the run and what differs.
+#[test]
+fn merge_refuses_shards_built_by_another_compiler_or_from_another_bench() {
+    let p = project();
+    saw4(p.path());
+    let wrapper = p.path().join("wrap");
+    std::fs::create_dir(&wrapper).unwrap();
+    let path = format!(
+        "{}:{}",
+        wrapper.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let shard = |i: u32, env_path: Option<&str>| {
+        let mut c = sweep(p.path());
+        if let Some(path) = env_path {
+            c.env("PATH", path);
+        }
+        let out = c
+            .args(["run", "sweeps/saw4.toml", "-q", "--no-analyze", "--split", "points"])
+            .args(["--shard", &format!("{i}/2")])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    };
+    let merge = || {
+        sweep(p.path())
+            .args(["merge", "output/saw4"])
+            .output()
+            .unwrap()
+    };
+    // The wrapper execs the next `cc` on PATH: its own folder must not come first there.
+    common::script(
+        &wrapper.join("cc"),
+        &format!("#!/bin/sh\nif [ \"$1\" = --version ]; then echo 'cc (wrapper) 99.1'; exit 0; fi\nPATH={}\nexec cc \"$@\"\n", std::env::var("PATH").unwrap_or_default()),
+    );
+    shard(0, None);
+    shard(1, Some(&path));
+    let out = merge();
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(3), "{err}");
+    assert!(
+        err.contains("another compiler") && err.contains("cc (wrapper) 99.1") && err.contains("shard-1-of-2"),
+        "{err}"
+    );
+    assert_eq!(err.lines().count(), 1, "{err}");
+    // Shard 1 again with the first shard's compiler, after an edit of the bench.
+    for run in run_dirs(&p.path().join("output/saw4")) {
+        if run.to_string_lossy().contains("shard-1-of-2") {
+            std::fs::remove_dir_all(run).unwrap();
+        }
+    }
+    let c = p.path().join("cuda/hostsaw/hostsaw.c");
+    let text = std::fs::read_to_string(&c).unwrap();
+    std::fs::write(&c, format!("{text}\n/* edited between the shards */\n")).unwrap();
+    shard(1, None);
+    let out = merge();
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(3), "{err}");
+    assert!(err.contains("another version of its bench"), "{err}");
+    let merged = run_dirs(&p.path().join("output/saw4"))
+        .into_iter()
+        .filter(|d| d.to_string_lossy().contains("merged"))
+        .count();
+    assert_eq!(merged, 0, "nothing written");
+    // The same bench again: the merge goes through.
+    std::fs::write(&c, text).unwrap();
+    for run in run_dirs(&p.path().join("output/saw4")) {
+        if run.to_string_lossy().contains("shard-1-of-2") {
+            std::fs::remove_dir_all(run).unwrap();
+        }
+    }
+    shard(1, None);
+    let out = merge();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+}
