@@ -153,3 +153,27 @@ fn merge_refuses_shards_built_by_another_compiler_or_from_another_bench() {
     let out = merge();
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
 }
+
+/// Review 9a, M1: a spec whose comments or layout alone changed since its unfinished run began
+/// was refused with "the spec changed since ...:  differ": an empty list where the culprit goes.
+/// The message says what changed.
+#[test]
+fn a_spec_changed_in_its_comments_alone_is_named_so_by_the_refused_resume() {
+    let p = project();
+    saw4(p.path());
+    let (code, err, _) = run_saw4(p.path(), &[]);
+    assert_eq!(code, Some(0), "{err}");
+    let run = run_dirs(&p.path().join("output/saw4")).pop().unwrap();
+    crate::hardening::unfinish(&run, 2);
+    let spec = p.path().join("sweeps/saw4.toml");
+    let text = std::fs::read_to_string(&spec).unwrap();
+    std::fs::write(&spec, format!("# a comment added\n{text}")).unwrap();
+    let out = sweep(p.path())
+        .args(["run", "sweeps/saw4.toml", "-q", "--no-analyze"])
+        .output()
+        .unwrap();
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(3), "{err}");
+    assert!(err.contains("comments or layout only"), "{err}");
+    assert!(!err.contains(":  differ"), "{err}");
+}

@@ -291,10 +291,16 @@ pub fn spec_changes(old: &str, new: &str) -> Vec<String> {
     let parse = |t: &str| t.parse::<toml::Table>().unwrap_or_default();
     let (a, b) = (parse(old), parse(new));
     let keys: BTreeSet<&String> = a.keys().chain(b.keys()).collect();
-    keys.into_iter()
+    let changed: Vec<String> = keys
+        .into_iter()
         .filter(|k| a.get(*k) != b.get(*k))
         .map(|k| format!("`{k}`"))
-        .collect()
+        .collect();
+    if changed.is_empty() && old != new {
+        // The texts differ where no value does: the message must still say what.
+        return vec!["its comments or layout only (no key's value)".into()];
+    }
+    changed
 }
 
 #[cfg(test)]
@@ -306,5 +312,9 @@ mod tests {
         let a = "bench=\"b\"\nflags=[\"-O3\"]\n[[axis]]\nname=\"t\"\nrange=[1,2]\n";
         let b = "bench=\"b\"\nflags=[\"-O2\"]\n[[axis]]\nname=\"t\"\nrange=[1,3]\n";
         assert_eq!(spec_changes(a, b), ["`axis`", "`flags`"]);
+        assert_eq!(
+            spec_changes(a, &format!("# a comment\n{a}")),
+            ["its comments or layout only (no key's value)"]
+        );
     }
 }
