@@ -177,3 +177,34 @@ fn a_spec_changed_in_its_comments_alone_is_named_so_by_the_refused_resume() {
     assert!(err.contains("comments or layout only"), "{err}");
     assert!(!err.contains(":  differ"), "{err}");
 }
+
+/// Review 9a, M2: a `--cache` that is a file (or a link to one) stopped the run at its first
+/// point with "cannot create a build folder ...: File exists (hint: ...; make room, then `sweep
+/// resume RUN` ...)": no room was missing, and that resume met the same file again. The hint
+/// says the cache is no folder and how to resume with another; that resume finishes the run.
+#[test]
+fn a_cache_that_is_a_file_is_named_so_and_the_resume_takes_another() {
+    let p = project();
+    saw4(p.path());
+    let file = p.path().join("cache-file");
+    std::fs::write(&file, "not a folder\n").unwrap();
+    let link = p.path().join("cache-link");
+    std::os::unix::fs::symlink(&file, &link).unwrap();
+    for cache in [&file, &link] {
+        let (code, err, _) = run_saw4(p.path(), &["--cache", cache.to_str().unwrap()]);
+        assert_eq!(code, Some(4), "{err}");
+        assert!(
+            err.contains("the build cache is a file, not a folder") && !err.contains("make room"),
+            "{err}"
+        );
+        assert_eq!(err.lines().count(), 1, "{err}");
+    }
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "not a folder\n");
+    let run = run_dirs(&p.path().join("output/saw4")).pop().unwrap();
+    let out = sweep(p.path())
+        .args(["resume", run.to_str().unwrap(), "-q", "--no-analyze", "--cache", "cache"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(rows(&run.join("results.csv")).len(), 4);
+}

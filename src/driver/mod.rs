@@ -187,15 +187,34 @@ pub enum DriverError {
     },
 }
 
-/// What to do before a stopped run is resumed: make room, or free what the machine lacked.
+/// What to do before a stopped run is resumed: make room, free what the machine lacked, or make
+/// writable (or put back) where the point writes; the cause is the operating system's error.
 fn remedy(e: &PointError) -> &'static str {
     let s = e.to_string();
-    if s.contains("os error 24") || s.contains("os error 23") {
-        "raise the limit of open files (`ulimit -n`) or close some"
-    } else if s.contains("os error 11") || s.contains("os error 12") {
-        "free memory or processes"
-    } else {
-        "make room"
+    let os = s
+        .rsplit_once("(os error ")
+        .and_then(|(_, n)| n.split(')').next()?.parse::<i32>().ok());
+    let cache = matches!(e, PointError::Scratch { .. } | PointError::CacheStore(_));
+    match os {
+        Some(libc::EMFILE | libc::ENFILE) => {
+            "raise the limit of open files (`ulimit -n`) or close some"
+        }
+        Some(libc::EAGAIN | libc::ENOMEM) => "free memory or processes",
+        Some(libc::EEXIST | libc::ENOTDIR) if cache => {
+            "the build cache is a file, not a folder: remove it, or add `--cache DIR` to the resume below"
+        }
+        Some(libc::EROFS) if cache => {
+            "the build cache's file system is read-only: make it writable, or add `--cache DIR` to the resume below"
+        }
+        Some(libc::EACCES | libc::EPERM) if cache => {
+            "you may not write into the build cache: fix its permissions, or add `--cache DIR` to the resume below"
+        }
+        Some(libc::EROFS) => "its file system is read-only: make it writable",
+        Some(libc::EACCES | libc::EPERM) => "you may not write there: fix its permissions",
+        Some(libc::ENOENT | libc::ENOTDIR) => {
+            "a folder of the run or the cache was moved or removed while the run ran: put it back"
+        }
+        _ => "make room",
     }
 }
 
