@@ -208,3 +208,43 @@ fn a_cache_that_is_a_file_is_named_so_and_the_resume_takes_another() {
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert_eq!(rows(&run.join("results.csv")).len(), 4);
 }
+
+/// Review 9a, M3: a row of a point that is no point of the run (pasted in by hand, from another
+/// run or shard) in an unfinished run's results.csv was kept by the resume, exit 0, and read by
+/// the analysis and charts as measured (here `threads=99` in a sweep of 1..4). The resume
+/// refuses, naming the file, the point and its axis values (exit 3), and writes nothing.
+#[test]
+fn a_resume_refuses_a_row_of_no_point_of_the_run() {
+    let p = project();
+    saw4(p.path());
+    let (code, err, _) = run_saw4(p.path(), &[]);
+    assert_eq!(code, Some(0), "{err}");
+    let run = run_dirs(&p.path().join("output/saw4")).pop().unwrap();
+    crate::hardening::unfinish(&run, 2);
+    let csv = run.join("results.csv");
+    let text = std::fs::read_to_string(&csv).unwrap();
+    let second = text.lines().nth(1).unwrap();
+    let (_, rest) = second.split_once(",1,").unwrap();
+    let foreign = format!("{text}pdeadbeef0000,0,99,{rest}\n");
+    std::fs::write(&csv, &foreign).unwrap();
+    let out = sweep(p.path())
+        .args(["run", "sweeps/saw4.toml", "-q", "--no-analyze"])
+        .output()
+        .unwrap();
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(3), "{err}");
+    assert!(
+        err.contains("pdeadbeef0000") && err.contains("threads=99") && err.contains("results.csv"),
+        "{err}"
+    );
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert_eq!(std::fs::read_to_string(&csv).unwrap(), foreign, "nothing written");
+    // Without the row, the run finishes.
+    std::fs::write(&csv, &text).unwrap();
+    let out = sweep(p.path())
+        .args(["run", "sweeps/saw4.toml", "-q", "--no-analyze"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(rows(&csv).len(), 4);
+}

@@ -173,6 +173,10 @@ pub enum DriverError {
         output: String,
         bench_dir: String,
     },
+    /// A row of the unfinished run's results.csv is of no point of the run (an edit, a row pasted
+    /// from another run or shard): resuming kept it, and the analysis read it as measured.
+    #[error("`{csv}` of the unfinished run holds a row of point `{id}` ({at}), which is no point of the run (hint: was it edited? remove that row to finish the run, or --force starts a new run)")]
+    ForeignRow { csv: String, id: String, at: String },
     #[error("the run `{dir}` is in use by another sweep (hint: wait for it to end; its results.csv grows as it runs)")]
     RunInUse { dir: String },
     /// A file of the run's own could not be written (disk full, read-only), or a program could
