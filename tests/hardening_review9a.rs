@@ -248,3 +248,49 @@ fn a_resume_refuses_a_row_of_no_point_of_the_run() {
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert_eq!(rows(&csv).len(), 4);
 }
+
+/// Review 9a, M4: sweep stopped (SIGSTOP, or Ctrl-Z and `fg`) while a point's program ran, and
+/// continued past the point's `run_timeout_s`, recorded the point `timeout` (exit 1), though its
+/// program had ended in time: only sweep was stopped. A program that ended is never timed out.
+#[test]
+fn a_sweep_stopped_and_continued_times_out_no_program_that_ended_in_time() {
+    let p = project();
+    let spec = std::fs::read_to_string(p.path().join("sweeps/saw.toml"))
+        .unwrap()
+        .replace("range = [1, 64]", "range = [1, 8]")
+        .replace("compiler = \"cc\"\n", "compiler = \"cc\"\nrun_timeout_s = 1\n")
+        .replace("mode = \"ok\"", "mode = \"slow\"")
+        .replace("slow_ms = 0", "slow_ms = 300")
+        .replace("[analyze]\nx = \"threads\"\n", "");
+    write(p.path(), "sweeps/stop.toml", &spec);
+    // Built once before, so that the programs' runs take most of the run's time.
+    sweep(p.path())
+        .args(["build", "sweeps/stop.toml"])
+        .env("SWEEP_CACHE", p.path().join("cache"))
+        .assert()
+        .success();
+    let child = common::sweep_process(p.path())
+        .args(["run", "sweeps/stop.toml", "-q", "--no-analyze"])
+        .env("SWEEP_CACHE", p.path().join("cache"))
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id() as i32;
+    for _ in 0..3 {
+        std::thread::sleep(std::time::Duration::from_millis(350));
+        // SAFETY: stops and continues this test's own sweep.
+        unsafe { libc::kill(pid, libc::SIGSTOP) };
+        std::thread::sleep(std::time::Duration::from_millis(1200));
+        // SAFETY: as above.
+        unsafe { libc::kill(pid, libc::SIGCONT) };
+    }
+    let out = child.wait_with_output().unwrap();
+    let run = run_dirs(&p.path().join("output/stop")).pop().unwrap();
+    let statuses: Vec<String> = rows(&run.join("results.csv"))
+        .iter()
+        .map(|r| r["status"].clone())
+        .collect();
+    assert_eq!(out.status.code(), Some(0), "{statuses:?} {}", stderr(&out));
+    assert_eq!(statuses, vec!["ok"; 8]);
+}
