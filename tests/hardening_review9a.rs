@@ -294,3 +294,74 @@ fn a_sweep_stopped_and_continued_times_out_no_program_that_ended_in_time() {
     assert_eq!(out.status.code(), Some(0), "{statuses:?} {}", stderr(&out));
     assert_eq!(statuses, vec!["ok"; 8]);
 }
+
+/// Review 9a, H3: a bench file edited while a run ran (the next experiment prepared beside an
+/// overnight sweep) went into the builds after the edit: the run finished with exit 0, its
+/// last rows from the new program (here 7 times the value), its manifest naming the bench it
+/// started with. A build that ends on another bench stops the run before recording the point
+/// (exit 3, `interrupted`), and the resume, once the edit is undone, measures the rest.
+#[test]
+fn a_bench_edited_mid_run_stops_the_run_before_it_mixes_two_programs() {
+    let p = project();
+    let spec = std::fs::read_to_string(p.path().join("sweeps/saw.toml"))
+        .unwrap()
+        .replace("range = [1, 64]", "range = [1, 10]")
+        .replace("mode = \"ok\"", "mode = \"slow\"")
+        .replace("slow_ms = 0", "slow_ms = 250")
+        .replace("[analyze]\nx = \"threads\"\n", "");
+    write(p.path(), "sweeps/edit.toml", &spec);
+    let child = common::sweep_process(p.path())
+        .args(["run", "sweeps/edit.toml", "-q", "--no-analyze", "-j", "1"])
+        .env_remove("SWEEP_CACHE")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let sweep_dir = p.path().join("output/edit");
+    let measured = || {
+        sweep_dir.is_dir()
+            && run_dirs(&sweep_dir).pop().is_some_and(|d| {
+                std::fs::read_to_string(d.join("results.csv"))
+                    .is_ok_and(|t| t.lines().count() > 1)
+            })
+    };
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while !measured() && std::time::Instant::now() < until {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let source = p.path().join("cuda/hostsaw/hostsaw.c");
+    let text = std::fs::read_to_string(&source).unwrap();
+    let edited = text.replace("double v = 1000.0", "double v = 7000.0");
+    assert_ne!(edited, text);
+    std::fs::write(&source, &edited).unwrap();
+    let out = child.wait_with_output().unwrap();
+    let err = stderr(&out);
+    let run = run_dirs(&p.path().join("output/edit")).pop().unwrap();
+    let values = |run: &Path| -> Vec<(String, String)> {
+        rows(&run.join("results.csv"))
+            .iter()
+            .map(|r| (r["threads"].clone(), r["saw_mflops"].clone()))
+            .collect()
+    };
+    let old = |v: &[(String, String)]| {
+        v.iter()
+            .all(|(t, m)| m.parse::<f64>().unwrap() == 1000.0 * t.parse::<f64>().unwrap())
+    };
+    let got = values(&run);
+    assert!(old(&got), "rows of the edited program: {got:?}");
+    assert_eq!(out.status.code(), Some(3), "{got:?} {err}");
+    assert!(
+        err.contains("the bench `hostsaw` changed while the run ran") && err.lines().count() == 1,
+        "{err}"
+    );
+    assert_eq!(common::manifest(&run)["state"], "interrupted");
+    std::fs::write(&source, &text).unwrap();
+    let out = sweep(p.path())
+        .args(["resume", run.to_str().unwrap(), "-q", "--no-analyze"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let got = values(&run);
+    assert_eq!(got.len(), 10);
+    assert!(old(&got), "{got:?}");
+}

@@ -199,6 +199,9 @@ fn remedy(e: &PointError) -> &'static str {
         .rsplit_once("(os error ")
         .and_then(|(_, n)| n.split(')').next()?.parse::<i32>().ok());
     let cache = matches!(e, PointError::Scratch { .. } | PointError::CacheStore(_));
+    if matches!(e, PointError::BenchChanged { .. }) {
+        return "undo the change to the bench (or --force starts a new run)";
+    }
     match os {
         Some(libc::EMFILE | libc::ENFILE) => {
             "raise the limit of open files (`ulimit -n`) or close some"
@@ -241,7 +244,8 @@ impl DriverError {
                 | DriverError::NoNcu(_)
                 | DriverError::Stopped { .. }
                 | DriverError::Store(store::StoreError::Write { .. })
-        ) || matches!(self, DriverError::Render(e) if e.environment())
+        ) && !matches!(self, DriverError::Stopped { source, .. } if matches!(**source, PointError::BenchChanged { .. }))
+            || matches!(self, DriverError::Render(e) if e.environment())
     }
 }
 

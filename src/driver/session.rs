@@ -268,6 +268,7 @@ impl<'s> Session<'s> {
         manifest.save(&run_dir)?;
         let mut ctx = BuildCtx::new(spec, bench, toolchain, &opts.build.cache);
         ctx.keep_inputs_in(&run_dir);
+        ctx.started_bench = Some(manifest.bench_hash.clone()).filter(|h| !h.is_empty());
         let mut session = Session {
             spec,
             opts,
