@@ -365,3 +365,26 @@ fn a_bench_edited_mid_run_stops_the_run_before_it_mixes_two_programs() {
     assert_eq!(got.len(), 10);
     assert!(old(&got), "{got:?}");
 }
+
+/// Review 9a, M5: where a file (or a link to one) holds the name of the sweep's folder in the
+/// output folder (`output/saw4`), the run said "cannot write `output`: Not a directory": the
+/// output folder, which is one, was blamed. The file is named.
+#[test]
+fn a_file_in_the_place_of_the_sweeps_folder_is_named() {
+    let p = project();
+    saw4(p.path());
+    std::fs::create_dir(p.path().join("output")).unwrap();
+    std::fs::write(p.path().join("output/saw4"), "a file\n").unwrap();
+    let out = sweep(p.path())
+        .args(["run", "sweeps/saw4.toml", "-q", "--no-analyze"])
+        .output()
+        .unwrap();
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(4), "{err}");
+    assert!(err.contains("`output/saw4`"), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert_eq!(
+        std::fs::read_to_string(p.path().join("output/saw4")).unwrap(),
+        "a file\n"
+    );
+}

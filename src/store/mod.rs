@@ -244,7 +244,14 @@ pub fn new_run_dir(
     staging::remove_dead(&base);
     let tmp = base.join(format!(".new-{}", std::process::id()));
     // A failure here is the output folder's (read-only, full): named as the user gave it, not
-    // as the hidden folder the run is made in.
+    // as the hidden folder the run is made in; or the sweep's folder's, where a file holds its
+    // name (the output folder itself is no culprit then).
+    let named = if std::fs::symlink_metadata(&base).is_ok_and(|_| !base.is_dir()) {
+        base.clone()
+    } else {
+        output.to_path_buf()
+    };
+    let output = named.as_path();
     if tmp.exists() {
         std::fs::remove_dir_all(&tmp).map_err(write_err(output))?;
     }
