@@ -388,3 +388,25 @@ fn a_file_in_the_place_of_the_sweeps_folder_is_named() {
         "a file\n"
     );
 }
+
+/// Review 9a, M6: `--jobs 0` ran the sweep with one build while it said "0 build jobs" (and
+/// recorded `jobs: 0`), and `--jobs 10000` started as many compilers as a sweep has points. Both
+/// are refused as usage errors (exit 2) naming the value and the range.
+#[test]
+fn jobs_out_of_range_are_refused() {
+    let p = project();
+    saw4(p.path());
+    for jobs in ["0", "10000", "many"] {
+        let out = sweep(p.path())
+            .args(["run", "sweeps/saw4.toml", "-q", "--no-analyze", "--jobs", jobs])
+            .output()
+            .unwrap();
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(2), "{jobs}: {err}");
+        assert!(err.contains(&format!("`{jobs}`")) && err.contains("1 to 1024"), "{err}");
+    }
+    assert!(!p.path().join("output").exists(), "nothing ran");
+    let (code, err, rows) = run_saw4(p.path(), &["--jobs", "1024"]);
+    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(rows.len(), 4);
+}
