@@ -410,3 +410,36 @@ fn jobs_out_of_range_are_refused() {
     assert_eq!(code, Some(0), "{err}");
     assert_eq!(rows.len(), 4);
 }
+
+/// Review 9a, M7: a program that printed its metric on stderr was `no_metric` with "no metric
+/// `mflops` in the output" and the log of its stdout, the file without the line: the user was
+/// sent to look where the metric is not. The error says it is on stderr.
+#[test]
+fn a_metric_printed_on_stderr_is_said_to_be_there() {
+    let p = project();
+    write(
+        p.path(),
+        "cuda/errout/errout.c",
+        "#include \"params.h\"\n#include <stdio.h>\nint main(void) {\n  fprintf(stderr, \"MFlops: %d\\n\", THREADS);\n  return 0;\n}\n",
+    );
+    write(p.path(), "cuda/errout/params.h.tera", "#define THREADS {{ threads }}\n");
+    write(
+        p.path(),
+        "sweeps/errout.toml",
+        "bench = \"errout\"\ncompiler = \"cc\"\n[[axis]]\nname = \"threads\"\nrange = [1, 2]\n[[metric]]\npattern = \"mflops\"\n",
+    );
+    let out = sweep(p.path())
+        .args(["run", "sweeps/errout.toml", "-q", "--no-analyze"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let run = run_dirs(&p.path().join("output/errout")).pop().unwrap();
+    for row in rows(&run.join("results.csv")) {
+        assert_eq!(row["status"], "no_metric");
+        assert!(
+            row["error"].contains("`mflops` on stderr, not stdout"),
+            "{}",
+            row["error"]
+        );
+    }
+}

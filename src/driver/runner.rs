@@ -117,11 +117,24 @@ fn finish(spec: &Spec, b: &Built, started: Launched) -> Ran {
             stderr: stderr_path,
         })
     } else if !parsed.missing.is_empty() {
+        // Metrics printed on the wrong stream are named: "no metric in the output" with the
+        // log of stdout sent the user to the file that does not have them.
+        let err_text = parse::read_part(&stderr_path, parse::MAX_OUTPUT, false)
+            .map(|(text, _)| text)
+            .unwrap_or_default();
+        let on_err = parse::parse(&err_text, &spec.metrics, spec.target_rel_ci());
+        let on_stderr = parsed
+            .missing
+            .iter()
+            .filter(|c| on_err.values.contains_key(*c))
+            .cloned()
+            .collect();
         Err(PointError::NoMetric {
             missing: parsed.missing.clone(),
             unreadable: parsed.unreadable.clone(),
             wrong_unit: parsed.wrong_unit.clone(),
             bad_stat: parsed.bad_stat.clone(),
+            on_stderr,
             stdout: stdout_path,
         })
     } else if parsed.unstable {
