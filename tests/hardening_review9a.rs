@@ -96,7 +96,14 @@ fn merge_refuses_shards_built_by_another_compiler_or_from_another_bench() {
             c.env("PATH", path);
         }
         let out = c
-            .args(["run", "sweeps/saw4.toml", "-q", "--no-analyze", "--split", "points"])
+            .args([
+                "run",
+                "sweeps/saw4.toml",
+                "-q",
+                "--no-analyze",
+                "--split",
+                "points",
+            ])
             .args(["--shard", &format!("{i}/2")])
             .output()
             .unwrap();
@@ -119,7 +126,9 @@ fn merge_refuses_shards_built_by_another_compiler_or_from_another_bench() {
     let err = stderr(&out);
     assert_eq!(out.status.code(), Some(3), "{err}");
     assert!(
-        err.contains("another compiler") && err.contains("cc (wrapper) 99.1") && err.contains("shard-1-of-2"),
+        err.contains("another compiler")
+            && err.contains("cc (wrapper) 99.1")
+            && err.contains("shard-1-of-2"),
         "{err}"
     );
     assert_eq!(err.lines().count(), 1, "{err}");
@@ -202,7 +211,14 @@ fn a_cache_that_is_a_file_is_named_so_and_the_resume_takes_another() {
     assert_eq!(std::fs::read_to_string(&file).unwrap(), "not a folder\n");
     let run = run_dirs(&p.path().join("output/saw4")).pop().unwrap();
     let out = sweep(p.path())
-        .args(["resume", run.to_str().unwrap(), "-q", "--no-analyze", "--cache", "cache"])
+        .args([
+            "resume",
+            run.to_str().unwrap(),
+            "-q",
+            "--no-analyze",
+            "--cache",
+            "cache",
+        ])
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
@@ -238,7 +254,11 @@ fn a_resume_refuses_a_row_of_no_point_of_the_run() {
         "{err}"
     );
     assert_eq!(err.lines().count(), 1, "{err}");
-    assert_eq!(std::fs::read_to_string(&csv).unwrap(), foreign, "nothing written");
+    assert_eq!(
+        std::fs::read_to_string(&csv).unwrap(),
+        foreign,
+        "nothing written"
+    );
     // Without the row, the run finishes.
     std::fs::write(&csv, &text).unwrap();
     let out = sweep(p.path())
@@ -258,7 +278,10 @@ fn a_sweep_stopped_and_continued_times_out_no_program_that_ended_in_time() {
     let spec = std::fs::read_to_string(p.path().join("sweeps/saw.toml"))
         .unwrap()
         .replace("range = [1, 64]", "range = [1, 8]")
-        .replace("compiler = \"cc\"\n", "compiler = \"cc\"\nrun_timeout_s = 1\n")
+        .replace(
+            "compiler = \"cc\"\n",
+            "compiler = \"cc\"\nrun_timeout_s = 1\n",
+        )
         .replace("mode = \"ok\"", "mode = \"slow\"")
         .replace("slow_ms = 0", "slow_ms = 300")
         .replace("[analyze]\nx = \"threads\"\n", "");
@@ -321,8 +344,7 @@ fn a_bench_edited_mid_run_stops_the_run_before_it_mixes_two_programs() {
     let measured = || {
         sweep_dir.is_dir()
             && run_dirs(&sweep_dir).pop().is_some_and(|d| {
-                std::fs::read_to_string(d.join("results.csv"))
-                    .is_ok_and(|t| t.lines().count() > 1)
+                std::fs::read_to_string(d.join("results.csv")).is_ok_and(|t| t.lines().count() > 1)
             })
     };
     let until = std::time::Instant::now() + std::time::Duration::from_secs(20);
@@ -398,12 +420,22 @@ fn jobs_out_of_range_are_refused() {
     saw4(p.path());
     for jobs in ["0", "10000", "many"] {
         let out = sweep(p.path())
-            .args(["run", "sweeps/saw4.toml", "-q", "--no-analyze", "--jobs", jobs])
+            .args([
+                "run",
+                "sweeps/saw4.toml",
+                "-q",
+                "--no-analyze",
+                "--jobs",
+                jobs,
+            ])
             .output()
             .unwrap();
         let err = stderr(&out);
         assert_eq!(out.status.code(), Some(2), "{jobs}: {err}");
-        assert!(err.contains(&format!("`{jobs}`")) && err.contains("1 to 1024"), "{err}");
+        assert!(
+            err.contains(&format!("`{jobs}`")) && err.contains("1 to 1024"),
+            "{err}"
+        );
     }
     assert!(!p.path().join("output").exists(), "nothing ran");
     let (code, err, rows) = run_saw4(p.path(), &["--jobs", "1024"]);
@@ -422,7 +454,11 @@ fn a_metric_printed_on_stderr_is_said_to_be_there() {
         "cuda/errout/errout.c",
         "#include \"params.h\"\n#include <stdio.h>\nint main(void) {\n  fprintf(stderr, \"MFlops: %d\\n\", THREADS);\n  return 0;\n}\n",
     );
-    write(p.path(), "cuda/errout/params.h.tera", "#define THREADS {{ threads }}\n");
+    write(
+        p.path(),
+        "cuda/errout/params.h.tera",
+        "#define THREADS {{ threads }}\n",
+    );
     write(
         p.path(),
         "sweeps/errout.toml",
@@ -437,7 +473,8 @@ fn a_metric_printed_on_stderr_is_said_to_be_there() {
     for row in rows(&run.join("results.csv")) {
         assert_eq!(row["status"], "no_metric");
         assert!(
-            row["error"].contains("`mflops` on stderr, not stdout"),
+            row["error"].contains("`mflops` on stderr, not stdout")
+                && row["error"].contains("stderr.txt"),
             "{}",
             row["error"]
         );

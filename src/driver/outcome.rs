@@ -76,7 +76,7 @@ pub enum PointError {
         free: u64,
         what: String,
     },
-    #[error("no metric {} in the output{}{}{}{} (log: {})", quoted(missing), printed(unreadable), in_unit(wrong_unit), bad_stats(bad_stat), printed_on_stderr(on_stderr), stdout.display())]
+    #[error("no metric {} in the output{}{}{} (log: {})", quoted(missing), printed(unreadable), in_unit(wrong_unit), bad_stats(bad_stat), stdout.display())]
     NoMetric {
         missing: Vec<String>,
         /// Of those, the ones printed but not as a finite number: column -> the text.
@@ -86,21 +86,16 @@ pub enum PointError {
         /// Of those, the ones whose line has a statistic that cannot be: column -> (the field
         /// as printed, why).
         bad_stat: BTreeMap<String, (String, &'static str)>,
-        /// Of those, the ones the program printed on stderr, where sweep does not read them.
-        on_stderr: Vec<String>,
         stdout: PathBuf,
     },
-}
-
-/// `: `x` printed on stderr, ...`, for the metrics the program printed on the wrong stream.
-fn printed_on_stderr(columns: &[String]) -> String {
-    if columns.is_empty() {
-        return String::new();
-    }
-    format!(
-        ": {} on stderr, not stdout (hint: sweep reads metrics from stdout)",
-        quoted(columns)
-    )
+    /// Metrics missing from stdout that the program printed on stderr, where sweep does not
+    /// read them: the log named is stderr's, the file that has them.
+    #[error("no metric {} in the output: {} on stderr, not stdout (hint: sweep reads metrics from stdout; log: {})", quoted(missing), quoted(on_stderr), stderr.display())]
+    OnStderr {
+        missing: Vec<String>,
+        on_stderr: Vec<String>,
+        stderr: PathBuf,
+    },
 }
 
 /// `: `x` printed `rel_ci=-1`, never negative`, for the metrics with a statistic that cannot be.
@@ -222,7 +217,7 @@ impl PointError {
             }
             PointError::TimedOut { .. } => Status::Timeout,
             PointError::WrongResult { .. } => Status::WrongResult,
-            PointError::NoMetric { .. } => Status::NoMetric,
+            PointError::NoMetric { .. } | PointError::OnStderr { .. } => Status::NoMetric,
         }
     }
 }
@@ -434,7 +429,6 @@ mod tests {
             unreadable: BTreeMap::new(),
             wrong_unit: BTreeMap::new(),
             bad_stat: BTreeMap::new(),
-            on_stderr: Vec::new(),
             stdout: "p/stdout.txt".into(),
         });
         assert_eq!(no_metric.status(), Status::NoMetric);
@@ -447,7 +441,6 @@ mod tests {
             unreadable: [("mflops".to_string(), "nan".to_string())].into(),
             wrong_unit: BTreeMap::new(),
             bad_stat: BTreeMap::new(),
-            on_stderr: Vec::new(),
             stdout: "p/stdout.txt".into(),
         });
         assert_eq!(

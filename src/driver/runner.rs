@@ -123,20 +123,27 @@ fn finish(spec: &Spec, b: &Built, started: Launched) -> Ran {
             .map(|(text, _)| text)
             .unwrap_or_default();
         let on_err = parse::parse(&err_text, &spec.metrics, spec.target_rel_ci());
-        let on_stderr = parsed
+        let on_stderr: Vec<String> = parsed
             .missing
             .iter()
-            .filter(|c| on_err.values.contains_key(*c))
+            .filter(|c| on_err.values.contains_key(*c) && !parsed.unreadable.contains_key(*c))
             .cloned()
             .collect();
-        Err(PointError::NoMetric {
-            missing: parsed.missing.clone(),
-            unreadable: parsed.unreadable.clone(),
-            wrong_unit: parsed.wrong_unit.clone(),
-            bad_stat: parsed.bad_stat.clone(),
-            on_stderr,
-            stdout: stdout_path,
-        })
+        if on_stderr.is_empty() {
+            Err(PointError::NoMetric {
+                missing: parsed.missing.clone(),
+                unreadable: parsed.unreadable.clone(),
+                wrong_unit: parsed.wrong_unit.clone(),
+                bad_stat: parsed.bad_stat.clone(),
+                stdout: stdout_path,
+            })
+        } else {
+            Err(PointError::OnStderr {
+                missing: parsed.missing.clone(),
+                on_stderr,
+                stderr: stderr_path,
+            })
+        }
     } else if parsed.unstable {
         Ok(Status::Unstable)
     } else if parsed.noisy {

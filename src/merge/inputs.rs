@@ -113,8 +113,7 @@ fn build_differs(first: &Input, other: &Input) -> Option<MergeError> {
             other: other.name(),
             what,
             fix,
-            first_value: x.to_string(),
-            other_value: y.to_string(),
+            values: format!("`{y}` vs `{x}`"),
         })
     };
     if !a.compiler_version.is_empty()
@@ -129,7 +128,12 @@ fn build_differs(first: &Input, other: &Input) -> Option<MergeError> {
     }
     if let (Some(x), Some(y)) = (&a.compiler_path, &b.compiler_path) {
         if x != y {
-            return differs("with another compiler program", "compiler first on PATH", x, y);
+            return differs(
+                "with another compiler program",
+                "compiler first on PATH",
+                x,
+                y,
+            );
         }
     }
     if !a.bench_hash.is_empty() && !b.bench_hash.is_empty() && a.bench_hash != b.bench_hash {

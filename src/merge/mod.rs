@@ -69,14 +69,14 @@ pub enum MergeError {
     },
     /// The runs' programs came from another compiler (release or place) or another bench: one
     /// curve would hold rows of two programs, and the merged manifest would name one of them.
-    #[error("run `{other}` was built {what} than `{first}`: `{other_value}` vs `{first_value}`: its rows come from other programs (hint: run that shard again with the others' {fix}, or merge the shards of one build)")]
+    #[error("run `{other}` was built {what} than `{first}`: {values}: its rows come from other programs (hint: run that shard again with the others' {fix}, or merge the shards of one build)")]
     BuildDiffers {
         first: String,
         other: String,
         what: &'static str,
         fix: &'static str,
-        first_value: String,
-        other_value: String,
+        /// `` `theirs` vs `first's` ``
+        values: String,
     },
     #[error("run `{other}` has another CSV header than `{first}`: {detail}")]
     HeaderDiffers {
