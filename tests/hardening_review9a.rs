@@ -480,3 +480,47 @@ fn a_metric_printed_on_stderr_is_said_to_be_there() {
         );
     }
 }
+
+/// Review 9a, M8: `sweep resume` of a merged folder (`<stamp>-merged`) said "the unfinished run
+/// ... of shard merged deals its points by points; --split series would give it another shard's
+/// points", of a run that is neither unfinished nor a shard's. It is refused as a merge (exit
+/// 2), and nothing is written into it.
+#[test]
+fn resume_of_a_merged_folder_says_it_is_a_merge() {
+    let p = project();
+    saw4(p.path());
+    for i in 0..2 {
+        sweep(p.path())
+            .args([
+                "run",
+                "sweeps/saw4.toml",
+                "-q",
+                "--no-analyze",
+                "--split",
+                "points",
+            ])
+            .args(["--shard", &format!("{i}/2")])
+            .assert()
+            .success();
+    }
+    sweep(p.path())
+        .args(["merge", "output/saw4"])
+        .assert()
+        .success();
+    let merged = run_dirs(&p.path().join("output/saw4"))
+        .into_iter()
+        .find(|d| d.to_string_lossy().ends_with("-merged"))
+        .unwrap();
+    let before = std::fs::read(merged.join("results.csv")).unwrap();
+    let out = sweep(p.path())
+        .args(["resume", merged.to_str().unwrap(), "-q", "--no-analyze"])
+        .output()
+        .unwrap();
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("is a `sweep merge` folder, not a run"),
+        "{err}"
+    );
+    assert_eq!(std::fs::read(merged.join("results.csv")).unwrap(), before);
+}
