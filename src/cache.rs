@@ -469,11 +469,12 @@ impl Cache {
     }
 
     /// The binary of `key` when it was built before. An empty binary (cut by a full disk or by
-    /// hand) or one that is no regular file is none: the point is built again and replaces it,
-    /// where running it gave every point `no_metric` for good.
+    /// hand) or one that is no regular file (a folder, a link sweep never makes) is none: the
+    /// point is built again and replaces it, where running it gave every point `no_metric` for
+    /// good.
     pub fn lookup(&self, key: &str) -> Option<PathBuf> {
         let bin = self.entry(key).join(BINARY);
-        std::fs::metadata(&bin)
+        std::fs::symlink_metadata(&bin)
             .is_ok_and(|m| m.is_file() && m.len() > 0)
             .then_some(bin)
     }
