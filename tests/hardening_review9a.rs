@@ -31,10 +31,10 @@ fn run_saw4(p: &Path, args: &[&str]) -> (Option<i32>, String, common::Rows) {
     )
 }
 
-/// Review 9a, H1: a cache entry whose binary was cut to 0 bytes (a full disk, by hand), or made a
-/// link (to `/bin/true`), was run as it was: the point `no_metric`, blamed on the program, `cached=1`, run after run. One whose binary is a folder
-/// stopped every run (exit 4, "has no binary", resume for ever). All are built again, and the
-/// new build replaces them.
+/// Review 9a, H1: a cache entry whose binary was cut to 0 bytes (a full disk, by hand), or made
+/// a link (to `/bin/true`), was run as it was: the point `no_metric`, blamed on the program,
+/// `cached=1`, run after run. One whose binary is a folder stopped every run (exit 4, "has no
+/// binary", resume for ever). All are built again, and the new build replaces them.
 #[test]
 fn a_cache_entry_cut_by_hand_is_built_again_and_replaced() {
     let p = project();
