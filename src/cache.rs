@@ -468,10 +468,15 @@ impl Cache {
         keys
     }
 
-    /// The binary of `key` when it was built before.
+    /// The binary of `key` when it was built before. An empty binary (cut by a full disk or by
+    /// hand) or one that is no regular file (a folder, a link sweep never makes) is none: the
+    /// point is built again and replaces it, where running it gave every point `no_metric` for
+    /// good.
     pub fn lookup(&self, key: &str) -> Option<PathBuf> {
         let bin = self.entry(key).join(BINARY);
-        bin.is_file().then_some(bin)
+        std::fs::symlink_metadata(&bin)
+            .is_ok_and(|m| m.is_file() && m.len() > 0)
+            .then_some(bin)
     }
 
     /// A fresh private folder to build into; [`Cache::commit`] moves it into place.
@@ -493,12 +498,22 @@ impl Cache {
     /// that one stays and this one is dropped; either way the returned binary is complete. A
     /// stale entry of the key is replaced file by file, its list of files last: a lookup
     /// meanwhile finds the old list, stale, and builds again, never an old binary passed as new.
+    ///
+    /// An entry that is broken (its binary empty, a folder, or gone; the entry itself a file:
+    /// cut by a full disk or by hand) is replaced as a stale one is, never kept as the winner.
     pub fn commit(&self, key: &str, scratch: &Path) -> std::io::Result<PathBuf> {
         let entry = self.entry(key);
+        if std::fs::symlink_metadata(&entry).is_ok_and(|m| !m.is_dir()) {
+            std::fs::remove_file(&entry)?;
+        }
         if std::fs::rename(scratch, &entry).is_err() {
-            if !self.fresh(key) {
+            if !self.fresh(key) || self.lookup(key).is_none() {
                 for f in ENTRY_FILES {
-                    match std::fs::rename(scratch.join(f), entry.join(f)) {
+                    let old = entry.join(f);
+                    if std::fs::symlink_metadata(&old).is_ok_and(|m| m.is_dir()) {
+                        std::fs::remove_dir_all(&old)?;
+                    }
+                    match std::fs::rename(scratch.join(f), old) {
                         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                             let _ = std::fs::remove_file(entry.join(f));
                         }

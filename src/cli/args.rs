@@ -24,8 +24,8 @@ pub(crate) struct Where {
     /// Build cache folder [default: <output>/.cache, or $SWEEP_CACHE]
     #[arg(long)]
     pub(crate) cache: Option<PathBuf>,
-    /// Parallel builds [default: the number of cores]
-    #[arg(long, short)]
+    /// Parallel builds, 1 or more [default: the number of cores]
+    #[arg(long, short, value_parser = parse_jobs)]
     pub(crate) jobs: Option<usize>,
 }
 
@@ -387,6 +387,17 @@ pub(crate) enum SizeError {
     Form(String),
     #[error("`{size}` is out of range (hint: from {}x{} to 8000x8000 pixels)", sweep::report::MIN_SIZE.0, sweep::report::MIN_SIZE.1)]
     Range { size: String },
+}
+
+/// `--jobs N`: 1 or more (no more build threads than points are made). `0` ran one build while
+/// the run said "0 build jobs" and recorded `jobs: 0`.
+pub(crate) fn parse_jobs(s: &str) -> Result<usize, String> {
+    match s.trim().parse::<usize>() {
+        Ok(n) if n >= 1 => Ok(n),
+        _ => Err(format!(
+            "`{s}` is no number of parallel builds (hint: 1 or more; without --jobs, the number of cores)"
+        )),
+    }
 }
 
 /// `1260x660` as (1260, 660); at least 480x300, at most 8000x8000.

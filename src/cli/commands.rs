@@ -297,6 +297,13 @@ fn resume_as_started(
             "`{shown}` is a `sweep build` folder, not a run: there is nothing to resume (hint: `sweep run SPEC` measures the sweep, using the builds)"
         )));
     }
+    // A merge's manifest says shard `merged`: the resume took it for a run and refused it as
+    // one dealt "by points", or went on to measure into the merged folder.
+    if m.shard.as_deref() == Some("merged") {
+        return Err(CliError::Usage(format!(
+            "`{shown}` is a `sweep merge` folder, not a run: there is nothing to resume (hint: resume the shard runs its manifest lists under `merged_from`, then merge again)"
+        )));
+    }
     let Some(shard) = m.shard.as_deref().and_then(|s| s.parse::<Shard>().ok()) else {
         return Ok(());
     };

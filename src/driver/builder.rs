@@ -46,6 +46,9 @@ pub(super) struct BuildCtx {
     /// are in it; kept in the run folder's [`store::RunDir::build_inputs`] (None: `sweep build`).
     inputs: Mutex<(BTreeMap<String, String>, std::collections::HashSet<String>)>,
     inputs_file: Option<PathBuf>,
+    /// The bench's fingerprint when the run started (None: `sweep build`): a build that ends
+    /// on another bench stops the run, where the run went on with two programs' rows.
+    pub(super) started_bench: Option<String>,
 }
 
 impl BuildCtx {
@@ -62,6 +65,7 @@ impl BuildCtx {
             inflight: Mutex::default(),
             inputs: Mutex::default(),
             inputs_file: None,
+            started_bench: None,
         }
     }
 
@@ -105,7 +109,18 @@ impl BuildCtx {
     pub(super) fn build(&self, point: Point, dir: PathBuf) -> Built {
         let started = self.clock.now();
         let t0 = Instant::now();
-        let result = self.build_inner(&point, &dir);
+        let mut result = self.build_inner(&point, &dir);
+        // Looked at after the build: an edit before the compiler read the file is caught; one
+        // after it does not change the binary.
+        let changed = self
+            .started_bench
+            .as_ref()
+            .is_some_and(|was| self.bench.fingerprint().ok().as_ref() != Some(was));
+        if changed && !result.as_ref().is_err_and(|e| e.stops_the_run()) {
+            result = Err(PointError::BenchChanged {
+                bench: self.bench.name.clone(),
+            });
+        }
         let (binary, cached) = match result {
             Ok((b, cached)) => (Ok(b), cached),
             Err(e) => (Err(Arc::new(e)), false),

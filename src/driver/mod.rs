@@ -173,6 +173,10 @@ pub enum DriverError {
         output: String,
         bench_dir: String,
     },
+    /// A row of the unfinished run's results.csv is of no point of the run (an edit, a row pasted
+    /// from another run or shard): resuming kept it, and the analysis read it as measured.
+    #[error("`{csv}` of the unfinished run holds a row of point `{id}` ({at}), which is no point of the run (hint: was it edited? remove that row to finish the run, or --force starts a new run)")]
+    ForeignRow { csv: String, id: String, at: String },
     #[error("the run `{dir}` is in use by another sweep (hint: wait for it to end; its results.csv grows as it runs)")]
     RunInUse { dir: String },
     /// A file of the run's own could not be written (disk full, read-only), or a program could
@@ -187,15 +191,37 @@ pub enum DriverError {
     },
 }
 
-/// What to do before a stopped run is resumed: make room, or free what the machine lacked.
+/// What to do before a stopped run is resumed: make room, free what the machine lacked, or make
+/// writable (or put back) where the point writes; the cause is the operating system's error.
 fn remedy(e: &PointError) -> &'static str {
     let s = e.to_string();
-    if s.contains("os error 24") || s.contains("os error 23") {
-        "raise the limit of open files (`ulimit -n`) or close some"
-    } else if s.contains("os error 11") || s.contains("os error 12") {
-        "free memory or processes"
-    } else {
-        "make room"
+    let os = s
+        .rsplit_once("(os error ")
+        .and_then(|(_, n)| n.split(')').next()?.parse::<i32>().ok());
+    let cache = matches!(e, PointError::Scratch { .. } | PointError::CacheStore(_));
+    if matches!(e, PointError::BenchChanged { .. }) {
+        return "undo the change to the bench (or --force starts a new run)";
+    }
+    match os {
+        Some(libc::EMFILE | libc::ENFILE) => {
+            "raise the limit of open files (`ulimit -n`) or close some"
+        }
+        Some(libc::EAGAIN | libc::ENOMEM) => "free memory or processes",
+        Some(libc::EEXIST | libc::ENOTDIR) if cache => {
+            "the build cache is a file, not a folder: remove it, or add `--cache DIR` to the resume below"
+        }
+        Some(libc::EROFS) if cache => {
+            "the build cache's file system is read-only: make it writable, or add `--cache DIR` to the resume below"
+        }
+        Some(libc::EACCES | libc::EPERM) if cache => {
+            "you may not write into the build cache: fix its permissions, or add `--cache DIR` to the resume below"
+        }
+        Some(libc::EROFS) => "its file system is read-only: make it writable",
+        Some(libc::EACCES | libc::EPERM) => "you may not write there: fix its permissions",
+        Some(libc::ENOENT | libc::ENOTDIR) => {
+            "a folder of the run or the cache was moved or removed while the run ran: put it back"
+        }
+        _ => "make room",
     }
 }
 
@@ -218,7 +244,8 @@ impl DriverError {
                 | DriverError::NoNcu(_)
                 | DriverError::Stopped { .. }
                 | DriverError::Store(store::StoreError::Write { .. })
-        ) || matches!(self, DriverError::Render(e) if e.environment())
+        ) && !matches!(self, DriverError::Stopped { source, .. } if matches!(**source, PointError::BenchChanged { .. }))
+            || matches!(self, DriverError::Render(e) if e.environment())
     }
 }
 

@@ -54,6 +54,10 @@ pub enum PointError {
         last_error: Option<String>,
         stderr: PathBuf,
     },
+    /// A file of the bench changed while the run ran (after it started, before this point's
+    /// build ended): the point's program may be the new one, the earlier rows' the old.
+    #[error("the bench `{bench}` changed while the run ran (a file of its folder or `cuda/common/` was edited): this point's program would not be the earlier points'")]
+    BenchChanged { bench: String },
     /// The program printed more than sweep reads for metrics ([`crate::parse::MAX_OUTPUT`]).
     #[error("the program printed {} MiB on stdout, more than the {} MiB sweep reads for metrics (hint: print less, or write the bulk to a file of its own; log: {})", bytes >> 20, crate::parse::MAX_OUTPUT >> 20, stdout.display())]
     TooMuchOutput { bytes: u64, stdout: PathBuf },
@@ -83,6 +87,14 @@ pub enum PointError {
         /// as printed, why).
         bad_stat: BTreeMap<String, (String, &'static str)>,
         stdout: PathBuf,
+    },
+    /// Metrics missing from stdout that the program printed on stderr, where sweep does not
+    /// read them: the log named is stderr's, the file that has them.
+    #[error("no metric {} in the output: {} on stderr, not stdout (hint: sweep reads metrics from stdout; log: {})", quoted(missing), quoted(on_stderr), stderr.display())]
+    OnStderr {
+        missing: Vec<String>,
+        on_stderr: Vec<String>,
+        stderr: PathBuf,
     },
 }
 
@@ -157,6 +169,7 @@ impl PointError {
             | PointError::CacheStore(_)
             | PointError::WriteFile { .. }
             | PointError::Full { .. }
+            | PointError::BenchChanged { .. }
             | PointError::StartBuild(ExecError::Log { .. }) => true,
             PointError::Start(ExecError::Spawn { source, .. })
             | PointError::StartBuild(ExecError::Spawn { source, .. }) => {
@@ -191,7 +204,8 @@ impl PointError {
             | PointError::ReadBench(_)
             | PointError::Scratch { .. }
             | PointError::StartBuild(_)
-            | PointError::CacheStore(_) => Status::BuildFailed,
+            | PointError::CacheStore(_)
+            | PointError::BenchChanged { .. } => Status::BuildFailed,
             // Never written: the run stops before recording the point.
             PointError::WriteFile { .. } | PointError::Full { .. } => Status::RunFailed,
             PointError::Build { outcome, .. } => match outcome.exit {
@@ -203,7 +217,7 @@ impl PointError {
             }
             PointError::TimedOut { .. } => Status::Timeout,
             PointError::WrongResult { .. } => Status::WrongResult,
-            PointError::NoMetric { .. } => Status::NoMetric,
+            PointError::NoMetric { .. } | PointError::OnStderr { .. } => Status::NoMetric,
         }
     }
 }

@@ -117,13 +117,33 @@ fn finish(spec: &Spec, b: &Built, started: Launched) -> Ran {
             stderr: stderr_path,
         })
     } else if !parsed.missing.is_empty() {
-        Err(PointError::NoMetric {
-            missing: parsed.missing.clone(),
-            unreadable: parsed.unreadable.clone(),
-            wrong_unit: parsed.wrong_unit.clone(),
-            bad_stat: parsed.bad_stat.clone(),
-            stdout: stdout_path,
-        })
+        // Metrics printed on the wrong stream are named: "no metric in the output" with the
+        // log of stdout sent the user to the file that does not have them.
+        let err_text = parse::read_part(&stderr_path, parse::MAX_OUTPUT, false)
+            .map(|(text, _)| text)
+            .unwrap_or_default();
+        let on_err = parse::parse(&err_text, &spec.metrics, spec.target_rel_ci());
+        let on_stderr: Vec<String> = parsed
+            .missing
+            .iter()
+            .filter(|c| on_err.values.contains_key(*c) && !parsed.unreadable.contains_key(*c))
+            .cloned()
+            .collect();
+        if on_stderr.is_empty() {
+            Err(PointError::NoMetric {
+                missing: parsed.missing.clone(),
+                unreadable: parsed.unreadable.clone(),
+                wrong_unit: parsed.wrong_unit.clone(),
+                bad_stat: parsed.bad_stat.clone(),
+                stdout: stdout_path,
+            })
+        } else {
+            Err(PointError::OnStderr {
+                missing: parsed.missing.clone(),
+                on_stderr,
+                stderr: stderr_path,
+            })
+        }
     } else if parsed.unstable {
         Ok(Status::Unstable)
     } else if parsed.noisy {

@@ -234,6 +234,21 @@ impl<'s> Session<'s> {
         };
         let csv_path = store::RunDir::new(&run_dir).results();
         let done = store::read_done(&csv_path, &header)?;
+        let ours: HashSet<&String> = manifest.point_ids.iter().collect();
+        if let Some((id, row)) = done.iter().find(|(id, _)| !ours.contains(id)) {
+            let at = header
+                .iter()
+                .zip(row)
+                .filter(|(c, _)| manifest.axes.contains(c))
+                .map(|(c, v)| format!("{c}={v}"))
+                .collect::<Vec<_>>()
+                .join(" ");
+            return Err(DriverError::ForeignRow {
+                csv: csv_path.display().to_string(),
+                id: id.clone(),
+                at,
+            });
+        }
         let results = CsvSink::open(&csv_path, header.clone(), manifest.dialect)?;
         manifest.state = store::RunState::Running;
         manifest.finished = None;
@@ -253,6 +268,7 @@ impl<'s> Session<'s> {
         manifest.save(&run_dir)?;
         let mut ctx = BuildCtx::new(spec, bench, toolchain, &opts.build.cache);
         ctx.keep_inputs_in(&run_dir);
+        ctx.started_bench = Some(manifest.bench_hash.clone()).filter(|h| !h.is_empty());
         let mut session = Session {
             spec,
             opts,

@@ -137,6 +137,9 @@ fn wrap(text: &str, width: usize, indent: &str) -> Vec<String> {
 fn first_line(s: &Summary, colour: bool, why: bool) -> String {
     let what = if s.counts.is_empty() && s.held > 0 {
         "none combined yet".to_string()
+    } else if s.counts.is_empty() && s.interrupted {
+        // Stopped before its first point ended: there was something to do.
+        "none measured yet".to_string()
     } else if s.counts.is_empty() {
         "nothing to do".to_string()
     } else {

@@ -219,10 +219,15 @@ impl Started {
         self.go();
         let go_at = self.go_at.unwrap_or_else(Instant::now);
         let deadline = go_at + timeout;
-        let timed_out = self
+        let mut timed_out = self
             .done
             .recv_timeout(deadline.saturating_duration_since(Instant::now()))
             .is_err();
+        if timed_out && ended(self.pgid) {
+            // sweep itself was stopped past the deadline (SIGSTOP, Ctrl-Z and `fg`) and the
+            // program was not: it ended in time, and its waiter is about to say so.
+            timed_out = self.done.recv_timeout(Duration::from_secs(5)).is_err();
+        }
         if timed_out {
             guard::kill_group(self.pgid);
         }
@@ -260,6 +265,29 @@ impl Drop for Started {
         tree::kill_left_behind(&self.mark);
         guard::closed(self.pgid);
     }
+}
+
+/// Whether child `pid` has ended: a zombie not reaped yet (looked at, left for its waiter), or
+/// already reaped by it.
+fn ended(pid: i32) -> bool {
+    if pid <= 0 {
+        return false;
+    }
+    // SAFETY: waitid fills the zeroed struct it is given; WNOWAIT leaves the child unreaped.
+    let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+    let r = unsafe {
+        libc::waitid(
+            libc::P_PID,
+            pid as libc::id_t,
+            &mut info,
+            libc::WEXITED | libc::WNOHANG | libc::WNOWAIT,
+        )
+    };
+    if r != 0 {
+        return std::io::Error::last_os_error().raw_os_error() == Some(libc::ECHILD);
+    }
+    // SAFETY: si_pid is set by a successful waitid (0 when no child has changed state).
+    unsafe { info.si_pid() != 0 }
 }
 
 /// The pids of a started duct expression (one: sweep runs no pipelines).

@@ -101,6 +101,57 @@ pub(super) fn load(dir: &Path) -> Result<Input, MergeError> {
     })
 }
 
+/// How `other`'s programs were built otherwise than `first`'s: another compiler release, another
+/// compiler program of the same release (a wrapper earlier on PATH), or another bench (edited
+/// between the shards). What a run did not record (older runs) is not checked.
+fn build_differs(first: &Input, other: &Input) -> Option<MergeError> {
+    let (a, b) = (&first.manifest, &other.manifest);
+    let one_line = |v: &str| v.lines().next().unwrap_or_default().to_string();
+    let differs = |what, fix, x: &str, y: &str| {
+        Some(MergeError::BuildDiffers {
+            first: first.name(),
+            other: other.name(),
+            what,
+            fix,
+            values: format!("`{y}` vs `{x}`"),
+        })
+    };
+    if !a.compiler_version.is_empty()
+        && !b.compiler_version.is_empty()
+        && (a.compiler != b.compiler || a.compiler_version != b.compiler_version)
+    {
+        let (x, y) = (
+            format!("{} {}", a.compiler, one_line(&a.compiler_version)),
+            format!("{} {}", b.compiler, one_line(&b.compiler_version)),
+        );
+        return differs("with another compiler", "compiler", &x, &y);
+    }
+    if let (Some(x), Some(y)) = (&a.compiler_path, &b.compiler_path) {
+        if x != y {
+            return differs(
+                "with another compiler program",
+                "compiler first on PATH",
+                x,
+                y,
+            );
+        }
+    }
+    if !a.bench_hash.is_empty() && !b.bench_hash.is_empty() && a.bench_hash != b.bench_hash {
+        let short = |h: &str| format!("bench `{}` {:.12}", a.bench, h);
+        return differs(
+            "from another version of its bench",
+            "bench files",
+            &short(&a.bench_hash),
+            &short(&b.bench_hash),
+        );
+    }
+    if a.arch.is_some() && b.arch.is_some() && a.arch != b.arch {
+        let arch = |v: &Option<String>| v.clone().unwrap_or_default();
+        return differs("for another arch", "arch", &arch(&a.arch), &arch(&b.arch));
+    }
+    None
+}
+
 /// Checks that every input is a run of the first one's spec, header and dialect.
 pub(super) fn check_alike(inputs: &[Input]) -> Result<(), MergeError> {
     let first = &inputs[0];
@@ -112,6 +163,9 @@ pub(super) fn check_alike(inputs: &[Input]) -> Result<(), MergeError> {
                 first_hash: first.manifest.spec_hash.clone(),
                 other_hash: other.manifest.spec_hash.clone(),
             });
+        }
+        if let Some(e) = build_differs(first, other) {
+            return Err(e);
         }
         if other.manifest.dialect != first.manifest.dialect {
             let name = |d: Dialect| d.name().to_string();

@@ -1,7 +1,8 @@
 //! `sweep merge`: joins the runs of a sweep's shards into one run folder with one results CSV
 //! (rows in sweep order) and one manifest that lists the runs it came from.
 //!
-//! The inputs must be runs of one spec text (same hash) with the same CSV header and dialect.
+//! The inputs must be runs of one spec text (same hash) with the same CSV header and dialect,
+//! built by one compiler from one version of the bench.
 //! Every point of the sweep must appear exactly once: a point in two runs stops the merge
 //! (nothing is written); missing points are named, and the rows there are are still merged, so the
 //! user sees what is missing and which shards to run again (the manifest's `missing` lists them
@@ -44,7 +45,8 @@ Exit codes:
   1    points missing: the rest is merged, and its manifest.json lists the missing ones (state
        `incomplete`); or points in two runs: nothing written
   3    runs of different specs, headers or dialects (controls.csv and passes/*.csv included),
-       or a run that cannot be read: nothing written";
+       runs built by another compiler or from another version of the bench, or a run that
+       cannot be read: nothing written";
 
 #[derive(Debug, thiserror::Error)]
 pub enum MergeError {
@@ -64,6 +66,17 @@ pub enum MergeError {
         other: String,
         first_hash: String,
         other_hash: String,
+    },
+    /// The runs' programs came from another compiler (release or place) or another bench: one
+    /// curve would hold rows of two programs, and the merged manifest would name one of them.
+    #[error("run `{other}` was built {what} than `{first}`: {values}: its rows come from other programs (hint: run that shard again with the others' {fix}, or merge the shards of one build)")]
+    BuildDiffers {
+        first: String,
+        other: String,
+        what: &'static str,
+        fix: &'static str,
+        /// `` `theirs` vs `first's` ``
+        values: String,
     },
     #[error("run `{other}` has another CSV header than `{first}`: {detail}")]
     HeaderDiffers {

@@ -244,7 +244,14 @@ pub fn new_run_dir(
     staging::remove_dead(&base);
     let tmp = base.join(format!(".new-{}", std::process::id()));
     // A failure here is the output folder's (read-only, full): named as the user gave it, not
-    // as the hidden folder the run is made in.
+    // as the hidden folder the run is made in; or the sweep's folder's, where a file holds its
+    // name (the output folder itself is no culprit then).
+    let named = if std::fs::symlink_metadata(&base).is_ok_and(|_| !base.is_dir()) {
+        base.clone()
+    } else {
+        output.to_path_buf()
+    };
+    let output = named.as_path();
     if tmp.exists() {
         std::fs::remove_dir_all(&tmp).map_err(write_err(output))?;
     }
@@ -291,10 +298,16 @@ pub fn spec_changes(old: &str, new: &str) -> Vec<String> {
     let parse = |t: &str| t.parse::<toml::Table>().unwrap_or_default();
     let (a, b) = (parse(old), parse(new));
     let keys: BTreeSet<&String> = a.keys().chain(b.keys()).collect();
-    keys.into_iter()
+    let changed: Vec<String> = keys
+        .into_iter()
         .filter(|k| a.get(*k) != b.get(*k))
         .map(|k| format!("`{k}`"))
-        .collect()
+        .collect();
+    if changed.is_empty() && old != new {
+        // The texts differ where no value does: the message must still say what.
+        return vec!["its comments or layout only (no key's value)".into()];
+    }
+    changed
 }
 
 #[cfg(test)]
@@ -306,5 +319,9 @@ mod tests {
         let a = "bench=\"b\"\nflags=[\"-O3\"]\n[[axis]]\nname=\"t\"\nrange=[1,2]\n";
         let b = "bench=\"b\"\nflags=[\"-O2\"]\n[[axis]]\nname=\"t\"\nrange=[1,3]\n";
         assert_eq!(spec_changes(a, b), ["`axis`", "`flags`"]);
+        assert_eq!(
+            spec_changes(a, &format!("# a comment\n{a}")),
+            ["its comments or layout only (no key's value)"]
+        );
     }
 }
