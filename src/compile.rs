@@ -201,9 +201,15 @@ pub fn by_hand(spec: &Spec, bench: &Bench, point: &Point, dir: &Path) -> Cmd {
 /// measuring phase took 395 ms per point in a cold sweep against 316 ms in a warm one; docs/measurements.md).
 pub const BUILD_NICE: i32 = 10;
 
-/// Builds; the log (command line first) goes to `log`.
-pub fn build(cmd: &Cmd, timeout: Duration, log: &Path) -> Result<exec::Outcome, exec::ExecError> {
-    exec::start_and_wait(cmd, timeout, Sink::Merged(log))
+/// Builds; the log (command line first) goes to `log`. Killed at once when `stop` says so (an
+/// interrupted run does not use it).
+pub fn build(
+    cmd: &Cmd,
+    timeout: Duration,
+    log: &Path,
+    stop: &dyn Fn() -> bool,
+) -> Result<exec::Outcome, exec::ExecError> {
+    exec::start_and_wait_unless(cmd, timeout, Sink::Merged(log), stop)
 }
 
 #[cfg(test)]

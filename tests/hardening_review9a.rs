@@ -557,3 +557,59 @@ fn a_run_interrupted_before_its_first_point_does_not_say_nothing_to_do() {
     assert!(said.contains("none measured yet"), "{said}");
     assert!(!said.contains("nothing to do"), "{said}");
 }
+
+/// Review 9a's open medium: SIGTERM (or Ctrl-C) waited for the builds already running, up to
+/// `build_timeout_s` (300 s), and then ran none of them: past Slurm's 30 s grace before its
+/// SIGKILL. A build the interrupted run will not use is killed at once; its point is no failure
+/// (no row), and the resume builds and measures every point.
+#[test]
+fn an_interrupt_does_not_wait_for_the_builds_in_flight() {
+    let p = project();
+    saw4(p.path());
+    let tools = p.path().join("slowcc");
+    std::fs::create_dir(&tools).unwrap();
+    let path = std::env::var("PATH").unwrap_or_default();
+    common::script(
+        &tools.join("cc"),
+        &format!("#!/bin/sh\nPATH={path}\nif [ \"$1\" = --version ]; then exec cc --version; fi\nsleep 30\nexec cc \"$@\"\n"),
+    );
+    let child = common::sweep_process(p.path())
+        .args(["run", "sweeps/saw4.toml", "-q", "--no-analyze"])
+        .env("PATH", format!("{}:{path}", tools.display()))
+        .env_remove("SWEEP_CACHE")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    let t0 = std::time::Instant::now();
+    // SAFETY: signals this test's own sweep.
+    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+    let out = child.wait_with_output().unwrap();
+    let took = t0.elapsed();
+    let said = format!("{}{}", common::stdout(&out), stderr(&out));
+    assert_eq!(out.status.code(), Some(130), "{said}");
+    assert!(took.as_secs_f64() < 10.0, "took {took:?} after SIGTERM: {said}");
+    let run = run_dirs(&p.path().join("output/saw4")).pop().unwrap();
+    assert!(
+        rows(&run.join("results.csv")).is_empty(),
+        "a killed build was recorded: {said}"
+    );
+    let manifest = std::fs::read_to_string(run.join("manifest.json")).unwrap();
+    assert!(manifest.contains("\"interrupted\""), "{manifest}");
+    // The resume (the same compiler, no longer slow) measures every point.
+    common::script(
+        &tools.join("cc"),
+        &format!("#!/bin/sh\nPATH={path}\nexec cc \"$@\"\n"),
+    );
+    let out = sweep(p.path())
+        .args(["run", "sweeps/saw4.toml", "-q", "--no-analyze"])
+        .env("PATH", format!("{}:{path}", tools.display()))
+        .env_remove("SWEEP_CACHE")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let rows = rows(&run.join("results.csv"));
+    assert_eq!(rows.len(), 4);
+    assert!(rows.iter().all(|r| r["status"] == "ok"), "{rows:?}");
+}

@@ -49,6 +49,8 @@ pub(super) struct BuildCtx {
     /// The bench's fingerprint when the run started (None: `sweep build`): a build that ends
     /// on another bench stops the run, where the run went on with two programs' rows.
     pub(super) started_bench: Option<String>,
+    /// The run's token: once cancelled, a build in flight is killed (its point is not run).
+    pub(super) cancel: super::Cancel,
 }
 
 impl BuildCtx {
@@ -66,6 +68,7 @@ impl BuildCtx {
             inputs: Mutex::default(),
             inputs_file: None,
             started_bench: None,
+            cancel: super::Cancel::new(),
         }
     }
 
@@ -179,8 +182,10 @@ impl BuildCtx {
             &scratch.join(cache::BINARY),
         );
         let since = std::time::SystemTime::now();
-        let outcome =
-            compile::build(&cmd, self.spec.build_timeout, &log).map_err(PointError::StartBuild)?;
+        let outcome = compile::build(&cmd, self.spec.build_timeout, &log, &|| {
+            self.cancel.is_cancelled()
+        })
+        .map_err(PointError::StartBuild)?;
         if !outcome.success() {
             let _ = std::fs::remove_dir_all(&scratch);
             let first = first_error_line(&log);
@@ -295,7 +300,8 @@ pub fn build_only(
         ..Manifest::default()
     };
     let dir = store::new_run_dir(&opts.output, &spec.name, "-build", &manifest)?;
-    let ctx = BuildCtx::new(spec, bench, toolchain, &opts.cache);
+    let mut ctx = BuildCtx::new(spec, bench, toolchain, &opts.cache);
+    ctx.cancel = opts.cancel.clone();
     let next = AtomicUsize::new(0);
     let report = Mutex::new(BuildReport {
         dir: dir.clone(),

@@ -283,6 +283,10 @@ pub(super) fn measure(
         let Some(b) = r.pending.remove(&r.next) else {
             continue;
         };
+        // A build killed by the interrupt is no failure of its point: not run, not recorded.
+        if shared.cancel.is_cancelled() && b.binary.is_err() {
+            break;
+        }
         (shared.emit)(Event::Running { point: &b.point });
         let run_start = shared.ctx.clock.now();
         let (started, gate_t) = r.start(&b);

@@ -269,6 +269,7 @@ impl<'s> Session<'s> {
         let mut ctx = BuildCtx::new(spec, bench, toolchain, &opts.build.cache);
         ctx.keep_inputs_in(&run_dir);
         ctx.started_bench = Some(manifest.bench_hash.clone()).filter(|h| !h.is_empty());
+        ctx.cancel = opts.build.cancel.clone();
         let mut session = Session {
             spec,
             opts,

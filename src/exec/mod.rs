@@ -61,6 +61,18 @@ pub fn start_and_wait(cmd: &Cmd, timeout: Duration, sink: Sink) -> Result<Outcom
     start(cmd, sink, false)?.wait(timeout)
 }
 
+/// [`start_and_wait`], also ended (its group killed, [`Exit::Signal`] SIGKILL) as soon as `stop`
+/// says so: a build that an interrupted sweep will not use is not waited for (a SIGTERM waited
+/// up to the build timeout, past Slurm's grace before its SIGKILL).
+pub fn start_and_wait_unless(
+    cmd: &Cmd,
+    timeout: Duration,
+    sink: Sink,
+    stop: &dyn Fn() -> bool,
+) -> Result<Outcome, ExecError> {
+    start(cmd, sink, false)?.wait_unless(timeout, stop)
+}
+
 /// The file descriptor on which a gated child finds its start gate.
 pub const GATE_FD: i32 = 3;
 
@@ -215,14 +227,34 @@ impl Started {
 
     /// Waits for the child's end, at most `timeout` after [`Started::go`] (or the start); then
     /// kills its whole process group, whatever it left behind included.
-    pub fn wait(mut self, timeout: Duration) -> Result<Outcome, ExecError> {
+    pub fn wait(self, timeout: Duration) -> Result<Outcome, ExecError> {
+        self.wait_unless(timeout, &|| false)
+    }
+
+    /// [`Started::wait`], and kills the child's group as soon as `stop` says so (looked at every
+    /// 50 ms); its exit then reads as the SIGKILL it got.
+    pub fn wait_unless(
+        mut self,
+        timeout: Duration,
+        stop: &dyn Fn() -> bool,
+    ) -> Result<Outcome, ExecError> {
         self.go();
         let go_at = self.go_at.unwrap_or_else(Instant::now);
         let deadline = go_at + timeout;
-        let mut timed_out = self
-            .done
-            .recv_timeout(deadline.saturating_duration_since(Instant::now()))
-            .is_err();
+        let mut timed_out = loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.done.recv_timeout(left.min(Duration::from_millis(50))) {
+                Err(mpsc::RecvTimeoutError::Timeout) if left > Duration::from_millis(50) => {
+                    if stop() {
+                        guard::kill_group(self.pgid);
+                        let _ = self.done.recv();
+                        break false;
+                    }
+                }
+                Err(mpsc::RecvTimeoutError::Timeout) => break true,
+                _ => break false,
+            }
+        };
         if timed_out && ended(self.pgid) {
             // sweep itself was stopped past the deadline (SIGSTOP, Ctrl-Z and `fg`) and the
             // program was not: it ended in time, and its waiter is about to say so.
