@@ -50,3 +50,48 @@ fn an_x_far_off_the_others_is_analysed_without_a_panic() {
         assert!(crate::common::squeeze(&md).contains(best), "{name}: {md}");
     }
 }
+
+/// Review 9b, H2: the spec refused two metrics of one value column, but not a metric whose
+/// column is another's statistic (`saw_median` in MFlops writes `saw_median_mflops`, the median
+/// of `saw`), nor one name given twice in two units (both write `saw_rel_ci`): the run wrote a
+/// results.csv with two columns of one name, that every reader then refused (the report at the
+/// end of the run already), and the run's values were lost to them. Refused when the spec is read.
+#[test]
+fn a_metric_that_writes_another_metrics_column_is_refused() {
+    let p = project();
+    for (name, second, says) in [
+        (
+            "median",
+            "name = \"saw_median\"\nunit = \"MFlops\"",
+            "sweeps/clash.toml:9: metric `saw_median` writes the column `saw_median_mflops`, which metric `saw` writes too (hint: rename one of them",
+        ),
+        (
+            "twice",
+            "name = \"saw\"\nunit = \"GFlops\"",
+            "sweeps/clash.toml:9: metric `saw` is defined twice (hint: rename one of them",
+        ),
+        (
+            "rel_ci",
+            "name = \"saw_rel\"\nunit = \"ci\"",
+            "sweeps/clash.toml:9: metric `saw_rel` writes the column `saw_rel_ci`, which metric `saw` writes too",
+        ),
+    ] {
+        write(
+            p.path(),
+            "sweeps/clash.toml",
+            &format!("bench = \"hostsaw\"\ncompiler = \"cc\"\n[[axis]]\nname = \"threads\"\nrange = [1, 4]\n[[metric]]\nname = \"saw\"\nunit = \"MFlops\"\n[[metric]]\n{second}\n"),
+        );
+        for cmd in [&["plan"][..], &["run", "-q"]] {
+            let out = sweep(p.path())
+                .args(cmd)
+                .arg("sweeps/clash.toml")
+                .output()
+                .unwrap();
+            let err = stderr(&out);
+            assert_eq!(out.status.code(), Some(3), "{name} {cmd:?}: {err}");
+            assert!(err.starts_with(&format!("error: {says}")), "{name} {cmd:?}: {err}");
+            assert_eq!(err.lines().count(), 1, "{name} {cmd:?}: {err}");
+        }
+        assert!(!p.path().join("output/clash").exists(), "{name}: a run was made");
+    }
+}
