@@ -95,3 +95,125 @@ fn a_metric_that_writes_another_metrics_column_is_refused() {
         assert!(!p.path().join("output/clash").exists(), "{name}: a run was made");
     }
 }
+
+/// A copy of the committed H100 run `copy_stride` (results.csv and manifest.json) in `dir/name`.
+fn h100_copy(dir: &Path, name: &str) -> std::path::PathBuf {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/h100/copy_stride");
+    let run = dir.join(name);
+    std::fs::create_dir_all(&run).unwrap();
+    for f in ["results.csv", "manifest.json"] {
+        std::fs::copy(src.join(f), run.join(f)).unwrap();
+    }
+    run
+}
+
+/// Review 9b, H3: a run folder whose manifest.json is a pipe (or a link to `/dev/zero`) hung
+/// `analyze`, `plot` and `compare` for good (or until they had eaten the memory and were killed),
+/// and `export`, `report` and `merge` said the folder "has no manifest.json"; one that is a
+/// folder was read as a CSV alone by some commands and as no run by the others. Each is refused at
+/// once, by name, exit 3.
+#[test]
+fn a_manifest_that_is_no_file_is_refused_by_name_without_blocking() {
+    let tmp = tempfile::tempdir().unwrap();
+    let base = h100_copy(tmp.path(), "a");
+    let mut runs = Vec::new();
+    for kind in ["fifo", "zero", "folder"] {
+        let run = h100_copy(tmp.path(), kind);
+        let manifest = run.join("manifest.json");
+        std::fs::remove_file(&manifest).unwrap();
+        match kind {
+            "fifo" => {
+                let made = std::process::Command::new("mkfifo").arg(&manifest).status();
+                if !made.is_ok_and(|s| s.success()) {
+                    crate::common::skip("no mkfifo");
+                    continue;
+                }
+            }
+            "zero" => std::os::unix::fs::symlink("/dev/zero", &manifest).unwrap(),
+            _ => std::fs::create_dir(&manifest).unwrap(),
+        }
+        runs.push((kind, run, manifest));
+    }
+    for (kind, run, manifest) in &runs {
+        let csv = run.join("results.csv");
+        let out_dir = tmp.path().join(format!("out-{kind}"));
+        let merged = tmp.path().join(format!("merged-{kind}"));
+        let commands: Vec<Vec<&std::ffi::OsStr>> = vec![
+            vec![
+                "analyze".as_ref(),
+                csv.as_os_str(),
+                "--out".as_ref(),
+                out_dir.as_os_str(),
+            ],
+            vec![
+                "plot".as_ref(),
+                csv.as_os_str(),
+                "--out".as_ref(),
+                out_dir.as_os_str(),
+            ],
+            vec!["compare".as_ref(), base.as_os_str(), run.as_os_str()],
+            vec![
+                "export".as_ref(),
+                run.as_os_str(),
+                "--out".as_ref(),
+                out_dir.as_os_str(),
+            ],
+            vec![
+                "report".as_ref(),
+                run.as_os_str(),
+                "--out".as_ref(),
+                out_dir.as_os_str(),
+            ],
+            vec![
+                "merge".as_ref(),
+                run.as_os_str(),
+                "--out".as_ref(),
+                merged.as_os_str(),
+            ],
+        ];
+        for args in commands {
+            let out = sweep(tmp.path())
+                .args(&args)
+                .timeout(std::time::Duration::from_secs(20))
+                .output()
+                .unwrap();
+            let err = stderr(&out);
+            let what = format!("{kind} {:?}", args[0]);
+            assert_eq!(out.status.code(), Some(3), "{what}: {err}");
+            assert!(
+                err.contains(&format!(
+                    "`{}` is not a regular file (a folder, a pipe, a device or a socket), so not the manifest sweep writes (hint: ",
+                    manifest.display()
+                )),
+                "{what}: {err}"
+            );
+            assert_eq!(err.lines().count(), 1, "{what}: {err}");
+        }
+    }
+}
+
+/// Review 9b, M1: a run folder whose results.csv is a folder was "a folder that holds no
+/// results.csv" to `compare`: the file is there, and is named as not being a file.
+#[test]
+fn a_results_csv_that_is_a_folder_is_named_as_such() {
+    let tmp = tempfile::tempdir().unwrap();
+    let base = h100_copy(tmp.path(), "a");
+    let run = h100_copy(tmp.path(), "b");
+    std::fs::remove_file(run.join("results.csv")).unwrap();
+    std::fs::create_dir(run.join("results.csv")).unwrap();
+    let out = sweep(tmp.path())
+        .arg("compare")
+        .arg(&base)
+        .arg(&run)
+        .output()
+        .unwrap();
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(3), "{err}");
+    assert_eq!(
+        err,
+        format!(
+            "error: `{}` is not a regular file (a folder, a pipe, a device or a socket): sweep reads its CSVs from files (hint: save it to a file first and give that)\n",
+            run.join("results.csv").display()
+        )
+    );
+}
