@@ -217,3 +217,34 @@ fn a_results_csv_that_is_a_folder_is_named_as_such() {
         )
     );
 }
+
+/// Review 9b, M2: one cell of text in a numeric axis (`stride` = `abc` in one row of 37) made
+/// `analyze` say "every axis is a category (`variant`, `stride`)", naming no cell; an empty cell
+/// there was named with its line. The cell of text is named the same way.
+#[test]
+fn a_cell_of_text_in_a_numeric_axis_is_named() {
+    let tmp = tempfile::tempdir().unwrap();
+    let run = h100_copy(tmp.path(), "run");
+    let csv = run.join("results.csv");
+    let text = std::fs::read_to_string(&csv).unwrap();
+    // The third row (line 4): stride 3.
+    let edited = text.replacen(",2,stride,3,", ",2,stride,abc,", 1);
+    assert_ne!(edited, text);
+    std::fs::write(&csv, edited).unwrap();
+    let out = sweep(tmp.path())
+        .arg("analyze")
+        .arg(&csv)
+        .arg("--out")
+        .arg(tmp.path().join("out"))
+        .output()
+        .unwrap();
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(3), "{err}");
+    assert_eq!(
+        err,
+        format!(
+            "error: axis `stride` has a value that is not a number, `abc`, in `{}` line 4 (hint: mend that cell; else every axis is a category: `sweep plot` and `sweep report` without --x draw such a run as bars)\n",
+            csv.display()
+        )
+    );
+}

@@ -101,6 +101,28 @@ fn other_x_hint(run: &Run, x: &str) -> String {
     }
 }
 
+impl Run {
+    /// Of the axes that hold numbers and some text, the first one's first cell of text, as the
+    /// error that names it.
+    fn first_stray_cell(&self) -> Option<AnalyzeError> {
+        self.axes.iter().find_map(|a| {
+            let col = self.column(a)?;
+            let cells = || self.rows.iter().map(|row| self.cell(row, col));
+            cells().any(|c| self.number(c).is_some()).then_some(())?;
+            let (line, value) = cells()
+                .enumerate()
+                .find(|(_, c)| !c.is_empty() && self.number(c).is_none())?;
+            Some(AnalyzeError::NotNumeric {
+                axis: a.clone(),
+                value: value.to_string(),
+                path: self.path.clone(),
+                line: line + 2,
+                hint: format!("mend that cell; else {}", other_x_hint(self, a)),
+            })
+        })
+    }
+}
+
 impl Series for Run {
     /// Whether every non-empty value of the column is a number.
     fn is_numeric(&self, col: usize) -> bool {
@@ -173,11 +195,20 @@ impl Series for Run {
                         best = Some((a, n));
                     }
                 }
-                best.map(|(a, _)| a.clone())
-                    .ok_or_else(|| AnalyzeError::NoNumericAxis {
-                        path: self.path.clone(),
-                        axes: listed(&self.axes),
-                    })?
+                match best {
+                    Some((a, _)) => a.clone(),
+                    // An axis of numbers but for a cell or a few (edited by hand, a cell of
+                    // text pasted in) is named with its first such cell: "every axis is a
+                    // category" would hide the one cell to mend.
+                    None => {
+                        return Err(self.first_stray_cell().unwrap_or_else(|| {
+                            AnalyzeError::NoNumericAxis {
+                                path: self.path.clone(),
+                                axes: listed(&self.axes),
+                            }
+                        }))
+                    }
+                }
             }
         };
         let by = match &opts.by {
