@@ -248,3 +248,54 @@ fn a_cell_of_text_in_a_numeric_axis_is_named() {
         )
     );
 }
+
+/// Review 9b, M3: an axis value with a line break or an ANSI escape (the spec takes both, `plan`
+/// shows them escaped) went raw into the Markdown of `analyze` and `compare`: the line break tore
+/// the table's row (and the list of readings, and compare's "only in" line) in two, the escape
+/// coloured the terminal. Control characters are shown escaped (`\n`, `\u{1b}`).
+#[test]
+fn control_characters_in_axis_values_neither_tear_tables_nor_reach_the_terminal() {
+    let p = project();
+    write(
+        p.path(),
+        "sweeps/tags.toml",
+        "bench = \"hostsaw\"\ncompiler = \"cc\"\n[vars]\nmode = \"ok\"\nslow_ms = 0\n[[axis]]\nname = \"threads\"\nrange = [1, 3]\n[[axis]]\nname = \"tag\"\nvalues = [\"a\\nb\", \"\\u001b[31mred\"]\n[[metric]]\nname = \"saw\"\nunit = \"MFlops\"\n",
+    );
+    let out = sweep(p.path())
+        .args(["run", "sweeps/tags.toml", "-q", "--no-analyze"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let run = crate::common::run_dirs(&p.path().join("output/tags"))
+        .pop()
+        .unwrap();
+    let csv = run.join("results.csv");
+    let analyze = sweep(p.path())
+        .arg("analyze")
+        .arg(&csv)
+        .arg("--out")
+        .arg(p.path().join("a"))
+        .output()
+        .unwrap();
+    assert_eq!(analyze.status.code(), Some(0), "{}", stderr(&analyze));
+    let compare = sweep(p.path())
+        .arg("compare")
+        .arg(&run)
+        .arg(&run)
+        .output()
+        .unwrap();
+    assert_eq!(compare.status.code(), Some(0), "{}", stderr(&compare));
+    let md = std::fs::read_to_string(p.path().join("a/analysis.md")).unwrap();
+    for (what, text) in [
+        ("analyze", crate::common::stdout(&analyze)),
+        ("analysis.md", md),
+        ("compare", crate::common::stdout(&compare)),
+    ] {
+        assert!(!text.contains('\u{1b}'), "{what}: {text}");
+        assert!(text.contains("[tag=a\\nb]"), "{what}: {text}");
+        assert!(text.contains("[tag=\\u{1b}[31mred]"), "{what}: {text}");
+        // Every line that a series' row or reading starts is whole: no line begins with what
+        // followed the line break (`b]`).
+        assert!(!text.lines().any(|l| l.starts_with("b]")), "{what}: {text}");
+    }
+}
