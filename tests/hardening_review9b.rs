@@ -299,3 +299,42 @@ fn control_characters_in_axis_values_neither_tear_tables_nor_reach_the_terminal(
         assert!(!text.lines().any(|l| l.starts_with("b]")), "{what}: {text}");
     }
 }
+
+/// Review 9b, M5: a metric named twice in `--y` (`copy,copy_gb_per_s`, or one name twice) was
+/// analysed, drawn and compared twice: compare's table had its row twice and counted its values
+/// twice (`74 values compared` of 37 points). It is one series.
+#[test]
+fn a_metric_named_twice_in_y_is_one_series() {
+    let tmp = tempfile::tempdir().unwrap();
+    let run = h100_copy(tmp.path(), "run");
+    let csv = run.join("results.csv");
+    let analyze = sweep(tmp.path())
+        .arg("analyze")
+        .arg(&csv)
+        .args(["--y", "copy,copy_gb_per_s", "--out"])
+        .arg(tmp.path().join("a"))
+        .output()
+        .unwrap();
+    assert_eq!(analyze.status.code(), Some(0), "{}", stderr(&analyze));
+    let md = crate::common::stdout(&analyze);
+    assert_eq!(
+        md.matches("| copy_gb_per_s [variant=stride]").count(),
+        1,
+        "{md}"
+    );
+    let compare = sweep(tmp.path())
+        .arg("compare")
+        .arg(&run)
+        .arg(&run)
+        .args(["--y", "copy_gb_per_s,copy_gb_per_s"])
+        .output()
+        .unwrap();
+    assert_eq!(compare.status.code(), Some(0), "{}", stderr(&compare));
+    let md = crate::common::stdout(&compare);
+    assert_eq!(
+        md.matches("| copy_gb_per_s [variant=stride]").count(),
+        1,
+        "{md}"
+    );
+    assert!(md.contains("37 values compared: 37 same"), "{md}");
+}

@@ -220,7 +220,7 @@ impl Series for Run {
             }
             None => self.axes.iter().filter(|a| **a != x).cloned().collect(),
         };
-        let metrics = if opts.y.is_empty() {
+        let mut metrics: Vec<MetricColumn> = if opts.y.is_empty() {
             self.metrics.clone()
         } else {
             let names: Vec<String> = self.metrics.iter().map(|m| m.column.clone()).collect();
@@ -239,6 +239,9 @@ impl Series for Run {
                 })
                 .collect::<Result<_, _>>()?
         };
+        // A metric named twice (`--y copy,copy_gb_per_s`) is one series, analysed once.
+        let mut seen = std::collections::HashSet::new();
+        metrics.retain(|m| seen.insert(m.column.clone()));
         if metrics.is_empty() {
             return Err(AnalyzeError::NoMetrics {
                 path: self.path.clone(),
