@@ -338,3 +338,40 @@ fn a_metric_named_twice_in_y_is_one_series() {
     );
     assert!(md.contains("37 values compared: 37 same"), "{md}");
 }
+
+/// Review 9b, M6: `--out` naming a file (a typo, `/dev/null`) made analyze, export, report and
+/// compare fail with "cannot write `x`: File exists (os error 17)", exit 4 as a full disk, and
+/// plot with "Not a directory": no hint, and an exit code that blames the environment. Refused
+/// as a usage error naming it, before anything is read or written.
+#[test]
+fn an_out_that_is_a_file_is_a_usage_error() {
+    let tmp = tempfile::tempdir().unwrap();
+    let run = h100_copy(tmp.path(), "run");
+    let file = write(tmp.path(), "notes.txt", "mine");
+    let csv = run.join("results.csv");
+    for args in [
+        vec![std::ffi::OsStr::new("analyze"), csv.as_os_str()],
+        vec!["plot".as_ref(), csv.as_os_str()],
+        vec!["export".as_ref(), run.as_os_str()],
+        vec!["report".as_ref(), run.as_os_str()],
+        vec!["compare".as_ref(), run.as_os_str(), run.as_os_str()],
+    ] {
+        let out = sweep(tmp.path())
+            .args(&args)
+            .arg("--out")
+            .arg(&file)
+            .output()
+            .unwrap();
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert_eq!(
+            err,
+            format!(
+                "error: --out `{}` is a file, not a folder (hint: --out names the folder its files go into, made if missing)\n",
+                file.display()
+            ),
+            "{args:?}"
+        );
+        assert_eq!(std::fs::read_to_string(&file).unwrap(), "mine");
+    }
+}
