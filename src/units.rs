@@ -120,11 +120,27 @@ pub fn quantity(unit: &str) -> Option<&'static str> {
     }
 }
 
+/// `text` (an axis value, a series or point name, read from a CSV) with its control characters
+/// escaped (`\n`, `\u{1b}`): a line break would tear the line of a Markdown table or list, an
+/// ANSI escape would act on the terminal `sweep analyze` and `sweep compare` print to.
+pub fn visible(text: &str) -> std::borrow::Cow<'_, str> {
+    if !text.chars().any(char::is_control) {
+        return text.into();
+    }
+    text.chars()
+        .map(|c| match c.is_control() {
+            true => c.escape_debug().to_string(),
+            false => c.to_string(),
+        })
+        .collect::<String>()
+        .into()
+}
+
 /// A Markdown table whose columns line up in a terminal as well as in a renderer: every cell padded
 /// to its column's width (in characters), `|` inside a cell escaped. analysis.md, compare.md and
 /// what `sweep analyze` and `sweep compare` print.
 pub fn markdown_table(head: &[&str], rows: &[Vec<String>]) -> String {
-    let cell = |c: &str| c.replace('|', "\\|");
+    let cell = |c: &str| visible(c).replace('|', "\\|");
     let mut width: Vec<usize> = head.iter().map(|h| h.chars().count()).collect();
     for row in rows {
         for (w, c) in width.iter_mut().zip(row) {

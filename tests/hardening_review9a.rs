@@ -589,7 +589,10 @@ fn an_interrupt_does_not_wait_for_the_builds_in_flight() {
     let took = t0.elapsed();
     let said = format!("{}{}", common::stdout(&out), stderr(&out));
     assert_eq!(out.status.code(), Some(130), "{said}");
-    assert!(took.as_secs_f64() < 10.0, "took {took:?} after SIGTERM: {said}");
+    assert!(
+        took.as_secs_f64() < 10.0,
+        "took {took:?} after SIGTERM: {said}"
+    );
     let run = run_dirs(&p.path().join("output/saw4")).pop().unwrap();
     assert!(
         rows(&run.join("results.csv")).is_empty(),

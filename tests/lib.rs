@@ -22,6 +22,7 @@ mod hardening_lows;
 mod hardening_review7;
 mod hardening_review8;
 mod hardening_review9a;
+mod hardening_review9b;
 mod nvcc;
 mod read_scale;
 mod render_limits;

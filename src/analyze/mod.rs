@@ -679,7 +679,7 @@ impl Analysis {
                 best,
                 within,
             ]);
-            readings += &format!("- `{}`: {}\n", s.name, s.reading);
+            readings += &format!("- `{}`: {}\n", crate::units::visible(&s.name), s.reading);
         }
         out += &crate::units::markdown_table(&MARKDOWN_COLUMNS, &rows);
         if !readings.is_empty() {

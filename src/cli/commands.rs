@@ -697,26 +697,41 @@ pub(crate) fn dispatch(cli: Cli) -> Result<i32, CliError> {
         }
         Command::Cache { action, place } => cache(&action, &place),
         Command::RenderWorker => Ok(sweep::render::serve()),
-        Command::Analyze { results, select } => analyze(&results, &select),
+        Command::Analyze { results, select } => {
+            outputs::refuse_a_file_as_folder(select.out.as_deref())?;
+            analyze(&results, &select)
+        }
         Command::Plot {
             results,
             select,
             look,
-        } => plot(&results, &select, &look),
+        } => {
+            outputs::refuse_a_file_as_folder(select.out.as_deref())?;
+            plot(&results, &select, &look)
+        }
         Command::Compare {
             run_a,
             run_b,
             y,
             out,
             fail_on_slower,
-        } => compare(&run_a, &run_b, y, out, fail_on_slower),
+        } => {
+            outputs::refuse_a_file_as_folder(out.as_deref())?;
+            compare(&run_a, &run_b, y, out, fail_on_slower)
+        }
         Command::Export {
             run_dir,
             format,
             dialect,
             out,
-        } => export(&run_dir, &format, dialect, out),
-        Command::Report { run_dir, out } => report(run_dir, out),
+        } => {
+            outputs::refuse_a_file_as_folder(out.as_deref())?;
+            export(&run_dir, &format, dialect, out)
+        }
+        Command::Report { run_dir, out } => {
+            outputs::refuse_a_file_as_folder(out.as_deref())?;
+            report(run_dir, out)
+        }
         Command::Merge { runs, out } => merge(&runs, out),
         Command::Slurm {
             spec,

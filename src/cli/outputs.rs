@@ -59,6 +59,19 @@ pub(crate) fn refuse_own_inputs(
     Ok(())
 }
 
+/// Refuses an `--out` that names something other than a folder (a file, a device): the readers
+/// write their files into a folder there, made if missing, and `File exists` (exit 4, as a full
+/// disk) would not say what to change.
+pub(crate) fn refuse_a_file_as_folder(out: Option<&Path>) -> Result<(), CliError> {
+    match out {
+        Some(out) if out.exists() && !out.is_dir() => Err(CliError::Usage(format!(
+            "--out `{}` is a file, not a folder (hint: --out names the folder its files go into, made if missing)",
+            one_line(&out.display().to_string())
+        ))),
+        _ => Ok(()),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

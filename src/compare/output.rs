@@ -18,8 +18,11 @@ fn named(labels: &[String]) -> String {
         .iter()
         .take(NAMED)
         .map(|l| match crate::spec::nfc::decomposed(l) {
-            Some(points) => format!("{l} (written decomposed: {points})"),
-            None => l.clone(),
+            Some(points) => format!(
+                "{} (written decomposed: {points})",
+                crate::units::visible(l)
+            ),
+            None => crate::units::visible(l).into_owned(),
         })
         .collect::<Vec<_>>()
         .join("; ");

@@ -390,7 +390,8 @@ pub(super) fn common_metrics(
     if y.is_empty() {
         return Ok(common);
     }
-    y.iter()
+    let mut named: Vec<MetricColumn> = y
+        .iter()
         .map(|name| {
             common
                 .iter()
@@ -401,7 +402,11 @@ pub(super) fn common_metrics(
                     common: columns(&common),
                 })
         })
-        .collect()
+        .collect::<Result<_, _>>()?;
+    // A metric named twice (`--y copy,copy_gb_per_s`) is compared once, not counted twice.
+    let mut seen = std::collections::HashSet::new();
+    named.retain(|m| seen.insert(m.column.clone()));
+    Ok(named)
 }
 
 /// Both runs must have the same axes, in any order.

@@ -560,6 +560,29 @@ impl Spec {
                     format!("metric column `{}` is defined twice", metric.column()),
                 ));
             }
+            // Every column the metric fills, its status and repeat spread too, is its own: a
+            // metric `a_median` in the unit of `a` writes `a`'s median column, two metrics `a`
+            // of two units the same `a_rel_ci`; the CSV would have two columns of one name, that
+            // every reader refuses.
+            if let Some((other, column)) = metrics.iter().find_map(|m: &Metric| {
+                let theirs = own_columns(m);
+                own_columns(&metric)
+                    .into_iter()
+                    .find(|c| theirs.contains(c))
+                    .map(|c| (m.name.clone(), c))
+            }) {
+                let hint = "hint: rename one of them: a metric writes `<name>_<unit>`, `<name>_median_<unit>`, `<name>_rel_ci` and more";
+                return Err(invalid(
+                    at,
+                    match other == metric.name {
+                        true => format!("metric `{other}` is defined twice ({hint})"),
+                        false => format!(
+                            "metric `{}` writes the column `{column}`, which metric `{other}` writes too ({hint})",
+                            metric.name
+                        ),
+                    },
+                ));
+            }
             if let Some(line) = metric.columns().iter().find_map(|c| {
                 crate::schema::refuse_reserved(&format!("metric `{}`", metric.name), c)
             }) {
@@ -844,6 +867,15 @@ impl Spec {
     pub fn axis_names(&self) -> Vec<String> {
         self.axes.iter().map(|a| a.name.clone()).collect()
     }
+}
+
+/// Every column of results.csv that metric `m` fills: its value and statistics, its repeat
+/// spread and its own status.
+fn own_columns(m: &Metric) -> Vec<String> {
+    let mut columns = m.columns();
+    columns.push(crate::schema::repeat_spread_column(&m.name));
+    columns.push(crate::schema::metric_status_column(&m.name));
+    columns
 }
 
 /// One plain folder name: letters, digits, `_`, `-` and `.`, not `.` or `..` (the bench's

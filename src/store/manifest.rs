@@ -215,6 +215,11 @@ impl Manifest {
             });
         }
         let path = dir.join(MANIFEST);
+        // One that is no file is refused, not read: a pipe would block every reader, `/dev/zero`
+        // fill the memory.
+        if std::fs::metadata(&path).is_ok_and(|m| !m.is_file()) {
+            return Err(StoreError::ManifestNotAFile { path });
+        }
         let text = std::fs::read_to_string(&path).map_err(|e| StoreError::Read {
             path: path.clone(),
             cause: e.into(),

@@ -110,6 +110,8 @@ pub enum StoreError {
     /// (`/dev/zero`).
     #[error("`{path}` is not a regular file (a folder, a pipe, a device or a socket): sweep reads its CSVs from files (hint: save it to a file first and give that)")]
     NotAFile { path: PathBuf },
+    #[error("`{path}` is not a regular file (a folder, a pipe, a device or a socket), so not the manifest sweep writes (hint: put the run's manifest.json back from a copy, or give a copy of its results.csv without the folder)")]
+    ManifestNotAFile { path: PathBuf },
     #[error(
         "`{path}` holds no results.csv (hint: give a run folder of `sweep run`, or a results CSV)"
     )]

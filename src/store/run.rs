@@ -142,7 +142,9 @@ impl RunDir {
 
     /// Whether the folder is a run: it has a manifest (every run folder has one from its start).
     pub fn is_run(&self) -> bool {
-        self.manifest().is_file()
+        // A manifest.json that is no file (a folder, a pipe) still makes a run folder, whose
+        // reader refuses it by name, not a folder read as a CSV alone or "with no manifest".
+        self.manifest().exists()
     }
 
     /// The run folder a results CSV lies in, when it has a manifest beside it.
@@ -167,7 +169,9 @@ impl RunDir {
         if path.is_dir() {
             let dir = RunDir::new(path);
             let csv = dir.results();
-            if csv.is_file() {
+            // A results.csv that is no file (a folder, a pipe) too: its reader refuses it by
+            // name, where "holds no results.csv" would deny what the user sees.
+            if csv.exists() {
                 let run = dir.is_run().then_some(dir);
                 Located::Csv { csv, run }
             } else {

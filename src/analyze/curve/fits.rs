@@ -31,6 +31,9 @@ pub(super) struct StairResult {
 /// without the points that neither the baseline nor the staircase explains (outliers), when there
 /// are any. `None` when the cost cannot be formed.
 pub(super) fn fit_staircase(grid: &Grid, sense: Sense) -> Option<StairResult> {
+    if !grid.searchable() {
+        return None;
+    }
     let used: Vec<usize> = (0..grid.x.len())
         .filter(|&i| cost(grid, sense, i).is_some())
         .collect();
@@ -216,6 +219,9 @@ pub(super) struct FoldResult {
 }
 
 pub(super) fn fit_fold(grid: &Grid, sense: Sense) -> Option<FoldResult> {
+    if !grid.searchable() {
+        return None;
+    }
     let value = |i: usize| -> Option<f64> {
         let y = grid.y[i];
         (y > 0.0).then(|| match sense {
@@ -278,6 +284,9 @@ const COMB_MIN_HEIGHT: f64 = 0.03;
 /// BIC gain over one level, paying for every period and residue searched. The lone-spike
 /// filter's 5 % floor is not asked for: spikes of 11-20 % at 2-3 % noise pass under it.
 pub(super) fn fit_comb(grid: &Grid, sense: Sense) -> Option<Comb> {
+    if !grid.searchable() {
+        return None;
+    }
     let used: Vec<usize> = (0..grid.x.len()).filter(|&i| grid.y[i] > 0.0).collect();
     if used.len() < 8 * COMB_MIN_CYCLES {
         return None;

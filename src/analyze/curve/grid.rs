@@ -70,6 +70,15 @@ impl Grid {
         grid
     }
 
+    /// Whether the period, fold and comb searches can work on this grid: its indices span at
+    /// most 2^52 steps, so that they and their sums stay exact integers. An x far off the others
+    /// (1e308 beside 1..1024, a pow2 axis to 2^63) spans more: its index saturates, and the
+    /// searches' arithmetic would overflow; such a curve is read without a period.
+    pub(super) fn searchable(&self) -> bool {
+        const SPAN: i64 = 1 << 52;
+        self.g.iter().all(|&g| (0..=SPAN).contains(&g))
+    }
+
     pub(super) fn to_x(&self, g: i64) -> f64 {
         self.x0 + g as f64 * self.unit
     }

@@ -101,6 +101,28 @@ fn other_x_hint(run: &Run, x: &str) -> String {
     }
 }
 
+impl Run {
+    /// Of the axes that hold numbers and some text, the first one's first cell of text, as the
+    /// error that names it.
+    fn first_stray_cell(&self) -> Option<AnalyzeError> {
+        self.axes.iter().find_map(|a| {
+            let col = self.column(a)?;
+            let cells = || self.rows.iter().map(|row| self.cell(row, col));
+            cells().any(|c| self.number(c).is_some()).then_some(())?;
+            let (line, value) = cells()
+                .enumerate()
+                .find(|(_, c)| !c.is_empty() && self.number(c).is_none())?;
+            Some(AnalyzeError::NotNumeric {
+                axis: a.clone(),
+                value: value.to_string(),
+                path: self.path.clone(),
+                line: line + 2,
+                hint: format!("mend that cell; else {}", other_x_hint(self, a)),
+            })
+        })
+    }
+}
+
 impl Series for Run {
     /// Whether every non-empty value of the column is a number.
     fn is_numeric(&self, col: usize) -> bool {
@@ -173,11 +195,20 @@ impl Series for Run {
                         best = Some((a, n));
                     }
                 }
-                best.map(|(a, _)| a.clone())
-                    .ok_or_else(|| AnalyzeError::NoNumericAxis {
-                        path: self.path.clone(),
-                        axes: listed(&self.axes),
-                    })?
+                match best {
+                    Some((a, _)) => a.clone(),
+                    // An axis of numbers but for a cell or a few (edited by hand, a cell of
+                    // text pasted in) is named with its first such cell: "every axis is a
+                    // category" would hide the one cell to mend.
+                    None => {
+                        return Err(self.first_stray_cell().unwrap_or_else(|| {
+                            AnalyzeError::NoNumericAxis {
+                                path: self.path.clone(),
+                                axes: listed(&self.axes),
+                            }
+                        }))
+                    }
+                }
             }
         };
         let by = match &opts.by {
@@ -189,7 +220,7 @@ impl Series for Run {
             }
             None => self.axes.iter().filter(|a| **a != x).cloned().collect(),
         };
-        let metrics = if opts.y.is_empty() {
+        let mut metrics: Vec<MetricColumn> = if opts.y.is_empty() {
             self.metrics.clone()
         } else {
             let names: Vec<String> = self.metrics.iter().map(|m| m.column.clone()).collect();
@@ -208,6 +239,9 @@ impl Series for Run {
                 })
                 .collect::<Result<_, _>>()?
         };
+        // A metric named twice (`--y copy,copy_gb_per_s`) is one series, analysed once.
+        let mut seen = std::collections::HashSet::new();
+        metrics.retain(|m| seen.insert(m.column.clone()));
         if metrics.is_empty() {
             return Err(AnalyzeError::NoMetrics {
                 path: self.path.clone(),
