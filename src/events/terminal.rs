@@ -172,7 +172,9 @@ fn point_lines(
     let marked = row_marks(row, target);
     let status = format!("{:>STATUS$}", status_word(row, &marked));
     let label = row.point.label();
-    widths.label = widths.label.max(label.chars().count());
+    // The line is cut to `width` anyway; a wider pad (a 2 MB axis value) is past what `format!`
+    // can pad to (a panic), and padding it would cost its length on every later line.
+    widths.label = widths.label.max(label.chars().count()).min(width.min(1 << 12));
     let head = format!(
         " [{:>n$}/{}] {label:<lw$}   ",
         at.done,

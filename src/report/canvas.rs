@@ -194,9 +194,12 @@ fn title<DB: DrawingBackend<ErrorType: 'static>>(
 ) -> Result<(), ChartError> {
     let (w, _) = area.dim_in_pixel();
     let max = w - 24;
+    // A title longer than the canvas has pixels is cut whatever its size: only its head is
+    // measured (a 2 MB axis value in it took minutes).
+    let (head, cut) = legend::head(text, max as usize + 1);
     let size = [18, 16, 14, 12]
         .into_iter()
-        .find(|&s| width(text, s) <= max)
+        .find(|&s| !cut && width(head, s) <= max)
         .unwrap_or(12);
     let shown = legend::fit(text, max, |t| width(t, size));
     let style =
