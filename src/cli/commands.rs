@@ -239,12 +239,29 @@ fn json_to_stdout(run: &sweep::store::Run, path: &Path) -> Result<(), sweep::sto
     };
     let v = sweep::export::run_json(run)?;
     let text = serde_json::to_string_pretty(&v).map_err(|e| failed(e.into()))?;
+    if stdout_was_closed() {
+        return Err(failed(std::io::Error::from_raw_os_error(libc::EBADF)));
+    }
     let mut stdout = std::io::stdout().lock();
     stdout
         .write_all(text.as_bytes())
         .and_then(|()| stdout.write_all(b"\n"))
         .and_then(|()| stdout.flush())
         .map_err(failed)
+}
+
+/// Whether sweep started with stdout closed (`>&-`): Rust's runtime then opens `/dev/null` on
+/// it, read-write, and every write to it succeeds, so the JSON sent there would be lost unsaid. A
+/// shell's `> /dev/null` opens it write-only: that is the user's choice, and no failure.
+fn stdout_was_closed() -> bool {
+    // SAFETY: fstat and fcntl only read the state of fd 1 into a local.
+    unsafe {
+        let mut st: libc::stat = std::mem::zeroed();
+        libc::fstat(libc::STDOUT_FILENO, &mut st) == 0
+            && st.st_mode & libc::S_IFMT == libc::S_IFCHR
+            && st.st_rdev == libc::makedev(1, 3)
+            && libc::fcntl(libc::STDOUT_FILENO, libc::F_GETFL) & libc::O_ACCMODE == libc::O_RDWR
+    }
 }
 
 /// Refuses an `--export-json` file inside a run folder (one holding manifest.json, or a folder
