@@ -207,7 +207,7 @@ fn run(spec: &Spec, args: &RunArgs, resume: Option<PathBuf>) -> Result<i32, CliE
         }
     }
     if !args.export.is_empty() && !summary.interrupted {
-        match export_files(&summary.run_dir, &args.export, None, None) {
+        match export_files(&summary.run_dir, &args.export, None, None, false) {
             Ok(files) => files.iter().for_each(|f| out.on(&Event::Wrote(f))),
             Err(e) => {
                 export_failed = export_failed.or(Some(e.exit_code()));
@@ -521,7 +521,7 @@ fn export(
     dialect: Option<sweep::store::Dialect>,
     out: Option<PathBuf>,
 ) -> Result<i32, CliError> {
-    for path in export_files(run_dir, formats, dialect, out)? {
+    for path in export_files(run_dir, formats, dialect, out, true)? {
         eprintln!("wrote {}", path.display());
     }
     Ok(exit::OK)
@@ -544,9 +544,17 @@ fn export_files(
     formats: &[sweep::export::Format],
     dialect: Option<sweep::store::Dialect>,
     out: Option<PathBuf>,
+    refuse_empty: bool,
 ) -> Result<Vec<PathBuf>, CliError> {
     let run = sweep::store::Run::open_dir(run_dir).map_err(CliError::Store)?;
     let typed = sweep::export::Typed::of(&run).map_err(CliError::Store)?;
+    // `sweep export` of a run without a row would write empty files and say it did (as analyze
+    // and compare, it is refused); `run --export` of a sweep with no point to run writes them.
+    if refuse_empty && typed.results.rows.is_empty() {
+        return Err(CliError::Export(sweep::export::ExportError::NoRows {
+            path: run.path.clone(),
+        }));
+    }
     let out = match out {
         // Through a link, --out may reach the run's own files (a run folder as --out is the
         // export's to refuse, naming it).

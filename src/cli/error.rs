@@ -149,7 +149,7 @@ impl CliError {
             },
             CliError::Export(e) => match e {
                 ExportError::OutIsARun { .. } => exit::USAGE,
-                ExportError::TooBig { .. } => exit::BAD_INPUT,
+                ExportError::TooBig { .. } | ExportError::NoRows { .. } => exit::BAD_INPUT,
                 ExportError::Store(e) => store_code(e),
                 ExportError::Write { .. } | ExportError::Workbook { .. } => exit::ENVIRONMENT,
             },

@@ -110,6 +110,9 @@ pub enum StoreError {
     /// (`/dev/zero`).
     #[error("`{path}` is not a regular file (a folder, a pipe, a device or a socket): sweep reads its CSVs from files (hint: save it to a file first and give that)")]
     NotAFile { path: PathBuf },
+    /// A CSV of 0 bytes: not even a header, so no column to name as missing.
+    #[error("`{path}` is empty (0 bytes): not a results CSV (hint: give a results.csv written by `sweep run`, which starts with its header line)")]
+    Empty { path: PathBuf },
     #[error(
         "`{path}` holds no results.csv (hint: give a run folder of `sweep run`, or a results CSV)"
     )]

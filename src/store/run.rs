@@ -231,6 +231,11 @@ impl Run {
             None => None,
         };
         let bytes = super::read::read_file(path)?;
+        if bytes.is_empty() {
+            return Err(StoreError::Empty {
+                path: path.to_path_buf(),
+            });
+        }
         let (dialect, mut reader) = super::read::reader(&bytes, None);
         let header: Vec<String> = reader
             .headers()
