@@ -61,7 +61,7 @@ pub enum PointsError {
         what: String,
         hint: String,
     },
-    #[error("{path}: filter `{filter}` drops every one of the {total} points (hint: check the comparison against the axis ranges)")]
+    #[error("{path}: filter `{filter}` drops every one of the {} (hint: check the comparison against the axis ranges)", crate::words::plural(*total, "point"))]
     FilterDropsAll {
         path: String,
         filter: String,

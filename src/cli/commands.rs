@@ -1,6 +1,7 @@
 //! What each subcommand does: loads what it needs and calls the library; a failure comes back as
 //! a [`CliError`] (src/cli/error.rs), which `main` prints and maps to its exit code.
 
+use sweep::words::plural;
 use super::args::*;
 use super::error::CliError;
 use super::outputs;
@@ -390,18 +391,18 @@ fn plan(spec: &Spec, sharding: &Sharding) -> Result<i32, CliError> {
     }
     if spec.repeat > 1 {
         println!(
-            "{} points, each in {} processes (repeat: pass 1 in this order, the others shuffled)",
-            points.len(),
+            "{}, each in {} processes (repeat: pass 1 in this order, the others shuffled)",
+            plural(points.len(), "point"),
             spec.repeat
         );
     } else if spec.rechecks() {
         println!(
-            "{} points (recheck: one whose samples fall into two groups runs in {} more processes at the end)",
-            points.len(),
+            "{} (recheck: one whose samples fall into two groups runs in {} more processes at the end)",
+            plural(points.len(), "point"),
             spec.recheck
         );
     } else {
-        println!("{} points", points.len());
+        println!("{}", plural(points.len(), "point"));
     }
     Ok(exit::OK)
 }
@@ -465,8 +466,8 @@ fn build(
         eprintln!("build failed: {f}");
     }
     println!(
-        "built {} points, {} from cache, {} failed, in {:.1} s (arch {} from {}; logs in {})",
-        r.built,
+        "built {}, {} from cache, {} failed, in {:.1} s (arch {} from {}; logs in {})",
+        plural(r.built, "point"),
         r.cached,
         r.failed.len(),
         r.wall.as_secs_f64(),
@@ -487,16 +488,16 @@ fn cache(action: &str, place: &Where) -> Result<i32, CliError> {
     let clean = action == "clean";
     let s = if clean { cache.clean()? } else { cache.stats() };
     println!(
-        "cache {} {} {} builds, {:.1} MiB",
+        "cache {} {} {}, {:.1} MiB",
         cache.dir.display(),
         if clean { "removed" } else { "holds" },
-        s.entries,
+        plural(s.entries, "build"),
         s.bytes as f64 / 1048576.0
     );
     if s.in_use > 0 {
         println!(
-            "and kept {} builds that running sweeps use (`sweep cache clean` again once they end)",
-            s.in_use
+            "and kept {} that running sweeps use (`sweep cache clean` again once they end)",
+            plural(s.in_use, "build")
         );
     }
     if s.partial > 0 {
@@ -867,7 +868,7 @@ fn list(dir: &Path) {
     println!("sweeps ({}):", sweeps.len());
     for s in sweeps {
         let line = match s.read {
-            Ok((bench, n)) => format!("bench {:<14} {n} points", super::error::one_line(&bench)),
+            Ok((bench, n)) => format!("bench {:<14} {}", super::error::one_line(&bench), plural(n, "point")),
             Err(err) => format!("error: {}", super::error::one_line(&err.to_string())),
         };
         println!(

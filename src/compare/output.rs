@@ -1,5 +1,6 @@
 //! What a comparison shows: the Markdown (stdout and `compare.md`) and `compare.csv`.
 
+use crate::words::plural;
 use super::{label, listed, CompareError, Comparison, PointCmp, Shape, Side, Verdict};
 use super::{CSV_COLUMNS, LARGEST, NAMED};
 use crate::analyze::reading::{human, percent};
@@ -87,7 +88,7 @@ impl Comparison {
     pub fn to_markdown(&self) -> String {
         let side = |s: &Side| {
             let gpu = s.gpu.as_ref().map_or(String::new(), |g| format!(", {g}"));
-            format!("`{}` ({} rows{gpu})", s.path.display(), s.rows)
+            format!("`{}` ({}{gpu})", s.path.display(), plural(s.rows, "row"))
         };
         let mut out = format!(
             "## Compare B with A\n\nA: {}  \nB: {}\n\n",
@@ -96,8 +97,8 @@ impl Comparison {
         );
         let (same, faster, slower) = self.counts();
         out += &format!(
-            "{} points matched by {}; only in A: {}; only in B: {}.  \n",
-            self.matched,
+            "{} matched by {}; only in A: {}; only in B: {}.  \n",
+            plural(self.matched, "point"),
             listed(&self.axes),
             named(&self.only_a),
             named(&self.only_b)
@@ -110,9 +111,9 @@ impl Comparison {
             );
         }
         out += &format!(
-            "{} values compared: {same} same, {faster} faster, {slower} slower \
+            "{} compared: {same} same, {faster} faster, {slower} slower \
              (same: |B/A - 1| <= u_A + u_B, u = max(sqrt(rel_ci^2 + between^2), spread/2, repeat_spread/2)).\n\n",
-            same + faster + slower
+            plural(same + faster + slower, "value")
         );
         let x = self.x.as_deref().unwrap_or("x");
         let best = format!("best {x} A / B");

@@ -422,8 +422,10 @@ impl Reporter for Terminal {
                     bar.finish_and_clear();
                 }
                 self.note(format!(
-                    "{what} {todo} of {total} points into {} ({jobs} build jobs, runs on {on})",
-                    run_dir.display()
+                    "{what} {todo} of {} into {} ({}, runs on {on})",
+                    crate::words::plural(*total, "point"),
+                    run_dir.display(),
+                    crate::words::plural(*jobs, "build job")
                 ));
                 if std::io::stderr().is_terminal() && !self.quiet {
                     self.start_bar(*todo);

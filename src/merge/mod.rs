@@ -103,7 +103,7 @@ pub enum MergeError {
     Foreign { dir: String, id: String },
     #[error("run `{dir}` was made by an older sweep, whose point ids (`{id}`) lack the `p` prefix (hint: merge it with the sweep that made it, or re-run it)")]
     OldIds { dir: String, id: String },
-    #[error("{count} points appear more than once: {list} (hint: pass one run per shard; nothing was written)")]
+    #[error("{} more than once: {list} (hint: pass one run per shard; nothing was written)", crate::words::plural(*count, "point"))]
     Duplicates { count: usize, list: String },
     #[error("--out `{dir}` {holds}: a merge writes a run folder of its own (hint: --out takes a new or empty folder; without --out the merge goes to <sweep folder>/<stamp>-merged)")]
     OutExists { dir: String, holds: String },

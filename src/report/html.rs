@@ -448,9 +448,10 @@ fn progress(h: &mut String, run: &Run, tally: &Tally, rows: &BTreeMap<Status, us
         .collect();
     let _ = writeln!(
         h,
-        "<h2 id=\"progress\">Progress</h2>\n<p>{} of {} points done: {} measured, {} failed{}.</p>",
+        "<h2 id=\"progress\">Progress</h2>\n<p>{} of {} {} done: {} measured, {} failed{}.</p>",
         marks::count(t.rows.len()),
         marks::count(run.manifest.points_total),
+        crate::words::noun_for(run.manifest.points_total, "point"),
         marks::count(measured),
         marks::count(failed),
         if why.is_empty() {
