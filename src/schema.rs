@@ -103,6 +103,19 @@ pub fn metric_status_column(metric_name: &str) -> String {
     format!("{metric_name}_status")
 }
 
+/// `v` in the fewest digits that read back as it (Rust's shortest round trip), as people and
+/// spreadsheets read it: `1000`, `0.25`, `-0`, and in exponent form where the plain one would be
+/// long (`5e-324`, `1e308`, `1.5e-7`), never a fixed-point expansion of hundreds of digits (`{}`
+/// writes 1e308 with 309 digits and 5e-324 with 324 decimals).
+pub fn shortest(v: f64) -> String {
+    let a = v.abs();
+    if a != 0.0 && a.is_finite() && !(1e-5..1e16).contains(&a) {
+        format!("{v:e}")
+    } else {
+        format!("{v}")
+    }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum, Default)]
 #[serde(rename_all = "lowercase")]
 pub enum Dialect {
@@ -122,7 +135,7 @@ impl Dialect {
     }
 
     pub fn number(self, v: f64) -> String {
-        let s = format!("{v}");
+        let s = shortest(v);
         match self {
             Dialect::Comma => s,
             Dialect::Semicolon => s.replace('.', ","),

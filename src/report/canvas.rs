@@ -19,6 +19,7 @@
 //! converted (svg2pdf), both with the built-in font, so every format shows the same text in the
 //! same place. The plot's frame (its pixels and axis ranges) is written onto the SVG root.
 
+use crate::schema::shortest;
 use super::legend::{self, Entry};
 use super::{font, ChartError, ReportError};
 use plotters::coord::Shift;
@@ -327,12 +328,12 @@ pub(crate) fn frame_attributes(f: &Frame) -> String {
     let (l, t, r, b) = f.px;
     format!(
         " data-frame=\"{l} {t} {r} {b}\" data-x=\"{} {} {}\" data-y=\"{} {}\" data-y-scale=\"{}\" data-y-unit=\"{}\"",
-        f.x.0,
-        f.x.1,
+        shortest(f.x.0),
+        shortest(f.x.1),
         if f.log2 { "log2" } else { "lin" },
-        f.y.0,
-        f.y.1,
-        f.y_scale,
+        shortest(f.y.0),
+        shortest(f.y.1),
+        shortest(f.y_scale),
         escape(&f.y_unit)
     )
 }
