@@ -846,6 +846,26 @@ fn slurm(spec: &Path, req: sweep::slurm::Request, submit: bool) -> Result<i32, C
 }
 
 /// `sweep list`: the benches and sweeps of the project in `dir`.
+/// A sweep's size as `sweep list` says it: `64 points`, `256 points (threads 64 x mode 4)`, and
+/// with a filter `71 points (filtered from variant 3 x offset 33 x stride 37 = 3663)`.
+fn size_words(size: &sweep::points::Size) -> String {
+    let dims: Vec<String> = size
+        .dims
+        .iter()
+        .map(|(names, n)| format!("{} {n}", super::error::one_line(&names.join("+"))))
+        .collect();
+    match (size.kept, size.dims.len()) {
+        (None, 0 | 1) => plural(size.total, "point"),
+        (None, _) => format!("{} ({})", plural(size.total, "point"), dims.join(" x ")),
+        (Some(kept), _) => format!(
+            "{} (filtered from {} = {})",
+            plural(kept, "point"),
+            dims.join(" x "),
+            size.total
+        ),
+    }
+}
+
 fn list(dir: &Path) {
     let benches = sweep::project::benches(dir);
     println!("benches ({}):", benches.len());
@@ -868,7 +888,11 @@ fn list(dir: &Path) {
     println!("sweeps ({}):", sweeps.len());
     for s in sweeps {
         let line = match s.read {
-            Ok((bench, n)) => format!("bench {:<14} {}", super::error::one_line(&bench), plural(n, "point")),
+            Ok((bench, size)) => format!(
+                "bench {:<14} {}",
+                super::error::one_line(&bench),
+                size_words(&size)
+            ),
             Err(err) => format!("error: {}", super::error::one_line(&err.to_string())),
         };
         println!(
