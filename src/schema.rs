@@ -105,11 +105,11 @@ pub fn metric_status_column(metric_name: &str) -> String {
 
 /// `v` in the fewest digits that read back as it (Rust's shortest round trip), as people and
 /// spreadsheets read it: `1000`, `0.25`, `-0`, and in exponent form where the plain one would be
-/// long (`5e-324`, `1e308`, `1.5e-7`), never a fixed-point expansion of hundreds of digits (`{}`
+/// long (`5e-324`, `1e308`, `1.5e-10`), never a fixed-point expansion of hundreds of digits (`{}`
 /// writes 1e308 with 309 digits and 5e-324 with 324 decimals).
 pub fn shortest(v: f64) -> String {
     let a = v.abs();
-    if a != 0.0 && a.is_finite() && !(1e-5..1e16).contains(&a) {
+    if a != 0.0 && a.is_finite() && !(1e-9..1e16).contains(&a) {
         format!("{v:e}")
     } else {
         format!("{v}")
@@ -226,6 +226,28 @@ pub fn carries_values(cell: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn numbers_are_written_in_their_shortest_round_trip_form() {
+        for (v, written) in [
+            (5e-324, "5e-324"),
+            (4.9e-324, "5e-324"),
+            (1e308, "1e308"),
+            (f64::MAX, "1.7976931348623157e308"),
+            (-0.0, "-0"),
+            (0.0, "0"),
+            (1000.0, "1000"),
+            (0.000001, "0.000001"),
+            (1.5e-10, "1.5e-10"),
+            (-2.5e20, "-2.5e20"),
+            (12345.678, "12345.678"),
+        ] {
+            assert_eq!(shortest(v), written);
+            let back: f64 = written.parse().unwrap();
+            assert_eq!(back.to_bits(), v.to_bits(), "{written} reads back as {v}");
+        }
+        assert_eq!(Dialect::Semicolon.number(1.5e-10), "1,5e-10");
+    }
 
     #[test]
     fn fixed_columns_are_reserved_and_others_are_not() {
