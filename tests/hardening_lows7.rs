@@ -40,7 +40,12 @@ fn two_shards(p: &Path) -> (PathBuf, PathBuf) {
         assert!(out.status.success(), "{}", stderr(&out));
     }
     let runs = run_dirs(&p.join("output/s4"));
-    let of = |s: &str| runs.iter().find(|r| r.to_string_lossy().contains(s)).unwrap().clone();
+    let of = |s: &str| {
+        runs.iter()
+            .find(|r| r.to_string_lossy().contains(s))
+            .unwrap()
+            .clone()
+    };
     (of("shard-0-of-2"), of("shard-1-of-2"))
 }
 
@@ -55,7 +60,14 @@ fn json_to_a_closed_or_full_stdout_is_a_failure_and_the_run_is_kept() {
     saw4(p.path());
     let mut closed = common::sweep_process(p.path());
     closed
-        .args(["run", "sweeps/s4.toml", "-q", "--no-analyze", "--export-json", "-"])
+        .args([
+            "run",
+            "sweeps/s4.toml",
+            "-q",
+            "--no-analyze",
+            "--export-json",
+            "-",
+        ])
         .env_remove("SWEEP_CACHE")
         .stderr(std::process::Stdio::piped());
     // SAFETY: only closes fd 1 of the child between fork and exec.
@@ -68,10 +80,14 @@ fn json_to_a_closed_or_full_stdout_is_a_failure_and_the_run_is_kept() {
     let out = closed.output().unwrap();
     let err = stderr(&out);
     assert_eq!(out.status.code(), Some(4), "{err}");
-    let warning: Vec<&str> = err.lines().filter(|l| l.contains("--export-json")).collect();
+    let warning: Vec<&str> = err
+        .lines()
+        .filter(|l| l.contains("--export-json"))
+        .collect();
     assert_eq!(warning.len(), 1, "{err}");
     assert!(
-        warning[0].contains("Bad file descriptor") && warning[0].contains("(hint: stdout is closed"),
+        warning[0].contains("Bad file descriptor")
+            && warning[0].contains("(hint: stdout is closed"),
         "{err}"
     );
     let run = run_dirs(&p.path().join("output/s4")).pop().unwrap();
@@ -80,7 +96,10 @@ fn json_to_a_closed_or_full_stdout_is_a_failure_and_the_run_is_kept() {
 
     // A full stdout (ENOSPC) is the same failure.
     if Path::new("/dev/full").exists() {
-        let full = std::fs::OpenOptions::new().write(true).open("/dev/full").unwrap();
+        let full = std::fs::OpenOptions::new()
+            .write(true)
+            .open("/dev/full")
+            .unwrap();
         let out = common::sweep_process(p.path())
             .args(["run", "sweeps/s4.toml", "-q", "--force", "--no-analyze"])
             .args(["--export-json", "-"])
@@ -89,7 +108,11 @@ fn json_to_a_closed_or_full_stdout_is_a_failure_and_the_run_is_kept() {
             .output()
             .unwrap();
         assert_eq!(out.status.code(), Some(4), "{}", stderr(&out));
-        assert!(stderr(&out).contains("No space left on device"), "{}", stderr(&out));
+        assert!(
+            stderr(&out).contains("No space left on device"),
+            "{}",
+            stderr(&out)
+        );
     }
     // Stdout sent to /dev/null by the user is their choice: no failure.
     let out = common::sweep_process(p.path())
@@ -125,7 +148,7 @@ fn merge_messages_name_both_runs_and_the_point() {
     assert_eq!(out.status.code(), Some(1), "{err}");
     assert_eq!(err.lines().count(), 1, "{err}");
     for said in [
-        "1 point more than once",
+        "1 point appears more than once",
         "(threads=3; in",
         &format!("`{a_name}` and `{b_name}`"),
         &format!("with other values: `saw_mflops` 3000 in `{a_name}`, 1234 in `{b_name}`"),
@@ -174,7 +197,11 @@ fn a_run_given_twice_to_merge_is_refused_naming_it() {
             err.contains(&format!("run `{real}` is given twice")) && err.contains("(hint: "),
             "{args:?}: {err}"
         );
-        assert_eq!(run_dirs(&p.path().join("output/s4")).len(), before, "written");
+        assert_eq!(
+            run_dirs(&p.path().join("output/s4")).len(),
+            before,
+            "written"
+        );
     }
 }
 
@@ -196,9 +223,16 @@ fn a_two_megabyte_axis_value_charts_in_seconds_and_is_cut_there() {
         .timeout(Duration::from_secs(300))
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", &stderr(&out)[..stderr(&out).len().min(2000)]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        &stderr(&out)[..stderr(&out).len().min(2000)]
+    );
     let run = run_dirs(&p.path().join("output/big")).pop().unwrap();
-    assert!(rows(&run.join("results.csv")).iter().any(|r| r["mode"] == big));
+    assert!(rows(&run.join("results.csv"))
+        .iter()
+        .any(|r| r["mode"] == big));
     for (args, limit) in [(["plot"], 90), (["report"], 90)] {
         let started = Instant::now();
         let out = sweep(p.path())
@@ -208,16 +242,27 @@ fn a_two_megabyte_axis_value_charts_in_seconds_and_is_cut_there() {
             .output()
             .unwrap();
         let took = started.elapsed();
-        assert_eq!(out.status.code(), Some(0), "{args:?} after {took:?}: {}", stderr(&out));
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{args:?} after {took:?}: {}",
+            stderr(&out)
+        );
     }
     let family = std::fs::read_to_string(run.join("charts/family-saw-by-mode.svg")).unwrap();
-    assert!(family.contains("vvvvvvvvvv…"), "the legend cuts the value with an ellipsis");
+    assert!(
+        family.contains("vvvvvvvvvv…"),
+        "the legend cuts the value with an ellipsis"
+    );
     assert!(family.len() < 200_000, "{} bytes of SVG", family.len());
 }
 
 /// The run folder `run` copied to `to`, its analysis and exports left behind.
 fn copy_run(run: &Path, to: &Path) -> PathBuf {
-    for e in walkdir::WalkDir::new(run).into_iter().filter_map(Result::ok) {
+    for e in walkdir::WalkDir::new(run)
+        .into_iter()
+        .filter_map(Result::ok)
+    {
         let dst = to.join(e.path().strip_prefix(run).unwrap());
         if e.file_type().is_dir() {
             std::fs::create_dir_all(&dst).unwrap();
@@ -236,14 +281,22 @@ fn readers_of(p: &Path, run: &Path, other: &Path) -> Vec<(&'static str, usize, b
         let w: Vec<&str> = err.lines().filter(|l| l.starts_with("warning: ")).collect();
         assert!(w.len() <= 1, "one warning at most: {err}");
         w.first().is_some_and(|l| {
-            l.contains(&format!("`{}` line 5: its last row is torn", run.join("results.csv").display()))
+            l.contains(&format!(
+                "`{}` line 5: its last row is torn",
+                run.join("results.csv").display()
+            ))
         })
     };
     let mut seen = Vec::new();
     let out = sweep(p).arg("analyze").arg(run).output().unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
     seen.push(("analyze", usize::MAX, warned(&out)));
-    let out = sweep(p).arg("compare").arg(run).arg(other).output().unwrap();
+    let out = sweep(p)
+        .arg("compare")
+        .arg(run)
+        .arg(other)
+        .output()
+        .unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
     let matched = stdout(&out)
         .lines()
@@ -259,7 +312,11 @@ fn readers_of(p: &Path, run: &Path, other: &Path) -> Vec<(&'static str, usize, b
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
-    seen.push(("export", rows(&exported.path().join("results.csv")).len(), warned(&out)));
+    seen.push((
+        "export",
+        rows(&exported.path().join("results.csv")).len(),
+        warned(&out),
+    ));
     let page = tempfile::tempdir().unwrap();
     let out = sweep(p)
         .arg("report")
@@ -334,7 +391,8 @@ fn every_reader_reads_a_last_row_without_a_line_break_alike() {
         .unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(
-        stderr(&out).contains("`hand.csv` line 4: its last row is torn (its last field `1e` is no number)"),
+        stderr(&out)
+            .contains("`hand.csv` line 4: its last row is torn (its last field `1e` is no number)"),
         "{}",
         stderr(&out)
     );
@@ -354,8 +412,14 @@ fn a_run_without_rows_is_not_exported() {
     let err = stderr(&out);
     assert_eq!(out.status.code(), Some(3), "{err}");
     assert_eq!(err.lines().count(), 1, "{err}");
-    assert!(err.contains(&format!("no rows in `{csv}`")) && err.contains("(hint: "), "{err}");
-    assert!(!run.join("export/results.xlsx").exists(), "an empty export was written");
+    assert!(
+        err.contains(&format!("no rows in `{csv}`")) && err.contains("(hint: "),
+        "{err}"
+    );
+    assert!(
+        !run.join("export/results.xlsx").exists(),
+        "an empty export was written"
+    );
     for args in [vec!["analyze"], vec!["compare", "other"]] {
         let other = copy_run(&run, &p.path().join("other"));
         let mut c = sweep(p.path());
@@ -404,11 +468,19 @@ fn extreme_numbers_are_written_short_everywhere() {
     let text = std::fs::read_to_string(&csv).unwrap();
     let mut lines: Vec<String> = text.lines().map(String::from).collect();
     let header: Vec<&str> = lines[0].split(',').collect();
-    let columns: Vec<usize> = ["saw_mflops", "saw_median_mflops", "saw_min_mflops", "saw_max_mflops"]
-        .iter()
-        .map(|c| header.iter().position(|h| h == c).unwrap())
-        .collect();
-    for (line, v) in lines[1..].iter_mut().zip(["5e-324", "1e308", "-0.0", "4.9e-324"]) {
+    let columns: Vec<usize> = [
+        "saw_mflops",
+        "saw_median_mflops",
+        "saw_min_mflops",
+        "saw_max_mflops",
+    ]
+    .iter()
+    .map(|c| header.iter().position(|h| h == c).unwrap())
+    .collect();
+    for (line, v) in lines[1..]
+        .iter_mut()
+        .zip(["5e-324", "1e308", "-0.0", "4.9e-324"])
+    {
         let mut f: Vec<String> = line.split(',').map(String::from).collect();
         for &c in &columns {
             f[c] = v.to_string();
@@ -420,9 +492,24 @@ fn extreme_numbers_are_written_short_everywhere() {
     let mut said = String::new();
     for args in [
         vec!["analyze".to_string(), run.display().to_string()],
-        vec!["export".into(), run.display().to_string(), "--format".into(), "csv".into(), "--format".into(), "long".into(), "--format".into(), "json".into()],
+        vec![
+            "export".into(),
+            run.display().to_string(),
+            "--format".into(),
+            "csv".into(),
+            "--format".into(),
+            "long".into(),
+            "--format".into(),
+            "json".into(),
+        ],
         vec!["report".into(), run.display().to_string()],
-        vec!["compare".into(), run.display().to_string(), other.display().to_string(), "--out".into(), "cmp".into()],
+        vec![
+            "compare".into(),
+            run.display().to_string(),
+            other.display().to_string(),
+            "--out".into(),
+            "cmp".into(),
+        ],
     ] {
         let out = sweep(p.path()).args(&args).output().unwrap();
         assert!(out.status.success(), "{args:?}: {}", stderr(&out));
@@ -438,7 +525,9 @@ fn extreme_numbers_are_written_short_everywhere() {
         .map(|e| e.into_path())
         .filter(|f| {
             let name = f.to_string_lossy();
-            [".csv", ".json", ".md", ".html", ".svg"].iter().any(|x| name.ends_with(x))
+            [".csv", ".json", ".md", ".html", ".svg"]
+                .iter()
+                .any(|x| name.ends_with(x))
         })
         .collect();
     files.sort();
@@ -449,7 +538,9 @@ fn extreme_numbers_are_written_short_everywhere() {
             !long_number.is_match(&text),
             "{}: {:?}",
             f.display(),
-            long_number.find(&text).map(|m| &text[m.start().saturating_sub(40)..m.end().min(m.start() + 80)])
+            long_number
+                .find(&text)
+                .map(|m| &text[m.start().saturating_sub(40)..m.end().min(m.start() + 80)])
         );
     }
     assert!(!long_number.is_match(&said), "{said}");
@@ -467,16 +558,30 @@ fn one_is_said_in_the_singular() {
         .unwrap()
         .replace("range = [1, 64]", "range = [1, 1]");
     write(p.path(), "sweeps/one.toml", &spec);
-    let out = sweep(p.path()).args(["plan", "sweeps/one.toml"]).output().unwrap();
-    assert!(stdout(&out).lines().any(|l| l.starts_with("1 point ")), "{}", stdout(&out));
+    let out = sweep(p.path())
+        .args(["plan", "sweeps/one.toml"])
+        .output()
+        .unwrap();
+    assert!(
+        stdout(&out).lines().any(|l| l.starts_with("1 point ")),
+        "{}",
+        stdout(&out)
+    );
     let out = sweep(p.path())
         .args(["run", "sweeps/one.toml", "--no-analyze", "-j", "1"])
         .output()
         .unwrap();
     let err = stderr(&out);
     assert!(out.status.success(), "{err}");
-    assert!(stdout(&out).contains("finished 1 point in"), "{}", stdout(&out));
-    assert!(err.contains("1 of 1 point into") && err.contains("(1 build job,"), "{err}");
+    assert!(
+        stdout(&out).contains("finished 1 point in"),
+        "{}",
+        stdout(&out)
+    );
+    assert!(
+        err.contains("1 of 1 point into") && err.contains("(1 build job,"),
+        "{err}"
+    );
     let run = run_dirs(&p.path().join("output/one")).pop().unwrap();
     let out = sweep(p.path())
         .arg("merge")
@@ -487,7 +592,10 @@ fn one_is_said_in_the_singular() {
     assert!(out.status.success(), "{}", stderr(&out));
     let all = format!("{}{}", stdout(&out), stderr(&out));
     assert!(all.contains("merged 1 run: 1 of 1 point (1 ok)"), "{all}");
-    assert!(!all.contains("1 points") && !all.contains("1 runs"), "{all}");
+    assert!(
+        !all.contains("1 points") && !all.contains("1 runs"),
+        "{all}"
+    );
 }
 
 /// Low 10: `sweep list` expanded every spec's points (ids hashed, labels written) to count them:
@@ -514,19 +622,29 @@ fn list_sizes_a_sweep_from_its_axes() {
     let took = started.elapsed();
     assert!(out.status.success(), "{}", stderr(&out));
     let text = stdout(&out);
-    let line = |name: &str| text.lines().find(|l| l.contains(name)).unwrap_or_default().to_string();
+    let line = |name: &str| {
+        text.lines()
+            .find(|l| l.contains(name))
+            .unwrap_or_default()
+            .to_string()
+    };
     assert!(
-        line("sweeps/huge.toml").ends_with("bench hostsaw        160000 points (threads 400 x extra 400)"),
+        line("sweeps/huge.toml")
+            .ends_with("bench hostsaw        160000 points (threads 400 x extra 400)"),
         "{text}"
     );
     assert!(
-        line("sweeps/filtered.toml").ends_with("15 points (filtered from threads 10 x extra 3 = 30)"),
+        line("sweeps/filtered.toml")
+            .ends_with("15 points (filtered from threads 10 x extra 3 = 30)"),
         "{text}"
     );
     assert!(line("sweeps/saw.toml").ends_with("64 points"), "{text}");
     // Planning the large spec takes seconds in a debug build; listing it, a fraction of that.
     let started = Instant::now();
-    let planned = sweep(p.path()).args(["plan", "sweeps/huge.toml"]).output().unwrap();
+    let planned = sweep(p.path())
+        .args(["plan", "sweeps/huge.toml"])
+        .output()
+        .unwrap();
     let plan = started.elapsed();
     assert!(planned.status.success());
     assert!(took < plan, "list {took:?}, plan {plan:?}");

@@ -1,7 +1,6 @@
 //! What each subcommand does: loads what it needs and calls the library; a failure comes back as
 //! a [`CliError`] (src/cli/error.rs), which `main` prints and maps to its exit code.
 
-use sweep::words::plural;
 use super::args::*;
 use super::error::CliError;
 use super::outputs;
@@ -16,6 +15,7 @@ use sweep::report::Make;
 use sweep::spec::Spec;
 use sweep::store::run::{ANALYSIS_CSV, ANALYSIS_JSON, ANALYSIS_MD};
 use sweep::store::RunDir;
+use sweep::words::plural;
 
 fn load(spec: &Path) -> Result<Spec, CliError> {
     Ok(Spec::load(spec)?)

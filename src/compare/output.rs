@@ -1,11 +1,11 @@
 //! What a comparison shows: the Markdown (stdout and `compare.md`) and `compare.csv`.
 
-use crate::words::plural;
 use super::{label, listed, CompareError, Comparison, PointCmp, Shape, Side, Verdict};
 use super::{CSV_COLUMNS, LARGEST, NAMED};
 use crate::analyze::reading::{human, percent};
 use crate::report::{compare_chart, Curve, Names, RatioPoint};
 use crate::spec::Labels;
+use crate::words::plural;
 use std::path::{Path, PathBuf};
 
 /// `3 (threads=1, threads=2, and 1 more)`.

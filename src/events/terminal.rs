@@ -174,7 +174,10 @@ fn point_lines(
     let label = row.point.label();
     // The line is cut to `width` anyway; a wider pad (a 2 MB axis value) is past what `format!`
     // can pad to (a panic), and padding it would cost its length on every later line.
-    widths.label = widths.label.max(label.chars().count()).min(width.min(1 << 12));
+    widths.label = widths
+        .label
+        .max(label.chars().count())
+        .min(width.min(1 << 12));
     let head = format!(
         " [{:>n$}/{}] {label:<lw$}   ",
         at.done,

@@ -160,7 +160,10 @@ pub(super) fn check_alike(inputs: &[Input]) -> Result<(), MergeError> {
 
 /// Where header `b` first differs from header `a`, each named by its file or run, for a message:
 /// `column 6 is `saw_med_mflops` in `B` and `saw_median_mflops` in `A``.
-pub(super) fn header_detail((a_name, a): (&str, &[String]), (b_name, b): (&str, &[String])) -> String {
+pub(super) fn header_detail(
+    (a_name, a): (&str, &[String]),
+    (b_name, b): (&str, &[String]),
+) -> String {
     match a.iter().zip(b).position(|(x, y)| x != y) {
         Some(i) => format!(
             "column {} is `{}` in `{b_name}` and `{}` in `{a_name}`",

@@ -103,7 +103,7 @@ pub enum MergeError {
     Foreign { dir: String, id: String },
     #[error("run `{dir}` was made by an older sweep, whose point ids (`{id}`) lack the `p` prefix (hint: merge it with the sweep that made it, or re-run it)")]
     OldIds { dir: String, id: String },
-    #[error("{} more than once: {list} (hint: pass one run per shard; nothing was written)", crate::words::plural(*count, "point"))]
+    #[error("{} {} more than once: {list} (hint: pass one run per shard; nothing was written)", crate::words::plural(*count, "point"), if *count == 1 { "appears" } else { "appear" })]
     Duplicates { count: usize, list: String },
     #[error("--out `{dir}` {holds}: a merge writes a run folder of its own (hint: --out takes a new or empty folder; without --out the merge goes to <sweep folder>/<stamp>-merged)")]
     OutExists { dir: String, holds: String },
@@ -350,14 +350,21 @@ pub fn merge(dirs: &[PathBuf], opts: &Options) -> Result<Merged, MergeError> {
 }
 
 /// How the rows of one point in two runs differ, for a message: `, with other values: `saw_mflops`
-/// 3000 in `A`, 1234 in `B`` (the first column that differs), or nothing where they are alike.
+/// 3000 in `A`, 1234 in `B`` (the first column that differs, timings of the build and run
+/// aside), or nothing where they are alike.
 fn differing(inputs: &[Input], slot: &[(usize, usize)]) -> String {
     let [(i, r), (j, s), ..] = slot else {
         return String::new();
     };
     let (a, b) = (&inputs[*i].rows[*r], &inputs[*j].rows[*s]);
     let header = inputs[*i].header.as_deref().unwrap_or_default();
-    match (0..a.len().max(b.len())).find(|&c| a.get(c) != b.get(c)) {
+    // What was measured, not how long its build and run took or whether it came from the cache.
+    let bookkeeping = |c: usize| {
+        header
+            .get(c)
+            .is_some_and(|h| ["build_s", "run_s", "cached"].contains(&h.as_str()))
+    };
+    match (0..a.len().max(b.len())).find(|&c| a.get(c) != b.get(c) && !bookkeeping(c)) {
         Some(c) => format!(
             ", with other values: `{}` {} in `{}`, {} in `{}`",
             header.get(c).map_or("?", String::as_str),
@@ -366,7 +373,7 @@ fn differing(inputs: &[Input], slot: &[(usize, usize)]) -> String {
             b.get(c).map_or("", String::as_str),
             inputs[*j].name()
         ),
-        None => ", the same values".to_string(),
+        None => String::new(),
     }
 }
 
@@ -391,7 +398,10 @@ fn read_kept(input: &Input, rel: &Path, header: &[String]) -> Result<Vec<Vec<Str
         return Err(MergeError::KeptHeaderDiffers {
             path: path.display().to_string(),
             detail: header_detail(
-                (&format!("{}", store::RunDir::new(&input.dir).results().display()), header),
+                (
+                    &format!("{}", store::RunDir::new(&input.dir).results().display()),
+                    header,
+                ),
                 (&path.display().to_string(), &h),
             ),
         });

@@ -1,7 +1,7 @@
 //! What a merge gives back: its manifest, and the one-line summary and missing-points error.
 
-use crate::words::plural;
 use crate::store::Manifest;
+use crate::words::plural;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;

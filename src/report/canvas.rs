@@ -19,9 +19,9 @@
 //! converted (svg2pdf), both with the built-in font, so every format shows the same text in the
 //! same place. The plot's frame (its pixels and axis ranges) is written onto the SVG root.
 
-use crate::schema::shortest;
 use super::legend::{self, Entry};
 use super::{font, ChartError, ReportError};
+use crate::schema::shortest;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};

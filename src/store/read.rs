@@ -494,7 +494,11 @@ fn rows(path: &Path, header: &[String], repair: Repair) -> Result<Vec<Vec<String
         cut(whole)?;
     } else if repair == Repair::File && !bytes.ends_with(b"\n") {
         use std::io::Write as _;
-        let end: &[u8] = if bytes.ends_with(b"\r") { b"\n" } else { b"\r\n" };
+        let end: &[u8] = if bytes.ends_with(b"\r") {
+            b"\n"
+        } else {
+            b"\r\n"
+        };
         std::fs::OpenOptions::new()
             .append(true)
             .open(path)
