@@ -382,6 +382,27 @@ fn every_reader_reads_a_last_row_without_a_line_break_alike() {
         "the readers leave the file as it is"
     );
 
+    // `resume` reads the same rule and, before appending, gives a whole last row its line
+    // break: its row is kept, the others are measured, and every row is whole.
+    crate::hardening::unfinish(&run, 2);
+    let text = std::fs::read_to_string(run.join("results.csv")).unwrap();
+    std::fs::write(run.join("results.csv"), text.strip_suffix("\r\n").unwrap()).unwrap();
+    let out = sweep(p.path())
+        .arg("resume")
+        .arg(&run)
+        .args(["-q", "--no-analyze"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stdout(&out).contains("finished 2 points"),
+        "{}",
+        stdout(&out)
+    );
+    let all = rows(&run.join("results.csv"));
+    assert_eq!(all.len(), 4);
+    assert!(all.iter().all(|r| r["status"] == "ok"), "{all:?}");
+
     // A hand-made CSV whose last number is cut to no number (`1e`): torn too.
     let hand = p.path().join("hand.csv");
     std::fs::write(&hand, "threads,status,mflops\n1,ok,100\n2,ok,200\n3,ok,1e").unwrap();
