@@ -422,9 +422,21 @@ pub fn read_whole_lines(path: &Path, dialect: Dialect) -> Result<Option<Csv>, St
     if let Some(torn) = torn {
         torn.warn(path);
     }
-    Csv::parse(&bytes[..n], Some(dialect))
-        .map(Some)
-        .map_err(read_err(path))
+    let csv = Csv::parse(&bytes[..n], Some(dialect)).map_err(read_err(path))?;
+    // A last row of fewer fields with its line break is left out too ([`Csv::full_rows`]), and
+    // said as every reader says it.
+    if let Some(Ok(last)) = csv.records.last() {
+        if last.len() < csv.header.len() {
+            let text = &bytes[..n];
+            let end = text.strip_suffix(b"\n").unwrap_or(text);
+            TornRow {
+                line: 1 + end.iter().filter(|&&b| b == b'\n').count() as u64,
+                why: format!("{} of the header's {} fields", last.len(), csv.header.len()),
+            }
+            .warn(path);
+        }
+    }
+    Ok(Some(csv))
 }
 
 /// The rows already in a CSV that sweep appends to: point id -> fields. A torn last row is cut
