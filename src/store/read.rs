@@ -546,6 +546,55 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_last_row_without_a_line_break_is_read_when_whole_and_left_out_when_torn() {
+        let c = Dialect::Comma;
+        let whole = |t: &str| (t.len(), None);
+        let torn = |t: &str, at: &str, line: u64, why: &str| {
+            (
+                t.find(at).unwrap(),
+                Some(TornRow {
+                    line,
+                    why: why.to_string(),
+                }),
+            )
+        };
+        for (text, dialect, want) in [
+            ("a,b\n1,2\n", c, whole("a,b\n1,2\n")),
+            ("a,b", c, whole("a,b")),
+            ("a,b\n1,2\n3,4", c, whole("a,b\n1,2\n3,4")),
+            ("a,b\r\n1,y\r\n3,x", c, whole("a,b\r\n1,y\r\n3,x")),
+            ("a,b\n1,\"two\nlines\"", c, whole("a,b\n1,\"two\nlines\"")),
+            (
+                "a,b\n1,2\n3",
+                c,
+                torn("a,b\n1,2\n3", "3", 3, "1 of the header's 2 fields"),
+            ),
+            (
+                "a,b\r\n1,2\r\n3,1e",
+                c,
+                torn(
+                    "a,b\r\n1,2\r\n3,1e",
+                    "3,1e",
+                    3,
+                    "its last field `1e` is no number",
+                ),
+            ),
+            (
+                "a,b\n1,2\n3,\"open",
+                c,
+                torn("a,b\n1,2\n3,\"open", "3,", 3, "a quote in it never closes"),
+            ),
+            (
+                "a;b\n1;2,5\n3;4,",
+                Dialect::Semicolon,
+                whole("a;b\n1;2,5\n3;4,"),
+            ),
+        ] {
+            assert_eq!(readable(text.as_bytes(), dialect), want, "{text:?}");
+        }
+    }
+
+    #[test]
     fn a_torn_last_line_is_left_alone_and_not_read() {
         let tmp = tempfile::tempdir().unwrap();
         let p = tmp.path().join("r.csv");
