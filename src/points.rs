@@ -144,10 +144,32 @@ pub fn size(spec: &Spec) -> Result<Size, PointsError> {
         Some(_) => {
             let mut n = 0;
             walk(spec, &dims, total, |_| n += 1)?;
+            if n == 0 {
+                return Err(PointsError::FilterDropsAll {
+                    path: spec.locate("filter"),
+                    filter: spec.filter.clone().unwrap_or_default(),
+                    total,
+                });
+            }
             Some(n)
         }
         None => None,
     };
+    // A value written twice in one dimension makes a point twice: the sweep is refused as `plan`
+    // refuses it (only then are its points expanded, to name them).
+    let twice = dims.iter().any(|d| {
+        let mut seen = std::collections::HashSet::new();
+        (0..spec.axes[d[0]].values.len()).any(|k| {
+            let written: Vec<String> = d
+                .iter()
+                .map(|&j| spec.axes[j].values[k].to_string())
+                .collect();
+            !seen.insert(written)
+        })
+    });
+    if twice {
+        expand(spec)?;
+    }
     Ok(Size {
         total,
         dims: dims

@@ -638,6 +638,17 @@ fn list_sizes_a_sweep_from_its_axes() {
         "sweeps/filtered.toml",
         "bench = \"hostsaw\"\ncompiler = \"cc\"\nfilter = \"threads % 2 == 0\"\n[vars]\nmode = \"ok\"\nslow_ms = 0\n[[axis]]\nname = \"threads\"\nrange = [1, 10]\n[[axis]]\nname = \"extra\"\nrange = [1, 3]\n[[metric]]\nname = \"saw\"\nunit = \"MFlops\"\n",
     );
+    // What `plan` refuses, `list` says as `plan` does: a point written twice, a filter that
+    // keeps none.
+    let one_axis = |extra: &str, values: &str| {
+        format!("bench = \"hostsaw\"\ncompiler = \"cc\"\n{extra}[vars]\nmode = \"ok\"\nslow_ms = 0\n[[axis]]\nname = \"threads\"\nvalues = {values}\n[[metric]]\nname = \"saw\"\nunit = \"MFlops\"\n")
+    };
+    write(p.path(), "sweeps/dup.toml", &one_axis("", "[1, 2, 1]"));
+    write(
+        p.path(),
+        "sweeps/none.toml",
+        &one_axis("filter = \"threads > 100\"\n", "[1, 2]"),
+    );
     let started = Instant::now();
     let out = sweep(p.path()).arg("list").output().unwrap();
     let took = started.elapsed();
@@ -660,6 +671,23 @@ fn list_sizes_a_sweep_from_its_axes() {
         "{text}"
     );
     assert!(line("sweeps/saw.toml").ends_with("64 points"), "{text}");
+    for (spec, refused) in [
+        ("dup", "point `threads=1` comes twice, at index 0 and 2"),
+        (
+            "none",
+            "filter `threads > 100` drops every one of the 2 points",
+        ),
+    ] {
+        let planned = sweep(p.path())
+            .args(["plan", &format!("sweeps/{spec}.toml")])
+            .output()
+            .unwrap();
+        assert!(stderr(&planned).contains(refused), "{}", stderr(&planned));
+        assert!(
+            line(&format!("sweeps/{spec}.toml")).contains(refused),
+            "{text}"
+        );
+    }
     // Planning the large spec takes seconds in a debug build; listing it, a fraction of that.
     let started = Instant::now();
     let planned = sweep(p.path())
