@@ -116,6 +116,16 @@ pub fn shortest(v: f64) -> String {
     }
 }
 
+/// `v` with `decimals` decimals (`{:.N}`) for people, but in exponent form with four
+/// significant digits from 1e15 on (`1.000e308`), where `{:.N}` writes every digit.
+pub fn fixed(v: f64, decimals: usize) -> String {
+    if v.is_finite() && v.abs() >= 1e15 {
+        format!("{v:.3e}")
+    } else {
+        format!("{v:.decimals$}")
+    }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum, Default)]
 #[serde(rename_all = "lowercase")]
 pub enum Dialect {

@@ -531,6 +531,14 @@ fn extreme_numbers_are_written_short_everywhere() {
             "--out".into(),
             "cmp".into(),
         ],
+        // B the extreme run: ratios of 1e305 and percentages of 1e307.
+        vec![
+            "compare".into(),
+            other.display().to_string(),
+            run.display().to_string(),
+            "--out".into(),
+            "cmp2".into(),
+        ],
     ] {
         let out = sweep(p.path()).args(&args).output().unwrap();
         assert!(out.status.success(), "{args:?}: {}", stderr(&out));
@@ -541,6 +549,7 @@ fn extreme_numbers_are_written_short_everywhere() {
     let mut files: Vec<PathBuf> = walkdir::WalkDir::new(&run)
         .into_iter()
         .chain(walkdir::WalkDir::new(p.path().join("cmp")))
+        .chain(walkdir::WalkDir::new(p.path().join("cmp2")))
         .filter_map(Result::ok)
         .filter(|e| e.file_type().is_file())
         .map(|e| e.into_path())

@@ -34,7 +34,7 @@ pub fn human(v: f64) -> String {
 /// from 97.5 % to 86.6 % is 10.9 points, not "10.93 %" beside a relative 11.5 %).
 fn absolute(v: f64, unit: &str) -> String {
     if unit.trim() == "fraction" {
-        format!("{:.1} percentage points", 100.0 * v)
+        format!("{} percentage points", crate::schema::fixed(100.0 * v, 1))
     } else {
         crate::units::format_value(v, unit)
     }
@@ -42,7 +42,7 @@ fn absolute(v: f64, unit: &str) -> String {
 
 /// A fraction as a percentage with one decimal: 0.0912 -> "9.1 %".
 pub fn percent(f: f64) -> String {
-    format!("{:.1} %", 100.0 * f)
+    format!("{} %", crate::schema::fixed(100.0 * f, 1))
 }
 
 /// The mechanism clause of each period of a curve (see [`super::mechanism::explain`]).

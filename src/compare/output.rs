@@ -52,12 +52,12 @@ impl Comparison {
         let slower = self.slower_than(pct);
         let worst = slower.first()?;
         Some(format!(
-            "{} of {} compared values slower than A by more than {pct} % (worst: `{}` at {}, {:.1} % slower)",
+            "{} of {} compared values slower than A by more than {pct} % (worst: `{}` at {}, {} % slower)",
             slower.len(),
             self.points.len(),
             self.metric_of(worst),
             self.label(worst),
-            100.0 * worst.loss()
+            crate::schema::fixed(100.0 * worst.loss(), 1)
         ))
     }
 
@@ -141,7 +141,8 @@ impl Comparison {
             rows.push(vec![
                 s.name.clone(),
                 s.compared().to_string(),
-                s.geomean.map_or("-".to_string(), |g| format!("{g:.3}")),
+                s.geomean
+                    .map_or("-".to_string(), |g| crate::schema::fixed(g, 3)),
                 s.same.to_string(),
                 s.faster.to_string(),
                 s.slower.to_string(),
@@ -172,7 +173,7 @@ impl Comparison {
                 self.metric_of(p).to_string(),
                 scale.show(p.a),
                 scale.show(p.b),
-                format!("{:.3}", p.ratio),
+                crate::schema::fixed(p.ratio, 3),
                 percent(p.u_a),
                 percent(p.u_b),
                 p.verdict.as_str().to_string(),

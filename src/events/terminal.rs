@@ -56,7 +56,7 @@ fn percent(f: f64) -> String {
     if p > 0.0 && p < 0.095 {
         format!("{p:.2} %")
     } else {
-        format!("{p:.1} %")
+        format!("{} %", crate::schema::fixed(p, 1))
     }
 }
 
