@@ -28,3 +28,4 @@ pub mod slurm;
 pub mod spec;
 pub mod store;
 pub mod units;
+pub mod words;

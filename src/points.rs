@@ -61,7 +61,7 @@ pub enum PointsError {
         what: String,
         hint: String,
     },
-    #[error("{path}: filter `{filter}` drops every one of the {total} points (hint: check the comparison against the axis ranges)")]
+    #[error("{path}: filter `{filter}` drops every one of the {} (hint: check the comparison against the axis ranges)", crate::words::plural(*total, "point"))]
     FilterDropsAll {
         path: String,
         filter: String,
@@ -124,8 +124,68 @@ pub fn legacy_id(id: &str) -> bool {
     id.len() == 12 && id.bytes().all(|b| b.is_ascii_hexdigit())
 }
 
-/// Every point of the spec, in sweep order (the last axis varies fastest), filtered.
-pub fn expand(spec: &Spec) -> Result<Vec<Point>, PointsError> {
+/// How large a sweep is, from its axes and its filter alone (no point's id hashed nor its label
+/// written): for `sweep list`, which reads every spec.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Size {
+    /// The points before the filter: the product of the dimensions' sizes.
+    pub total: usize,
+    /// Each dimension's axes (a zip group's together) and its number of values.
+    pub dims: Vec<(Vec<String>, usize)>,
+    /// The points the filter keeps, where the spec has one.
+    pub kept: Option<usize>,
+}
+
+/// The size of the sweep `spec` ([`Size`]); the errors of [`expand`] that its axes alone show
+/// (zip groups of unequal lengths, too many points).
+pub fn size(spec: &Spec) -> Result<Size, PointsError> {
+    let (dims, total) = dimensions(spec)?;
+    let kept = match spec.filter {
+        Some(_) => {
+            let mut n = 0;
+            walk(spec, &dims, total, |_| n += 1)?;
+            if n == 0 {
+                return Err(PointsError::FilterDropsAll {
+                    path: spec.locate("filter"),
+                    filter: spec.filter.clone().unwrap_or_default(),
+                    total,
+                });
+            }
+            Some(n)
+        }
+        None => None,
+    };
+    // A value written twice in one dimension makes a point twice: the sweep is refused as `plan`
+    // refuses it (only then are its points expanded, to name them).
+    let twice = dims.iter().any(|d| {
+        let mut seen = std::collections::HashSet::new();
+        (0..spec.axes[d[0]].values.len()).any(|k| {
+            let written: Vec<String> = d
+                .iter()
+                .map(|&j| spec.axes[j].values[k].to_string())
+                .collect();
+            !seen.insert(written)
+        })
+    });
+    if twice {
+        expand(spec)?;
+    }
+    Ok(Size {
+        total,
+        dims: dims
+            .iter()
+            .map(|d| {
+                let names = d.iter().map(|&j| spec.axes[j].name.clone()).collect();
+                (names, spec.axes[d[0]].values.len())
+            })
+            .collect(),
+        kept,
+    })
+}
+
+/// The dimensions of the sweep (a zip group is one; every other axis is its own), as indices of
+/// its axes, and the number of points they make, checked against [`MAX_POINTS`].
+fn dimensions(spec: &Spec) -> Result<(Vec<Vec<usize>>, usize), PointsError> {
     let path = spec.path.display().to_string();
     // Dimensions: a zip group is one dimension; every other axis is its own.
     let mut dims: Vec<Vec<usize>> = Vec::new();
@@ -168,7 +228,40 @@ pub fn expand(spec: &Spec) -> Result<Vec<Point>, PointsError> {
             count: sizes.iter().map(|&s| s as f64).product::<f64>() as usize,
             max: MAX_POINTS,
         })?;
+    Ok((dims, total))
+}
 
+/// Every point of the spec, in sweep order (the last axis varies fastest), filtered.
+pub fn expand(spec: &Spec) -> Result<Vec<Point>, PointsError> {
+    let (dims, total) = dimensions(spec)?;
+    let mut points = Vec::new();
+    walk(spec, &dims, total, |values| {
+        points.push(Point {
+            index: points.len(),
+            id: point_id(&spec.bench, &values),
+            values,
+        })
+    })?;
+    if points.is_empty() {
+        return Err(PointsError::FilterDropsAll {
+            path: spec.locate("filter"),
+            filter: spec.filter.clone().unwrap_or_default(),
+            total,
+        });
+    }
+    no_point_twice(spec, &points)?;
+    Ok(points)
+}
+
+/// Calls `kept` with the axis values of each point of the sweep that its filter keeps, in sweep
+/// order: the points without their ids and labels.
+fn walk(
+    spec: &Spec,
+    dims: &[Vec<usize>],
+    total: usize,
+    mut kept: impl FnMut(Vec<(String, Value)>),
+) -> Result<(), PointsError> {
+    let sizes: Vec<usize> = dims.iter().map(|d| spec.axes[d[0]].values.len()).collect();
     let filter = match &spec.filter {
         Some(f) => Some(evalexpr::build_operator_tree(f).map_err(|e| {
             let (reason, hint) = filter_words(&e, &names(spec));
@@ -182,7 +275,6 @@ pub fn expand(spec: &Spec) -> Result<Vec<Point>, PointsError> {
         None => None,
     };
 
-    let mut points = Vec::new();
     let mut digits = vec![0usize; dims.len()];
     for _ in 0..total {
         let mut values: Vec<(String, Value)> = Vec::with_capacity(spec.axes.len());
@@ -207,11 +299,7 @@ pub fn expand(spec: &Spec) -> Result<Vec<Point>, PointsError> {
             None => true,
         };
         if keep {
-            points.push(Point {
-                index: points.len(),
-                id: point_id(&spec.bench, &values),
-                values,
-            });
+            kept(values);
         }
         // Odometer: the last dimension turns fastest.
         for d in (0..digits.len()).rev() {
@@ -222,20 +310,18 @@ pub fn expand(spec: &Spec) -> Result<Vec<Point>, PointsError> {
             digits[d] = 0;
         }
     }
-    if points.is_empty() {
-        return Err(PointsError::FilterDropsAll {
-            path: spec.locate("filter"),
-            filter: spec.filter.clone().unwrap_or_default(),
-            total,
-        });
-    }
+    Ok(())
+}
+
+/// Refuses a point that comes twice.
+fn no_point_twice(spec: &Spec, points: &[Point]) -> Result<(), PointsError> {
     // One row per point: resume and merge key rows by the point id, compare, the analysis and
     // the charts by the axis values as results.csv writes them. A repeated value would make one
     // point stand for two (the second never runs, or counts as missing forever); values that
     // differ only in type (`1`, `1.0`, `"1"`) have ids of their own but one row's text, which
     // compare then refuses as two rows of one point.
     let mut seen: std::collections::HashMap<Vec<String>, usize> = std::collections::HashMap::new();
-    for p in &points {
+    for p in points {
         let written: Vec<String> = p.values.iter().map(|(_, v)| v.to_string()).collect();
         if let Some(&first) = seen.get(&written) {
             let path = spec.locate("[[axis]]");
@@ -258,7 +344,7 @@ pub fn expand(spec: &Spec) -> Result<Vec<Point>, PointsError> {
         }
         seen.insert(written, p.index);
     }
-    Ok(points)
+    Ok(())
 }
 
 /// The names a filter may use: the axes, then the vars.

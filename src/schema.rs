@@ -103,6 +103,29 @@ pub fn metric_status_column(metric_name: &str) -> String {
     format!("{metric_name}_status")
 }
 
+/// `v` in the fewest digits that read back as it (Rust's shortest round trip), as people and
+/// spreadsheets read it: `1000`, `0.25`, `-0`, and in exponent form where the plain one would be
+/// long (`5e-324`, `1e308`, `1.5e-10`), never a fixed-point expansion of hundreds of digits (`{}`
+/// writes 1e308 with 309 digits and 5e-324 with 324 decimals).
+pub fn shortest(v: f64) -> String {
+    let a = v.abs();
+    if a != 0.0 && a.is_finite() && !(1e-9..1e16).contains(&a) {
+        format!("{v:e}")
+    } else {
+        format!("{v}")
+    }
+}
+
+/// `v` with `decimals` decimals (`{:.N}`) for people, but in exponent form with four
+/// significant digits from 1e15 on (`1.000e308`), where `{:.N}` writes every digit.
+pub fn fixed(v: f64, decimals: usize) -> String {
+    if v.is_finite() && v.abs() >= 1e15 {
+        format!("{v:.3e}")
+    } else {
+        format!("{v:.decimals$}")
+    }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum, Default)]
 #[serde(rename_all = "lowercase")]
 pub enum Dialect {
@@ -122,7 +145,7 @@ impl Dialect {
     }
 
     pub fn number(self, v: f64) -> String {
-        let s = format!("{v}");
+        let s = shortest(v);
         match self {
             Dialect::Comma => s,
             Dialect::Semicolon => s.replace('.', ","),
@@ -213,6 +236,28 @@ pub fn carries_values(cell: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn numbers_are_written_in_their_shortest_round_trip_form() {
+        for (v, written) in [
+            (5e-324, "5e-324"),
+            (4.9e-324, "5e-324"),
+            (1e308, "1e308"),
+            (f64::MAX, "1.7976931348623157e308"),
+            (-0.0, "-0"),
+            (0.0, "0"),
+            (1000.0, "1000"),
+            (0.000001, "0.000001"),
+            (1.5e-10, "1.5e-10"),
+            (-2.5e20, "-2.5e20"),
+            (12345.678, "12345.678"),
+        ] {
+            assert_eq!(shortest(v), written);
+            let back: f64 = written.parse().unwrap();
+            assert_eq!(back.to_bits(), v.to_bits(), "{written} reads back as {v}");
+        }
+        assert_eq!(Dialect::Semicolon.number(1.5e-10), "1,5e-10");
+    }
 
     #[test]
     fn fixed_columns_are_reserved_and_others_are_not() {

@@ -330,8 +330,10 @@ impl Prepared {
         }
         let total: usize = job.shard_sizes.iter().sum();
         let mut lines = vec![format!(
-            "wrote {} ({n} array tasks, one per shard of the {total} points of `{}`)",
+            "wrote {} ({}, one per shard of the {} of `{}`)",
             self.script.display(),
+            crate::words::plural(n, "array task"),
+            crate::words::plural(total, "point"),
             job.sweep
         )];
         if !self.finished.is_empty() {

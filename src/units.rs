@@ -53,6 +53,10 @@ pub fn four_digits(v: f64) -> String {
         return "0".to_string();
     }
     let magnitude = v.abs().log10().floor() as i32;
+    // Far from 1, in exponent form (`1.000e308`, `4.941e-324`): in full, 1e308 has 309 digits.
+    if !(-6..16).contains(&magnitude) {
+        return format!("{v:.3e}");
+    }
     let decimals = (3 - magnitude).clamp(0, 12) as usize;
     let s = format!("{v:.decimals$}");
     // Rounding up may add a digit (9.9996 -> 10.000): one decimal fewer then.

@@ -19,6 +19,7 @@ mod h200x2_fixtures;
 mod hardening;
 mod hardening_leftovers;
 mod hardening_lows;
+mod hardening_lows7;
 mod hardening_review7;
 mod hardening_review8;
 mod hardening_review9a;

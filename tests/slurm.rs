@@ -146,9 +146,16 @@ fn stale_copy(dir: &Path, run: &Path, files: &[&str]) -> String {
 /// What merge says of a CSV kept beside a run's results.csv (`kept`, as the merge was given it)
 /// whose header says `saw_gflops` for `saw_mflops`.
 fn edited_header_refusal(kept: &Path) -> String {
+    let folder = kept.parent().unwrap();
+    let run = match folder.file_name().is_some_and(|f| f == "passes") {
+        true => folder.parent().unwrap(),
+        false => folder,
+    };
     format!(
-        "error: `{}` has another CSV header than the results.csv of its run: column 5 is `saw_gflops` there and `saw_mflops` here (hint: was it edited? nothing was written)\n",
-        kept.display()
+        "error: `{}` has another CSV header than the results.csv of its run: column 5 is `saw_gflops` in `{}` and `saw_mflops` in `{}` (hint: was it edited? nothing was written)\n",
+        kept.display(),
+        kept.display(),
+        run.join("results.csv").display()
     )
 }
 
@@ -343,7 +350,9 @@ fn runs_of_another_spec_or_header_are_refused_by_name() {
     assert_eq!(
         stderr(&out),
         format!(
-            "error: run `{}` has another CSV header than `{}`: column 5 is `saw_gflops` there and `saw_mflops` here\n",
+            "error: run `{}` has another CSV header than `{}`: column 5 is `saw_gflops` in `{}` and `saw_mflops` in `{}`\n",
+            c.display(),
+            a.display(),
             c.display(),
             a.display()
         )

@@ -776,17 +776,16 @@ impl Analysis {
 
     /// `analysis.csv`: one row per series, in the dialect of the results CSV.
     pub fn to_csv(&self) -> String {
-        let num = |v: Option<f64>| -> String {
-            match v.filter(|v| v.is_finite()) {
-                Some(v) if self.semicolon => format!("{v}").replace('.', ","),
-                Some(v) => format!("{v}"),
-                None => String::new(),
-            }
-        };
         let dialect = if self.semicolon {
             crate::store::Dialect::Semicolon
         } else {
             crate::store::Dialect::Comma
+        };
+        let num = |v: Option<f64>| -> String {
+            match v.filter(|v| v.is_finite()) {
+                Some(v) => dialect.number(v),
+                None => String::new(),
+            }
         };
         let mut out: Vec<u8> = Vec::new();
         let mut header: Vec<String> = vec!["series".into(), "metric".into(), "unit".into()];

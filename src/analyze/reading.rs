@@ -4,6 +4,11 @@
 use super::curve::Curve;
 use super::Placement;
 
+/// `v` to four significant digits, as a number (read back from its exponent form).
+fn significant4(v: f64) -> f64 {
+    format!("{v:.3e}").parse().unwrap_or(v)
+}
+
 /// A number for people: integers as integers, others with 4 significant digits at most.
 pub fn human(v: f64) -> String {
     if !v.is_finite() {
@@ -11,6 +16,10 @@ pub fn human(v: f64) -> String {
     }
     if (v - v.round()).abs() < 1e-9 * v.abs().max(1.0) && v.abs() < 1e15 {
         return format!("{}", v.round() as i64);
+    }
+    // Far from 1: four digits in exponent form (`1e308`, `4.941e-324`), never hundreds of them.
+    if v != 0.0 && !(1e-6..1e15).contains(&v.abs()) {
+        return crate::schema::shortest(significant4(v));
     }
     let digits = (4 - 1 - v.abs().log10().floor() as i32).clamp(0, 12) as usize;
     let s = format!("{v:.digits$}");
@@ -25,7 +34,7 @@ pub fn human(v: f64) -> String {
 /// from 97.5 % to 86.6 % is 10.9 points, not "10.93 %" beside a relative 11.5 %).
 fn absolute(v: f64, unit: &str) -> String {
     if unit.trim() == "fraction" {
-        format!("{:.1} percentage points", 100.0 * v)
+        format!("{} percentage points", crate::schema::fixed(100.0 * v, 1))
     } else {
         crate::units::format_value(v, unit)
     }
@@ -33,7 +42,7 @@ fn absolute(v: f64, unit: &str) -> String {
 
 /// A fraction as a percentage with one decimal: 0.0912 -> "9.1 %".
 pub fn percent(f: f64) -> String {
-    format!("{:.1} %", 100.0 * f)
+    format!("{} %", crate::schema::fixed(100.0 * f, 1))
 }
 
 /// The mechanism clause of each period of a curve (see [`super::mechanism::explain`]).

@@ -15,6 +15,7 @@ use sweep::report::Make;
 use sweep::spec::Spec;
 use sweep::store::run::{ANALYSIS_CSV, ANALYSIS_JSON, ANALYSIS_MD};
 use sweep::store::RunDir;
+use sweep::words::plural;
 
 fn load(spec: &Path) -> Result<Spec, CliError> {
     Ok(Spec::load(spec)?)
@@ -207,7 +208,7 @@ fn run(spec: &Spec, args: &RunArgs, resume: Option<PathBuf>) -> Result<i32, CliE
         }
     }
     if !args.export.is_empty() && !summary.interrupted {
-        match export_files(&summary.run_dir, &args.export, None, None) {
+        match export_files(&summary.run_dir, &args.export, None, None, false) {
             Ok(files) => files.iter().for_each(|f| out.on(&Event::Wrote(f))),
             Err(e) => {
                 export_failed = export_failed.or(Some(e.exit_code()));
@@ -239,12 +240,29 @@ fn json_to_stdout(run: &sweep::store::Run, path: &Path) -> Result<(), sweep::sto
     };
     let v = sweep::export::run_json(run)?;
     let text = serde_json::to_string_pretty(&v).map_err(|e| failed(e.into()))?;
+    if stdout_was_closed() {
+        return Err(failed(std::io::Error::from_raw_os_error(libc::EBADF)));
+    }
     let mut stdout = std::io::stdout().lock();
     stdout
         .write_all(text.as_bytes())
         .and_then(|()| stdout.write_all(b"\n"))
         .and_then(|()| stdout.flush())
         .map_err(failed)
+}
+
+/// Whether sweep started with stdout closed (`>&-`): Rust's runtime then opens `/dev/null` on
+/// it, read-write, and every write to it succeeds, so the JSON sent there would be lost unsaid. A
+/// shell's `> /dev/null` opens it write-only: that is the user's choice, and no failure.
+fn stdout_was_closed() -> bool {
+    // SAFETY: fstat and fcntl only read the state of fd 1 into a local.
+    unsafe {
+        let mut st: libc::stat = std::mem::zeroed();
+        libc::fstat(libc::STDOUT_FILENO, &mut st) == 0
+            && st.st_mode & libc::S_IFMT == libc::S_IFCHR
+            && st.st_rdev == libc::makedev(1, 3)
+            && libc::fcntl(libc::STDOUT_FILENO, libc::F_GETFL) & libc::O_ACCMODE == libc::O_RDWR
+    }
 }
 
 /// Refuses an `--export-json` file inside a run folder (one holding manifest.json, or a folder
@@ -380,18 +398,18 @@ fn plan(spec: &Spec, sharding: &Sharding) -> Result<i32, CliError> {
     }
     if spec.repeat > 1 {
         println!(
-            "{} points, each in {} processes (repeat: pass 1 in this order, the others shuffled)",
-            points.len(),
+            "{}, each in {} processes (repeat: pass 1 in this order, the others shuffled)",
+            plural(points.len(), "point"),
             spec.repeat
         );
     } else if spec.rechecks() {
         println!(
-            "{} points (recheck: one whose samples fall into two groups runs in {} more processes at the end)",
-            points.len(),
+            "{} (recheck: one whose samples fall into two groups runs in {} more processes at the end)",
+            plural(points.len(), "point"),
             spec.recheck
         );
     } else {
-        println!("{} points", points.len());
+        println!("{}", plural(points.len(), "point"));
     }
     Ok(exit::OK)
 }
@@ -455,8 +473,8 @@ fn build(
         eprintln!("build failed: {f}");
     }
     println!(
-        "built {} points, {} from cache, {} failed, in {:.1} s (arch {} from {}; logs in {})",
-        r.built,
+        "built {}, {} from cache, {} failed, in {:.1} s (arch {} from {}; logs in {})",
+        plural(r.built, "point"),
         r.cached,
         r.failed.len(),
         r.wall.as_secs_f64(),
@@ -477,16 +495,16 @@ fn cache(action: &str, place: &Where) -> Result<i32, CliError> {
     let clean = action == "clean";
     let s = if clean { cache.clean()? } else { cache.stats() };
     println!(
-        "cache {} {} {} builds, {:.1} MiB",
+        "cache {} {} {}, {:.1} MiB",
         cache.dir.display(),
         if clean { "removed" } else { "holds" },
-        s.entries,
+        plural(s.entries, "build"),
         s.bytes as f64 / 1048576.0
     );
     if s.in_use > 0 {
         println!(
-            "and kept {} builds that running sweeps use (`sweep cache clean` again once they end)",
-            s.in_use
+            "and kept {} that running sweeps use (`sweep cache clean` again once they end)",
+            plural(s.in_use, "build")
         );
     }
     if s.partial > 0 {
@@ -511,7 +529,7 @@ fn export(
     dialect: Option<sweep::store::Dialect>,
     out: Option<PathBuf>,
 ) -> Result<i32, CliError> {
-    for path in export_files(run_dir, formats, dialect, out)? {
+    for path in export_files(run_dir, formats, dialect, out, true)? {
         eprintln!("wrote {}", path.display());
     }
     Ok(exit::OK)
@@ -534,9 +552,17 @@ fn export_files(
     formats: &[sweep::export::Format],
     dialect: Option<sweep::store::Dialect>,
     out: Option<PathBuf>,
+    refuse_empty: bool,
 ) -> Result<Vec<PathBuf>, CliError> {
     let run = sweep::store::Run::open_dir(run_dir).map_err(CliError::Store)?;
     let typed = sweep::export::Typed::of(&run).map_err(CliError::Store)?;
+    // `sweep export` of a run without a row would write empty files and say it did (as analyze
+    // and compare, it is refused); `run --export` of a sweep with no point to run writes them.
+    if refuse_empty && typed.results.rows.is_empty() {
+        return Err(CliError::Export(sweep::export::ExportError::NoRows {
+            path: run.path.clone(),
+        }));
+    }
     let out = match out {
         // Through a link, --out may reach the run's own files (a run folder as --out is the
         // export's to refuse, naming it).
@@ -842,6 +868,26 @@ fn slurm(spec: &Path, req: sweep::slurm::Request, submit: bool) -> Result<i32, C
 }
 
 /// `sweep list`: the benches and sweeps of the project in `dir`.
+/// A sweep's size as `sweep list` says it: `64 points`, `256 points (threads 64 x mode 4)`, and
+/// with a filter `71 points (filtered from variant 3 x offset 33 x stride 37 = 3663)`.
+fn size_words(size: &sweep::points::Size) -> String {
+    let dims: Vec<String> = size
+        .dims
+        .iter()
+        .map(|(names, n)| format!("{} {n}", super::error::one_line(&names.join("+"))))
+        .collect();
+    match (size.kept, size.dims.len()) {
+        (None, 0 | 1) => plural(size.total, "point"),
+        (None, _) => format!("{} ({})", plural(size.total, "point"), dims.join(" x ")),
+        (Some(kept), _) => format!(
+            "{} (filtered from {} = {})",
+            plural(kept, "point"),
+            dims.join(" x "),
+            size.total
+        ),
+    }
+}
+
 fn list(dir: &Path) {
     let benches = sweep::project::benches(dir);
     println!("benches ({}):", benches.len());
@@ -864,7 +910,11 @@ fn list(dir: &Path) {
     println!("sweeps ({}):", sweeps.len());
     for s in sweeps {
         let line = match s.read {
-            Ok((bench, n)) => format!("bench {:<14} {n} points", super::error::one_line(&bench)),
+            Ok((bench, size)) => format!(
+                "bench {:<14} {}",
+                super::error::one_line(&bench),
+                size_words(&size)
+            ),
             Err(err) => format!("error: {}", super::error::one_line(&err.to_string())),
         };
         println!(

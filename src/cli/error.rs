@@ -87,7 +87,7 @@ pub(crate) enum CliError {
     #[error(transparent)]
     Compare(#[from] sweep::compare::CompareError),
     /// `sweep compare --fail-on-slower` with no value compared: nothing shows B is not slower.
-    #[error("--fail-on-slower: no value of B could be compared with A ({matched} points matched by their axis values; {failed} failed or without a value) (hint: `sweep compare` without it lists why)")]
+    #[error("--fail-on-slower: no value of B could be compared with A ({} matched by their axis values; {failed} failed or without a value) (hint: `sweep compare` without it lists why)", sweep::words::plural(*matched, "point"))]
     NothingCompared { matched: usize, failed: usize },
     /// `sweep compare --fail-on-slower`: B failed at points A measured.
     #[error("{0}")]
@@ -149,7 +149,7 @@ impl CliError {
             },
             CliError::Export(e) => match e {
                 ExportError::OutIsARun { .. } => exit::USAGE,
-                ExportError::TooBig { .. } => exit::BAD_INPUT,
+                ExportError::TooBig { .. } | ExportError::NoRows { .. } => exit::BAD_INPUT,
                 ExportError::Store(e) => store_code(e),
                 ExportError::Write { .. } | ExportError::Workbook { .. } => exit::ENVIRONMENT,
             },

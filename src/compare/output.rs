@@ -5,6 +5,7 @@ use super::{CSV_COLUMNS, LARGEST, NAMED};
 use crate::analyze::reading::{human, percent};
 use crate::report::{compare_chart, Curve, Names, RatioPoint};
 use crate::spec::Labels;
+use crate::words::plural;
 use std::path::{Path, PathBuf};
 
 /// `3 (threads=1, threads=2, and 1 more)`.
@@ -54,12 +55,12 @@ impl Comparison {
         let slower = self.slower_than(pct);
         let worst = slower.first()?;
         Some(format!(
-            "{} of {} compared values slower than A by more than {pct} % (worst: `{}` at {}, {:.1} % slower)",
+            "{} of {} compared values slower than A by more than {pct} % (worst: `{}` at {}, {} % slower)",
             slower.len(),
             self.points.len(),
             self.metric_of(worst),
             self.label(worst),
-            100.0 * worst.loss()
+            crate::schema::fixed(100.0 * worst.loss(), 1)
         ))
     }
 
@@ -90,7 +91,7 @@ impl Comparison {
     pub fn to_markdown(&self) -> String {
         let side = |s: &Side| {
             let gpu = s.gpu.as_ref().map_or(String::new(), |g| format!(", {g}"));
-            format!("`{}` ({} rows{gpu})", s.path.display(), s.rows)
+            format!("`{}` ({}{gpu})", s.path.display(), plural(s.rows, "row"))
         };
         let mut out = format!(
             "## Compare B with A\n\nA: {}  \nB: {}\n\n",
@@ -99,8 +100,8 @@ impl Comparison {
         );
         let (same, faster, slower) = self.counts();
         out += &format!(
-            "{} points matched by {}; only in A: {}; only in B: {}.  \n",
-            self.matched,
+            "{} matched by {}; only in A: {}; only in B: {}.  \n",
+            plural(self.matched, "point"),
             listed(&self.axes),
             named(&self.only_a),
             named(&self.only_b)
@@ -113,9 +114,9 @@ impl Comparison {
             );
         }
         out += &format!(
-            "{} values compared: {same} same, {faster} faster, {slower} slower \
+            "{} compared: {same} same, {faster} faster, {slower} slower \
              (same: |B/A - 1| <= u_A + u_B, u = max(sqrt(rel_ci^2 + between^2), spread/2, repeat_spread/2)).\n\n",
-            same + faster + slower
+            plural(same + faster + slower, "value")
         );
         let x = self.x.as_deref().unwrap_or("x");
         let best = format!("best {x} A / B");
@@ -143,7 +144,8 @@ impl Comparison {
             rows.push(vec![
                 s.name.clone(),
                 s.compared().to_string(),
-                s.geomean.map_or("-".to_string(), |g| format!("{g:.3}")),
+                s.geomean
+                    .map_or("-".to_string(), |g| crate::schema::fixed(g, 3)),
                 s.same.to_string(),
                 s.faster.to_string(),
                 s.slower.to_string(),
@@ -174,7 +176,7 @@ impl Comparison {
                 self.metric_of(p).to_string(),
                 scale.show(p.a),
                 scale.show(p.b),
-                format!("{:.3}", p.ratio),
+                crate::schema::fixed(p.ratio, 3),
                 percent(p.u_a),
                 percent(p.u_b),
                 p.verdict.as_str().to_string(),

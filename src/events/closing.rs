@@ -156,13 +156,14 @@ fn first_line(s: &Summary, colour: bool, why: bool) -> String {
         String::new()
     };
     format!(
-        "{} {} points in {}: {what}{before}",
+        "{} {} {} in {}: {what}{before}",
         if s.interrupted {
             "interrupted after"
         } else {
             "finished"
         },
         marks::count(s.counts.values().sum::<usize>()),
+        crate::words::noun_for(s.counts.values().sum::<usize>(), "point"),
         duration(s.wall.as_secs_f64())
     )
 }

@@ -56,7 +56,7 @@ fn percent(f: f64) -> String {
     if p > 0.0 && p < 0.095 {
         format!("{p:.2} %")
     } else {
-        format!("{p:.1} %")
+        format!("{} %", crate::schema::fixed(p, 1))
     }
 }
 
@@ -172,7 +172,12 @@ fn point_lines(
     let marked = row_marks(row, target);
     let status = format!("{:>STATUS$}", status_word(row, &marked));
     let label = row.point.label();
-    widths.label = widths.label.max(label.chars().count());
+    // The line is cut to `width` anyway; a wider pad (a 2 MB axis value) is past what `format!`
+    // can pad to (a panic), and padding it would cost its length on every later line.
+    widths.label = widths
+        .label
+        .max(label.chars().count())
+        .min(width.min(1 << 12));
     let head = format!(
         " [{:>n$}/{}] {label:<lw$}   ",
         at.done,
@@ -420,8 +425,10 @@ impl Reporter for Terminal {
                     bar.finish_and_clear();
                 }
                 self.note(format!(
-                    "{what} {todo} of {total} points into {} ({jobs} build jobs, runs on {on})",
-                    run_dir.display()
+                    "{what} {todo} of {} into {} ({}, runs on {on})",
+                    crate::words::plural(*total, "point"),
+                    run_dir.display(),
+                    crate::words::plural(*jobs, "build job")
                 ));
                 if std::io::stderr().is_terminal() && !self.quiet {
                     self.start_bar(*todo);

@@ -171,7 +171,12 @@ fn significant(v: f64, digits: i32) -> f64 {
         return v;
     }
     let scale = 10f64.powi(digits - 1 - v.abs().log10().floor() as i32);
-    (v * scale).round() / scale
+    // Near the ends of f64 (5e-324 needs a scale of 1e329, past f64): as it is.
+    let rounded = (v * scale).round() / scale;
+    match scale.is_finite() && rounded.is_finite() && scale != 0.0 {
+        true => rounded,
+        false => v,
+    }
 }
 
 #[cfg(test)]

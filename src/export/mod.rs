@@ -67,6 +67,8 @@ pub enum ExportError {
         #[source]
         reason: xlsx::TooBig,
     },
+    #[error("no rows in `{path}`: nothing to export (hint: export it once its run has measured some points)")]
+    NoRows { path: PathBuf },
     #[error("`--out {out}` is a run folder: the export's results.csv would replace that run's own (hint: leave out --out for <run>/export, or pick a folder of its own)")]
     OutIsARun { out: PathBuf },
 }

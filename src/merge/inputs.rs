@@ -25,9 +25,12 @@ impl Input {
 /// which stands for the latest run of each of its shards.
 pub fn resolve(args: &[PathBuf]) -> Result<Vec<PathBuf>, MergeError> {
     let mut dirs: Vec<PathBuf> = Vec::new();
+    // How each of `dirs` was given: itself, or `<run> (in <sweep folder>)`.
+    let mut given: Vec<String> = Vec::new();
     for arg in args {
         if store::RunDir::new(arg).is_run() {
             dirs.push(arg.clone());
+            given.push(arg.display().to_string());
             continue;
         }
         // The runs directly in `arg`, oldest first: the latest run of each shard wins.
@@ -53,7 +56,12 @@ pub fn resolve(args: &[PathBuf]) -> Result<Vec<PathBuf>, MergeError> {
                     dir: arg.display().to_string(),
                 })
             }
-            1 => dirs.extend(latest.into_values()),
+            1 => {
+                for run in latest.into_values() {
+                    given.push(format!("{} (in {})", run.display(), arg.display()));
+                    dirs.push(run);
+                }
+            }
             _ => {
                 return Err(MergeError::MixedShardings {
                     dir: arg.display().to_string(),
@@ -62,9 +70,19 @@ pub fn resolve(args: &[PathBuf]) -> Result<Vec<PathBuf>, MergeError> {
             }
         }
     }
-    // The same folder given twice is one input.
-    let mut seen = BTreeSet::new();
-    dirs.retain(|d| seen.insert(d.canonicalize().unwrap_or_else(|_| d.clone())));
+    // The same folder given twice (as itself, by another path to it, or as the latest run of a
+    // sweep folder given too) would merge a run with itself: refused, naming it.
+    let mut seen: BTreeMap<PathBuf, &String> = BTreeMap::new();
+    for (d, how) in dirs.iter().zip(&given) {
+        let real = d.canonicalize().unwrap_or_else(|_| d.clone());
+        if let Some(first) = seen.insert(real.clone(), how) {
+            return Err(MergeError::GivenTwice {
+                dir: real.display().to_string(),
+                first: first.clone(),
+                second: how.clone(),
+            });
+        }
+    }
     if dirs.is_empty() {
         return Err(MergeError::NoInput);
     }
@@ -186,7 +204,7 @@ pub(super) fn check_alike(inputs: &[Input]) -> Result<(), MergeError> {
                 return Err(MergeError::HeaderDiffers {
                     first: first.name(),
                     other: other.name(),
-                    detail: header_detail(a, b),
+                    detail: header_detail((&first.name(), a), (&other.name(), b)),
                 });
             }
         }
@@ -194,15 +212,23 @@ pub(super) fn check_alike(inputs: &[Input]) -> Result<(), MergeError> {
     Ok(())
 }
 
-/// Where header `there` first differs from header `here`, for a message.
-pub(super) fn header_detail(here: &[String], there: &[String]) -> String {
-    match here.iter().zip(there).position(|(x, y)| x != y) {
+/// Where header `b` first differs from header `a`, each named by its file or run, for a message:
+/// `column 6 is `saw_med_mflops` in `B` and `saw_median_mflops` in `A``.
+pub(super) fn header_detail(
+    (a_name, a): (&str, &[String]),
+    (b_name, b): (&str, &[String]),
+) -> String {
+    match a.iter().zip(b).position(|(x, y)| x != y) {
         Some(i) => format!(
-            "column {} is `{}` there and `{}` here",
+            "column {} is `{}` in `{b_name}` and `{}` in `{a_name}`",
             i + 1,
-            there[i],
-            here[i]
+            b[i],
+            a[i]
         ),
-        None => format!("{} columns there, {} here", there.len(), here.len()),
+        None => format!(
+            "{} columns in `{b_name}`, {} in `{a_name}`",
+            b.len(),
+            a.len()
+        ),
     }
 }

@@ -58,6 +58,12 @@ pub enum MergeError {
     NotARun { dir: String },
     #[error("`{dir}` holds shard runs of several shardings: {shardings} (hint: pass the run folders to merge)")]
     MixedShardings { dir: String, shardings: String },
+    #[error("run `{dir}` is given twice (as `{first}` and as `{second}`): a run would be merged with itself (hint: pass each shard's run once)")]
+    GivenTwice {
+        dir: String,
+        first: String,
+        second: String,
+    },
     #[error(transparent)]
     Store(#[from] store::StoreError),
     #[error("run `{other}` is of another spec than `{first}` (spec sha256 {other_hash:.12} vs {first_hash:.12}) (hint: merge the shards of one spec text)")]
@@ -110,7 +116,7 @@ pub enum MergeError {
     Foreign { dir: String, id: String },
     #[error("run `{dir}` was made by an older sweep, whose point ids (`{id}`) lack the `p` prefix (hint: merge it with the sweep that made it, or re-run it)")]
     OldIds { dir: String, id: String },
-    #[error("{count} points appear more than once: {list} (hint: pass one run per shard; nothing was written)")]
+    #[error("{} {} more than once: {list} (hint: pass one run per shard; nothing was written)", crate::words::plural(*count, "point"), if *count == 1 { "appears" } else { "appear" })]
     Duplicates { count: usize, list: String },
     #[error("--out `{dir}` {holds}: a merge writes a run folder of its own (hint: --out takes a new or empty folder; without --out the merge goes to <sweep folder>/<stamp>-merged)")]
     OutExists { dir: String, holds: String },
@@ -179,7 +185,12 @@ pub fn merge(dirs: &[PathBuf], opts: &Options) -> Result<Merged, MergeError> {
                     .collect();
                 (
                     all[k].id.clone(),
-                    format!("{}; in {}", all[k].label(), runs.join(" and ")),
+                    format!(
+                        "{}; in {}{}",
+                        all[k].label(),
+                        runs.join(" and "),
+                        differing(&inputs, &slots[k])
+                    ),
                 )
             })
             .collect();
@@ -351,6 +362,34 @@ pub fn merge(dirs: &[PathBuf], opts: &Options) -> Result<Merged, MergeError> {
     })
 }
 
+/// How the rows of one point in two runs differ, for a message: `, with other values: `saw_mflops`
+/// 3000 in `A`, 1234 in `B`` (the first column that differs, timings of the build and run
+/// aside), or nothing where they are alike.
+fn differing(inputs: &[Input], slot: &[(usize, usize)]) -> String {
+    let [(i, r), (j, s), ..] = slot else {
+        return String::new();
+    };
+    let (a, b) = (&inputs[*i].rows[*r], &inputs[*j].rows[*s]);
+    let header = inputs[*i].header.as_deref().unwrap_or_default();
+    // What was measured, not how long its build and run took or whether it came from the cache.
+    let bookkeeping = |c: usize| {
+        header
+            .get(c)
+            .is_some_and(|h| ["build_s", "run_s", "cached"].contains(&h.as_str()))
+    };
+    match (0..a.len().max(b.len())).find(|&c| a.get(c) != b.get(c) && !bookkeeping(c)) {
+        Some(c) => format!(
+            ", with other values: `{}` {} in `{}`, {} in `{}`",
+            header.get(c).map_or("?", String::as_str),
+            a.get(c).map_or("", String::as_str),
+            inputs[*i].name(),
+            b.get(c).map_or("", String::as_str),
+            inputs[*j].name()
+        ),
+        None => String::new(),
+    }
+}
+
 /// The control re-runs of every input, so that the merged run's analysis and compare still know
 /// the spread between processes. Read with the other inputs, before anything is written: a
 /// controls.csv whose header differs from the results header is refused, not left out.
@@ -371,7 +410,13 @@ fn read_kept(input: &Input, rel: &Path, header: &[String]) -> Result<Vec<Vec<Str
     if let Some(h) = h.filter(|h| h != header) {
         return Err(MergeError::KeptHeaderDiffers {
             path: path.display().to_string(),
-            detail: header_detail(header, &h),
+            detail: header_detail(
+                (
+                    &format!("{}", store::RunDir::new(&input.dir).results().display()),
+                    header,
+                ),
+                (&path.display().to_string(), &h),
+            ),
         });
     }
     Ok(rows)

@@ -1,6 +1,7 @@
 //! What a merge gives back: its manifest, and the one-line summary and missing-points error.
 
 use crate::store::Manifest;
+use crate::words::plural;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
@@ -62,10 +63,10 @@ impl Merged {
             .map(|(s, n)| format!("{n} {s}"))
             .collect();
         format!(
-            "merged {} runs: {} of {} points ({}) into {}",
-            self.runs,
+            "merged {}: {} of {} ({}) into {}",
+            plural(self.runs, "run"),
             self.rows,
-            self.total,
+            plural(self.total, "point"),
             if counts.is_empty() {
                 "no rows".into()
             } else {
@@ -120,10 +121,11 @@ impl Merged {
             _ => "`sweep resume` the runs, then merge again".into(),
         };
         Some(format!(
-            "{} of {} points missing: {named}; the other {} are merged into `{}` (hint: {hint})",
+            "{} of {} missing: {named}; the other {} {} merged into `{}` (hint: {hint})",
             self.missing.len(),
-            self.total,
+            plural(self.total, "point"),
             self.rows,
+            if self.rows == 1 { "is" } else { "are" },
             self.csv.display()
         ))
     }

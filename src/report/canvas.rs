@@ -21,6 +21,7 @@
 
 use super::legend::{self, Entry};
 use super::{font, ChartError, ReportError};
+use crate::schema::shortest;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
@@ -194,9 +195,12 @@ fn title<DB: DrawingBackend<ErrorType: 'static>>(
 ) -> Result<(), ChartError> {
     let (w, _) = area.dim_in_pixel();
     let max = w - 24;
+    // A title longer than the canvas has pixels is cut whatever its size: only its head is
+    // measured (a 2 MB axis value in it took minutes).
+    let (head, cut) = legend::head(text, max as usize + 1);
     let size = [18, 16, 14, 12]
         .into_iter()
-        .find(|&s| width(text, s) <= max)
+        .find(|&s| !cut && width(head, s) <= max)
         .unwrap_or(12);
     let shown = legend::fit(text, max, |t| width(t, size));
     let style =
@@ -324,12 +328,12 @@ pub(crate) fn frame_attributes(f: &Frame) -> String {
     let (l, t, r, b) = f.px;
     format!(
         " data-frame=\"{l} {t} {r} {b}\" data-x=\"{} {} {}\" data-y=\"{} {}\" data-y-scale=\"{}\" data-y-unit=\"{}\"",
-        f.x.0,
-        f.x.1,
+        shortest(f.x.0),
+        shortest(f.x.1),
         if f.log2 { "log2" } else { "lin" },
-        f.y.0,
-        f.y.1,
-        f.y_scale,
+        shortest(f.y.0),
+        shortest(f.y.1),
+        shortest(f.y_scale),
         escape(&f.y_unit)
     )
 }

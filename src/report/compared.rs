@@ -92,8 +92,8 @@ fn subtitle(ratio: &[RatioPoint]) -> String {
         let geomean = (fine.iter().map(|p| p.ratio.ln()).sum::<f64>() / n as f64).exp();
         let same = fine.iter().filter(|p| (p.ratio - 1.0).abs() <= p.u).count();
         s += &format!(
-            " · B/A {:.3} (geomean), {same} of {n} point{} within u_A + u_B of 1",
-            geomean,
+            " · B/A {} (geomean), {same} of {n} point{} within u_A + u_B of 1",
+            crate::schema::fixed(geomean, 3),
             if n == 1 { "" } else { "s" }
         );
     }

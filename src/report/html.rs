@@ -394,13 +394,17 @@ fn between_processes(h: &mut String, between: &[BetweenProcesses]) {
     };
     let _ = writeln!(
         h,
-        "<p>{} points were measured again in a fresh process, later in the sweep \
+        "<p>{} measured again in a fresh process, later in the sweep \
          (<code>controls.csv</code>). ± 95 % is how far a value scatters when its program runs \
          again, beside each point's own confidence interval: from the metric's own pairs, or the \
          median over the metrics where that is larger (what differs between processes, the SM \
          clock above all, is shared by every metric of a program), or the range of the run's SM \
          clock readings where that is larger still ({}).</p>",
-        between.iter().map(|b| b.pairs).max().unwrap_or(0),
+        {
+            let pairs = between.iter().map(|b| b.pairs).max().unwrap_or(0);
+            let were = if pairs == 1 { "was" } else { "were" };
+            format!("{} {were}", crate::words::plural(pairs, "point"))
+        },
         small_percent(first.clock_range)
     );
     h.push_str("<table><tr>");
@@ -448,9 +452,10 @@ fn progress(h: &mut String, run: &Run, tally: &Tally, rows: &BTreeMap<Status, us
         .collect();
     let _ = writeln!(
         h,
-        "<h2 id=\"progress\">Progress</h2>\n<p>{} of {} points done: {} measured, {} failed{}.</p>",
+        "<h2 id=\"progress\">Progress</h2>\n<p>{} of {} {} done: {} measured, {} failed{}.</p>",
         marks::count(t.rows.len()),
         marks::count(run.manifest.points_total),
+        crate::words::noun_for(run.manifest.points_total, "point"),
         marks::count(measured),
         marks::count(failed),
         if why.is_empty() {

@@ -112,6 +112,9 @@ pub enum StoreError {
     NotAFile { path: PathBuf },
     #[error("`{path}` is not a regular file (a folder, a pipe, a device or a socket), so not the manifest sweep writes (hint: put the run's manifest.json back from a copy, or give a copy of its results.csv without the folder)")]
     ManifestNotAFile { path: PathBuf },
+    /// A CSV of 0 bytes: not even a header, so no column to name as missing.
+    #[error("`{path}` is empty (0 bytes): not a results CSV (hint: give a results.csv written by `sweep run`, which starts with its header line)")]
+    Empty { path: PathBuf },
     #[error(
         "`{path}` holds no results.csv (hint: give a run folder of `sweep run`, or a results CSV)"
     )]

@@ -148,11 +148,8 @@ impl Csv {
 /// A reader of `bytes` (a leading byte-order mark skipped) in `dialect`, or, with `None`, in the
 /// dialect its header line shows ([`Dialect::detect`]); records of any width.
 pub fn reader(bytes: &[u8], dialect: Option<Dialect>) -> (Dialect, csv::Reader<&[u8]>) {
+    let dialect = dialect.unwrap_or_else(|| dialect_of(bytes));
     let bytes = bytes.strip_prefix("\u{feff}".as_bytes()).unwrap_or(bytes);
-    let dialect = dialect.unwrap_or_else(|| {
-        let first = bytes.split(|&b| b == b'\n').next().unwrap_or_default();
-        Dialect::detect(&String::from_utf8_lossy(first))
-    });
     let r = csv::ReaderBuilder::new()
         .delimiter(dialect.delimiter())
         .flexible(true)
@@ -160,9 +157,135 @@ pub fn reader(bytes: &[u8], dialect: Option<Dialect>) -> (Dialect, csv::Reader<&
     (dialect, r)
 }
 
+/// The dialect of the CSV `bytes`, as its header line shows it ([`Dialect::detect`]).
+pub fn dialect_of(bytes: &[u8]) -> Dialect {
+    let bytes = bytes.strip_prefix("\u{feff}".as_bytes()).unwrap_or(bytes);
+    let first = bytes.split(|&b| b == b'\n').next().unwrap_or_default();
+    Dialect::detect(&String::from_utf8_lossy(first))
+}
+
 /// The length of `bytes` up to and with its last line break: the whole lines.
 fn whole_lines(bytes: &[u8]) -> usize {
     bytes.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1)
+}
+
+/// A last row without a line break that [`readable`] leaves out, and why.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TornRow {
+    /// Its line, from 1.
+    pub line: u64,
+    pub why: String,
+}
+
+impl TornRow {
+    /// The one-line warning that a reader of `path` prints when it leaves the row out.
+    /// Says on stderr that the reader of `path` left the row out: the one place a reader warns
+    /// of it, so that every command words it alike; once a process, however often a command
+    /// reads the file (`report` reads it three times).
+    pub fn warn(&self, path: &Path) {
+        static SAID: std::sync::Mutex<Vec<(std::path::PathBuf, u64)>> =
+            std::sync::Mutex::new(Vec::new());
+        let key = (path.to_path_buf(), self.line);
+        let mut said = SAID.lock().unwrap_or_else(|e| e.into_inner());
+        if !said.contains(&key) {
+            eprintln!("{}", self.warning(path));
+            said.push(key);
+        }
+    }
+
+    pub fn warning(&self, path: &Path) -> String {
+        format!(
+            "warning: `{}` line {}: its last row is torn ({}) and is left out (hint: a run killed while it wrote that row leaves it so; `sweep resume` the run to measure that point again)",
+            path.display(),
+            self.line,
+            self.why
+        )
+    }
+}
+
+/// The one rule of every reader (analyze, compare, export, report, merge, run and resume) for a
+/// CSV's last row when it has no line break after it: a row that has all its fields, closes its
+/// quotes and whose last field is a number where the row before has one, is a row; a torn one
+/// (fewer fields, a quote open, a number cut to no number) is left out. Returns how many of
+/// `bytes` to read, and the row left out. A CSV ending in a line break, or of one line (its
+/// header), is read whole. Only the last field of a row with all its fields can be cut short; a
+/// number cut to another number (`1000` to `10`) cannot be told from one written so.
+pub fn readable(bytes: &[u8], dialect: Dialect) -> (usize, Option<TornRow>) {
+    let whole = whole_lines(bytes);
+    if whole == bytes.len() || whole == 0 {
+        return (bytes.len(), None);
+    }
+    let body = bytes.strip_prefix("\u{feff}".as_bytes()).unwrap_or(bytes);
+    let bom = bytes.len() - body.len();
+    let mut r = csv::ReaderBuilder::new()
+        .delimiter(dialect.delimiter())
+        .flexible(true)
+        .has_headers(false)
+        .from_reader(body);
+    // The header, the row before the last, and the last with where it starts.
+    let mut header: Option<csv::ByteRecord> = None;
+    let mut before: Option<csv::ByteRecord> = None;
+    let mut last: Option<(u64, csv::ByteRecord)> = None;
+    let mut record = csv::ByteRecord::new();
+    loop {
+        let start = r.position().byte();
+        match r.read_byte_record(&mut record) {
+            Ok(true) => {}
+            Ok(false) | Err(_) => break,
+        }
+        if header.is_none() {
+            header = Some(record.clone());
+            continue;
+        }
+        if let Some((_, prev)) = last.replace((start, record.clone())) {
+            before = Some(prev);
+        }
+    }
+    let (Some(header), Some((mut start, row))) = (header, last) else {
+        return (bytes.len(), None);
+    };
+    // In a file of CRLF line ends the reader's position lies on the `\n` of the line before.
+    while matches!(body.get(start as usize), Some(b'\r' | b'\n')) {
+        start += 1;
+    }
+    let text = body.get(start as usize..).unwrap_or_default();
+    let number = |f: &[u8]| {
+        std::str::from_utf8(f)
+            .ok()
+            .and_then(|f| dialect.parse_number(f))
+            .is_some()
+    };
+    let why = if text.iter().filter(|&&b| b == b'"').count() % 2 == 1 {
+        Some("a quote in it never closes".to_string())
+    } else if row.len() < header.len() {
+        Some(format!(
+            "{} of the header's {} fields",
+            row.len(),
+            header.len()
+        ))
+    } else {
+        let at = row.len() - 1;
+        let cell = row.get(at).unwrap_or_default();
+        let numbers_above = before.as_ref().and_then(|b| b.get(at)).is_some_and(number);
+        (row.len() == header.len() && numbers_above && !cell.is_empty() && !number(cell)).then(
+            || {
+                format!(
+                    "its last field `{}` is no number",
+                    String::from_utf8_lossy(cell)
+                )
+            },
+        )
+    };
+    match why {
+        Some(why) => (
+            bom + start as usize,
+            Some(TornRow {
+                line: line_at(bytes, start),
+                why,
+            }),
+        ),
+        None => (bytes.len(), None),
+    }
 }
 
 fn read_err<E: Into<super::Cause>>(path: &Path) -> impl Fn(E) -> StoreError + '_ {
@@ -284,19 +407,36 @@ pub fn open_quote_line(bytes: &[u8], start: u64) -> Option<u64> {
     (odd && lines >= 1).then(|| line_at(bytes, start))
 }
 
-/// Reads a CSV without changing it: whole lines only (a run may still be writing it), in
-/// `dialect`. `None` when there is no CSV or not one whole line yet.
+/// Reads a CSV without changing it, in `dialect`; a last row without a line break is read or left
+/// out (with a warning) as [`readable`] says. `None` when there is no CSV or not one whole line
+/// yet.
 pub fn read_whole_lines(path: &Path, dialect: Dialect) -> Result<Option<Csv>, StoreError> {
     if !path.exists() {
         return Ok(None);
     }
     let bytes = read_file(path)?;
-    match whole_lines(&bytes) {
-        0 => Ok(None),
-        n => Csv::parse(&bytes[..n], Some(dialect))
-            .map(Some)
-            .map_err(read_err(path)),
+    if whole_lines(&bytes) == 0 {
+        return Ok(None);
     }
+    let (n, torn) = readable(&bytes, dialect);
+    if let Some(torn) = torn {
+        torn.warn(path);
+    }
+    let csv = Csv::parse(&bytes[..n], Some(dialect)).map_err(read_err(path))?;
+    // A last row of fewer fields with its line break is left out too ([`Csv::full_rows`]), and
+    // said as every reader says it.
+    if let Some(Ok(last)) = csv.records.last() {
+        if last.len() < csv.header.len() {
+            let text = &bytes[..n];
+            let end = text.strip_suffix(b"\n").unwrap_or(text);
+            TornRow {
+                line: 1 + end.iter().filter(|&&b| b == b'\n').count() as u64,
+                why: format!("{} of the header's {} fields", last.len(), csv.header.len()),
+            }
+            .warn(path);
+        }
+    }
+    Ok(Some(csv))
 }
 
 /// The rows already in a CSV that sweep appends to: point id -> fields. A torn last row is cut
@@ -359,10 +499,23 @@ fn rows(path: &Path, header: &[String], repair: Repair) -> Result<Vec<Vec<String
         }
         return Ok(Vec::new());
     }
-    // Keep whole lines only: a crash can leave a partial last record.
-    let whole = whole_lines(&bytes);
+    // A last row without a line break is read or left out as every reader does ([`readable`]);
+    // before appending, one that is read gets its line break, one left out is cut off.
+    let (whole, _) = readable(&bytes, dialect_of(&bytes));
     if whole < bytes.len() {
         cut(whole)?;
+    } else if repair == Repair::File && !bytes.ends_with(b"\n") {
+        use std::io::Write as _;
+        let end: &[u8] = if bytes.ends_with(b"\r") {
+            b"\n"
+        } else {
+            b"\r\n"
+        };
+        std::fs::OpenOptions::new()
+            .append(true)
+            .open(path)
+            .and_then(|mut f| f.write_all(end))
+            .map_err(&err)?;
     }
     let csv = Csv::parse(&bytes[..whole], None).map_err(read_err(path))?;
     if csv.header != header {
@@ -391,6 +544,55 @@ fn rows(path: &Path, header: &[String], repair: Repair) -> Result<Vec<Vec<String
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_last_row_without_a_line_break_is_read_when_whole_and_left_out_when_torn() {
+        let c = Dialect::Comma;
+        let whole = |t: &str| (t.len(), None);
+        let torn = |t: &str, at: &str, line: u64, why: &str| {
+            (
+                t.find(at).unwrap(),
+                Some(TornRow {
+                    line,
+                    why: why.to_string(),
+                }),
+            )
+        };
+        for (text, dialect, want) in [
+            ("a,b\n1,2\n", c, whole("a,b\n1,2\n")),
+            ("a,b", c, whole("a,b")),
+            ("a,b\n1,2\n3,4", c, whole("a,b\n1,2\n3,4")),
+            ("a,b\r\n1,y\r\n3,x", c, whole("a,b\r\n1,y\r\n3,x")),
+            ("a,b\n1,\"two\nlines\"", c, whole("a,b\n1,\"two\nlines\"")),
+            (
+                "a,b\n1,2\n3",
+                c,
+                torn("a,b\n1,2\n3", "3", 3, "1 of the header's 2 fields"),
+            ),
+            (
+                "a,b\r\n1,2\r\n3,1e",
+                c,
+                torn(
+                    "a,b\r\n1,2\r\n3,1e",
+                    "3,1e",
+                    3,
+                    "its last field `1e` is no number",
+                ),
+            ),
+            (
+                "a,b\n1,2\n3,\"open",
+                c,
+                torn("a,b\n1,2\n3,\"open", "3,", 3, "a quote in it never closes"),
+            ),
+            (
+                "a;b\n1;2,5\n3;4,",
+                Dialect::Semicolon,
+                whole("a;b\n1;2,5\n3;4,"),
+            ),
+        ] {
+            assert_eq!(readable(text.as_bytes(), dialect), want, "{text:?}");
+        }
+    }
 
     #[test]
     fn a_torn_last_line_is_left_alone_and_not_read() {

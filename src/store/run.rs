@@ -202,7 +202,7 @@ pub struct Run {
     /// Column names, trimmed.
     pub header: Vec<String>,
     /// Every record but blank ones, in file order, cells trimmed (a point written twice is there
-    /// twice; a record cut short by a crash is as short as it was left).
+    /// twice; a last record cut short by a crash is left out, with a warning).
     pub rows: Vec<Row>,
     pub axes: Vec<String>,
     pub metrics: Vec<MetricColumn>,
@@ -234,7 +234,17 @@ impl Run {
             Some(d) => Some(Manifest::load(d.path())?),
             None => None,
         };
-        let bytes = super::read::read_file(path)?;
+        let mut bytes = super::read::read_file(path)?;
+        if bytes.is_empty() {
+            return Err(StoreError::Empty {
+                path: path.to_path_buf(),
+            });
+        }
+        let (readable, torn) = super::read::readable(&bytes, super::read::dialect_of(&bytes));
+        if let Some(torn) = torn {
+            torn.warn(path);
+            bytes.truncate(readable);
+        }
         let (dialect, mut reader) = super::read::reader(&bytes, None);
         let header: Vec<String> = reader
             .headers()
@@ -289,6 +299,18 @@ impl Run {
                 path: path.to_path_buf(),
                 line,
             });
+        }
+        // A last row of fewer fields than the header, line break or not, is torn: left out, as
+        // every reader leaves it out ([`super::read::readable`]).
+        if let (Some(row), Some(at)) = (rows.last(), last_start) {
+            if row.len() < header.len() {
+                let torn = super::read::TornRow {
+                    line: super::read::line_at(&bytes, at),
+                    why: format!("{} of the header's {} fields", row.len(), header.len()),
+                };
+                torn.warn(path);
+                rows.pop();
+            }
         }
         rows.shrink_to_fit();
         // An axis column removed or renamed by hand (the manifest's header has it): every row

@@ -32,6 +32,12 @@ pub fn write_hint(e: &std::io::Error) -> &'static str {
         Some(libc::EACCES) | Some(libc::EPERM) => {
             " (hint: you may not write there: check its permissions, or write elsewhere: --output for `run`, --out for the other commands)"
         }
+        Some(libc::EBADF) => {
+            " (hint: stdout is closed: send it somewhere, `> run.json`, or name a file: --export-json FILE)"
+        }
+        Some(libc::EPIPE) => {
+            " (hint: what reads stdout stopped before the end: let it read it all, or name a file: --export-json FILE)"
+        }
         _ => "",
     }
 }

@@ -23,8 +23,9 @@ pub(super) fn findings(
         let failed = failed_rows(run).len();
         let _ = writeln!(
             h,
-            "<li>{} points measured, {} failed; {}</li>",
+            "<li>{} {} measured, {} failed; {}</li>",
             count(run.results.rows.len() - failed),
+            crate::words::noun_for(run.results.rows.len() - failed, "point"),
             count(failed),
             escape(&tally.clauses().join("; "))
         );
