@@ -175,6 +175,11 @@ impl PointError {
             | PointError::StartBuild(ExecError::Spawn { source, .. }) => {
                 no_room(source) || no_resources(source)
             }
+            // Out of descriptors or memory while reading the bench: every point alike.
+            PointError::ReadBench(e) => no_resources(e),
+            PointError::Render(crate::render::RenderError::Io { source, .. }) => {
+                no_resources(source)
+            }
             // No process to render in: every point would fail alike.
             PointError::Render(e) => e.environment(),
             _ => false,
@@ -280,6 +285,22 @@ mod tests {
             exit,
             elapsed: Duration::from_millis(10),
         }
+    }
+
+    /// Review 9b: at 19 open files a template could not be read ("Too many open files") and its
+    /// point was recorded `build_failed` for good; the machine's want of descriptors (or memory)
+    /// while reading the bench stops the run instead, like a program that cannot start.
+    #[test]
+    fn running_out_of_descriptors_while_reading_the_bench_stops_the_run() {
+        let emfile = || std::io::Error::from_raw_os_error(libc::EMFILE);
+        let render = PointError::Render(crate::render::RenderError::Io {
+            path: "cuda/x/params.h.tera".into(),
+            source: emfile(),
+        });
+        assert!(render.stops_the_run());
+        assert!(PointError::ReadBench(emfile()).stops_the_run());
+        let missing = PointError::ReadBench(std::io::Error::from_raw_os_error(libc::ENOENT));
+        assert!(!missing.stops_the_run(), "a missing file is the bench's");
     }
 
     /// Every reason a point fails, as results.csv's `error` cell, the terminal and the report
