@@ -375,3 +375,38 @@ fn an_out_that_is_a_file_is_a_usage_error() {
         assert_eq!(std::fs::read_to_string(&file).unwrap(), "mine");
     }
 }
+
+/// Review 9b's open medium: a manifest whose `axes` lists a column that neither the CSV nor the
+/// manifest's own `columns` has (an axis added to the manifest by hand) made `analyze` say
+/// "every axis is a category (`variant`, `nonexist`)", naming no culprit, and `plot` and `export`
+/// exit 0 over a run whose points all read as `nonexist=`. Every reader names the column.
+#[test]
+fn an_axis_of_the_manifest_that_no_column_holds_is_named() {
+    let tmp = tempfile::tempdir().unwrap();
+    let run = h100_copy(tmp.path(), "run");
+    let manifest = run.join("manifest.json");
+    let mut m: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&manifest).unwrap()).unwrap();
+    m["axes"] = serde_json::json!(["variant", "nonexist"]);
+    std::fs::write(&manifest, serde_json::to_string_pretty(&m).unwrap()).unwrap();
+    let csv = run.join("results.csv");
+    for args in [
+        vec!["analyze", csv.to_str().unwrap()],
+        vec!["plot", csv.to_str().unwrap()],
+        vec!["export", run.to_str().unwrap()],
+    ] {
+        let out = sweep(tmp.path())
+            .args(&args)
+            .arg("--out")
+            .arg(tmp.path().join(format!("out-{}", args[0])))
+            .output()
+            .unwrap();
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(3), "{args:?}: {err}");
+        assert!(
+            err.contains("no column `nonexist` of the axis its manifest lists")
+                && err.lines().count() == 1,
+            "{args:?}: {err}"
+        );
+    }
+}

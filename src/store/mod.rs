@@ -95,8 +95,8 @@ pub enum StoreError {
         column: String,
         metric: String,
     },
-    /// An axis of the manifest whose column the CSV lacks, though the manifest's header has it:
-    /// every row would be the one point `axis=` to compare, and no curve to analyse.
+    /// An axis of the manifest whose column the CSV lacks: every row would be the one point
+    /// `axis=` to compare, and no curve to analyse.
     #[error("`{path}` has no column `{column}` of the axis its manifest lists (hint: was the file edited? restore the column from a copy, or give a copy of the CSV without the manifest beside it)")]
     MissingAxis { path: PathBuf, column: String },
     #[error("`{path}` has two columns named `{column}` (columns {first} and {second}) (hint: was the header edited? rename or remove one)")]

@@ -313,14 +313,10 @@ impl Run {
             }
         }
         rows.shrink_to_fit();
-        // An axis column removed or renamed by hand (the manifest's header has it): every row
-        // would be the one point `axis=`, compared as such, and no curve read along it.
+        // An axis column removed or renamed by hand, or an axis added to the manifest by hand:
+        // every row would be the one point `axis=`, compared as such, and no curve read along it.
         if let Some(m) = &manifest {
-            if let Some(axis) = m
-                .axes
-                .iter()
-                .find(|a| !header.contains(a) && m.columns.contains(a))
-            {
+            if let Some(axis) = m.axes.iter().find(|a| !header.contains(a)) {
                 return Err(StoreError::MissingAxis {
                     path: path.to_path_buf(),
                     column: axis.clone(),
