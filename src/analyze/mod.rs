@@ -157,6 +157,13 @@ pub struct Marked {
 }
 
 impl Marked {
+    /// The points marked for their buffer placements: `unstable`, less those whose processes
+    /// differ. One count for one fact: the reading's "where the buffers lie moves …" and the
+    /// marks under the table both say this number.
+    pub fn placement(&self) -> usize {
+        self.unstable - self.processes
+    }
+
     /// The marks of one series' points (one per x). `spread`: each x's placement spread;
     /// `repeated`: whether several processes measured its points (a `<metric>_repeat_spread`
     /// cell), asked only of an unstable point whose placements stayed within `target`.
@@ -186,9 +193,13 @@ impl Marked {
 /// `spread` = (slowest - fastest placement) / median.
 #[derive(Debug, Clone, Serialize)]
 pub struct Placement {
-    /// Points with a spread, and those whose spread is above [`Placement::NOTED`].
+    /// Points with a spread, and those its own metric marks for their placements
+    /// ([`Marked::placement`]: placements differ beyond the run's target and the noise), the one
+    /// definition the reading and the marks share.
     pub points: usize,
     pub above: usize,
+    /// The run's confidence target the marks were made against.
+    pub target: f64,
     pub median_spread: f64,
     pub max_spread: f64,
     /// x of the largest spread.
@@ -199,10 +210,13 @@ pub struct Placement {
 }
 
 impl Placement {
-    /// A spread above the timing core's default confidence target (1 %) is worth a word.
-    pub const NOTED: f64 = 0.01;
-
-    fn of(spread: &[(f64, f64)], curve: &Curve) -> Option<Placement> {
+    /// `marked`: the points its metric marks for their placements; `target`: the run's target.
+    fn of(
+        spread: &[(f64, f64)],
+        curve: &Curve,
+        marked: usize,
+        target: f64,
+    ) -> Option<Placement> {
         let &(max_at, max_spread) = spread.iter().max_by(|a, b| a.1.total_cmp(&b.1))?;
         let s: Vec<f64> = spread.iter().map(|p| p.1).collect();
         let median_spread = fit::median(&s)?;
@@ -213,7 +227,8 @@ impl Placement {
                 .is_some_and(|d| median_spread >= d.relative.abs() / 2.0);
         Some(Placement {
             points: s.len(),
-            above: s.iter().filter(|&&v| v > Self::NOTED).count(),
+            above: marked,
+            target,
             median_spread,
             max_spread,
             max_at,
@@ -318,7 +333,7 @@ pub fn analyze_run(
                 // A count or a setting: the most (or fewest) is not the best.
                 curve.best = None;
             }
-            let placement = Placement::of(&spread, &curve);
+            let placement = Placement::of(&spread, &curve, marked.placement(), target);
             let process = between
                 .iter()
                 .flatten()
@@ -706,7 +721,7 @@ impl Analysis {
             crate::store::target_rel_ci,
         );
         let of = |s: &SeriesAnalysis, mark: Mark| match mark {
-            Mark::Placement => s.marked.unstable - s.marked.processes,
+            Mark::Placement => s.marked.placement(),
             Mark::Processes => s.marked.processes,
             Mark::Noisy => s.marked.noisy,
         };
@@ -1009,7 +1024,7 @@ mod tests {
         assert!(
             a.series[0]
                 .reading
-                .contains("moves 1 of 256 points by more than 1.0 % (placement spread up to 30.0 % at threads = 48"),
+                .contains("moves 1 of 256 points beyond the 1.0 % target and the noise (marked `unstable`; placement spread up to 30.0 % at threads = 48"),
             "{}",
             a.series[0].reading
         );

@@ -314,10 +314,10 @@ pub fn small_percent(f: f64) -> String {
 /// The tail of a reading for a series whose points moved with where their buffers lay.
 pub fn placement(axis: &str, p: &Placement) -> String {
     let mut s = format!(
-        "; where the buffers lie moves {} of {} points by more than {} (placement spread up to {} at {axis} = {}, median {})",
+        "; where the buffers lie moves {} of {} points beyond the {} target and the noise (marked `unstable`; placement spread up to {} at {axis} = {}, median {})",
         p.above,
         p.points,
-        percent(Placement::NOTED),
+        crate::store::mark::share(p.target),
         percent(p.max_spread),
         human(p.max_at),
         percent(p.median_spread)
