@@ -21,6 +21,7 @@ pub mod ladder;
 pub(crate) mod load;
 pub mod mechanism;
 pub mod reading;
+pub mod stable;
 mod staircase;
 #[cfg(test)]
 mod synth;
@@ -367,6 +368,22 @@ pub fn analyze_run(
             if shape.is_some() {
                 curve.knee = None;
             }
+            // The knee and the best as they hold within the values' uncertainty: where the ramp
+            // ends (or that it bends with no sharp knee), and the best of the points tied with
+            // the maximum, at the period's peaks.
+            let with_u = stable::points_with_u(
+                &data,
+                &r.rel_ci,
+                process.filter(|b| !b.exact()).map(|b| b.u95),
+            );
+            if let Some((knee, range)) = curve
+                .knee
+                .and_then(|k| stable::knee_range(&with_u, sense, k))
+            {
+                curve.knee = knee;
+                curve.knee_range = Some(range);
+            }
+            stable::robust_best(&mut curve, &with_u, sense);
             let placement_lowers = placement.as_ref().is_some_and(|pl| pl.lowered);
             let unsettled = nesting_unsettled(&curve, placement.as_ref(), process);
             if let Some(p) = curve.period.as_mut() {
