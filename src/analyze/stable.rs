@@ -62,10 +62,10 @@ fn cost(sense: Sense, x: f64, v: f64) -> Option<f64> {
 
 /// Where the ramp ends, within the values' uncertainty, given the knee the fit found (`fitted`).
 ///
-/// On the ramp the cost of a launch stays at one level `L` (the median cost up to the fitted
-/// knee). A point is off that level at `k` when its cost is more than `k·ℓ` and 1 % away from it
-/// in log (ℓ = −ln(1 − u): the most a move of the value within u moves its log cost; 1 %:
-/// [`MATERIAL`]); the flat part ends
+/// On the ramp the cost of a launch stays at one level `L` (the median cost over the first half
+/// of the points up to the fitted knee). A point is off that level at `k` when its cost is more
+/// than `k·ℓ` and 1 % away from it in log (ℓ = −ln(1 − u): the most a move of the value within
+/// u moves its log cost; 1 %: [`MATERIAL`]); the flat part ends
 /// before the first two neighbouring points off it (one point off is an outlier, not the end).
 /// The knee is where it ends at `k = 2`. Moving every value within its u moves each log cost by
 /// ℓ at most, so the knee then ends no earlier than at `k = 1` and no later than at `k = 3`: that
@@ -78,8 +78,12 @@ pub fn knee_range(points: &[Point], sense: Sense, fitted: f64) -> Option<(Option
         .iter()
         .filter_map(|&(x, v, u)| Some((x, cost(sense, x, v)?, -(1.0 - u.min(0.5)).ln())))
         .collect();
+    // The level from the first half of the points up to the fitted knee (three at least): a
+    // knee fitted past a smaller step (H200 `global_all_1blk`: +4 % at 65 threads, +55 % at 129,
+    // fitted at 128) would otherwise put the level between the two, off both.
     let upto = costed.iter().take_while(|p| p.0 <= fitted).count();
-    let flat: Vec<f64> = costed[..upto].iter().map(|p| p.1).collect();
+    let first = upto.div_ceil(2).max(upto.min(3));
+    let flat: Vec<f64> = costed[..first].iter().map(|p| p.1).collect();
     let level = super::fit::median(&flat)?;
     let off = |i: usize, k: f64| {
         let (_, c, l) = costed[i];
