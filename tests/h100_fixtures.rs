@@ -710,9 +710,8 @@ fn thread_sweep_moved_within_u(seed: u64, between: &[(String, f64)]) -> tempfile
             .iter()
             .zip(rec.iter())
             .map(|(col, cell)| {
-                let Some((metric, u95)) = between
-                    .iter()
-                    .find(|(m, _)| format!("{m}_mflops") == col)
+                let Some((metric, u95)) =
+                    between.iter().find(|(m, _)| format!("{m}_mflops") == col)
                 else {
                     return cell.to_string();
                 };
@@ -758,11 +757,9 @@ fn the_knees_of_the_thread_sweep_stay_in_their_range_when_values_move_within_u()
     assert_eq!((range.lo, range.hi, range.sharp), (32.0, 32.0, true));
     for seed in 1..=5 {
         let moved = thread_sweep_moved_within_u(seed, &between);
-        let again = sweep::analyze::analyze_csv(
-            &moved.path().join("results.csv"),
-            &Default::default(),
-        )
-        .unwrap();
+        let again =
+            sweep::analyze::analyze_csv(&moved.path().join("results.csv"), &Default::default())
+                .unwrap();
         for (s, t) in analysis.series.iter().zip(&again.series) {
             let Some(r) = s.curve.knee_range else {
                 assert_eq!(t.curve.knee, s.curve.knee, "seed {seed}: {}", s.name);
@@ -809,7 +806,12 @@ fn the_best_of_the_thread_sweep_sits_on_a_peak_and_says_its_ties() {
         .iter()
         .find(|s| s.name == "global_half_grid_mflops")
         .unwrap();
-    assert_eq!(half.curve.best.as_ref().unwrap().x, 384.0, "{}", half.reading);
+    assert_eq!(
+        half.curve.best.as_ref().unwrap().x,
+        384.0,
+        "{}",
+        half.reading
+    );
     let two_way = analysis
         .series
         .iter()

@@ -212,12 +212,7 @@ pub struct Placement {
 
 impl Placement {
     /// `marked`: the points its metric marks for their placements; `target`: the run's target.
-    fn of(
-        spread: &[(f64, f64)],
-        curve: &Curve,
-        marked: usize,
-        target: f64,
-    ) -> Option<Placement> {
+    fn of(spread: &[(f64, f64)], curve: &Curve, marked: usize, target: f64) -> Option<Placement> {
         let &(max_at, max_spread) = spread.iter().max_by(|a, b| a.1.total_cmp(&b.1))?;
         let s: Vec<f64> = spread.iter().map(|p| p.1).collect();
         let median_spread = fit::median(&s)?;

@@ -152,7 +152,9 @@ pub(crate) fn bar_charts(t: &Run) -> Vec<Bars> {
             let value = num(Some(mc), r).filter(|v| v.is_finite() && load::carries_values(&st));
             bars.push(Bar {
                 category,
-                key: key.map_or(0, |k| key_of.get(t.cell(r, axes[k].1)).copied().unwrap_or(0)),
+                key: key.map_or(0, |k| {
+                    key_of.get(t.cell(r, axes[k].1)).copied().unwrap_or(0)
+                }),
                 value,
                 u: num(ci, r)
                     .unwrap_or(0.0)
@@ -278,9 +280,11 @@ impl Bars {
             .max()
             .unwrap_or(0)
             .max(1);
-        let (lo, hi) = sorted.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |a, p| {
-            (a.0.min(p.1), a.1.max(p.1))
-        });
+        let (lo, hi) = sorted
+            .iter()
+            .fold((f64::INFINITY, f64::NEG_INFINITY), |a, p| {
+                (a.0.min(p.1), a.1.max(p.1))
+            });
         let (lo, hi) = if lo.is_finite() { (lo, hi) } else { (0.0, 1.0) };
         let pad = ((hi - lo) * 0.08).max(hi.abs() * 0.01).max(1e-12);
         let mut builder = ChartBuilder::on(plot);
@@ -633,7 +637,10 @@ mod tests {
         let svg = bars_svg(&b[0], None).unwrap();
         let elapsed = started.elapsed();
         // The legend's line, wrapped.
-        assert!(svg.contains("20,000 values of 20,000 categories,"), "no legend");
+        assert!(
+            svg.contains("20,000 values of 20,000 categories,"),
+            "no legend"
+        );
         for t in ["k07777: 999.0", "k00042: 1.000"] {
             assert!(
                 crate::report::series::tests::text_x(&svg, t).is_some(),

@@ -241,12 +241,16 @@ mod tests {
     #[test]
     fn points_on_a_steep_ramp_are_not_spikes_but_a_point_above_both_neighbours_is() {
         let g: Vec<i64> = (1..=12).collect();
-        let ramp = [3.69, 1.93, 1.48, 1.32, 1.34, 1.40, 1.42, 1.44, 1.55, 1.62, 1.74, 1.89];
+        let ramp = [
+            3.69, 1.93, 1.48, 1.32, 1.34, 1.40, 1.42, 1.44, 1.55, 1.62, 1.74, 1.89,
+        ];
         assert_eq!(spikes(&g, &ramp), Vec::<usize>::new());
         let mut spiked = ramp;
         spiked[6] = 2.2;
         assert_eq!(spikes(&g, &spiked), [6]);
-        let flat = [3.0, 1.0, 1.01, 0.99, 1.0, 1.02, 1.0, 0.99, 1.01, 1.0, 1.0, 1.01];
+        let flat = [
+            3.0, 1.0, 1.01, 0.99, 1.0, 1.02, 1.0, 0.99, 1.01, 1.0, 1.0, 1.01,
+        ];
         assert_eq!(spikes(&g, &flat), [0]);
         // Judged against the local trend, the residual outliers of a flat fit keep only points
         // that stand out of it.
