@@ -371,9 +371,10 @@ pub fn analyze_run(
                 &r.rel_ci,
                 process.filter(|b| !b.exact()).map(|b| b.u95),
             );
+            let material = stable::material(curve.drop.as_ref().map(|d| d.relative), sense);
             if let Some((knee, range)) = curve
                 .knee
-                .and_then(|k| stable::knee_range(&with_u, sense, k))
+                .and_then(|k| stable::knee_range(&with_u, sense, k, material))
             {
                 curve.knee = knee;
                 curve.knee_range = Some(range);
@@ -695,7 +696,11 @@ impl Analysis {
                 .best
                 .as_ref()
                 .map_or("-".to_string(), |b| human(b.x_within_1pct));
-            let knee = c.knee.map_or("-".to_string(), human);
+            let knee = match (c.knee, c.knee_range) {
+                (Some(k), _) => human(k),
+                (None, Some(r)) if !r.sharp => format!("none ({}–{})", human(r.lo), human(r.hi)),
+                _ => "-".to_string(),
+            };
             rows.push(vec![
                 s.name.clone(),
                 period,

@@ -14,11 +14,23 @@ use super::curve::{Curve, KneeRange, Sense};
 /// all), for runs without control re-runs or with a metric whose pairs agreed better.
 pub const U_FLOOR: f64 = 0.005;
 
-/// The least change of the cost (in log) that ends a ramp, beyond the values' uncertainty: nested
-/// steps of 0.3–0.9 % on the H100 thread sweep (`global_half_1blk`: +0.2 to +1.2 % from 97
-/// threads on, +40 % past 128) are shape, and the ramp ends at the cliff. Added to every level's
-/// tolerance alike, so it keeps the range's bound on moves within u.
+/// The least change of the cost (in log) that ends a ramp, beyond the values' uncertainty, where
+/// the curve has no steps to measure it by: 1 %. Added to every level's tolerance alike, so it
+/// keeps the range's bound on moves within u.
 const MATERIAL: f64 = 0.01;
+
+/// The least change of the cost (in log) that ends the ramp of a curve with steps: half of one
+/// step (the drop after a peak, as a cost ratio), as the fit's own knee reads it, and 1 % at
+/// least. Nested steps and the shape of the trend are smaller (`shared_nc_1blk`: +2.4 % past 32
+/// threads, +40 % past 128; `shared_3way_1blk`: +5.4 % past 66, +16 % past 96; `global_half_1blk`
+/// creeps by up to 1.2 % from 97 on): the ramp ends at the step.
+pub fn material(drop: Option<f64>, sense: Sense) -> f64 {
+    let step = drop.map_or(0.0, |d| match sense {
+        Sense::HigherIsBetter => -(1.0 - d.abs().min(0.99)).ln(),
+        Sense::LowerIsBetter => d.abs().ln_1p(),
+    });
+    (step / 2.0).max(MATERIAL)
+}
 
 /// A measured point: x, its value, its relative uncertainty u (95 % half-width).
 pub type Point = (f64, f64, f64);
@@ -63,9 +75,11 @@ fn cost(sense: Sense, x: f64, v: f64) -> Option<f64> {
 /// Where the ramp ends, within the values' uncertainty, given the knee the fit found (`fitted`).
 ///
 /// On the ramp the cost of a launch stays at one level `L` (the median cost over the first half
-/// of the points up to the fitted knee). A point is off that level at `k` when its cost is more
-/// than `k·ℓ` and 1 % away from it in log (ℓ = −ln(1 − u): the most a move of the value within
-/// u moves its log cost; 1 %: [`MATERIAL`]); the flat part ends
+/// of the points up to the fitted knee). A point is off that level at `k` when its log cost is
+/// more than `k·ℓ + material` above it (ℓ = −ln(1 − u): the most a move of the value within
+/// u moves its log cost; `material`: [`material`], what a change must be to end the ramp at all);
+/// a cost below the level is no end of the ramp (`threads_pitch`'s dense grid stores cost less
+/// at 64 threads than at 40–56, and are best there); the flat part ends
 /// before the first two neighbouring points off it (one point off is an outlier, not the end).
 /// The knee is where it ends at `k = 2`. Moving every value within its u moves each log cost by
 /// ℓ at most, so the knee then ends no earlier than at `k = 1` and no later than at `k = 3`: that
@@ -73,7 +87,12 @@ fn cost(sense: Sense, x: f64, v: f64) -> Option<f64> {
 /// beyond any such move (`k = 3`), the ramp bends gradually and there is no sharp knee. The flat
 /// part starts at the first two neighbouring points on the level at `k = 1`; `None` where none
 /// are.
-pub fn knee_range(points: &[Point], sense: Sense, fitted: f64) -> Option<(Option<f64>, KneeRange)> {
+pub fn knee_range(
+    points: &[Point],
+    sense: Sense,
+    fitted: f64,
+    material: f64,
+) -> Option<(Option<f64>, KneeRange)> {
     let costed: Vec<(f64, f64, f64)> = points
         .iter()
         .filter_map(|&(x, v, u)| Some((x, cost(sense, x, v)?, -(1.0 - u.min(0.5)).ln())))
@@ -87,12 +106,11 @@ pub fn knee_range(points: &[Point], sense: Sense, fitted: f64) -> Option<(Option
     let level = super::fit::median(&flat)?;
     let off = |i: usize, k: f64| {
         let (_, c, l) = costed[i];
-        (c / level).ln().abs() > k * l + MATERIAL
+        (c / level).ln() > k * l + material
     };
     let n = costed.len();
-    // The flat part starts at the first two neighbours on its level even in the worst case
-    // (`shared_3way_grid`: one and two threads run a third faster than the ramp, with no
-    // three-way conflict yet).
+    // The flat part starts at the first two neighbours not above its level even in the worst
+    // case (a first launch or two that cost more, as a cold start does).
     let start = (0..n.saturating_sub(1)).find(|&i| !off(i, 1.0) && !off(i + 1, 1.0))?;
     // The last point of the flat part at `k`: before the first two neighbours off it.
     let end = |k: f64| -> usize {
@@ -195,7 +213,12 @@ mod tests {
         // The fit said 45 in one run and 40 in the next: the cost is flat inside the step
         // 33..64, so a knee anywhere in it fits alike.
         for fitted in [40.0, 45.0] {
-            let (knee, range) = knee_range(&ramp_then_steps(0.005), Sense::HigherIsBetter, fitted)
+            let (knee, range) = knee_range(
+                &ramp_then_steps(0.005),
+                Sense::HigherIsBetter,
+                fitted,
+                MATERIAL,
+            )
                 .expect("a flat start");
             assert_eq!(knee, Some(32.0));
             assert_eq!((range.lo, range.hi, range.sharp), (32.0, 32.0, true));
@@ -212,7 +235,7 @@ mod tests {
                 (x as f64, x as f64 / cost, 0.005)
             })
             .collect();
-        let (knee, range) = knee_range(&points, Sense::HigherIsBetter, 30.0).unwrap();
+        let (knee, range) = knee_range(&points, Sense::HigherIsBetter, 30.0, MATERIAL).unwrap();
         assert_eq!(knee, None, "{range:?}");
         assert!(!range.sharp && range.hi - range.lo > 2.0, "{range:?}");
         assert!(range.lo >= 20.0 && range.hi <= 60.0, "{range:?}");
