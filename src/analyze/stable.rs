@@ -225,6 +225,32 @@ mod tests {
         }
     }
 
+    /// `shared_nc_1blk`'s shape, its nested step larger: the cost 5 % higher past 32 threads, 40 %
+    /// past 128 (steps of about 29 % after each peak), and one dip below the level at 64: the
+    /// ramp ends at the step.
+    #[test]
+    fn a_nested_step_or_a_dip_does_not_end_the_ramp_a_step_does() {
+        let points: Vec<Point> = (1..=256)
+            .map(|x| {
+                let cost = match x {
+                    64 => 0.9,
+                    1..=32 => 1.0,
+                    33..=128 => 1.05,
+                    _ => 1.4,
+                };
+                (x as f64, x as f64 / cost, 0.005)
+            })
+            .collect();
+        let m = material(Some(0.29), Sense::HigherIsBetter);
+        assert!(m > 0.15 && m < 0.2, "{m}");
+        let (knee, range) = knee_range(&points, Sense::HigherIsBetter, 128.0, m).unwrap();
+        assert_eq!(knee, Some(128.0));
+        assert_eq!((range.lo, range.hi, range.sharp), (128.0, 128.0, true));
+        // Without steps to measure by, 1 %: the 5 % is the end.
+        let (knee, _) = knee_range(&points, Sense::HigherIsBetter, 40.0, MATERIAL).unwrap();
+        assert_eq!(knee, Some(32.0));
+    }
+
     #[test]
     fn a_ramp_that_bends_gradually_has_no_sharp_knee() {
         // The cost grows smoothly by 0.05 % a point from x = 20 on: it leaves the flat level
@@ -238,7 +264,8 @@ mod tests {
         let (knee, range) = knee_range(&points, Sense::HigherIsBetter, 30.0, MATERIAL).unwrap();
         assert_eq!(knee, None, "{range:?}");
         assert!(!range.sharp && range.hi - range.lo > 2.0, "{range:?}");
-        assert!(range.lo >= 20.0 && range.hi <= 60.0, "{range:?}");
+        // Off by ℓ + 1 % from x = 50 on, by 3ℓ + 1 % from 70 on.
+        assert!(range.lo >= 45.0 && range.hi <= 75.0, "{range:?}");
     }
 
     #[test]
