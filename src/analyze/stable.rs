@@ -219,7 +219,7 @@ mod tests {
                 fitted,
                 MATERIAL,
             )
-                .expect("a flat start");
+            .expect("a flat start");
             assert_eq!(knee, Some(32.0));
             assert_eq!((range.lo, range.hi, range.sharp), (32.0, 32.0, true));
         }

@@ -166,11 +166,9 @@ pub(crate) fn finding(s: &SeriesAnalysis, x_name: &str) -> String {
     }
     match (c.knee, c.knee_range) {
         (Some(k), _) => parts.push(format!("knee {}", human(k))),
-        (None, Some(r)) if !r.sharp => parts.push(format!(
-            "no sharp knee ({}–{})",
-            human(r.lo),
-            human(r.hi)
-        )),
+        (None, Some(r)) if !r.sharp => {
+            parts.push(format!("no sharp knee ({}–{})", human(r.lo), human(r.hi)))
+        }
         _ => {}
     }
     if let Some(b) = &c.best {
