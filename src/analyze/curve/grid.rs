@@ -157,22 +157,28 @@ fn ramp_noise(values: &[f64]) -> f64 {
     (2.0 * change_sigma(values)).max(0.005)
 }
 
-/// Point `k` follows the local trend of a ramp rather than standing out of it: inside, it lies
-/// between its two neighbours (a point on a steep or bending ramp is off the line through them,
-/// but not above or below both); at an end, the next two points move on in the same direction,
-/// by more than the noise (`noise`, relative), as from it to the next. A spike stands above or
-/// below both neighbours; the first points of a steep ramp do not (transpose_sizes' first three
-/// sizes, each a quarter to a half of the next, were ringed as outliers against a flat fit).
+/// Point `k` follows the local trend of a ramp rather than standing out of it: it lies inside a
+/// run of four points (three steps) that move one way, each step beyond the noise (`noise`,
+/// relative to the point stepped to): at an end, the first or the last four; inside, four with
+/// one more neighbour on either side. A point on a steep or bending ramp is off the line through
+/// its neighbours but goes their way; a spike, or two outliers side by side, turn back within
+/// the run. On a flat or gentle stretch no point is on a ramp (its steps are within the noise),
+/// and the outlier tests stand as they were.
 pub(super) fn on_ramp(values: &[f64], k: usize, noise: f64) -> bool {
     let n = values.len();
-    let onward = |a: f64, b: f64, c: f64| {
-        (a - b).signum() == (b - c).signum() && (b - c).abs() > noise * b.abs()
+    // Points `from..from + 4` step one way, each step beyond the noise.
+    let steady = |from: usize| {
+        from + 4 <= n && {
+            let w = &values[from..from + 4];
+            let up = w[1] > w[0];
+            w.windows(2)
+                .all(|p| (p[1] > p[0]) == up && (p[1] - p[0]).abs() > noise * p[1].abs())
+        }
     };
     match k {
-        _ if n < 3 => false,
-        0 => onward(values[0], values[1], values[2]),
-        _ if k == n - 1 => onward(values[k], values[k - 1], values[k - 2]),
-        _ => (values[k] - values[k - 1]) * (values[k] - values[k + 1]) < 0.0,
+        0 => steady(0),
+        _ if k + 1 == n => n >= 4 && steady(n - 4),
+        _ => (k >= 2 && steady(k - 2)) || steady(k - 1),
     }
 }
 
@@ -235,28 +241,41 @@ mod tests {
         );
     }
 
-    /// transpose_sizes' naive transpose: the cost (n over GB/s) of its first sizes falls steeply,
-    /// each a half to three quarters of the one before. No point of that ramp is a spike; a point
-    /// above both neighbours on it is, and so is a first point above a flat start.
+    /// transpose_sizes' naive transpose: the cost (n over GB/s) of its 32 sizes, the first ones
+    /// falling steeply (each a half to three quarters of the one before). No point of that ramp is
+    /// a spike; a point above both neighbours on it is, and so is a first point above a flat
+    /// start, and a pair of outliers side by side keeps its outer one.
     #[test]
     fn points_on_a_steep_ramp_are_not_spikes_but_a_point_above_both_neighbours_is() {
-        let g: Vec<i64> = (1..=12).collect();
         let ramp = [
-            3.69, 1.93, 1.48, 1.32, 1.34, 1.40, 1.42, 1.44, 1.55, 1.62, 1.74, 1.89,
+            3.686, 1.928, 1.483, 1.32, 1.338, 1.405, 1.421, 1.441, 1.546, 1.621, 1.741, 1.893,
+            1.953, 2.092, 2.172, 2.259, 2.555, 2.571, 2.765, 3.03, 3.057, 3.169, 3.328, 3.609,
+            3.589, 3.839, 3.953, 4.13, 4.294, 4.509, 4.589, 4.301,
         ];
+        let g: Vec<i64> = (1..=ramp.len() as i64).collect();
         assert_eq!(spikes(&g, &ramp), Vec::<usize>::new());
         let mut spiked = ramp;
         spiked[6] = 2.2;
         assert_eq!(spikes(&g, &spiked), [6]);
-        let flat = [
-            3.0, 1.0, 1.01, 0.99, 1.0, 1.02, 1.0, 0.99, 1.01, 1.0, 1.0, 1.01,
-        ];
+        let mut flat = [1.0; 32];
+        for (i, v) in flat.iter_mut().enumerate() {
+            *v += 0.01 * ((i * 7 % 5) as f64 - 2.0);
+        }
+        flat[0] = 3.0;
         assert_eq!(spikes(&g, &flat), [0]);
         // Judged against the local trend, the residual outliers of a flat fit keep only points
         // that stand out of it.
         let mut far = vec![0, 1, 2, 6];
         off_ramp(&spiked, &mut far);
         assert_eq!(far, [6]);
+        // Two outliers side by side on a flat line: the second lies between the first and the
+        // line, but turns back within four points.
+        let mut pair = flat;
+        pair[0] = 1.0;
+        (pair[11], pair[12]) = (1.55, 1.3);
+        let mut far = vec![11, 12];
+        off_ramp(&pair, &mut far);
+        assert_eq!(far, [11, 12]);
     }
 
     #[test]
