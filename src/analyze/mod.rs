@@ -21,6 +21,7 @@ pub mod ladder;
 pub(crate) mod load;
 pub mod mechanism;
 pub mod reading;
+pub mod stable;
 mod staircase;
 #[cfg(test)]
 mod synth;
@@ -157,6 +158,13 @@ pub struct Marked {
 }
 
 impl Marked {
+    /// The points marked for their buffer placements: `unstable`, less those whose processes
+    /// differ. One count for one fact: the reading's "where the buffers lie moves …" and the
+    /// marks under the table both say this number.
+    pub fn placement(&self) -> usize {
+        self.unstable - self.processes
+    }
+
     /// The marks of one series' points (one per x). `spread`: each x's placement spread;
     /// `repeated`: whether several processes measured its points (a `<metric>_repeat_spread`
     /// cell), asked only of an unstable point whose placements stayed within `target`.
@@ -186,9 +194,13 @@ impl Marked {
 /// `spread` = (slowest - fastest placement) / median.
 #[derive(Debug, Clone, Serialize)]
 pub struct Placement {
-    /// Points with a spread, and those whose spread is above [`Placement::NOTED`].
+    /// Points with a spread, and those its own metric marks for their placements
+    /// ([`Marked::placement`]: placements differ beyond the run's target and the noise), the one
+    /// definition the reading and the marks share.
     pub points: usize,
     pub above: usize,
+    /// The run's confidence target the marks were made against.
+    pub target: f64,
     pub median_spread: f64,
     pub max_spread: f64,
     /// x of the largest spread.
@@ -199,10 +211,8 @@ pub struct Placement {
 }
 
 impl Placement {
-    /// A spread above the timing core's default confidence target (1 %) is worth a word.
-    pub const NOTED: f64 = 0.01;
-
-    fn of(spread: &[(f64, f64)], curve: &Curve) -> Option<Placement> {
+    /// `marked`: the points its metric marks for their placements; `target`: the run's target.
+    fn of(spread: &[(f64, f64)], curve: &Curve, marked: usize, target: f64) -> Option<Placement> {
         let &(max_at, max_spread) = spread.iter().max_by(|a, b| a.1.total_cmp(&b.1))?;
         let s: Vec<f64> = spread.iter().map(|p| p.1).collect();
         let median_spread = fit::median(&s)?;
@@ -213,7 +223,8 @@ impl Placement {
                 .is_some_and(|d| median_spread >= d.relative.abs() / 2.0);
         Some(Placement {
             points: s.len(),
-            above: s.iter().filter(|&&v| v > Self::NOTED).count(),
+            above: marked,
+            target,
             median_spread,
             max_spread,
             max_at,
@@ -318,7 +329,7 @@ pub fn analyze_run(
                 // A count or a setting: the most (or fewest) is not the best.
                 curve.best = None;
             }
-            let placement = Placement::of(&spread, &curve);
+            let placement = Placement::of(&spread, &curve, marked.placement(), target);
             let process = between
                 .iter()
                 .flatten()
@@ -352,6 +363,23 @@ pub fn analyze_run(
             if shape.is_some() {
                 curve.knee = None;
             }
+            // The knee and the best as they hold within the values' uncertainty: where the ramp
+            // ends (or that it bends with no sharp knee), and the best of the points tied with
+            // the maximum, at the period's peaks.
+            let with_u = stable::points_with_u(
+                &data,
+                &r.rel_ci,
+                process.filter(|b| !b.exact()).map(|b| b.u95),
+            );
+            let material = stable::material(curve.drop.as_ref().map(|d| d.relative), sense);
+            if let Some((knee, range)) = curve
+                .knee
+                .and_then(|k| stable::knee_range(&with_u, sense, k, material))
+            {
+                curve.knee = knee;
+                curve.knee_range = Some(range);
+            }
+            stable::robust_best(&mut curve, &with_u, sense);
             let placement_lowers = placement.as_ref().is_some_and(|pl| pl.lowered);
             let unsettled = nesting_unsettled(&curve, placement.as_ref(), process);
             if let Some(p) = curve.period.as_mut() {
@@ -668,7 +696,11 @@ impl Analysis {
                 .best
                 .as_ref()
                 .map_or("-".to_string(), |b| human(b.x_within_1pct));
-            let knee = c.knee.map_or("-".to_string(), human);
+            let knee = match (c.knee, c.knee_range) {
+                (Some(k), _) => human(k),
+                (None, Some(r)) if !r.sharp => format!("none ({}–{})", human(r.lo), human(r.hi)),
+                _ => "-".to_string(),
+            };
             rows.push(vec![
                 s.name.clone(),
                 period,
@@ -706,7 +738,7 @@ impl Analysis {
             crate::store::target_rel_ci,
         );
         let of = |s: &SeriesAnalysis, mark: Mark| match mark {
-            Mark::Placement => s.marked.unstable - s.marked.processes,
+            Mark::Placement => s.marked.placement(),
             Mark::Processes => s.marked.processes,
             Mark::Noisy => s.marked.noisy,
         };
@@ -1008,7 +1040,7 @@ mod tests {
         assert!(
             a.series[0]
                 .reading
-                .contains("moves 1 of 256 points by more than 1.0 % (placement spread up to 30.0 % at threads = 48"),
+                .contains("moves 1 of 256 points beyond the 1.0 % target and the noise (marked `unstable`; placement spread up to 30.0 % at threads = 48"),
             "{}",
             a.series[0].reading
         );

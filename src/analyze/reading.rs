@@ -252,19 +252,32 @@ pub fn reading(
         parts.push(why.shape.clone());
         return parts.join("; ");
     }
-    if let Some(k) = curve.knee {
-        parts.push(format!("ramp ends at {axis} = {}", human(k)));
+    match (curve.knee, curve.knee_range) {
+        (Some(k), Some(r)) if r.lo < r.hi => parts.push(format!(
+            "ramp ends at {axis} = {} ({}–{} within u)",
+            human(k),
+            human(r.lo),
+            human(r.hi)
+        )),
+        (Some(k), _) => parts.push(format!("ramp ends at {axis} = {}", human(k))),
+        (None, Some(r)) if !r.sharp => parts.push(format!(
+            "no sharp knee: the ramp bends between {axis} = {} and {}",
+            human(r.lo),
+            human(r.hi)
+        )),
+        (None, _) => {}
     }
     if let Some(b) = &curve.best {
+        let tied = tied_words(&b.tied);
         if b.x_within_1pct == b.x {
             parts.push(format!(
-                "best at {axis} = {} ({})",
+                "best at {axis} = {} ({}{tied})",
                 human(b.x),
                 format_value(b.value, unit)
             ));
         } else {
             parts.push(format!(
-                "best at {axis} = {} ({}), within 1 % already at {}",
+                "best at {axis} = {} ({}{tied}), within 1 % already at {}",
                 human(b.x),
                 format_value(b.value, unit),
                 human(b.x_within_1pct)
@@ -272,6 +285,21 @@ pub fn reading(
         }
     }
     parts.join("; ")
+}
+
+/// `; tied within u with 384, 448` for the x tied with the best (the first six, then how many
+/// more); empty when none is.
+fn tied_words(tied: &[f64]) -> String {
+    const SHOWN: usize = 6;
+    if tied.is_empty() {
+        return String::new();
+    }
+    let xs: Vec<String> = tied.iter().take(SHOWN).map(|&x| human(x)).collect();
+    let more = match tied.len().saturating_sub(SHOWN) {
+        0 => String::new(),
+        n => format!(" and {n} more"),
+    };
+    format!("; tied within u with {}{more}", xs.join(", "))
 }
 
 /// The reading of a series whose every measured point has the same value (a setting or a count
@@ -323,10 +351,10 @@ pub fn small_percent(f: f64) -> String {
 /// The tail of a reading for a series whose points moved with where their buffers lay.
 pub fn placement(axis: &str, p: &Placement) -> String {
     let mut s = format!(
-        "; where the buffers lie moves {} of {} points by more than {} (placement spread up to {} at {axis} = {}, median {})",
+        "; where the buffers lie moves {} of {} points beyond the {} target and the noise (marked `unstable`; placement spread up to {} at {axis} = {}, median {})",
         p.above,
         p.points,
-        percent(Placement::NOTED),
+        crate::store::mark::share(p.target),
         percent(p.max_spread),
         human(p.max_at),
         percent(p.median_spread)

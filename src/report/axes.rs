@@ -222,7 +222,8 @@ pub(crate) fn distinct(xs: impl Iterator<Item = f64>) -> Vec<f64> {
     v
 }
 
-/// `s` with every x (points, peaks, outliers, knee, best) replaced by log2(x).
+/// `s` with every x (points, peaks, outliers, knee and its range, best and its ties) replaced by
+/// log2(x).
 pub(crate) fn on_log2(s: &SeriesAnalysis) -> SeriesAnalysis {
     let mut out = s.clone();
     for p in &mut out.data {
@@ -237,8 +238,14 @@ pub(crate) fn on_log2(s: &SeriesAnalysis) -> SeriesAnalysis {
         *x = x.log2();
     }
     out.curve.knee = out.curve.knee.map(f64::log2);
+    if let Some(r) = &mut out.curve.knee_range {
+        (r.lo, r.hi) = (r.lo.log2(), r.hi.log2());
+    }
     if let Some(b) = &mut out.curve.best {
         b.x = b.x.log2();
+        for t in &mut b.tied {
+            *t = t.log2();
+        }
     }
     out
 }

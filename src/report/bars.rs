@@ -17,7 +17,13 @@ use crate::store::{metric_status, metric_status_column, MetricCells, Run};
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
+
+/// The most categories drawn as bars: past that their labels cannot be read (20,000 made one
+/// black block), and the chart draws the values sorted, as a line, with the highest and the
+/// lowest named ([`Bars::sorted`]).
+pub(crate) const MAX_BARS: usize = 60;
 
 /// One point of a bar chart.
 #[derive(Clone, Debug, PartialEq)]
@@ -73,12 +79,15 @@ pub(crate) fn bar_charts(t: &Run) -> Vec<Bars> {
         .iter()
         .filter_map(|a| t.column(a).map(|c| (a.clone(), c)))
         .collect();
+    // In the order first met, each once (a set beside the list: 20,000 categories made a scan
+    // per row quadratic, 94 s of `sweep plot` in a debug build).
     let values = |c: usize| -> Vec<String> {
+        let mut seen: HashSet<&str> = HashSet::new();
         let mut v: Vec<String> = Vec::new();
         for r in &t.rows {
-            let x = t.cell(r, c).to_string();
-            if !v.contains(&x) {
-                v.push(x);
+            let x = t.cell(r, c);
+            if seen.insert(x) {
+                v.push(x.to_string());
             }
         }
         v
@@ -91,6 +100,11 @@ pub(crate) fn bar_charts(t: &Run) -> Vec<Bars> {
         .enumerate()
         .filter(|(i, _)| Some(*i) != key)
         .map(|(_, a)| a)
+        .collect();
+    let key_of: HashMap<&str, usize> = keys
+        .iter()
+        .enumerate()
+        .map(|(i, v)| (v.as_str(), i))
         .collect();
     let status = t.column(STATUS_COLUMN);
     let target = t.target_rel_ci();
@@ -110,6 +124,7 @@ pub(crate) fn bar_charts(t: &Run) -> Vec<Bars> {
                 .filter(|v| v.is_finite())
         };
         let mut categories: Vec<String> = Vec::new();
+        let mut category_of: HashMap<String, usize> = HashMap::new();
         let mut bars = Vec::new();
         for r in &t.rows {
             let label = category_axes
@@ -117,13 +132,10 @@ pub(crate) fn bar_charts(t: &Run) -> Vec<Bars> {
                 .map(|(_, c)| t.cell(r, *c))
                 .collect::<Vec<_>>()
                 .join(" · ");
-            let category = categories
-                .iter()
-                .position(|c| *c == label)
-                .unwrap_or_else(|| {
-                    categories.push(label);
-                    categories.len() - 1
-                });
+            let category = *category_of.entry(label).or_insert_with_key(|label| {
+                categories.push(label.clone());
+                categories.len() - 1
+            });
             let row_status = status.map_or("ok", |c| t.cell(r, c));
             // The metric's own status, not the row's: another metric's spread marks no bar here.
             let own_status = metric_status(
@@ -141,9 +153,7 @@ pub(crate) fn bar_charts(t: &Run) -> Vec<Bars> {
             bars.push(Bar {
                 category,
                 key: key.map_or(0, |k| {
-                    keys.iter()
-                        .position(|v| v == t.cell(r, axes[k].1))
-                        .unwrap_or(0)
+                    key_of.get(t.cell(r, axes[k].1)).copied().unwrap_or(0)
                 }),
                 value,
                 u: num(ci, r)
@@ -225,13 +235,7 @@ impl Bars {
             return None;
         }
         let (div, unit) = self.scale();
-        let at = |b: &Bar| {
-            let mut names = vec![self.categories.get(b.category).cloned().unwrap_or_default()];
-            if self.key_axis.is_some() {
-                names.push(self.keys.get(b.key).cloned().unwrap_or_default());
-            }
-            names.join(", ")
-        };
+        let at = |b: &Bar| self.label_of(b);
         Some(format!(
             "from {} {unit} ({}) to {} {unit} ({})",
             crate::units::four_digits(lo.1 / div),
@@ -239,6 +243,154 @@ impl Bars {
             crate::units::four_digits(hi.1 / div),
             at(hi.0)
         ))
+    }
+
+    /// Too many categories for bars: the values are drawn sorted ([`MAX_BARS`]).
+    fn sorted(&self) -> bool {
+        self.categories.len() > MAX_BARS
+    }
+
+    /// A bar's category, and its colour axis's value where there is one: `coalesced, -dlcm=ca`.
+    fn label_of(&self, b: &Bar) -> String {
+        let mut names = vec![self.categories.get(b.category).cloned().unwrap_or_default()];
+        if self.key_axis.is_some() {
+            names.push(self.keys.get(b.key).cloned().unwrap_or_default());
+        }
+        names.join(", ")
+    }
+
+    /// The values of too many categories for bars: sorted, the highest first, one line per
+    /// colour, the three highest and the three lowest named with their values.
+    fn draw_sorted<DB: DrawingBackend<ErrorType: 'static>>(
+        &self,
+        plot: &DrawingArea<DB, Shift>,
+        text: bool,
+        (x_name, y_name): (&str, &str),
+    ) -> Result<Drawn, ChartError> {
+        let (div, _) = self.scale();
+        let mut sorted: Vec<(&Bar, f64)> = self
+            .bars
+            .iter()
+            .filter_map(|b| b.value.map(|v| (b, v / div)))
+            .collect();
+        sorted.sort_by(|a, b| b.1.total_cmp(&a.1));
+        let keys = self.keys.len().max(1);
+        let most = (0..keys)
+            .map(|k| sorted.iter().filter(|(b, _)| b.key == k).count())
+            .max()
+            .unwrap_or(0)
+            .max(1);
+        let (lo, hi) = sorted
+            .iter()
+            .fold((f64::INFINITY, f64::NEG_INFINITY), |a, p| {
+                (a.0.min(p.1), a.1.max(p.1))
+            });
+        let (lo, hi) = if lo.is_finite() { (lo, hi) } else { (0.0, 1.0) };
+        let pad = ((hi - lo) * 0.08).max(hi.abs() * 0.01).max(1e-12);
+        let mut builder = ChartBuilder::on(plot);
+        builder.margin(16);
+        if text {
+            builder.x_label_area_size(48).y_label_area_size(64);
+        }
+        let mut chart =
+            builder.build_cartesian_2d(0.0..most as f64 + 1.0, (lo - pad)..(hi + pad))?;
+        let fmt = |v: &f64| compact(*v);
+        let mut mesh = chart.configure_mesh();
+        mesh.light_line_style(WHITE.mix(0.0));
+        if text {
+            mesh.x_desc(x_name)
+                .y_desc(y_name)
+                .x_label_formatter(&fmt)
+                .y_label_formatter(&fmt)
+                .label_style(("sans-serif", 13));
+        } else {
+            mesh.disable_axes();
+        }
+        mesh.draw()?;
+        // Each colour's values in rank order (the highest first).
+        let mut rank = vec![0usize; keys];
+        let mut at: Vec<(f64, f64)> = Vec::with_capacity(sorted.len());
+        for (b, v) in &sorted {
+            rank[b.key] += 1;
+            at.push((rank[b.key] as f64, *v));
+        }
+        for k in 0..keys {
+            let line = sorted
+                .iter()
+                .zip(&at)
+                .filter(|((b, _), _)| b.key == k)
+                .map(|(_, p)| *p);
+            chart.draw_series(LineSeries::new(line, self.colour(k).stroke_width(2)))?;
+        }
+        let n = sorted.len();
+        let named: Vec<usize> = (0..n.min(3)).chain(n.saturating_sub(3).max(3)..n).collect();
+        for &i in &named {
+            chart.draw_series(std::iter::once(Circle::new(
+                at[i],
+                4,
+                self.colour(sorted[i].0.key).filled(),
+            )))?;
+        }
+        if text {
+            let (bx, by) = plot.get_base_pixel();
+            for (row, &i) in named.iter().enumerate() {
+                let (px, py) = chart.backend_coord(&at[i]);
+                let (px, py) = (px - bx, py - by);
+                let label = format!(
+                    "{}: {}",
+                    self.label_of(sorted[i].0),
+                    crate::units::four_digits(sorted[i].1)
+                );
+                // The highest below one another right of their points, the lowest above one
+                // another left of theirs.
+                let (style, pos) = if i < 3 {
+                    let style = TextStyle::from(("sans-serif", 12).into_font())
+                        .pos(Pos::new(HPos::Left, VPos::Top));
+                    (style, (px + 10, py + 6 + 16 * row as i32))
+                } else {
+                    let up = (named.len() - 1 - row) as i32;
+                    let style = TextStyle::from(("sans-serif", 12).into_font())
+                        .pos(Pos::new(HPos::Right, VPos::Bottom));
+                    (style, (px - 10, py - 6 - 16 * up))
+                };
+                plot.draw(&Text::new(label, pos, style))?;
+            }
+        }
+        let mut legend = Vec::new();
+        let shown = format!(
+            "{} values of {} categories, highest first (too many for bars)",
+            count(n),
+            count(self.categories.len())
+        );
+        match &self.key_axis {
+            Some(axis) => {
+                legend.push(Entry::new(shown, Swatch::Line, RGBColor(102, 102, 102)));
+                legend.extend(self.keys.iter().enumerate().map(|(i, v)| {
+                    let label = super::series::axis_value(&self.labels, axis, v);
+                    Entry::new(label, Swatch::Line, self.colour(i))
+                }))
+            }
+            None => legend.push(Entry::new(shown, Swatch::Line, DATA)),
+        }
+        for mark in Mark::ALL {
+            let m = self.bars.iter().filter(|b| b.mark == Some(mark)).count();
+            if let (true, Some(c)) = (m > 0, mark_colour(Some(mark))) {
+                let label = format!("{} of {} {}", count(m), count(n), mark.verb(m));
+                legend.push(Entry::new(label, Swatch::Triangle, c));
+            }
+        }
+        let failed = self.bars.len() - n;
+        if failed > 0 {
+            legend.push(Entry::new(
+                format!("{} failed (not drawn)", count(failed)),
+                Swatch::Cross,
+                GAP,
+            ));
+        }
+        Ok(Drawn {
+            entries: legend,
+            frame: None,
+        })
     }
 
     fn colour(&self, key: usize) -> RGBColor {
@@ -273,6 +425,10 @@ impl Chart for Bars {
             .iter()
             .map(|a| self.labels.axis(a))
             .collect();
+        if self.sorted() {
+            // Ranks along x, values up.
+            return (format!("rank by value ({})", y.join(" · ")), x);
+        }
         (x, y.join(" · "))
     }
 
@@ -282,6 +438,9 @@ impl Chart for Bars {
         text: bool,
         (x_name, y_name): (&str, &str),
     ) -> Result<Drawn, ChartError> {
+        if self.sorted() {
+            return self.draw_sorted(plot, text, (x_name, y_name));
+        }
         let (div, _) = self.scale();
         let k = self.keys.len().max(1) as f64;
         // Each category takes a row per key and a gap; the first category on top.
@@ -444,6 +603,53 @@ mod tests {
             Some(1),
             "a one-value axis colours nothing"
         );
+    }
+
+    /// 20,000 categories drew one black block of bars and labels in 94 s (debug build): past
+    /// [`MAX_BARS`] the values are drawn sorted as a line, the highest and the lowest named, in
+    /// well under the time (the categories were found by a scan per row).
+    #[test]
+    fn too_many_categories_draw_their_values_sorted_with_the_ends_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let csv = dir.path().join("results.csv");
+        let mut text = String::from(
+            "point_id,index,name,status,lat_gb_per_s,lat_rel_ci,build_s,run_s,cached,gpu_index,gpu_name,gpu_uuid,error\n",
+        );
+        let n = 20_000;
+        for i in 0..n {
+            // A value that wanders with i; k07777 the highest, k00042 the lowest.
+            let v = match i {
+                7777 => 999.0,
+                42 => 1.0,
+                _ => 100.0 + (i * 7919 % 101) as f64,
+            };
+            text += &format!("p{i},{i},k{i:05},ok,{v},0.002,1,1,0,0,G,u,\n");
+        }
+        std::fs::write(&csv, text).unwrap();
+        let started = std::time::Instant::now();
+        let b = bar_charts(&Run::open(&csv).unwrap());
+        assert_eq!(b[0].categories.len(), n);
+        assert!(b[0].sorted());
+        assert_eq!(
+            b[0].axis_names(),
+            ("rank by value (name)".into(), "lat_gb_per_s (GB/s)".into())
+        );
+        let svg = bars_svg(&b[0], None).unwrap();
+        let elapsed = started.elapsed();
+        // The legend's line, wrapped.
+        assert!(
+            svg.contains("20,000 values of 20,000 categories,"),
+            "no legend"
+        );
+        for t in ["k07777: 999.0", "k00042: 1.000"] {
+            assert!(
+                crate::report::series::tests::text_x(&svg, t).is_some(),
+                "{t} missing"
+            );
+        }
+        // One label per named point, not one per category.
+        assert!(!svg.contains("k10000"), "a category in the middle is named");
+        assert!(elapsed.as_secs() < 20, "took {elapsed:?}");
     }
 
     #[test]

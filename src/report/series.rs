@@ -164,8 +164,12 @@ pub(crate) fn finding(s: &SeriesAnalysis, x_name: &str) -> String {
             l => format!("period {} nested ({l})", human(q.period)),
         });
     }
-    if let Some(k) = c.knee {
-        parts.push(format!("knee {}", human(k)));
+    match (c.knee, c.knee_range) {
+        (Some(k), _) => parts.push(format!("knee {}", human(k))),
+        (None, Some(r)) if !r.sharp => {
+            parts.push(format!("no sharp knee ({}–{})", human(r.lo), human(r.hi)))
+        }
+        _ => {}
     }
     if let Some(b) = &c.best {
         let value = crate::units::format_value(b.value, &s.unit);
@@ -508,6 +512,25 @@ fn draw<DB: DrawingBackend<ErrorType: 'static>>(
             Swatch::Fill,
             RGBColor(199, 221, 236),
         ));
+    }
+    // Behind the data: where the knee may lie within the values' uncertainty, a light band in
+    // the knee's colour (the whole bend where there is no sharp knee).
+    if let Some(r) = s.curve.knee_range.filter(|r| r.hi > r.lo) {
+        chart.draw_series(std::iter::once(Rectangle::new(
+            [(r.lo, y0), (r.hi, y_max)],
+            KNEE.mix(0.12).filled(),
+        )))?;
+        let (lo, hi) = if log2 {
+            (r.lo.exp2(), r.hi.exp2())
+        } else {
+            (r.lo, r.hi)
+        };
+        let label = if r.sharp {
+            format!("knee within u: {}–{}", human(lo), human(hi))
+        } else {
+            format!("no sharp knee: bends {}–{}", human(lo), human(hi))
+        };
+        legend.push(Entry::new(label, Swatch::Fill, RGBColor(214, 236, 214)));
     }
     // Behind the data: the knee, a thin dashed vertical line.
     if let Some(k) = s.curve.knee {

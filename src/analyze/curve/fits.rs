@@ -1,7 +1,7 @@
 //! The two models fitted to one curve: the staircase (sharp or rounded edges, outliers left out)
 //! and the fold, each with its BIC margin over the same model without a period.
 
-use super::grid::{cost, outlier_limit, outliers, spikes, Grid};
+use super::grid::{cost, off_ramp, outlier_limit, outliers, spikes, Grid};
 use super::Sense;
 use crate::analyze::{fold, staircase};
 
@@ -68,6 +68,9 @@ pub(super) fn fit_staircase(grid: &Grid, sense: Sense) -> Option<StairResult> {
             far.retain(|k| by_stair.contains(k));
         }
         far.retain(|k| !rejected.contains(k));
+        // Against the local trend, not a flat fit: a point on a steep ramp the baseline cannot
+        // follow is no outlier.
+        off_ramp(&values, &mut far);
         // The last point has one neighbour: a jump there is a spike, unless the steps, carried
         // on to it, predict it (a step that starts at the last point of the sweep).
         let last = g.len() - 1;

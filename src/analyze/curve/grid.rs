@@ -151,20 +151,63 @@ pub(super) fn cost(grid: &Grid, sense: Sense, i: usize) -> Option<f64> {
     c.is_finite().then_some(c)
 }
 
+/// The robust standard deviation of the relative point-to-point change.
+fn change_sigma(values: &[f64]) -> f64 {
+    let change: Vec<f64> = values
+        .windows(2)
+        .map(|w| (w[1] - w[0]) / w[1].abs().max(f64::MIN_POSITIVE))
+        .collect();
+    robust_sigma(&change)
+}
+
+/// How far a change must go to be more than the noise, for [`on_ramp`]: two robust standard
+/// deviations of the point-to-point change, and 0.5 %.
+fn ramp_noise(values: &[f64]) -> f64 {
+    (2.0 * change_sigma(values)).max(0.005)
+}
+
+/// Point `k` follows the local trend of a ramp rather than standing out of it: it lies inside a
+/// run of four points (three steps) that move one way, each step beyond the noise (`noise`,
+/// relative to the point stepped to): at an end, the first or the last four; inside, four with
+/// one more neighbour on either side. A point on a steep or bending ramp is off the line through
+/// its neighbours but goes their way; a spike, or two outliers side by side, turn back within
+/// the run. On a flat or gentle stretch no point is on a ramp (its steps are within the noise),
+/// and the outlier tests stand as they were.
+pub(super) fn on_ramp(values: &[f64], k: usize, noise: f64) -> bool {
+    let n = values.len();
+    // Points `from..from + 4` step one way, each step beyond the noise.
+    let steady = |from: usize| {
+        from + 4 <= n && {
+            let w = &values[from..from + 4];
+            let up = w[1] > w[0];
+            w.windows(2)
+                .all(|p| (p[1] > p[0]) == up && (p[1] - p[0]).abs() > noise * p[1].abs())
+        }
+    };
+    match k {
+        0 => steady(0),
+        _ if k + 1 == n => n >= 4 && steady(n - 4),
+        _ => (k >= 2 && steady(k - 2)) || steady(k - 1),
+    }
+}
+
+/// The points of `candidates` that stand out of the local trend (not [`on_ramp`]).
+pub(super) fn off_ramp(values: &[f64], candidates: &mut Vec<usize>) {
+    let noise = ramp_noise(values);
+    candidates.retain(|&k| !on_ramp(values, k, noise));
+}
+
 /// Points that stand out from their neighbours: off the line through the two neighbours (or,
 /// at the ends, through the next two) and off each neighbour, by more than 5 % and more than 5
-/// robust standard deviations of the point-to-point change. A step edge is off the line but
-/// level with one neighbour, so it stays.
+/// robust standard deviations of the point-to-point change, and not on a ramp ([`on_ramp`]).
+/// A step edge is off the line but level with one neighbour, so it stays.
 pub(super) fn spikes(g: &[i64], values: &[f64]) -> Vec<usize> {
     let n = values.len();
     if n < 4 {
         return vec![];
     }
-    let change: Vec<f64> = values
-        .windows(2)
-        .map(|w| (w[1] - w[0]) / w[1].abs().max(f64::MIN_POSITIVE))
-        .collect();
-    let limit = (5.0 * robust_sigma(&change) / std::f64::consts::SQRT_2).max(0.05);
+    let limit = (5.0 * change_sigma(values) / std::f64::consts::SQRT_2).max(0.05);
+    let noise = ramp_noise(values);
     // The value on the line through points a and b, at point k.
     let line = |a: usize, b: usize, k: usize| {
         values[a] + (values[b] - values[a]) * (g[k] - g[a]) as f64 / (g[b] - g[a]) as f64
@@ -182,7 +225,7 @@ pub(super) fn spikes(g: &[i64], values: &[f64]) -> Vec<usize> {
                 ),
             };
             let scale = limit * values[k].abs();
-            (values[k] - expected).abs() > scale && near > scale
+            (values[k] - expected).abs() > scale && near > scale && !on_ramp(values, k, noise)
         })
         .collect()
 }
@@ -205,6 +248,43 @@ mod tests {
             (grid.x.clone(), grid.y.clone(), grid.gaps),
             (vec![1.0], vec![7.0], 1)
         );
+    }
+
+    /// transpose_sizes' naive transpose: the cost (n over GB/s) of its 32 sizes, the first ones
+    /// falling steeply (each a half to three quarters of the one before). No point of that ramp is
+    /// a spike; a point above both neighbours on it is, and so is a first point above a flat
+    /// start, and a pair of outliers side by side keeps its outer one.
+    #[test]
+    fn points_on_a_steep_ramp_are_not_spikes_but_a_point_above_both_neighbours_is() {
+        let ramp = [
+            3.686, 1.928, 1.483, 1.32, 1.338, 1.405, 1.421, 1.441, 1.546, 1.621, 1.741, 1.893,
+            1.953, 2.092, 2.172, 2.259, 2.555, 2.571, 2.765, 3.03, 3.057, 3.169, 3.328, 3.609,
+            3.589, 3.839, 3.953, 4.13, 4.294, 4.509, 4.589, 4.301,
+        ];
+        let g: Vec<i64> = (1..=ramp.len() as i64).collect();
+        assert_eq!(spikes(&g, &ramp), Vec::<usize>::new());
+        let mut spiked = ramp;
+        spiked[6] = 2.2;
+        assert_eq!(spikes(&g, &spiked), [6]);
+        let mut flat = [1.0; 32];
+        for (i, v) in flat.iter_mut().enumerate() {
+            *v += 0.01 * ((i * 7 % 5) as f64 - 2.0);
+        }
+        flat[0] = 3.0;
+        assert_eq!(spikes(&g, &flat), [0]);
+        // Judged against the local trend, the residual outliers of a flat fit keep only points
+        // that stand out of it.
+        let mut far = vec![0, 1, 2, 6];
+        off_ramp(&spiked, &mut far);
+        assert_eq!(far, [6]);
+        // Two outliers side by side on a flat line: the second lies between the first and the
+        // line, but turns back within four points.
+        let mut pair = flat;
+        pair[0] = 1.0;
+        (pair[11], pair[12]) = (1.55, 1.3);
+        let mut far = vec![11, 12];
+        off_ramp(&pair, &mut far);
+        assert_eq!(far, [11, 12]);
     }
 
     #[test]

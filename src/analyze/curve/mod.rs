@@ -167,6 +167,21 @@ pub struct Best {
     /// The smallest x whose value is within 1 % of the best.
     pub x_within_1pct: f64,
     pub value_within_1pct: f64,
+    /// The other x whose values are tied with the best within their uncertainty (at the period's
+    /// peaks where the curve has one): `stable::robust_best`.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub tied: Vec<f64>,
+}
+
+/// Where the knee may lie when every value moves within its uncertainty (`stable::knee_range`).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct KneeRange {
+    /// The earliest and the latest x the knee can take.
+    pub lo: f64,
+    pub hi: f64,
+    /// The range spans two grid steps at most: the knee is reported. Else the ramp bends
+    /// gradually and there is no sharp knee.
+    pub sharp: bool,
 }
 
 /// Everything found about one curve.
@@ -185,8 +200,11 @@ pub struct Curve {
     /// (`doubled`): its confidence is at most medium.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub two_sizes: bool,
-    /// The last x of the ramp; `None` when the curve has no ramp.
+    /// The last x of the ramp; `None` when the curve has no ramp, or no sharp knee.
     pub knee: Option<f64>,
+    /// Where the knee may lie within the values' uncertainty, where the run says it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub knee_range: Option<KneeRange>,
     pub drop: Option<Drop>,
     pub best: Option<Best>,
     /// The worst value observed.
@@ -320,6 +338,7 @@ pub fn analyze_curve(points: &[(f64, Option<f64>)], sense: Sense) -> Curve {
         two_sizes: false,
         guess: None,
         knee: None,
+        knee_range: None,
         drop: None,
         best: best(&grid, sense),
         worst: grid

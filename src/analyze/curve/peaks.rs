@@ -122,6 +122,7 @@ pub(super) fn best(grid: &Grid, sense: Sense) -> Option<Best> {
         value: top,
         x_within_1pct: grid.x[within],
         value_within_1pct: grid.y[within],
+        tied: vec![],
     })
 }
 

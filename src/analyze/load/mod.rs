@@ -20,6 +20,9 @@ pub(crate) struct RawSeries {
     /// The timing core's placement spread of each point with a value (`<metric>_spread`), in
     /// the order of `points`; empty when the CSV has no such column.
     pub spread: Vec<(f64, f64)>,
+    /// The relative 95 % half-width of each point with a value (`<metric>_rel_ci`), in the order
+    /// of `points`; empty when the CSV has no such column.
+    pub rel_ci: Vec<(f64, f64)>,
     /// The metric's own status at each measured point (`store::metric_status`), with its value,
     /// in the order of `points`.
     pub statuses: Vec<PointStatus>,
@@ -282,6 +285,7 @@ impl Series for Run {
         let target = self.target_rel_ci();
         let mut statuses: Vec<Vec<Vec<PointStatus>>> = Vec::new();
         let mut spreads: Vec<Vec<Vec<(f64, f64)>>> = Vec::new();
+        let mut cis: Vec<Vec<Vec<(f64, f64)>>> = Vec::new();
         // Each group's cells, borrowed from the rows: a row's group is looked up by its cells
         // (no String made a row), first against the row before's (rows of one group mostly
         // come together).
@@ -314,6 +318,7 @@ impl Series for Run {
                     groups.push(key.clone());
                     points.push(vec![Vec::new(); metrics.len()]);
                     spreads.push(vec![Vec::new(); metrics.len()]);
+                    cis.push(vec![Vec::new(); metrics.len()]);
                     statuses.push(vec![Vec::new(); metrics.len()]);
                     groups.len() - 1
                 }
@@ -337,6 +342,9 @@ impl Series for Run {
                     c.and_then(|c| self.number(self.cell(row, c)))
                         .filter(|v| v.is_finite())
                 };
+                if let Some(ci) = stat(ci_cols[m]).filter(|_| value.is_some()) {
+                    cis[g][m].push((xv, ci));
+                }
                 let own = crate::store::metric_status(
                     crate::store::MetricCells {
                         row_status: status_col.map_or("ok", |c| self.cell(row, c)),
@@ -352,13 +360,18 @@ impl Series for Run {
             }
         }
         let mut out = Vec::new();
-        for (((key, per_metric), per_spread), per_status) in
-            groups.into_iter().zip(points).zip(spreads).zip(statuses)
+        for ((((key, per_metric), per_spread), per_ci), per_status) in groups
+            .into_iter()
+            .zip(points)
+            .zip(spreads)
+            .zip(cis)
+            .zip(statuses)
         {
-            for (((metric, pts), spread), statuses) in metrics
+            for ((((metric, pts), spread), rel_ci), statuses) in metrics
                 .iter()
                 .zip(per_metric)
                 .zip(per_spread)
+                .zip(per_ci)
                 .zip(per_status)
             {
                 out.push(RawSeries {
@@ -370,6 +383,7 @@ impl Series for Run {
                     metric: metric.clone(),
                     points: pts,
                     spread,
+                    rel_ci,
                     statuses,
                 });
             }
