@@ -389,14 +389,19 @@ pub(crate) enum SizeError {
     Range { size: String },
 }
 
+/// A `--jobs` that is no count of parallel builds.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "`{0}` is no number of parallel builds (hint: 1 or more; without --jobs, the number of cores)"
+)]
+pub(crate) struct JobsError(String);
+
 /// `--jobs N`: 1 or more (no more build threads than points are made). `0` ran one build while
 /// the run said "0 build jobs" and recorded `jobs: 0`.
-pub(crate) fn parse_jobs(s: &str) -> Result<usize, String> {
+pub(crate) fn parse_jobs(s: &str) -> Result<usize, JobsError> {
     match s.trim().parse::<usize>() {
         Ok(n) if n >= 1 => Ok(n),
-        _ => Err(format!(
-            "`{s}` is no number of parallel builds (hint: 1 or more; without --jobs, the number of cores)"
-        )),
+        _ => Err(JobsError(s.to_string())),
     }
 }
 
