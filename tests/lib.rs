@@ -24,6 +24,7 @@ mod hardening_review7;
 mod hardening_review8;
 mod hardening_review9a;
 mod hardening_review9b;
+mod hardening_review10a;
 mod nvcc;
 mod read_scale;
 mod render_limits;
