@@ -135,3 +135,61 @@ fn a_disk_full_at_the_analysis_of_the_run_is_exit_4() {
         "the rows are whole"
     );
 }
+
+/// Review 10a, H2 (the neighbour of review 9a's H1, which made an empty binary, a link or a
+/// folder build again): a cache entry whose binary was cut to part of its size crashed
+/// (SIGSEGV, `run_failed`, blamed on the program) and one made not executable (`chmod -x`) could
+/// not start, `cached=1`, run after run. Each entry keeps the hash of the binary it built; one
+/// that differs, or is not executable, is built again and replaced.
+#[test]
+fn a_cache_binary_cut_short_or_made_not_executable_is_built_again() {
+    use std::os::unix::fs::PermissionsExt;
+    let p = project();
+    let cache = p.path().join("cache");
+    let run = || {
+        let out = sweep(p.path())
+            .args(["run", "sweeps/saw.toml", "-q", "--force", "--no-analyze"])
+            .args(["-a", "threads=1:2", "--cache"])
+            .arg(&cache)
+            .output()
+            .unwrap();
+        let run = common::run_dirs(&p.path().join("output/saw"))
+            .pop()
+            .unwrap();
+        (out, common::rows(&run.join("results.csv")))
+    };
+    let (out, first) = run();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let mut bins: Vec<_> = std::fs::read_dir(&cache)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|e| e.join("deps.txt").is_file())
+        .map(|e| e.join("bench"))
+        .collect();
+    bins.sort();
+    assert_eq!(bins.len(), 2, "one entry a point");
+    let len = std::fs::metadata(&bins[0]).unwrap().len();
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&bins[0])
+        .unwrap()
+        .set_len(len / 2)
+        .unwrap();
+    std::fs::set_permissions(&bins[1], std::fs::Permissions::from_mode(0o644)).unwrap();
+    let (out, again) = run();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let saw = |rows: &common::Rows| -> Vec<String> {
+        rows.iter().map(|r| r["saw_mflops"].clone()).collect()
+    };
+    assert_eq!(saw(&again), saw(&first));
+    assert!(
+        again.iter().all(|r| r["cached"] == "0"),
+        "both broken entries built again"
+    );
+    let (out, third) = run();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        third.iter().all(|r| r["cached"] == "1"),
+        "the new builds replaced the broken entries"
+    );
+}
