@@ -193,3 +193,47 @@ fn a_cache_binary_cut_short_or_made_not_executable_is_built_again() {
         "the new builds replaced the broken entries"
     );
 }
+
+/// Review 10a, M2: shards of two shardings (`--shard 0/2` and `--shard 1/2 --split points`),
+/// each passed once, share points; merge refused them (rightly) with the hint "pass one run per
+/// shard", which the user had done. The hint names the shardings the runs come from.
+#[test]
+fn merging_shards_of_two_shardings_names_the_shardings() {
+    let p = project();
+    let shard = |out: &str, args: &[&str]| {
+        let o = sweep(p.path())
+            .args([
+                "run",
+                "sweeps/saw.toml",
+                "-q",
+                "--no-analyze",
+                "-a",
+                "threads=1:8",
+            ])
+            .args(["--output", out])
+            .args(args)
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        common::run_dirs(&p.path().join(out).join("saw"))
+            .pop()
+            .unwrap()
+    };
+    let a = shard("a", &["--shard", "0/2"]);
+    let b = shard("b", &["--shard", "1/2", "--split", "points"]);
+    let out = sweep(p.path())
+        .arg("merge")
+        .args([&a, &b])
+        .args(["--out", "m"])
+        .output()
+        .unwrap();
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("more than once"), "{err}");
+    assert!(
+        err.contains("several shardings (2 shards split by points, 2 shards split by series)"),
+        "the hint names the shardings: {err}"
+    );
+    assert!(!err.contains("pass one run per shard"), "{err}");
+    assert!(!p.path().join("m").exists(), "nothing written");
+}
