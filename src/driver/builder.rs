@@ -115,14 +115,20 @@ impl BuildCtx {
         let mut result = self.build_inner(&point, &dir);
         // Looked at after the build: an edit before the compiler read the file is caught; one
         // after it does not change the binary.
-        let changed = self
+        let now = self
             .started_bench
             .as_ref()
-            .is_some_and(|was| self.bench.fingerprint().ok().as_ref() != Some(was));
-        if changed && !result.as_ref().is_err_and(|e| e.stops_the_run()) {
-            result = Err(PointError::BenchChanged {
-                bench: self.bench.name.clone(),
-            });
+            .map(|was| bench_changed(self.bench.fingerprint(), was));
+        if !result.as_ref().is_err_and(|e| e.stops_the_run()) {
+            match now {
+                Some(Ok(true)) => {
+                    result = Err(PointError::BenchChanged {
+                        bench: self.bench.name.clone(),
+                    })
+                }
+                Some(Err(e)) => result = Err(PointError::ReadBench(e)),
+                _ => {}
+            }
         }
         let (binary, cached) = match result {
             Ok((b, cached)) => (Ok(b), cached),
@@ -333,4 +339,67 @@ pub fn build_only(
     let mut r = report.into_inner().unwrap_or_default();
     r.wall = wall.elapsed();
     Ok(r)
+}
+
+/// Whether the bench's files changed since the run started (`was`, their fingerprint then), by
+/// their fingerprint `now`. Out of descriptors or memory the bench cannot be read again: that is
+/// the error, which stops the run as itself (it was told as an edit of the bench that nobody
+/// made). Any other failure to read it (a file gone, a link broken) is a change.
+fn bench_changed(
+    now: Result<String, render::RenderError>,
+    was: &str,
+) -> Result<bool, std::io::Error> {
+    let scarce = |e: &std::io::Error| {
+        matches!(
+            e.raw_os_error(),
+            Some(libc::EMFILE | libc::ENFILE | libc::ENOMEM)
+        )
+    };
+    match now {
+        Ok(now) => Ok(now != was),
+        Err(render::RenderError::Io { source, .. }) if scarce(&source) => Err(source),
+        Err(render::RenderError::BadLink {
+            cause: render::LinkError::Io(source),
+            ..
+        }) if scarce(&source) => Err(source),
+        Err(_) => Ok(true),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Review 10a, M3: out of descriptors while the bench was read again after a build, the run
+    /// stopped saying the bench had been edited while it ran.
+    #[test]
+    fn a_bench_that_cannot_be_read_for_want_of_descriptors_is_no_changed_bench() {
+        let emfile = || std::io::Error::from_raw_os_error(libc::EMFILE);
+        let io = render::RenderError::Io {
+            path: "cuda/x/x.cu".into(),
+            source: emfile(),
+        };
+        let stopped = PointError::ReadBench(bench_changed(Err(io), "a").unwrap_err());
+        assert!(stopped.stops_the_run(), "{stopped}");
+        assert!(
+            stopped.to_string().contains("Too many open files"),
+            "{stopped}"
+        );
+        let walk = render::RenderError::BadLink {
+            link: "cuda/x".into(),
+            target: String::new(),
+            cause: render::LinkError::Io(emfile()),
+        };
+        assert!(bench_changed(Err(walk), "a").is_err());
+        let gone = render::RenderError::Io {
+            path: "cuda/x/x.cu".into(),
+            source: std::io::Error::from_raw_os_error(libc::ENOENT),
+        };
+        assert!(
+            bench_changed(Err(gone), "a").unwrap(),
+            "a file gone is a change"
+        );
+        assert!(!bench_changed(Ok("a".into()), "a").unwrap());
+        assert!(bench_changed(Ok("b".into()), "a").unwrap());
+    }
 }
