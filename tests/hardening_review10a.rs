@@ -237,3 +237,30 @@ fn merging_shards_of_two_shardings_names_the_shardings() {
     assert!(!err.contains("pass one run per shard"), "{err}");
     assert!(!p.path().join("m").exists(), "nothing written");
 }
+
+/// Review 10a, M4: `sweep build` went on through every point after a failure that every point
+/// shares (the cache a file, a full or read-only disk, no descriptors), printed one `build
+/// failed` line a point and exited 1, as if the bench did not compile. It stops at the first
+/// such failure, as a run does, with one line that names it, and exits 4 (environment).
+#[test]
+fn sweep_build_stops_at_a_cache_it_cannot_write_with_exit_4() {
+    let p = project();
+    std::fs::write(p.path().join("cachefile"), "x").unwrap();
+    let out = sweep(p.path())
+        .args(["build", "sweeps/saw.toml", "-a", "threads=1:8", "-j", "1"])
+        .args(["--cache", "cachefile"])
+        .output()
+        .unwrap();
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(4), "{err}");
+    assert_eq!(err.lines().count(), 1, "one line: {err}");
+    assert!(
+        err.contains("cannot create a build folder in `cachefile`")
+            && err.contains("the build cache is a file, not a folder: remove it, or add `--cache DIR` to it, then run `sweep build` again"),
+        "{err}"
+    );
+    assert!(
+        !common::stdout(&out).contains("built "),
+        "no summary of a build that stopped"
+    );
+}

@@ -315,17 +315,31 @@ pub fn build_only(
         arch_from: ctx.toolchain.arch_from.clone(),
         ..BuildReport::default()
     });
+    // The first failure that every later point would share (disk full, no descriptors): the
+    // build stops there, as a run does, rather than fail every point for it.
+    let stopped: Mutex<Option<DriverError>> = Mutex::new(None);
+    let stopping = std::sync::atomic::AtomicBool::new(false);
     std::thread::scope(|s| {
         // No more threads than points (see `Session::execute`).
         for _ in 0..opts.jobs.clamp(1, points.len().max(1)) {
             s.spawn(|| loop {
-                if opts.cancel.is_cancelled() {
+                if opts.cancel.is_cancelled() || stopping.load(Ordering::SeqCst) {
                     break;
                 }
                 let Some(p) = points.get(next.fetch_add(1, Ordering::SeqCst)) else {
                     break;
                 };
                 let b = ctx.build(p.clone(), store::RunDir::new(&dir).point(&p.id));
+                if let Some(e) = b.binary.as_ref().err().filter(|e| e.stops_the_run()) {
+                    stopping.store(true, Ordering::SeqCst);
+                    if let Ok(mut first) = stopped.lock() {
+                        first.get_or_insert(DriverError::BuildStopped {
+                            point: p.label(),
+                            source: Arc::clone(e),
+                        });
+                    }
+                    break;
+                }
                 if let Ok(mut r) = report.lock() {
                     match &b.binary {
                         Ok(_) if b.cached => r.cached += 1,
@@ -336,6 +350,9 @@ pub fn build_only(
             });
         }
     });
+    if let Some(e) = stopped.into_inner().ok().flatten() {
+        return Err(e);
+    }
     let mut r = report.into_inner().unwrap_or_default();
     r.wall = wall.elapsed();
     Ok(r)
