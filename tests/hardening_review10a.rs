@@ -264,3 +264,65 @@ fn sweep_build_stops_at_a_cache_it_cannot_write_with_exit_4() {
         "no summary of a build that stopped"
     );
 }
+
+/// Review 10a, M5: results.csv removed while the run ran (by hand, by a cleaning script): the
+/// run went on writing its rows into the removed file, then ended as `interrupted after 8
+/// points`, exit 130, with no word of why and every row gone. The first row written after the
+/// file went stops the run, naming the file, exit 4; the resume measures the points again.
+#[test]
+fn results_csv_removed_while_the_run_runs_stops_it_by_name() {
+    let p = project();
+    let mut child = common::sweep_process(p.path())
+        .args([
+            "run",
+            "sweeps/saw.toml",
+            "-q",
+            "--no-analyze",
+            "-a",
+            "threads=1:8",
+        ])
+        .args(["--set", "mode=slow", "--set", "slow_ms=250"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let until = Instant::now() + Duration::from_secs(60);
+    let csv = loop {
+        let sweep_dir = p.path().join("output/saw");
+        let run = sweep_dir
+            .is_dir()
+            .then(|| common::run_dirs(&sweep_dir).pop())
+            .flatten();
+        if let Some(csv) = run.map(|r| r.join("results.csv")) {
+            if std::fs::read_to_string(&csv).is_ok_and(|t| t.lines().count() >= 2) {
+                break csv;
+            }
+        }
+        assert!(Instant::now() < until, "no row written");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    std::fs::remove_file(&csv).unwrap();
+    let out = child.wait_with_output().unwrap();
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(4), "{err}");
+    assert!(
+        err.contains(&format!(
+            "cannot write `{}`",
+            csv.strip_prefix(p.path()).unwrap().display()
+        )) && err.contains("removed or replaced while the run ran"),
+        "{err}"
+    );
+    let run = csv.parent().unwrap();
+    assert_eq!(common::manifest(run)["state"], "interrupted");
+    let out = sweep(p.path())
+        .args(["resume", "-q"])
+        .arg(run)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(
+        common::rows(&csv).len(),
+        8,
+        "the resume measured every point"
+    );
+}
