@@ -326,3 +326,60 @@ fn results_csv_removed_while_the_run_runs_stops_it_by_name() {
         "the resume measured every point"
     );
 }
+
+/// Review 10a, H3: the run folder moved (or removed) while a point's program ran: sweep read the
+/// program's output back from the old path, found nothing, and recorded the point `no_metric`
+/// for good, blamed on the program (in the moved folder's results.csv, whose file it still held).
+/// Output that cannot be read back stops the run before the point is recorded, exit 4.
+#[test]
+fn a_run_folder_moved_while_a_point_runs_records_no_failure_for_it() {
+    let p = project();
+    let child = common::sweep_process(p.path())
+        .args([
+            "run",
+            "sweeps/saw.toml",
+            "-q",
+            "--no-analyze",
+            "-a",
+            "threads=1:8",
+        ])
+        .args(["--set", "mode=slow", "--set", "slow_ms=500"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let until = Instant::now() + Duration::from_secs(60);
+    let run = loop {
+        let sweep_dir = p.path().join("output/saw");
+        let run = sweep_dir
+            .is_dir()
+            .then(|| common::run_dirs(&sweep_dir).pop())
+            .flatten();
+        if let Some(run) = run {
+            let csv = run.join("results.csv");
+            if std::fs::read_to_string(&csv).is_ok_and(|t| t.lines().count() >= 2) {
+                break run;
+            }
+        }
+        assert!(Instant::now() < until, "no row written");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    // Half-way through the next point's program (each sleeps 500 ms).
+    std::thread::sleep(Duration::from_millis(200));
+    let moved = run.with_extension("moved");
+    std::fs::rename(&run, &moved).unwrap();
+    let out = child.wait_with_output().unwrap();
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(4), "{err}");
+    assert!(
+        err.contains("was moved or removed while the run ran"),
+        "{err}"
+    );
+    let rows = common::rows(&moved.join("results.csv"));
+    assert!(!rows.is_empty());
+    let failed: Vec<_> = rows.iter().filter(|r| r["status"] != "ok").collect();
+    assert!(
+        failed.is_empty(),
+        "a point recorded failed for the move: {failed:?}"
+    );
+}
