@@ -272,7 +272,7 @@ fn sweep_build_stops_at_a_cache_it_cannot_write_with_exit_4() {
 #[test]
 fn results_csv_removed_while_the_run_runs_stops_it_by_name() {
     let p = project();
-    let mut child = common::sweep_process(p.path())
+    let child = common::sweep_process(p.path())
         .args([
             "run",
             "sweeps/saw.toml",
