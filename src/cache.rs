@@ -25,6 +25,9 @@ pub const LOG: &str = "build.log";
 pub const DEPS: &str = "deps.txt";
 /// Where the compiler writes its dependency list (make's format) in the build's folder.
 pub const MAKE_DEPS: &str = "deps.d";
+/// The line of [`DEPS`] that holds the hash of the binary the build made (a comment to the
+/// readers of the list): a lookup checks that the entry's binary is still that one.
+const BINARY_LINE: &str = "# binary ";
 /// The hash of a file that cannot be vouched for (it changed while the build read it, or the
 /// compiler wrote no list): never matches, so the entry is stale.
 const UNKNOWN: &str = "unknown";
@@ -349,9 +352,24 @@ impl Cache {
 
     /// Whether every file the entry's build read beside the rendered headers is as it was then
     /// (an entry without the list, as older sweeps made them, cannot tell: it is built again).
+    ///
+    /// The binary must be the one the build made, and executable: one cut short or replaced by
+    /// hand (it crashed, blamed on the program, `cached=1` run after run) or made not executable
+    /// (`cannot start` for good) is built again, as a changed source is.
     fn fresh(&self, key: &str) -> bool {
-        std::fs::read_to_string(self.entry(key).join(DEPS))
-            .is_ok_and(|text| self.first_changed(&text, false).is_none())
+        std::fs::read_to_string(self.entry(key).join(DEPS)).is_ok_and(|text| {
+            self.first_changed(&text, false).is_none() && self.binary_as_built(key, &text)
+        })
+    }
+
+    /// Whether entry `key`'s binary is executable and has the content its list ([`DEPS`]'s
+    /// text `list`) recorded when it was built (a list without it cannot tell: built again).
+    fn binary_as_built(&self, key: &str, list: &str) -> bool {
+        use std::os::unix::fs::PermissionsExt;
+        let bin = self.entry(key).join(BINARY);
+        let executable = std::fs::metadata(&bin).is_ok_and(|m| m.permissions().mode() & 0o100 != 0);
+        let recorded = list.lines().find_map(|l| l.strip_prefix(BINARY_LINE));
+        executable && recorded.is_some_and(|h| self.content_hash(&bin).as_deref() == Some(h.trim()))
     }
 
     /// The first file of a list ([`DEPS`]'s format) whose content is not the one listed, or that
@@ -444,6 +462,11 @@ impl Cache {
             }
             Err(e) => return Err(e),
         }
+        let binary = std::fs::read(scratch.join(BINARY))?;
+        text.push_str(&format!(
+            "{BINARY_LINE}{}\n",
+            crate::spec::hex(&Sha256::digest(binary)[..16])
+        ));
         std::fs::write(scratch.join(DEPS), text)
     }
 
@@ -725,6 +748,7 @@ mod tests {
             let scratch = cache.scratch(key).unwrap();
             let since = SystemTime::now();
             std::fs::write(scratch.join(BINARY), text).unwrap();
+            executable(&scratch.join(BINARY));
             std::fs::write(
                 scratch.join(MAKE_DEPS),
                 format!("bench: {}/params.h {}\n", point.display(), header.display()),
@@ -754,6 +778,57 @@ mod tests {
         // An entry that an older sweep made has no list: it cannot tell, and is built again.
         std::fs::remove_file(cache.entry(key).join(DEPS)).unwrap();
         assert!(cache.lookup(key).is_some() && cache.use_entry(&holder, key).is_none());
+    }
+
+    fn executable(path: &Path) {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+
+    #[test]
+    fn an_entry_whose_binary_was_cut_replaced_or_made_not_executable_is_stale() {
+        let tmp = tempfile::tempdir().unwrap();
+        let cache = Cache::new(tmp.path().join("cache"));
+        let key = "0123456789abcdef0123456789abcdef";
+        let point = tmp.path().join("point");
+        std::fs::create_dir_all(&point).unwrap();
+        let build = || {
+            let scratch = cache.scratch(key).unwrap();
+            std::fs::write(scratch.join(BINARY), "the binary as built").unwrap();
+            executable(&scratch.join(BINARY));
+            std::fs::write(scratch.join(MAKE_DEPS), "bench:\n").unwrap();
+            cache
+                .record_deps(&scratch, &point, SystemTime::now())
+                .unwrap();
+            cache.commit(key, &scratch).unwrap()
+        };
+        let holder = cache.holder();
+        let bin = build();
+        assert!(cache.use_entry(&holder, key).is_some());
+        std::fs::write(&bin, "the binary").unwrap();
+        assert!(cache.use_entry(&holder, key).is_none(), "cut short");
+        let bin = build();
+        assert!(cache.use_entry(&holder, key).is_some(), "built again");
+        std::fs::write(&bin, "another binary, same size").unwrap();
+        assert!(cache.use_entry(&holder, key).is_none(), "replaced");
+        let bin = build();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&bin, std::fs::Permissions::from_mode(0o644)).unwrap();
+        assert!(cache.use_entry(&holder, key).is_none(), "not executable");
+        build();
+        assert!(cache.use_entry(&holder, key).is_some());
+        // A list without the binary's hash (made by an older sweep) cannot tell.
+        let list = std::fs::read_to_string(cache.entry(key).join(DEPS)).unwrap();
+        let older: String = list
+            .lines()
+            .filter(|l| !l.starts_with(BINARY_LINE))
+            .map(|l| format!("{l}\n"))
+            .collect();
+        std::fs::write(cache.entry(key).join(DEPS), older).unwrap();
+        assert!(
+            cache.use_entry(&holder, key).is_none(),
+            "no hash of the binary"
+        );
     }
 
     #[test]
@@ -819,7 +894,13 @@ mod tests {
         for k in [&held, &free] {
             std::fs::create_dir_all(cache.entry(k)).unwrap();
             std::fs::write(cache.entry(k).join(BINARY), b"12345").unwrap();
-            std::fs::write(cache.entry(k).join(DEPS), b"# read nothing\n").unwrap();
+            executable(&cache.entry(k).join(BINARY));
+            let hash = crate::spec::hex(&Sha256::digest(b"12345")[..16]);
+            std::fs::write(
+                cache.entry(k).join(DEPS),
+                format!("# read nothing\n{BINARY_LINE}{hash}\n"),
+            )
+            .unwrap();
         }
         let holder = cache.holder();
         assert!(cache.use_entry(&holder, &held).is_some());

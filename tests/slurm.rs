@@ -302,7 +302,7 @@ fn points_found_in_two_runs_stop_the_merge() {
         "{err}"
     );
     assert!(
-        err.ends_with("(hint: pass one run per shard; nothing was written)\n"),
+        err.ends_with("(hint: the runs come from several shardings (2 shards split by points, 4 shards split by points): pass the shards of one `--shard I/N --split`, one run each; nothing was written)\n"),
         "{err}"
     );
     assert!(merged_runs(p.path()).is_empty());

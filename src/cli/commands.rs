@@ -202,9 +202,18 @@ fn run(spec: &Spec, args: &RunArgs, resume: Option<PathBuf>) -> Result<i32, CliE
                     out.on(&Event::Wrote(f));
                 }
             }
-            Err(e) => out.on(&Event::Warning(&format!(
-                "the analysis at the end of the run failed: {e}"
-            ))),
+            Err(e) => {
+                let e = CliError::from(e);
+                // A file system that is full or read-only fails the run as an export's does: the
+                // analysis and charts the spec asks for are missing. An analysis that the results
+                // do not allow stays a warning: every point was measured.
+                if e.exit_code() == exit::ENVIRONMENT {
+                    export_failed = export_failed.or(Some(exit::ENVIRONMENT));
+                }
+                out.on(&Event::Warning(&format!(
+                    "the analysis at the end of the run failed: {e}"
+                )));
+            }
         }
     }
     if !args.export.is_empty() && !summary.interrupted {

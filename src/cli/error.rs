@@ -332,6 +332,7 @@ mod tests {
                 CliError::Merge(MergeError::Duplicates {
                     count: 1,
                     list: "p".into(),
+                    hint: "h".into(),
                 }),
                 exit::POINTS_FAILED,
             ),

@@ -115,14 +115,20 @@ impl BuildCtx {
         let mut result = self.build_inner(&point, &dir);
         // Looked at after the build: an edit before the compiler read the file is caught; one
         // after it does not change the binary.
-        let changed = self
+        let now = self
             .started_bench
             .as_ref()
-            .is_some_and(|was| self.bench.fingerprint().ok().as_ref() != Some(was));
-        if changed && !result.as_ref().is_err_and(|e| e.stops_the_run()) {
-            result = Err(PointError::BenchChanged {
-                bench: self.bench.name.clone(),
-            });
+            .map(|was| bench_changed(self.bench.fingerprint(), was));
+        if !result.as_ref().is_err_and(|e| e.stops_the_run()) {
+            match now {
+                Some(Ok(true)) => {
+                    result = Err(PointError::BenchChanged {
+                        bench: self.bench.name.clone(),
+                    })
+                }
+                Some(Err(e)) => result = Err(PointError::ReadBench(e)),
+                _ => {}
+            }
         }
         let (binary, cached) = match result {
             Ok((b, cached)) => (Ok(b), cached),
@@ -309,17 +315,31 @@ pub fn build_only(
         arch_from: ctx.toolchain.arch_from.clone(),
         ..BuildReport::default()
     });
+    // The first failure that every later point would share (disk full, no descriptors): the
+    // build stops there, as a run does, rather than fail every point for it.
+    let stopped: Mutex<Option<DriverError>> = Mutex::new(None);
+    let stopping = std::sync::atomic::AtomicBool::new(false);
     std::thread::scope(|s| {
         // No more threads than points (see `Session::execute`).
         for _ in 0..opts.jobs.clamp(1, points.len().max(1)) {
             s.spawn(|| loop {
-                if opts.cancel.is_cancelled() {
+                if opts.cancel.is_cancelled() || stopping.load(Ordering::SeqCst) {
                     break;
                 }
                 let Some(p) = points.get(next.fetch_add(1, Ordering::SeqCst)) else {
                     break;
                 };
                 let b = ctx.build(p.clone(), store::RunDir::new(&dir).point(&p.id));
+                if let Some(e) = b.binary.as_ref().err().filter(|e| e.stops_the_run()) {
+                    stopping.store(true, Ordering::SeqCst);
+                    if let Ok(mut first) = stopped.lock() {
+                        first.get_or_insert(DriverError::BuildStopped {
+                            point: p.label(),
+                            source: Arc::clone(e),
+                        });
+                    }
+                    break;
+                }
                 if let Ok(mut r) = report.lock() {
                     match &b.binary {
                         Ok(_) if b.cached => r.cached += 1,
@@ -330,7 +350,73 @@ pub fn build_only(
             });
         }
     });
+    if let Some(e) = stopped.into_inner().ok().flatten() {
+        return Err(e);
+    }
     let mut r = report.into_inner().unwrap_or_default();
     r.wall = wall.elapsed();
     Ok(r)
+}
+
+/// Whether the bench's files changed since the run started (`was`, their fingerprint then), by
+/// their fingerprint `now`. Out of descriptors or memory the bench cannot be read again: that is
+/// the error, which stops the run as itself (it was told as an edit of the bench that nobody
+/// made). Any other failure to read it (a file gone, a link broken) is a change.
+fn bench_changed(
+    now: Result<String, render::RenderError>,
+    was: &str,
+) -> Result<bool, std::io::Error> {
+    let scarce = |e: &std::io::Error| {
+        matches!(
+            e.raw_os_error(),
+            Some(libc::EMFILE | libc::ENFILE | libc::ENOMEM)
+        )
+    };
+    match now {
+        Ok(now) => Ok(now != was),
+        Err(render::RenderError::Io { source, .. }) if scarce(&source) => Err(source),
+        Err(render::RenderError::BadLink {
+            cause: render::LinkError::Io(source),
+            ..
+        }) if scarce(&source) => Err(source),
+        Err(_) => Ok(true),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Review 10a, M3: out of descriptors while the bench was read again after a build, the run
+    /// stopped saying the bench had been edited while it ran.
+    #[test]
+    fn a_bench_that_cannot_be_read_for_want_of_descriptors_is_no_changed_bench() {
+        let emfile = || std::io::Error::from_raw_os_error(libc::EMFILE);
+        let io = render::RenderError::Io {
+            path: "cuda/x/x.cu".into(),
+            source: emfile(),
+        };
+        let stopped = PointError::ReadBench(bench_changed(Err(io), "a").unwrap_err());
+        assert!(stopped.stops_the_run(), "{stopped}");
+        assert!(
+            stopped.to_string().contains("Too many open files"),
+            "{stopped}"
+        );
+        let walk = render::RenderError::BadLink {
+            link: "cuda/x".into(),
+            target: String::new(),
+            cause: render::LinkError::Io(emfile()),
+        };
+        assert!(bench_changed(Err(walk), "a").is_err());
+        let gone = render::RenderError::Io {
+            path: "cuda/x/x.cu".into(),
+            source: std::io::Error::from_raw_os_error(libc::ENOENT),
+        };
+        assert!(
+            bench_changed(Err(gone), "a").unwrap(),
+            "a file gone is a change"
+        );
+        assert!(!bench_changed(Ok("a".into()), "a").unwrap());
+        assert!(bench_changed(Ok("b".into()), "a").unwrap());
+    }
 }

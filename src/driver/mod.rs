@@ -189,6 +189,14 @@ pub enum DriverError {
         #[source]
         source: Arc<PointError>,
     },
+    /// `sweep build` stopped at a failure that every later point would share (disk full or
+    /// read-only, no descriptors or memory, the bench edited meanwhile).
+    #[error("point {point}: {source} (hint: the build stopped there; {}, then run `sweep build` again: what was built stays in the cache)", remedy(source).replace("to the resume below", "to it"))]
+    BuildStopped {
+        point: String,
+        #[source]
+        source: Arc<PointError>,
+    },
 }
 
 /// What to do before a stopped run is resumed: make room, free what the machine lacked, or make
@@ -243,8 +251,9 @@ impl DriverError {
                 | DriverError::ArchChanged { .. }
                 | DriverError::NoNcu(_)
                 | DriverError::Stopped { .. }
+                | DriverError::BuildStopped { .. }
                 | DriverError::Store(store::StoreError::Write { .. })
-        ) && !matches!(self, DriverError::Stopped { source, .. } if matches!(**source, PointError::BenchChanged { .. }))
+        ) && !matches!(self, DriverError::Stopped { source, .. } | DriverError::BuildStopped { source, .. } if matches!(**source, PointError::BenchChanged { .. }))
             || matches!(self, DriverError::Render(e) if e.environment())
     }
 }

@@ -68,6 +68,15 @@ pub enum PointError {
         #[source]
         source: std::io::Error,
     },
+    /// The program's output, which sweep kept in the point's folder, cannot be read back (the
+    /// run folder moved or removed while the point ran, no descriptors left): the failure is the
+    /// run's, not the program's.
+    #[error("cannot read `{}`, the program's output: {source}", path.display())]
+    ReadOutput {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
     /// The point failed where the disk is full: what it wrote may have been cut, so the failure
     /// is the disk's, not the point's (`what`: how it failed).
     #[error("the file system of `{}` is full ({free} bytes free), so what the point wrote may be cut: {what}", dir.display())]
@@ -168,6 +177,7 @@ impl PointError {
             | PointError::Scratch { .. }
             | PointError::CacheStore(_)
             | PointError::WriteFile { .. }
+            | PointError::ReadOutput { .. }
             | PointError::Full { .. }
             | PointError::BenchChanged { .. }
             | PointError::StartBuild(ExecError::Log { .. }) => true,
@@ -212,7 +222,9 @@ impl PointError {
             | PointError::CacheStore(_)
             | PointError::BenchChanged { .. } => Status::BuildFailed,
             // Never written: the run stops before recording the point.
-            PointError::WriteFile { .. } | PointError::Full { .. } => Status::RunFailed,
+            PointError::WriteFile { .. }
+            | PointError::ReadOutput { .. }
+            | PointError::Full { .. } => Status::RunFailed,
             PointError::Build { outcome, .. } => match outcome.exit {
                 Exit::TimedOut(_) => Status::Timeout,
                 _ => Status::BuildFailed,

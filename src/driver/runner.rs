@@ -80,8 +80,18 @@ fn finish(spec: &Spec, b: &Built, started: Launched) -> Ran {
     let run_s = outcome.elapsed.as_secs_f64();
     let stdout_path = b.dir.join(run::STDOUT);
     let stderr_path = b.dir.join(run::STDERR);
-    // The program wrote its stdout to the file; sweep reads it once, up to the cap.
-    let size = std::fs::metadata(&stdout_path).map_or(0, |m| m.len());
+    // The program wrote its stdout to the file; sweep reads it once, up to the cap. A file that
+    // cannot be opened (its folder moved away while the point ran, no descriptors) is the run's
+    // failure: read as empty, it recorded `no_metric` for good, blamed on the program.
+    let size = match std::fs::File::open(&stdout_path).and_then(|f| f.metadata()) {
+        Ok(m) => m.len(),
+        Err(source) => {
+            return Ran::failed(PointError::ReadOutput {
+                path: stdout_path,
+                source,
+            })
+        }
+    };
     let too_big = size > parse::MAX_OUTPUT;
     let stdout = match too_big {
         true => String::new(),

@@ -111,6 +111,17 @@ fn processes_with_state() -> Vec<(i32, i32, char)> {
         .collect()
 }
 
+/// Every process of /proc with what its stat says.
+fn all_stats() -> Vec<(i32, Stat)> {
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    dir.filter_map(Result::ok)
+        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
+        .filter_map(|pid| stat(pid).map(|s| (pid, s)))
+        .collect()
+}
+
 /// What /proc/<pid>/stat says of a process that the scans read.
 struct Stat {
     /// `Z` for a zombie.
@@ -212,12 +223,17 @@ fn tell_escapes() {
     let me = std::process::id() as i32;
     // SAFETY: getpgrp only reads.
     let mine = unsafe { libc::getpgrp() };
-    let live: Vec<(i32, i32)> = processes_with_state()
+    let live: Vec<(i32, Stat)> = all_stats()
         .into_iter()
-        .filter(|&(_, _, st)| st != 'Z')
-        .map(|(p, pp, _)| (p, pp))
+        .filter(|(_, s)| s.state != 'Z')
         .collect();
-    let ours = descendants(me, &live);
+    let parents: Vec<(i32, i32)> = live.iter().map(|(p, s)| (*p, s.parent)).collect();
+    let ours = descendants(me, &parents);
+    // The live processes of each group.
+    let mut members: HashMap<i32, Vec<i32>> = HashMap::new();
+    for (pid, s) in &live {
+        members.entry(s.group).or_default().push(*pid);
+    }
     // No lock against starts: a child started but not yet known is told once too, which only
     // keeps its own group, which dies with sweep anyway, told until it is gone.
     let own = OWN.lock().map(|o| o.clone()).unwrap_or_default();
@@ -229,9 +245,14 @@ fn tell_escapes() {
         let Some(pgid) = stat(pid).map(|s| s.group).filter(|&g| g > 1) else {
             continue;
         };
-        // Only a group that sweep's tree leads: one a process joined from outside (its shell's,
-        // sweep's own) holds processes that are not sweep's to kill.
-        if pgid == mine || !ours.contains(&pgid) {
+        // Only a group that holds nothing but sweep's tree: one a process joined from outside
+        // (its shell's, sweep's own) holds processes that are not sweep's to kill. Its leader may
+        // be gone: a daemon forks, calls setsid and forks again, and the middle one exits (the
+        // group and session keep its pid, and lead to no live process).
+        let only_ours = members
+            .get(&pgid)
+            .is_some_and(|m| m.iter().all(|p| ours.contains(p)));
+        if pgid == mine || !only_ours {
             continue;
         }
         if !told.contains_key(&pgid) {

@@ -116,8 +116,13 @@ pub enum MergeError {
     Foreign { dir: String, id: String },
     #[error("run `{dir}` was made by an older sweep, whose point ids (`{id}`) lack the `p` prefix (hint: merge it with the sweep that made it, or re-run it)")]
     OldIds { dir: String, id: String },
-    #[error("{} {} more than once: {list} (hint: pass one run per shard; nothing was written)", crate::words::plural(*count, "point"), if *count == 1 { "appears" } else { "appear" })]
-    Duplicates { count: usize, list: String },
+    #[error("{} {} more than once: {list} (hint: {hint}; nothing was written)", crate::words::plural(*count, "point"), if *count == 1 { "appears" } else { "appear" })]
+    Duplicates {
+        count: usize,
+        list: String,
+        /// What to pass instead: one run per shard, of one sharding where they differ.
+        hint: String,
+    },
     #[error("--out `{dir}` {holds}: a merge writes a run folder of its own (hint: --out takes a new or empty folder; without --out the merge goes to <sweep folder>/<stamp>-merged)")]
     OutExists { dir: String, holds: String },
     #[error("cannot write `{path}`: {cause}{}", cause.write_hint())]
@@ -194,9 +199,38 @@ pub fn merge(dirs: &[PathBuf], opts: &Options) -> Result<Merged, MergeError> {
                 )
             })
             .collect();
+        // Shards of several shardings (`--shard 0/2` beside `--shard 1/2 --split points`) share
+        // points though each shard is passed once: the hint names the shardings.
+        let shardings: BTreeSet<String> = inputs
+            .iter()
+            .map(|i| {
+                match i
+                    .manifest
+                    .shard
+                    .as_deref()
+                    .and_then(|s| s.parse::<Shard>().ok())
+                {
+                    Some(s) => format!(
+                        "{} split by {}",
+                        crate::words::plural(s.count, "shard"),
+                        i.manifest.split.map_or("series", |s| s.as_str())
+                    ),
+                    None => "a whole run".to_string(),
+                }
+            })
+            .collect();
+        let hint = if shardings.len() > 1 {
+            format!(
+                "the runs come from several shardings ({}): pass the shards of one `--shard I/N --split`, one run each",
+                shardings.into_iter().collect::<Vec<_>>().join(", ")
+            )
+        } else {
+            "pass one run per shard".to_string()
+        };
         return Err(MergeError::Duplicates {
             count: twice.len(),
             list: name_points(labels.iter().map(|(a, b)| (a, b)), labels.len()),
+            hint,
         });
     }
 

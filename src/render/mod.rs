@@ -121,9 +121,21 @@ const POINT_FILES: [&str; 11] = [
 ];
 
 impl RenderError {
-    /// Whether the environment, not the input, is at fault: no process to render in.
+    /// Whether the environment, not the input, is at fault: no process to render in, or no
+    /// descriptor or memory to read the bench's files with.
     pub fn environment(&self) -> bool {
-        matches!(self, RenderError::NoWorker { .. })
+        match self {
+            RenderError::NoWorker { .. } => true,
+            RenderError::Io { source, .. }
+            | RenderError::BadLink {
+                cause: LinkError::Io(source),
+                ..
+            } => matches!(
+                source.raw_os_error(),
+                Some(libc::EMFILE | libc::ENFILE | libc::ENOMEM)
+            ),
+            _ => false,
+        }
     }
 }
 
@@ -341,7 +353,22 @@ impl Bench {
             h.update(rel.as_bytes());
             h.update([0]);
             // A file that cannot be read now is hashed by its name alone; the build says why.
-            h.update(std::fs::read(&file).unwrap_or_default());
+            // Out of descriptors or memory, no file can be told from a changed one: an error.
+            match std::fs::read(&file) {
+                Ok(bytes) => h.update(bytes),
+                Err(e)
+                    if matches!(
+                        e.raw_os_error(),
+                        Some(libc::EMFILE | libc::ENFILE | libc::ENOMEM)
+                    ) =>
+                {
+                    return Err(RenderError::Io {
+                        path: file.display().to_string(),
+                        source: e,
+                    })
+                }
+                Err(_) => {}
+            }
             h.update([0]);
         }
         Ok(crate::spec::hex(&h.finalize()[..16]))

@@ -181,11 +181,20 @@ impl CsvSink {
             .collect()
     }
 
-    /// Appends one row in a single write, then flushes.
+    /// Appends one row in a single write, then flushes. A file removed (or replaced) since it
+    /// was opened is an error: its rows went nowhere (the run said `interrupted`, exit 130, and
+    /// the rows of every point it measured were gone with the file).
     pub fn append(&mut self, row: &Row) -> Result<(), StoreError> {
+        use std::os::unix::fs::MetadataExt;
         let bytes = record(&self.fields(row), self.dialect);
         self.file.write_all(&bytes).map_err(write_err(&self.path))?;
-        self.file.flush().map_err(write_err(&self.path))
+        self.file.flush().map_err(write_err(&self.path))?;
+        if self.file.metadata().is_ok_and(|m| m.nlink() == 0) {
+            return Err(write_err(&self.path)(std::io::Error::other(
+                "it was removed or replaced while the run ran, and the rows written to it went with it (hint: resume the run: it measures those points again)",
+            )));
+        }
+        Ok(())
     }
 
     pub fn sync(&self) {
