@@ -310,7 +310,11 @@ fn a_sweep_stopped_and_continued_times_out_no_program_that_ended_in_time() {
         unsafe { libc::kill(pid, libc::SIGCONT) };
     }
     let out = child.wait_with_output().unwrap();
-    let run = run_dirs(&p.path().join("output/stop")).pop().unwrap();
+    // The run's folder, not the build's (`<stamp>-build`, which sorts after a run of its second).
+    let run = run_dirs(&p.path().join("output/stop"))
+        .into_iter()
+        .rfind(|d| !d.to_string_lossy().ends_with("-build"))
+        .unwrap();
     let statuses: Vec<String> = rows(&run.join("results.csv"))
         .iter()
         .map(|r| r["status"].clone())
