@@ -620,3 +620,51 @@ fn an_interrupt_does_not_wait_for_the_builds_in_flight() {
     assert_eq!(rows.len(), 4);
     assert!(rows.iter().all(|r| r["status"] == "ok"), "{rows:?}");
 }
+
+/// Review 10a, L1: the first Ctrl-C while the compiler answered `--version` (a wrapper waiting
+/// on a licence server) said "finishing the current point" and waited for it, up to the build
+/// timeout: there was no point to finish. Before the run has its folder the first Ctrl-C ends
+/// sweep at once, its children killed.
+#[test]
+fn an_interrupt_before_the_run_has_its_folder_ends_sweep_at_once() {
+    let p = project();
+    saw4(p.path());
+    let tools = p.path().join("slowcc");
+    std::fs::create_dir(&tools).unwrap();
+    let path = std::env::var("PATH").unwrap_or_default();
+    let secs = format!("{}", 700_000 + std::process::id());
+    common::script(
+        &tools.join("cc"),
+        &format!("#!/bin/sh\nPATH={path}\nif [ \"$1\" = --version ]; then sleep {secs}; fi\nexec cc \"$@\"\n"),
+    );
+    let child = common::sweep_process(p.path())
+        .args(["run", "sweeps/saw4.toml", "-q", "--no-analyze"])
+        .env("PATH", format!("{}:{path}", tools.display()))
+        .env_remove("SWEEP_CACHE")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while common::sleeps(&secs).is_empty() && std::time::Instant::now() < until {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    assert!(!common::sleeps(&secs).is_empty(), "--version never asked");
+    let t0 = std::time::Instant::now();
+    // SAFETY: signals this test's own sweep.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let out = child.wait_with_output().unwrap();
+    let said = format!("{}{}", common::stdout(&out), stderr(&out));
+    assert_eq!(out.status.code(), Some(130), "{said}");
+    assert!(
+        t0.elapsed().as_secs_f64() < 5.0,
+        "{:?}: {said}",
+        t0.elapsed()
+    );
+    assert!(said.contains("before any point ran"), "{said}");
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    assert!(
+        common::sleeps(&secs).is_empty(),
+        "the --version query outlived sweep"
+    );
+}

@@ -68,13 +68,20 @@ fn cores() -> usize {
 }
 
 /// The first Ctrl-C (or SIGTERM) cancels the run; the second kills what it started and ends
-/// sweep at once. Once the sweep is over (its manifest final), the first ends sweep at once: what
+/// sweep at once; before the run has its folder, the first does. Once the sweep is over (its manifest final), the first ends sweep at once: what
 /// is left (report, analysis, charts, exports) writes through temporary files, so none is torn.
 fn install_ctrl_c(cancel: &driver::Cancel, spec: &Spec) {
     let cancel = cancel.clone();
     let spec = spec.clone();
     let _ = ctrlc::set_handler(move || {
         let again = cancel.cancel();
+        // No run folder yet (the compiler's `--version`, the GPU's lock, a `sweep build`): no
+        // point to finish and no row to keep, so nothing is waited for.
+        if !again && cancel.run_dir().is_none() {
+            sweep::exec::kill_all();
+            say("\ninterrupted before any point ran: what it started is killed; run the same command again");
+            std::process::exit(exit::INTERRUPTED);
+        }
         if again || cancel.is_sweep_over() {
             sweep::exec::kill_all();
             cancel.mark_interrupted();
