@@ -47,3 +47,48 @@ fn a_value_near_the_end_of_f64_is_charted_without_a_hang() {
         assert!(pngs >= 2, "{name}: {pngs} files in {}", charts.display());
     }
 }
+
+/// Review 10b, M1: a legal axis of integers past 2^53 (`9007199254740992` and the three after it,
+/// which the spec takes and `plan` and `run` keep apart) made `compare` refuse the run, even with
+/// itself: "has two rows of the point threads=9007199254740992" (exit 3), for a run of one row a
+/// point. Integers are matched exactly.
+#[test]
+fn integers_past_two_to_the_53_are_compared_as_the_points_they_are() {
+    let p = crate::common::project();
+    write(
+        p.path(),
+        "sweeps/big.toml",
+        "bench = \"hostsaw\"\ncompiler = \"cc\"\n[vars]\nmode = \"ok\"\nslow_ms = 0\n[[axis]]\nname = \"threads\"\nvalues = [9007199254740992, 9007199254740993, 9007199254740994, 9007199254740995]\n[[metric]]\nname = \"saw\"\nunit = \"MFlops\"\n",
+    );
+    let out = sweep(p.path())
+        .args(["run", "sweeps/big.toml", "-q", "--no-analyze", "--cache"])
+        .arg(p.path().join("cache"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let run = crate::common::run_dirs(&p.path().join("output/big"))
+        .pop()
+        .unwrap();
+    let out = sweep(p.path())
+        .arg("compare")
+        .arg(&run)
+        .arg(&run)
+        .args(["--fail-on-slower", "5", "--out"])
+        .arg(p.path().join("cmp"))
+        .output()
+        .unwrap();
+    let (err, text) = (stderr(&out), crate::common::stdout(&out));
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(text.contains("4 points matched by `threads`"), "{text}");
+    let rows = crate::common::rows(&p.path().join("cmp/compare.csv"));
+    let threads: Vec<&str> = rows.iter().map(|r| r["threads"].as_str()).collect();
+    assert_eq!(
+        threads,
+        [
+            "9007199254740992",
+            "9007199254740993",
+            "9007199254740994",
+            "9007199254740995"
+        ]
+    );
+}
