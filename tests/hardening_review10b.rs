@@ -92,3 +92,59 @@ fn integers_past_two_to_the_53_are_compared_as_the_points_they_are() {
         ]
     );
 }
+
+/// A copy of the committed H100 run `copy_stride` (results.csv and manifest.json) in `dir/name`.
+fn h100_copy(dir: &std::path::Path, name: &str) -> std::path::PathBuf {
+    let src =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/h100/copy_stride");
+    let run = dir.join(name);
+    std::fs::create_dir_all(&run).unwrap();
+    for f in ["results.csv", "manifest.json"] {
+        std::fs::copy(src.join(f), run.join(f)).unwrap();
+    }
+    run
+}
+
+/// Review 10b, M2: a manifest whose `axes` list was emptied by hand made `analyze` say "every
+/// axis is a category ()", naming none, while `plot`, `report`, `export` and `merge` went on
+/// (exit 0) with the axes' columns read as something else; one whose `metrics` was emptied made
+/// `analyze` and `plot` say "no metric columns" of a CSV full of them. No spec makes either:
+/// every reader names the manifest and the empty list, exit 3.
+#[test]
+fn a_manifest_that_lists_no_axis_or_no_metric_is_named() {
+    let tmp = tempfile::tempdir().unwrap();
+    for what in ["axis", "metric"] {
+        let run = h100_copy(tmp.path(), what);
+        let path = run.join("manifest.json");
+        let mut m: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        let key = if what == "axis" { "axes" } else { "metrics" };
+        m[key] = serde_json::json!([]);
+        std::fs::write(&path, m.to_string()).unwrap();
+        let want = format!(
+            "`{}` lists no {what}, and every run has one",
+            path.display()
+        );
+        let commands: &[&[&str]] = &[
+            &["analyze"],
+            &["plot"],
+            &["report"],
+            &["export", "--format", "json"],
+            &["merge"],
+        ];
+        for args in commands {
+            let out = sweep(tmp.path())
+                .arg(args[0])
+                .arg(&run)
+                .args(&args[1..])
+                .arg("--out")
+                .arg(tmp.path().join(format!("{what}-{}", args[0])))
+                .output()
+                .unwrap();
+            let err = stderr(&out);
+            assert_eq!(out.status.code(), Some(3), "{what} {}: {err}", args[0]);
+            assert!(err.contains(&want), "{what} {}: {err}", args[0]);
+            assert_eq!(err.lines().count(), 1, "{what} {}: {err}", args[0]);
+        }
+    }
+}

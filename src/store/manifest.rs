@@ -224,10 +224,21 @@ impl Manifest {
             path: path.clone(),
             cause: e.into(),
         })?;
-        serde_json::from_str(&text).map_err(|e| StoreError::Read {
-            path,
+        let manifest: Manifest = serde_json::from_str(&text).map_err(|e| StoreError::Read {
+            path: path.clone(),
             cause: e.into(),
-        })
+        })?;
+        // Every spec has an axis and a metric; a list emptied by hand made the readers say
+        // "every axis is a category ()", naming none, or "no metric columns" in a CSV full of them.
+        for (empty, what) in [
+            (manifest.axes.is_empty(), "axis"),
+            (manifest.metrics.is_empty(), "metric"),
+        ] {
+            if empty {
+                return Err(StoreError::ManifestListsNone { path, what });
+            }
+        }
+        Ok(manifest)
     }
 
     /// Written to a temporary file and renamed, so a crash never leaves half a manifest.
