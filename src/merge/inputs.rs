@@ -110,6 +110,7 @@ pub(super) type Table = (Option<Vec<String>>, Vec<Vec<String>>);
 
 pub(super) fn load(dir: &Path) -> Result<Input, MergeError> {
     let manifest = Manifest::load(dir)?;
+    manifest.check_lists(dir)?;
     let (header, rows) = read_csv(&store::RunDir::new(dir).results(), manifest.dialect)?;
     Ok(Input {
         dir: dir.to_path_buf(),
