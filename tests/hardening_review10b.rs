@@ -148,3 +148,76 @@ fn a_manifest_that_lists_no_axis_or_no_metric_is_named() {
         }
     }
 }
+
+/// Review 10b, M3: review 9b made an `--out` that is a file a usage error, but not its
+/// neighbours: an `--out` under a file (`afile/sub`) said "Not a directory (os error 20)" (merge:
+/// "File exists"), and a link to nothing (or a folder under one) "File exists (os error 17)", exit
+/// 4 as a full disk, naming the whole path rather than the part to change. Each is a usage error
+/// (exit 2) naming that part, for every reader and merge.
+#[test]
+fn an_out_under_a_file_or_a_link_to_nothing_is_a_usage_error_naming_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let run = h100_copy(tmp.path(), "run");
+    let file = write(tmp.path(), "afile", "x");
+    let dangling = tmp.path().join("dangling");
+    std::os::unix::fs::symlink(tmp.path().join("nowhere"), &dangling).unwrap();
+    let cases = [
+        (
+            file.join("sub"),
+            format!("lies under `{}`, which is a file", file.display()),
+        ),
+        (
+            dangling.clone(),
+            format!(
+                "is a link to `{}`, which does not exist",
+                tmp.path().join("nowhere").display()
+            ),
+        ),
+        (
+            dangling.join("sub"),
+            format!("lies under `{}`, which is a link to", dangling.display()),
+        ),
+    ];
+    let commands: &[&[&str]] = &[
+        &["analyze"],
+        &["plot"],
+        &["report"],
+        &["export", "--format", "json"],
+        &["compare", "ARG"],
+        &["merge"],
+    ];
+    for (out_dir, want) in &cases {
+        for args in commands {
+            let out = sweep(tmp.path())
+                .arg(args[0])
+                .arg(&run)
+                .args(args[1..].iter().map(|a| {
+                    if *a == "ARG" {
+                        run.as_os_str()
+                    } else {
+                        a.as_ref()
+                    }
+                }))
+                .arg("--out")
+                .arg(out_dir)
+                .output()
+                .unwrap();
+            let err = stderr(&out);
+            assert_eq!(
+                out.status.code(),
+                Some(2),
+                "{} {}: {err}",
+                args[0],
+                out_dir.display()
+            );
+            assert!(
+                err.contains(want),
+                "{} {}: {err}",
+                args[0],
+                out_dir.display()
+            );
+            assert_eq!(err.lines().count(), 1, "{err}");
+        }
+    }
+    assert!(!tmp.path().join("nowhere").exists());
+}

@@ -758,7 +758,10 @@ pub(crate) fn dispatch(cli: Cli) -> Result<i32, CliError> {
             outputs::refuse_a_file_as_folder(out.as_deref())?;
             report(run_dir, out)
         }
-        Command::Merge { runs, out } => merge(&runs, out),
+        Command::Merge { runs, out } => {
+            outputs::refuse_a_path_under_no_folder(out.as_deref())?;
+            merge(&runs, out)
+        }
         Command::Slurm {
             spec,
             shards,
