@@ -221,3 +221,49 @@ fn an_out_under_a_file_or_a_link_to_nothing_is_a_usage_error_naming_it() {
     }
     assert!(!tmp.path().join("nowhere").exists());
 }
+
+/// Review 10b, M4 (the neighbour of 9b's M5 in `plot --metrics`): a metric named twice
+/// (`copy,copy_gb_per_s`, or `copy,copy`) was drawn twice over itself, its legend "copy (under
+/// copy)" and "copy", exit 0. It is one curve: with another metric a chart of two, alone the
+/// usage error that one curve has nothing to overlay.
+#[test]
+fn a_metric_named_twice_in_metrics_is_one_curve() {
+    let tmp = tempfile::tempdir().unwrap();
+    let run = h100_copy(tmp.path(), "run");
+    let plot = |metrics: &str, out: &str| {
+        sweep(tmp.path())
+            .arg("plot")
+            .arg(&run)
+            .args(["--metrics", metrics, "--out"])
+            .arg(tmp.path().join(out))
+            .output()
+            .unwrap()
+    };
+    for twice in ["copy,copy_gb_per_s", "copy,copy"] {
+        let out = plot(twice, "alone");
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(2), "{twice}: {err}");
+        assert!(
+            err.contains("give no two curves to overlay"),
+            "{twice}: {err}"
+        );
+    }
+    let out = plot("copy,copy_gb_per_s,memcpy_d2d", "two");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let charts = tmp.path().join("two/charts");
+    let svg = std::fs::read_dir(&charts)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|e| e == "svg"))
+        .unwrap();
+    let text = std::fs::read_to_string(&svg).unwrap();
+    assert!(!text.contains("(under copy)"), "{}", svg.display());
+    // Legend entries are text elements of their own: `>\ncopy\n<`.
+    assert_eq!(text.matches(">\ncopy\n<").count(), 1, "{}", svg.display());
+    assert_eq!(
+        text.matches(">\nmemcpy_d2d\n<").count(),
+        1,
+        "{}",
+        svg.display()
+    );
+}
