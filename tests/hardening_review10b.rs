@@ -267,3 +267,44 @@ fn a_metric_named_twice_in_metrics_is_one_curve() {
         svg.display()
     );
 }
+
+/// Review 10b, M5 (the neighbour of 9b's M3 in names rather than values): an axis whose name in
+/// a CSV's header holds an ANSI escape went raw to the terminal from `analyze` ("against
+/// `x<ESC>[31m`", and each reading's "best at x<ESC>[31m = 2") and `compare` ("matched by"); a
+/// line break in a metric's name tore its reading's line. Both are shown escaped.
+#[test]
+fn control_characters_in_column_names_do_not_reach_the_terminal() {
+    let tmp = tempfile::tempdir().unwrap();
+    let csv = write(
+        tmp.path(),
+        "ctl.csv",
+        "x\u{1b}[31m,status,\"t\nms\",r_gb_per_s\n1,ok,2,1\n2,ok,3,1\n3,ok,1,2\n",
+    );
+    let commands: &[&[&str]] = &[&["analyze"], &["compare", "ARG"], &["plot"]];
+    for args in commands {
+        let out = sweep(tmp.path())
+            .arg(args[0])
+            .arg(&csv)
+            .args(args[1..].iter().map(|_| csv.as_os_str()))
+            .arg("--out")
+            .arg(tmp.path().join(args[0]))
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        let all = [out.stdout.as_slice(), out.stderr.as_slice()].concat();
+        assert!(
+            !all.contains(&0x1b),
+            "{}: {}",
+            args[0],
+            String::from_utf8_lossy(&all)
+        );
+        if args[0] == "analyze" {
+            let text = String::from_utf8_lossy(&out.stdout);
+            assert!(text.contains("against `x\\u{1b}[31m`"), "{text}");
+            assert!(
+                text.contains("- `t\\nms`: no periodic structure; best at x\\u{1b}[31m = 2"),
+                "{text}"
+            );
+        }
+    }
+}

@@ -621,8 +621,8 @@ impl Analysis {
         use reading::{human, percent};
         let mut out = format!(
             "## Analysis of `{}` against `{}`\n\n",
-            self.source.display(),
-            self.x
+            crate::units::visible(&self.source.display().to_string()),
+            crate::units::visible(&self.x)
         );
         let mut rows = Vec::new();
         let mut readings = String::new();
@@ -679,7 +679,13 @@ impl Analysis {
                 best,
                 within,
             ]);
-            readings += &format!("- `{}`: {}\n", crate::units::visible(&s.name), s.reading);
+            // One line each: a control character in a name (an axis from a CSV's header, which
+            // the reading says) is shown escaped, never sent to the terminal.
+            readings += &format!(
+                "- `{}`: {}\n",
+                crate::units::visible(&s.name),
+                crate::units::visible(&s.reading)
+            );
         }
         out += &crate::units::markdown_table(&MARKDOWN_COLUMNS, &rows);
         if !readings.is_empty() {

@@ -54,7 +54,7 @@ pub(super) fn listed(names: &[String]) -> String {
     }
     names
         .iter()
-        .map(|a| format!("`{a}`"))
+        .map(|a| format!("`{}`", crate::units::visible(a)))
         .collect::<Vec<_>>()
         .join(", ")
 }
