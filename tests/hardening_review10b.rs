@@ -308,3 +308,47 @@ fn control_characters_in_column_names_do_not_reach_the_terminal() {
         }
     }
 }
+
+/// Review 10b, M6 (the neighbour of 9a's merge refusals): two shards of one spec text run with
+/// other overrides (`-a threads=1:2` and `-a threads=3:4`, or `--set` on one alone) were
+/// refused as "of another spec ... (hint: merge the shards of one spec text)", which they are
+/// not: the user was sent to compare spec files that are the same. The refusal names the
+/// overrides of each.
+#[test]
+fn shards_run_with_other_overrides_are_refused_naming_them() {
+    let p = crate::common::project();
+    write(
+        p.path(),
+        "sweeps/s4.toml",
+        "bench = \"hostsaw\"\ncompiler = \"cc\"\n[vars]\nmode = \"ok\"\nslow_ms = 0\n[[axis]]\nname = \"threads\"\nrange = [1, 4]\n[[metric]]\nname = \"saw\"\nunit = \"MFlops\"\n",
+    );
+    for (shard, range) in [("0/2", "threads=1:2"), ("1/2", "threads=3:4")] {
+        let out = sweep(p.path())
+            .args([
+                "run",
+                "sweeps/s4.toml",
+                "-q",
+                "--no-analyze",
+                "--shard",
+                shard,
+            ])
+            .args(["--split", "points", "-a", range])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", stderr(&out));
+    }
+    let out = sweep(p.path())
+        .args(["merge", "output/s4", "--out"])
+        .arg(p.path().join("merged"))
+        .output()
+        .unwrap();
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(3), "{err}");
+    assert!(err.contains("was run with other overrides than"), "{err}");
+    assert!(
+        err.contains("`-a threads=3:4` vs `-a threads=1:2`"),
+        "{err}"
+    );
+    assert!(!err.contains("another spec"), "{err}");
+    assert!(!p.path().join("merged").exists());
+}
