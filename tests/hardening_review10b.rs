@@ -352,3 +352,48 @@ fn shards_run_with_other_overrides_are_refused_naming_them() {
     assert!(!err.contains("another spec"), "{err}");
     assert!(!p.path().join("merged").exists());
 }
+
+/// Review 10b, H2 (issue 38 item 3's neighbour in headers): an axis whose name starts like a
+/// formula (`=cmd|' /C calc'!A0`, a CSV's header or a manifest edited) was written as is into
+/// the header of compare.csv (its first cell) and, as a grouping axis, of analysis.csv: a
+/// spreadsheet that evaluates formulas ran it. Values and metric names were defused already;
+/// names in headers are too, and analysis.csv still reads back as written.
+#[test]
+fn an_axis_name_that_starts_like_a_formula_is_defused_in_every_csv_header() {
+    let tmp = tempfile::tempdir().unwrap();
+    let csv = write(
+        tmp.path(),
+        "f.csv",
+        "\"=cmd|' /C calc'!A0\",\"@g\",status,t_ms\n1,a,ok,2\n2,a,ok,3\n3,a,ok,1\n1,b,ok,2\n2,b,ok,3\n3,b,ok,1\n",
+    );
+    let run = |args: &[&str], out: &str| {
+        let o = sweep(tmp.path())
+            .args(args)
+            .arg("--out")
+            .arg(tmp.path().join(out))
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(0), "{args:?}: {}", stderr(&o));
+    };
+    let path = csv.to_str().unwrap();
+    run(&["compare", path, path], "c");
+    run(&["analyze", path, "--x", "=cmd|' /C calc'!A0"], "a");
+    for file in ["c/compare.csv", "a/analysis.csv"] {
+        let text = std::fs::read_to_string(tmp.path().join(file)).unwrap();
+        let header = text.lines().next().unwrap();
+        for cell in header.split(',') {
+            let cell = cell.trim_start_matches('"');
+            assert!(
+                !cell.starts_with(['=', '+', '-', '@']),
+                "{file}: `{cell}` in {header}"
+            );
+        }
+    }
+    let compare = std::fs::read_to_string(tmp.path().join("c/compare.csv")).unwrap();
+    assert!(compare.starts_with("'=cmd|' /C calc'!A0,'@g,"), "{compare}");
+    let analysis = std::fs::read_to_string(tmp.path().join("a/analysis.csv")).unwrap();
+    assert!(
+        analysis.starts_with("series,metric,unit,'@g,period"),
+        "{analysis}"
+    );
+}

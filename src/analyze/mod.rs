@@ -795,7 +795,12 @@ impl Analysis {
         };
         let mut out: Vec<u8> = Vec::new();
         let mut header: Vec<String> = vec!["series".into(), "metric".into(), "unit".into()];
-        header.extend(self.by.iter().cloned());
+        // A grouping axis's name from a CSV's header may start like a formula (`=cmd|..`).
+        header.extend(
+            self.by
+                .iter()
+                .map(|b| crate::store::formula_defused(b, dialect).into_owned()),
+        );
         header.extend(CSV_COLUMNS.iter().map(|c| c.to_string()));
         out.extend(crate::store::record(&header, dialect));
         for s in &self.series {

@@ -459,8 +459,14 @@ impl Run {
             cause,
         };
         let csv = Csv::parse(&bytes, None).map_err(|e| err(e.into()))?;
-        let (header, dialect) = (csv.header, csv.dialect);
-        // Its text cells were written defused for spreadsheets; typed here as they were.
+        let dialect = csv.dialect;
+        // Its text cells (and the axis names of its header) were written defused for
+        // spreadsheets; typed here as they were.
+        let header: Vec<String> = csv
+            .header
+            .iter()
+            .map(|h| super::formula_restored(h).to_string())
+            .collect();
         let rows = csv
             .records
             .into_iter()
