@@ -68,7 +68,8 @@ pub(super) fn key(cell: &str, dialect: Dialect) -> String {
         return n.to_string();
     }
     match dialect.parse_number(cell) {
-        Some(v) => format!("{v}"),
+        // -0 is 0, as the integer `-0` is.
+        Some(v) => format!("{}", v + 0.0),
         None => cell.trim().to_string(),
     }
 }
