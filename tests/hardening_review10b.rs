@@ -397,3 +397,47 @@ fn an_axis_name_that_starts_like_a_formula_is_defused_in_every_csv_header() {
         "{analysis}"
     );
 }
+
+/// Review 10b, M3 on the run side: `run --output` naming a file, a path under one or a link to
+/// nothing said "Not a directory" or "File exists", exit 4 (the environment, as a full disk).
+/// Each is a usage error naming the part to change, before anything is built.
+#[test]
+fn a_run_output_that_no_folder_can_be_made_at_is_a_usage_error() {
+    let p = crate::common::project();
+    let file = write(p.path(), "afile", "x");
+    std::os::unix::fs::symlink(p.path().join("nowhere"), p.path().join("dangling")).unwrap();
+    for (output, want) in [
+        (
+            "afile",
+            "--output `afile` is a file, not a folder".to_string(),
+        ),
+        (
+            "afile/sub",
+            "--output `afile/sub` lies under `afile`, which is a file".to_string(),
+        ),
+        (
+            "dangling/sub",
+            "--output `dangling/sub` lies under `dangling`, which is a link to".into(),
+        ),
+    ] {
+        let out = sweep(p.path())
+            .args([
+                "run",
+                "sweeps/saw.toml",
+                "-q",
+                "--no-analyze",
+                "-a",
+                "threads=1:2",
+                "--output",
+                output,
+            ])
+            .output()
+            .unwrap();
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(2), "{output}: {err}");
+        assert!(err.contains(&want), "{output}: {err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+    }
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "x");
+    assert!(!p.path().join("nowhere").exists());
+}

@@ -69,14 +69,17 @@ pub(crate) fn refuse_a_file_as_folder(out: Option<&Path>) -> Result<(), CliError
             "--out `{}` is a file, not a folder (hint: --out names the folder its files go into, made if missing)",
             one_line(&out.display().to_string())
         ))),
-        _ => refuse_a_path_under_no_folder(out),
+        _ => refuse_a_path_under_no_folder("--out", out),
     }
 }
 
-/// Refuses an `--out` where no folder can be made: one under a file (`results.csv/sub`), or a
-/// link, or under a link, to nothing. Each said `Not a directory` or `File exists` (exit 4, as a
-/// full disk), naming the whole path, not the part to change.
-pub(crate) fn refuse_a_path_under_no_folder(out: Option<&Path>) -> Result<(), CliError> {
+/// Refuses an `option` (`--out`, `run --output`) where no folder can be made: one under a file
+/// (`results.csv/sub`), or a link, or under a link, to nothing. Each said `Not a directory` or
+/// `File exists` (exit 4, as a full disk), naming the whole path, not the part to change.
+pub(crate) fn refuse_a_path_under_no_folder(
+    option: &str,
+    out: Option<&Path>,
+) -> Result<(), CliError> {
     let Some(out) = out else {
         return Ok(());
     };
@@ -96,13 +99,13 @@ pub(crate) fn refuse_a_path_under_no_folder(out: Option<&Path>) -> Result<(), Cl
                     .map(|t| format!(" `{}`", shown(&t)))
                     .unwrap_or_default();
                 return Err(CliError::Usage(format!(
-                    "--out `{}`{under} is a link to{to}, which does not exist (hint: make the folder it points to, or give another --out)",
+                    "{option} `{}`{under} is a link to{to}, which does not exist (hint: make the folder it points to, or give another {option})",
                     shown(out)
                 )));
             }
             Ok(m) if !m.is_dir() && part != out => {
                 return Err(CliError::Usage(format!(
-                    "--out `{}`{under} is a file, not a folder (hint: --out names the folder its files go into, made if missing)",
+                    "{option} `{}`{under} is a file, not a folder (hint: {option} names the folder its files go into, made if missing)",
                     shown(out)
                 )));
             }
