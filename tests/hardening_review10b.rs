@@ -441,3 +441,35 @@ fn a_run_output_that_no_folder_can_be_made_at_is_a_usage_error() {
     assert_eq!(std::fs::read_to_string(&file).unwrap(), "x");
     assert!(!p.path().join("nowhere").exists());
 }
+
+/// Review 10b, M7: `[analyze] x` (or `by`) naming no axis of the spec (a typo) was accepted by
+/// `plan` and `run`; the whole sweep ran, then "the analysis at the end of the run failed" in a
+/// warning, exit 0, while `sweep analyze` passed the key over. Refused when the spec is read,
+/// with its line and the axes.
+#[test]
+fn an_analyze_key_that_names_no_axis_is_refused_with_its_line() {
+    let p = crate::common::project();
+    for (key, value) in [("x", "\"thread\""), ("by", "[\"mode\"]")] {
+        write(
+            p.path(),
+            "sweeps/typo.toml",
+            &format!("bench = \"hostsaw\"\ncompiler = \"cc\"\n[vars]\nmode = \"ok\"\nslow_ms = 0\n[[axis]]\nname = \"threads\"\nrange = [1, 4]\n[[metric]]\nname = \"saw\"\nunit = \"MFlops\"\n[analyze]\n{key} = {value}\n"),
+        );
+        for cmd in ["plan", "run"] {
+            let out = sweep(p.path())
+                .args([cmd, "sweeps/typo.toml"])
+                .output()
+                .unwrap();
+            let err = stderr(&out);
+            assert_eq!(out.status.code(), Some(3), "{cmd} {key}: {err}");
+            assert!(
+                err.starts_with(&format!(
+                    "error: sweeps/typo.toml:13: `[analyze] {key}` names `"
+                )),
+                "{cmd} {key}: {err}"
+            );
+            assert!(err.contains("(hint: one of `threads`)"), "{err}");
+        }
+        assert!(!p.path().join("output/typo").exists());
+    }
+}
