@@ -649,8 +649,8 @@ impl Analysis {
         use reading::{human, percent};
         let mut out = format!(
             "## Analysis of `{}` against `{}`\n\n",
-            self.source.display(),
-            self.x
+            crate::units::visible(&self.source.display().to_string()),
+            crate::units::visible(&self.x)
         );
         let mut rows = Vec::new();
         let mut readings = String::new();
@@ -711,7 +711,13 @@ impl Analysis {
                 best,
                 within,
             ]);
-            readings += &format!("- `{}`: {}\n", crate::units::visible(&s.name), s.reading);
+            // One line each: a control character in a name (an axis from a CSV's header, which
+            // the reading says) is shown escaped, never sent to the terminal.
+            readings += &format!(
+                "- `{}`: {}\n",
+                crate::units::visible(&s.name),
+                crate::units::visible(&s.reading)
+            );
         }
         out += &crate::units::markdown_table(&MARKDOWN_COLUMNS, &rows);
         if !readings.is_empty() {
@@ -821,7 +827,12 @@ impl Analysis {
         };
         let mut out: Vec<u8> = Vec::new();
         let mut header: Vec<String> = vec!["series".into(), "metric".into(), "unit".into()];
-        header.extend(self.by.iter().cloned());
+        // A grouping axis's name from a CSV's header may start like a formula (`=cmd|..`).
+        header.extend(
+            self.by
+                .iter()
+                .map(|b| crate::store::formula_defused(b, dialect).into_owned()),
+        );
         header.extend(CSV_COLUMNS.iter().map(|c| c.to_string()));
         out.extend(crate::store::record(&header, dialect));
         for s in &self.series {

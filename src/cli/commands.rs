@@ -126,6 +126,16 @@ fn after_the_sweep(spec: &Spec, run_dir: Option<PathBuf>) -> String {
 /// [`Terminal`] reporter's, from the driver's events and from this function's after the sweep
 /// (`Analyzed`, `Wrote`, `Done`, a warning for what failed after the sweep).
 fn run(spec: &Spec, args: &RunArgs, resume: Option<PathBuf>) -> Result<i32, CliError> {
+    // Where no run folder can be made (a file, or under one, or a link to nothing): the user's
+    // to change (exit 2), not the environment's (exit 4, as a full disk).
+    let output = &args.place.output;
+    if output.exists() && !output.is_dir() {
+        return Err(CliError::Usage(format!(
+            "--output `{}` is a file, not a folder (hint: --output names the folder that holds the runs, made if missing)",
+            super::error::one_line(&output.display().to_string())
+        )));
+    }
+    outputs::refuse_a_path_under_no_folder("--output", Some(output))?;
     // JSON on stdout: every other line goes to stderr, so that stdout parses as one document.
     let json_on_stdout = args.export_json.as_deref().is_some_and(outputs::is_stdout);
     if let Some(path) = args.export_json.as_deref().filter(|_| !json_on_stdout) {
@@ -774,7 +784,10 @@ pub(crate) fn dispatch(cli: Cli) -> Result<i32, CliError> {
             outputs::refuse_a_file_as_folder(out.as_deref())?;
             report(run_dir, out)
         }
-        Command::Merge { runs, out } => merge(&runs, out),
+        Command::Merge { runs, out } => {
+            outputs::refuse_a_path_under_no_folder("--out", out.as_deref())?;
+            merge(&runs, out)
+        }
         Command::Slurm {
             spec,
             shards,

@@ -61,15 +61,58 @@ pub(crate) fn refuse_own_inputs(
 
 /// Refuses an `--out` that names something other than a folder (a file, a device): the readers
 /// write their files into a folder there, made if missing, and `File exists` (exit 4, as a full
-/// disk) would not say what to change.
+/// disk) would not say what to change. So is one that no folder can be made at (see
+/// [`refuse_a_path_under_no_folder`]).
 pub(crate) fn refuse_a_file_as_folder(out: Option<&Path>) -> Result<(), CliError> {
     match out {
         Some(out) if out.exists() && !out.is_dir() => Err(CliError::Usage(format!(
             "--out `{}` is a file, not a folder (hint: --out names the folder its files go into, made if missing)",
             one_line(&out.display().to_string())
         ))),
-        _ => Ok(()),
+        _ => refuse_a_path_under_no_folder("--out", out),
     }
+}
+
+/// Refuses an `option` (`--out`, `run --output`) where no folder can be made: one under a file
+/// (`results.csv/sub`), or a link, or under a link, to nothing. Each said `Not a directory` or
+/// `File exists` (exit 4, as a full disk), naming the whole path, not the part to change.
+pub(crate) fn refuse_a_path_under_no_folder(
+    option: &str,
+    out: Option<&Path>,
+) -> Result<(), CliError> {
+    let Some(out) = out else {
+        return Ok(());
+    };
+    let shown = |p: &Path| one_line(&p.display().to_string());
+    for part in out.ancestors().filter(|p| !p.as_os_str().is_empty()) {
+        let Ok(own) = std::fs::symlink_metadata(part) else {
+            continue;
+        };
+        let under = if part == out {
+            String::new()
+        } else {
+            format!(" lies under `{}`, which", shown(part))
+        };
+        match std::fs::metadata(part) {
+            Err(_) if own.file_type().is_symlink() => {
+                let to = std::fs::read_link(part)
+                    .map(|t| format!(" `{}`", shown(&t)))
+                    .unwrap_or_default();
+                return Err(CliError::Usage(format!(
+                    "{option} `{}`{under} is a link to{to}, which does not exist (hint: make the folder it points to, or give another {option})",
+                    shown(out)
+                )));
+            }
+            Ok(m) if !m.is_dir() && part != out => {
+                return Err(CliError::Usage(format!(
+                    "{option} `{}`{under} is a file, not a folder (hint: {option} names the folder its files go into, made if missing)",
+                    shown(out)
+                )));
+            }
+            _ => {}
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -91,12 +91,23 @@ mod tests {
 
     use std::path::Path;
 
-    /// A run folder of manifest `m` with a results CSV of one row, read.
+    /// A run folder of manifest `m` (given an axis `n` and a metric, as every run has) with a
+    /// results CSV of one row, read.
     fn run(dir: &Path, m: &Manifest) -> Run {
         std::fs::create_dir_all(dir).unwrap();
+        let m = Manifest {
+            axes: vec!["n".into()],
+            metrics: vec![crate::store::MetricInfo {
+                name: "mflops".into(),
+                unit: "MFlops".into(),
+                column: "mflops".into(),
+                ..Default::default()
+            }],
+            ..m.clone()
+        };
         m.save(dir).unwrap();
         let csv = crate::store::RunDir::new(dir).results();
-        std::fs::write(&csv, "point_id,index,status\na,0,ok\n").unwrap();
+        std::fs::write(&csv, "point_id,index,n,status,mflops\na,0,1,ok,5\n").unwrap();
         Run::open(&csv).unwrap()
     }
 

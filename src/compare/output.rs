@@ -197,6 +197,8 @@ impl Comparison {
 
     /// `compare.csv`: one row per compared point and metric, in A's dialect, RFC 4180.
     pub fn to_csv(&self) -> String {
+        let d = self.dialect;
+        // An axis name from a CSV's header may start like a formula (`=cmd|..`) as a value may.
         let mut header: Vec<String> = self
             .axes
             .iter()
@@ -204,12 +206,11 @@ impl Comparison {
                 if CSV_COLUMNS.contains(&a.as_str()) {
                     format!("axis_{a}")
                 } else {
-                    a.clone()
+                    crate::store::formula_defused(a, d).into_owned()
                 }
             })
             .collect();
         header.extend(CSV_COLUMNS.iter().map(|c| c.to_string()));
-        let d = self.dialect;
         let mut out = crate::store::record(&header, d);
         for p in &self.points {
             // For a spreadsheet: an axis value or a name that could start a formula is defused.

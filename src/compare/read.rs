@@ -54,15 +54,22 @@ pub(super) fn listed(names: &[String]) -> String {
     }
     names
         .iter()
-        .map(|a| format!("`{a}`"))
+        .map(|a| format!("`{}`", crate::units::visible(a)))
         .collect::<Vec<_>>()
         .join(", ")
 }
 
-/// A cell as a key: numbers in one spelling (`32`, `32.0` and `3.2e1` match), text trimmed.
+/// A cell as a key: numbers in one spelling (`32`, `32.0` and `3.2e1` match), text trimmed. An
+/// integer is kept exact: past 2^53 an f64 holds no longer every one, and the points of a legal
+/// axis (`9007199254740992`, `9007199254740993`) were one key, the run refused as holding "two
+/// rows of the point".
 pub(super) fn key(cell: &str, dialect: Dialect) -> String {
+    if let Ok(n) = cell.trim().parse::<i128>() {
+        return n.to_string();
+    }
     match dialect.parse_number(cell) {
-        Some(v) => format!("{v}"),
+        // -0 is 0, as the integer `-0` is.
+        Some(v) => format!("{}", v + 0.0),
         None => cell.trim().to_string(),
     }
 }
@@ -451,6 +458,15 @@ mod tests {
         assert_eq!(key("0,5", semicolon), key("0.5", comma));
         assert_eq!(key(" shared ", comma), "shared");
         assert_ne!(key("32", comma), key("33", comma));
+        // Integers past 2^53 stay apart; one spelled as a float still meets its integer.
+        assert_ne!(
+            key("9007199254740993", comma),
+            key("9007199254740992", comma)
+        );
+        assert_eq!(
+            key("9007199254740992", comma),
+            key("9.007199254740992e15", comma)
+        );
     }
 
     /// Both runs' rows get their keys from one `Keys`: a value spelled two ways (in two

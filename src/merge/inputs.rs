@@ -110,6 +110,7 @@ pub(super) type Table = (Option<Vec<String>>, Vec<Vec<String>>);
 
 pub(super) fn load(dir: &Path) -> Result<Input, MergeError> {
     let manifest = Manifest::load(dir)?;
+    manifest.check_lists(dir)?;
     let (header, rows) = read_csv(&store::RunDir::new(dir).results(), manifest.dialect)?;
     Ok(Input {
         dir: dir.to_path_buf(),
@@ -174,6 +175,24 @@ fn build_differs(first: &Input, other: &Input) -> Option<MergeError> {
 pub(super) fn check_alike(inputs: &[Input]) -> Result<(), MergeError> {
     let first = &inputs[0];
     for other in &inputs[1..] {
+        let (a, b) = (&first.manifest.overrides, &other.manifest.overrides);
+        if other.manifest.spec_hash != first.manifest.spec_hash && a != b {
+            // One spec text under other overrides: "another spec" sent the user to the text.
+            let shown = |o: &[String]| match o.is_empty() {
+                true => "none".to_string(),
+                false => o
+                    .iter()
+                    .map(|o| format!("`{o}`"))
+                    .collect::<Vec<_>>()
+                    .join(" "),
+            };
+            return Err(MergeError::OverridesDiffer {
+                first: first.name(),
+                other: other.name(),
+                first_overrides: shown(a),
+                other_overrides: shown(b),
+            });
+        }
         if other.manifest.spec_hash != first.manifest.spec_hash {
             return Err(MergeError::SpecDiffers {
                 first: first.name(),

@@ -73,6 +73,15 @@ pub enum MergeError {
         first_hash: String,
         other_hash: String,
     },
+    /// The runs' spec was overridden otherwise (`-a`, `--set`, `--timing`): other points or
+    /// other programs, as another spec would be.
+    #[error("run `{other}` was run with other overrides than `{first}`: {other_overrides} vs {first_overrides} (hint: merge the shards of one spec run with the same -a, --set and --timing)")]
+    OverridesDiffer {
+        first: String,
+        other: String,
+        first_overrides: String,
+        other_overrides: String,
+    },
     /// The runs' programs came from another compiler (release or place) or another bench: one
     /// curve would hold rows of two programs, and the merged manifest would name one of them.
     #[error("run `{other}` was built {what} than `{first}`: {values}: its rows come from other programs (hint: run that shard again with the others' {fix}, or merge the shards of one build)")]

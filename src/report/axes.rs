@@ -40,6 +40,7 @@ pub(crate) fn axes<'a, DB: DrawingBackend<ErrorType: 'static>>(
             .x_label_area_size(if small { 40 } else { 48 })
             .y_label_area_size(if small { 62 } else { 80 });
     }
+    let (xs, ys) = (drawable(xs), drawable(ys));
     let ticks = tick_positions(&xs, period, log2, measured);
     let label = |x: f64| x_label(if log2 { x.exp2() } else { x });
     let (y_lo, y_hi) = (ys.start, ys.end);
@@ -117,6 +118,17 @@ pub(crate) fn axes<'a, DB: DrawingBackend<ErrorType: 'static>>(
         }
     }
     Ok((chart, frame))
+}
+
+/// `r` bounded to what plotters can draw: ends within +-f64::MAX / 2, so that its span is
+/// finite (a span of inf, values of -1e308 and 1e308 or a top of 1.7e308 with its headroom, made
+/// plotters' tick search loop forever), and 0..1 for a range with a NaN end.
+pub(crate) fn drawable(r: std::ops::Range<f64>) -> std::ops::Range<f64> {
+    if r.start.is_nan() || r.end.is_nan() {
+        return 0.0..1.0;
+    }
+    let bound = f64::MAX / 2.0;
+    r.start.clamp(-bound, bound)..r.end.clamp(-bound, bound)
 }
 
 /// Every k-th of `ticks`, k the smallest that keeps each label (`room(x)` pixels wide, centred on

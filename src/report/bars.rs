@@ -467,7 +467,8 @@ impl Chart for Bars {
                 .x_label_area_size(48)
                 .y_label_area_size((label_w + 40).clamp(60, 420));
         }
-        let mut chart = builder.build_cartesian_2d(0.0..max * 1.18, -0.2..total + 0.2)?;
+        let mut chart = builder
+            .build_cartesian_2d(super::axes::drawable(0.0..max * 1.18), -0.2..total + 0.2)?;
         let fmt = |v: &f64| compact(*v);
         let mut mesh = chart.configure_mesh();
         mesh.light_line_style(WHITE.mix(0.0))

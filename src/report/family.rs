@@ -107,6 +107,20 @@ pub(crate) fn chosen(analysis: &Analysis, chosen: &[String]) -> Result<Vec<Famil
             .find(|s| &s.metric == c || &s.column == c)
             .map_or(c.clone(), |s| s.metric.clone())
     };
+    // A metric named twice (`copy,copy_gb_per_s`, or one name twice) is one curve, as given
+    // first: it was drawn twice over itself, "copy (under copy)" and "copy".
+    let mut seen: Vec<String> = Vec::new();
+    let chosen: Vec<String> = chosen
+        .iter()
+        .filter(|c| {
+            let m = metric(c);
+            let new = !seen.contains(&m);
+            seen.push(m);
+            new
+        })
+        .cloned()
+        .collect();
+    let chosen = chosen.as_slice();
     let families: Vec<Option<&str>> = chosen.iter().map(|c| labels.family(&metric(c))).collect();
     let title = match families.first() {
         Some(Some(f)) if families.iter().all(|g| g == &Some(*f)) => f.to_string(),

@@ -289,7 +289,12 @@ fn key_line(text: &str, key: &str) -> Option<usize> {
 
 /// The line of `key = ...` in the `[vars]` table of `text`.
 fn vars_key_line(text: &str, key: &str) -> Option<usize> {
-    let start = text.lines().position(|l| l.trim() == "[vars]")?;
+    table_key_line(text, "[vars]", key)
+}
+
+/// The line of `key = ...` in the table headed `table` (`[analyze]`) of `text`.
+fn table_key_line(text: &str, table: &str, key: &str) -> Option<usize> {
+    let start = text.lines().position(|l| l.trim() == table)?;
     text.lines()
         .enumerate()
         .skip(start + 1)
@@ -608,6 +613,28 @@ impl Spec {
                 path: path.to_path_buf(),
                 message: "no metric defined (hint: add [[metric]] with pattern = \"mflops\", or a name and unit)".into(),
             });
+        }
+        // `[analyze] x` and `by` name axes: a typo was found only after the whole sweep had run
+        // ("the analysis at the end of the run failed"), while `sweep analyze` passed it over.
+        if let Some(cfg) = &file.analyze {
+            let named = cfg
+                .x
+                .iter()
+                .map(|x| ("x", x))
+                .chain(cfg.by.iter().flatten().map(|b| ("by", b)));
+            for (key, name) in named {
+                if !axes.iter().any(|a| &a.name == name) {
+                    let known: Vec<String> = axes.iter().map(|a| format!("`{}`", a.name)).collect();
+                    return Err(at_line(
+                        table_key_line(text, "[analyze]", key),
+                        format!(
+                            "`[analyze] {key}` names `{}`, which is not an axis of this spec (hint: one of {})",
+                            name.escape_debug(),
+                            known.join(", ")
+                        ),
+                    ));
+                }
+            }
         }
         if let Some(h) = &file.headline {
             if find_metric(&metrics, h.get_ref()).is_none() {

@@ -230,6 +230,28 @@ impl Manifest {
         })
     }
 
+    /// Refuses a run's manifest (of `dir`) whose axes or metrics are none: every spec has an
+    /// axis and a metric, so a list emptied by hand made the readers say "every axis is a
+    /// category ()", naming none, or "no metric columns" of a CSV full of them. A build folder's
+    /// (state `build`) lists neither and is no run to read.
+    pub fn check_lists(&self, dir: &Path) -> Result<(), StoreError> {
+        if self.state == RunState::Build {
+            return Ok(());
+        }
+        for (empty, what) in [
+            (self.axes.is_empty(), "axis"),
+            (self.metrics.is_empty(), "metric"),
+        ] {
+            if empty {
+                return Err(StoreError::ManifestListsNone {
+                    path: dir.join(MANIFEST),
+                    what,
+                });
+            }
+        }
+        Ok(())
+    }
+
     /// Written to a temporary file and renamed, so a crash never leaves half a manifest.
     pub fn save(&self, dir: &Path) -> Result<(), StoreError> {
         save_manifest(self, dir)

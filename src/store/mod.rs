@@ -99,6 +99,9 @@ pub enum StoreError {
     /// `axis=` to compare, and no curve to analyse.
     #[error("`{path}` has no column `{column}` of the axis its manifest lists (hint: was the file edited? restore the column from a copy, or give a copy of the CSV without the manifest beside it)")]
     MissingAxis { path: PathBuf, column: String },
+    /// A manifest whose `axes` or `metrics` is empty (`what`: axis or metric): no spec makes one.
+    #[error("`{path}` lists no {what}, and every run has one (hint: was the file edited? restore its {what} list from a copy, or give a copy of its results.csv without the manifest beside it)")]
+    ManifestListsNone { path: PathBuf, what: &'static str },
     #[error("`{path}` has two columns named `{column}` (columns {first} and {second}) (hint: was the header edited? rename or remove one)")]
     DuplicateColumn {
         path: PathBuf,

@@ -315,6 +315,9 @@ impl Run {
         rows.shrink_to_fit();
         // An axis column removed or renamed by hand, or an axis added to the manifest by hand:
         // every row would be the one point `axis=`, compared as such, and no curve read along it.
+        if let (Some(m), Some(d)) = (&manifest, &dir) {
+            m.check_lists(d.path())?;
+        }
         if let Some(m) = &manifest {
             if let Some(axis) = m.axes.iter().find(|a| !header.contains(a)) {
                 return Err(StoreError::MissingAxis {
@@ -366,6 +369,7 @@ impl Run {
         }
         // A run that has written no whole line yet: its header is the manifest's, no row.
         let manifest = Manifest::load(run.path())?;
+        manifest.check_lists(run.path())?;
         let metrics = columns::from_manifest(&run.manifest(), &manifest, &csv, &manifest.columns)?;
         Ok(Run {
             path: csv,
@@ -455,8 +459,14 @@ impl Run {
             cause,
         };
         let csv = Csv::parse(&bytes, None).map_err(|e| err(e.into()))?;
-        let (header, dialect) = (csv.header, csv.dialect);
-        // Its text cells were written defused for spreadsheets; typed here as they were.
+        let dialect = csv.dialect;
+        // Its text cells (and the axis names of its header) were written defused for
+        // spreadsheets; typed here as they were.
+        let header: Vec<String> = csv
+            .header
+            .iter()
+            .map(|h| super::formula_restored(h).to_string())
+            .collect();
         let rows = csv
             .records
             .into_iter()
