@@ -125,6 +125,16 @@ fn select_among(
 pub struct HeldLock {
     _file: std::fs::File,
     pub path: PathBuf,
+    /// A second lock held with this one: a run folder's own (see [`HeldLock::with`]).
+    _also: Option<std::fs::File>,
+}
+
+impl HeldLock {
+    /// This lock, holding `also` (an open file or folder already locked) until it is dropped.
+    pub fn with(mut self, also: std::fs::File) -> Self {
+        self._also = Some(also);
+        self
+    }
 }
 
 /// Why [`lock`] or [`lock_file`] did not take a lock.
@@ -194,7 +204,11 @@ pub fn lock_file(path: PathBuf, holder: &str, wait: bool) -> Result<HeldLock, Lo
     let _ = file.set_len(0);
     let _ = file.rewind();
     let _ = write!(file, "{holder}");
-    Ok(HeldLock { _file: file, path })
+    Ok(HeldLock {
+        _file: file,
+        path,
+        _also: None,
+    })
 }
 
 #[cfg(test)]

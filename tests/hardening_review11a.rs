@@ -1,0 +1,69 @@
+//! Review 11 of issue 38, the run side: what a hostile user found on the tree after the tenth
+//! round, each fixed with a test that failed before. Real programs built with `cc`, real runs,
+//! real signals.
+
+use crate::common::{self, project, stderr, sweep};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+/// Starts `sweep run sweeps/saw.toml` over `threads=1:8`, each point a quarter second, and
+/// returns it with its run folder once the first row is in results.csv.
+fn slow_run(p: &Path) -> (std::process::Child, PathBuf) {
+    let child = common::sweep_process(p)
+        .args([
+            "run",
+            "sweeps/saw.toml",
+            "-q",
+            "--no-analyze",
+            "-a",
+            "threads=1:8",
+        ])
+        .args(["--set", "mode=slow", "--set", "slow_ms=250"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let until = Instant::now() + Duration::from_secs(60);
+    loop {
+        let sweep_dir = p.join("output/saw");
+        let run = sweep_dir
+            .is_dir()
+            .then(|| common::run_dirs(&sweep_dir).pop())
+            .flatten();
+        if let Some(run) = run {
+            if std::fs::read_to_string(run.join("results.csv"))
+                .is_ok_and(|t| t.lines().count() >= 2)
+            {
+                return (child, run);
+            }
+        }
+        assert!(Instant::now() < until, "no row written");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Review 11a, H1: run.lock removed by hand while the run ran (a user taking it for a stale
+/// lock): a `sweep resume` of the same folder made a new run.lock, locked that and ran the
+/// points beside the running sweep, both appending to one results.csv (every later point twice,
+/// two programs measured at once). The run folder itself is locked too.
+#[test]
+fn run_lock_removed_while_the_run_runs_keeps_a_second_sweep_out() {
+    let p = project();
+    let (child, run) = slow_run(p.path());
+    std::fs::remove_file(run.join("run.lock")).unwrap();
+    let out = sweep(p.path())
+        .args(["resume", "-q", "--no-analyze"])
+        .arg(&run)
+        .output()
+        .unwrap();
+    let first = child.wait_with_output().unwrap();
+    assert_eq!(first.status.code(), Some(0), "{}", stderr(&first));
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(4), "{err}");
+    assert!(err.contains("is in use by another sweep"), "{err}");
+    let rows = common::rows(&run.join("results.csv"));
+    let mut ids: Vec<&String> = rows.iter().map(|r| &r["point_id"]).collect();
+    ids.sort();
+    ids.dedup();
+    assert_eq!((rows.len(), ids.len()), (8, 8), "one row per point");
+}
