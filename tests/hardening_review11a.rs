@@ -67,3 +67,70 @@ fn run_lock_removed_while_the_run_runs_keeps_a_second_sweep_out() {
     ids.dedup();
     assert_eq!((rows.len(), ids.len()), (8, 8), "one row per point");
 }
+
+/// Review 11a, H2: a GPU's lock file removed by hand while a sweep measured on that GPU let a
+/// second sweep make a new lock file, lock it and measure on the same GPU at the same time (both
+/// exit 0, both sets of numbers contended). The lock also holds a name no `rm` removes.
+#[test]
+fn a_gpu_lock_file_removed_while_a_sweep_runs_keeps_a_second_sweep_off_that_gpu() {
+    let p = project();
+    let bin = p.path().join("fakebin");
+    std::fs::create_dir_all(&bin).unwrap();
+    common::script(
+        &bin.join("nvidia-smi"),
+        "#!/bin/sh\necho '0, Stand-in GPU A, GPU-r11a, 580.0, 9.0, 1980, 2619, 30'\n",
+    );
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let spec = std::fs::read_to_string(p.path().join("sweeps/saw.toml"))
+        .unwrap()
+        .replace("compiler = \"cc\"", "compiler = \"cc\"\ngpu = true");
+    std::fs::write(p.path().join("sweeps/saw.toml"), &spec).unwrap();
+    std::fs::write(p.path().join("sweeps/other.toml"), &spec).unwrap();
+    let child = common::sweep_process(p.path())
+        .env("PATH", &path)
+        .env_remove("CUDA_VISIBLE_DEVICES")
+        .args(["run", "sweeps/saw.toml", "-q", "--no-analyze"])
+        .args(["-a", "threads=1:8", "--set", "mode=slow", "--set", "slow_ms=250"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let locks = p.path().join("locks");
+    let until = Instant::now() + Duration::from_secs(60);
+    let lock = loop {
+        let held = std::fs::read_dir(&locks)
+            .ok()
+            .and_then(|mut d| d.next())
+            .and_then(Result::ok);
+        if let Some(e) = held {
+            break e.path();
+        }
+        assert!(Instant::now() < until, "no GPU lock taken");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    std::fs::remove_file(&lock).unwrap();
+    let out = sweep(p.path())
+        .env("PATH", &path)
+        .env_remove("CUDA_VISIBLE_DEVICES")
+        .args(["run", "sweeps/other.toml", "-q", "--no-analyze"])
+        .args(["-a", "threads=1:2"])
+        .output()
+        .unwrap();
+    let first = child.wait_with_output().unwrap();
+    assert_eq!(first.status.code(), Some(0), "{}", stderr(&first));
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(4), "{err}");
+    assert!(
+        err.contains("gpu 0 (Stand-in GPU A) is in use by another sweep")
+            && err.contains("lock file was removed"),
+        "{err}"
+    );
+    assert!(
+        !p.path().join("output/other").exists(),
+        "the second sweep made no run"
+    );
+}
