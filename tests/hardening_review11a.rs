@@ -134,3 +134,28 @@ fn a_gpu_lock_file_removed_while_a_sweep_runs_keeps_a_second_sweep_off_that_gpu(
         "the second sweep made no run"
     );
 }
+
+/// Review 11a, M3: controls.csv removed while the run ran stopped the run with the hint that a
+/// resume measures those points again; it measures only what results.csv lacks, and the control
+/// re-runs written before are gone for good. The hint says so.
+#[test]
+fn controls_csv_removed_while_the_run_runs_says_what_a_resume_does_not_bring_back() {
+    let p = project();
+    let (child, run) = slow_run(p.path());
+    let controls = run.join("controls.csv");
+    let until = Instant::now() + Duration::from_secs(60);
+    while !std::fs::read_to_string(&controls).is_ok_and(|t| t.lines().count() >= 2) {
+        assert!(Instant::now() < until, "no control row written");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::fs::remove_file(&controls).unwrap();
+    let out = child.wait_with_output().unwrap();
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(4), "{err}");
+    assert!(
+        err.contains("controls.csv`: it was removed or replaced while the run ran")
+            && err.contains("a resume finishes the run without them")
+            && !err.contains("it measures those points again"),
+        "{err}"
+    );
+}
