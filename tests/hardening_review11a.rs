@@ -159,3 +159,42 @@ fn controls_csv_removed_while_the_run_runs_says_what_a_resume_does_not_bring_bac
         "{err}"
     );
 }
+
+/// Review 11a, M4: Ctrl-C during `sweep build` killed the builds in flight (as it should) but
+/// told each as failed ("build killed by signal 9 (SIGKILL)"), said "finishing the current
+/// point", and exited 1 as if the bench did not compile. It says it was interrupted, counts no
+/// failure, and exits 130.
+#[test]
+fn an_interrupted_sweep_build_is_exit_130_with_no_failed_build() {
+    let p = project();
+    let tools = p.path().join("slowcc");
+    std::fs::create_dir(&tools).unwrap();
+    let path = std::env::var("PATH").unwrap_or_default();
+    common::script(
+        &tools.join("cc"),
+        &format!("#!/bin/sh\nPATH={path}\nif [ \"$1\" = --version ]; then exec cc --version; fi\nsleep 30\nexec cc \"$@\"\n"),
+    );
+    let child = common::sweep_process(p.path())
+        .args(["build", "sweeps/saw.toml", "-a", "threads=1:4"])
+        .env("PATH", format!("{}:{path}", tools.display()))
+        .env_remove("SWEEP_CACHE")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let until = Instant::now() + Duration::from_secs(30);
+    while !p.path().join("output/saw").is_dir() && Instant::now() < until {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::thread::sleep(Duration::from_millis(500));
+    // SAFETY: signals this test's own sweep.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let out = child.wait_with_output().unwrap();
+    let said = format!("{}{}", common::stdout(&out), stderr(&out));
+    assert_eq!(out.status.code(), Some(130), "{said}");
+    assert!(
+        !said.contains("build failed") && said.contains("0 failed") && said.contains("interrupted"),
+        "{said}"
+    );
+    assert!(!said.contains("finishing the current point"), "{said}");
+}

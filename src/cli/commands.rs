@@ -67,10 +67,10 @@ fn cores() -> usize {
         .unwrap_or(1)
 }
 
-/// The first Ctrl-C (or SIGTERM) cancels the run; the second kills what it started and ends
+/// The first Ctrl-C (or SIGTERM) cancels the run (saying `first`); the second kills what it started and ends
 /// sweep at once. Once the sweep is over (its manifest final), the first ends sweep at once: what
 /// is left (report, analysis, charts, exports) writes through temporary files, so none is torn.
-fn install_ctrl_c(cancel: &driver::Cancel, spec: &Spec) {
+fn install_ctrl_c(cancel: &driver::Cancel, spec: &Spec, first: &'static str) {
     let cancel = cancel.clone();
     let spec = spec.clone();
     let _ = ctrlc::set_handler(move || {
@@ -85,7 +85,7 @@ fn install_ctrl_c(cancel: &driver::Cancel, spec: &Spec) {
             }
             std::process::exit(exit::INTERRUPTED);
         }
-        say("\ninterrupted: finishing the current point (Ctrl-C again to kill it)");
+        say(first);
     });
 }
 
@@ -135,7 +135,11 @@ fn run(spec: &Spec, args: &RunArgs, resume: Option<PathBuf>) -> Result<i32, CliE
         )?;
     }
     let opts = options(args, resume);
-    install_ctrl_c(&opts.build.cancel, spec);
+    install_ctrl_c(
+        &opts.build.cancel,
+        spec,
+        "\ninterrupted: finishing the current point (Ctrl-C again to kill it)",
+    );
     let terminal = Terminal::new(spec, args.quiet);
     let terminal = match json_on_stdout {
         true => terminal.summary_on_stderr(),
@@ -476,13 +480,15 @@ fn build(
     sample: Option<usize>,
 ) -> Result<i32, CliError> {
     let opts = build_options(place, sharding);
-    install_ctrl_c(&opts.cancel, spec);
+    // The builds in flight are killed at the first Ctrl-C (see `exec::wait_unless`).
+    install_ctrl_c(&opts.cancel, spec, "\ninterrupted: stopping the builds");
     let r = driver::build_only(spec, &opts, sample)?;
     for f in &r.failed {
         eprintln!("build failed: {f}");
     }
     println!(
-        "built {}, {} from cache, {} failed, in {:.1} s (arch {} from {}; logs in {})",
+        "{}built {}, {} from cache, {} failed, in {:.1} s (arch {} from {}; logs in {})",
+        if r.interrupted { "interrupted: " } else { "" },
         plural(r.built, "point"),
         r.cached,
         r.failed.len(),
@@ -491,7 +497,10 @@ fn build(
         r.arch_from,
         r.dir.display()
     );
-    Ok(if r.failed.is_empty() {
+    Ok(if r.interrupted {
+        eprintln!("run the same command again to build the rest");
+        exit::INTERRUPTED
+    } else if r.failed.is_empty() {
         exit::OK
     } else {
         exit::POINTS_FAILED
