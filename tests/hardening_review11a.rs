@@ -198,3 +198,22 @@ fn an_interrupted_sweep_build_is_exit_130_with_no_failed_build() {
     );
     assert!(!said.contains("finishing the current point"), "{said}");
 }
+
+/// Review 11a, M5: `sweep resume RUN/results.csv` (the read hint offers "a run folder of `sweep
+/// run`, or its results.csv") failed with "cannot read `RUN/results.csv/manifest.json`: Not a
+/// directory", exit 3. A file of the run stands for its folder.
+#[test]
+fn resume_takes_the_results_csv_of_a_run_for_its_folder() {
+    let p = project();
+    let (child, run) = slow_run(p.path());
+    // SAFETY: signals this test's own sweep.
+    unsafe { libc::kill(child.id() as i32, libc::SIGKILL) };
+    let _ = child.wait_with_output().unwrap();
+    let out = sweep(p.path())
+        .args(["resume", "-q", "--no-analyze"])
+        .arg(run.join("results.csv"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(common::rows(&run.join("results.csv")).len(), 8);
+}

@@ -377,6 +377,12 @@ fn resume_in_place(run_dir: &Path, m: &sweep::store::Manifest, place: &mut Where
 /// started in, run again into the same folder.
 fn resume(run_dir: PathBuf, args: &RunArgs) -> Result<i32, CliError> {
     let run_dir = std::path::absolute(&run_dir).unwrap_or(run_dir);
+    // A file of the run (its results.csv, as the read hint offers) stands for its folder
+    // (review 11a M5: `.../results.csv/manifest.json`: not a directory).
+    let run_dir = match run_dir.parent() {
+        Some(dir) if run_dir.is_file() => dir.to_path_buf(),
+        _ => run_dir,
+    };
     // `--export-json` names a file from where the user is, not from the run's folder of start.
     let mut args = args.clone();
     if let Some(path) = args.export_json.as_ref().filter(|p| !outputs::is_stdout(p)) {
