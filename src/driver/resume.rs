@@ -291,19 +291,17 @@ pub(super) fn lock_run(run_dir: &Path, holder: &str) -> Result<HeldLock, DriverE
         },
         Err(_) => None,
     };
-    let held = gpu::lock_file(store::RunDir::new(run_dir).lock(), holder, false).map_err(|e| {
-        match e {
+    let held =
+        gpu::lock_file(store::RunDir::new(run_dir).lock(), holder, false).map_err(|e| match e {
             gpu::LockError::Io { path, source } => store::StoreError::Write {
                 path,
                 cause: source.into(),
             }
             .into(),
             gpu::LockError::Held { .. } => in_use(),
-        }
-    })?;
+        })?;
     Ok(match folder {
         Some(f) => held.with(f),
         None => held,
     })
 }
-
