@@ -125,6 +125,18 @@ fn select_among(
 pub struct HeldLock {
     _file: std::fs::File,
     pub path: PathBuf,
+    /// A second lock held with this one: a run folder's own (see [`HeldLock::with`]).
+    _also: Option<std::fs::File>,
+    /// A GPU lock's name in the abstract socket namespace (see [`lock`]).
+    _name: Option<std::os::unix::net::UnixListener>,
+}
+
+impl HeldLock {
+    /// This lock, holding `also` (an open file or folder already locked) until it is dropped.
+    pub fn with(mut self, also: std::fs::File) -> Self {
+        self._also = Some(also);
+        self
+    }
 }
 
 /// Why [`lock`] or [`lock_file`] did not take a lock.
@@ -150,13 +162,65 @@ pub fn lock_dir() -> PathBuf {
 }
 
 /// Takes the lock of GPU `key`. When another sweep holds it: wait (`wait`) or return who holds it.
+///
+/// Beside the lock file, a sweep holds a name in Linux's abstract socket namespace made from the
+/// lock file's path: no `rm` removes that name, and the kernel frees it when the process dies. A
+/// lock file removed by hand while a sweep runs (a user taking it for a stale lock) let a second
+/// sweep make a new file, lock it and measure on the same GPU at the same time (review 11a H2).
+/// Where no such name can be bound (another system), the file alone holds, as before.
 pub fn lock(dir: &Path, key: &str, holder: &str, wait: bool) -> Result<HeldLock, LockError> {
     std::fs::create_dir_all(dir).map_err(|source| LockError::Io {
         path: dir.to_path_buf(),
         source,
     })?;
     let path = dir.join(format!("gpu-{}.lock", key.replace(['/', ' '], "_")));
-    lock_file(path, holder, wait)
+    let name = loop {
+        match hold_name(&path) {
+            Ok(name) => break name,
+            Err(()) if wait => std::thread::sleep(std::time::Duration::from_millis(500)),
+            Err(()) => {
+                let who = std::fs::read_to_string(&path).unwrap_or_default();
+                let who = match who.trim() {
+                    "" => "a sweep whose lock file was removed".to_string(),
+                    who => who.to_string(),
+                };
+                return Err(LockError::Held { path, holder: who });
+            }
+        }
+    };
+    let mut held = lock_file(path, holder, wait)?;
+    held._name = name;
+    Ok(held)
+}
+
+/// Binds the abstract socket name of lock file `path`: `Ok(None)` where this system has no such
+/// names, `Err(())` while another process holds it.
+fn hold_name(path: &Path) -> Result<Option<std::os::unix::net::UnixListener>, ()> {
+    #[cfg(target_os = "linux")]
+    {
+        use sha2::{Digest, Sha256};
+        use std::os::linux::net::SocketAddrExt;
+        use std::os::unix::net::{SocketAddr, UnixListener};
+        let dir = path.parent().unwrap_or(Path::new("."));
+        let full = std::fs::canonicalize(dir)
+            .unwrap_or_else(|_| dir.to_path_buf())
+            .join(path.file_name().unwrap_or_default());
+        let hash = Sha256::digest(full.as_os_str().as_encoded_bytes());
+        let hex: String = hash[..16].iter().map(|b| format!("{b:02x}")).collect();
+        let Ok(addr) = SocketAddr::from_abstract_name(format!("sweep-lock-{hex}")) else {
+            return Ok(None);
+        };
+        match UnixListener::bind_addr(&addr) {
+            Ok(l) => Ok(Some(l)),
+            Err(e) if e.kind() == std::io::ErrorKind::AddrInUse => Err(()),
+            Err(_) => Ok(None),
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = path;
+        Ok(None)
+    }
 }
 
 /// Takes an exclusive flock on `path` (created if missing) and writes `holder` into it. When
@@ -194,7 +258,12 @@ pub fn lock_file(path: PathBuf, holder: &str, wait: bool) -> Result<HeldLock, Lo
     let _ = file.set_len(0);
     let _ = file.rewind();
     let _ = write!(file, "{holder}");
-    Ok(HeldLock { _file: file, path })
+    Ok(HeldLock {
+        _file: file,
+        path,
+        _also: None,
+        _name: None,
+    })
 }
 
 #[cfg(test)]

@@ -67,10 +67,11 @@ fn cores() -> usize {
         .unwrap_or(1)
 }
 
-/// The first Ctrl-C (or SIGTERM) cancels the run; the second kills what it started and ends
-/// sweep at once; before the run has its folder, the first does. Once the sweep is over (its manifest final), the first ends sweep at once: what
+/// The first Ctrl-C (or SIGTERM) cancels the run (saying `first`); the second kills what it
+/// started and ends sweep at once; before the run (or the build) has its folder, the first does.
+/// Once the sweep is over (its manifest final), the first ends sweep at once: what
 /// is left (report, analysis, charts, exports) writes through temporary files, so none is torn.
-fn install_ctrl_c(cancel: &driver::Cancel, spec: &Spec) {
+fn install_ctrl_c(cancel: &driver::Cancel, spec: &Spec, first: &'static str) {
     let cancel = cancel.clone();
     let spec = spec.clone();
     let _ = ctrlc::set_handler(move || {
@@ -92,7 +93,7 @@ fn install_ctrl_c(cancel: &driver::Cancel, spec: &Spec) {
             }
             std::process::exit(exit::INTERRUPTED);
         }
-        say("\ninterrupted: finishing the current point (Ctrl-C again to kill it)");
+        say(first);
     });
 }
 
@@ -152,7 +153,11 @@ fn run(spec: &Spec, args: &RunArgs, resume: Option<PathBuf>) -> Result<i32, CliE
         )?;
     }
     let opts = options(args, resume);
-    install_ctrl_c(&opts.build.cancel, spec);
+    install_ctrl_c(
+        &opts.build.cancel,
+        spec,
+        "\ninterrupted: finishing the current point (Ctrl-C again to kill it)",
+    );
     let terminal = Terminal::new(spec, args.quiet);
     let terminal = match json_on_stdout {
         true => terminal.summary_on_stderr(),
@@ -390,6 +395,12 @@ fn resume_in_place(run_dir: &Path, m: &sweep::store::Manifest, place: &mut Where
 /// started in, run again into the same folder.
 fn resume(run_dir: PathBuf, args: &RunArgs) -> Result<i32, CliError> {
     let run_dir = std::path::absolute(&run_dir).unwrap_or(run_dir);
+    // A file of the run (its results.csv, as the read hint offers) stands for its folder
+    // (review 11a M5: `.../results.csv/manifest.json`: not a directory).
+    let run_dir = match run_dir.parent() {
+        Some(dir) if run_dir.is_file() => dir.to_path_buf(),
+        _ => run_dir,
+    };
     // `--export-json` names a file from where the user is, not from the run's folder of start.
     let mut args = args.clone();
     if let Some(path) = args.export_json.as_ref().filter(|p| !outputs::is_stdout(p)) {
@@ -493,13 +504,15 @@ fn build(
     sample: Option<usize>,
 ) -> Result<i32, CliError> {
     let opts = build_options(place, sharding);
-    install_ctrl_c(&opts.cancel, spec);
+    // The builds in flight are killed at the first Ctrl-C (see `exec::wait_unless`).
+    install_ctrl_c(&opts.cancel, spec, "\ninterrupted: stopping the builds");
     let r = driver::build_only(spec, &opts, sample)?;
     for f in &r.failed {
         eprintln!("build failed: {f}");
     }
     println!(
-        "built {}, {} from cache, {} failed, in {:.1} s (arch {} from {}; logs in {})",
+        "{}built {}, {} from cache, {} failed, in {:.1} s (arch {} from {}; logs in {})",
+        if r.interrupted { "interrupted: " } else { "" },
         plural(r.built, "point"),
         r.cached,
         r.failed.len(),
@@ -508,7 +521,10 @@ fn build(
         r.arch_from,
         r.dir.display()
     );
-    Ok(if r.failed.is_empty() {
+    Ok(if r.interrupted {
+        eprintln!("run the same command again to build the rest");
+        exit::INTERRUPTED
+    } else if r.failed.is_empty() {
         exit::OK
     } else {
         exit::POINTS_FAILED

@@ -260,6 +260,8 @@ pub struct BuildReport {
     pub arch: Option<String>,
     pub arch_from: String,
     pub wall: Duration,
+    /// A Ctrl-C or SIGTERM stopped the builds: those it killed are neither built nor failed.
+    pub interrupted: bool,
 }
 
 /// `n` points spread evenly over `points`, the first and the last included.
@@ -306,6 +308,8 @@ pub fn build_only(
         ..Manifest::default()
     };
     let dir = store::new_run_dir(&opts.output, &spec.name, "-build", &manifest)?;
+    // From here a first Ctrl-C stops the builds and says what was built (before, it ends sweep).
+    opts.cancel.working_in(dir.clone());
     let mut ctx = BuildCtx::new(spec, bench, toolchain, &opts.cache);
     ctx.cancel = opts.cancel.clone();
     let next = AtomicUsize::new(0);
@@ -344,6 +348,9 @@ pub fn build_only(
                     match &b.binary {
                         Ok(_) if b.cached => r.cached += 1,
                         Ok(_) => r.built += 1,
+                        // Killed by the interrupt, not failed (review 11a M4: each build in
+                        // flight was told failed, "killed by signal 9", and the build exited 1).
+                        Err(_) if opts.cancel.is_cancelled() => {}
                         Err(e) => r.failed.push(format!("{}: {e}", p.label())),
                     }
                 }
@@ -355,6 +362,7 @@ pub fn build_only(
     }
     let mut r = report.into_inner().unwrap_or_default();
     r.wall = wall.elapsed();
+    r.interrupted = opts.cancel.is_cancelled();
     Ok(r)
 }
 

@@ -274,16 +274,34 @@ fn planted_link(dir: &Path) -> Option<(PathBuf, String)> {
         })
 }
 
-/// Holds `<run>/run.lock` (see [`gpu::lock_file`]) for the run.
+/// Holds the run folder itself and `<run>/run.lock` (see [`gpu::lock_file`]) for the run. The
+/// folder's lock holds when run.lock is removed by hand while the run runs: a second sweep would
+/// make a new run.lock, lock that, and append to the same results.csv beside the first (review
+/// 11a H1). Where a file system cannot lock a folder (flock on NFS wants a file open for
+/// writing), run.lock alone holds, as before.
 pub(super) fn lock_run(run_dir: &Path, holder: &str) -> Result<HeldLock, DriverError> {
-    gpu::lock_file(store::RunDir::new(run_dir).lock(), holder, false).map_err(|e| match e {
-        gpu::LockError::Io { path, source } => store::StoreError::Write {
-            path,
-            cause: source.into(),
-        }
-        .into(),
-        gpu::LockError::Held { .. } => DriverError::RunInUse {
-            dir: run_dir.display().to_string(),
+    let in_use = || DriverError::RunInUse {
+        dir: run_dir.display().to_string(),
+    };
+    let folder = match std::fs::File::open(run_dir) {
+        Ok(f) => match f.try_lock() {
+            Ok(()) => Some(f),
+            Err(std::fs::TryLockError::WouldBlock) => return Err(in_use()),
+            Err(std::fs::TryLockError::Error(_)) => None,
         },
+        Err(_) => None,
+    };
+    let held =
+        gpu::lock_file(store::RunDir::new(run_dir).lock(), holder, false).map_err(|e| match e {
+            gpu::LockError::Io { path, source } => store::StoreError::Write {
+                path,
+                cause: source.into(),
+            }
+            .into(),
+            gpu::LockError::Held { .. } => in_use(),
+        })?;
+    Ok(match folder {
+        Some(f) => held.with(f),
+        None => held,
     })
 }

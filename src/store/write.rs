@@ -190,9 +190,15 @@ impl CsvSink {
         self.file.write_all(&bytes).map_err(write_err(&self.path))?;
         self.file.flush().map_err(write_err(&self.path))?;
         if self.file.metadata().is_ok_and(|m| m.nlink() == 0) {
-            return Err(write_err(&self.path)(std::io::Error::other(
-                "it was removed or replaced while the run ran, and the rows written to it went with it (hint: resume the run: it measures those points again)",
-            )));
+            // A resume measures again what results.csv lacks, nothing else: the rows of
+            // controls.csv or of a pass's CSV are gone for good (review 11a M3: the hint promised
+            // the resume would measure them again).
+            let why = if self.path.file_name() == Some(std::ffi::OsStr::new(super::RESULTS)) {
+                "it was removed or replaced while the run ran, and the rows written to it went with it (hint: resume the run: it measures those points again)"
+            } else {
+                "it was removed or replaced while the run ran, and the rows written to it went with it (hint: a resume finishes the run without them, results.csv is whole; `sweep run --force` measures them all again)"
+            };
+            return Err(write_err(&self.path)(std::io::Error::other(why)));
         }
         Ok(())
     }
