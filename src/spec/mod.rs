@@ -635,6 +635,22 @@ impl Spec {
                     ));
                 }
             }
+            // `y` names metrics (names or columns, as `sweep analyze --y`): a typo too ran the
+            // whole sweep and then warned that the analysis at its end failed.
+            for y in &cfg.y {
+                if find_metric(&metrics, y).is_none() {
+                    let known: Vec<String> =
+                        metrics.iter().map(|m| format!("`{}`", m.name)).collect();
+                    return Err(at_line(
+                        table_key_line(text, "[analyze]", "y"),
+                        format!(
+                            "`[analyze] y` names `{}`, which is not a metric of this spec (hint: one of {})",
+                            y.escape_debug(),
+                            known.join(", ")
+                        ),
+                    ));
+                }
+            }
         }
         if let Some(h) = &file.headline {
             if find_metric(&metrics, h.get_ref()).is_none() {
