@@ -118,30 +118,16 @@ impl<E: std::error::Error + Send + Sync + 'static> From<plotters::drawing::Drawi
 pub enum Charts {
     /// Curves against the swept axis x, from their analysis.
     Lines(Box<Analysis>),
-    /// Bars: every axis is a category (none is numeric; x, if named, is one of them).
+    /// Bars: every axis is a category (no x was asked for, and none is numeric).
     Bars,
 }
 
 /// Lines when the CSV has a numeric axis (or `opts` names x), bars when all its axes are
-/// categories (x named or not); the analysis's error otherwise.
+/// categories; the analysis's error otherwise.
 pub fn choose(csv: &Path, opts: &AnalyzeOptions) -> Result<Charts, AnalyzeError> {
     match analyze_csv(csv, opts) {
         Ok(a) => Ok(Charts::Lines(Box::new(a))),
         Err(AnalyzeError::NoNumericAxis { .. }) if opts.x.is_none() => Ok(Charts::Bars),
-        // x names an axis of categories (`[analyze] x = "pattern"` in sweeps/l1_cache.toml, or
-        // `plot --x pattern`) and every axis is one: the bars drawn without x, where every run
-        // of that spec ended in "the analysis at the end of the run failed" and no chart. A
-        // numeric axis with a stray cell of text is still named by its cell.
-        Err(e @ AnalyzeError::NotNumeric { .. }) if opts.x.is_some() => {
-            let without_x = AnalyzeOptions {
-                x: None,
-                ..opts.clone()
-            };
-            match analyze_csv(csv, &without_x) {
-                Err(AnalyzeError::NoNumericAxis { .. }) => Ok(Charts::Bars),
-                _ => Err(e),
-            }
-        }
         Err(e) => Err(e),
     }
 }
