@@ -72,6 +72,17 @@ pub enum AnalyzeError {
     },
     #[error("no metric columns in `{path}`")]
     NoMetrics { path: PathBuf },
+    /// Two integers of x that one f64 holds alike (past 2^53): their points would be read as
+    /// repeats of one x and averaged into a value that no point measured.
+    #[error("axis `{axis}` has `{a}` (line {line_a}) and `{b}` (line {line_b}) in `{path}`, two values that the analysis cannot tell apart (hint: integers past 2^53 lose their last digits as numbers; analyse along another axis with --x, or give the values fewer digits)")]
+    XTooClose {
+        axis: String,
+        a: String,
+        line_a: usize,
+        b: String,
+        line_b: usize,
+        path: PathBuf,
+    },
     #[error("cannot write `{path}`: {cause}{}", cause.write_hint())]
     Write {
         path: PathBuf,

@@ -202,8 +202,20 @@ fn run(spec: &Spec, args: &RunArgs, resume: Option<PathBuf>) -> Result<i32, CliE
         .as_ref()
         .filter(|_| !args.no_analyze && !summary.interrupted);
     if let Some(cfg) = analysis {
+        // An x of text passes the spec only where every axis is of text (sweeps/l1_cache.toml):
+        // it names the category of the bars, drawn without x, where every run of such a spec
+        // ended in "the analysis at the end of the run failed" and no chart (review 11b M3).
+        let text = |v: &sweep::spec::Value| match v {
+            sweep::spec::Value::Str(s) => s.trim().parse::<f64>().is_err(),
+            _ => false,
+        };
+        let categories = cfg.x.as_ref().is_some_and(|x| {
+            spec.axes
+                .iter()
+                .any(|a| &a.name == x && a.values.iter().any(text))
+        });
         let opts = sweep::analyze::AnalyzeOptions {
-            x: cfg.x.clone(),
+            x: cfg.x.clone().filter(|_| !categories),
             y: cfg.y.clone(),
             by: cfg.by.clone(),
         };

@@ -635,6 +635,54 @@ impl Spec {
                     ));
                 }
             }
+            // `x` naming an axis of text while another axis is of numbers: the analysis at the
+            // end of every run failed ("name one with --x", an option `run` does not have). With
+            // every axis of text (sweeps/l1_cache.toml) it is the category of the bars, and
+            // passes.
+            let number = |v: &Value| match v {
+                Value::Str(s) => s.trim().parse::<f64>().is_ok(),
+                _ => true,
+            };
+            let numeric: Vec<String> = axes
+                .iter()
+                .filter(|a| a.values.iter().all(number))
+                .map(|a| format!("`{}`", a.name))
+                .collect();
+            if let Some(axis) = cfg
+                .x
+                .as_ref()
+                .and_then(|x| axes.iter().find(|a| &a.name == x))
+            {
+                if let (Some(word), false) =
+                    (axis.values.iter().find(|v| !number(v)), numeric.is_empty())
+                {
+                    return Err(at_line(
+                        table_key_line(text, "[analyze]", "x"),
+                        format!(
+                            "`[analyze] x` names `{}`, whose value `{}` is not a number (hint: an axis of numbers: {})",
+                            axis.name,
+                            word.to_string().escape_debug(),
+                            numeric.join(", ")
+                        ),
+                    ));
+                }
+            }
+            // `y` names metrics (names or columns, as `sweep analyze --y`): a typo too ran the
+            // whole sweep and then warned that the analysis at its end failed.
+            for y in &cfg.y {
+                if find_metric(&metrics, y).is_none() {
+                    let known: Vec<String> =
+                        metrics.iter().map(|m| format!("`{}`", m.name)).collect();
+                    return Err(at_line(
+                        table_key_line(text, "[analyze]", "y"),
+                        format!(
+                            "`[analyze] y` names `{}`, which is not a metric of this spec (hint: one of {})",
+                            y.escape_debug(),
+                            known.join(", ")
+                        ),
+                    ));
+                }
+            }
         }
         if let Some(h) = &file.headline {
             if find_metric(&metrics, h.get_ref()).is_none() {

@@ -295,6 +295,10 @@ impl Series for Run {
         let mut last: Option<usize> = None;
         // Points of each group, then of each metric.
         let mut points: Vec<Vec<Curve>> = Vec::new();
+        // The first integer cell of each x (by its f64) in each group: two integers past 2^53
+        // that one f64 holds would be averaged as repeats of one point (review 11b).
+        let mut first_x: std::collections::HashMap<(usize, u64), (&str, usize)> =
+            Default::default();
         for (line, row) in self.rows.iter().enumerate() {
             let x_cell = self.cell(row, x_col);
             let xv = self
@@ -324,6 +328,26 @@ impl Series for Run {
                 }
             };
             last = Some(g);
+            if let Ok(n) = x_cell.trim().parse::<i128>() {
+                match first_x.entry((g, xv.to_bits())) {
+                    std::collections::hash_map::Entry::Vacant(e) => {
+                        e.insert((x_cell, line + 2));
+                    }
+                    std::collections::hash_map::Entry::Occupied(e) => {
+                        let (first, first_line) = *e.get();
+                        if first.trim().parse::<i128>().is_ok_and(|f| f != n) {
+                            return Err(AnalyzeError::XTooClose {
+                                axis: x.to_string(),
+                                a: first.to_string(),
+                                line_a: first_line,
+                                b: x_cell.to_string(),
+                                line_b: line + 2,
+                                path: self.path.clone(),
+                            });
+                        }
+                    }
+                }
+            }
             let ok = status_col.is_none_or(|c| carries_values(self.cell(row, c)));
             for (m, col) in metric_cols.iter().enumerate() {
                 let value = col
