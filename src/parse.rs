@@ -50,7 +50,15 @@ pub fn last_error_line(stderr: &std::path::Path) -> Option<String> {
         .rev()
         .map(str::trim)
         .find(|l| !l.is_empty())
-        .map(|l| l.chars().take(200).collect())
+        .map(|l| one_line(l, 200))
+}
+
+/// At most `max` characters of a line a program or compiler printed, its control characters
+/// escaped (`\u{1b}`, `\r`): it goes into one-line messages, the row's `error` cell and the
+/// report, where an ANSI escape or a carriage return would act on the terminal (review 12a M2).
+pub fn one_line(line: &str, max: usize) -> String {
+    let head: String = line.chars().take(max).collect();
+    crate::units::visible(&head).into_owned()
 }
 
 #[derive(Debug, Default, PartialEq)]
@@ -130,7 +138,7 @@ pub fn parse(stdout: &str, metrics: &[Metric], target_rel_ci: f64) -> Parsed {
             .find(|l| l.get("check").is_some_and(|c| c == "failed"))
             .map(|l| {
                 l.get("what")
-                    .cloned()
+                    .map(|w| one_line(w, 500))
                     .unwrap_or_else(|| "result check failed".into())
             }),
         ..Parsed::default()

@@ -24,6 +24,7 @@ mod hardening_review10a;
 mod hardening_review10b;
 mod hardening_review11a;
 mod hardening_review11b;
+mod hardening_review12;
 mod hardening_review7;
 mod hardening_review8;
 mod hardening_review9a;

@@ -72,9 +72,10 @@ pub enum AnalyzeError {
     },
     #[error("no metric columns in `{path}`")]
     NoMetrics { path: PathBuf },
-    /// Two integers of x that one f64 holds alike (past 2^53): their points would be read as
-    /// repeats of one x and averaged into a value that no point measured.
-    #[error("axis `{axis}` has `{a}` (line {line_a}) and `{b}` (line {line_b}) in `{path}`, two values that the analysis cannot tell apart (hint: integers past 2^53 lose their last digits as numbers; analyse along another axis with --x, or give the values fewer digits)")]
+    /// Two cells of x written apart that are one number (integers past 2^53 that one f64 holds
+    /// alike, `0` and `-0`, `1` and `1.0`): their points would be read as repeats of one x and
+    /// averaged into a value that no point measured.
+    #[error("axis `{axis}` has `{a}` (line {line_a}) and `{b}` (line {line_b}) in `{path}`, two values that the analysis cannot tell apart (hint: they are one number (`0` and `-0`, `1` and `1.0`, integers past 2^53 that lose their last digits); analyse along another axis with --x, or give the axis values that differ as numbers)")]
     XTooClose {
         axis: String,
         a: String,
@@ -574,12 +575,17 @@ fn each_on_all_cores<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) 
             }
         }
     };
+    // This thread works too; a worker that cannot be started (EAGAIN under a memory limit)
+    // leaves its share to the others, down to this thread alone.
     let mut done: Vec<(usize, R)> = std::thread::scope(|s| {
-        let workers: Vec<_> = (0..threads).map(|_| s.spawn(work)).collect();
-        workers
-            .into_iter()
-            .flat_map(|w| w.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
-            .collect()
+        let workers: Vec<_> = (1..threads)
+            .map_while(|_| std::thread::Builder::new().spawn_scoped(s, work).ok())
+            .collect();
+        let mut done = work();
+        for w in workers {
+            done.extend(w.join().unwrap_or_else(|e| std::panic::resume_unwind(e)));
+        }
+        done
     });
     done.sort_by_key(|(i, _)| *i);
     done.into_iter().map(|(_, r)| r).collect()

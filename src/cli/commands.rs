@@ -9,6 +9,7 @@ use sweep::driver;
 use sweep::events::terminal::Terminal;
 use sweep::events::{Event, Reporter};
 use sweep::exit;
+use sweep::export::Format as ExportFormat;
 use sweep::overrides::Overrides;
 use sweep::points::{Shard, Split};
 use sweep::report::Make;
@@ -71,9 +72,15 @@ fn cores() -> usize {
 /// started and ends sweep at once; before the run (or the build) has its folder, the first does.
 /// Once the sweep is over (its manifest final), the first ends sweep at once: what
 /// is left (report, analysis, charts, exports) writes through temporary files, so none is torn.
-fn install_ctrl_c(cancel: &driver::Cancel, spec: &Spec, first: &'static str) {
+fn install_ctrl_c(
+    cancel: &driver::Cancel,
+    spec: &Spec,
+    exports: &[ExportFormat],
+    first: &'static str,
+) {
     let cancel = cancel.clone();
     let spec = spec.clone();
+    let exports = exports.to_vec();
     let _ = ctrlc::set_handler(move || {
         let again = cancel.cancel();
         // No run folder yet (the compiler's `--version`, the GPU's lock, a `sweep build`): no
@@ -89,7 +96,10 @@ fn install_ctrl_c(cancel: &driver::Cancel, spec: &Spec, first: &'static str) {
             if again {
                 say("\ninterrupted twice: children killed; finished rows are in the CSV");
             } else {
-                say(&format!("\n{}", after_the_sweep(&spec, cancel.run_dir())));
+                say(&format!(
+                    "\n{}",
+                    after_the_sweep(&spec, &exports, cancel.run_dir())
+                ));
             }
             std::process::exit(exit::INTERRUPTED);
         }
@@ -105,7 +115,7 @@ fn say(line: &str) {
 
 /// What a Ctrl-C or SIGTERM after the last point says: the run's rows and manifest are whole,
 /// and how to write what was left (the analysis with the spec's `[analyze]` choices).
-fn after_the_sweep(spec: &Spec, run_dir: Option<PathBuf>) -> String {
+fn after_the_sweep(spec: &Spec, exports: &[ExportFormat], run_dir: Option<PathBuf>) -> String {
     let dir = run_dir.map_or("RUN".to_string(), |d| d.display().to_string());
     let mut select = String::new();
     if let Some(cfg) = &spec.analyze {
@@ -119,7 +129,19 @@ fn after_the_sweep(spec: &Spec, run_dir: Option<PathBuf>) -> String {
             select.push_str(&format!(" --by {}", by.join(",")));
         }
     }
-    format!("interrupted after the sweep: every row and the manifest are written, the report, analysis, charts or exports maybe not (hint: `sweep analyze {dir}{select}`, `sweep plot {dir}{select}` and `sweep report {dir}` write them)")
+    // The exports asked for with --export too (review 12a L2: the hint left them out).
+    let export = match exports {
+        [] => String::new(),
+        formats => {
+            let names: Vec<String> = formats
+                .iter()
+                .filter_map(|f| clap::ValueEnum::to_possible_value(f))
+                .map(|v| v.get_name().to_string())
+                .collect();
+            format!(", `sweep export {dir} --format {}`", names.join(","))
+        }
+    };
+    format!("interrupted after the sweep: every row and the manifest are written, the report, analysis, charts or exports maybe not (hint: `sweep analyze {dir}{select}`, `sweep plot {dir}{select}`{export} and `sweep report {dir}` write them)")
 }
 
 /// What `sweep run` and `sweep resume` do: the sweep ([`driver::run_sweep`]), then
@@ -156,6 +178,7 @@ fn run(spec: &Spec, args: &RunArgs, resume: Option<PathBuf>) -> Result<i32, CliE
     install_ctrl_c(
         &opts.build.cancel,
         spec,
+        &args.export,
         "\ninterrupted: finishing the current point (Ctrl-C again to kill it)",
     );
     let terminal = Terminal::new(spec, args.quiet);
@@ -169,6 +192,7 @@ fn run(spec: &Spec, args: &RunArgs, resume: Option<PathBuf>) -> Result<i32, CliE
     if opts.build.cancel.is_cancelled() && !summary.interrupted {
         out.on(&Event::Warning(&after_the_sweep(
             spec,
+            &args.export,
             Some(summary.run_dir.clone()),
         )));
         return Ok(exit::INTERRUPTED);
@@ -517,7 +541,12 @@ fn build(
 ) -> Result<i32, CliError> {
     let opts = build_options(place, sharding);
     // The builds in flight are killed at the first Ctrl-C (see `exec::wait_unless`).
-    install_ctrl_c(&opts.cancel, spec, "\ninterrupted: stopping the builds");
+    install_ctrl_c(
+        &opts.cancel,
+        spec,
+        &[],
+        "\ninterrupted: stopping the builds",
+    );
     let r = driver::build_only(spec, &opts, sample)?;
     for f in &r.failed {
         eprintln!("build failed: {f}");

@@ -247,7 +247,7 @@ fn first_error_line(log: &Path) -> Option<String> {
         .skip(1)
         .find(|l| l.contains("error"))
         .or_else(|| text.lines().skip(1).find(|l| !l.trim().is_empty()))
-        .map(|l| l.trim().chars().take(160).collect::<String>())
+        .map(|l| crate::parse::one_line(l.trim(), 160))
 }
 
 /// What `sweep build` did.
@@ -325,8 +325,8 @@ pub fn build_only(
     let stopping = std::sync::atomic::AtomicBool::new(false);
     std::thread::scope(|s| {
         // No more threads than points (see `Session::execute`).
-        for _ in 0..opts.jobs.clamp(1, points.len().max(1)) {
-            s.spawn(|| loop {
+        for k in 0..opts.jobs.clamp(1, points.len().max(1)) {
+            let spawned = std::thread::Builder::new().spawn_scoped(s, || loop {
                 if opts.cancel.is_cancelled() || stopping.load(Ordering::SeqCst) {
                     break;
                 }
@@ -355,6 +355,24 @@ pub fn build_only(
                     }
                 }
             });
+            if let Err(e) = spawned {
+                // Fewer build threads than asked for (EAGAIN under a memory or process limit):
+                // those started build every point; with none, nothing can be built.
+                if k == 0 {
+                    if let (Ok(mut first), Some(p)) = (stopped.lock(), points.first()) {
+                        first.get_or_insert(DriverError::BuildStopped {
+                            point: p.label(),
+                            source: Arc::new(PointError::StartBuild(
+                                crate::exec::ExecError::Spawn {
+                                    line: "a build thread of sweep's".into(),
+                                    source: e,
+                                },
+                            )),
+                        });
+                    }
+                }
+                break;
+            }
         }
     });
     if let Some(e) = stopped.into_inner().ok().flatten() {

@@ -5,6 +5,7 @@
 
 use super::builder::Built;
 use super::dispatch::{CsvWriter, Dispatch, Rows};
+use super::outcome::PointError;
 use super::repeat::Aggregator;
 use super::runner::{self, Shared};
 use super::session::Session;
@@ -269,10 +270,22 @@ impl Session<'_> {
         std::thread::scope(|s| {
             // No more build threads than points: `-j 1000000` spent 37 s making threads that
             // found nothing to build (`-j 1000000000` hours).
-            for _ in 0..self.opts.build.jobs.clamp(1, todo.len().max(1)) {
+            // A thread that cannot be started (EAGAIN under a memory or process limit): fewer
+            // build threads do the builds; with no build thread or a runner short, the run stops
+            // as for any want of resources (exit 4, resume it), before it records a point.
+            let no_thread = |e: std::io::Error, what: &str| {
+                if let Some(point) = todo.first() {
+                    let e = PointError::Start(crate::exec::ExecError::Spawn {
+                        line: format!("{what} of sweep's"),
+                        source: e,
+                    });
+                    shared.halt.stop(point, std::sync::Arc::new(e), cancel);
+                }
+            };
+            for k in 0..self.opts.build.jobs.clamp(1, todo.len().max(1)) {
                 let senders = senders.clone();
                 let (plan, next_build) = (&plan, &next_build);
-                s.spawn(move || loop {
+                let spawned = std::thread::Builder::new().spawn_scoped(s, move || loop {
                     if cancel.is_cancelled() {
                         break;
                     }
@@ -294,12 +307,22 @@ impl Session<'_> {
                         break;
                     }
                 });
+                if let Err(e) = spawned {
+                    if k == 0 {
+                        no_thread(e, "a build thread");
+                    }
+                    break;
+                }
             }
             drop(senders);
             for (r, rx) in receivers.into_iter().enumerate() {
                 let (count, gpu) = (plan.queues[r].len(), self.gpus.get(r).cloned());
                 let prestart = self.prestart;
-                s.spawn(move || runner::measure(shared, count, rx, gpu, prestart));
+                let spawned = std::thread::Builder::new()
+                    .spawn_scoped(s, move || runner::measure(shared, count, rx, gpu, prestart));
+                if let Err(e) = spawned {
+                    no_thread(e, "a runner thread");
+                }
             }
         });
     }

@@ -368,9 +368,18 @@ impl<'s> Session<'s> {
             return Err(e);
         }
         let csv_path = self.csv_path();
-        let finished: HashSet<String> = store::read_done(&csv_path, &self.header)?
-            .into_keys()
-            .collect();
+        // A results.csv that cannot be read back (a program wrote into it, a hand cut it): the
+        // run stops as that, its manifest `interrupted` (review 12a M1: it stayed `running`).
+        let finished: HashSet<String> = match store::read_done(&csv_path, &self.header) {
+            Ok(done) => done.into_keys().collect(),
+            Err(e) => {
+                let e = self.fail(e.into());
+                summary.interrupted = true;
+                summary.wall = wall.elapsed();
+                dispatch.on(&Event::RunFinished { summary: &summary });
+                return Err(e);
+            }
+        };
         let complete = self
             .manifest
             .point_ids

@@ -81,12 +81,21 @@ pub const GATE_FD: i32 = 3;
 /// overlap the previous point's measurement while no two measurements share the GPU.
 pub struct Started {
     done: mpsc::Receiver<()>,
-    waiter: Option<std::thread::JoinHandle<std::io::Result<std::process::ExitStatus>>>,
+    waiter: Option<std::thread::JoinHandle<Option<std::io::Result<std::process::ExitStatus>>>>,
     pgid: i32,
     /// The value of [`TREE_ENV`] that the child and everything it starts carry.
     mark: String,
     gate: Option<std::fs::File>,
     go_at: Option<Instant>,
+}
+
+/// A thread of sweep's own (a child's waiter, a worker), with a small stack; an error, not a
+/// panic, where none can be started (EAGAIN: the address space or the process count is at its
+/// limit).
+pub fn thread<T: Send + 'static>(
+    f: impl FnOnce() -> T + Send + 'static,
+) -> std::io::Result<std::thread::JoinHandle<T>> {
+    std::thread::Builder::new().stack_size(256 << 10).spawn(f)
 }
 
 /// Starts `cmd` without waiting for it.
@@ -96,6 +105,17 @@ pub fn start(cmd: &Cmd, sink: Sink, gated: bool) -> Result<Started, ExecError> {
         source,
     };
     tree::become_subreaper();
+    // The thread that waits for the child starts before the child does: where no thread can be
+    // had (EAGAIN under a memory or process limit), no child is left without its waiter.
+    let (give, handed) = mpsc::channel::<duct::Handle>();
+    let (tx, done) = mpsc::channel();
+    let waiter = thread(move || {
+        let handle = handed.recv().ok()?;
+        let status = handle.wait().map(|o| o.status);
+        let _ = tx.send(());
+        Some(status)
+    })
+    .map_err(spawn_err)?;
     let mark = tree::new_mark();
     let mut expr = duct::cmd(&cmd.program, &cmd.args).unchecked().stdin_null();
     for (k, v) in &cmd.env {
@@ -188,12 +208,7 @@ pub fn start(cmd: &Cmd, sink: Sink, gated: bool) -> Result<Started, ExecError> {
     let pgid = handle.pids().first().map(|p| *p as i32).unwrap_or(0);
     guard::opened(pgid);
     tree::started();
-    let (tx, done) = mpsc::channel();
-    let waiter = std::thread::spawn(move || {
-        let status = handle.wait().map(|o| o.status);
-        let _ = tx.send(());
-        status
-    });
+    let _ = give.send(handle);
     Ok(Started {
         done,
         waiter: Some(waiter),
@@ -267,6 +282,7 @@ impl Started {
             .waiter
             .take()
             .and_then(|w| w.join().ok())
+            .flatten()
             .and_then(|r| r.ok());
         let elapsed = go_at.elapsed();
         let exit = if timed_out {
@@ -362,38 +378,41 @@ pub enum NoAnswer {
 /// `--version` (a wrapper waiting on a licence server, a toolkit on a stuck network mount) hung
 /// sweep before its first point, and a second Ctrl-C left it running orphaned.
 pub fn query_within(program: &str, args: &[&str], timeout: Duration) -> Result<String, NoAnswer> {
-    let expr = duct::cmd(program, args)
-        .stdin_null()
-        .stderr_null()
-        .stdout_capture()
-        .unchecked()
-        .before_spawn(|c| {
-            c.process_group(0);
-            // SAFETY: prctl is async-signal-safe; the child dies with sweep, SIGKILL included.
-            unsafe {
-                c.pre_exec(|| {
-                    libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
-                    Ok(())
-                });
-            }
+    // std's Command, not duct's capture: that reads the pipe on a thread of its own, which
+    // panicked where no thread could be had (review 12a H2, EAGAIN under `ulimit -v`); the
+    // waiter, started first, reads it here.
+    let mut c = std::process::Command::new(program);
+    c.args(args)
+        .stdin(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .process_group(0);
+    // SAFETY: prctl is async-signal-safe; the child dies with sweep, SIGKILL included.
+    unsafe {
+        c.pre_exec(|| {
+            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
             Ok(())
         });
-    let handle = tree::own(|| expr.start(), pids).map_err(|e| match e.kind() {
+    }
+    let (give, handed) = mpsc::channel::<std::process::Child>();
+    let (tx, done) = mpsc::channel();
+    let waiter = thread(move || {
+        let out = handed.recv().ok()?.wait_with_output();
+        let _ = tx.send(());
+        Some(out)
+    })
+    .map_err(|e| NoAnswer::CannotStart(e.to_string()))?;
+    let child = tree::own(|| c.spawn(), |c| vec![c.id() as i32]).map_err(|e| match e.kind() {
         std::io::ErrorKind::NotFound => NoAnswer::NotFound,
         _ => NoAnswer::CannotStart(e.to_string()),
     })?;
-    let pgid = handle.pids().first().map(|p| *p as i32).unwrap_or(0);
+    let pgid = child.id() as i32;
     guard::opened(pgid);
-    let (tx, done) = mpsc::channel();
-    let waiter = std::thread::spawn(move || {
-        let out = handle.into_output();
-        let _ = tx.send(());
-        out
-    });
+    let _ = give.send(child);
     let timed_out = done.recv_timeout(timeout).is_err();
     // Whatever it left in its group goes too (a grandchild holding its stdout included).
     guard::kill_group(pgid);
-    let out = waiter.join().ok().and_then(|r| r.ok());
+    let out = waiter.join().ok().flatten().and_then(|r| r.ok());
     tree::disown(pgid);
     guard::closed(pgid);
     match (timed_out, out) {
@@ -416,21 +435,22 @@ pub struct Captured {
 /// Runs a short command (like `sbatch`) to its end, keeping stdout and stderr: unlike
 /// [`query`], the caller can say why it failed.
 pub fn capture(cmd: &Cmd) -> Result<Captured, ExecError> {
-    let mut expr = duct::cmd(&cmd.program, &cmd.args)
-        .stdin_null()
-        .stdout_capture()
-        .stderr_capture()
-        .unchecked();
+    // std's Command reads both pipes on this thread (poll); duct's capture wants a thread each.
+    let mut c = std::process::Command::new(&cmd.program);
+    c.args(&cmd.args)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
     for (k, v) in &cmd.env {
-        expr = expr.env(k, v);
+        c.env(k, v);
     }
     if let Some(dir) = &cmd.cwd {
-        expr = expr.dir(dir);
+        c.current_dir(dir);
     }
-    let out = tree::own(|| expr.start(), pids).and_then(|h| {
-        let started = pids(&h);
-        let out = h.into_output();
-        started.into_iter().for_each(tree::disown);
+    let out = tree::own(|| c.spawn(), |c| vec![c.id() as i32]).and_then(|child| {
+        let pid = child.id() as i32;
+        let out = child.wait_with_output();
+        tree::disown(pid);
         out
     });
     let out = out.map_err(|e| match e.kind() {

@@ -81,7 +81,7 @@ impl Worker {
         drop(c);
         let (tx, lines) = mpsc::channel();
         let mut reader = std::io::BufReader::new(socket.try_clone()?);
-        std::thread::spawn(move || loop {
+        let reading = super::thread(move || loop {
             let mut line = String::new();
             match reader.read_line(&mut line) {
                 Ok(0) => break,
@@ -96,6 +96,16 @@ impl Worker {
                 }
             }
         });
+        if let Err(e) = reading {
+            // No thread to read its answers (EAGAIN at a memory or process limit): the worker
+            // goes, reaped here, and the render fails as the environment's.
+            let mut child = child;
+            let _ = child.kill();
+            let _ = child.wait();
+            super::tree::disown(child.id() as i32);
+            super::guard::closed(child.id() as i32);
+            return Err(e);
+        }
         Ok(Worker {
             child,
             socket,

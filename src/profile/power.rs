@@ -189,7 +189,7 @@ impl NvidiaSmi {
         let (said, unread) = (Arc::default(), Arc::default());
         if let Some(stderr) = child.stderr.take() {
             let said = Arc::clone(&said);
-            std::thread::spawn(move || {
+            let _ = crate::exec::thread(move || {
                 for line in std::io::BufReader::new(stderr).lines() {
                     let Ok(line) = line else { break };
                     keep_line(&said, &line, true);
@@ -200,7 +200,7 @@ impl NvidiaSmi {
         let not_read = Arc::clone(&unread);
         let closed = Arc::new(std::sync::atomic::AtomicBool::new(false));
         let ended = Arc::clone(&closed);
-        std::thread::spawn(move || {
+        let reading = crate::exec::thread(move || {
             for line in std::io::BufReader::new(stdout).lines() {
                 let Ok(line) = line else { break };
                 let Some(sample) = parse_line(&line) else {
@@ -218,6 +218,14 @@ impl NvidiaSmi {
             }
             ended.store(true, std::sync::atomic::Ordering::SeqCst);
         });
+        if let Err(source) = reading {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Err(PowerError::Start {
+                program: program.to_string(),
+                source,
+            });
+        }
         Ok(NvidiaSmi {
             samples,
             child: Mutex::new(child),

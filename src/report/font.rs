@@ -97,8 +97,16 @@ fn tree(svg: &str) -> Result<resvg::usvg::Tree, ChartError> {
 pub(crate) fn png(svg: &str) -> Result<Vec<u8>, ChartError> {
     let tree = tree(svg)?;
     let size = tree.size().to_int_size();
-    let mut pixmap =
-        resvg::tiny_skia::Pixmap::new(size.width(), size.height()).ok_or(ChartError::NoPixels)?;
+    // The pixels asked for first, so that a want of memory is this chart's error, not an abort
+    // of sweep (review 12a H2: `memory allocation of 3326400 bytes failed` under `ulimit -v`).
+    let bytes = (size.width() as usize) * (size.height() as usize) * 4;
+    let mut data: Vec<u8> = Vec::new();
+    data.try_reserve_exact(bytes)
+        .map_err(|_| ChartError::NoMemory { bytes })?;
+    data.resize(bytes, 0);
+    let mut pixmap = resvg::tiny_skia::IntSize::from_wh(size.width(), size.height())
+        .and_then(|s| resvg::tiny_skia::Pixmap::from_vec(data, s))
+        .ok_or(ChartError::NoPixels)?;
     pixmap.fill(resvg::tiny_skia::Color::WHITE);
     resvg::render(
         &tree,

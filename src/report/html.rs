@@ -808,7 +808,7 @@ impl Live {
         let dirty = Arc::new(AtomicBool::new(false));
         let stop = Arc::new(AtomicBool::new(false));
         let (d, s, r) = (dirty.clone(), stop.clone(), run_dir.clone());
-        let thread = std::thread::spawn(move || {
+        let thread = std::thread::Builder::new().spawn(move || {
             let mut last: Option<Instant> = None;
             let mut warned = false;
             while !s.load(Ordering::SeqCst) {
@@ -839,7 +839,9 @@ impl Live {
             run_dir,
             dirty,
             stop,
-            thread: Some(thread),
+            // No thread to write it (EAGAIN under a memory limit): the report is written at
+            // the run's end only.
+            thread: thread.ok(),
         }
     }
 }

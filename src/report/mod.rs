@@ -85,6 +85,8 @@ pub enum ChartError {
     Svg(#[source] resvg::usvg::Error),
     #[error("a chart of no pixels")]
     NoPixels,
+    #[error("no memory for the chart's {bytes} bytes of pixels (hint: free memory, or raise `ulimit -v`)")]
+    NoMemory { bytes: usize },
     /// The PNG encoder failed (its error type is the `png` crate's, which sweep does not name).
     #[error("{0}")]
     Png(#[source] Box<dyn std::error::Error + Send + Sync>),

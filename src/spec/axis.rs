@@ -75,20 +75,24 @@ pub enum AxisError {
         value: String,
         flag: String,
     },
+    #[error("axis `{name}` has `{a}` and `{b}`, two values that are one number (hint: the analysis and the charts would read their points as one x and average them; write each number once)")]
+    OneNumber { name: String, a: String, b: String },
     #[error("axis `{name}` has the value `{value}`, not a finite number (hint: a number a C constant can hold, or a string in quotes)")]
     NotFinite { name: String, value: f64 },
 }
 
 /// The hint of a refused output flag.
-pub const OUTPUT_HINT: &str = "sweep puts the binary in its build cache; leave out -o, --output, --output-file, -odir, --output-directory, -MF, -Wp,-MD, --dependency-output, --dependency-file, --out-implib, --keep-dir, -keep, -save-temps, -Map, --options-file, -dumpdir, -dumpbase, -aux-info, -fdump-*=FILE, -fprofile-generate=DIR, -Wa,-a*=FILE and @file";
+pub const OUTPUT_HINT: &str = "sweep puts the binary in its build cache; leave out -o, --output, --output-file, -odir, --output-directory, -MF, -Wp,-MD, --dependency-output, --dependency-file, --out-implib, --keep-dir, -keep, -save-temps, -Map, --options-file, -dumpdir, -dumpbase, -aux-info, -fdump-*=FILE, -fdump-ada-spec, -fprofile-generate=DIR, -Wa,-a*=FILE, -time=FILE, nvcc's -time and -fdevice-time-trace, and @file";
 
 /// The first of `flags` (compiler arguments, one per item) that names a file or folder the
 /// compiler would write (nvcc's and gcc's: `-o`, `-o<path>`, `--output-file`, `-odir`,
 /// `--output-directory`, `-MF`, `--dependency-output`, `--keep-dir`, `-save-temps`, a linker's
 /// `--output` and `-Map`), or reads more options from (`-optf`, `--options-file`, `@file`), also inside `-Xcompiler`/`-Xlinker`/`-Wl,`
-/// lists: such a flag would make a build write outside the run's folders.
-pub fn output_flag<'a>(flags: impl IntoIterator<Item = &'a str>) -> Option<String> {
-    const LONG: [&str; 20] = [
+/// lists: such a flag would make a build write outside the run's folders. `nvcc`: the compiler is
+/// nvcc, whose own short options `-opt-info`, `-objtemp` and `-optix-ir` name no file (to gcc,
+/// `-opt-info` is `-o pt-info`), while its `-time FILE` and `-fdevice-time-trace FILE` write one.
+pub fn output_flag<'a>(flags: impl IntoIterator<Item = &'a str>, nvcc: bool) -> Option<String> {
+    const LONG: [&str; 26] = [
         // `--output=x` (gcc), `--output-file`, `--output-directory` (nvcc), a linker's `--output`.
         "--output",
         // A linker's map file (`-Wl,-Map=x`).
@@ -115,7 +119,24 @@ pub fn output_flag<'a>(flags: impl IntoIterator<Item = &'a str>) -> Option<Strin
         "-fprofile-note=",
         "-foptimization-record-file",
         "-ftime-trace=",
+        // gcc's `-time=FILE` (a bare `-time` prints to stderr), the Ada spec gcc writes into the
+        // folder it runs in, clang's compilation database entry, diagnostics and crash files.
+        "-time=",
+        "-fdump-ada-spec",
+        "-MJ",
+        "--serialize-diagnostics",
+        "-fcrash-diagnostics-dir",
+        "-fmodules-cache-path",
     ];
+    // nvcc's `-time FILE`/`--time=FILE` (a CSV of each phase's time) and
+    // `-fdevice-time-trace FILE` (a JSON trace), in either spelling.
+    const NVCC_LONG: [&str; 4] = [
+        "-time",
+        "--time",
+        "-fdevice-time-trace",
+        "--fdevice-time-trace",
+    ];
+    const NVCC_NOT_OUTPUT: [&str; 3] = ["-opt-info", "-objtemp", "-optix-ir"];
     for flag in flags {
         // `-Xcompiler=-o,x`, `-Wl,-o,x`, `--compiler-options=..`: each item of the list too.
         // `-Wp,-MD,x` (the preprocessor's dependency file), `-Wa,-adhln=x` (the assembler's
@@ -157,7 +178,18 @@ pub fn output_flag<'a>(flags: impl IntoIterator<Item = &'a str>) -> Option<Strin
             // `-fdump-tree-all=x`, `-fopt-info-vec=x`: a dump into a file of its own.
             let dump_file = (item.starts_with("-fdump-") || item.starts_with("-fopt-info"))
                 && item.contains('=');
-            if item.starts_with("-o")
+            let nvcc_option = |names: &[&str]| {
+                nvcc && names.iter().any(|n| {
+                    item == *n
+                        || item
+                            .strip_prefix(n)
+                            .is_some_and(|rest| rest.starts_with('='))
+                })
+            };
+            if nvcc_option(&NVCC_LONG) {
+                return Some(item.to_string());
+            }
+            if (item.starts_with("-o") && !nvcc_option(&NVCC_NOT_OUTPUT))
                 || item.starts_with('@')
                 || dump_file
                 || LONG.iter().any(|l| item.starts_with(l))
@@ -177,7 +209,7 @@ fn step_hint(key: &str) -> &'static str {
     }
 }
 
-pub(super) fn expand_axis(a: &AxisFile) -> Result<Axis, AxisError> {
+pub(super) fn expand_axis(a: &AxisFile, nvcc: bool) -> Result<Axis, AxisError> {
     let name = &a.name;
     if !valid_ident(name) {
         return Err(AxisError::NotIdentifier(name.clone()));
@@ -265,13 +297,38 @@ pub(super) fn expand_axis(a: &AxisFile) -> Result<Axis, AxisError> {
             value: *value,
         });
     }
+    // Two numbers written apart that are one number (`0` and `-0.0`, a float and an integer past
+    // 2^53): two points that every reading along this axis would average into one (review 12b
+    // H1). Integers past 2^53 stay apart as integers (compare and merge key them exactly).
+    let numbers: Vec<(usize, f64)> = values
+        .iter()
+        .enumerate()
+        .filter_map(|(i, v)| match v {
+            Value::Int(n) => Some((i, *n as f64)),
+            Value::Float(x) => Some((i, *x)),
+            Value::Str(_) => None,
+        })
+        .collect();
+    for (k, &(i, x)) in numbers.iter().enumerate() {
+        if let Some(&(j, _)) = numbers[..k].iter().find(|&&(j, y)| {
+            y == x
+                && !matches!((&values[i], &values[j]), (Value::Int(_), Value::Int(_)))
+                && values[i].to_string() != values[j].to_string()
+        }) {
+            return Err(AxisError::OneNumber {
+                name: name.clone(),
+                a: values[j].to_string(),
+                b: values[i].to_string(),
+            });
+        }
+    }
     if a.compiler_flags && values.iter().any(|v| !matches!(v, Value::Str(_))) {
         return Err(AxisError::FlagsNotStrings(name.clone()));
     }
     if a.compiler_flags {
         for v in &values {
             let text = v.to_string();
-            if let Some(flag) = output_flag(text.split_whitespace()) {
+            if let Some(flag) = output_flag(text.split_whitespace(), nvcc) {
                 return Err(AxisError::OutputFlag {
                     name: name.clone(),
                     value: text,

@@ -384,7 +384,9 @@ impl Spec {
         let at_key = |key: &str, message: String| at_line(key_line(text, key), message);
 
         // A flag that names the compiler's output would write outside the run's folders.
-        if let Some(flag) = axis::output_flag(file.flags.iter().flat_map(|f| f.split_whitespace()))
+        let nvcc = names_nvcc(file.compiler.as_deref().unwrap_or("nvcc"));
+        if let Some(flag) =
+            axis::output_flag(file.flags.iter().flat_map(|f| f.split_whitespace()), nvcc)
         {
             return Err(at_key(
                 "flags",
@@ -444,7 +446,7 @@ impl Spec {
         let mut axes: Vec<Axis> = Vec::new();
         for spanned in &file.axes {
             let at = spanned.span().start;
-            let axis = expand_axis(spanned.get_ref()).map_err(|source| SpecError::Axis {
+            let axis = expand_axis(spanned.get_ref(), nvcc).map_err(|source| SpecError::Axis {
                 path: path.to_path_buf(),
                 line: line_of(at),
                 source,
@@ -716,22 +718,19 @@ impl Spec {
                 return Err(SpecError::Whole {
                     path: path.to_path_buf(),
                     message: format!(
-                        "the run folder's name {name:?}, taken from the file name, is not a folder name (hint: set `name = \"...\"`: letters, digits, `_`, `-` and `.`, not `.` or `..`; runs go to --output/<name>/)"
+                        "the run folder's name {name:?}, taken from the file name, is not a folder name (hint: set `name = \"...\"`: ASCII letters, digits, `_`, `-` and `.`, not `.` or `..`; runs go to --output/<name>/)"
                     ),
                 });
             }
             return Err(at_key(
                 "name",
                 format!(
-                    "`name` = {name:?} is not a folder name (hint: letters, digits, `_`, `-` and `.`, not `.` or `..`; runs go to --output/<name>/)"
+                    "`name` = {name:?} is not a folder name (hint: ASCII letters, digits, `_`, `-` and `.`, not `.` or `..`; runs go to --output/<name>/)"
                 ),
             ));
         }
         let compiler = file.compiler.clone().unwrap_or_else(|| "nvcc".into());
-        let is_nvcc = Path::new(&compiler)
-            .file_name()
-            .map(|f| f.to_string_lossy().contains("nvcc"))
-            .unwrap_or(false);
+        let is_nvcc = names_nvcc(&compiler);
         if file.timing.as_ref().and_then(|t| t.placements) == Some(0) {
             return Err(at_key(
                 "placements",
@@ -919,10 +918,7 @@ impl Spec {
 
     /// Compiler is nvcc (gets `-arch`).
     pub fn is_nvcc(&self) -> bool {
-        Path::new(&self.compiler)
-            .file_name()
-            .map(|f| f.to_string_lossy().contains("nvcc"))
-            .unwrap_or(false)
+        names_nvcc(&self.compiler)
     }
 
     /// The timing core's confidence target: `[timing] target_rel_ci`, else its default 1 %.
@@ -1025,6 +1021,15 @@ fn tidy_toml_message(m: &str) -> String {
 
 pub fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// A compiler whose file name holds `nvcc` is nvcc: it gets `-arch`, and its own options are read
+/// as nvcc's.
+fn names_nvcc(compiler: &str) -> bool {
+    Path::new(compiler)
+        .file_name()
+        .map(|f| f.to_string_lossy().contains("nvcc"))
+        .unwrap_or(false)
 }
 
 #[cfg(test)]

@@ -223,7 +223,7 @@ fn a_run_folder_name_from_the_file_name_is_blamed_on_the_file_name() {
         .to_string();
     assert_eq!(
         err,
-        "sweeps/a b.toml: the run folder's name \"a b\", taken from the file name, is not a folder name (hint: set `name = \"...\"`: letters, digits, `_`, `-` and `.`, not `.` or `..`; runs go to --output/<name>/)"
+        "sweeps/a b.toml: the run folder's name \"a b\", taken from the file name, is not a folder name (hint: set `name = \"...\"`: ASCII letters, digits, `_`, `-` and `.`, not `.` or `..`; runs go to --output/<name>/)"
     );
     assert!(Spec::parse(
         Path::new("sweeps/a b.toml"),

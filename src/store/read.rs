@@ -446,7 +446,7 @@ pub fn read_done(
     path: &Path,
     header: &[String],
 ) -> Result<BTreeMap<String, Vec<String>>, StoreError> {
-    Ok(by_id(rows(path, header, Repair::File)?))
+    by_id(path, rows(path, header, Repair::File)?)
 }
 
 /// [`read_done`] for the commands that only read a run (`export`, `report`): a torn last row is
@@ -455,13 +455,25 @@ pub fn read_done_as_is(
     path: &Path,
     header: &[String],
 ) -> Result<BTreeMap<String, Vec<String>>, StoreError> {
-    Ok(by_id(rows(path, header, Repair::InMemory)?))
+    by_id(path, rows(path, header, Repair::InMemory)?)
 }
 
-fn by_id(rows: Vec<Vec<String>>) -> BTreeMap<String, Vec<String>> {
-    rows.into_iter()
-        .map(|fields| (fields[0].clone(), fields))
-        .collect()
+fn by_id(path: &Path, rows: Vec<Vec<String>>) -> Result<BTreeMap<String, Vec<String>>, StoreError> {
+    let mut done = BTreeMap::new();
+    let mut at: std::collections::HashMap<String, usize> = Default::default();
+    for (i, fields) in rows.into_iter().enumerate() {
+        let id = fields[0].clone();
+        if let Some(first) = at.insert(id.clone(), i + 1) {
+            return Err(StoreError::TwoRows {
+                path: path.to_path_buf(),
+                point: crate::units::visible(&id).into_owned(),
+                first,
+                second: i + 1,
+            });
+        }
+        done.insert(id, fields);
+    }
+    Ok(done)
 }
 
 /// Every whole row of a CSV that sweep appends to, in file order (a CSV may hold several rows of

@@ -5,7 +5,7 @@
 pub(crate) use crate::store::columns::{stat_column, unit_of_column, MetricColumn};
 
 use super::{AnalyzeError, AnalyzeOptions};
-use crate::store::schema::{Status, STATUS_COLUMN};
+use crate::store::schema::{Status, POINT_ID_COLUMN, STATUS_COLUMN};
 use crate::store::Run;
 
 /// (x, value) pairs of one curve; `None` for failed points and empty cells.
@@ -295,11 +295,29 @@ impl Series for Run {
         let mut last: Option<usize> = None;
         // Points of each group, then of each metric.
         let mut points: Vec<Vec<Curve>> = Vec::new();
-        // The first integer cell of each x (by its f64) in each group: two integers past 2^53
-        // that one f64 holds would be averaged as repeats of one point (review 11b).
+        // The first cell of each x (by its number, -0 as 0) in each group: two cells written
+        // apart that one number holds (integers past 2^53 (review 11b), `0` and `-0`, `1` and
+        // `1.0` (review 12b H1)) are two points, which would be averaged as repeats of one.
         let mut first_x: std::collections::HashMap<(usize, u64), (&str, usize)> =
             Default::default();
+        // A run's rows name their point: two rows of one point are refused, as every reader of
+        // a run refuses them (review 12b H2: their median was taken).
+        let id_col = self.column(POINT_ID_COLUMN);
+        let mut first_id: std::collections::HashMap<&str, usize> = Default::default();
         for (line, row) in self.rows.iter().enumerate() {
+            if let Some(id) = id_col
+                .map(|c| self.cell(row, c))
+                .filter(|id| !id.is_empty())
+            {
+                if let Some(first) = first_id.insert(id, line + 1) {
+                    return Err(AnalyzeError::Store(crate::store::StoreError::TwoRows {
+                        path: self.path.clone(),
+                        point: crate::units::visible(id).into_owned(),
+                        first,
+                        second: line + 1,
+                    }));
+                }
+            }
             let x_cell = self.cell(row, x_col);
             let xv = self
                 .number(x_cell)
@@ -328,14 +346,19 @@ impl Series for Run {
                 }
             };
             last = Some(g);
-            if let Ok(n) = x_cell.trim().parse::<i128>() {
-                match first_x.entry((g, xv.to_bits())) {
+            {
+                let bits = if xv == 0.0 {
+                    0.0f64.to_bits()
+                } else {
+                    xv.to_bits()
+                };
+                match first_x.entry((g, bits)) {
                     std::collections::hash_map::Entry::Vacant(e) => {
                         e.insert((x_cell, line + 2));
                     }
                     std::collections::hash_map::Entry::Occupied(e) => {
                         let (first, first_line) = *e.get();
-                        if first.trim().parse::<i128>().is_ok_and(|f| f != n) {
+                        if first.trim() != x_cell.trim() {
                             return Err(AnalyzeError::XTooClose {
                                 axis: x.to_string(),
                                 a: first.to_string(),
