@@ -135,7 +135,7 @@ fn after_the_sweep(spec: &Spec, exports: &[ExportFormat], run_dir: Option<PathBu
         formats => {
             let names: Vec<String> = formats
                 .iter()
-                .filter_map(|f| clap::ValueEnum::to_possible_value(f))
+                .filter_map(clap::ValueEnum::to_possible_value)
                 .map(|v| v.get_name().to_string())
                 .collect();
             format!(", `sweep export {dir} --format {}`", names.join(","))
