@@ -66,7 +66,7 @@ pub const DEFAULT_ARCH: &str = "sm_90";
 
 impl Toolchain {
     pub fn find(spec: &Spec, gpu_arch: Option<String>) -> Result<Toolchain, CompileError> {
-        let out = exec::query_within(&spec.compiler, &["--version"], spec.build_timeout).map_err(
+        let out = exec::query_confined(&spec.compiler, &["--version"], spec.build_timeout).map_err(
             |e| match e {
                 exec::NoAnswer::TimedOut(secs) => CompileError::NoAnswer {
                     compiler: spec.compiler.clone(),

@@ -893,6 +893,11 @@ fn compare(
             &[RunDir::results_of(a), RunDir::results_of(b)],
             "name another folder with --out",
         )?;
+        // Refused before the comparison is printed (review 12b L1: it was printed whole, then
+        // refused with exit 2).
+        if RunDir::new(dir).is_run() {
+            return Err(sweep::compare::CompareError::OutIsARun { out: dir.clone() }.into());
+        }
     }
     let c = sweep::compare::compare(a, b, &sweep::compare::Options { y })?;
     print!("{}", c.to_markdown());

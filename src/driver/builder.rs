@@ -186,7 +186,11 @@ impl BuildCtx {
             dir,
             Some(&scratch.join(cache::MAKE_DEPS)),
             &scratch.join(cache::BINARY),
-        );
+        )
+        // Whatever its flags say, the build writes beneath its scratch folder alone (review
+        // 13a: `-Xassembler -adhln=FILE`, `-Xfatbin --create=FILE`, gold's
+        // `--print-symbol-counts=FILE` and `--run` wrote outside the output folder).
+        .confined_to(&scratch);
         let since = std::time::SystemTime::now();
         let outcome = compile::build(&cmd, self.spec.build_timeout, &log, &|| {
             self.cancel.is_cancelled()
@@ -226,6 +230,8 @@ impl BuildCtx {
             }
             return Err(failed.or_full(dir).or_full(&self.cache.dir));
         }
+        // The build's temporary folder (its TMPDIR) is no part of the entry.
+        let _ = std::fs::remove_dir_all(scratch.join("tmp"));
         let _ = std::fs::copy(&log, scratch.join(cache::LOG));
         self.cache
             .record_deps(&scratch, dir, since)

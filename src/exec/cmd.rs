@@ -13,6 +13,10 @@ pub struct Cmd {
     /// Added to the child's scheduling niceness (0: inherit). Builds run at a lower priority so
     /// that a program measuring on the GPU never waits for a CPU behind nvcc.
     pub nice: i32,
+    /// Where a confined command may write (see [`super::confine`]): beneath this folder alone,
+    /// its temporary files included. Builds are confined to their scratch folder in the cache.
+    /// No part of the logged line: it changes where a write may land, not what is built.
+    pub confine: Option<PathBuf>,
 }
 
 impl Cmd {
@@ -23,7 +27,14 @@ impl Cmd {
             env: BTreeMap::new(),
             cwd: None,
             nice: 0,
+            confine: None,
         }
+    }
+
+    /// Confined to write beneath `dir` alone (see [`super::confine`]).
+    pub fn confined_to(mut self, dir: impl Into<PathBuf>) -> Cmd {
+        self.confine = Some(dir.into());
+        self
     }
 
     pub fn nice(mut self, n: i32) -> Cmd {

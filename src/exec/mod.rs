@@ -17,6 +17,7 @@ mod tree;
 mod worker;
 
 pub use cmd::Cmd;
+pub mod confine;
 pub use guard::{kill_all, start_guard};
 pub use outcome::{Exit, Outcome};
 pub use tree::{disown, own, TREE_ENV};
@@ -123,6 +124,19 @@ pub fn start(cmd: &Cmd, sink: Sink, gated: bool) -> Result<Started, ExecError> {
     }
     // Not in `cmd.env`: no part of the logged line, nor of a build's cache key.
     expr = expr.env(tree::TREE_ENV, &mark);
+    // A confined command writes beneath its folder alone, its temporary files too.
+    let rules = match &cmd.confine {
+        Some(dir) => {
+            let tmp = dir.join("tmp");
+            std::fs::create_dir_all(&tmp).map_err(spawn_err)?;
+            expr = expr.env("TMPDIR", &tmp);
+            confine::ruleset(dir).map_err(spawn_err)?
+        }
+        None => None,
+    };
+    let rules_fd = rules
+        .as_ref()
+        .map_or(-1, |r| std::os::fd::AsRawFd::as_raw_fd(r));
     if let Some(dir) = &cmd.cwd {
         expr = expr.dir(dir);
     }
@@ -179,6 +193,9 @@ pub fn start(cmd: &Cmd, sink: Sink, gated: bool) -> Result<Started, ExecError> {
                         libc::getpriority(libc::PRIO_PROCESS, 0) + nice,
                     );
                 }
+                if rules_fd >= 0 {
+                    confine::enforce(rules_fd)?;
+                }
                 if gate_read >= 0 {
                     if gate_read == GATE_FD {
                         libc::fcntl(GATE_FD, libc::F_SETFD, 0);
@@ -192,6 +209,7 @@ pub fn start(cmd: &Cmd, sink: Sink, gated: bool) -> Result<Started, ExecError> {
         Ok(())
     });
     let started = tree::own(|| expr.start(), pids);
+    drop(rules);
     if gate_read >= 0 {
         // SAFETY: the parent's copy of the read end is ours to close.
         unsafe { libc::close(gate_read) };
@@ -359,6 +377,30 @@ pub fn query(program: &str, args: &[&str]) -> Option<String> {
     query_within(program, args, QUERY_TIMEOUT).ok()
 }
 
+/// [`query_within`] of a program the spec names (the compiler's `--version`), confined as its
+/// builds are (see [`confine`]): to a fresh folder under TMPDIR, removed after, where it may
+/// write alone. (Review 13: a compiler wrapper wrote outside the output folder while it
+/// answered `--version`, which no build's confinement covered.) Where that folder cannot be
+/// made (TMPDIR full or read-only), the query runs as before.
+pub fn query_confined(
+    program: &str,
+    args: &[&str],
+    timeout: Duration,
+) -> Result<String, NoAnswer> {
+    static N: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let dir = std::env::temp_dir().join(format!(
+        "sweep-query-{}-{}",
+        std::process::id(),
+        N.fetch_add(1, std::sync::atomic::Ordering::SeqCst)
+    ));
+    let confined = std::fs::create_dir_all(&dir).is_ok();
+    let answer = query_in(program, args, timeout, confined.then_some(dir.as_path()));
+    if confined {
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+    answer
+}
+
 /// Why a [`query_within`] gave no answer.
 #[derive(Debug, PartialEq)]
 pub enum NoAnswer {
@@ -378,6 +420,16 @@ pub enum NoAnswer {
 /// `--version` (a wrapper waiting on a licence server, a toolkit on a stuck network mount) hung
 /// sweep before its first point, and a second Ctrl-C left it running orphaned.
 pub fn query_within(program: &str, args: &[&str], timeout: Duration) -> Result<String, NoAnswer> {
+    query_in(program, args, timeout, None)
+}
+
+/// [`query_within`], confined to write beneath `confine` (and TMPDIR there) when given.
+fn query_in(
+    program: &str,
+    args: &[&str],
+    timeout: Duration,
+    confine: Option<&std::path::Path>,
+) -> Result<String, NoAnswer> {
     // std's Command, not duct's capture: that reads the pipe on a thread of its own, which
     // panicked where no thread could be had (review 12a H2, EAGAIN under `ulimit -v`); the
     // waiter, started first, reads it here.
@@ -387,10 +439,22 @@ pub fn query_within(program: &str, args: &[&str], timeout: Duration) -> Result<S
         .stderr(std::process::Stdio::null())
         .stdout(std::process::Stdio::piped())
         .process_group(0);
-    // SAFETY: prctl is async-signal-safe; the child dies with sweep, SIGKILL included.
+    let rules = match confine {
+        Some(dir) => {
+            c.env("TMPDIR", dir);
+            confine::ruleset(dir).map_err(|e| NoAnswer::CannotStart(e.to_string()))?
+        }
+        None => None,
+    };
+    let rules_fd = rules.as_ref().map_or(-1, |r| std::os::fd::AsRawFd::as_raw_fd(r));
+    // SAFETY: prctl and the confinement's two calls are async-signal-safe; the child dies with
+    // sweep, SIGKILL included.
     unsafe {
-        c.pre_exec(|| {
+        c.pre_exec(move || {
             libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+            if rules_fd >= 0 {
+                confine::enforce(rules_fd)?;
+            }
             Ok(())
         });
     }
@@ -402,7 +466,9 @@ pub fn query_within(program: &str, args: &[&str], timeout: Duration) -> Result<S
         Some(out)
     })
     .map_err(|e| NoAnswer::CannotStart(e.to_string()))?;
-    let child = tree::own(|| c.spawn(), |c| vec![c.id() as i32]).map_err(|e| match e.kind() {
+    let child = tree::own(|| c.spawn(), |c| vec![c.id() as i32]);
+    drop(rules);
+    let child = child.map_err(|e| match e.kind() {
         std::io::ErrorKind::NotFound => NoAnswer::NotFound,
         _ => NoAnswer::CannotStart(e.to_string()),
     })?;

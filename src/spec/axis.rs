@@ -82,7 +82,7 @@ pub enum AxisError {
 }
 
 /// The hint of a refused output flag.
-pub const OUTPUT_HINT: &str = "sweep puts the binary in its build cache; leave out -o, --output, --output-file, -odir, --output-directory, -MF, -Wp,-MD, --dependency-output, --dependency-file, --out-implib, --keep-dir, -keep, -save-temps, -Map, --options-file, -dumpdir, -dumpbase, -aux-info, -fdump-*=FILE, -fdump-ada-spec, -fprofile-generate=DIR, -Wa,-a*=FILE, -time=FILE, nvcc's -time and -fdevice-time-trace, and @file";
+pub const OUTPUT_HINT: &str = "sweep puts the binary in its build cache; leave out -o, --output, --output-file, -odir, --output-directory, -MF, -Wp,-MD, --dependency-output, --dependency-file, --out-implib, --keep-dir, -keep, -save-temps, -Map, --options-file, -dumpdir, -dumpbase, -aux-info, -fdump-*=FILE, -fdump-ada-spec, -fprofile-generate=DIR, -Wa,-a*=FILE, -time=FILE, nvcc's -time, -fdevice-time-trace, --run and -Xfatbin --create, and @file";
 
 /// The first of `flags` (compiler arguments, one per item) that names a file or folder the
 /// compiler would write (nvcc's and gcc's: `-o`, `-o<path>`, `--output-file`, `-odir`,
@@ -92,7 +92,7 @@ pub const OUTPUT_HINT: &str = "sweep puts the binary in its build cache; leave o
 /// nvcc, whose own short options `-opt-info`, `-objtemp` and `-optix-ir` name no file (to gcc,
 /// `-opt-info` is `-o pt-info`), while its `-time FILE` and `-fdevice-time-trace FILE` write one.
 pub fn output_flag<'a>(flags: impl IntoIterator<Item = &'a str>, nvcc: bool) -> Option<String> {
-    const LONG: [&str; 26] = [
+    const LONG: [&str; 31] = [
         // `--output=x` (gcc), `--output-file`, `--output-directory` (nvcc), a linker's `--output`.
         "--output",
         // A linker's map file (`-Wl,-Map=x`).
@@ -127,6 +127,14 @@ pub fn output_flag<'a>(flags: impl IntoIterator<Item = &'a str>, nvcc: bool) -> 
         "--serialize-diagnostics",
         "-fcrash-diagnostics-dir",
         "-fmodules-cache-path",
+        // fatbinary's `--create=FILE` (through `-Xfatbin`), gold's and lld's reports and
+        // reproducer archives.
+        "--create",
+        "--print-symbol-counts",
+        "--reproduce",
+        "--why-extract",
+        // nvcc's `--run-args` (with `--run`: the program runs during its build).
+        "--run-args",
     ];
     // nvcc's `-time FILE`/`--time=FILE` (a CSV of each phase's time) and
     // `-fdevice-time-trace FILE` (a JSON trace), in either spelling.
@@ -137,7 +145,24 @@ pub fn output_flag<'a>(flags: impl IntoIterator<Item = &'a str>, nvcc: bool) -> 
         "--fdevice-time-trace",
     ];
     const NVCC_NOT_OUTPUT: [&str; 3] = ["-opt-info", "-objtemp", "-optix-ir"];
+    // gcc's `-Xassembler X` and `-Xpreprocessor X` hand the next word to that tool, as `-Wa,X`
+    // and `-Wp,X` do (review 13a F1: `-Xassembler -adhln=FILE` wrote the listing outside).
+    let mut words: Vec<String> = Vec::new();
+    let mut tool: Option<&str> = None;
     for flag in flags {
+        match tool.take() {
+            Some(prefix) => words.push(format!("{prefix}{flag}")),
+            None => {
+                tool = match flag.trim() {
+                    "-Xassembler" => Some("-Wa,"),
+                    "-Xpreprocessor" => Some("-Wp,"),
+                    _ => None,
+                };
+                words.push(flag.to_string());
+            }
+        }
+    }
+    for flag in words.iter().map(String::as_str) {
         // `-Xcompiler=-o,x`, `-Wl,-o,x`, `--compiler-options=..`: each item of the list too.
         // `-Wp,-MD,x` (the preprocessor's dependency file), `-Wa,-adhln=x` (the assembler's
         // listing), `-Xptxas=-o,x`.
@@ -153,6 +178,8 @@ pub fn output_flag<'a>(flags: impl IntoIterator<Item = &'a str>, nvcc: bool) -> 
             "--ptxas-options=",
             "-Xnvlink=",
             "--nvlink-options=",
+            "-Xfatbin=",
+            "--fatbin-options=",
         ]
         .iter()
         .find_map(|p| flag.strip_prefix(p).map(|rest| (*p, rest)));
@@ -163,6 +190,11 @@ pub fn output_flag<'a>(flags: impl IntoIterator<Item = &'a str>, nvcc: bool) -> 
         let preprocessor = flag.starts_with("-Wp,") || items.iter().any(|i| i.trim() == "-Wp");
         let assembler = flag.starts_with("-Wa,") || items.iter().any(|i| i.trim() == "-Wa");
         // nvcc's `-keep`: the intermediate files go into the folder it runs in.
+        // nvcc's `--run`: the program runs during its build, in the folder sweep runs in, and
+        // on the GPU beside another point's measurement (review 13a F4).
+        if nvcc && matches!(flag.trim(), "--run" | "-run" | "-run-args") {
+            return Some(flag.trim().to_string());
+        }
         if matches!(flag.trim(), "-keep" | "--keep") {
             return Some(flag.trim().to_string());
         }

@@ -6,7 +6,7 @@ use crate::analyze::fit::{median, robust_sigma};
 
 /// A curve as the analysis reads it, and as every chart draws it: sorted by x (whatever the order
 /// of the CSV's rows: held points are appended, `--order shuffled` stores rows shuffled), one
-/// point per x. Several rows at one x (series grouped by fewer axes, a point written twice) give
+/// point per x. Several rows at one x (series grouped by fewer axes, repeats in a CSV without point ids) give
 /// the median of their values; a gap if none has one. Non-finite x are left out.
 pub(crate) fn one_per_x(points: &[(f64, Option<f64>)]) -> Vec<(f64, Option<f64>)> {
     let mut pts: Vec<(f64, Option<f64>)> = points

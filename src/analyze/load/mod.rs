@@ -32,7 +32,7 @@ pub(crate) struct RawSeries {
 pub(crate) type PointStatus = (f64, Option<f64>, Status);
 
 /// Of the rows of one series, the one that speaks for each x, sorted by x: where several rows
-/// share an x (a point written twice, series grouped by fewer axes), the row whose value is
+/// share an x (series grouped by fewer axes, repeats in a CSV without point ids), the row whose value is
 /// nearest the value the analysis took there (`data`: their median), then the least by `tie`, so
 /// the order of the rows never decides. `rows`: (x, the row's value where it has one, what it
 /// says).
