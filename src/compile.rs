@@ -66,8 +66,8 @@ pub const DEFAULT_ARCH: &str = "sm_90";
 
 impl Toolchain {
     pub fn find(spec: &Spec, gpu_arch: Option<String>) -> Result<Toolchain, CompileError> {
-        let out = exec::query_confined(&spec.compiler, &["--version"], spec.build_timeout).map_err(
-            |e| match e {
+        let out = exec::query_confined(&spec.compiler, &["--version"], spec.build_timeout)
+            .map_err(|e| match e {
                 exec::NoAnswer::TimedOut(secs) => CompileError::NoAnswer {
                     compiler: spec.compiler.clone(),
                     secs,
@@ -82,8 +82,7 @@ impl Toolchain {
                 exec::NoAnswer::Failed => CompileError::VersionFailed {
                     compiler: spec.compiler.clone(),
                 },
-            },
-        )?;
+            })?;
         let version = out
             .lines()
             .filter(|l| !l.trim().is_empty())

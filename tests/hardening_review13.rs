@@ -18,17 +18,44 @@ fn spec(compiler: &str, flags: &str) -> String {
 fn flags_handed_to_a_tool_that_write_a_file_are_refused() {
     let p = project();
     let cases = [
-        ("cc", "\"-Xassembler\", \"-adhln=/tmp/l.txt\"", "-adhln=/tmp/l.txt"),
-        ("cc", "\"-Xassembler\", \"--MD\", \"-Xassembler\", \"/tmp/a.d\"", "--MD"),
-        ("cc", "\"-Xpreprocessor\", \"-MD\", \"-Xpreprocessor\", \"/tmp/x.d\"", "-Wp,-MD"),
-        ("cc", "\"-Wl,--print-symbol-counts=/tmp/sc\"", "--print-symbol-counts=/tmp/sc"),
-        ("nvcc", "\"-Xfatbin\", \"--create=/tmp/x.fatbin\"", "--create=/tmp/x.fatbin"),
-        ("nvcc", "\"-Xfatbin=--create=/tmp/z.fatbin\"", "--create=/tmp/z.fatbin"),
+        (
+            "cc",
+            "\"-Xassembler\", \"-adhln=/tmp/l.txt\"",
+            "-adhln=/tmp/l.txt",
+        ),
+        (
+            "cc",
+            "\"-Xassembler\", \"--MD\", \"-Xassembler\", \"/tmp/a.d\"",
+            "--MD",
+        ),
+        (
+            "cc",
+            "\"-Xpreprocessor\", \"-MD\", \"-Xpreprocessor\", \"/tmp/x.d\"",
+            "-Wp,-MD",
+        ),
+        (
+            "cc",
+            "\"-Wl,--print-symbol-counts=/tmp/sc\"",
+            "--print-symbol-counts=/tmp/sc",
+        ),
+        (
+            "nvcc",
+            "\"-Xfatbin\", \"--create=/tmp/x.fatbin\"",
+            "--create=/tmp/x.fatbin",
+        ),
+        (
+            "nvcc",
+            "\"-Xfatbin=--create=/tmp/z.fatbin\"",
+            "--create=/tmp/z.fatbin",
+        ),
         ("nvcc", "\"--run\"", "--run"),
     ];
     for (compiler, flags, named) in cases {
         write(p.path(), "sweeps/f.toml", &spec(compiler, flags));
-        let out = sweep(p.path()).args(["plan", "sweeps/f.toml"]).output().unwrap();
+        let out = sweep(p.path())
+            .args(["plan", "sweeps/f.toml"])
+            .output()
+            .unwrap();
         let err = stderr(&out);
         assert_eq!(out.status.code(), Some(3), "{compiler} {flags}: {err}");
         assert!(
@@ -76,10 +103,262 @@ fn a_build_cannot_write_outside_its_scratch_folder() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    assert!(!outside.path().join("outside.txt").exists(), "wrote outside");
-    assert!(!p.path().join("written-here.txt").exists(), "wrote in sweep's folder");
+    assert!(
+        !outside.path().join("outside.txt").exists(),
+        "wrote outside"
+    );
+    assert!(
+        !p.path().join("written-here.txt").exists(),
+        "wrote in sweep's folder"
+    );
     for entry in std::fs::read_dir(&cache).unwrap() {
         let entry = entry.unwrap().path();
-        assert!(!entry.join("tmp").exists(), "{}: the TMPDIR was kept", entry.display());
+        assert!(
+            !entry.join("tmp").exists(),
+            "{}: the TMPDIR was kept",
+            entry.display()
+        );
+    }
+}
+
+/// Two runs of `spec` under `p/output/<dir>`, their run folders.
+fn two_runs(p: &std::path::Path, spec: &str) -> (std::path::PathBuf, std::path::PathBuf) {
+    let mut runs = Vec::new();
+    for out in ["a", "b"] {
+        let o = sweep(p)
+            .args(["run", spec, "-q", "--no-analyze", "--output"])
+            .arg(p.join(out))
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", stderr(&o));
+        let name = std::path::Path::new(spec).file_stem().unwrap();
+        runs.push(crate::common::run_dirs(&p.join(out).join(name))[0].clone());
+    }
+    (runs.remove(0), runs.remove(0))
+}
+
+/// Every value of `column` in the CSVs of `run` (results and controls) scaled by `by`.
+fn scale(run: &std::path::Path, column: &str, by: f64) {
+    for f in ["results.csv", "controls.csv"] {
+        let path = run.join(f);
+        let Ok(text) = std::fs::read_to_string(&path) else {
+            continue;
+        };
+        let mut lines = text.lines();
+        let header = lines.next().unwrap();
+        let i = header.split(',').position(|h| h == column).unwrap();
+        let mut out = vec![header.to_string()];
+        for l in lines {
+            let mut cells: Vec<String> = l.split(',').map(String::from).collect();
+            if let Ok(v) = cells[i].parse::<f64>() {
+                cells[i] = format!("{}", v * by);
+            }
+            out.push(cells.join(","));
+        }
+        std::fs::write(&path, out.join("\n") + "\n").unwrap();
+    }
+}
+
+/// Review 13b, F1: compare read a metric's sense from its unit alone: with `better = "lower"`
+/// (joules), B at half the energy was "8 of 8 slower, 50.0 % slower", exit 5, and a real doubling
+/// would pass as faster. It reads the spec's `better` from the manifest, as the analysis does.
+#[test]
+fn compare_reads_which_way_is_better_from_the_spec() {
+    let p = project();
+    write(
+        p.path(),
+        "sweeps/energy.toml",
+        "bench = \"hostsaw\"\ncompiler = \"cc\"\n[vars]\nmode = \"ok\"\nslow_ms = 0\n[[axis]]\nname = \"threads\"\nrange = [1, 8]\n[[metric]]\nname = \"energy\"\nunit = \"J\"\nbetter = \"lower\"\nregex = 'MFlops: (?P<value>[0-9.]+)'\n",
+    );
+    let (a, b) = two_runs(p.path(), "sweeps/energy.toml");
+    scale(&b, "energy_j", 0.5);
+    let out = sweep(p.path())
+        .arg("compare")
+        .arg(&a)
+        .arg(&b)
+        .args(["--fail-on-slower", "10"])
+        .output()
+        .unwrap();
+    let said = crate::common::stdout(&out);
+    assert_eq!(out.status.code(), Some(0), "{said}{}", stderr(&out));
+    assert!(said.contains("faster"), "{said}");
+    scale(&b, "energy_j", 4.0);
+    let out = sweep(p.path())
+        .arg("compare")
+        .arg(&a)
+        .arg(&b)
+        .args(["--fail-on-slower", "10"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(5), "{}", stderr(&out));
+}
+
+/// Review 13b, F3: `MB/s` and `Mb/s` share the column `_mb_per_s`, and compare read 1000 Mb/s as
+/// 1000 MB/s ("8 same", B/A 1.000). Runs whose units of one column differ are refused naming both.
+#[test]
+fn compare_refuses_one_column_in_two_units() {
+    let p = project();
+    let spec = |unit: &str| {
+        format!("name = \"bw\"\nbench = \"hostsaw\"\ncompiler = \"cc\"\n[vars]\nmode = \"ok\"\nslow_ms = 0\n[[axis]]\nname = \"threads\"\nrange = [1, 4]\n[[metric]]\nname = \"bw\"\nunit = \"{unit}\"\nregex = 'MFlops: (?P<value>[0-9.]+)'\n")
+    };
+    let mut runs = Vec::new();
+    for (out, unit) in [("a", "MB/s"), ("b", "Mb/s")] {
+        write(p.path(), "sweeps/bw.toml", &spec(unit));
+        let o = sweep(p.path())
+            .args(["run", "sweeps/bw.toml", "-q", "--no-analyze", "--output"])
+            .arg(p.path().join(out))
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", stderr(&o));
+        runs.push(crate::common::run_dirs(&p.path().join(out).join("bw"))[0].clone());
+    }
+    let out = sweep(p.path())
+        .arg("compare")
+        .arg(&runs[0])
+        .arg(&runs[1])
+        .output()
+        .unwrap();
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(3), "{err}");
+    assert!(
+        err.contains("is in MB/s in") && err.contains("and in Mb/s in"),
+        "{err}"
+    );
+}
+
+/// Review 13b, F2: a second row of a point under an id the manifest does not list (a blank after
+/// it, a new one) passed where the same id was refused: analyze took the median of the two rows,
+/// export wrote 9 points for a run of 8. Every reader refuses a row the manifest does not list.
+#[test]
+fn a_row_of_a_point_the_manifest_does_not_list_is_refused() {
+    let p = project();
+    let out = sweep(p.path())
+        .args([
+            "run",
+            "sweeps/saw.toml",
+            "-q",
+            "--no-analyze",
+            "-a",
+            "threads=1:8",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let run = crate::common::run_dirs(&p.path().join("output/saw"))[0].clone();
+    let csv = run.join("results.csv");
+    let text = std::fs::read_to_string(&csv).unwrap();
+    let last = text.lines().last().unwrap().to_string();
+    let forged = last.replacen(",", "x,", 1);
+    std::fs::write(&csv, format!("{text}{forged}\n")).unwrap();
+    for args in [
+        vec!["analyze"],
+        vec!["report"],
+        vec!["export", "--format", "json"],
+    ] {
+        let out = sweep(p.path())
+            .args(&args[..1])
+            .arg(&run)
+            .args(&args[1..])
+            .output()
+            .unwrap();
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(3), "{args:?}: {err}");
+        assert!(
+            err.contains("which the run's manifest does not list"),
+            "{args:?}: {err}"
+        );
+        assert!(
+            err.contains("(its row 9 after the header)"),
+            "{args:?}: {err}"
+        );
+    }
+}
+
+/// Review 13b, F10/F11: `"1"` and `" 1"` (or `"x"` and `"x "`) ran as two points that every reader
+/// of results.csv, which trims its cells, read as one: analyze averaged them, compare refused the
+/// run. A text with blanks at its edge is refused at spec read with the axis named.
+#[test]
+fn an_axis_text_with_blanks_at_its_edge_is_refused() {
+    let p = project();
+    for values in ["[\"1\", \" 1\", \"2\"]", "[\"x\", \"x \"]"] {
+        write(
+            p.path(),
+            "sweeps/b.toml",
+            &format!("bench = \"hostsaw\"\ncompiler = \"cc\"\n[vars]\nmode = \"ok\"\nslow_ms = 0\nthreads = 1\n[[axis]]\nname = \"k\"\nvalues = {values}\n[[metric]]\nname = \"saw\"\nunit = \"MFlops\"\n"),
+        );
+        let out = sweep(p.path())
+            .args(["plan", "sweeps/b.toml"])
+            .output()
+            .unwrap();
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(3), "{values}: {err}");
+        assert!(
+            err.contains("axis `k` has the value") && err.contains("blanks at its edge"),
+            "{err}"
+        );
+    }
+}
+
+/// Review 13b, F4: a row whose x is `inf` or `nan` vanished from the readings unsaid ("the same at
+/// all 2 points" of 3; the best named among the others). It is named as no number, with its line.
+#[test]
+fn an_x_of_inf_or_nan_is_named_not_dropped() {
+    let p = project();
+    for bad in ["inf", "nan"] {
+        let csv = write(
+            p.path(),
+            "r.csv",
+            &format!("point_id,index,z,status,saw_mflops\np1,0,1,ok,1000\np2,1,2,ok,2000\np3,2,{bad},ok,9000\n"),
+        );
+        let out = sweep(p.path()).arg("analyze").arg(&csv).output().unwrap();
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(3), "{bad}: {err}");
+        assert!(
+            err.contains(&format!("`{bad}`")) && err.contains("line 4"),
+            "{bad}: {err}"
+        );
+    }
+}
+
+/// Review 13b, F7: a manifest that lists one metric twice was read: compare counted every value
+/// twice ("16 values compared" for 8 points), export's long form wrote every row twice. It is
+/// refused naming the metric, as an emptied list is.
+#[test]
+fn a_manifest_that_lists_a_metric_twice_is_refused() {
+    let p = project();
+    let out = sweep(p.path())
+        .args([
+            "run",
+            "sweeps/saw.toml",
+            "-q",
+            "--no-analyze",
+            "-a",
+            "threads=1:4",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let run = crate::common::run_dirs(&p.path().join("output/saw"))[0].clone();
+    let mut m = crate::common::manifest(&run);
+    let metric = m["metrics"][0].clone();
+    m["metrics"].as_array_mut().unwrap().push(metric);
+    std::fs::write(
+        run.join("manifest.json"),
+        serde_json::to_string_pretty(&m).unwrap(),
+    )
+    .unwrap();
+    for args in [vec!["analyze"], vec!["export", "--format", "long"]] {
+        let out = sweep(p.path())
+            .args(&args[..1])
+            .arg(&run)
+            .args(&args[1..])
+            .output()
+            .unwrap();
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(3), "{args:?}: {err}");
+        assert!(
+            err.contains("lists the metric `saw_mflops` twice"),
+            "{args:?}: {err}"
+        );
     }
 }

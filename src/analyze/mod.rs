@@ -538,7 +538,7 @@ pub fn analyze_run(
 
 /// A metric's unit (from its column when not given), which way is better, and the sense the
 /// curve is read in.
-fn sense_of(metric: &load::MetricColumn) -> (String, crate::spec::Better, Sense) {
+pub(crate) fn sense_of(metric: &load::MetricColumn) -> (String, crate::spec::Better, Sense) {
     let unit = if metric.unit.is_empty() {
         load::unit_of_column(&metric.column).to_string()
     } else {

@@ -71,6 +71,16 @@ pub enum CompareError {
         /// What each run has: "`A` has `x`, `B` has `x`, `y`".
         both: String,
     },
+    /// One column in both runs whose units are not one (`MB/s` and `Mb/s` share the column
+    /// `_mb_per_s`): their ratio would read 1000 Mb/s as 1000 MB/s (review 13b F3).
+    #[error("metric `{column}` is in {unit_a} in `{a}` and in {unit_b} in `{b}` (hint: compare runs of one spec, or name other metrics with --y)")]
+    UnitDiffers {
+        column: String,
+        unit_a: String,
+        unit_b: String,
+        a: PathBuf,
+        b: PathBuf,
+    },
     #[error(
         "no metric common to `{a}` and `{b}` (hint: `{a}` has {metrics_a}; `{b}` has {metrics_b})"
     )]
@@ -400,6 +410,10 @@ pub fn compare(a: &Path, b: &Path, opts: &Options) -> Result<Comparison, Compare
         })
         .collect();
 
+    let senses: Vec<Sense> = metrics
+        .iter()
+        .map(|m| crate::analyze::sense_of(m).2)
+        .collect();
     let mut series: Vec<SeriesCmp> = Vec::new();
     // Per metric, the series of each group (the numbers of its axis values).
     let mut series_index: Vec<read::KeyMap<usize>> = vec![Default::default(); metrics.len()];
@@ -523,7 +537,10 @@ pub fn compare(a: &Path, b: &Path, opts: &Options) -> Result<Comparison, Compare
                 cols_a[m].uncertainty(&run_a, ra),
                 cols_b[m].uncertainty(&run_b, rb),
             );
-            let sense = Sense::from_unit(&units[m]);
+            // The spec's `better` (from the manifest), as the analysis reads it (review 13b
+            // F1: the unit alone decided, so `better = "lower"` of joules called a halving
+            // slower and exit 5).
+            let sense = senses[m];
             let verdict = Verdict::of(a, b, u_a, u_b, sense);
             let s = &mut series[si];
             match verdict {

@@ -394,7 +394,25 @@ pub(super) fn common_metrics(
             metrics_b: columns(&b.table.metrics),
         });
     }
+    let units_differ = |ms: &[MetricColumn]| -> Result<(), CompareError> {
+        for m in ms {
+            let Some(n) = b.table.metrics.iter().find(|n| n.column == m.column) else {
+                continue;
+            };
+            if !m.unit.is_empty() && !n.unit.is_empty() && m.unit != n.unit {
+                return Err(CompareError::UnitDiffers {
+                    column: m.column.clone(),
+                    unit_a: crate::units::visible(&m.unit).into_owned(),
+                    unit_b: crate::units::visible(&n.unit).into_owned(),
+                    a: a.table.path.clone(),
+                    b: b.table.path.clone(),
+                });
+            }
+        }
+        Ok(())
+    };
     if y.is_empty() {
+        units_differ(&common)?;
         return Ok(common);
     }
     let mut named: Vec<MetricColumn> = y
@@ -413,6 +431,7 @@ pub(super) fn common_metrics(
     // A metric named twice (`--y copy,copy_gb_per_s`) is compared once, not counted twice.
     let mut seen = std::collections::HashSet::new();
     named.retain(|m| seen.insert(m.column.clone()));
+    units_differ(&named)?;
     Ok(named)
 }
 

@@ -134,9 +134,7 @@ pub fn start(cmd: &Cmd, sink: Sink, gated: bool) -> Result<Started, ExecError> {
         }
         None => None,
     };
-    let rules_fd = rules
-        .as_ref()
-        .map_or(-1, |r| std::os::fd::AsRawFd::as_raw_fd(r));
+    let rules_fd = rules.as_ref().map_or(-1, std::os::fd::AsRawFd::as_raw_fd);
     if let Some(dir) = &cmd.cwd {
         expr = expr.dir(dir);
     }
@@ -382,11 +380,7 @@ pub fn query(program: &str, args: &[&str]) -> Option<String> {
 /// write alone. (Review 13: a compiler wrapper wrote outside the output folder while it
 /// answered `--version`, which no build's confinement covered.) Where that folder cannot be
 /// made (TMPDIR full or read-only), the query runs as before.
-pub fn query_confined(
-    program: &str,
-    args: &[&str],
-    timeout: Duration,
-) -> Result<String, NoAnswer> {
+pub fn query_confined(program: &str, args: &[&str], timeout: Duration) -> Result<String, NoAnswer> {
     static N: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
     let dir = std::env::temp_dir().join(format!(
         "sweep-query-{}-{}",
@@ -446,7 +440,7 @@ fn query_in(
         }
         None => None,
     };
-    let rules_fd = rules.as_ref().map_or(-1, |r| std::os::fd::AsRawFd::as_raw_fd(r));
+    let rules_fd = rules.as_ref().map_or(-1, std::os::fd::AsRawFd::as_raw_fd);
     // SAFETY: prctl and the confinement's two calls are async-signal-safe; the child dies with
     // sweep, SIGKILL included.
     unsafe {

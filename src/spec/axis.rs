@@ -75,6 +75,8 @@ pub enum AxisError {
         value: String,
         flag: String,
     },
+    #[error("axis `{name}` has the value {value:?}, with blanks at its edge (hint: the readers of results.csv trim every cell, so it would read as another value of the axis; write it without)")]
+    EdgeBlanks { name: String, value: String },
     #[error("axis `{name}` has `{a}` and `{b}`, two values that are one number (hint: the analysis and the charts would read their points as one x and average them; write each number once)")]
     OneNumber { name: String, a: String, b: String },
     #[error("axis `{name}` has the value `{value}`, not a finite number (hint: a number a C constant can hold, or a string in quotes)")]
@@ -327,6 +329,18 @@ pub(super) fn expand_axis(a: &AxisFile, nvcc: bool) -> Result<Axis, AxisError> {
         return Err(AxisError::NotFinite {
             name: name.clone(),
             value: *value,
+        });
+    }
+    // A text with blanks at its edge: every reader of results.csv trims its cells, so `" 1"`
+    // and `"1"` (or `"x "` and `"x"`) would be read as one value, their points averaged or
+    // refused as one point written twice (review 13b F10, F11).
+    if let Some(Value::Str(text)) = values
+        .iter()
+        .find(|v| matches!(v, Value::Str(t) if t.trim() != t.as_str()))
+    {
+        return Err(AxisError::EdgeBlanks {
+            name: name.clone(),
+            value: crate::units::visible(text).into_owned(),
         });
     }
     // Two numbers written apart that are one number (`0` and `-0.0`, a float and an integer past

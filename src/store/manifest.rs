@@ -249,6 +249,23 @@ impl Manifest {
                 });
             }
         }
+        // A metric or axis listed twice: compare counted its values twice, export's long form
+        // wrote every row twice (review 13b F7). No spec makes one.
+        let mut seen = std::collections::HashSet::new();
+        let names = self
+            .metrics
+            .iter()
+            .map(|m| ("metric", m.column.as_str()))
+            .chain(self.axes.iter().map(|a| ("axis", a.as_str())));
+        for (what, name) in names {
+            if !seen.insert(name) {
+                return Err(StoreError::ManifestListsTwice {
+                    path: dir.join(MANIFEST),
+                    what,
+                    name: crate::units::visible(name).into_owned(),
+                });
+            }
+        }
         Ok(())
     }
 

@@ -82,6 +82,14 @@ pub enum StoreError {
         first: usize,
         second: usize,
     },
+    /// A row whose point id the run's manifest does not list (an id edited by hand, a row of
+    /// another run): it would stand beside the point's own row (review 13b F2).
+    #[error("`{path}` has a row of the point `{point}` (its row {row} after the header), which the run's manifest does not list (hint: a row of another run or an edited id; remove it)")]
+    ForeignRow {
+        path: PathBuf,
+        point: String,
+        row: usize,
+    },
     #[error("cannot read `{path}`: {cause}{}", cause.read_hint())]
     Read {
         path: PathBuf,
@@ -112,6 +120,12 @@ pub enum StoreError {
     /// A manifest whose `axes` or `metrics` is empty (`what`: axis or metric): no spec makes one.
     #[error("`{path}` lists no {what}, and every run has one (hint: was the file edited? restore its {what} list from a copy, or give a copy of its results.csv without the manifest beside it)")]
     ManifestListsNone { path: PathBuf, what: &'static str },
+    #[error("`{path}` lists the {what} `{name}` twice, and no spec makes one twice (hint: was the file edited? remove one from its list)")]
+    ManifestListsTwice {
+        path: PathBuf,
+        what: &'static str,
+        name: String,
+    },
     #[error("`{path}` has two columns named `{column}` (columns {first} and {second}) (hint: was the header edited? rename or remove one)")]
     DuplicateColumn {
         path: PathBuf,

@@ -440,7 +440,36 @@ impl Run {
     /// is left out and the file untouched. The header must be the manifest's.
     pub fn done(&self) -> Result<BTreeMap<String, Vec<String>>, StoreError> {
         let header = self.manifest.as_ref().map_or(&self.header, |m| &m.columns);
-        super::read::read_done_as_is(&self.path, header)
+        let done = super::read::read_done_as_is(&self.path, header)?;
+        self.foreign_row(done.keys().map(String::as_str))?;
+        Ok(done)
+    }
+
+    /// The first of `ids` (the rows' point ids, in file order) that the run's manifest does not
+    /// list, as its error; none without a manifest, or one that lists no point (an old run's).
+    pub fn foreign_row<'a>(&self, ids: impl Iterator<Item = &'a str>) -> Result<(), StoreError> {
+        let Some(m) = self.manifest.as_ref().filter(|m| !m.point_ids.is_empty()) else {
+            return Ok(());
+        };
+        let listed: std::collections::HashSet<&str> =
+            m.point_ids.iter().map(String::as_str).collect();
+        let ids: Vec<&str> = ids.collect();
+        match ids.iter().position(|id| !listed.contains(id)) {
+            None => Ok(()),
+            Some(i) => {
+                // Its row in the file: the ids come from the file in order, or by id.
+                let row = self
+                    .rows
+                    .iter()
+                    .position(|r| r.get(0) == Some(ids[i]))
+                    .map_or(i + 1, |r| r + 1);
+                Err(StoreError::ForeignRow {
+                    path: self.path.clone(),
+                    point: crate::units::visible(ids[i]).into_owned(),
+                    row,
+                })
+            }
+        }
     }
 
     /// The confidence target of the run's spec (`[timing] target_rel_ci`), else the default.

@@ -303,6 +303,9 @@ impl Series for Run {
         // A run's rows name their point: two rows of one point are refused, as every reader of
         // a run refuses them (review 12b H2: their median was taken).
         let id_col = self.column(POINT_ID_COLUMN);
+        if let Some(c) = id_col {
+            self.foreign_row(self.rows.iter().map(|row| self.cell(row, c)))?;
+        }
         let mut first_id: std::collections::HashMap<&str, usize> = Default::default();
         for (line, row) in self.rows.iter().enumerate() {
             if let Some(id) = id_col
@@ -319,8 +322,11 @@ impl Series for Run {
                 }
             }
             let x_cell = self.cell(row, x_col);
+            // `inf` and `nan` are no place on an axis: dropped, their rows vanished from the
+            // readings unsaid (review 13b F4).
             let xv = self
                 .number(x_cell)
+                .filter(|v| v.is_finite())
                 .ok_or_else(|| AnalyzeError::NotNumeric {
                     axis: x.to_string(),
                     value: x_cell.to_string(),
