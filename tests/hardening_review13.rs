@@ -362,3 +362,67 @@ fn a_manifest_that_lists_a_metric_twice_is_refused() {
         );
     }
 }
+
+/// Review 14b, F2: a link planted at `<run>/export/run.json` made `export --format json` write
+/// over the file it pointed to, outside the run (every other export replaced such a link). The
+/// link is replaced; the file it pointed to is left alone.
+#[test]
+fn export_json_replaces_a_link_in_its_place_and_writes_nothing_through_it() {
+    let p = project();
+    let out = sweep(p.path())
+        .args([
+            "run",
+            "sweeps/saw.toml",
+            "-q",
+            "--no-analyze",
+            "-a",
+            "threads=1:4",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let run = crate::common::run_dirs(&p.path().join("output/saw"))[0].clone();
+    let victim = p.path().join("victim.txt");
+    std::fs::write(&victim, "mine\n").unwrap();
+    std::fs::create_dir_all(run.join("export")).unwrap();
+    std::os::unix::fs::symlink(&victim, run.join("export/run.json")).unwrap();
+    let out = sweep(p.path())
+        .arg("export")
+        .arg(&run)
+        .args(["--format", "json"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "mine\n");
+    assert!(!run.join("export/run.json").is_symlink());
+}
+
+/// Review 14b, F3: with `better = "lower"` in A's spec and `"higher"` in B's, compare used A's
+/// alone, both ways ("4 slower", exit 5). Runs whose specs disagree on it are refused.
+#[test]
+fn compare_refuses_runs_whose_specs_disagree_on_which_way_is_better() {
+    let p = project();
+    let spec = |better: &str| {
+        format!("name = \"en\"\nbench = \"hostsaw\"\ncompiler = \"cc\"\n[vars]\nmode = \"ok\"\nslow_ms = 0\n[[axis]]\nname = \"threads\"\nrange = [1, 4]\n[[metric]]\nname = \"energy\"\nunit = \"J\"\nbetter = \"{better}\"\nregex = 'MFlops: (?P<value>[0-9.]+)'\n")
+    };
+    let mut runs = Vec::new();
+    for (out, better) in [("a", "lower"), ("b", "higher")] {
+        write(p.path(), "sweeps/en.toml", &spec(better));
+        let o = sweep(p.path())
+            .args(["run", "sweeps/en.toml", "-q", "--no-analyze", "--output"])
+            .arg(p.path().join(out))
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", stderr(&o));
+        runs.push(crate::common::run_dirs(&p.path().join(out).join("en"))[0].clone());
+    }
+    let out = sweep(p.path())
+        .arg("compare")
+        .arg(&runs[0])
+        .arg(&runs[1])
+        .output()
+        .unwrap();
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(3), "{err}");
+    assert!(err.contains("their specs' `better` differ"), "{err}");
+}

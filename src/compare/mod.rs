@@ -71,6 +71,13 @@ pub enum CompareError {
         /// What each run has: "`A` has `x`, `B` has `x`, `y`".
         both: String,
     },
+    /// One column whose specs say opposite things of which way is better.
+    #[error("metric `{column}` is better one way in `{a}` and another in `{b}` (their specs' `better` differ) (hint: compare runs of one spec, or name other metrics with --y)")]
+    BetterDiffers {
+        column: String,
+        a: PathBuf,
+        b: PathBuf,
+    },
     /// One column in both runs whose units are not one (`MB/s` and `Mb/s` share the column
     /// `_mb_per_s`): their ratio would read 1000 Mb/s as 1000 MB/s (review 13b F3).
     #[error("metric `{column}` is in {unit_a} in `{a}` and in {unit_b} in `{b}` (hint: compare runs of one spec, or name other metrics with --y)")]

@@ -399,6 +399,14 @@ pub(super) fn common_metrics(
             let Some(n) = b.table.metrics.iter().find(|n| n.column == m.column) else {
                 continue;
             };
+            // Which way is better, from each side's spec: A's alone decided (review 14b F3).
+            if m.better.is_some() && n.better.is_some() && m.better != n.better {
+                return Err(CompareError::BetterDiffers {
+                    column: m.column.clone(),
+                    a: a.table.path.clone(),
+                    b: b.table.path.clone(),
+                });
+            }
             if !m.unit.is_empty() && !n.unit.is_empty() && m.unit != n.unit {
                 return Err(CompareError::UnitDiffers {
                     column: m.column.clone(),

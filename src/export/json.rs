@@ -156,12 +156,25 @@ pub fn run_json(run: &store::Run) -> Result<Value, StoreError> {
 
 /// Writes [`run_json`] of `run` to `path` (through a temporary file: never a torn one).
 pub fn write_json(run: &store::Run, path: &Path) -> Result<(), StoreError> {
+    write_json_as(run, path, true)
+}
+
+/// [`write_json`]; `named_by_user`: the user named `path` (`--export-json FILE`: a device, a pipe
+/// or a link is written through), else sweep did (`export/run.json`), and whatever is there is
+/// replaced whole, a link too (review 14b F2: a link planted at `export/run.json` made export
+/// write over the file it pointed to, outside the run).
+pub fn write_json_as(run: &store::Run, path: &Path, named_by_user: bool) -> Result<(), StoreError> {
     let v = run_json(run)?;
     let text = serde_json::to_string_pretty(&v).map_err(|e| StoreError::Write {
         path: path.to_path_buf(),
         cause: e.into(),
     })?;
-    write_named(path, (text + "\n").as_bytes()).map_err(|e| StoreError::Write {
+    let bytes = (text + "\n").into_bytes();
+    let written = match named_by_user {
+        true => write_named(path, &bytes),
+        false => store::write_atomic(path, &bytes),
+    };
+    written.map_err(|e| StoreError::Write {
         path: path.to_path_buf(),
         cause: e.into(),
     })

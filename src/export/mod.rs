@@ -134,7 +134,7 @@ pub fn export(
         }
         Format::Json => {
             let path = out.join("run.json");
-            json::write_json(run.run, &path)?;
+            json::write_json_as(run.run, &path, false)?;
             Ok(vec![path])
         }
         Format::Csv => {

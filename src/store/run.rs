@@ -440,7 +440,12 @@ impl Run {
     /// is left out and the file untouched. The header must be the manifest's.
     pub fn done(&self) -> Result<BTreeMap<String, Vec<String>>, StoreError> {
         let header = self.manifest.as_ref().map_or(&self.header, |m| &m.columns);
-        let done = super::read::read_done_as_is(&self.path, header)?;
+        // Two rows of one point are refused in a run (its manifest beside it); a CSV alone keeps
+        // the last row of each id, as before.
+        let done = match &self.manifest {
+            Some(_) => super::read::read_done_as_is(&self.path, header)?,
+            None => super::read::read_last_of_each_id(&self.path, header)?,
+        };
         self.foreign_row(done.keys().map(String::as_str))?;
         Ok(done)
     }

@@ -302,7 +302,9 @@ impl Series for Run {
             Default::default();
         // A run's rows name their point: two rows of one point are refused, as every reader of
         // a run refuses them (review 12b H2: their median was taken).
-        let id_col = self.column(POINT_ID_COLUMN);
+        // Only in a run (its manifest beside the CSV): a CSV alone, made by hand or elsewhere,
+        // may repeat an id, its rows read as repeats of their x as before.
+        let id_col = self.manifest.as_ref().and(self.column(POINT_ID_COLUMN));
         if let Some(c) = id_col {
             self.foreign_row(self.rows.iter().map(|row| self.cell(row, c)))?;
         }
