@@ -574,7 +574,8 @@ impl Cache {
         s
     }
 
-    /// Removes the unfinished builds (`.tmp-<key>-<pid>-<n>`) of processes that are gone: a sweep
+    /// Removes the unfinished builds (`.tmp-<key>-<pid>-<n>`) of processes that are gone (see
+    /// [`building`]): a sweep
     /// killed mid-build leaves them behind. Those of running sweeps stay.
     pub fn remove_stale_scratch(&self) {
         let Ok(read) = std::fs::read_dir(&self.dir) else {
@@ -588,7 +589,7 @@ impl Cache {
             let Some(rest) = name.strip_prefix(SCRATCH) else {
                 continue;
             };
-            if !alive(pid_of(rest)) {
+            if !building(&e.path(), pid_of(rest)) {
                 let _ = std::fs::remove_dir_all(e.path());
             }
         }
@@ -618,7 +619,7 @@ impl Cache {
             let in_use = if entry {
                 held.contains(&name)
             } else if is_scratch(&name) {
-                alive(name.strip_prefix(SCRATCH).and_then(pid_of))
+                building(&e.path(), name.strip_prefix(SCRATCH).and_then(pid_of))
             } else {
                 continue;
             };
@@ -730,9 +731,37 @@ fn size(dir: &Path) -> u64 {
         .sum()
 }
 
+/// Whether the unfinished build in `scratch`, of process `pid` (by its name), may still be under
+/// way: its process lives here, or the folder or its TMPDIR changed within the hour. A cache on a
+/// file system that several hosts share (Slurm shards, `--cache /shared/cache`) holds builds of
+/// processes of other hosts, which no pid of this one tells (review 14a F3: they were removed
+/// mid-build, and their points recorded `build_failed` for good).
+fn building(scratch: &Path, pid: Option<i32>) -> bool {
+    if alive(pid) {
+        return true;
+    }
+    let recent = |p: &Path| {
+        std::fs::metadata(p)
+            .and_then(|m| m.modified())
+            .ok()
+            .and_then(|t| t.elapsed().ok())
+            .is_some_and(|age| age < std::time::Duration::from_secs(3600))
+    };
+    recent(scratch) || recent(&scratch.join("tmp"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `dir` as last changed two hours ago: a build no process of any host is making.
+    fn two_hours_old(dir: &Path) {
+        let then = std::time::SystemTime::now() - std::time::Duration::from_secs(7200);
+        std::fs::File::open(dir)
+            .unwrap()
+            .set_modified(then)
+            .unwrap();
+    }
 
     #[test]
     fn an_entry_whose_listed_file_changed_or_went_is_stale_and_a_new_build_replaces_it() {
@@ -871,18 +900,27 @@ mod tests {
         let ours = tmp
             .path()
             .join(format!(".tmp-{k3}-{}-0", std::process::id()));
-        for d in [&dead, &ours] {
+        // And one of a dead pid changed a minute ago: another host's build in a shared cache.
+        let elsewhere = tmp
+            .path()
+            .join(format!(".tmp-{}-1073741823-0", "4".repeat(32)));
+        for d in [&dead, &ours, &elsewhere] {
             std::fs::create_dir_all(d).unwrap();
             std::fs::write(d.join("half.o"), b"123").unwrap();
         }
+        two_hours_old(&dead);
         let s = cache.stats();
         assert_eq!(
             (s.entries, s.bytes, s.partial, s.partial_bytes),
-            (1, 5, 2, 6)
+            (1, 5, 3, 9)
         );
         cache.remove_stale_scratch();
         assert!(!dead.exists(), "a dead sweep's scratch goes");
         assert!(ours.exists(), "a running sweep's scratch stays");
+        assert!(
+            elsewhere.exists(),
+            "a build of another host's stays while it changes"
+        );
         assert!(done.exists());
     }
 
@@ -926,6 +964,7 @@ mod tests {
         std::fs::write(entry.join(BINARY), b"12345").unwrap();
         let scratch = tmp.path().join(format!(".tmp-{key}-1073741824-0"));
         std::fs::create_dir_all(&scratch).unwrap();
+        two_hours_old(&scratch);
         // What `--cache ~` would find: none of it is the cache's (a folder named like a key
         // holds a file no entry has).
         for d in [

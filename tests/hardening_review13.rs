@@ -426,3 +426,95 @@ fn compare_refuses_runs_whose_specs_disagree_on_which_way_is_better() {
     assert_eq!(out.status.code(), Some(3), "{err}");
     assert!(err.contains("their specs' `better` differ"), "{err}");
 }
+
+/// A compiler wrapper `tools/<name>` of `script` (sh), then `exec cc "$@"`.
+fn wrapper(p: &std::path::Path, name: &str, script: &str) -> std::path::PathBuf {
+    let w = write(
+        p,
+        &format!("tools/{name}"),
+        &format!("#!/bin/sh\n{script}\nexec cc \"$@\"\n"),
+    );
+    std::fs::set_permissions(&w, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    w
+}
+
+/// Review 14a, F1 and F2: after the build, sweep itself wrote the log and the dependency list
+/// into the build's folder and read its binary and make list there, through whatever the build
+/// left at those names: links to files outside were written over, a FIFO hung sweep past every
+/// timeout. Such a build fails by name (`build_failed`), nothing outside is touched, nothing hangs.
+#[test]
+fn what_a_build_leaves_at_sweeps_own_names_is_never_written_or_read_through() {
+    let p = project();
+    let victim = p.path().join("precious.txt");
+    std::fs::write(&victim, "precious\n").unwrap();
+    // The make list (`-MF <folder>/deps.d`) as a FIFO: the compiler writes nothing there.
+    let fifo = wrapper(
+        p.path(),
+        "fifo-cc",
+        "dir=$(dirname \"$(echo \"$@\" | sed 's/.*-MF \\([^ ]*\\).*/\\1/')\")\ncc \"$@\" || exit 1\nrm -f \"$dir/deps.d\" && mkfifo \"$dir/deps.d\"\nexit 0",
+    );
+    let link = wrapper(
+        p.path(),
+        "link-cc",
+        &format!(
+            "dir=$(dirname \"$(echo \"$@\" | sed 's/.*-MF \\([^ ]*\\).*/\\1/')\")\nln -s {} \"$dir/build.log\"",
+            victim.display()
+        ),
+    );
+    for (w, status) in [(&fifo, "build_failed"), (&link, "ok")] {
+        write(
+            p.path(),
+            "sweeps/w.toml",
+            &spec(&w.display().to_string(), ""),
+        );
+        let out = sweep(p.path())
+            .args(["run", "sweeps/w.toml", "-q", "--no-analyze", "--force"])
+            .timeout(std::time::Duration::from_secs(120))
+            .output()
+            .unwrap();
+        let err = stderr(&out);
+        assert_ne!(
+            out.status.code(),
+            None,
+            "{}: sweep hung: {err}",
+            w.display()
+        );
+        let run = crate::common::run_dirs(&p.path().join("output/w"))
+            .pop()
+            .unwrap();
+        let rows = crate::common::rows(&run.join("results.csv"));
+        assert!(
+            rows.iter().all(|r| r["status"] == status),
+            "{}: {rows:?}",
+            w.display()
+        );
+        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious\n");
+    }
+}
+
+/// Review 14a, F4: a wrapper that says something on `/dev/stderr` (dash opens it anew: the build's
+/// log) failed every build under the confinement, "cannot create /dev/stderr: Permission denied".
+/// The log is the build's to write.
+#[test]
+fn a_confined_build_may_write_to_its_own_log() {
+    if !sweep::exec::confine::available() {
+        eprintln!("skipped: this kernel has no Landlock, so builds are not confined here");
+        return;
+    }
+    let p = project();
+    let w = wrapper(
+        p.path(),
+        "say-cc",
+        "echo 'wrapper: building' >/dev/stderr || exit 7",
+    );
+    write(
+        p.path(),
+        "sweeps/w.toml",
+        &spec(&w.display().to_string(), ""),
+    );
+    let out = sweep(p.path())
+        .args(["run", "sweeps/w.toml", "-q", "--no-analyze"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+}

@@ -232,6 +232,30 @@ impl BuildCtx {
         }
         // The build's temporary folder (its TMPDIR) is no part of the entry.
         let _ = std::fs::remove_dir_all(scratch.join("tmp"));
+        // What sweep reads there must be files; what it writes there is made anew, whatever the
+        // build left in its place (a link would be written through, a FIFO would hang).
+        for name in [cache::BINARY, cache::MAKE_DEPS] {
+            let left = std::fs::symlink_metadata(scratch.join(name));
+            if left.is_ok_and(|m| !m.file_type().is_file()) {
+                let _ = std::fs::remove_dir_all(&scratch);
+                return Err(PointError::BuildLeftNoFile {
+                    name: name.to_string(),
+                    log,
+                });
+            }
+        }
+        for name in [cache::LOG, cache::DEPS] {
+            let path = scratch.join(name);
+            match std::fs::symlink_metadata(&path) {
+                Ok(m) if m.is_dir() => {
+                    let _ = std::fs::remove_dir_all(&path);
+                }
+                Ok(_) => {
+                    let _ = std::fs::remove_file(&path);
+                }
+                Err(_) => {}
+            }
+        }
         let _ = std::fs::copy(&log, scratch.join(cache::LOG));
         self.cache
             .record_deps(&scratch, dir, since)

@@ -40,6 +40,11 @@ pub enum PointError {
     },
     #[error("cannot store the build in the cache: {0}")]
     CacheStore(#[source] std::io::Error),
+    /// The build left one of the names sweep keeps in its folder (the binary, the dependency
+    /// list, the log) as a link, a FIFO or a folder: sweep would read or write through it (review
+    /// 14a F1, F2: a wrapper's links made sweep write outside, a FIFO hung it).
+    #[error("the build left `{name}` in its folder as no regular file (a link, a FIFO or a folder), where sweep keeps its own (log: {})", log.display())]
+    BuildLeftNoFile { name: String, log: PathBuf },
     /// The program could not be started, or waited for.
     #[error(transparent)]
     Start(ExecError),
@@ -220,6 +225,7 @@ impl PointError {
             | PointError::Scratch { .. }
             | PointError::StartBuild(_)
             | PointError::CacheStore(_)
+            | PointError::BuildLeftNoFile { .. }
             | PointError::BenchChanged { .. } => Status::BuildFailed,
             // Never written: the run stops before recording the point.
             PointError::WriteFile { .. }

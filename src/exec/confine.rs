@@ -80,9 +80,10 @@ pub fn available() -> bool {
     abi().is_some()
 }
 
-/// A Landlock ruleset that lets writes happen beneath `dir` (and to `/dev/null`) only; `None`
-/// where the kernel has no Landlock. Enforced in a child by [`enforce`].
-pub(super) fn ruleset(dir: &Path) -> std::io::Result<Option<OwnedFd>> {
+/// A Landlock ruleset that lets writes happen beneath `dir`, to `/dev/null` and to the `files`
+/// the command's output goes to (its log: a shell's `echo >/dev/stderr` opens it anew, review 14a
+/// F4) only; `None` where the kernel has no Landlock. Enforced in a child by [`enforce`].
+pub(super) fn ruleset(dir: &Path, files: &[&Path]) -> std::io::Result<Option<OwnedFd>> {
     let Some(abi) = abi() else {
         return Ok(None);
     };
@@ -131,6 +132,9 @@ pub(super) fn ruleset(dir: &Path) -> std::io::Result<Option<OwnedFd>> {
     allow(dir, rights)?;
     // A file's rule takes only the rights of files.
     allow(Path::new("/dev/null"), rights & (WRITE_FILE | TRUNCATE))?;
+    for file in files {
+        allow(file, rights & (WRITE_FILE | TRUNCATE))?;
+    }
     Ok(Some(ruleset))
 }
 
@@ -164,7 +168,7 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap();
         let inside = tmp.path().join("in");
         std::fs::create_dir(&inside).unwrap();
-        let rules = ruleset(&inside).unwrap().unwrap();
+        let rules = ruleset(&inside, &[]).unwrap().unwrap();
         let fd = rules.as_raw_fd();
         let script = format!(
             "echo a > {0}/ok && echo b > /dev/null && ! echo c > {1}/out 2>/dev/null && ! mkdir {1}/d 2>/dev/null",

@@ -124,17 +124,11 @@ pub fn start(cmd: &Cmd, sink: Sink, gated: bool) -> Result<Started, ExecError> {
     }
     // Not in `cmd.env`: no part of the logged line, nor of a build's cache key.
     expr = expr.env(tree::TREE_ENV, &mark);
-    // A confined command writes beneath its folder alone, its temporary files too.
-    let rules = match &cmd.confine {
-        Some(dir) => {
-            let tmp = dir.join("tmp");
-            std::fs::create_dir_all(&tmp).map_err(spawn_err)?;
-            expr = expr.env("TMPDIR", &tmp);
-            confine::ruleset(dir).map_err(spawn_err)?
-        }
-        None => None,
+    // Where its output goes: a confined command may write there too (made by then).
+    let logs: Vec<std::path::PathBuf> = match &sink {
+        Sink::Merged(log) => vec![log.to_path_buf()],
+        Sink::Split { stdout, stderr } => vec![stdout.to_path_buf(), stderr.to_path_buf()],
     };
-    let rules_fd = rules.as_ref().map_or(-1, std::os::fd::AsRawFd::as_raw_fd);
     if let Some(dir) = &cmd.cwd {
         expr = expr.dir(dir);
     }
@@ -150,6 +144,22 @@ pub fn start(cmd: &Cmd, sink: Sink, gated: bool) -> Result<Started, ExecError> {
             expr.stderr_to_stdout().stdout_file(file)
         }
     };
+    // A confined command writes beneath its folder alone, its temporary files too.
+    let rules = match &cmd.confine {
+        Some(dir) => {
+            let tmp = dir.join("tmp");
+            std::fs::create_dir_all(&tmp).map_err(spawn_err)?;
+            expr = expr.env("TMPDIR", &tmp);
+            let logs: Vec<&std::path::Path> = logs
+                .iter()
+                .map(std::path::PathBuf::as_path)
+                .filter(|l| l.exists())
+                .collect();
+            confine::ruleset(dir, &logs).map_err(spawn_err)?
+        }
+        None => None,
+    };
+    let rules_fd = rules.as_ref().map_or(-1, std::os::fd::AsRawFd::as_raw_fd);
     // The gate: a socket pair whose one end the child finds as fd 3 (a socket, not a pipe, so
     // that opening the gate of a child that already died cannot raise SIGPIPE in sweep).
     let (gate_read, gate) = if gated {
@@ -382,12 +392,20 @@ pub fn query(program: &str, args: &[&str]) -> Option<String> {
 /// made (TMPDIR full or read-only), the query runs as before.
 pub fn query_confined(program: &str, args: &[&str], timeout: Duration) -> Result<String, NoAnswer> {
     static N: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-    let dir = std::env::temp_dir().join(format!(
+    // Under TMPDIR where it is an absolute folder that exists, else /tmp; only the query's own
+    // folder is made (review 14a F5: a TMPDIR that did not exist was made, folders and all).
+    let tmp = std::env::temp_dir();
+    let base = if tmp.is_absolute() && tmp.is_dir() {
+        tmp
+    } else {
+        std::path::PathBuf::from("/tmp")
+    };
+    let dir = base.join(format!(
         "sweep-query-{}-{}",
         std::process::id(),
         N.fetch_add(1, std::sync::atomic::Ordering::SeqCst)
     ));
-    let confined = std::fs::create_dir_all(&dir).is_ok();
+    let confined = std::fs::create_dir(&dir).is_ok();
     let answer = query_in(program, args, timeout, confined.then_some(dir.as_path()));
     if confined {
         let _ = std::fs::remove_dir_all(&dir);
@@ -436,7 +454,7 @@ fn query_in(
     let rules = match confine {
         Some(dir) => {
             c.env("TMPDIR", dir);
-            confine::ruleset(dir).map_err(|e| NoAnswer::CannotStart(e.to_string()))?
+            confine::ruleset(dir, &[]).map_err(|e| NoAnswer::CannotStart(e.to_string()))?
         }
         None => None,
     };
