@@ -740,12 +740,15 @@ fn building(scratch: &Path, pid: Option<i32>) -> bool {
     if alive(pid) {
         return true;
     }
+    // A time in the future (another host's clock, on a shared file system) is recent too
+    // (review 15 F3: it read as old, and the build in progress was removed).
     let recent = |p: &Path| {
         std::fs::metadata(p)
             .and_then(|m| m.modified())
-            .ok()
-            .and_then(|t| t.elapsed().ok())
-            .is_some_and(|age| age < std::time::Duration::from_secs(3600))
+            .is_ok_and(|t| {
+                t.elapsed()
+                    .map_or(true, |age| age < std::time::Duration::from_secs(3600))
+            })
     };
     recent(scratch) || recent(&scratch.join("tmp"))
 }
@@ -922,6 +925,21 @@ mod tests {
             "a build of another host's stays while it changes"
         );
         assert!(done.exists());
+        // Changed "in the future" by a clock ahead of this host's: still under way.
+        let ahead = tmp
+            .path()
+            .join(format!(".tmp-{}-1073741822-0", "5".repeat(32)));
+        std::fs::create_dir_all(&ahead).unwrap();
+        let later = std::time::SystemTime::now() + std::time::Duration::from_secs(30);
+        std::fs::File::open(&ahead)
+            .unwrap()
+            .set_modified(later)
+            .unwrap();
+        cache.remove_stale_scratch();
+        assert!(
+            ahead.exists(),
+            "a build changed by a clock ahead of ours stays"
+        );
     }
 
     #[test]

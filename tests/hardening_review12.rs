@@ -6,7 +6,8 @@ use crate::common::{self, project, stderr, sweep};
 use crate::hardening::write;
 use std::path::Path;
 
-fn spec_with_flags(compiler: &str, flags: &str) -> String {
+/// The saw spec built by `compiler` with `flags` (a TOML list's items), over threads 1 and 2.
+pub(crate) fn spec_with_flags(compiler: &str, flags: &str) -> String {
     format!("bench = \"hostsaw\"\ncompiler = \"{compiler}\"\nflags = [{flags}]\n[vars]\nmode = \"ok\"\nslow_ms = 0\n[[axis]]\nname = \"threads\"\nrange = [1, 2]\n[[metric]]\nname = \"saw\"\nunit = \"MFlops\"\n")
 }
 

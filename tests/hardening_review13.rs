@@ -1,14 +1,12 @@
-//! Review 13 of issue 38 (the round after 12): builds that wrote outside the output folder
-//! through flags sweep's list did not know. Each fixed with a test that failed before: the flags
-//! are refused by name, and every build is confined by the kernel (Landlock) to its scratch
-//! folder, whatever its flags or its compiler do.
+//! Reviews 13 and 14 of issue 38 (the rounds after 12), each finding fixed with a test that
+//! failed before: builds that wrote outside the output folder through flags sweep's list did not
+//! know (refused by name, and every build confined by the kernel, Landlock, to its scratch
+//! folder), what a build leaves at sweep's own names, and the read side's compare senses and
+//! units, rows no manifest lists, texts with edge blanks, x of inf or nan, links at export names.
 
 use crate::common::{project, stderr, sweep};
 use crate::hardening::write;
-
-fn spec(compiler: &str, flags: &str) -> String {
-    format!("bench = \"hostsaw\"\ncompiler = \"{compiler}\"\nflags = [{flags}]\n[vars]\nmode = \"ok\"\nslow_ms = 0\n[[axis]]\nname = \"threads\"\nrange = [1, 2]\n[[metric]]\nname = \"saw\"\nunit = \"MFlops\"\n")
-}
+use crate::hardening_review12::spec_with_flags as spec;
 
 /// Review 13a, F1-F4: `-Xassembler -adhln=FILE` and `-Xpreprocessor -MD -Xpreprocessor FILE`
 /// (the next word goes to the tool), gold's `--print-symbol-counts=FILE`, nvcc's
@@ -121,20 +119,54 @@ fn a_build_cannot_write_outside_its_scratch_folder() {
     }
 }
 
-/// Two runs of `spec` under `p/output/<dir>`, their run folders.
+/// `sweep run SPEC -q --no-analyze --output p/<out>` (it must succeed): its run folder.
+fn run_into(p: &std::path::Path, spec: &str, out: &str) -> std::path::PathBuf {
+    let o = sweep(p)
+        .args(["run", spec, "-q", "--no-analyze", "--output"])
+        .arg(p.join(out))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = std::fs::read_to_string(p.join(spec)).unwrap();
+    // The spec's own `name`, before its first table (a metric's or an axis's is not it).
+    let name = text
+        .lines()
+        .take_while(|l| !l.starts_with('['))
+        .find_map(|l| l.strip_prefix("name = \""))
+        .map(|n| n.trim_end_matches('"').to_string())
+        .unwrap_or_else(|| {
+            let stem = std::path::Path::new(spec).file_stem().unwrap();
+            stem.to_string_lossy().into_owned()
+        });
+    crate::common::run_dirs(&p.join(out).join(name))[0].clone()
+}
+
+/// Two runs of `spec`, into `p/a` and `p/b`.
 fn two_runs(p: &std::path::Path, spec: &str) -> (std::path::PathBuf, std::path::PathBuf) {
-    let mut runs = Vec::new();
-    for out in ["a", "b"] {
-        let o = sweep(p)
-            .args(["run", spec, "-q", "--no-analyze", "--output"])
-            .arg(p.join(out))
-            .output()
-            .unwrap();
-        assert!(o.status.success(), "{}", stderr(&o));
-        let name = std::path::Path::new(spec).file_stem().unwrap();
-        runs.push(crate::common::run_dirs(&p.join(out).join(name))[0].clone());
-    }
-    (runs.remove(0), runs.remove(0))
+    (run_into(p, spec, "a"), run_into(p, spec, "b"))
+}
+
+/// `sweep compare A B`: its exit code and stderr.
+fn compare(p: &std::path::Path, a: &std::path::Path, b: &std::path::Path) -> (Option<i32>, String) {
+    let out = sweep(p).arg("compare").arg(a).arg(b).output().unwrap();
+    (out.status.code(), stderr(&out))
+}
+
+/// A run of the saw spec over `threads`, in `p/output/saw`: its run folder.
+fn saw_run(p: &std::path::Path, threads: &str) -> std::path::PathBuf {
+    let out = sweep(p)
+        .args([
+            "run",
+            "sweeps/saw.toml",
+            "-q",
+            "--no-analyze",
+            "-a",
+            threads,
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    crate::common::run_dirs(&p.join("output/saw"))[0].clone()
 }
 
 /// Every value of `column` in the CSVs of `run` (results and controls) scaled by `by`.
@@ -201,25 +233,12 @@ fn compare_refuses_one_column_in_two_units() {
     let spec = |unit: &str| {
         format!("name = \"bw\"\nbench = \"hostsaw\"\ncompiler = \"cc\"\n[vars]\nmode = \"ok\"\nslow_ms = 0\n[[axis]]\nname = \"threads\"\nrange = [1, 4]\n[[metric]]\nname = \"bw\"\nunit = \"{unit}\"\nregex = 'MFlops: (?P<value>[0-9.]+)'\n")
     };
-    let mut runs = Vec::new();
-    for (out, unit) in [("a", "MB/s"), ("b", "Mb/s")] {
-        write(p.path(), "sweeps/bw.toml", &spec(unit));
-        let o = sweep(p.path())
-            .args(["run", "sweeps/bw.toml", "-q", "--no-analyze", "--output"])
-            .arg(p.path().join(out))
-            .output()
-            .unwrap();
-        assert!(o.status.success(), "{}", stderr(&o));
-        runs.push(crate::common::run_dirs(&p.path().join(out).join("bw"))[0].clone());
-    }
-    let out = sweep(p.path())
-        .arg("compare")
-        .arg(&runs[0])
-        .arg(&runs[1])
-        .output()
-        .unwrap();
-    let err = stderr(&out);
-    assert_eq!(out.status.code(), Some(3), "{err}");
+    write(p.path(), "sweeps/bw.toml", &spec("MB/s"));
+    let a = run_into(p.path(), "sweeps/bw.toml", "a");
+    write(p.path(), "sweeps/bw.toml", &spec("Mb/s"));
+    let b = run_into(p.path(), "sweeps/bw.toml", "b");
+    let (code, err) = compare(p.path(), &a, &b);
+    assert_eq!(code, Some(3), "{err}");
     assert!(
         err.contains("is in MB/s in") && err.contains("and in Mb/s in"),
         "{err}"
@@ -232,19 +251,7 @@ fn compare_refuses_one_column_in_two_units() {
 #[test]
 fn a_row_of_a_point_the_manifest_does_not_list_is_refused() {
     let p = project();
-    let out = sweep(p.path())
-        .args([
-            "run",
-            "sweeps/saw.toml",
-            "-q",
-            "--no-analyze",
-            "-a",
-            "threads=1:8",
-        ])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
-    let run = crate::common::run_dirs(&p.path().join("output/saw"))[0].clone();
+    let run = saw_run(p.path(), "threads=1:8");
     let csv = run.join("results.csv");
     let text = std::fs::read_to_string(&csv).unwrap();
     let last = text.lines().last().unwrap().to_string();
@@ -274,13 +281,14 @@ fn a_row_of_a_point_the_manifest_does_not_list_is_refused() {
     }
 }
 
-/// Review 13b, F10/F11: `"1"` and `" 1"` (or `"x"` and `"x "`) ran as two points that every reader
-/// of results.csv, which trims its cells, read as one: analyze averaged them, compare refused the
-/// run. A text with blanks at its edge is refused at spec read with the axis named.
+/// Review 13b, F11: `"1"` and `" 1"` ran as two points that every reader of results.csv, which
+/// reads a padded number as the number, took for one x: analyze averaged them. A number written
+/// with blanks at its edge is refused at spec read with the axis named; text keeps its blanks
+/// (`"  lead"` and `"lead"` are two groups: hardening::group_values_keep_their_blanks_in_the_analysis).
 #[test]
-fn an_axis_text_with_blanks_at_its_edge_is_refused() {
+fn an_axis_number_with_blanks_at_its_edge_is_refused() {
     let p = project();
-    for values in ["[\"1\", \" 1\", \"2\"]", "[\"x\", \"x \"]"] {
+    for values in ["[\"1\", \" 1\", \"2\"]", "[\"2.5 \", \"3\"]"] {
         write(
             p.path(),
             "sweeps/b.toml",
@@ -293,7 +301,8 @@ fn an_axis_text_with_blanks_at_its_edge_is_refused() {
         let err = stderr(&out);
         assert_eq!(out.status.code(), Some(3), "{values}: {err}");
         assert!(
-            err.contains("axis `k` has the value") && err.contains("blanks at its edge"),
+            err.contains("axis `k` has the value")
+                && err.contains("a number with blanks at its edge"),
             "{err}"
         );
     }
@@ -326,19 +335,7 @@ fn an_x_of_inf_or_nan_is_named_not_dropped() {
 #[test]
 fn a_manifest_that_lists_a_metric_twice_is_refused() {
     let p = project();
-    let out = sweep(p.path())
-        .args([
-            "run",
-            "sweeps/saw.toml",
-            "-q",
-            "--no-analyze",
-            "-a",
-            "threads=1:4",
-        ])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
-    let run = crate::common::run_dirs(&p.path().join("output/saw"))[0].clone();
+    let run = saw_run(p.path(), "threads=1:4");
     let mut m = crate::common::manifest(&run);
     let metric = m["metrics"][0].clone();
     m["metrics"].as_array_mut().unwrap().push(metric);
@@ -369,19 +366,7 @@ fn a_manifest_that_lists_a_metric_twice_is_refused() {
 #[test]
 fn export_json_replaces_a_link_in_its_place_and_writes_nothing_through_it() {
     let p = project();
-    let out = sweep(p.path())
-        .args([
-            "run",
-            "sweeps/saw.toml",
-            "-q",
-            "--no-analyze",
-            "-a",
-            "threads=1:4",
-        ])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
-    let run = crate::common::run_dirs(&p.path().join("output/saw"))[0].clone();
+    let run = saw_run(p.path(), "threads=1:4");
     let victim = p.path().join("victim.txt");
     std::fs::write(&victim, "mine\n").unwrap();
     std::fs::create_dir_all(run.join("export")).unwrap();
@@ -405,25 +390,12 @@ fn compare_refuses_runs_whose_specs_disagree_on_which_way_is_better() {
     let spec = |better: &str| {
         format!("name = \"en\"\nbench = \"hostsaw\"\ncompiler = \"cc\"\n[vars]\nmode = \"ok\"\nslow_ms = 0\n[[axis]]\nname = \"threads\"\nrange = [1, 4]\n[[metric]]\nname = \"energy\"\nunit = \"J\"\nbetter = \"{better}\"\nregex = 'MFlops: (?P<value>[0-9.]+)'\n")
     };
-    let mut runs = Vec::new();
-    for (out, better) in [("a", "lower"), ("b", "higher")] {
-        write(p.path(), "sweeps/en.toml", &spec(better));
-        let o = sweep(p.path())
-            .args(["run", "sweeps/en.toml", "-q", "--no-analyze", "--output"])
-            .arg(p.path().join(out))
-            .output()
-            .unwrap();
-        assert!(o.status.success(), "{}", stderr(&o));
-        runs.push(crate::common::run_dirs(&p.path().join(out).join("en"))[0].clone());
-    }
-    let out = sweep(p.path())
-        .arg("compare")
-        .arg(&runs[0])
-        .arg(&runs[1])
-        .output()
-        .unwrap();
-    let err = stderr(&out);
-    assert_eq!(out.status.code(), Some(3), "{err}");
+    write(p.path(), "sweeps/en.toml", &spec("lower"));
+    let a = run_into(p.path(), "sweeps/en.toml", "a");
+    write(p.path(), "sweeps/en.toml", &spec("higher"));
+    let b = run_into(p.path(), "sweeps/en.toml", "b");
+    let (code, err) = compare(p.path(), &a, &b);
+    assert_eq!(code, Some(3), "{err}");
     assert!(err.contains("their specs' `better` differ"), "{err}");
 }
 
@@ -517,4 +489,43 @@ fn a_confined_build_may_write_to_its_own_log() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+}
+
+/// Review 15, F4: a Ctrl-C while the compiler answered `--version` ended sweep at once (exit 130,
+/// as it should before the run has its folder) and left the query's own folder,
+/// `sweep-query-<pid>-<n>/`, under TMPDIR. It goes with sweep.
+#[test]
+fn an_interrupt_during_the_compilers_version_leaves_no_folder_under_tmpdir() {
+    let p = project();
+    let w = write(
+        p.path(),
+        "tools/slowv-cc",
+        "#!/bin/sh\ncase \"$1\" in --version) echo hi > \"$TMPDIR/x\"; sleep 30; exec cc --version;; esac\nexec cc \"$@\"\n",
+    );
+    std::fs::set_permissions(&w, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    write(
+        p.path(),
+        "sweeps/v.toml",
+        &spec(&w.display().to_string(), ""),
+    );
+    let tmpd = p.path().join("tmpd");
+    std::fs::create_dir(&tmpd).unwrap();
+    let mut child = crate::common::sweep_process(p.path())
+        .args(["run", "sweeps/v.toml", "-q", "--no-analyze"])
+        .env("TMPDIR", &tmpd)
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // Until the query is under way (its folder holds the wrapper's file).
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while std::fs::read_dir(&tmpd).unwrap().next().is_none() && std::time::Instant::now() < until {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    // SAFETY: kill only sends a signal to the child started above.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130), "{status:?}");
+    let left: Vec<_> = std::fs::read_dir(&tmpd).unwrap().collect();
+    assert!(left.is_empty(), "left under TMPDIR: {left:?}");
 }

@@ -151,16 +151,16 @@ fn a_header_edited_by_hand_is_refused_naming_the_column_that_differs() {
 }
 
 /// `sweeps/hang.toml`: saw.toml over threads 1..2 built by `tools/hangcc`, a compiler that on
-/// `--version` writes its pid to `hangcc.pid` and then never answers; `build_timeout_s` as given.
+/// `--version` writes its pid to `hangcc.pid` in its TMPDIR and then never answers;
+/// `build_timeout_s` as given. The query may write in its own folder alone (it is confined, as
+/// builds are): sweep runs with TMPDIR `<p>/tmpd`, the folder returned, where [`pid_in`] finds it.
 fn hanging_compiler(p: &Path, build_timeout_s: u32) -> PathBuf {
     let cc = p.join("tools/hangcc");
-    let pid = p.join("hangcc.pid");
+    let tmpd = p.join("tmpd");
+    std::fs::create_dir_all(&tmpd).unwrap();
     crate::common::script(
         &cc,
-        &format!(
-            "#!/bin/sh\nif [ \"$1\" = --version ]; then echo $$ > '{}'; exec sleep 1000; fi\nexec cc \"$@\"\n",
-            pid.display()
-        ),
+        "#!/bin/sh\nif [ \"$1\" = --version ]; then echo $$ > \"$TMPDIR/hangcc.pid\"; exec sleep 1000; fi\nexec cc \"$@\"\n",
     );
     saw_with_axis(p, "hang", "range = [1, 2]");
     let spec = std::fs::read_to_string(p.join("sweeps/hang.toml"))
@@ -173,20 +173,28 @@ fn hanging_compiler(p: &Path, build_timeout_s: u32) -> PathBuf {
             ),
         );
     write(p, "sweeps/hang.toml", &spec);
-    pid
+    tmpd
 }
 
-/// The pid written in `file` once it is there (at most 20 s).
-fn pid_in(file: &Path) -> i32 {
+/// The pid that `hangcc.pid` holds, in a folder under `tmpd`, once it is there (at most 20 s).
+fn pid_in(tmpd: &Path) -> i32 {
     let t0 = std::time::Instant::now();
     loop {
-        if let Some(pid) = std::fs::read_to_string(file)
-            .ok()
-            .and_then(|s| s.trim().parse().ok())
-        {
+        let pid = std::fs::read_dir(tmpd).ok().and_then(|dirs| {
+            dirs.filter_map(Result::ok).find_map(|d| {
+                std::fs::read_to_string(d.path().join("hangcc.pid"))
+                    .ok()
+                    .and_then(|s| s.trim().parse().ok())
+            })
+        });
+        if let Some(pid) = pid {
             return pid;
         }
-        assert!(t0.elapsed().as_secs() < 20, "no {}", file.display());
+        assert!(
+            t0.elapsed().as_secs() < 20,
+            "no hangcc.pid under {}",
+            tmpd.display()
+        );
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
 }
@@ -219,12 +227,15 @@ fn gone(pid: i32) -> bool {
 #[test]
 fn a_compiler_that_never_answers_its_version_stops_the_run_at_the_build_timeout() {
     let p = project();
-    let pid = hanging_compiler(p.path(), 2);
+    let tmpd = hanging_compiler(p.path(), 2);
     let mut child = crate::common::sweep_process(p.path())
         .args(["run", "sweeps/hang.toml", "-q"])
+        .env("TMPDIR", &tmpd)
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
+    // Read while the query runs: its folder goes with it.
+    let pid = pid_in(&tmpd);
     let t0 = std::time::Instant::now();
     while child.try_wait().unwrap().is_none() {
         if t0.elapsed().as_secs() > 30 {
@@ -240,7 +251,7 @@ fn a_compiler_that_never_answers_its_version_stops_the_run_at_the_build_timeout(
         err.contains("hangcc --version` within 2 s") && err.lines().count() == 1,
         "{err}"
     );
-    assert!(gone(pid_in(&pid)), "the compiler's process was killed");
+    assert!(gone(pid), "the compiler's process was killed");
 }
 
 /// Review 7, H1 (the second half): a second Ctrl-C while sweep waited for `--version` ended
@@ -249,13 +260,14 @@ fn a_compiler_that_never_answers_its_version_stops_the_run_at_the_build_timeout(
 #[test]
 fn a_second_ctrl_c_while_the_compiler_is_asked_its_version_kills_it() {
     let p = project();
-    let pid_file = hanging_compiler(p.path(), 300);
+    let tmpd = hanging_compiler(p.path(), 300);
     let mut child = crate::common::sweep_process(p.path())
         .args(["run", "sweeps/hang.toml", "-q"])
+        .env("TMPDIR", &tmpd)
         .stderr(std::process::Stdio::null())
         .spawn()
         .unwrap();
-    let pid = pid_in(&pid_file);
+    let pid = pid_in(&tmpd);
     for _ in 0..2 {
         // SAFETY: signals the child this test started.
         unsafe { libc::kill(child.id() as i32, libc::SIGINT) };

@@ -87,11 +87,13 @@ fn install_ctrl_c(
         // point to finish and no row to keep, so nothing is waited for.
         if !again && cancel.run_dir().is_none() {
             sweep::exec::kill_all();
+            sweep::exec::remove_query_folders();
             say("\ninterrupted before any point ran: what it started is killed; run the same command again");
             std::process::exit(exit::INTERRUPTED);
         }
         if again || cancel.is_sweep_over() {
             sweep::exec::kill_all();
+            sweep::exec::remove_query_folders();
             cancel.mark_interrupted();
             if again {
                 say("\ninterrupted twice: children killed; finished rows are in the CSV");

@@ -406,11 +406,35 @@ pub fn query_confined(program: &str, args: &[&str], timeout: Duration) -> Result
         N.fetch_add(1, std::sync::atomic::Ordering::SeqCst)
     ));
     let confined = std::fs::create_dir(&dir).is_ok();
+    if confined {
+        if let Ok(mut dirs) = QUERY_DIRS.lock() {
+            dirs.push(dir.clone());
+        }
+    }
     let answer = query_in(program, args, timeout, confined.then_some(dir.as_path()));
     if confined {
         let _ = std::fs::remove_dir_all(&dir);
+        if let Ok(mut dirs) = QUERY_DIRS.lock() {
+            dirs.retain(|d| *d != dir);
+        }
     }
     answer
+}
+
+/// The folders of the confined queries under way ([`query_confined`]).
+static QUERY_DIRS: std::sync::Mutex<Vec<std::path::PathBuf>> = std::sync::Mutex::new(Vec::new());
+
+/// Removes the folders of the confined queries under way: sweep is ending at once (an interrupt
+/// before the run has its folder), and the query would not remove its own (review 15 F4: a Ctrl-C
+/// during the compiler's `--version` left `sweep-query-<pid>-<n>/` under TMPDIR).
+pub fn remove_query_folders() {
+    let dirs = QUERY_DIRS
+        .lock()
+        .map(|mut d| std::mem::take(&mut *d))
+        .unwrap_or_default();
+    for dir in dirs {
+        let _ = std::fs::remove_dir_all(dir);
+    }
 }
 
 /// Why a [`query_within`] gave no answer.

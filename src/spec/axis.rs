@@ -75,7 +75,7 @@ pub enum AxisError {
         value: String,
         flag: String,
     },
-    #[error("axis `{name}` has the value {value:?}, with blanks at its edge (hint: the readers of results.csv trim every cell, so it would read as another value of the axis; write it without)")]
+    #[error("axis `{name}` has the value {value:?}, a number with blanks at its edge (hint: the readers of results.csv read a padded number as the number, so it would be one x with the number written without them; write it without)")]
     EdgeBlanks { name: String, value: String },
     #[error("axis `{name}` has `{a}` and `{b}`, two values that are one number (hint: the analysis and the charts would read their points as one x and average them; write each number once)")]
     OneNumber { name: String, a: String, b: String },
@@ -331,13 +331,12 @@ pub(super) fn expand_axis(a: &AxisFile, nvcc: bool) -> Result<Axis, AxisError> {
             value: *value,
         });
     }
-    // A text with blanks at its edge: every reader of results.csv trims its cells, so `" 1"`
-    // and `"1"` (or `"x "` and `"x"`) would be read as one value, their points averaged or
-    // refused as one point written twice (review 13b F10, F11).
-    if let Some(Value::Str(text)) = values
-        .iter()
-        .find(|v| matches!(v, Value::Str(t) if t.trim() != t.as_str()))
-    {
+    // A number written with blanks at its edge: the readers of results.csv read a padded number
+    // as the number, so `" 1"` and `"1"` would be one x, their points averaged (review 13b F11).
+    // Text keeps its blanks (`"  lead"` and `"lead"` are two groups).
+    if let Some(Value::Str(text)) = values.iter().find(
+        |v| matches!(v, Value::Str(t) if t.trim() != t.as_str() && t.trim().parse::<f64>().is_ok()),
+    ) {
         return Err(AxisError::EdgeBlanks {
             name: name.clone(),
             value: crate::units::visible(text).into_owned(),
