@@ -104,19 +104,52 @@ pub enum CleanError {
     },
 }
 
-/// The process a `.tmp-<key>-<pid>-<n>` or `.in-use-<pid>-<n>` name belongs to.
-fn pid_of(rest: &str) -> Option<i32> {
-    rest.rsplit('-').nth(1).and_then(|p| p.parse::<i32>().ok())
+use crate::owner::{alive, owner, pid_and_host};
+
+/// The owner part of a `.in-use-<owner>-<n>` name, or of what follows `.tmp-<key>-`: all but the
+/// last `-<n>`. Older sweeps wrote the pid alone.
+fn owner_of(rest: &str) -> Option<&str> {
+    rest.rsplit_once('-')
+        .filter(|(owner, n)| !owner.is_empty() && n.parse::<u64>().is_ok())
+        .map(|(owner, _)| owner)
 }
 
-/// Whether process `pid` exists (one of another user's counts).
-fn alive(pid: Option<i32>) -> bool {
-    // SAFETY: kill with signal 0 only asks whether the process exists.
-    pid.is_some_and(|p| {
-        p > 0
-            && (unsafe { libc::kill(p, 0) } == 0
-                || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM))
-    })
+/// What the cache can tell of the sweep that owns a name.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Owner {
+    /// It holds the lock on one of its lists, or (an older sweep's, or one that could make no
+    /// list) its pid lives here.
+    Running,
+    /// Its list is there and no process of this kernel holds it: the sweep is gone.
+    Gone,
+    /// Nothing tells (a host whose locks this one cannot see, a file system without them): what
+    /// changed within the hour is taken for under way.
+    Unknown,
+}
+
+/// Whether the list at `path` is locked by its sweep: Some(true) held, Some(false) free, None
+/// where the file system tells nothing (no lock could be tried).
+fn list_held(path: &Path) -> Option<bool> {
+    use std::os::fd::AsRawFd;
+    // Opened for writing: NFS emulates flock with locks that need it.
+    let f = std::fs::OpenOptions::new().append(true).open(path).ok()?;
+    // SAFETY: flock on a descriptor we own; what it takes goes when `f` closes.
+    if unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0 {
+        return Some(false);
+    }
+    (std::io::Error::last_os_error().raw_os_error() == Some(libc::EWOULDBLOCK)).then_some(true)
+}
+
+/// How sure a name's recent change must be for an [`Owner::Unknown`] to count as under way.
+const RECENT: std::time::Duration = std::time::Duration::from_secs(3600);
+
+/// Whether `path` changed within [`RECENT`]. A time in the future (another host's clock, on a
+/// shared file system) is recent too (review 15 F3: it read as old, and the build in progress
+/// was removed).
+fn recent(path: &Path) -> bool {
+    std::fs::metadata(path)
+        .and_then(|m| m.modified())
+        .is_ok_and(|t| t.elapsed().map_or(true, |age| age < RECENT))
 }
 
 /// What a running sweep holds of the cache: the entries it looked up or built, listed in its
@@ -124,18 +157,35 @@ fn alive(pid: Option<i32>) -> bool {
 /// it removes none of them (its points would turn into failed builds or runs).
 pub struct Holder {
     path: PathBuf,
-    /// The list's file (None: it could not be made, and nothing is protected) and its keys.
-    list: std::sync::Mutex<(Option<std::fs::File>, std::collections::HashSet<String>)>,
+    /// The list's file, locked while this lives (None: it could not be made, and nothing is
+    /// protected), its keys, and when it was last changed.
+    list: std::sync::Mutex<HolderList>,
 }
 
+type HolderList = (
+    Option<std::fs::File>,
+    std::collections::HashSet<String>,
+    std::time::Instant,
+);
+
 impl Holder {
+    /// Lists `key`; the list's time is kept recent while the sweep uses it, for the hosts that
+    /// cannot see its lock ([`Owner::Unknown`]).
     fn add(&self, key: &str) {
         use std::io::Write;
         if let Ok(mut l) = self.list.lock() {
-            let (file, keys) = &mut *l;
-            if let (Some(f), true) = (file.as_mut(), keys.insert(key.to_string())) {
+            let (file, keys, touched) = &mut *l;
+            let Some(f) = file.as_mut() else {
+                return;
+            };
+            if keys.insert(key.to_string()) {
                 let _ = f.write_all(format!("{key}\n").as_bytes());
+            } else if touched.elapsed() > RECENT / 12 {
+                let _ = f.set_modified(SystemTime::now());
+            } else {
+                return;
             }
+            *touched = std::time::Instant::now();
         }
     }
 }
@@ -154,13 +204,18 @@ fn is_key(name: &str) -> bool {
 }
 
 /// Whether the folder at `path`, named `name`, is an entry: a key, holding no file but an
-/// entry's ([`ENTRY_FILES`]).
+/// entry's ([`ENTRY_FILES`]), or sweep's list of what its build read ([`DEPS`], with the
+/// binary's line) beside what else the build wrote there (`-gsplit-dwarf`'s `.dwo`,
+/// `-fstack-usage`'s `.su`: such entries were used by runs and unseen by stats and `clean`,
+/// review 15 F5).
 fn is_entry(name: &str, path: &Path) -> bool {
     is_key(name)
-        && std::fs::read_dir(path).is_ok_and(|read| {
+        && (std::fs::read_dir(path).is_ok_and(|read| {
             read.filter_map(Result::ok)
                 .all(|e| ENTRY_FILES.iter().any(|f| e.file_name() == *f))
-        })
+        }) || std::fs::symlink_metadata(path.join(DEPS)).is_ok_and(|m| m.is_file())
+            && crate::parse::read_part(&path.join(DEPS), 1 << 12, true)
+                .is_some_and(|(text, _)| text.lines().any(|l| l.starts_with(BINARY_LINE))))
 }
 
 fn is_scratch(name: &str) -> bool {
@@ -327,17 +382,24 @@ impl Cache {
     pub fn holder(&self) -> Holder {
         static NEXT: AtomicUsize = AtomicUsize::new(0);
         let n = NEXT.fetch_add(1, Ordering::Relaxed);
-        let path = self.dir.join(format!("{IN_USE}{}-{n}", std::process::id()));
+        let path = self.dir.join(format!("{IN_USE}{}-{n}", owner()));
         // A `clean` removes the folder when it holds nothing else: made again until the list is
-        // in it (the list keeps the folder from then on).
+        // in it (the list keeps the folder from then on). Locked as it is made, under the
+        // cache's lock: a `clean` sees no list or a held one.
         let file = (0..20).find_map(|_| {
-            self.make_dir()
+            use std::os::fd::AsRawFd;
+            let _shared = self.locked(libc::LOCK_SH);
+            let f = self
+                .make_dir()
                 .and_then(|()| std::fs::File::create(&path))
-                .ok()
+                .ok()?;
+            // SAFETY: flock on a descriptor we own; released when the file closes with the holder.
+            unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
+            Some(f)
         });
         Holder {
             path,
-            list: std::sync::Mutex::new((file, Default::default())),
+            list: std::sync::Mutex::new((file, Default::default(), std::time::Instant::now())),
         }
     }
 
@@ -470,25 +532,88 @@ impl Cache {
         std::fs::write(scratch.join(DEPS), text)
     }
 
-    /// The keys running sweeps hold; the lists of sweeps that are gone are removed.
-    fn held_keys(&self) -> std::collections::HashSet<String> {
-        let mut keys = std::collections::HashSet::new();
+    /// The lists in the folder by owner, with what they tell of it ([`Owner`]).
+    fn lists(&self) -> HashMap<String, (Owner, Vec<PathBuf>)> {
+        let mut lists: HashMap<String, (Option<bool>, Vec<PathBuf>)> = HashMap::new();
         let Ok(read) = std::fs::read_dir(&self.dir) else {
-            return keys;
+            return HashMap::new();
         };
         for e in read.filter_map(Result::ok) {
             let name = e.file_name().to_string_lossy().into_owned();
-            let Some(rest) = name.strip_prefix(IN_USE) else {
+            let Some(owner) = name.strip_prefix(IN_USE).and_then(owner_of) else {
                 continue;
             };
-            if !alive(pid_of(rest)) {
-                let _ = std::fs::remove_file(e.path());
-                continue;
+            let (held, paths) = lists.entry(owner.to_string()).or_default();
+            *held = match (*held, list_held(&e.path())) {
+                (Some(true), _) | (_, Some(true)) => Some(true),
+                (Some(false), _) | (_, Some(false)) => Some(false),
+                _ => None,
+            };
+            paths.push(e.path());
+        }
+        lists
+            .into_iter()
+            .map(|(owner, (held, paths))| {
+                let host = pid_and_host(&owner).1;
+                let state = match (held, owner_without_list(&owner)) {
+                    (Some(true), _) => Owner::Running,
+                    (Some(false), _) if host.is_some() && crate::owner::of_this_host(&owner) => {
+                        Owner::Gone
+                    }
+                    // An older sweep's list (a pid alone, never locked) went with its pid.
+                    (_, Owner::Unknown) if host.is_none() => Owner::Gone,
+                    (_, state) => state,
+                };
+                (owner, (state, paths))
+            })
+            .collect()
+    }
+
+    /// The keys running sweeps hold; the lists of sweeps that are gone are removed (of an
+    /// [`Owner::Unknown`], once they did not change for an hour).
+    fn held_keys(
+        &self,
+        lists: &HashMap<String, (Owner, Vec<PathBuf>)>,
+    ) -> std::collections::HashSet<String> {
+        let mut keys = std::collections::HashSet::new();
+        for (state, paths) in lists.values() {
+            let state = *state;
+            for path in paths {
+                if state == Owner::Gone || (state == Owner::Unknown && !recent(path)) {
+                    let _ = std::fs::remove_file(path);
+                    continue;
+                }
+                let text = std::fs::read_to_string(path).unwrap_or_default();
+                keys.extend(text.lines().map(str::to_string));
             }
-            let text = std::fs::read_to_string(e.path()).unwrap_or_default();
-            keys.extend(text.lines().map(str::to_string));
         }
         keys
+    }
+
+    /// Whether the unfinished build `name` (`.tmp-<key>-<owner>-<n>`) at `path` may still be
+    /// under way, its owner's state looked up in `lists`: its sweep runs, or nothing tells and
+    /// the folder or its TMPDIR changed within the hour. A cache on a file system that several
+    /// hosts share (Slurm shards, `--cache /shared/cache`) holds builds of other hosts' sweeps
+    /// (review 14a F3: they were removed mid-build, and their points recorded `build_failed`).
+    fn building(
+        &self,
+        name: &str,
+        path: &Path,
+        lists: &HashMap<String, (Owner, Vec<PathBuf>)>,
+    ) -> bool {
+        let owner = name
+            .strip_prefix(SCRATCH)
+            .and_then(|rest| rest.get(33..))
+            .and_then(owner_of)
+            .unwrap_or_default();
+        let state = lists
+            .get(owner)
+            .map_or_else(|| owner_without_list(owner), |(state, _)| *state);
+        match state {
+            Owner::Running => true,
+            Owner::Gone => false,
+            Owner::Unknown => recent(path) || recent(&path.join("tmp")),
+        }
     }
 
     /// The binary of `key` when it was built before. An empty binary (cut by a full disk or by
@@ -505,16 +630,18 @@ impl Cache {
     /// A fresh private folder to build into; [`Cache::commit`] moves it into place.
     pub fn scratch(&self, key: &str) -> std::io::Result<PathBuf> {
         static NEXT: AtomicUsize = AtomicUsize::new(0);
-        let n = NEXT.fetch_add(1, Ordering::Relaxed);
-        let dir = self
-            .dir
-            .join(format!("{SCRATCH}{key}-{}-{n}", std::process::id()));
-        if dir.exists() {
-            std::fs::remove_dir_all(&dir)?;
-        }
         self.make_dir()?;
-        std::fs::create_dir_all(&dir)?;
-        Ok(dir)
+        // A folder of the name that is there already is no build of this one's: left alone.
+        let mut n = NEXT.fetch_add(1, Ordering::Relaxed);
+        loop {
+            let dir = self.dir.join(format!("{SCRATCH}{key}-{}-{n}", owner()));
+            match std::fs::create_dir(&dir) {
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                    n = NEXT.fetch_add(1, Ordering::Relaxed);
+                }
+                made => return made.map(|()| dir),
+            }
+        }
     }
 
     /// Publishes a finished build atomically. When another build of the same key won the race,
@@ -581,15 +708,10 @@ impl Cache {
         let Ok(read) = std::fs::read_dir(&self.dir) else {
             return;
         };
+        let lists = self.lists();
         for e in read.filter_map(Result::ok) {
             let name = e.file_name().to_string_lossy().into_owned();
-            if !is_scratch(&name) {
-                continue;
-            }
-            let Some(rest) = name.strip_prefix(SCRATCH) else {
-                continue;
-            };
-            if !building(&e.path(), pid_of(rest)) {
+            if is_scratch(&name) && !self.building(&name, &e.path(), &lists) {
                 let _ = std::fs::remove_dir_all(e.path());
             }
         }
@@ -611,7 +733,8 @@ impl Cache {
 
     fn remove_builds(&self) -> std::io::Result<Stats> {
         let _exclusive = self.locked(libc::LOCK_EX);
-        let held = self.held_keys();
+        let lists = self.lists();
+        let held = self.held_keys(&lists);
         let mut removed = Stats::default();
         for e in std::fs::read_dir(&self.dir)?.filter_map(Result::ok) {
             let name = e.file_name().to_string_lossy().into_owned();
@@ -619,7 +742,7 @@ impl Cache {
             let in_use = if entry {
                 held.contains(&name)
             } else if is_scratch(&name) {
-                building(&e.path(), name.strip_prefix(SCRATCH).and_then(pid_of))
+                self.building(&name, &e.path(), &lists)
             } else {
                 continue;
             };
@@ -731,26 +854,14 @@ fn size(dir: &Path) -> u64 {
         .sum()
 }
 
-/// Whether the unfinished build in `scratch`, of process `pid` (by its name), may still be under
-/// way: its process lives here, or the folder or its TMPDIR changed within the hour. A cache on a
-/// file system that several hosts share (Slurm shards, `--cache /shared/cache`) holds builds of
-/// processes of other hosts, which no pid of this one tells (review 14a F3: they were removed
-/// mid-build, and their points recorded `build_failed` for good).
-fn building(scratch: &Path, pid: Option<i32>) -> bool {
-    if alive(pid) {
-        return true;
+/// What tells of an owner that has no list in the folder (an older sweep's, or one whose list
+/// could not be made): its pid, where it is this host's.
+fn owner_without_list(owner: &str) -> Owner {
+    if crate::owner::of_this_host(owner) && alive(pid_and_host(owner).0) {
+        Owner::Running
+    } else {
+        Owner::Unknown
     }
-    // A time in the future (another host's clock, on a shared file system) is recent too
-    // (review 15 F3: it read as old, and the build in progress was removed).
-    let recent = |p: &Path| {
-        std::fs::metadata(p)
-            .and_then(|m| m.modified())
-            .is_ok_and(|t| {
-                t.elapsed()
-                    .map_or(true, |age| age < std::time::Duration::from_secs(3600))
-            })
-    };
-    recent(scratch) || recent(&scratch.join("tmp"))
 }
 
 #[cfg(test)]
@@ -969,6 +1080,108 @@ mod tests {
         assert!(!dead.exists());
         drop(holder);
         assert_eq!(cache.clean().unwrap().entries, 1, "its sweep ended");
+        assert!(!cache.dir.exists());
+    }
+
+    /// An entry of `key` as a build leaves it: an executable binary and its list.
+    fn built(cache: &Cache, key: &str) {
+        std::fs::create_dir_all(cache.entry(key)).unwrap();
+        std::fs::write(cache.entry(key).join(BINARY), b"12345").unwrap();
+        executable(&cache.entry(key).join(BINARY));
+        let hash = crate::spec::hex(&Sha256::digest(b"12345")[..16]);
+        std::fs::write(
+            cache.entry(key).join(DEPS),
+            format!("# read nothing\n{BINARY_LINE}{hash}\n"),
+        )
+        .unwrap();
+    }
+
+    /// The list `.in-use-<owner>-0` of `keys`, locked (as its sweep does) while the file lives.
+    fn running(cache: &Cache, owner: &str, keys: &[&str]) -> std::fs::File {
+        use std::os::fd::AsRawFd;
+        let path = cache.dir.join(format!("{IN_USE}{owner}-0"));
+        let f = std::fs::File::create(&path).unwrap();
+        std::fs::write(&path, keys.join("\n") + "\n").unwrap();
+        // SAFETY: flock on a descriptor we own.
+        assert_eq!(unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX) }, 0);
+        f
+    }
+
+    #[test]
+    fn sweeps_are_told_apart_by_their_lock_not_by_their_pid() {
+        let tmp = tempfile::tempdir().unwrap();
+        let cache = Cache::new(tmp.path().join("cache"));
+        let me = owner();
+        let (pid, host) = pid_and_host(me);
+        assert_eq!(pid, Some(std::process::id() as i32));
+        assert_eq!(host.map(str::to_string), Some(crate::owner::host_name()));
+        // Another sweep of this very pid (in another pid namespace: review 15 F2) and one of
+        // another host, whose pid means nothing here (F1): both running.
+        let twin = format!("{}-{:016x}-{}", std::process::id(), 1, host.unwrap());
+        let far = format!("1073741824-{:016x}-elsewhere", 2);
+        let keys: Vec<String> = (1..=5).map(|d| d.to_string().repeat(32)).collect();
+        for k in &keys[..3] {
+            built(&cache, k);
+        }
+        let twin_lock = running(&cache, &twin, &[&keys[0]]);
+        let far_lock = running(&cache, &far, &[&keys[1]]);
+        let twin_build = cache.dir.join(format!("{SCRATCH}{}-{twin}-0", keys[3]));
+        let far_build = cache.dir.join(format!("{SCRATCH}{}-{far}-0", keys[4]));
+        for d in [&twin_build, &far_build] {
+            std::fs::create_dir_all(d).unwrap();
+            two_hours_old(d);
+        }
+        cache.remove_stale_scratch();
+        assert!(
+            twin_build.exists() && far_build.exists(),
+            "builds under way stay"
+        );
+        let s = cache.clean().unwrap();
+        assert_eq!((s.entries, s.in_use), (1, 4), "{s:?}");
+        assert!(cache.lookup(&keys[0]).is_some() && cache.lookup(&keys[1]).is_some());
+        // The twin ends: its list and build go at once (its lock, free, is this kernel's).
+        drop(twin_lock);
+        let s = cache.clean().unwrap();
+        assert_eq!((s.entries, s.partial, s.in_use), (1, 1, 2), "{s:?}");
+        assert!(!twin_build.exists() && cache.lookup(&keys[0]).is_none());
+        // A lock this host cannot see (another host's, on a file system without shared locks):
+        // its list protects while it changed within the hour, its old build does not.
+        drop(far_lock);
+        let s = cache.clean().unwrap();
+        assert_eq!((s.entries, s.partial, s.in_use), (0, 1, 1), "{s:?}");
+        assert!(cache.lookup(&keys[1]).is_some() && !far_build.exists());
+        two_hours_old(&cache.dir.join(format!("{IN_USE}{far}-0")));
+        assert_eq!(cache.clean().unwrap().entries, 1);
+        assert!(!cache.dir.exists(), "nothing of any sweep is left");
+    }
+
+    #[test]
+    fn a_build_folder_is_never_one_that_was_there() {
+        let tmp = tempfile::tempdir().unwrap();
+        let cache = Cache::new(tmp.path());
+        let key = "6".repeat(32);
+        for n in 0..300 {
+            let d = tmp.path().join(format!("{SCRATCH}{key}-{}-{n}", owner()));
+            std::fs::create_dir_all(&d).unwrap();
+            std::fs::write(d.join("theirs"), b"x").unwrap();
+        }
+        let mine = cache.scratch(&key).unwrap();
+        assert!(std::fs::read_dir(&mine).unwrap().next().is_none());
+        for n in 0..300 {
+            let d = tmp.path().join(format!("{SCRATCH}{key}-{}-{n}", owner()));
+            assert!(d.join("theirs").exists(), "{n}");
+        }
+    }
+
+    #[test]
+    fn an_entry_holding_what_else_its_build_wrote_is_seen_and_cleaned() {
+        let tmp = tempfile::tempdir().unwrap();
+        let cache = Cache::new(tmp.path().join("cache"));
+        let key = "7".repeat(32);
+        built(&cache, &key);
+        std::fs::write(cache.entry(&key).join("bench.dwo"), b"123").unwrap();
+        assert_eq!(cache.stats().entries, 1);
+        assert_eq!(cache.clean().unwrap().entries, 1);
         assert!(!cache.dir.exists());
     }
 

@@ -16,6 +16,7 @@ pub mod export;
 pub mod gpu;
 pub mod merge;
 pub mod overrides;
+pub mod owner;
 pub mod parse;
 pub mod points;
 pub mod profile;

@@ -63,7 +63,7 @@ impl Target {
             None => sweep_dir.clone(),
         };
         store::staging::remove_dead(&beside);
-        let stage = beside.join(format!(".merge-{}", std::process::id()));
+        let stage = beside.join(store::staging::name(".merge-"));
         if stage.exists() {
             std::fs::remove_dir_all(&stage).map_err(write_err(&stage))?;
         }

@@ -185,7 +185,7 @@ pub enum Cause {
     Run(#[from] Box<StoreError>),
 }
 
-/// Writes `bytes` to `path` through a temporary file beside it (`.<name>.<pid>.tmp`), renamed
+/// Writes `bytes` to `path` through a temporary file beside it (`.<name>.<owner>.tmp`, [`crate::owner`]), renamed
 /// over `path` once whole: a reader, or a process killed mid-write, sees the old file or the new
 /// one, never a torn or empty one.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
@@ -193,7 +193,7 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let tmp = path.with_file_name(format!(".{name}.{}.tmp", std::process::id()));
+    let tmp = path.with_file_name(format!(".{name}.{}.tmp", crate::owner::owner()));
     let done = std::fs::write(&tmp, bytes).and_then(|()| std::fs::rename(&tmp, path));
     if done.is_err() {
         let _ = std::fs::remove_file(&tmp);
@@ -274,7 +274,7 @@ pub fn new_run_dir(
     let stamp = chrono::Utc::now().format("%Y%m%dT%H%M%SZ").to_string();
     let base = output.join(sweep);
     staging::remove_dead(&base);
-    let tmp = base.join(format!(".new-{}", std::process::id()));
+    let tmp = base.join(staging::name(".new-"));
     // A failure here is the output folder's (read-only, full): named as the user gave it, not
     // as the hidden folder the run is made in; or the sweep's folder's, where a file holds its
     // name (the output folder itself is no culprit then).

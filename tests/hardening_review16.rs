@@ -1,0 +1,306 @@
+//! Review 16 of issue 38 (review 15's findings left open): the cache and the output folder knew a
+//! sweep only by a pid of this host. Two sweeps of one pid (containers, pid namespaces under
+//! Slurm) shared their build folders and lists and removed each other's builds; a `cache clean`
+//! that could not see a running sweep's pid (another host, another pid namespace) removed what it
+//! held. Each sweep is now its pid, a random part and its host, and a running one holds a lock
+//! on its list: only that lock, or an hour without a change where no lock can be seen, keeps
+//! what it holds.
+
+use crate::common::{project, rows, run_dirs, skip, stderr, sweep, sweep_process};
+use crate::hardening::write;
+use std::os::unix::process::CommandExt;
+use std::path::Path;
+
+/// How this host runs a command in a pid namespace of its own (as root, or through a user
+/// namespace); None where it cannot.
+fn pid_namespace() -> Option<Vec<&'static str>> {
+    [
+        vec!["unshare", "--pid", "--fork", "--mount-proc"],
+        vec![
+            "unshare",
+            "--user",
+            "--map-root-user",
+            "--pid",
+            "--fork",
+            "--mount-proc",
+        ],
+    ]
+    .into_iter()
+    .find(|how| {
+        std::process::Command::new(how[0])
+            .args(&how[1..])
+            .args(["sh", "-c", "test $$ = 1"])
+            .output()
+            .is_ok_and(|o| o.status.success())
+    })
+}
+
+/// `sweep` with `args` in a pid namespace of its own (`how`), in `dir`, with its own locks.
+fn isolated(how: &[&str], dir: &Path, locks: &str, args: &[&str]) -> std::process::Command {
+    let mut c = std::process::Command::new(how[0]);
+    c.args(&how[1..])
+        .arg(assert_cmd::cargo::cargo_bin("sweep"))
+        .args(args)
+        .current_dir(dir)
+        .env("SWEEP_LOCK_DIR", dir.join(locks))
+        .env_remove("SWEEP_CACHE");
+    c
+}
+
+/// A spec of `points` points of hostsaw that render alike (`pad` is in no template: one build,
+/// the others from the cache), each running `slow_ms`.
+fn padded(points: usize, slow_ms: u32, compiler: &str) -> String {
+    let pads: Vec<String> = (1..=points).map(|i| i.to_string()).collect();
+    format!(
+        "bench = \"hostsaw\"\ncompiler = \"{compiler}\"\n[vars]\nmode = \"ok\"\nslow_ms = {slow_ms}\nthreads = 4\n[[axis]]\nname = \"pad\"\nvalues = [{}]\n[[metric]]\nname = \"saw\"\nunit = \"MFlops\"\n",
+        pads.join(", ")
+    )
+}
+
+/// Every row of the one run under `out` for spec `name`, as (pad, status).
+fn statuses(out: &Path, name: &str) -> Vec<(String, String)> {
+    let run = run_dirs(&out.join(name))[0].clone();
+    rows(&run.join("results.csv"))
+        .into_iter()
+        .map(|r| (r["pad"].clone(), r["status"].clone()))
+        .collect()
+}
+
+/// Review 15 F2: two sweeps of one pid (here both pid 1, each in a pid namespace of its own, as
+/// two containers under Slurm are) building into one cache shared `.tmp-<key>-<pid>-<n>`: the
+/// second removed the first's build folder mid-build, and its points were `build_failed`.
+#[test]
+fn two_sweeps_of_one_pid_sharing_a_cache_lose_no_build() {
+    let Some(how) = pid_namespace() else {
+        skip("no pid namespace can be made here (unshare refused)");
+        return;
+    };
+    let p = project();
+    // A compiler slow enough that the two builds of one key overlap.
+    let cc = p.path().join("slow-cc");
+    crate::common::script(&cc, "#!/bin/sh\nsleep 2\nexec cc \"$@\"\n");
+    write(
+        p.path(),
+        "sweeps/pad.toml",
+        &padded(2, 0, &cc.display().to_string()),
+    );
+    let cache = p.path().join("shared-cache");
+    let start = |out: &str| {
+        isolated(
+            &how,
+            p.path(),
+            &format!("locks-{out}"),
+            &[
+                "run",
+                "sweeps/pad.toml",
+                "-q",
+                "--no-analyze",
+                "--output",
+                out,
+                "--cache",
+            ],
+        )
+        .arg(&cache)
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap()
+    };
+    let first = start("a");
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    let second = start("b");
+    for (out, child) in [("a", first), ("b", second)] {
+        let done = child.wait_with_output().unwrap();
+        assert_eq!(done.status.code(), Some(0), "{out}: {}", stderr(&done));
+        let got = statuses(&p.path().join(out), "pad");
+        assert_eq!(got.len(), 2, "{out}: {got:?}");
+        assert!(got.iter().all(|(_, s)| s == "ok"), "{out}: {got:?}");
+    }
+}
+
+/// Review 15 F1: a `sweep cache clean` that cannot see a running sweep's pid (run in another pid
+/// namespace here; another host's is the same) took its list for a dead sweep's, removed it and
+/// the entry the sweep was running from: the points left were `run_failed`. The sweep's lock on
+/// its list tells it runs, whatever its pid.
+#[test]
+fn a_clean_that_cannot_see_a_running_sweeps_pid_keeps_what_it_holds() {
+    let Some(how) = pid_namespace() else {
+        skip("no pid namespace can be made here (unshare refused)");
+        return;
+    };
+    let p = project();
+    write(p.path(), "sweeps/pad.toml", &padded(4, 1000, "cc"));
+    let cache = p.path().join("cache");
+    let run = sweep_process(p.path())
+        .args(["run", "sweeps/pad.toml", "-q", "--no-analyze", "--cache"])
+        .arg(&cache)
+        .env_remove("SWEEP_CACHE")
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Once the one build is in the cache, its first point is running from it.
+    let built = || {
+        std::fs::read_dir(&cache).is_ok_and(|d| {
+            d.filter_map(Result::ok)
+                .any(|e| e.path().join("deps.txt").exists())
+        })
+    };
+    let waited = std::time::Instant::now();
+    while !built() && waited.elapsed() < std::time::Duration::from_secs(60) {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    assert!(built(), "the build never reached the cache");
+    let clean = isolated(
+        &how,
+        p.path(),
+        "locks-clean",
+        &["cache", "clean", "--cache"],
+    )
+    .arg(&cache)
+    .output()
+    .unwrap();
+    assert_eq!(clean.status.code(), Some(0), "{}", stderr(&clean));
+    let said = crate::common::stdout(&clean) + &stderr(&clean);
+    let done = run.wait_with_output().unwrap();
+    assert_eq!(
+        done.status.code(),
+        Some(0),
+        "{}\nclean said: {said}",
+        stderr(&done)
+    );
+    let got = statuses(&p.path().join("output"), "pad");
+    assert_eq!(got.len(), 4, "{got:?}");
+    assert!(
+        got.iter().all(|(_, s)| s == "ok"),
+        "{got:?}\nclean said: {said}"
+    );
+}
+
+/// The same, with no namespace (so on every host): a list whose sweep's pid is no process here
+/// (pid 2^30, another host's) and whose lock a running process holds (the `flock` tool, for that
+/// sweep) keeps its entry from `sweep cache clean`; once the lock goes, the entry goes with
+/// `clean` as any other. A list of another host that no lock holds protects while it changed
+/// within the hour.
+#[test]
+fn a_list_is_held_by_its_lock_whatever_its_pid() {
+    if !crate::common::on_path("flock") {
+        skip("no `flock` tool on PATH");
+        return;
+    }
+    let p = project();
+    write(p.path(), "sweeps/pad.toml", &padded(1, 0, "cc"));
+    let cache = p.path().join("cache");
+    let out = sweep(p.path())
+        .args(["run", "sweeps/pad.toml", "-q", "--no-analyze", "--cache"])
+        .arg(&cache)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let key = std::fs::read_dir(&cache)
+        .unwrap()
+        .filter_map(Result::ok)
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .find(|n| n.len() == 32)
+        .unwrap();
+    let list = cache.join(format!(".in-use-1073741824-{:016x}-elsewhere-0", 7));
+    std::fs::write(&list, format!("{key}\n")).unwrap();
+    // In a group of its own: the lock is `sleep`'s too (it inherits the descriptor).
+    let mut holder = std::process::Command::new("flock")
+        .arg(&list)
+        .args(["sleep", "60"])
+        .process_group(0)
+        .spawn()
+        .unwrap();
+    // Until `flock` holds it.
+    let held = || {
+        std::process::Command::new("flock")
+            .args(["-n"])
+            .arg(&list)
+            .arg("true")
+            .status()
+            .is_ok_and(|s| !s.success())
+    };
+    let waited = std::time::Instant::now();
+    while !held() && waited.elapsed() < std::time::Duration::from_secs(10) {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let clean = |p: &Path| {
+        let out = sweep(p)
+            .args(["cache", "clean", "--cache"])
+            .arg(&cache)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", stderr(&out));
+        crate::common::stdout(&out)
+    };
+    let said = clean(p.path());
+    assert!(cache.join(&key).join("bench").exists(), "{said}");
+    assert!(list.exists(), "{said}");
+    // SAFETY: a signal to the group the holder leads.
+    unsafe { libc::kill(-(holder.id() as i32), libc::SIGKILL) };
+    holder.wait().unwrap();
+    assert!(!held());
+    // Free now, but of another host: kept while it changed within the hour, then dropped.
+    let said = clean(p.path());
+    assert!(cache.join(&key).join("bench").exists(), "{said}");
+    let then = std::time::SystemTime::now() - std::time::Duration::from_secs(7200);
+    std::fs::File::open(&list)
+        .unwrap()
+        .set_modified(then)
+        .unwrap();
+    let said = clean(p.path());
+    assert!(!cache.join(&key).exists() && !list.exists(), "{said}");
+}
+
+/// Review 15 F5: an entry holding what else its build wrote beside the binary (gcc's
+/// `-gsplit-dwarf` `.dwo`, `-fstack-usage` `.su`) was used by runs and unseen by `cache stats`
+/// ("0 builds") and `cache clean` (removed nothing).
+#[test]
+fn an_entry_with_the_builds_other_files_is_counted_and_cleaned() {
+    let p = project();
+    let spec = padded(1, 0, "cc").replace(
+        "compiler = \"cc\"\n",
+        "compiler = \"cc\"\nflags = [\"-g\", \"-gsplit-dwarf\", \"-fstack-usage\"]\n",
+    );
+    write(p.path(), "sweeps/pad.toml", &spec);
+    let cache = p.path().join("cache");
+    let out = sweep(p.path())
+        .args(["run", "sweeps/pad.toml", "-q", "--no-analyze", "--cache"])
+        .arg(&cache)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let entry = std::fs::read_dir(&cache)
+        .unwrap()
+        .filter_map(Result::ok)
+        .find(|e| e.file_name().len() == 32)
+        .unwrap()
+        .path();
+    let extra = std::fs::read_dir(&entry)
+        .unwrap()
+        .filter_map(Result::ok)
+        .filter(|e| {
+            !["bench", "build.log", "deps.txt"].contains(&&*e.file_name().to_string_lossy())
+        })
+        .count();
+    if extra == 0 {
+        skip("this cc wrote no file beside the binary for -gsplit-dwarf or -fstack-usage");
+        return;
+    }
+    let said = |what: &str| {
+        let out = sweep(p.path())
+            .args(["cache", what, "--cache"])
+            .arg(&cache)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", stderr(&out));
+        crate::common::stdout(&out)
+    };
+    assert!(
+        said("stats").contains("holds 1 build,"),
+        "{}",
+        said("stats")
+    );
+    let cleaned = said("clean");
+    assert!(cleaned.contains("removed 1 build"), "{cleaned}");
+    assert!(!entry.exists() && !cache.exists(), "{cleaned}");
+}
