@@ -304,3 +304,99 @@ fn an_entry_with_the_builds_other_files_is_counted_and_cleaned() {
     assert!(cleaned.contains("removed 1 build"), "{cleaned}");
     assert!(!entry.exists() && !cache.exists(), "{cleaned}");
 }
+
+/// Review 14b F4: a row of controls.csv under a point id the run's manifest does not list (an id
+/// edited by hand, a row of another run) was read into the spread between processes. analyze and
+/// compare refuse it as they refuse such a row of results.csv, naming the file and the row.
+#[test]
+fn a_control_rerun_of_a_point_the_manifest_does_not_list_is_refused() {
+    let p = project();
+    let out = sweep(p.path())
+        .args([
+            "run",
+            "sweeps/saw.toml",
+            "-q",
+            "--no-analyze",
+            "-a",
+            "threads=1:8",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let run = run_dirs(&p.path().join("output/saw"))[0].clone();
+    let controls = run.join("controls.csv");
+    let text = std::fs::read_to_string(&controls).expect("the saw spec re-runs controls");
+    let (header, rest) = text.split_once('\n').unwrap();
+    let forged = rest.replacen(',', "x,", 1);
+    std::fs::write(&controls, format!("{header}\n{forged}")).unwrap();
+    for args in [vec!["analyze"], vec!["compare", run.to_str().unwrap()]] {
+        let out = sweep(p.path())
+            .args(&args[..1])
+            .arg(&run)
+            .args(&args[1..])
+            .output()
+            .unwrap();
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(3), "{args:?}: {err}");
+        assert!(
+            err.contains("controls.csv` has a row of the point")
+                && err.contains("which the run's manifest does not list"),
+            "{args:?}: {err}"
+        );
+    }
+}
+
+/// Review 13b F9: a status no sweep writes (`OK` typed by hand) was read as a failure by one
+/// reader and as a gap by another, and a resume took the point for done. Every reader of a run
+/// and the resume refuse it, naming the word, the file and where.
+#[test]
+fn a_status_no_sweep_writes_is_refused_by_every_reader_and_the_resume() {
+    let p = project();
+    let out = sweep(p.path())
+        .args([
+            "run",
+            "sweeps/saw.toml",
+            "-q",
+            "--no-analyze",
+            "-a",
+            "threads=1:4",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let run = run_dirs(&p.path().join("output/saw"))[0].clone();
+    let csv = run.join("results.csv");
+    let text = std::fs::read_to_string(&csv).unwrap();
+    let edited: Vec<String> = text
+        .lines()
+        .enumerate()
+        .map(|(i, l)| match i {
+            2 => l.replacen(",ok,", ",OK,", 1),
+            _ => l.to_string(),
+        })
+        .collect();
+    std::fs::write(&csv, edited.join("\n") + "\n").unwrap();
+    let before = std::fs::read(&csv).unwrap();
+    let run_s = run.to_str().unwrap();
+    for args in [
+        vec!["analyze", run_s],
+        vec!["report", run_s],
+        vec!["export", run_s, "--format", "json"],
+        vec!["compare", run_s, run_s],
+        vec!["resume", run_s],
+    ] {
+        let out = sweep(p.path()).args(&args).output().unwrap();
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(3), "{args:?}: {err}");
+        assert!(
+            err.contains("has the status `OK` in ") && err.contains("which is none of sweep's"),
+            "{args:?}: {err}"
+        );
+        assert_eq!(err.trim().lines().count(), 1, "{args:?}: {err}");
+    }
+    assert_eq!(
+        std::fs::read(&csv).unwrap(),
+        before,
+        "a reader wrote the run"
+    );
+}

@@ -249,6 +249,23 @@ impl<'s> Session<'s> {
                 at,
             });
         }
+        // A status no sweep writes: its point neither done nor to measure (review 13b F9: the
+        // resume kept it, and every reader then refused the run).
+        let status = header
+            .iter()
+            .position(|h| h == crate::schema::STATUS_COLUMN);
+        if let Some((id, word)) = status.and_then(|c| {
+            done.iter()
+                .map(|(id, row)| (id, row.get(c).map_or("", String::as_str)))
+                .find(|(_, w)| store::Status::parse(w).is_none())
+        }) {
+            return Err(store::StoreError::UnknownStatus {
+                path: csv_path,
+                at: format!("the row of the point `{}`", crate::units::visible(id)),
+                word: crate::units::visible(word).into_owned(),
+            }
+            .into());
+        }
         let results = CsvSink::open(&csv_path, header.clone(), manifest.dialect)?;
         manifest.state = store::RunState::Running;
         manifest.finished = None;

@@ -90,6 +90,14 @@ pub enum StoreError {
         point: String,
         row: usize,
     },
+    /// A row whose status is no word sweep writes.
+    #[error("`{path}` has the status `{word}` in {at}, which is none of sweep's (hint: a status is one of {}; restore the row or remove it)", crate::schema::Status::ALL.map(|s| s.as_str()).join(", "))]
+    UnknownStatus {
+        path: PathBuf,
+        /// Which row: "its row 2 after the header", "the row of the point `p…`".
+        at: String,
+        word: String,
+    },
     #[error("cannot read `{path}`: {cause}{}", cause.read_hint())]
     Read {
         path: PathBuf,

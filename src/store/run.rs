@@ -325,6 +325,23 @@ impl Run {
                     column: axis.clone(),
                 });
             }
+            // A status no sweep writes (`OK`, `done`, edited by hand) was read as a failure by
+            // one reader and as a gap by another, unsaid (review 13b F9).
+            let status = header
+                .iter()
+                .position(|h| h == crate::schema::STATUS_COLUMN);
+            if let Some((row, word)) = status.and_then(|c| {
+                rows.iter()
+                    .enumerate()
+                    .map(|(i, r)| (i + 1, r.get(c).unwrap_or_default()))
+                    .find(|(_, w)| crate::schema::Status::parse(w).is_none())
+            }) {
+                return Err(StoreError::UnknownStatus {
+                    path: path.to_path_buf(),
+                    at: format!("its row {row} after the header"),
+                    word: crate::units::visible(word).into_owned(),
+                });
+            }
         }
         let (axes, metrics) = match &manifest {
             Some(m) => (
@@ -415,7 +432,28 @@ impl Run {
         else {
             return Ok(None);
         };
-        Run::read(&path, RunDir::of_csv(&path)).map(Some)
+        let again = Run::read(&path, RunDir::of_csv(&path))?;
+        // A re-run of a point the manifest does not list pairs with nothing of this run, or
+        // with a row of another one under an edited id (review 14b F4: it was read).
+        if let (Some(m), Some(id)) = (
+            self.manifest.as_ref().filter(|m| !m.point_ids.is_empty()),
+            again.column(crate::schema::POINT_ID_COLUMN),
+        ) {
+            let listed: std::collections::HashSet<&str> =
+                m.point_ids.iter().map(String::as_str).collect();
+            if let Some(row) = again
+                .rows
+                .iter()
+                .position(|r| !listed.contains(again.cell(r, id)))
+            {
+                return Err(StoreError::ForeignRow {
+                    point: crate::units::visible(again.cell(&again.rows[row], id)).into_owned(),
+                    path,
+                    row: row + 1,
+                });
+            }
+        }
+        Ok(Some(again))
     }
 
     /// The points' rows as the run's results: one row per point (two rows of one point are refused), whole
