@@ -400,3 +400,31 @@ fn a_status_no_sweep_writes_is_refused_by_every_reader_and_the_resume() {
         "a reader wrote the run"
     );
 }
+
+/// Review 13b F10: compare keyed text values trimmed, so a text axis with `"ok"` and `"ok "`
+/// (two values, two groups in analyze: text keeps its blanks) was refused as two rows of one
+/// point. Its 8 points are compared as 8.
+#[test]
+fn compare_keeps_the_blanks_of_text_values_as_analyze_does() {
+    let p = project();
+    write(
+        p.path(),
+        "sweeps/txt.toml",
+        "bench = \"hostsaw\"\ncompiler = \"cc\"\n[vars]\nslow_ms = 0\n[[axis]]\nname = \"mode\"\nvalues = [\"ok\", \"ok \"]\n[[axis]]\nname = \"threads\"\nrange = [1, 4]\n[[metric]]\nname = \"saw\"\nunit = \"MFlops\"\n",
+    );
+    let out = sweep(p.path())
+        .args(["run", "sweeps/txt.toml", "-q", "--no-analyze"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let run = run_dirs(&p.path().join("output/txt"))[0].clone();
+    let out = sweep(p.path())
+        .arg("compare")
+        .arg(&run)
+        .arg(&run)
+        .output()
+        .unwrap();
+    let said = crate::common::stdout(&out);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(said.contains("8 values compared: 8 same"), "{said}");
+}
