@@ -428,3 +428,67 @@ fn compare_keeps_the_blanks_of_text_values_as_analyze_does() {
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert!(said.contains("8 values compared: 8 same"), "{said}");
 }
+
+/// Review 13b F6 and F9 in `merge`: a shard holding one point's row twice was told as a point two
+/// shards share ("in X and X", exit 1), and a status no sweep writes was merged in. Both are
+/// refused as every reader of a run refuses them (exit 3, the shard's results.csv named).
+#[test]
+fn merge_refuses_a_shard_with_a_row_twice_or_an_unknown_status() {
+    let p = project();
+    write(
+        p.path(),
+        "sweeps/two.toml",
+        "bench = \"hostsaw\"\ncompiler = \"cc\"\n[vars]\nslow_ms = 0\n[[axis]]\nname = \"mode\"\nvalues = [\"ok\", \"jitter\"]\n[[axis]]\nname = \"threads\"\nrange = [1, 2]\n[[metric]]\nname = \"saw\"\nunit = \"MFlops\"\n",
+    );
+    for shard in ["0/2", "1/2"] {
+        let out = sweep(p.path())
+            .args([
+                "run",
+                "sweeps/two.toml",
+                "-q",
+                "--no-analyze",
+                "--shard",
+                shard,
+            ])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", stderr(&out));
+    }
+    let shards = run_dirs(&p.path().join("output/two"));
+    let csv = shards[0].join("results.csv");
+    let text = std::fs::read_to_string(&csv).unwrap();
+    let merge = || {
+        let out = sweep(p.path()).arg("merge").args(&shards).output().unwrap();
+        (out.status.code(), stderr(&out))
+    };
+    let last = text.lines().last().unwrap();
+    std::fs::write(&csv, format!("{text}{last}\n")).unwrap();
+    let (code, err) = merge();
+    assert_eq!(code, Some(3), "{err}");
+    assert!(
+        err.contains("results.csv` has two rows of the point"),
+        "{err}"
+    );
+    let header: Vec<&str> = text.lines().next().unwrap().split(',').collect();
+    let status = header.iter().position(|h| *h == "status").unwrap();
+    let edited: Vec<String> = text
+        .lines()
+        .enumerate()
+        .map(|(i, l)| {
+            let mut cells: Vec<&str> = l.split(',').collect();
+            if i == 1 {
+                cells[status] = "done";
+            }
+            cells.join(",")
+        })
+        .collect();
+    std::fs::write(&csv, edited.join("\n") + "\n").unwrap();
+    let (code, err) = merge();
+    assert_eq!(code, Some(3), "{err}");
+    assert!(err.contains("has the status `done` in its row 1"), "{err}");
+    assert_eq!(
+        run_dirs(&p.path().join("output/two")).len(),
+        2,
+        "a merge was written"
+    );
+}

@@ -485,7 +485,11 @@ mod tests {
         assert_eq!(key("32", comma), key("32.0", comma));
         assert_eq!(key("32", comma), key("3.2e1", comma));
         assert_eq!(key("0,5", semicolon), key("0.5", comma));
-        assert_ne!(key(" shared ", comma), key("shared", comma), "text keeps its blanks");
+        assert_ne!(
+            key(" shared ", comma),
+            key("shared", comma),
+            "text keeps its blanks"
+        );
         assert_ne!(key("32", comma), key("33", comma));
         // Integers past 2^53 stay apart; one spelled as a float still meets its integer.
         assert_ne!(

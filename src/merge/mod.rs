@@ -185,6 +185,16 @@ pub fn merge(dirs: &[PathBuf], opts: &Options) -> Result<Merged, MergeError> {
                 dir: input.name(),
                 id: id.to_string(),
             })?;
+            // Two rows of one point in one run: refused as every reader of a run refuses them,
+            // not told as a point two shards share (review 13b F6: "in X and X", exit 1).
+            if let Some(&(_, first)) = slots[k].iter().find(|(j, _)| *j == i) {
+                return Err(MergeError::Store(store::StoreError::TwoRows {
+                    path: store::RunDir::new(&input.dir).results(),
+                    point: crate::units::visible(id).into_owned(),
+                    first: first + 1,
+                    second: r + 1,
+                }));
+            }
             slots[k].push((i, r));
         }
     }
