@@ -492,3 +492,55 @@ fn merge_refuses_a_shard_with_a_row_twice_or_an_unknown_status() {
         "a merge was written"
     );
 }
+
+/// Review 13b F8: a hand-edited manifest was read two ways. Its `columns` in another order than
+/// the CSV's header were refused by export and report but read by analyze and compare; a metric's
+/// `column` edited to another column of the CSV (its median's) was read as the metric's values by
+/// analyze, export and report, and refused by compare. Every reader refuses both, naming them.
+#[test]
+fn a_hand_edited_manifest_header_or_metric_column_is_refused_by_every_reader() {
+    let p = project();
+    let out = sweep(p.path())
+        .args([
+            "run",
+            "sweeps/saw.toml",
+            "-q",
+            "--no-analyze",
+            "-a",
+            "threads=1:4",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let run = run_dirs(&p.path().join("output/saw"))[0].clone();
+    let path = run.join("manifest.json");
+    let original = std::fs::read_to_string(&path).unwrap();
+    let edits: [(&str, fn(&mut serde_json::Value)); 2] = [
+        ("has another header than its run's manifest lists", |m| {
+            let c = m["columns"].as_array_mut().unwrap();
+            let i = c.iter().position(|v| v == "saw_mflops").unwrap();
+            let j = c.iter().position(|v| v == "saw_median_mflops").unwrap();
+            c.swap(i, j);
+        }),
+        ("metric `saw` has `column` = `saw_median_mflops`", |m| {
+            m["metrics"][0]["column"] = "saw_median_mflops".into();
+        }),
+    ];
+    let run_s = run.to_str().unwrap();
+    for (said, edit) in edits {
+        let mut m: serde_json::Value = serde_json::from_str(&original).unwrap();
+        edit(&mut m);
+        std::fs::write(&path, m.to_string()).unwrap();
+        for args in [
+            vec!["analyze", run_s],
+            vec!["report", run_s],
+            vec!["export", run_s, "--format", "json"],
+            vec!["compare", run_s, run_s],
+        ] {
+            let out = sweep(p.path()).args(&args).output().unwrap();
+            let err = stderr(&out);
+            assert_eq!(out.status.code(), Some(3), "{args:?}: {err}");
+            assert!(err.contains(said), "{args:?}: {err}");
+        }
+    }
+}

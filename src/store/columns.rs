@@ -73,6 +73,25 @@ pub(super) fn from_manifest(
                 hint,
             }))
         };
+        // The column its name and unit make (`<name>_<unit slug>`): one edited to another
+        // column of the CSV (its median's, another metric's) was read as the metric's values
+        // by analyze, export and report alike, unsaid (review 13b F8).
+        let slug = crate::spec::unit_slug(&m.unit);
+        let made = if slug == m.name {
+            slug
+        } else {
+            format!("{}_{slug}", m.name)
+        };
+        if m.column != made {
+            return Err(bad(
+                "column",
+                &m.column,
+                format!(
+                    "the metric `{}` in {} is written to `{made}`",
+                    m.name, m.unit
+                ),
+            ));
+        }
         let better = match m.better.as_deref() {
             Some(b) => {
                 Some(Better::parse(b).ok_or_else(|| bad("better", b, Better::WORDS.to_string()))?)
