@@ -3,6 +3,7 @@
 //!
 //! `sweep plan` and `sweep run` both call [`expand`]: what `plan` prints is what `run` does.
 
+use crate::schema::Dialect;
 use crate::spec::{Spec, Value};
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
@@ -76,8 +77,10 @@ pub enum PointsError {
     },
     /// Two points whose values differ only in type (`1`, `1.0`, `"1"`): results.csv writes them
     /// alike, so no reader can tell their rows apart.
-    #[error("{path}: points {first} and {second} are both `{label}` in results.csv: their values differ only in type (hint: `1`, `1.0` and `\"1\"` are written alike; list the value once, in one type)")]
+    #[error("{path}: points {first} and {second} are both `{label}` in results.csv{dialect}: their values differ only in type (hint: `1`, `1.0` and `\"1\"` are written alike{}; list the value once, in one type)", if dialect.is_empty() { "" } else { ", and with a decimal comma `1.5` and `\"1,5\"`" })]
     WrittenAlike {
+        /// Where only the semicolon dialect (a decimal comma) writes them alike: which.
+        dialect: &'static str,
         path: String,
         label: String,
         first: usize,
@@ -320,9 +323,30 @@ fn no_point_twice(spec: &Spec, points: &[Point]) -> Result<(), PointsError> {
     // point stand for two (the second never runs, or counts as missing forever); values that
     // differ only in type (`1`, `1.0`, `"1"`) have ids of their own but one row's text, which
     // compare then refuses as two rows of one point.
+    // The dialect is the run's choice (`--csv-dialect`), not the spec's: refused in either, as
+    // the semicolon dialect writes `1.5` and `"1,5"` alike (review 14b F1: their rows were one
+    // point's in every reader, averaged).
+    for dialect in [Dialect::Comma, Dialect::Semicolon] {
+        no_point_written_twice(spec, points, dialect)?;
+    }
+    Ok(())
+}
+
+fn no_point_written_twice(
+    spec: &Spec,
+    points: &[Point],
+    dialect: Dialect,
+) -> Result<(), PointsError> {
     let mut seen: std::collections::HashMap<Vec<String>, usize> = std::collections::HashMap::new();
     for p in points {
-        let written: Vec<String> = p.values.iter().map(|(_, v)| v.to_string()).collect();
+        let written: Vec<String> = p
+            .values
+            .iter()
+            .map(|(_, v)| match (v, dialect) {
+                (Value::Float(x), Dialect::Semicolon) => dialect.number(*x),
+                _ => v.to_string(),
+            })
+            .collect();
         if let Some(&first) = seen.get(&written) {
             let path = spec.locate("[[axis]]");
             let (label, second) = (p.label(), p.index);
@@ -335,6 +359,10 @@ fn no_point_twice(spec: &Spec, points: &[Point]) -> Result<(), PointsError> {
                     second,
                 },
                 false => PointsError::WrittenAlike {
+                    dialect: match dialect {
+                        Dialect::Comma => "",
+                        Dialect::Semicolon => " with --csv-dialect semicolon",
+                    },
                     path,
                     label,
                     first,

@@ -544,3 +544,29 @@ fn a_hand_edited_manifest_header_or_metric_column_is_refused_by_every_reader() {
         }
     }
 }
+
+/// Review 14b F1: with `--csv-dialect semicolon` (a decimal comma) the number `1.5` and the text
+/// `"1,5"` are both written `1,5`: their two points were one point's rows to every reader,
+/// averaged. Refused at plan, whatever dialect the run will take, naming the dialect.
+#[test]
+fn values_a_decimal_comma_writes_alike_are_refused() {
+    let p = project();
+    write(
+        p.path(),
+        "sweeps/semi.toml",
+        "bench = \"hostsaw\"\ncompiler = \"cc\"\n[vars]\nslow_ms = 0\nmode = \"ok\"\n[[axis]]\nname = \"threads\"\nrange = [1, 2]\n[[axis]]\nname = \"tag\"\nvalues = [\"1,5\", 1.5]\n[[metric]]\nname = \"saw\"\nunit = \"MFlops\"\n",
+    );
+    for args in [
+        vec!["plan", "sweeps/semi.toml"],
+        vec!["run", "sweeps/semi.toml", "--csv-dialect", "semicolon", "-q"],
+    ] {
+        let out = sweep(p.path()).args(&args).output().unwrap();
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(3), "{args:?}: {err}");
+        assert!(
+            err.contains("in results.csv with --csv-dialect semicolon: their values differ only in type"),
+            "{args:?}: {err}"
+        );
+    }
+    assert!(!p.path().join("output").exists());
+}
