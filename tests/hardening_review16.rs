@@ -101,6 +101,7 @@ fn two_sweeps_of_one_pid_sharing_a_cache_lose_no_build() {
             ],
         )
         .arg(&cache)
+        .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap()
@@ -134,6 +135,7 @@ fn a_clean_that_cannot_see_a_running_sweeps_pid_keeps_what_it_holds() {
         .args(["run", "sweeps/pad.toml", "-q", "--no-analyze", "--cache"])
         .arg(&cache)
         .env_remove("SWEEP_CACHE")
+        .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
@@ -558,13 +560,21 @@ fn values_a_decimal_comma_writes_alike_are_refused() {
     );
     for args in [
         vec!["plan", "sweeps/semi.toml"],
-        vec!["run", "sweeps/semi.toml", "--csv-dialect", "semicolon", "-q"],
+        vec![
+            "run",
+            "sweeps/semi.toml",
+            "--csv-dialect",
+            "semicolon",
+            "-q",
+        ],
     ] {
         let out = sweep(p.path()).args(&args).output().unwrap();
         let err = stderr(&out);
         assert_eq!(out.status.code(), Some(3), "{args:?}: {err}");
         assert!(
-            err.contains("in results.csv with --csv-dialect semicolon: their values differ only in type"),
+            err.contains(
+                "in results.csv with --csv-dialect semicolon: their values differ only in type"
+            ),
             "{args:?}: {err}"
         );
     }

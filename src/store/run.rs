@@ -319,15 +319,6 @@ impl Run {
             m.check_lists(d.path())?;
         }
         if let Some(m) = &manifest {
-            // The manifest's header is the run's: analyze and compare read a CSV whose header
-            // another order or name had made, where export and report refused it (review 13b
-            // F8: a hand-edited manifest or CSV was read two ways).
-            if !m.columns.is_empty() && m.columns != header {
-                return Err(StoreError::HeaderMismatch {
-                    path: path.to_path_buf(),
-                    difference: super::read::header_difference(&header, &m.columns),
-                });
-            }
             if let Some(axis) = m.axes.iter().find(|a| !header.contains(a)) {
                 return Err(StoreError::MissingAxis {
                     path: path.to_path_buf(),
@@ -364,6 +355,18 @@ impl Run {
             ),
             None => columns::guess_columns(path, &header, &rows, dialect)?,
         };
+        // The manifest's header is the run's: analyze and compare read a CSV whose header another
+        // order or name had made, where export and report refused it (review 13b F8: a
+        // hand-edited manifest or CSV was read two ways). After the checks that name a missing
+        // axis or metric column, which say more.
+        if let Some(m) = manifest.as_ref().filter(|m| !m.columns.is_empty()) {
+            if m.columns != header {
+                return Err(StoreError::HeaderMismatch {
+                    path: path.to_path_buf(),
+                    difference: super::read::header_difference(&header, &m.columns),
+                });
+            }
+        }
         Ok(Run {
             path: path.to_path_buf(),
             dir,
