@@ -517,7 +517,8 @@ fn a_hand_edited_manifest_header_or_metric_column_is_refused_by_every_reader() {
     let run = run_dirs(&p.path().join("output/saw"))[0].clone();
     let path = run.join("manifest.json");
     let original = std::fs::read_to_string(&path).unwrap();
-    let edits: [(&str, fn(&mut serde_json::Value)); 2] = [
+    type Edit = fn(&mut serde_json::Value);
+    let edits: [(&str, Edit); 2] = [
         ("has another header than its run's manifest lists", |m| {
             let c = m["columns"].as_array_mut().unwrap();
             let i = c.iter().position(|v| v == "saw_mflops").unwrap();
