@@ -131,8 +131,15 @@ enum Owner {
 /// where the file system tells nothing (no lock could be tried).
 fn list_held(path: &Path) -> Option<bool> {
     use std::os::fd::AsRawFd;
-    // Opened for writing: NFS emulates flock with locks that need it.
-    let f = std::fs::OpenOptions::new().append(true).open(path).ok()?;
+    use std::os::unix::fs::OpenOptionsExt;
+    // Opened for writing: NFS emulates flock with locks that need it. A FIFO at the name is no
+    // list, never waited on (review 16a A1).
+    let f = std::fs::OpenOptions::new()
+        .append(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)
+        .ok()
+        .filter(|f| f.metadata().is_ok_and(|m| m.is_file()))?;
     // SAFETY: flock on a descriptor we own; what it takes goes when `f` closes.
     if unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0 {
         return Some(false);
@@ -320,7 +327,7 @@ impl Cache {
 
     /// Whether the folder carries sweep's [`MARKER`].
     pub fn is_marked(&self) -> bool {
-        std::fs::read_to_string(self.dir.join(MARKER)).is_ok_and(|t| t.contains(MARKER_LINE))
+        crate::store::read_regular(&self.dir.join(MARKER)).is_ok_and(|t| t.contains(MARKER_LINE))
     }
 
     /// The first name in the folder that no build of sweep's made (None: only a cache's files).
@@ -368,12 +375,16 @@ impl Cache {
     /// where the folder cannot hold it.
     fn locked(&self, how: libc::c_int) -> Option<std::fs::File> {
         use std::os::fd::AsRawFd;
+        use std::os::unix::fs::OpenOptionsExt;
         self.make_dir().ok()?;
+        // Not waiting on a FIFO planted at the name (review 16a A1).
         let f = std::fs::OpenOptions::new()
             .create(true)
             .append(true)
+            .custom_flags(libc::O_NONBLOCK)
             .open(self.dir.join(LOCK))
-            .ok()?;
+            .ok()
+            .filter(|f| f.metadata().is_ok_and(|m| m.is_file()))?;
         // SAFETY: flock on a descriptor we own; released when it closes.
         (unsafe { libc::flock(f.as_raw_fd(), how) } == 0).then_some(f)
     }
@@ -394,9 +405,19 @@ impl Cache {
                 .and_then(|()| std::fs::File::create(&path))
                 .ok()?;
             // SAFETY: flock on a descriptor we own; released when the file closes with the holder.
-            unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
+            // Blocking: a probe of the list (under the cache's lock elsewhere) holds it a moment.
+            unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX) };
             Some(f)
         });
+        if file.is_none() {
+            // Nothing this run uses is kept from a `clean` beside it: said, not silent (review
+            // 16a A5: its binaries were removed and its points failed as not found).
+            eprintln!(
+                "warning: cannot mark the builds this run uses in the cache `{}` (`{}` cannot be made): a `sweep cache clean` beside the run may remove them (hint: free space or inodes there, or point --cache at a folder this user may write)",
+                self.dir.display(),
+                path.file_name().unwrap_or_default().to_string_lossy()
+            );
+        }
         Holder {
             path,
             list: std::sync::Mutex::new((file, Default::default(), std::time::Instant::now())),
@@ -419,7 +440,7 @@ impl Cache {
     /// hand (it crashed, blamed on the program, `cached=1` run after run) or made not executable
     /// (`cannot start` for good) is built again, as a changed source is.
     fn fresh(&self, key: &str) -> bool {
-        std::fs::read_to_string(self.entry(key).join(DEPS)).is_ok_and(|text| {
+        crate::store::read_regular(&self.entry(key).join(DEPS)).is_ok_and(|text| {
             self.first_changed(&text, false).is_none() && self.binary_as_built(key, &text)
         })
     }
@@ -449,7 +470,7 @@ impl Cache {
 
     /// The files entry `key`'s build read, by path, with their hashes (none listed as unknown).
     pub fn inputs(&self, key: &str) -> Vec<(String, String)> {
-        read_list(&std::fs::read_to_string(self.entry(key).join(DEPS)).unwrap_or_default())
+        read_list(&crate::store::read_regular(&self.entry(key).join(DEPS)).unwrap_or_default())
     }
 
     /// The hash of a regular file's content (through links), remembered while the file stays
@@ -529,7 +550,7 @@ impl Cache {
             "{BINARY_LINE}{}\n",
             crate::spec::hex(&Sha256::digest(binary)[..16])
         ));
-        std::fs::write(scratch.join(DEPS), text)
+        write_new(&scratch.join(DEPS), text.as_bytes())
     }
 
     /// The lists in the folder by owner, with what they tell of it ([`Owner`]).
@@ -583,7 +604,7 @@ impl Cache {
                     let _ = std::fs::remove_file(path);
                     continue;
                 }
-                let text = std::fs::read_to_string(path).unwrap_or_default();
+                let text = crate::store::read_regular(path).unwrap_or_default();
                 keys.extend(text.lines().map(str::to_string));
             }
         }
@@ -705,6 +726,10 @@ impl Cache {
     /// [`building`]): a sweep
     /// killed mid-build leaves them behind. Those of running sweeps stay.
     pub fn remove_stale_scratch(&self) {
+        // Under the cache's lock, as `clean`: a list is probed (flock) only where no sweep is
+        // between making its list and locking it (review 16a A4: the probe made that sweep's own
+        // lock fail, and it ran unprotected).
+        let _exclusive = self.locked(libc::LOCK_EX);
         let Ok(read) = std::fs::read_dir(&self.dir) else {
             return;
         };
@@ -758,7 +783,17 @@ impl Cache {
                 removed.partial += 1;
                 removed.partial_bytes += bytes;
             }
-            std::fs::remove_dir_all(e.path())?;
+            // A file or link at the name (planted, a broken copy) goes as a file: removing it as a
+            // folder stopped `clean` half-way, naming no culprit (review 16a A8).
+            let path = e.path();
+            let gone = match std::fs::symlink_metadata(&path) {
+                Ok(m) if m.is_dir() => std::fs::remove_dir_all(&path),
+                Ok(_) => std::fs::remove_file(&path),
+                Err(e) => Err(e),
+            };
+            gone.map_err(|err| {
+                std::io::Error::new(err.kind(), format!("`{}`: {err}", path.display()))
+            })?;
         }
         // The folder goes too when nothing else is in it (but the lock this made).
         let rest: Vec<_> = std::fs::read_dir(&self.dir)?
@@ -772,6 +807,17 @@ impl Cache {
         }
         Ok(removed)
     }
+}
+
+/// Writes a file that must not be there yet (`O_EXCL`: a link or FIFO put at the name since it
+/// was cleared, by a process the build left behind, is never written through, review 16a A3).
+pub fn write_new(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::io::Write;
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(path)?
+        .write_all(bytes)
 }
 
 /// The lines of a list in [`DEPS`]'s format, as (path, hash), but those of [`UNKNOWN`] hash.

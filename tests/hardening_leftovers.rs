@@ -337,8 +337,14 @@ fn hidden_folders_of_dead_sweeps_go_and_are_never_read_as_runs() {
         .arg("60")
         .spawn()
         .unwrap();
-    let dead_new = hidden_copy(&run, &sweep_dir, &format!(".new-{dead}"));
-    let dead_merge = hidden_copy(&run, &sweep_dir, &format!(".merge-{dead}"));
+    // Named as a sweep names them: its pid, a random part and its host.
+    let host = sweep::owner::host_name();
+    let dead_new = hidden_copy(&run, &sweep_dir, &format!(".new-{dead}-{:016x}-{host}", 1));
+    let dead_merge = hidden_copy(
+        &run,
+        &sweep_dir,
+        &format!(".merge-{dead}-{:016x}-{host}", 2),
+    );
     let live_new = hidden_copy(&run, &sweep_dir, &format!(".new-{}", live.id()));
     let other = hidden_copy(&run, &sweep_dir, ".keep-me");
     // Never read as a run: named explicitly, refused.

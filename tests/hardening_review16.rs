@@ -581,3 +581,248 @@ fn values_a_decimal_comma_writes_alike_are_refused() {
     }
     assert!(!p.path().join("output").exists());
 }
+
+/// `sweep` with `args` in `dir`, killed past `secs`: its exit code (None: it hung) and stderr.
+fn within(dir: &Path, secs: u64, args: &[&str]) -> (Option<i32>, String) {
+    let mut child = sweep_process(dir)
+        .args(args)
+        .env_remove("SWEEP_CACHE")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let waited = std::time::Instant::now();
+    while waited.elapsed() < std::time::Duration::from_secs(secs) {
+        if let Some(status) = child.try_wait().unwrap() {
+            let mut err = String::new();
+            use std::io::Read;
+            child
+                .stderr
+                .take()
+                .unwrap()
+                .read_to_string(&mut err)
+                .unwrap();
+            return (status.code(), err);
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    (None, String::new())
+}
+
+fn mkfifo(path: &Path) {
+    let _ = std::fs::remove_file(path);
+    let c = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).unwrap();
+    // SAFETY: mkfifo with a NUL-terminated path we own.
+    assert_eq!(
+        unsafe { libc::mkfifo(c.as_ptr(), 0o644) },
+        0,
+        "{}",
+        path.display()
+    );
+}
+
+/// Review 16a A1: a FIFO at a name sweep opens in the cache (an in-use list, the lock, the
+/// marker, an entry's log or list) or in an unmeasured point's folder hung `run` and `cache
+/// clean` for good. Such names are read only where they are files: the sweep finishes.
+#[test]
+fn a_fifo_at_a_name_sweep_reads_hangs_nothing() {
+    let p = project();
+    let cache = p.path().join("cache");
+    let c = cache.to_str().unwrap().to_string();
+    let run = [
+        "run",
+        "sweeps/saw.toml",
+        "-q",
+        "--no-analyze",
+        "-a",
+        "threads=1:2",
+        "--cache",
+        &c,
+    ];
+    assert_eq!(within(p.path(), 60, &run).0, Some(0));
+    let key = std::fs::read_dir(&cache)
+        .unwrap()
+        .filter_map(Result::ok)
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .find(|n| n.len() == 32)
+        .unwrap();
+    for name in [
+        ".in-use-1-0".to_string(),
+        format!("{key}/build.log"),
+        format!("{key}/deps.txt"),
+        "CACHEDIR.TAG".to_string(),
+        ".sweep.lock".to_string(),
+    ] {
+        mkfifo(&cache.join(&name));
+        let (code, err) = within(p.path(), 60, &run);
+        assert_eq!(code, Some(0), "run beside a FIFO at {name}: {err}");
+        let (code, err) = within(p.path(), 30, &["cache", "stats", "--cache", &c]);
+        assert_eq!(code, Some(0), "stats beside a FIFO at {name}: {err}");
+        let (code, err) = within(p.path(), 30, &["cache", "clean", "--cache", &c]);
+        assert!(code.is_some(), "clean hung on a FIFO at {name}: {err}");
+        let _ = std::fs::remove_file(cache.join(&name));
+        assert_eq!(within(p.path(), 60, &run).0, Some(0));
+    }
+}
+
+/// Review 16a A2: a program that turned its own stdout.txt into a FIFO hung the sweep running
+/// it, past every timeout, once it exited. Its point fails; the sweep goes on to the next.
+#[test]
+fn a_program_that_leaves_a_fifo_for_its_output_hangs_nothing() {
+    let p = project();
+    std::fs::create_dir_all(p.path().join("cuda/fifo")).unwrap();
+    write(
+        p.path(),
+        "cuda/fifo/params.h.tera",
+        "#define THREADS {{ threads }}\n",
+    );
+    write(
+        p.path(),
+        "cuda/fifo/fifo.c",
+        "#include \"params.h\"\n#include <stdio.h>\n#include <unistd.h>\n#include <sys/stat.h>\nint main(void) {\n  printf(\"@sweep metric=saw unit=MFlops value=%d\\n\", THREADS * 10); fflush(stdout);\n  if (THREADS == 2) { unlink(\"stdout.txt\"); mkfifo(\"stdout.txt\", 0644); }\n  return 0;\n}\n",
+    );
+    write(
+        p.path(),
+        "sweeps/fifo.toml",
+        "bench = \"fifo\"\ncompiler = \"cc\"\ncontrol_every = 0\n[[axis]]\nname = \"threads\"\nvalues = [1, 2, 3]\n[[metric]]\nname = \"saw\"\nunit = \"MFlops\"\n",
+    );
+    let (code, err) = within(
+        p.path(),
+        60,
+        &["run", "sweeps/fifo.toml", "-q", "--no-analyze"],
+    );
+    assert!(code.is_some(), "the sweep hung");
+    let got = statuses_by(&p.path().join("output/fifo"), "threads");
+    assert_eq!(got.len(), 3, "{got:?} {err}");
+    assert_eq!(got[0].1, "ok", "{got:?}");
+    assert_ne!(got[1].1, "ok", "{got:?}");
+    assert_eq!(got[2].1, "ok", "{got:?}");
+}
+
+/// Every row of the one run in `sweep_dir`, as (the `axis` cell, status).
+fn statuses_by(sweep_dir: &Path, axis: &str) -> Vec<(String, String)> {
+    let run = run_dirs(sweep_dir)[0].clone();
+    rows(&run.join("results.csv"))
+        .into_iter()
+        .map(|r| (r[axis].clone(), r["status"].clone()))
+        .collect()
+}
+
+/// Review 16a A6: `merge --out DIR` (and resume) removed a folder named `.new-<digits>` in the
+/// folder beside, the user's, files and all. Only a name no one but a sweep makes (its pid, a
+/// random part and its host) is removed there.
+#[test]
+fn merge_leaves_a_users_folder_beside_its_out_alone() {
+    let p = project();
+    for shard in ["0/2", "1/2"] {
+        let out = sweep(p.path())
+            .args([
+                "run",
+                "sweeps/saw.toml",
+                "-q",
+                "--no-analyze",
+                "-a",
+                "threads=1:4",
+            ])
+            .args(["--split", "points", "--shard", shard])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", stderr(&out));
+    }
+    let papers = p.path().join("papers");
+    let users = papers.join(".new-99999");
+    std::fs::create_dir_all(&users).unwrap();
+    std::fs::write(users.join("chapter1.tex"), "draft").unwrap();
+    let then = std::time::SystemTime::now() - std::time::Duration::from_secs(600);
+    std::fs::File::open(&users)
+        .unwrap()
+        .set_modified(then)
+        .unwrap();
+    let out = sweep(p.path())
+        .args(["merge", "output/saw", "--out"])
+        .arg(papers.join("merged"))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        users.join("chapter1.tex").exists(),
+        "the user's folder went"
+    );
+}
+
+/// Review 16a A7: the compiler's `--version` ran unconfined when its folder's name
+/// (`sweep-query-<pid>-<n>`) was taken. The name is sweep's owner's, and a taken one is skipped.
+#[test]
+fn the_version_query_stays_confined_when_its_folder_name_is_taken() {
+    if !sweep::exec::confine::available() {
+        skip("this kernel has no Landlock, so builds are not confined here");
+        return;
+    }
+    let Some(how) = pid_namespace() else {
+        skip("no pid namespace can be made here (unshare refused)");
+        return;
+    };
+    let p = project();
+    let victim = p.path().join("victim");
+    std::fs::create_dir_all(&victim).unwrap();
+    let cc = p.path().join("cc-ver");
+    crate::common::script(
+        &cc,
+        &format!(
+            "#!/bin/sh\ncase \"$1\" in --version) echo escaped >> {}/out.txt 2>/dev/null;; esac\nexec cc \"$@\"\n",
+            victim.display()
+        ),
+    );
+    write(
+        p.path(),
+        "sweeps/ver.toml",
+        &padded(1, 0, &cc.display().to_string()),
+    );
+    let tmp = p.path().join("tmp");
+    // In a pid namespace sweep is pid 1: the folder an older sweep would take is planted.
+    for n in 0..4 {
+        std::fs::create_dir_all(tmp.join(format!("sweep-query-1-{n}"))).unwrap();
+    }
+    let out = isolated(
+        &how,
+        p.path(),
+        "locks",
+        &["run", "sweeps/ver.toml", "-q", "--no-analyze"],
+    )
+    .env("TMPDIR", &tmp)
+    .output()
+    .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(!victim.join("out.txt").exists(), "the query wrote outside");
+}
+
+/// Review 16a A8: `cache clean` meeting a file where a build's folder goes stopped half-way,
+/// exit 4, "Not a directory", naming no culprit. It removes the file as any unfinished build.
+#[test]
+fn clean_removes_a_file_at_a_builds_name() {
+    let p = project();
+    write(p.path(), "sweeps/pad.toml", &padded(1, 0, "cc"));
+    let cache = p.path().join("cache");
+    let out = sweep(p.path())
+        .args(["run", "sweeps/pad.toml", "-q", "--no-analyze", "--cache"])
+        .arg(&cache)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let file = cache.join(format!(".tmp-{}-99999-0", "a".repeat(32)));
+    std::fs::write(&file, "x").unwrap();
+    let then = std::time::SystemTime::now() - std::time::Duration::from_secs(7200);
+    std::fs::File::open(&file)
+        .unwrap()
+        .set_modified(then)
+        .unwrap();
+    let out = sweep(p.path())
+        .args(["cache", "clean", "--cache"])
+        .arg(&cache)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(!cache.exists(), "{}", crate::common::stdout(&out));
+}

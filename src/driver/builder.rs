@@ -153,6 +153,14 @@ impl BuildCtx {
 
     fn build_inner(&self, point: &Point, dir: &Path) -> Result<(PathBuf, bool), PointError> {
         let rendered = render::render(&self.bench, &self.spec, point)?;
+        // What sweep writes in the point's folder is made anew: a FIFO or a link left at one of
+        // its names (by an earlier try's program, or by hand) was waited on or written through
+        // (review 16a A1).
+        for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+            if e.file_type().is_ok_and(|t| !t.is_file() && !t.is_dir()) {
+                let _ = std::fs::remove_file(e.path());
+            }
+        }
         render::write(&rendered, dir).map_err(|source| PointError::WriteHeaders {
             dir: dir.to_path_buf(),
             source,
@@ -168,7 +176,14 @@ impl BuildCtx {
             .unwrap_or_default();
         let _building = key_lock.lock();
         if let Some(bin) = self.cache.use_entry(&self.holder, &key) {
-            let _ = std::fs::copy(self.cache.entry(&key).join(cache::LOG), &log);
+            // Read only where it is a file: a FIFO in an entry (planted, or made by a build's
+            // leftover process) hung every sweep that used it (review 16a A1, A3b).
+            if let Ok(mut from) =
+                crate::store::open_regular(&self.cache.entry(&key).join(cache::LOG))
+            {
+                let _ = std::fs::File::create(&log)
+                    .and_then(|mut to| std::io::copy(&mut from, &mut to));
+            }
             self.note_inputs(&key);
             return Ok((bin, true));
         }
@@ -256,7 +271,9 @@ impl BuildCtx {
                 Err(_) => {}
             }
         }
-        let _ = std::fs::copy(&log, scratch.join(cache::LOG));
+        if let Ok(text) = std::fs::read(&log) {
+            let _ = cache::write_new(&scratch.join(cache::LOG), &text);
+        }
         self.cache
             .record_deps(&scratch, dir, since)
             .map_err(PointError::CacheStore)?;

@@ -182,10 +182,14 @@ impl PointError {
             | PointError::Scratch { .. }
             | PointError::CacheStore(_)
             | PointError::WriteFile { .. }
-            | PointError::ReadOutput { .. }
             | PointError::Full { .. }
             | PointError::BenchChanged { .. }
             | PointError::StartBuild(ExecError::Log { .. }) => true,
+            // The program put something that is no file in its output's place (a FIFO, review
+            // 16a A2): its own failure, not the run's.
+            PointError::ReadOutput { source, .. } => {
+                source.kind() != std::io::ErrorKind::InvalidInput
+            }
             PointError::Start(ExecError::Spawn { source, .. })
             | PointError::StartBuild(ExecError::Spawn { source, .. }) => {
                 no_room(source) || no_resources(source)

@@ -145,8 +145,7 @@ fn resumable(
     }
     // What the builds read beside the bench (a header through `-I/elsewhere`, the toolkit's):
     // changed, the remaining points would be built from it.
-    let inputs =
-        std::fs::read_to_string(store::RunDir::new(dir).build_inputs()).unwrap_or_default();
+    let inputs = store::read_regular(&store::RunDir::new(dir).build_inputs()).unwrap_or_default();
     if let Some(file) = crate::cache::Cache::new(&opts.build.cache).first_changed(&inputs, true) {
         if opts.force {
             return Ok(None);

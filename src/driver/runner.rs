@@ -83,7 +83,7 @@ fn finish(spec: &Spec, b: &Built, started: Launched) -> Ran {
     // The program wrote its stdout to the file; sweep reads it once, up to the cap. A file that
     // cannot be opened (its folder moved away while the point ran, no descriptors) is the run's
     // failure: read as empty, it recorded `no_metric` for good, blamed on the program.
-    let size = match std::fs::File::open(&stdout_path).and_then(|f| f.metadata()) {
+    let size = match crate::store::open_regular(&stdout_path).and_then(|f| f.metadata()) {
         Ok(m) => m.len(),
         Err(source) => {
             return Ran::failed(PointError::ReadOutput {

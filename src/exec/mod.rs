@@ -400,12 +400,24 @@ pub fn query_confined(program: &str, args: &[&str], timeout: Duration) -> Result
     } else {
         std::path::PathBuf::from("/tmp")
     };
-    let dir = base.join(format!(
-        "sweep-query-{}-{}",
-        std::process::id(),
-        N.fetch_add(1, std::sync::atomic::Ordering::SeqCst)
-    ));
-    let confined = std::fs::create_dir(&dir).is_ok();
+    // Named by this process among all sweeps ([`crate::owner`]), a name that is there already
+    // (planted, a killed sweep's) skipped: the query ran unconfined in it (review 16a A7).
+    let mut made = None;
+    for _ in 0..100 {
+        let dir = base.join(format!(
+            "sweep-query-{}-{}",
+            crate::owner::owner(),
+            N.fetch_add(1, std::sync::atomic::Ordering::SeqCst)
+        ));
+        match std::fs::create_dir(&dir) {
+            Ok(()) => made = Some(dir),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(_) => {}
+        }
+        break;
+    }
+    let confined = made.is_some();
+    let dir = made.unwrap_or_default();
     if confined {
         if let Ok(mut dirs) = QUERY_DIRS.lock() {
             dirs.push(dir.clone());

@@ -76,6 +76,12 @@ pub fn remove_dead(dir: &Path) {
         let Some(owner) = file_name.to_str().and_then(owner_of) else {
             continue;
         };
+        // Only a name no one but a sweep makes (its pid, random part and host): the folder
+        // beside a run or `--out` may be the user's, and a `.new-99999` there theirs (review 16a
+        // A6: resume and `merge --out` removed it). An older sweep's `.new-<pid>` stays.
+        if crate::owner::pid_and_host(owner).1.is_none() {
+            continue;
+        }
         // A link of that name is no folder of ours: left alone, never followed.
         let Ok(meta) = std::fs::symlink_metadata(e.path()) else {
             continue;
@@ -145,8 +151,10 @@ mod tests {
             crate::owner::host_name()
         );
         let gone = [
-            make(&format!(".new-{dead}"), Some(old)),
-            make(&format!(".merge-{dead}"), Some(old)),
+            make(
+                &format!(".merge-{dead}-{:016x}-{}", 5, crate::owner::host_name()),
+                Some(old),
+            ),
             make(
                 &format!(".new-{dead}-{:016x}-{}", 2, crate::owner::host_name()),
                 Some(old),
@@ -163,6 +171,9 @@ mod tests {
             make(&format!(".new-{twin}"), Some(old)),
             make(&format!(".new-{}-{:016x}-elsewhere", dead, 4), None),
             make(".new-1", Some(old)),
+            // An older sweep's name, or a user's folder of that name: left alone.
+            make(&format!(".new-{dead}"), Some(old)),
+            make(&format!(".merge-{dead}"), Some(old)),
             make(&format!(".merge-{dead}-x"), Some(old)),
             make(&format!("run-{dead}"), Some(old)),
             make(&format!(".new-{}", dead + 100_000_000), None),
