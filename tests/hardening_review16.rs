@@ -826,3 +826,53 @@ fn clean_removes_a_file_at_a_builds_name() {
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert!(!cache.exists(), "{}", crate::common::stdout(&out));
 }
+
+/// Review 16a A3: a process a build left behind with a made-up mark of this sweep's form
+/// (`SWEEP_TREE=<sweep pid>-999999`) was spared to the end of the sweep; re-making `deps.txt` in
+/// its build's folder as a link, it had sweep write the list through it, outside the output
+/// folder and the cache. It is killed with the build it outlived, and sweep's own files there are
+/// written only where no file is (`O_EXCL`): nothing is written outside.
+#[test]
+fn a_builds_leftover_with_a_made_up_mark_writes_nothing_outside() {
+    let p = project();
+    let victim = p.path().join("victim");
+    std::fs::create_dir_all(&victim).unwrap();
+    let cc = p.path().join("cc-linger");
+    crate::common::script(
+        &cc,
+        &format!(
+            "#!/bin/sh\nS=$(dirname \"$TMPDIR\")\nSWEEP_TREE=\"${{SWEEP_TREE%-*}}-999999\" setsid sh -c 'cd \"$0\"; end=$(( $(date +%s) + 20 )); while [ $(date +%s) -lt $end ]; do ln -sfn {}/deps-$$.txt deps.txt 2>/dev/null; done' \"$S\" </dev/null >/dev/null 2>&1 &\nexec cc \"$@\"\n",
+            victim.display()
+        ),
+    );
+    write(
+        p.path(),
+        "sweeps/linger.toml",
+        &format!("bench = \"hostsaw\"\ncompiler = \"{}\"\n[vars]\nmode = \"ok\"\nslow_ms = 300\n[[axis]]\nname = \"threads\"\nvalues = [1, 2, 3]\n[[metric]]\nname = \"saw\"\nunit = \"MFlops\"\n", cc.display()),
+    );
+    let (code, err) = within(
+        p.path(),
+        60,
+        &["run", "sweeps/linger.toml", "-q", "--no-analyze", "-j", "1"],
+    );
+    assert_eq!(code, Some(0), "{err}");
+    let outside: Vec<_> = std::fs::read_dir(&victim).unwrap().collect();
+    assert!(outside.is_empty(), "written outside: {outside:?} {err}");
+    // No leftover lives on past the sweep (its command line names the victim folder).
+    let named = victim.display().to_string().into_bytes();
+    let left: Vec<String> = std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(Result::ok)
+        .filter(|e| {
+            e.file_name()
+                .to_str()
+                .is_some_and(|n| n.parse::<i32>().is_ok())
+        })
+        .filter(|e| {
+            std::fs::read(e.path().join("cmdline"))
+                .is_ok_and(|c| c.windows(named.len()).any(|w| w == named))
+        })
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(left.is_empty(), "leftovers live on: {left:?}");
+}

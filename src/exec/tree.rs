@@ -85,12 +85,23 @@ pub(super) fn adopt_orphans() {
 
 /// A new mark (`<sweep pid>-<n>`): the value of [`TREE_ENV`] for one command.
 pub(super) fn new_mark() -> String {
-    format!(
+    let mark = format!(
         "{}-{}",
         std::process::id(),
         NEXT.fetch_add(1, Ordering::Relaxed)
-    )
+    );
+    MARKS
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .insert(mark.clone());
+    mark
 }
+
+/// The marks of the commands not yet ended ([`new_mark`], [`kill_left_behind`]): an orphan that
+/// carries one of this sweep's form but none of these made it up (review 16a A3: a build's
+/// leftover with `SWEEP_TREE=<sweep pid>-999999` was spared to the end, writing in the cache).
+static MARKS: Mutex<std::collections::BTreeSet<String>> =
+    Mutex::new(std::collections::BTreeSet::new());
 
 /// Every process of /proc: pid and parent pid.
 fn processes() -> Vec<(i32, i32)> {
@@ -190,6 +201,7 @@ fn kill_marked(candidates: impl Fn() -> HashSet<i32>, wanted: &dyn Fn(&[u8]) -> 
 /// reaps those that became sweep's children (a subreaper's orphans are its to reap).
 pub(super) fn kill_left_behind(mark: &str) {
     let _ = LIVE.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1));
+    MARKS.lock().unwrap_or_else(|e| e.into_inner()).remove(mark);
     let entry = format!("{TREE_ENV}={mark}").into_bytes();
     let me = std::process::id() as i32;
     let killed = kill_marked(|| descendants(me, &processes()), &|e: &[u8]| {
@@ -302,6 +314,13 @@ fn orphans() {
         {
             let _no_start = STARTING.write().unwrap_or_else(|e| e.into_inner());
             let own = OWN.lock().map(|o| o.clone()).unwrap_or_default();
+            let live: Vec<Vec<u8>> = MARKS
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .iter()
+                .map(|m| format!("{TREE_ENV}={m}").into_bytes())
+                .collect();
+            let made_up = |e: &[u8]| e.starts_with(&ours) && !live.iter().any(|m| m == e);
             for (pid, _, state) in processes_with_state()
                 .into_iter()
                 .filter(|&(p, pp, _)| pp == me && !own.contains(&p))
@@ -312,8 +331,9 @@ fn orphans() {
                     if unsafe { libc::waitpid(pid, &mut status, libc::WNOHANG) } == pid {
                         forget(pid);
                     }
-                } else if LIVE.load(Ordering::SeqCst) == 0
-                    && !marked(pid, &|e: &[u8]| e.starts_with(&ours))
+                } else if (LIVE.load(Ordering::SeqCst) == 0
+                    && !marked(pid, &|e: &[u8]| e.starts_with(&ours)))
+                    || marked(pid, &made_up)
                 {
                     // SAFETY: kill only sends a signal.
                     unsafe { libc::kill(pid, libc::SIGKILL) };
