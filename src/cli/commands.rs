@@ -917,6 +917,24 @@ fn compare(
     if let Some(msg) = fail_on_slower.and_then(|_| c.lost()) {
         return Err(CliError::LostInB(msg));
     }
+    // A B that did not measure every point of its own (interrupted, still running) and lacks
+    // some A measured: those may be the slower ones (review 16b B11: 1 of 16 passed the gate).
+    if fail_on_slower.is_some() && !c.only_a.is_empty() {
+        let dir = c.b.path.parent().unwrap_or(Path::new(""));
+        if let Ok(m) = sweep::store::Manifest::load(dir) {
+            if m.point_ids.len() > c.b.rows {
+                return Err(CliError::LostInB(format!(
+                    "--fail-on-slower: B measured {} of its {} points ({}) and lacks {} that A measured (first: {}); nothing shows they are not slower (hint: `sweep resume {}` first)",
+                    c.b.rows,
+                    m.point_ids.len(),
+                    m.state.as_str(),
+                    c.only_a.len(),
+                    c.only_a[0],
+                    dir.display()
+                )));
+            }
+        }
+    }
     match fail_on_slower.and_then(|pct| c.too_slow(pct)) {
         Some(msg) => Err(CliError::Slower(msg)),
         None => Ok(exit::OK),

@@ -251,7 +251,8 @@ impl Comparison {
         // One chart per series with an x axis: A and B on shared axes, B/A beneath.
         if let Some(x) = &self.x {
             let charts = dir.join(crate::store::run::CHARTS);
-            std::fs::create_dir_all(&charts).map_err(|e| err(&charts, e))?;
+            // Never through a link at the name (review 16b B6: a run's charts were replaced).
+            crate::store::run::own_dir(&charts).map_err(|e| err(&charts, e))?;
             let fail = |source| CompareError::Chart {
                 path: charts.clone(),
                 source,

@@ -174,6 +174,12 @@ impl Run {
         axes: Option<&[String]>,
         keys: &mut Keys,
     ) -> Result<Run, CompareError> {
+        // A run's rows are its points' (one row each, every id one its manifest lists), as every
+        // reader of a run checks: two rows of one id or a row of an unlisted one were compared as
+        // "only in B" (review 16b B10).
+        if table.manifest.is_some() {
+            table.done()?;
+        }
         let axes = axes.unwrap_or(&table.axes).to_vec();
         let cols: Vec<Option<usize>> = axes
             .iter()
@@ -379,13 +385,37 @@ pub(super) fn common_metrics(
     b: &Run,
     y: &[String],
 ) -> Result<Vec<MetricColumn>, CompareError> {
-    let common: Vec<MetricColumn> = a
+    let mut common: Vec<MetricColumn> = a
         .table
         .metrics
         .iter()
         .filter(|m| b.table.metrics.iter().any(|n| n.column == m.column))
         .cloned()
         .collect();
+    // Which way is better as each side's spec has it, said or implied by its unit (a CSV alone
+    // has no spec: the other side's decides). Review 16b B4: a spec that implied `higher` beside
+    // one that said `lower` passed, and A's sense decided unsaid.
+    let sense = |t: &Table, m: &MetricColumn| {
+        m.better.or_else(|| {
+            t.manifest
+                .as_ref()
+                .map(|_| crate::spec::Better::for_metric(&m.name, &crate::analyze::sense_of(m).0))
+        })
+    };
+    for m in &mut common {
+        let Some(n) = b.table.metrics.iter().find(|n| n.column == m.column) else {
+            continue;
+        };
+        let (sa, sb) = (sense(&a.table, m), sense(&b.table, n));
+        if sa.is_some() && sb.is_some() && sa != sb {
+            return Err(CompareError::BetterDiffers {
+                column: m.column.clone(),
+                a: a.table.path.clone(),
+                b: b.table.path.clone(),
+            });
+        }
+        m.better = sa.or(sb);
+    }
     let columns =
         |ms: &[MetricColumn]| listed(&ms.iter().map(|m| m.column.clone()).collect::<Vec<_>>());
     if common.is_empty() {
@@ -401,14 +431,6 @@ pub(super) fn common_metrics(
             let Some(n) = b.table.metrics.iter().find(|n| n.column == m.column) else {
                 continue;
             };
-            // Which way is better, from each side's spec: A's alone decided (review 14b F3).
-            if m.better.is_some() && n.better.is_some() && m.better != n.better {
-                return Err(CompareError::BetterDiffers {
-                    column: m.column.clone(),
-                    a: a.table.path.clone(),
-                    b: b.table.path.clone(),
-                });
-            }
             if !m.unit.is_empty() && !n.unit.is_empty() && m.unit != n.unit {
                 return Err(CompareError::UnitDiffers {
                     column: m.column.clone(),

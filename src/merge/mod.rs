@@ -173,6 +173,12 @@ pub fn merge(dirs: &[PathBuf], opts: &Options) -> Result<Merged, MergeError> {
     // Every row once, by its place in the sweep.
     let mut slots: Vec<Vec<(usize, usize)>> = vec![Vec::new(); all.len()];
     for (i, input) in inputs.iter().enumerate() {
+        let listed: std::collections::HashSet<&str> = input
+            .manifest
+            .point_ids
+            .iter()
+            .map(String::as_str)
+            .collect();
         for (r, row) in input.rows.iter().enumerate() {
             let id = row.first().map(String::as_str).unwrap_or_default();
             if crate::points::legacy_id(id) {
@@ -185,6 +191,15 @@ pub fn merge(dirs: &[PathBuf], opts: &Options) -> Result<Merged, MergeError> {
                 dir: input.name(),
                 id: id.to_string(),
             })?;
+            // A point of the spec, but not of this shard (its manifest lists its own): refused as
+            // every reader of the shard refuses it (review 16b B7).
+            if !listed.is_empty() && !listed.contains(id) {
+                return Err(MergeError::Store(store::StoreError::ForeignRow {
+                    path: store::RunDir::new(&input.dir).results(),
+                    point: crate::units::visible(id).into_owned(),
+                    row: r + 1,
+                }));
+            }
             // Two rows of one point in one run: refused as every reader of a run refuses them,
             // not told as a point two shards share (review 13b F6: "in X and X", exit 1).
             if let Some(&(_, first)) = slots[k].iter().find(|(j, _)| *j == i) {

@@ -21,11 +21,24 @@ pub struct MetricColumn {
 /// The column `<metric>_<suffix>`: by the metric's name, else by the longest prefix of its column
 /// cut at a `_` (a CSV without a manifest names metrics by their column: `copy_gb_per_s` ->
 /// `copy_rel_ci`).
+///
+/// The prefix leaves a unit behind it (`mflops`, `gb_per_s`), never more: `saw_plain_mflops`
+/// borrowed `saw_spread` of the metric `saw` (review 16b B9: a 20 % drop was `same`). A metric
+/// named by a manifest is found by its name alone.
 pub fn stat_column(header: &[String], m: &MetricColumn, suffix: &str) -> Option<usize> {
     let find = |name: String| header.iter().position(|h| *h == name);
+    let unit_alone = |rest: &str| {
+        !rest.is_empty()
+            && (!rest.contains('_')
+                || rest
+                    .strip_suffix("_per_s")
+                    .is_some_and(|r| !r.is_empty() && !r.contains('_')))
+    };
     find(format!("{}_{suffix}", m.name)).or_else(|| {
+        (m.name == m.column).then_some(())?;
         m.column
             .rmatch_indices('_')
+            .filter(|(i, _)| unit_alone(&m.column[i + 1..]))
             .find_map(|(i, _)| find(format!("{}_{suffix}", &m.column[..i])))
     })
 }
@@ -175,8 +188,19 @@ pub(super) fn guess_columns(
 
 /// The unit a column name ends with (the design's slugs), or "" when it does not say.
 pub fn unit_of_column(column: &str) -> &'static str {
-    const SLUGS: [(&str, &str); 9] = [
+    // Rates before seconds: `mb_per_s` ends in `_s` too (review 16b B5: every throughput but
+    // GB/s was read as seconds, lower is better). A column keeps no case: `mb_per_s` may be Mb/s.
+    const SLUGS: [(&str, &str); 19] = [
         ("gb_per_s", "GB/s"),
+        ("mb_per_s", "MB/s"),
+        ("kb_per_s", "kB/s"),
+        ("tb_per_s", "TB/s"),
+        ("gib_per_s", "GiB/s"),
+        ("mib_per_s", "MiB/s"),
+        ("kib_per_s", "KiB/s"),
+        ("tib_per_s", "TiB/s"),
+        ("gflop_per_s", "GFLOP/s"),
+        ("tflop_per_s", "TFLOP/s"),
         ("gflops", "GFlops"),
         ("mflops", "MFlops"),
         ("fraction", "fraction"),
@@ -184,6 +208,7 @@ pub fn unit_of_column(column: &str) -> &'static str {
         ("_ns", "ns"),
         ("_us", "us"),
         ("_ms", "ms"),
+        ("_per_s", "/s"),
         ("_s", "s"),
     ];
     SLUGS

@@ -309,6 +309,13 @@ impl Series for Run {
             self.foreign_row(self.rows.iter().map(|row| self.cell(row, c)))?;
         }
         let mut first_id: std::collections::HashMap<&str, usize> = Default::default();
+        // And two rows of a run at one point's axis values, each under an id of its own (an
+        // edited axis cell): their median was drawn, a value no point measured (review 16b B1).
+        let axis_cols: Vec<usize> = match id_col {
+            Some(_) => self.axes.iter().filter_map(|a| self.column(a)).collect(),
+            None => Vec::new(),
+        };
+        let mut first_at: std::collections::HashMap<Vec<&str>, usize> = Default::default();
         for (line, row) in self.rows.iter().enumerate() {
             if let Some(id) = id_col
                 .map(|c| self.cell(row, c))
@@ -321,6 +328,23 @@ impl Series for Run {
                         first,
                         second: line + 1,
                     }));
+                }
+                let at: Vec<&str> = axis_cols.iter().map(|&c| self.cell(row, c)).collect();
+                if !axis_cols.is_empty() {
+                    if let Some(&first) = first_at.get(&at) {
+                        let values: Vec<String> = axis_cols
+                            .iter()
+                            .zip(&at)
+                            .map(|(&c, v)| format!("{}={v}", self.header[c]))
+                            .collect();
+                        return Err(AnalyzeError::Store(crate::store::StoreError::TwoRows {
+                            path: self.path.clone(),
+                            point: crate::units::visible(&values.join(" ")).into_owned(),
+                            first,
+                            second: line + 1,
+                        }));
+                    }
+                    first_at.insert(at, line + 1);
                 }
             }
             let x_cell = self.cell(row, x_col);
