@@ -729,7 +729,9 @@ impl Cache {
         // Under the cache's lock, as `clean`: a list is probed (flock) only where no sweep is
         // between making its list and locking it (review 16a A4: the probe made that sweep's own
         // lock fail, and it ran unprotected).
-        let _exclusive = self.locked(libc::LOCK_EX);
+        // Where no lock file is, no sweep made a list under it: none is taken (nor the file made
+        // in a folder of other files, `SWEEP_CACHE=$HOME`).
+        let _exclusive = self.dir.join(LOCK).is_file().then(|| self.locked(libc::LOCK_EX));
         let Ok(read) = std::fs::read_dir(&self.dir) else {
             return;
         };
