@@ -409,7 +409,8 @@ impl Cache {
             unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX) };
             Some(f)
         });
-        if file.is_none() {
+        // (Where the cache is no folder at all, the builds fail saying so: no warning first.)
+        if file.is_none() && self.dir.is_dir() {
             // Nothing this run uses is kept from a `clean` beside it: said, not silent (review
             // 16a A5: its binaries were removed and its points failed as not found).
             eprintln!(
@@ -731,7 +732,11 @@ impl Cache {
         // lock fail, and it ran unprotected).
         // Where no lock file is, no sweep made a list under it: none is taken (nor the file made
         // in a folder of other files, `SWEEP_CACHE=$HOME`).
-        let _exclusive = self.dir.join(LOCK).is_file().then(|| self.locked(libc::LOCK_EX));
+        let _exclusive = self
+            .dir
+            .join(LOCK)
+            .is_file()
+            .then(|| self.locked(libc::LOCK_EX));
         let Ok(read) = std::fs::read_dir(&self.dir) else {
             return;
         };

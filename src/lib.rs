@@ -13,6 +13,7 @@ pub mod events;
 pub mod exec;
 pub mod exit;
 pub mod export;
+pub mod files;
 pub mod gpu;
 pub mod merge;
 pub mod overrides;

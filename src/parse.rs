@@ -32,7 +32,7 @@ pub fn read_capped(path: &std::path::Path) -> Option<String> {
 /// and the file's size. None when it cannot be read.
 pub fn read_part(path: &std::path::Path, max: u64, tail: bool) -> Option<(String, u64)> {
     use std::io::{Read, Seek, SeekFrom};
-    let mut f = crate::store::open_regular(path).ok()?;
+    let mut f = crate::files::open_regular(path).ok()?;
     let size = f.metadata().ok()?.len();
     if tail && size > max {
         f.seek(SeekFrom::Start(size - max)).ok()?;

@@ -140,6 +140,12 @@ fn merge_messages_name_both_runs_and_the_point() {
     let mut b_csv = std::fs::read_to_string(b.join("results.csv")).unwrap();
     b_csv += &format!("{}\r\n", three.replacen(",3000,", ",1234,", 1));
     std::fs::write(b.join("results.csv"), &b_csv).unwrap();
+    // And listed by shard 1's manifest, as shards of two shardings overlap (a row no manifest
+    // lists is refused as any reader refuses it).
+    let id = three.split(',').next().unwrap();
+    let mut m = crate::common::manifest(&b);
+    m["point_ids"].as_array_mut().unwrap().push(id.into());
+    std::fs::write(b.join("manifest.json"), m.to_string()).unwrap();
     let out = sweep(p.path())
         .args(["merge", &a_name, &b_name])
         .output()

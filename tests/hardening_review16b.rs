@@ -98,10 +98,7 @@ fn a_bare_csvs_throughput_is_a_rate_not_seconds() {
     scale(&b, "saw_mb_per_s", 1.2);
     let (code, err, md) = code_and_err(p.path(), &["analyze", a.to_str().unwrap(), "--out", "an"]);
     assert_eq!(code, Some(0), "{err}");
-    assert!(
-        md.contains("8 (8.000 GB/s)") && !md.contains(" s)"),
-        "{md}"
-    );
+    assert!(md.contains("8 (8.000 GB/s)") && !md.contains(" s)"), "{md}");
     let (code, err, md) = code_and_err(
         p.path(),
         &[

@@ -193,31 +193,7 @@ pub enum Cause {
     Run(#[from] Box<StoreError>),
 }
 
-/// Opens `path` to read where it is a regular file (through links); anything else (a FIFO, a
-/// device, a folder) is refused at once, never waited on: a FIFO planted at a name sweep reads,
-/// or made there by a program, hung sweep for good (review 16a A1, A2).
-pub fn open_regular(path: &Path) -> std::io::Result<std::fs::File> {
-    use std::os::unix::fs::OpenOptionsExt;
-    let f = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NONBLOCK)
-        .open(path)?;
-    if !f.metadata()?.is_file() {
-        return Err(std::io::Error::new(
-            std::io::ErrorKind::InvalidInput,
-            "it is no regular file",
-        ));
-    }
-    Ok(f)
-}
-
-/// The text of `path` where it is a regular file ([`open_regular`]).
-pub fn read_regular(path: &Path) -> std::io::Result<String> {
-    use std::io::Read;
-    let mut text = String::new();
-    open_regular(path)?.read_to_string(&mut text)?;
-    Ok(text)
-}
+pub use crate::files::{open_regular, read_regular};
 
 /// Writes `bytes` to `path` through a temporary file beside it (`.<name>.<owner>.tmp`, [`crate::owner`]), renamed
 /// over `path` once whole: a reader, or a process killed mid-write, sees the old file or the new
