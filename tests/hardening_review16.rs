@@ -876,3 +876,39 @@ fn a_builds_leftover_with_a_made_up_mark_writes_nothing_outside() {
         .collect();
     assert!(left.is_empty(), "leftovers live on: {left:?}");
 }
+
+/// Review 17 C5 and C6: a FIFO at a run's `analysis.csv` hung `export`, and one at
+/// `build-inputs.txt` hung `resume` (read a second time, blocking). Neither waits on it.
+#[test]
+fn a_fifo_in_a_run_folder_hangs_neither_export_nor_resume() {
+    let p = project();
+    let (code, err) = within(
+        p.path(),
+        60,
+        &["run", "sweeps/saw.toml", "-q", "-a", "threads=1:4"],
+    );
+    assert_eq!(code, Some(0), "{err}");
+    let run = run_dirs(&p.path().join("output/saw"))[0].clone();
+    let r = run.to_str().unwrap().to_string();
+    mkfifo(&run.join("analysis.csv"));
+    let (code, err) = within(p.path(), 30, &["export", &r, "--format", "csv"]);
+    assert!(code.is_some(), "export hung on a FIFO at analysis.csv");
+    assert_eq!(code, Some(0), "{err}");
+    let _ = std::fs::remove_file(run.join("analysis.csv"));
+    // A resume with points left, beside a FIFO at build-inputs.txt.
+    let csv = run.join("results.csv");
+    let text = std::fs::read_to_string(&csv).unwrap();
+    let kept: Vec<&str> = text.split_inclusive('\n').take(3).collect();
+    std::fs::write(&csv, kept.concat()).unwrap();
+    let m = std::fs::read_to_string(run.join("manifest.json")).unwrap();
+    std::fs::write(
+        run.join("manifest.json"),
+        m.replace("\"state\": \"finished\"", "\"state\": \"interrupted\""),
+    )
+    .unwrap();
+    mkfifo(&run.join("build-inputs.txt"));
+    let (code, err) = within(p.path(), 60, &["resume", &r, "-q"]);
+    assert!(code.is_some(), "resume hung on a FIFO at build-inputs.txt");
+    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(crate::common::rows(&csv).len(), 4, "{err}");
+}

@@ -76,7 +76,8 @@ impl BuildCtx {
     /// ([`super::resume`]); a resumed run's list goes on from what it holds.
     pub(super) fn keep_inputs_in(&mut self, run_dir: &Path) {
         let file = store::RunDir::new(run_dir).build_inputs();
-        let had = std::fs::read_to_string(&file).unwrap_or_default();
+        // Only as a file: a FIFO at the name hung the resume (review 17 C6).
+        let had = store::read_regular(&file).unwrap_or_default();
         if let Ok(mut inputs) = self.inputs.lock() {
             inputs.0.extend(cache::read_list(&had));
         }
@@ -102,10 +103,7 @@ impl BuildCtx {
         }
         if files.len() > before {
             let text = cache::write_list("the files this run's builds read", files.iter());
-            let tmp = file.with_extension("txt.new");
-            if std::fs::write(&tmp, text).is_ok() {
-                let _ = std::fs::rename(&tmp, file);
-            }
+            let _ = store::write_atomic(file, text.as_bytes());
         }
     }
 

@@ -539,7 +539,11 @@ impl Run {
         let Some(path) = self.path.parent().map(|d| d.join(ANALYSIS_CSV)) else {
             return Ok(None);
         };
-        let Ok(bytes) = std::fs::read(&path) else {
+        // Only as a file: a FIFO at the name hung export (review 17 C5).
+        let Ok(bytes) = crate::files::open_regular(&path).and_then(|mut f| {
+            let mut bytes = Vec::new();
+            std::io::Read::read_to_end(&mut f, &mut bytes).map(|_| bytes)
+        }) else {
             return Ok(None);
         };
         let err = |cause: Cause| StoreError::Read {
