@@ -177,27 +177,7 @@ impl Run {
         // A run's rows are its points' (one row each, every id one its manifest lists), as every
         // reader of a run checks: two rows of one id or a row of an unlisted one were compared as
         // "only in B" (review 16b B10).
-        if let Some(id) = table
-            .manifest
-            .as_ref()
-            .and(table.column(crate::store::schema::POINT_ID_COLUMN))
-        {
-            // From the rows read, not by reading the file again.
-            table.foreign_row(table.rows.iter().map(|r| table.cell(r, id)))?;
-            let mut first: HashMap<&str, usize> = HashMap::with_capacity(table.rows.len());
-            for (i, r) in table.rows.iter().enumerate() {
-                let cell = table.cell(r, id);
-                if let Some(at) = first.insert(cell, i + 1) {
-                    return Err(crate::store::StoreError::TwoRows {
-                        path: table.path.clone(),
-                        point: crate::units::visible(cell).into_owned(),
-                        first: at,
-                        second: i + 1,
-                    }
-                    .into());
-                }
-            }
-        }
+        table.check_ids()?;
         let axes = axes.unwrap_or(&table.axes).to_vec();
         let cols: Vec<Option<usize>> = axes
             .iter()

@@ -502,6 +502,37 @@ impl Run {
         Ok(done)
     }
 
+    /// In a run (its manifest beside the CSV): one row per point id, every id one the manifest
+    /// lists, checked on the rows read (every reader of a run refuses the rest alike). A CSV
+    /// alone may repeat an id.
+    pub fn check_ids(&self) -> Result<(), StoreError> {
+        let Some(c) = self
+            .manifest
+            .as_ref()
+            .and(self.column(crate::schema::POINT_ID_COLUMN))
+        else {
+            return Ok(());
+        };
+        self.foreign_row(self.rows.iter().map(|r| self.cell(r, c)))?;
+        let mut first: std::collections::HashMap<&str, usize> =
+            std::collections::HashMap::with_capacity(self.rows.len());
+        for (i, r) in self.rows.iter().enumerate() {
+            let id = self.cell(r, c);
+            if id.is_empty() {
+                continue;
+            }
+            if let Some(at) = first.insert(id, i + 1) {
+                return Err(StoreError::TwoRows {
+                    path: self.path.clone(),
+                    point: crate::units::visible(id).into_owned(),
+                    first: at,
+                    second: i + 1,
+                });
+            }
+        }
+        Ok(())
+    }
+
     /// The first of `ids` (the rows' point ids, in file order) that the run's manifest does not
     /// list, as its error; none without a manifest, or one that lists no point (an old run's).
     pub fn foreign_row<'a>(&self, ids: impl Iterator<Item = &'a str>) -> Result<(), StoreError> {

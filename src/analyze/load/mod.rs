@@ -305,10 +305,7 @@ impl Series for Run {
         // Only in a run (its manifest beside the CSV): a CSV alone, made by hand or elsewhere,
         // may repeat an id, its rows read as repeats of their x as before.
         let id_col = self.manifest.as_ref().and(self.column(POINT_ID_COLUMN));
-        if let Some(c) = id_col {
-            self.foreign_row(self.rows.iter().map(|row| self.cell(row, c)))?;
-        }
-        let mut first_id: std::collections::HashMap<&str, usize> = Default::default();
+        self.check_ids()?;
         // And two rows of a run at one point's axis values, each under an id of its own (an
         // edited axis cell): their median was drawn, a value no point measured (review 16b B1).
         let axis_cols: Vec<usize> = match id_col {
@@ -317,18 +314,10 @@ impl Series for Run {
         };
         let mut first_at: std::collections::HashMap<Vec<&str>, usize> = Default::default();
         for (line, row) in self.rows.iter().enumerate() {
-            if let Some(id) = id_col
+            if id_col
                 .map(|c| self.cell(row, c))
-                .filter(|id| !id.is_empty())
+                .is_some_and(|id| !id.is_empty())
             {
-                if let Some(first) = first_id.insert(id, line + 1) {
-                    return Err(AnalyzeError::Store(crate::store::StoreError::TwoRows {
-                        path: self.path.clone(),
-                        point: crate::units::visible(id).into_owned(),
-                        first,
-                        second: line + 1,
-                    }));
-                }
                 let at: Vec<&str> = axis_cols.iter().map(|&c| self.cell(row, c)).collect();
                 if !axis_cols.is_empty() {
                     if let Some(&first) = first_at.get(&at) {
