@@ -76,13 +76,15 @@ pub enum PointsError {
         second: usize,
     },
     /// Two points whose values differ only in type (`1`, `1.0`, `"1"`): results.csv writes them
-    /// alike, so no reader can tell their rows apart.
-    #[error("{path}: points {first} and {second} are both `{label}` in results.csv{dialect}: their values differ only in type (hint: `1`, `1.0` and `\"1\"` are written alike{}; list the value once, in one type)", if dialect.is_empty() { "" } else { ", and with a decimal comma `1.5` and `\"1,5\"`" })]
+    /// alike, or as one number (`1` and `"1e0"` on an axis of numbers), so no reader can tell
+    /// their rows apart.
+    #[error("{path}: points {first} and {second} are {what} in results.csv{dialect}: their values differ only in type or in how a number is written (hint: `1`, `1.0`, `\"1\"` and `\"1e0\"` are read as one number{}; list the value once, in one type)", if dialect.is_empty() { "" } else { ", and with a decimal comma `1.5` and `\"1,5\"`" })]
     WrittenAlike {
         /// Where only the semicolon dialect (a decimal comma) writes them alike: which.
         dialect: &'static str,
         path: String,
-        label: String,
+        /// `both \`threads=1\``, or the two labels where they differ.
+        what: String,
         first: usize,
         second: usize,
     },
@@ -118,6 +120,74 @@ pub fn point_id(bench: &str, values: &[(String, Value)]) -> String {
     }
     format!("{ID_PREFIX}{}", crate::spec::hex(&h.finalize()[..6]))
 }
+
+/// Whether the axis cells of a row, as results.csv wrote them in `dialect` (`(axis, cell)` in
+/// spec order), are the values of the point `id` of `bench`: a CSV cell keeps no type, so each
+/// cell is tried as the types that write it (an integer, a float, text), the kinds that matched
+/// the row before first (`kinds`, one per axis, kept between rows). `None`: too many axes to try
+/// every type of (more than [`MAX_TRIED_AXES`] numeric cells), not checked.
+pub fn values_make_id(
+    bench: &str,
+    cells: &[(&str, &str)],
+    dialect: Dialect,
+    id: &str,
+    kinds: &mut Vec<u8>,
+) -> Option<bool> {
+    kinds.resize(cells.len(), 0);
+    let typed: Vec<Vec<(u8, Value)>> = cells
+        .iter()
+        .zip(kinds.iter())
+        .map(|((_, cell), &kind)| {
+            let mut out = Vec::with_capacity(3);
+            if let Ok(i) = cell.parse::<i64>() {
+                out.push((0, Value::Int(i)));
+            }
+            if let Some(x) = dialect.parse_number(cell).filter(|x| x.is_finite()) {
+                out.push((1, Value::Float(x)));
+            }
+            out.push((2, Value::Str(cell.to_string())));
+            // The kind that matched last first.
+            let last = out.iter().position(|(k, _)| *k == kind);
+            if let Some(i) = last {
+                out.swap(0, i);
+            }
+            out
+        })
+        .collect();
+    let tries: usize = typed.iter().map(Vec::len).product();
+    if typed.iter().filter(|t| t.len() > 1).count() > MAX_TRIED_AXES {
+        return None;
+    }
+    let mut digits = vec![0usize; typed.len()];
+    let mut values: Vec<(String, Value)> = Vec::with_capacity(cells.len());
+    for _ in 0..tries {
+        values.clear();
+        values.extend(
+            cells
+                .iter()
+                .zip(&typed)
+                .zip(&digits)
+                .map(|(((name, _), t), &d)| (name.to_string(), t[d].1.clone())),
+        );
+        if point_id(bench, &values) == id {
+            for ((k, t), &d) in kinds.iter_mut().zip(&typed).zip(&digits) {
+                *k = t[d].0;
+            }
+            return Some(true);
+        }
+        for d in (0..digits.len()).rev() {
+            digits[d] += 1;
+            if digits[d] < typed[d].len() {
+                break;
+            }
+            digits[d] = 0;
+        }
+    }
+    Some(false)
+}
+
+/// The most axes whose cells [`values_make_id`] tries as several types (3^8 ids at most).
+pub const MAX_TRIED_AXES: usize = 8;
 
 /// The first character of every point id since ids stopped being bare hex digits.
 pub const ID_PREFIX: char = 'p';
@@ -337,14 +407,40 @@ fn no_point_written_twice(
     points: &[Point],
     dialect: Dialect,
 ) -> Result<(), PointsError> {
+    let cell = |v: &Value| match (v, dialect) {
+        (Value::Float(x), Dialect::Semicolon) => dialect.number(*x),
+        _ => v.to_string(),
+    };
+    // An axis whose every value is written as a number is read as numbers (its x, or a group's
+    // number): `1` and `"1.0"`, `1` and `"1e0"` are one x there, and the run's analysis failed
+    // after every point was measured (review 17 C3). Keyed by the number (-0 as 0).
+    let mut numeric: std::collections::HashMap<&str, bool> = std::collections::HashMap::new();
+    for p in points {
+        for (n, v) in &p.values {
+            let number = dialect.parse_number(&cell(v)).is_some();
+            *numeric.entry(n.as_str()).or_insert(true) &= number;
+        }
+    }
     let mut seen: std::collections::HashMap<Vec<String>, usize> = std::collections::HashMap::new();
     for p in points {
         let written: Vec<String> = p
             .values
             .iter()
-            .map(|(_, v)| match (v, dialect) {
-                (Value::Float(x), Dialect::Semicolon) => dialect.number(*x),
-                _ => v.to_string(),
+            .map(|(n, v)| {
+                let text = cell(v);
+                // An integer as itself (past 2^53 two integers are one float, and two points).
+                let exact = text.parse::<i64>().ok().or_else(|| {
+                    dialect
+                        .parse_number(&text)
+                        .filter(|x| x.fract() == 0.0 && x.abs() < 2f64.powi(53))
+                        .map(|x| x as i64)
+                });
+                match (exact, dialect.parse_number(&text)) {
+                    _ if !numeric[n.as_str()] => text,
+                    (Some(i), _) => format!("i{i}"),
+                    (None, Some(x)) => format!("f{:x}", (x + 0.0).to_bits()),
+                    (None, None) => text,
+                }
             })
             .collect();
         if let Some(&first) = seen.get(&written) {
@@ -364,7 +460,10 @@ fn no_point_written_twice(
                         Dialect::Semicolon => " with --csv-dialect semicolon",
                     },
                     path,
-                    label,
+                    what: match points[first].label() {
+                        l if l == label => format!("both `{label}`"),
+                        l => format!("`{l}` and `{label}`, one point"),
+                    },
                     first,
                     second,
                 },
@@ -726,7 +825,7 @@ mod tests {
             assert_eq!(
                 expand(&typed).unwrap_err().to_string(),
                 format!(
-                    "t.toml: points {} and {} are both `threads=1` in results.csv: their values differ only in type (hint: `1`, `1.0` and `\"1\"` are written alike; list the value once, in one type)",
+                    "t.toml: points {} and {} are both `threads=1` in results.csv: their values differ only in type or in how a number is written (hint: `1`, `1.0`, `\"1\"` and `\"1e0\"` are read as one number; list the value once, in one type)",
                     values.matches(',').count() - 1,
                     values.matches(',').count()
                 ),
@@ -794,6 +893,42 @@ mod tests {
             err.starts_with("t.toml (with --filter thread > 1): filter"),
             "{err}"
         );
+    }
+
+    /// Every point's cells, as results.csv writes them in either dialect, make its id back, and
+    /// a cell of another value does not: ints, floats (`-0`, a decimal comma, an exponent), text
+    /// that reads as a number, text.
+    #[test]
+    fn a_rows_cells_make_its_points_id_back() {
+        let s = spec(
+            "[[axis]]\nname=\"a\"\nvalues=[1,\"2\",-0.0,1.5,1e-12,\"x y\",\"2,5\",-7]\n\
+             [[axis]]\nname=\"b\"\nvalues=[\"32\",64]",
+        );
+        let pts = expand(&s).unwrap();
+        for dialect in [Dialect::Comma, Dialect::Semicolon] {
+            let mut kinds = Vec::new();
+            for p in &pts {
+                let cells: Vec<(String, String)> = p
+                    .values
+                    .iter()
+                    .map(|(n, v)| {
+                        let cell = match v {
+                            Value::Float(x) => dialect.number(*x),
+                            v => v.to_string(),
+                        };
+                        (n.clone(), cell)
+                    })
+                    .collect();
+                let cells: Vec<(&str, &str)> =
+                    cells.iter().map(|(n, c)| (n.as_str(), c.as_str())).collect();
+                let made = values_make_id(&s.bench, &cells, dialect, &p.id, &mut kinds);
+                assert_eq!(made, Some(true), "{dialect:?} {}", p.label());
+                let mut moved = cells.clone();
+                moved[0].1 = "60";
+                let made = values_make_id(&s.bench, &moved, dialect, &p.id, &mut kinds);
+                assert_eq!(made, Some(false), "{dialect:?} {}", p.label());
+            }
+        }
     }
 
     #[test]

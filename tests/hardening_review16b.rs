@@ -2,48 +2,11 @@
 //! one reader and not another's, units and senses guessed wrong, uncertainties borrowed from
 //! another metric, and compare's gate on a B that is not whole.
 
-use crate::common::{project, run_dirs, stderr, stdout, sweep};
+use crate::common::{code_and_err, col, edit_rows, project, run_dirs, run_of as run, stderr, sweep};
 use crate::hardening::write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 const TWO: &str = "bench = \"hostsaw\"\ncompiler = \"cc\"\n[vars]\nslow_ms = 0\nmode = \"ok\"\n[[axis]]\nname = \"threads\"\nrange = [1, 8]\n[[axis]]\nname = \"period\"\nvalues = [2, 4]\n[[metric]]\nname = \"saw\"\nunit = \"MFlops\"\n[analyze]\nx = \"threads\"\n";
-
-/// A run of `spec` (written as `sweeps/<name>.toml`) into `output/<name>`: its folder (the newest).
-fn run(p: &Path, name: &str, spec: &str) -> PathBuf {
-    write(p, &format!("sweeps/{name}.toml"), spec);
-    let out = sweep(p)
-        .args([
-            "run",
-            &format!("sweeps/{name}.toml"),
-            "-q",
-            "--no-analyze",
-            "--force",
-        ])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
-    let mut runs = run_dirs(&p.join("output").join(name));
-    runs.sort();
-    runs.pop().unwrap()
-}
-
-/// `f(header, cells)` applied to every row of a CSV (CRLF kept as sweep writes it).
-fn edit_rows(csv: &Path, f: impl Fn(&[&str], &mut Vec<String>)) {
-    let text = std::fs::read_to_string(csv).unwrap();
-    let mut lines = text.split("\r\n").filter(|l| !l.is_empty());
-    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
-    let mut out = vec![header.join(",")];
-    for l in lines {
-        let mut cells: Vec<String> = l.split(',').map(str::to_string).collect();
-        f(&header, &mut cells);
-        out.push(cells.join(","));
-    }
-    std::fs::write(csv, out.join("\r\n") + "\r\n").unwrap();
-}
-
-fn col(header: &[&str], name: &str) -> usize {
-    header.iter().position(|h| *h == name).unwrap()
-}
 
 /// Every value of `column` in `csv` times `by`.
 fn scale(csv: &Path, column: &str, by: f64) {
@@ -53,11 +16,6 @@ fn scale(csv: &Path, column: &str, by: f64) {
             cells[i] = format!("{}", v * by);
         }
     });
-}
-
-fn code_and_err(p: &Path, args: &[&str]) -> (Option<i32>, String, String) {
-    let out = sweep(p).args(args).output().unwrap();
-    (out.status.code(), stderr(&out), stdout(&out))
 }
 
 /// Review 16b B1: a row whose axis cell was edited to another point's values, under its own
@@ -74,8 +32,10 @@ fn two_rows_at_one_points_axis_values_are_refused_by_analyze() {
     });
     let (code, err, _) = code_and_err(p.path(), &["analyze", r.to_str().unwrap()]);
     assert_eq!(code, Some(3), "{err}");
+    // The edited row's id names threads=2 period=2: refused as a row at another point's values
+    // (review 17 C2), by every reader of the run.
     assert!(
-        err.contains("has two rows of the point `threads=1 period=2`"),
+        err.contains("at threads=1 period=2, which are not that point's axis values"),
         "{err}"
     );
 }
@@ -212,7 +172,8 @@ fn compare_out_never_writes_through_a_charts_link() {
             out.to_str().unwrap(),
         ],
     );
-    assert_ne!(code, Some(0), "{err}");
+    // Exit 2, as `--out` of a run folder (review 17 C9: it was 4).
+    assert_eq!(code, Some(2), "{err}");
     assert!(err.contains("symbolic link"), "{err}");
     assert_eq!(
         std::fs::read_to_string(victim.join("saw_mflops__period-2.svg")).unwrap(),

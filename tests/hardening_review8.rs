@@ -244,10 +244,27 @@ fn compare_says_which_point_is_written_decomposed() {
     let text = std::fs::read_to_string(&csv).unwrap();
     assert!(text.contains("noisé"), "{text}");
     std::fs::write(&csv, text.replace("noisé", "noise\u{301}")).unwrap();
+    // In a run folder the row's id names the composed value: refused as a row at another
+    // point's values, saying which is written decomposed (review 17 C2).
     let out = sweep(p.path())
         .args(["compare"])
         .arg(&a)
         .arg(&b)
+        .output()
+        .unwrap();
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(3), "{err}");
+    assert!(
+        err.contains("label=noise\u{301} (written decomposed: U+0065 U+0301), which are not that point's axis values"),
+        "{err}"
+    );
+    // A CSV alone (no manifest, so no id to check) lists it as only in B, said decomposed.
+    let bare = p.path().join("b.csv");
+    std::fs::copy(&csv, &bare).unwrap();
+    let out = sweep(p.path())
+        .args(["compare"])
+        .arg(&a)
+        .arg(&bare)
         .output()
         .unwrap();
     let said = common::stdout(&out);

@@ -231,6 +231,17 @@ fn a_cell_of_text_in_a_numeric_axis_is_named() {
     let edited = text.replacen(",2,stride,3,", ",2,stride,abc,", 1);
     assert_ne!(edited, text);
     std::fs::write(&csv, edited).unwrap();
+    // In its run folder the row's id names stride 3: refused as a row at another point's values
+    // (review 17 C2); a copy of the CSV alone has its cell named as before.
+    let out = sweep(tmp.path()).arg("analyze").arg(&run).output().unwrap();
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(3), "{err}");
+    assert!(
+        err.contains("(its row 3 after the header) at variant=stride stride=abc, which are not that point's axis values"),
+        "{err}"
+    );
+    let csv = tmp.path().join("alone.csv");
+    std::fs::copy(run.join("results.csv"), &csv).unwrap();
     let out = sweep(tmp.path())
         .arg("analyze")
         .arg(&csv)

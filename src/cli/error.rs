@@ -155,7 +155,7 @@ impl CliError {
             },
             CliError::Compare(e) => match e {
                 CompareError::Write { .. } => exit::ENVIRONMENT,
-                CompareError::OutIsARun { .. } => exit::USAGE,
+                CompareError::OutIsARun { .. } | CompareError::OutLink { .. } => exit::USAGE,
                 CompareError::Store(e) => store_code(e),
                 CompareError::Read(e) => analyze_code(e),
                 _ => exit::BAD_INPUT,

@@ -110,6 +110,10 @@ pub enum CompareError {
     },
     #[error("`--out {out}` is a run folder: compare's charts would replace that run's own (hint: pick a folder of its own)")]
     OutIsARun { out: PathBuf },
+    /// `--out DIR/charts` is a link: the charts would land where it points (review 16b B6), a
+    /// run's own among them. Refused as the run-folder case is (review 17 C9: exit 4 before).
+    #[error("`{charts}` is a symbolic link (to `{to}`), which sweep never makes: compare's charts would land where it points (hint: remove the link, or pick a folder of its own with --out)")]
+    OutLink { charts: PathBuf, to: PathBuf },
     /// A chart of A against B cannot be drawn or written.
     #[error("cannot write `{path}`: {source}")]
     Chart {

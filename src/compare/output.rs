@@ -252,6 +252,12 @@ impl Comparison {
         if let Some(x) = &self.x {
             let charts = dir.join(crate::store::run::CHARTS);
             // Never through a link at the name (review 16b B6: a run's charts were replaced).
+            if charts.is_symlink() {
+                return Err(CompareError::OutLink {
+                    to: std::fs::read_link(&charts).unwrap_or_default(),
+                    charts,
+                });
+            }
             crate::store::run::own_dir(&charts).map_err(|e| err(&charts, e))?;
             let fail = |source| CompareError::Chart {
                 path: charts.clone(),

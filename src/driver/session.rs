@@ -250,21 +250,16 @@ impl<'s> Session<'s> {
             });
         }
         // A status no sweep writes: its point neither done nor to measure (review 13b F9: the
-        // resume kept it, and every reader then refused the run).
-        let status = header
-            .iter()
-            .position(|h| h == crate::schema::STATUS_COLUMN);
-        if let Some((id, word)) = status.and_then(|c| {
-            done.iter()
-                .map(|(id, row)| (id, row.get(c).map_or("", String::as_str)))
-                .find(|(_, w)| store::Status::parse(w).is_none())
-        }) {
-            return Err(store::StoreError::UnknownStatus {
-                path: csv_path,
-                at: format!("the row of the point `{}`", crate::units::visible(id)),
-                word: crate::units::visible(word).into_owned(),
-            }
-            .into());
+        // resume kept it, and every reader then refused the run); a row at another point's axis
+        // values, kept, was read at those values (review 17 C2).
+        let mut check = store::rows::RowCheck::new(&csv_path, &manifest, &header, manifest.dialect);
+        for (id, row) in &done {
+            check.row(row, || {
+                format!("the row of the point `{}`", crate::units::visible(id))
+            })?;
+        }
+        if resumed {
+            store::rows::check_kept(&run_dir, &manifest, &header)?;
         }
         let results = CsvSink::open(&csv_path, header.clone(), manifest.dialect)?;
         manifest.state = store::RunState::Running;

@@ -113,22 +113,10 @@ pub(super) fn load(dir: &Path) -> Result<Input, MergeError> {
     manifest.check_lists(dir)?;
     let results = store::RunDir::new(dir).results();
     let (header, rows) = read_csv(&results, manifest.dialect)?;
-    // A status no sweep writes would be merged in and refused by every reader of the merge.
-    let status = header
-        .as_ref()
-        .and_then(|h| h.iter().position(|c| c == crate::schema::STATUS_COLUMN));
-    if let Some((row, word)) = status.and_then(|c| {
-        rows.iter()
-            .enumerate()
-            .map(|(i, r)| (i + 1, r.get(c).map_or("", String::as_str)))
-            .find(|(_, w)| store::Status::parse(w).is_none())
-    }) {
-        return Err(store::StoreError::UnknownStatus {
-            path: results,
-            at: format!("its row {row} after the header"),
-            word: crate::units::visible(word).into_owned(),
-        }
-        .into());
+    // A status no sweep writes, or a row at another point's axis values, would be merged in
+    // and refused by every reader of the merge.
+    if let Some(header) = &header {
+        store::rows::RowCheck::new(&results, &manifest, header, manifest.dialect).all(&rows)?;
     }
     Ok(Input {
         dir: dir.to_path_buf(),

@@ -487,6 +487,8 @@ fn read_kept(input: &Input, rel: &Path, header: &[String]) -> Result<Vec<Vec<Str
             ),
         });
     }
+    store::rows::RowCheck::new(&path, &input.manifest, header, input.manifest.dialect)
+        .all(&rows)?;
     Ok(rows)
 }
 

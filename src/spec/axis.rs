@@ -333,10 +333,13 @@ pub(super) fn expand_axis(a: &AxisFile, nvcc: bool) -> Result<Axis, AxisError> {
     }
     // A number written with blanks at its edge: the readers of results.csv read a padded number
     // as the number, so `" 1"` and `"1"` would be one x, their points averaged (review 13b F11).
-    // Text keeps its blanks (`"  lead"` and `"lead"` are two groups).
-    if let Some(Value::Str(text)) = values.iter().find(
-        |v| matches!(v, Value::Str(t) if t.trim() != t.as_str() && t.trim().parse::<f64>().is_ok()),
-    ) {
+    // Text keeps its blanks (`"  lead"` and `"lead"` are two groups). A number with a decimal
+    // comma too (`" 1,5"`): the semicolon dialect reads it as one.
+    let number = |t: &str| crate::schema::Dialect::Semicolon.parse_number(t).is_some();
+    if let Some(Value::Str(text)) = values
+        .iter()
+        .find(|v| matches!(v, Value::Str(t) if t.trim() != t.as_str() && number(t)))
+    {
         return Err(AxisError::EdgeBlanks {
             name: name.clone(),
             value: crate::units::visible(text).into_owned(),

@@ -30,9 +30,10 @@ pub fn stat_column(header: &[String], m: &MetricColumn, suffix: &str) -> Option<
     let unit_alone = |rest: &str| {
         !rest.is_empty()
             && (!rest.contains('_')
-                || rest
-                    .strip_suffix("_per_s")
-                    .is_some_and(|r| !r.is_empty() && !r.contains('_')))
+                || ["_per_s", "_per_ms", "_per_us", "_per_ns"].iter().any(|per| {
+                    rest.strip_suffix(per)
+                        .is_some_and(|r| !r.is_empty() && !r.contains('_'))
+                }))
     };
     find(format!("{}_{suffix}", m.name)).or_else(|| {
         (m.name == m.column).then_some(())?;
@@ -190,7 +191,8 @@ pub(super) fn guess_columns(
 pub fn unit_of_column(column: &str) -> &'static str {
     // Rates before seconds: `mb_per_s` ends in `_s` too (review 16b B5: every throughput but
     // GB/s was read as seconds, lower is better). A column keeps no case: `mb_per_s` may be Mb/s.
-    const SLUGS: [(&str, &str); 19] = [
+    // And a rate per any time: `ops_per_ms` is no time either (review 17 C4).
+    const SLUGS: [(&str, &str); 22] = [
         ("gb_per_s", "GB/s"),
         ("mb_per_s", "MB/s"),
         ("kb_per_s", "kB/s"),
@@ -205,6 +207,9 @@ pub fn unit_of_column(column: &str) -> &'static str {
         ("mflops", "MFlops"),
         ("fraction", "fraction"),
         ("cycles", "cycles"),
+        ("_per_ns", "/ns"),
+        ("_per_us", "/us"),
+        ("_per_ms", "/ms"),
         ("_ns", "ns"),
         ("_us", "us"),
         ("_ms", "ms"),

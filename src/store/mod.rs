@@ -16,6 +16,7 @@ pub mod manifest;
 pub mod mark;
 pub mod metric_status;
 pub mod read;
+pub mod rows;
 pub mod run;
 pub mod staging;
 /// The columns, statuses and dialects live below the spec, in [`crate::schema`] (the spec checks
@@ -89,6 +90,16 @@ pub enum StoreError {
         path: PathBuf,
         point: String,
         row: usize,
+    },
+    /// A row whose axis values are not those of the point its id names (an axis cell edited by
+    /// hand): read as that point, it stood at another x unsaid (review 17 C2).
+    #[error("`{path}` has a row of the point `{point}` ({at}) at {values}, which are not that point's axis values (hint: an axis cell edited by hand; a point's id is a hash of its bench and axis values: restore the cell, or remove the row and resume the run to measure the point again)")]
+    NotItsPoint {
+        path: PathBuf,
+        point: String,
+        /// Which row, as [`StoreError::UnknownStatus`] says it.
+        at: String,
+        values: String,
     },
     /// A row whose status is no word sweep writes.
     #[error("`{path}` has the status `{word}` in {at}, which is none of sweep's (hint: a status is one of {}; restore the row or remove it)", crate::schema::Status::ALL.map(|s| s.as_str()).join(", "))]

@@ -494,6 +494,11 @@ pub fn read_rows(path: &Path, header: &[String]) -> Result<Vec<Vec<String>>, Sto
     rows(path, header, Repair::File)
 }
 
+/// [`read_rows`] without changing the file: a torn last row is left out in memory.
+pub fn read_rows_as_is(path: &Path, header: &[String]) -> Result<Vec<Vec<String>>, StoreError> {
+    rows(path, header, Repair::InMemory)
+}
+
 /// Where a torn last row is cut off: in the file (before appending to it) or in memory only.
 #[derive(Clone, Copy, PartialEq)]
 enum Repair {

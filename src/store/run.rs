@@ -326,23 +326,6 @@ impl Run {
                     column: axis.clone(),
                 });
             }
-            // A status no sweep writes (`OK`, `done`, edited by hand) was read as a failure by
-            // one reader and as a gap by another, unsaid (review 13b F9).
-            let status = header
-                .iter()
-                .position(|h| h == crate::schema::STATUS_COLUMN);
-            if let Some((row, word)) = status.and_then(|c| {
-                rows.iter()
-                    .enumerate()
-                    .map(|(i, r)| (i + 1, r.get(c).unwrap_or_default()))
-                    .find(|(_, w)| crate::schema::Status::parse(w).is_none())
-            }) {
-                return Err(StoreError::UnknownStatus {
-                    path: path.to_path_buf(),
-                    at: format!("its row {row} after the header"),
-                    word: crate::units::visible(word).into_owned(),
-                });
-            }
         }
         let (axes, metrics) = match &manifest {
             Some(m) => (
@@ -369,7 +352,7 @@ impl Run {
                 });
             }
         }
-        Ok(Run {
+        let run = Run {
             path: path.to_path_buf(),
             dir,
             manifest,
@@ -378,7 +361,15 @@ impl Run {
             rows,
             axes,
             metrics,
-        })
+        };
+        // Every reader of a run reads its rows as its points': checked once, here.
+        if let Some(m) = &run.manifest {
+            super::rows::RowCheck::new(path, m, &run.header, dialect).all(&run.rows)?;
+        }
+        if run.is_results() {
+            run.check_ids()?;
+        }
+        Ok(run)
     }
 
     /// The run folder given, which must be one (it has a manifest): for the commands that need
@@ -396,7 +387,12 @@ impl Run {
         let started = std::fs::metadata(&csv).is_ok_and(|m| !m.is_file())
             || std::fs::read(&csv).is_ok_and(|b| b.contains(&b'\n'));
         if started {
-            return Run::read(&csv, Some(run));
+            let read = Run::read(&csv, Some(run))?;
+            // Its control re-runs are read as its rows are, though export and report draw them
+            // from the analysis: an edited controls.csv was refused by analyze and compare alone
+            // (review 17 C1).
+            read.controls()?;
+            return Ok(read);
         }
         // A run that has written no whole line yet: its header is the manifest's, no row.
         let manifest = Manifest::load(run.path())?;

@@ -175,3 +175,46 @@ pub fn sleeps(secs: &str) -> Vec<i32> {
 pub fn running(pid: i32) -> bool {
     !matches!(state_and_parent(pid), Some(('Z' | 'X', _)) | None)
 }
+
+/// A run of `spec` (written as `sweeps/<name>.toml`) into `output/<name>`: its folder (the newest).
+pub fn run_of(p: &Path, name: &str, spec: &str) -> PathBuf {
+    crate::hardening::write(p, &format!("sweeps/{name}.toml"), spec);
+    let out = sweep(p)
+        .args([
+            "run",
+            &format!("sweeps/{name}.toml"),
+            "-q",
+            "--no-analyze",
+            "--force",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let mut runs = run_dirs(&p.join("output").join(name));
+    runs.sort();
+    runs.pop().unwrap()
+}
+
+/// `f(header, cells)` applied to every row of a CSV (CRLF kept as sweep writes it).
+pub fn edit_rows(csv: &Path, f: impl Fn(&[&str], &mut Vec<String>)) {
+    let text = std::fs::read_to_string(csv).unwrap();
+    let mut lines = text.split("\r\n").filter(|l| !l.is_empty());
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let mut out = vec![header.join(",")];
+    for l in lines {
+        let mut cells: Vec<String> = l.split(',').map(str::to_string).collect();
+        f(&header, &mut cells);
+        out.push(cells.join(","));
+    }
+    std::fs::write(csv, out.join("\r\n") + "\r\n").unwrap();
+}
+
+pub fn col(header: &[&str], name: &str) -> usize {
+    header.iter().position(|h| *h == name).unwrap()
+}
+
+/// The exit code, stderr and stdout of `sweep` with `args` in `p`.
+pub fn code_and_err(p: &Path, args: &[&str]) -> (Option<i32>, String, String) {
+    let out = sweep(p).args(args).output().unwrap();
+    (out.status.code(), stderr(&out), stdout(&out))
+}
