@@ -919,8 +919,10 @@ mod tests {
                         (n.clone(), cell)
                     })
                     .collect();
-                let cells: Vec<(&str, &str)> =
-                    cells.iter().map(|(n, c)| (n.as_str(), c.as_str())).collect();
+                let cells: Vec<(&str, &str)> = cells
+                    .iter()
+                    .map(|(n, c)| (n.as_str(), c.as_str()))
+                    .collect();
                 let made = values_make_id(&s.bench, &cells, dialect, &p.id, &mut kinds);
                 assert_eq!(made, Some(true), "{dialect:?} {}", p.label());
                 let mut moved = cells.clone();

@@ -2,7 +2,9 @@
 //! one reader and not another's, units and senses guessed wrong, uncertainties borrowed from
 //! another metric, and compare's gate on a B that is not whole.
 
-use crate::common::{code_and_err, col, edit_rows, project, run_dirs, run_of as run, stderr, sweep};
+use crate::common::{
+    code_and_err, col, edit_rows, project, run_dirs, run_of as run, stderr, sweep,
+};
 use crate::hardening::write;
 use std::path::Path;
 

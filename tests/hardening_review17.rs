@@ -112,7 +112,10 @@ fn values_that_are_one_number_are_refused_at_plan() {
     for values in ["[1, \"1.0\", 2]", "[1, \"1e0\", 2]", "[\"2\", \"2.0\", 3]"] {
         let spec = TWO.replace("range = [1, 6]", &format!("values = {values}"));
         write(p.path(), "sweeps/one.toml", &spec);
-        for args in [vec!["plan", "sweeps/one.toml"], vec!["run", "sweeps/one.toml", "-q"]] {
+        for args in [
+            vec!["plan", "sweeps/one.toml"],
+            vec!["run", "sweeps/one.toml", "-q"],
+        ] {
             let (code, err, _) = code_and_err(p.path(), &args);
             assert_eq!(code, Some(3), "{values}: {args:?}: {err}");
             assert!(
@@ -120,7 +123,10 @@ fn values_that_are_one_number_are_refused_at_plan() {
                 "{values}: {args:?}: {err}"
             );
         }
-        assert!(!p.path().join("output/one").exists(), "{values}: nothing ran");
+        assert!(
+            !p.path().join("output/one").exists(),
+            "{values}: nothing ran"
+        );
     }
     // A category (one value is no number) keeps its texts apart.
     let spec = TWO.replace("values = [2, 4]", "values = [\"1\", \"1.0\", \"naive\"]");
@@ -183,9 +189,37 @@ fn a_metrics_own_status_word_is_checked_too() {
             cells[col(h, "saw_status")] = "fine".into();
         }
     });
-    for args in [vec!["analyze", s(&r), "--out", "an"], vec!["export", s(&r), "--out", "ex"]] {
+    for args in [
+        vec!["analyze", s(&r), "--out", "an"],
+        vec!["export", s(&r), "--out", "ex"],
+    ] {
         let (code, err, _) = code_and_err(p.path(), &args);
         assert_eq!(code, Some(3), "{args:?}: {err}");
         assert!(err.contains("has the status `fine`"), "{args:?}: {err}");
+    }
+}
+
+/// Review 16b B2: a metric cell edited to text was a silent gap in the analysis, and turned its
+/// column of the workbook to text. Every reader of the run refuses it, naming the cell.
+#[test]
+fn a_metric_value_that_is_no_number_is_refused() {
+    let p = project();
+    let r = run(p.path(), "two", TWO);
+    edit_rows(&r.join("results.csv"), |h, cells| {
+        if cells[col(h, "threads")] == "2" && cells[col(h, "period")] == "2" {
+            cells[col(h, "saw_mflops")] = "n/a".into();
+        }
+    });
+    for args in [
+        vec!["analyze", s(&r), "--out", "an"],
+        vec!["export", s(&r), "--out", "ex"],
+        vec!["compare", s(&r), s(&r)],
+    ] {
+        let (code, err, _) = code_and_err(p.path(), &args);
+        assert_eq!(code, Some(3), "{args:?}: {err}");
+        assert!(
+            err.contains("has `n/a` in the metric column `saw_mflops`") && err.contains("hint:"),
+            "{args:?}: {err}"
+        );
     }
 }

@@ -119,7 +119,7 @@ pub enum CompareError {
     Chart {
         path: PathBuf,
         #[source]
-        source: crate::report::ReportError,
+        source: Box<crate::report::ReportError>,
     },
 }
 

@@ -261,7 +261,7 @@ impl Comparison {
             crate::store::run::own_dir(&charts).map_err(|e| err(&charts, e))?;
             let fail = |source| CompareError::Chart {
                 path: charts.clone(),
-                source,
+                source: Box::new(source),
             };
             let labels = self.labels();
             // The points of each series, sorted out once (not a pass over all a series).

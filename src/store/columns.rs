@@ -30,10 +30,12 @@ pub fn stat_column(header: &[String], m: &MetricColumn, suffix: &str) -> Option<
     let unit_alone = |rest: &str| {
         !rest.is_empty()
             && (!rest.contains('_')
-                || ["_per_s", "_per_ms", "_per_us", "_per_ns"].iter().any(|per| {
-                    rest.strip_suffix(per)
-                        .is_some_and(|r| !r.is_empty() && !r.contains('_'))
-                }))
+                || ["_per_s", "_per_ms", "_per_us", "_per_ns"]
+                    .iter()
+                    .any(|per| {
+                        rest.strip_suffix(per)
+                            .is_some_and(|r| !r.is_empty() && !r.contains('_'))
+                    }))
     };
     find(format!("{}_{suffix}", m.name)).or_else(|| {
         (m.name == m.column).then_some(())?;

@@ -93,13 +93,21 @@ pub enum StoreError {
     },
     /// A row whose axis values are not those of the point its id names (an axis cell edited by
     /// hand): read as that point, it stood at another x unsaid (review 17 C2).
-    #[error("`{path}` has a row of the point `{point}` ({at}) at {values}, which are not that point's axis values (hint: an axis cell edited by hand; a point's id is a hash of its bench and axis values: restore the cell, or remove the row and resume the run to measure the point again)")]
+    #[error("`{path}` has {row} at {values}, which are not that point's axis values (hint: an axis cell edited by hand; a point's id is a hash of its bench and axis values: restore the cell, or remove the row and resume the run to measure the point again)")]
     NotItsPoint {
         path: PathBuf,
-        point: String,
-        /// Which row, as [`StoreError::UnknownStatus`] says it.
-        at: String,
+        /// Which row: "a row of the point `p…` (its row 3 after the header)".
+        row: String,
         values: String,
+    },
+    /// A metric value that is no number (edited by hand): a gap in the analysis, a text cell in
+    /// the workbook, unsaid (review 16b B2).
+    #[error("`{path}` has `{cell}` in {at}, which is no number (hint: a value edited by hand; restore it, or remove the row and resume the run to measure the point again)")]
+    NotANumber {
+        path: PathBuf,
+        /// Where: "the metric column `saw_mflops` (its row 5 after the header)".
+        at: String,
+        cell: String,
     },
     /// A row whose status is no word sweep writes.
     #[error("`{path}` has the status `{word}` in {at}, which is none of sweep's (hint: a status is one of {}; restore the row or remove it)", crate::schema::Status::ALL.map(|s| s.as_str()).join(", "))]

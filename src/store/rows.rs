@@ -1,5 +1,6 @@
 //! What every reader of a run checks of each of its rows, whatever it read them into: that its
-//! status words are sweep's, and that its axis values are those of the point its id names.
+//! status words are sweep's, its metric values numbers, and its axis values those of the point
+//! its id names.
 //! [`super::Run::read`], the resume and merge each read rows their own way; the checks are one.
 
 use super::{Dialect, Manifest, StoreError};
@@ -39,6 +40,8 @@ pub struct RowCheck<'m> {
     status: Option<usize>,
     /// Each metric's own status column (`<metric>_status`), where the header has it.
     own_statuses: Vec<usize>,
+    /// Each metric's value column, where the header has it.
+    values: Vec<(&'m str, usize)>,
     id: Option<usize>,
     axes: Vec<(&'m str, usize)>,
     /// The ids the manifest lists; a row of another is told as such by its reader.
@@ -65,6 +68,11 @@ impl<'m> RowCheck<'m> {
                 .metrics
                 .iter()
                 .filter_map(|m| col(&crate::schema::metric_status_column(&m.name)))
+                .collect(),
+            values: manifest
+                .metrics
+                .iter()
+                .filter_map(|m| col(&m.column).map(|c| (m.column.as_str(), c)))
                 .collect(),
             id: col(POINT_ID_COLUMN).filter(|_| ids),
             axes: manifest
@@ -102,6 +110,18 @@ impl<'m> RowCheck<'m> {
                 });
             }
         }
+        // A metric's value is a number or nothing (a failed point's): other text was a gap in
+        // the analysis and a text cell in the workbook, unsaid (review 16b B2).
+        if let Some((column, c)) = self.values.iter().find(|&&(_, c)| {
+            let v = row.cell(c);
+            !v.is_empty() && self.dialect.parse_number(v).is_none()
+        }) {
+            return Err(StoreError::NotANumber {
+                path: self.path.clone(),
+                at: format!("the metric column `{column}` ({})", at()),
+                cell: crate::units::visible(row.cell(*c)).into_owned(),
+            });
+        }
         // The axis values against the id (their hash): an axis cell edited by hand moved a point
         // to another x in every reader (review 17 C2), and two rows at one point's values, under
         // two ids, had their median drawn (review 16b B1).
@@ -125,8 +145,11 @@ impl<'m> RowCheck<'m> {
                 .collect();
             return Err(StoreError::NotItsPoint {
                 path: self.path.clone(),
-                point: crate::units::visible(id).into_owned(),
-                at: at(),
+                row: format!(
+                    "a row of the point `{}` ({})",
+                    crate::units::visible(id),
+                    at()
+                ),
                 values: crate::units::visible(&values.join(" ")).into_owned(),
             });
         }
@@ -146,7 +169,11 @@ impl<'m> RowCheck<'m> {
 /// results are (the header, the status words, the axis values, the ids listed) and left as they
 /// are: a resume refuses a run whose kept CSVs were edited before it changes anything (review 17
 /// C7: the manifest went from `finished` to `interrupted`, and controls.csv was rewritten).
-pub fn check_kept(run_dir: &Path, manifest: &Manifest, header: &[String]) -> Result<(), StoreError> {
+pub fn check_kept(
+    run_dir: &Path,
+    manifest: &Manifest,
+    header: &[String],
+) -> Result<(), StoreError> {
     let run = super::RunDir::new(run_dir);
     let mut kept = vec![run.controls()];
     if let Ok(entries) = std::fs::read_dir(run.passes()) {
@@ -159,7 +186,10 @@ pub fn check_kept(run_dir: &Path, manifest: &Manifest, header: &[String]) -> Res
         kept.extend(passes);
     }
     let listed: HashSet<&str> = manifest.point_ids.iter().map(String::as_str).collect();
-    let id = header.iter().position(|h| h == POINT_ID_COLUMN).unwrap_or(0);
+    let id = header
+        .iter()
+        .position(|h| h == POINT_ID_COLUMN)
+        .unwrap_or(0);
     for path in kept.iter().filter(|p| p.symlink_metadata().is_ok()) {
         let rows = super::read::read_rows_as_is(path, header)?;
         RowCheck::new(path, manifest, header, manifest.dialect).all(&rows)?;
