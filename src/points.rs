@@ -186,8 +186,10 @@ pub fn values_make_id(
     Some(false)
 }
 
-/// The most axes whose cells [`values_make_id`] tries as several types (3^8 ids at most).
-pub const MAX_TRIED_AXES: usize = 8;
+/// The most axes whose cells [`values_make_id`] tries as several types (3^11 ids at most, tried
+/// only where the types that matched the row before do not: a row edited by hand, or an axis of
+/// mixed types).
+pub const MAX_TRIED_AXES: usize = 11;
 
 /// The first character of every point id since ids stopped being bare hex digits.
 pub const ID_PREFIX: char = 'p';

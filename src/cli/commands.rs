@@ -392,6 +392,14 @@ fn resume_as_started(
         )));
     }
     let Some(shard) = m.shard.as_deref().and_then(|s| s.parse::<Shard>().ok()) else {
+        // A whole run given a shard: the resume measured that shard's points of it, said the
+        // rest "already done" and exited 130 (review 18b F2).
+        if let Some(given) = args.sharding.shard {
+            return Err(CliError::Usage(format!(
+                "`--shard {}/{}`: `{shown}` is a whole run, of no shard (hint: leave out --shard; a resume measures its run's own points)",
+                given.index, given.count
+            )));
+        }
         return Ok(());
     };
     match args.sharding.shard {

@@ -233,7 +233,9 @@ impl<'s> Session<'s> {
             }
         };
         let csv_path = store::RunDir::new(&run_dir).results();
-        let done = store::read_done(&csv_path, &header)?;
+        // Checked as it is, before anything of the run changes: a refused resume leaves the run
+        // as it found it (a torn last row is cut off only once every check passed).
+        let done = store::read_done_as_is(&csv_path, &header)?;
         let ours: HashSet<&String> = manifest.point_ids.iter().collect();
         if let Some((id, row)) = done.iter().find(|(id, _)| !ours.contains(id)) {
             let at = header
@@ -261,6 +263,7 @@ impl<'s> Session<'s> {
         if resumed {
             store::rows::check_kept(&run_dir, &manifest, &header)?;
         }
+        let done = store::read_done(&csv_path, &header)?;
         let results = CsvSink::open(&csv_path, header.clone(), manifest.dialect)?;
         manifest.state = store::RunState::Running;
         manifest.finished = None;
@@ -371,6 +374,11 @@ impl<'s> Session<'s> {
             .timeline
             .append(&mut dispatch.timeline.entries);
         let mut summary = std::mem::take(&mut dispatch.summary);
+        // A run stopped before its start was told: the listeners' last word names its folder
+        // all the same (review 18b F1: the live report warned of `` as no run folder).
+        if summary.run_dir.as_os_str().is_empty() {
+            summary.run_dir = self.run_dir.clone();
+        }
         if let Some(e) = stopped.or(ran.err()) {
             let e = self.fail(e);
             // The listeners' last word (the live report's last version says `interrupted`).

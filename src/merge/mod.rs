@@ -386,6 +386,20 @@ pub fn merge(dirs: &[PathBuf], opts: &Options) -> Result<Merged, MergeError> {
         missing,
     };
 
+    // Never into one of the runs it merges (review 18b F5: a merged run was written inside a
+    // shard's folder, which then held another run).
+    if let Some(out) = opts.out.as_deref() {
+        let real = real_path(out);
+        if let Some(input) = inputs
+            .iter()
+            .find(|i| i.dir.canonicalize().is_ok_and(|d| real.starts_with(d)))
+        {
+            return Err(MergeError::OutExists {
+                dir: out.display().to_string(),
+                holds: format!("lies inside `{}`, a run it merges", input.name()),
+            });
+        }
+    }
     let target = Target::stage(first, opts.out.as_deref())?;
     let dir = target.stage.clone();
     let written = (|| -> Result<(), MergeError> {
@@ -487,8 +501,7 @@ fn read_kept(input: &Input, rel: &Path, header: &[String]) -> Result<Vec<Vec<Str
             ),
         });
     }
-    store::rows::RowCheck::new(&path, &input.manifest, header, input.manifest.dialect)
-        .all(&rows)?;
+    store::rows::check_kept_rows(&path, &input.manifest, header, &rows)?;
     Ok(rows)
 }
 
@@ -561,4 +574,23 @@ fn agreed(inputs: &[Input], field: fn(&Manifest) -> &Option<String>) -> Option<S
         .iter()
         .all(|i| field(&i.manifest).as_ref() == Some(&first))
         .then_some(first)
+}
+
+/// `path` with its links resolved as far as it exists, the rest as written.
+fn real_path(path: &Path) -> PathBuf {
+    let abs = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+    let mut base = abs.as_path();
+    let mut rest = Vec::new();
+    loop {
+        if let Ok(real) = base.canonicalize() {
+            return rest.iter().rev().fold(real, |p, c| p.join(c));
+        }
+        match (base.parent(), base.file_name()) {
+            (Some(parent), Some(name)) => {
+                rest.push(name.to_os_string());
+                base = parent;
+            }
+            _ => return abs,
+        }
+    }
 }

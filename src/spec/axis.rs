@@ -77,6 +77,8 @@ pub enum AxisError {
     },
     #[error("axis `{name}` has the value {value:?}, a number with blanks at its edge (hint: the readers of results.csv read a padded number as the number, so it would be one x with the number written without them; write it without)")]
     EdgeBlanks { name: String, value: String },
+    #[error("axis `{name}` has the value {value:?}, only blanks (hint: the readers of results.csv read a cell of blanks as an empty one, another value; write the text without them)")]
+    OnlyBlanks { name: String, value: String },
     #[error("axis `{name}` has `{a}` and `{b}`, two values that are one number (hint: the analysis and the charts would read their points as one x and average them; write each number once)")]
     OneNumber { name: String, a: String, b: String },
     #[error("axis `{name}` has the value `{value}`, not a finite number (hint: a number a C constant can hold, or a string in quotes)")]
@@ -341,6 +343,17 @@ pub(super) fn expand_axis(a: &AxisFile, nvcc: bool) -> Result<Axis, AxisError> {
         .find(|v| matches!(v, Value::Str(t) if t.trim() != t.as_str() && number(t)))
     {
         return Err(AxisError::EdgeBlanks {
+            name: name.clone(),
+            value: crate::units::visible(text).into_owned(),
+        });
+    }
+    // Text of blanks alone (`" "`, a tab, U+00A0): read back as an empty cell, its rows were
+    // another point's values, refused by every reader of the run it made (review 18a F1).
+    if let Some(Value::Str(text)) = values
+        .iter()
+        .find(|v| matches!(v, Value::Str(t) if !t.is_empty() && t.trim().is_empty()))
+    {
+        return Err(AxisError::OnlyBlanks {
             name: name.clone(),
             value: crate::units::visible(text).into_owned(),
         });

@@ -109,6 +109,14 @@ pub enum StoreError {
         at: String,
         cell: String,
     },
+    /// A metric's own status (`<metric>_status`) that is none of a measured value's.
+    #[error("`{path}` has `{word}` in {at}, which is no status of a metric's value (hint: a metric's own status is ok, noisy or unstable, or empty in a failed row; restore the row or remove it)")]
+    UnknownOwnStatus {
+        path: PathBuf,
+        /// "`saw_status` of its row 3 after the header".
+        at: String,
+        word: String,
+    },
     /// A row whose status is no word sweep writes.
     #[error("`{path}` has the status `{word}` in {at}, which is none of sweep's (hint: a status is one of {}; restore the row or remove it)", crate::schema::Status::ALL.map(|s| s.as_str()).join(", "))]
     UnknownStatus {

@@ -38,8 +38,9 @@ pub struct RowCheck<'m> {
     bench: &'m str,
     dialect: Dialect,
     status: Option<usize>,
-    /// Each metric's own status column (`<metric>_status`), where the header has it.
-    own_statuses: Vec<usize>,
+    /// Each metric's own status column (`<metric>_status`) where the header has it, and its
+    /// name.
+    own_names: Vec<(usize, String)>,
     /// Each metric's value column, where the header has it.
     values: Vec<(&'m str, usize)>,
     id: Option<usize>,
@@ -55,19 +56,22 @@ impl<'m> RowCheck<'m> {
     /// older run's ids were hashed otherwise).
     pub fn new(path: &Path, manifest: &'m Manifest, header: &[String], dialect: Dialect) -> Self {
         let col = |name: &str| header.iter().position(|h| h == name);
-        let ids = manifest
-            .point_ids
-            .first()
-            .is_some_and(|id| !crate::points::legacy_id(id));
+        // An id of the scheme before today's was hashed otherwise: its row is not checked (each
+        // row by its own id: review 18a F10, one legacy id in the manifest turned the check off
+        // for every row).
+        let ids = !manifest.point_ids.is_empty();
         RowCheck {
             path: path.to_path_buf(),
             bench: &manifest.bench,
             dialect,
             status: col(STATUS_COLUMN),
-            own_statuses: manifest
+            own_names: manifest
                 .metrics
                 .iter()
-                .filter_map(|m| col(&crate::schema::metric_status_column(&m.name)))
+                .filter_map(|m| {
+                    let name = crate::schema::metric_status_column(&m.name);
+                    col(&name).map(|c| (c, name))
+                })
                 .collect(),
             values: manifest
                 .metrics
@@ -95,26 +99,40 @@ impl<'m> RowCheck<'m> {
         // reader and as a gap by another, unsaid (review 13b F9); a metric's own status so
         // edited fell back to the row's (review 17 C8).
         let words = self.status.iter().map(|&c| (c, false));
-        let own = self.own_statuses.iter().map(|&c| (c, true));
-        for (c, may_be_empty) in words.chain(own) {
+        let own = self.own_names.iter().map(|(c, _)| (*c, true));
+        for (c, own) in words.chain(own) {
             let word = row.cell(c);
             let known = match Status::parse(word) {
-                Some(s) => !may_be_empty || s.measured(),
-                None => may_be_empty && word.is_empty(),
+                Some(s) => !own || s.measured(),
+                None => own && word.is_empty(),
             };
-            if !known {
-                return Err(StoreError::UnknownStatus {
-                    path: self.path.clone(),
-                    at: at(),
-                    word: crate::units::visible(word).into_owned(),
-                });
+            if known {
+                continue;
             }
+            let word = crate::units::visible(word).into_owned();
+            let path = self.path.clone();
+            return Err(match own {
+                false => StoreError::UnknownStatus {
+                    path,
+                    at: at(),
+                    word,
+                },
+                // A metric's own status is one of a measured value's (review 18a F4: a
+                // `run_failed` there was "none of sweep's" beside a hint that listed it).
+                true => StoreError::UnknownOwnStatus {
+                    path,
+                    at: format!("`{}` of {}", self.header_name(c), at()),
+                    word,
+                },
+            });
         }
         // A metric's value is a number or nothing (a failed point's): other text was a gap in
         // the analysis and a text cell in the workbook, unsaid (review 16b B2).
         if let Some((column, c)) = self.values.iter().find(|&&(_, c)| {
             let v = row.cell(c);
-            !v.is_empty() && self.dialect.parse_number(v).is_none()
+            // Finite: a value sweep reads from a program's output always is (`NaN` and `inf`
+            // were gaps too, review 18a F3).
+            !v.is_empty() && !self.dialect.parse_number(v).is_some_and(f64::is_finite)
         }) {
             return Err(StoreError::NotANumber {
                 path: self.path.clone(),
@@ -128,7 +146,7 @@ impl<'m> RowCheck<'m> {
         let Some(id) = self.id.map(|c| row.cell(c)) else {
             return Ok(());
         };
-        if !self.listed.contains(id) {
+        if !self.listed.contains(id) || crate::points::legacy_id(id) {
             return Ok(());
         }
         let cells: Vec<(&str, &str)> = self.axes.iter().map(|&(a, c)| (a, row.cell(c))).collect();
@@ -156,6 +174,13 @@ impl<'m> RowCheck<'m> {
         Ok(())
     }
 
+    fn header_name(&self, col: usize) -> &str {
+        self.own_names
+            .iter()
+            .find(|(c, _)| *c == col)
+            .map_or("", |(_, n)| n.as_str())
+    }
+
     /// Checks every row of `rows`, in file order.
     pub fn all<R: Cells>(&mut self, rows: impl IntoIterator<Item = R>) -> Result<(), StoreError> {
         for (i, row) in rows.into_iter().enumerate() {
@@ -166,9 +191,10 @@ impl<'m> RowCheck<'m> {
 }
 
 /// The CSVs a run keeps beside its results.csv (`controls.csv`, `passes/*.csv`), checked as its
-/// results are (the header, the status words, the axis values, the ids listed) and left as they
-/// are: a resume refuses a run whose kept CSVs were edited before it changes anything (review 17
-/// C7: the manifest went from `finished` to `interrupted`, and controls.csv was rewritten).
+/// results are and left as they are: a resume refuses a run whose kept CSVs were edited before
+/// it changes anything (review 17 C7: the manifest went from `finished` to `interrupted`, and
+/// controls.csv was rewritten; review 18b F1: two rows of a point in a pass's CSV, or a file at
+/// `passes/`, were found after the manifest was rewritten).
 pub fn check_kept(
     run_dir: &Path,
     manifest: &Manifest,
@@ -176,32 +202,74 @@ pub fn check_kept(
 ) -> Result<(), StoreError> {
     let run = super::RunDir::new(run_dir);
     let mut kept = vec![run.controls()];
-    if let Ok(entries) = std::fs::read_dir(run.passes()) {
-        let mut passes: Vec<PathBuf> = entries
+    let passes = run.passes();
+    if passes.symlink_metadata().is_ok_and(|m| !m.is_dir()) {
+        return Err(StoreError::Read {
+            path: passes,
+            cause: std::io::Error::new(
+                std::io::ErrorKind::NotADirectory,
+                "it is no folder, where sweep keeps its passes' CSVs (hint: move it away; a resume makes the folder again)",
+            )
+            .into(),
+        });
+    }
+    if let Ok(entries) = std::fs::read_dir(&passes) {
+        let mut csvs: Vec<PathBuf> = entries
             .filter_map(Result::ok)
             .map(|e| e.path())
             .filter(|p| p.extension().is_some_and(|x| x == "csv"))
             .collect();
-        passes.sort();
-        kept.extend(passes);
+        csvs.sort();
+        kept.extend(csvs);
     }
-    let listed: HashSet<&str> = manifest.point_ids.iter().map(String::as_str).collect();
+    for path in kept.iter().filter(|p| p.symlink_metadata().is_ok()) {
+        let rows = super::read::read_rows_as_is(path, header)?;
+        check_kept_rows(path, manifest, header, &rows)?;
+    }
+    Ok(())
+}
+
+/// The rows of a kept CSV `path` (read under the run's `header`), checked as the run's results
+/// are: [`RowCheck`], every id one the manifest lists, and in a pass's CSV one row per point
+/// (controls.csv and recheck.csv hold a point's processes, several rows of one id). Resume and
+/// merge both check them so (review 18b F3: merge wrote a run every reader then refused).
+pub fn check_kept_rows(
+    path: &Path,
+    manifest: &Manifest,
+    header: &[String],
+    rows: &[Vec<String>],
+) -> Result<(), StoreError> {
+    RowCheck::new(path, manifest, header, manifest.dialect).all(rows)?;
     let id = header
         .iter()
         .position(|h| h == POINT_ID_COLUMN)
         .unwrap_or(0);
-    for path in kept.iter().filter(|p| p.symlink_metadata().is_ok()) {
-        let rows = super::read::read_rows_as_is(path, header)?;
-        RowCheck::new(path, manifest, header, manifest.dialect).all(&rows)?;
-        if let Some(row) = rows
-            .iter()
-            .position(|r| !listed.is_empty() && !listed.contains(r.cell(id)))
-        {
-            return Err(StoreError::ForeignRow {
-                path: path.clone(),
-                point: crate::units::visible(rows[row].cell(id)).into_owned(),
-                row: row + 1,
-            });
+    let listed: HashSet<&str> = manifest.point_ids.iter().map(String::as_str).collect();
+    if let Some(row) = rows
+        .iter()
+        .position(|r| !listed.is_empty() && !listed.contains(r.cell(id)))
+    {
+        return Err(StoreError::ForeignRow {
+            path: path.to_path_buf(),
+            point: crate::units::visible(rows[row].cell(id)).into_owned(),
+            row: row + 1,
+        });
+    }
+    let one_per_point = path
+        .file_name()
+        .and_then(|n| n.to_str())
+        .is_some_and(|n| n.starts_with("pass-"));
+    if one_per_point {
+        let mut first: std::collections::HashMap<&str, usize> = Default::default();
+        for (i, r) in rows.iter().enumerate() {
+            if let Some(at) = first.insert(r.cell(id), i + 1) {
+                return Err(StoreError::TwoRows {
+                    path: path.to_path_buf(),
+                    point: crate::units::visible(r.cell(id)).into_owned(),
+                    first: at,
+                    second: i + 1,
+                });
+            }
         }
     }
     Ok(())

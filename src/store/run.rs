@@ -442,6 +442,13 @@ impl Run {
         else {
             return Ok(None);
         };
+        // A file a kill left before its header's line was whole (created, nothing written yet)
+        // holds no re-run, as a resume reads it (review 18b F7: every reader refused it).
+        if std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_file())
+            && crate::files::read_regular(&path).is_ok_and(|b| !b.contains('\n'))
+        {
+            return Ok(None);
+        }
         let again = Run::read(&path, RunDir::of_csv(&path))?;
         // A re-run of a point the manifest does not list pairs with nothing of this run, or
         // with a row of another one under an edited id (review 14b F4: it was read).
