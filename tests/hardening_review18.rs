@@ -200,3 +200,27 @@ fn merge_refuses_foreign_kept_rows_and_an_out_inside_a_shard() {
     );
     assert!(!out.exists());
 }
+
+/// Review 18a F5 (and 16b B3): `sweep analyze RUN` and `sweep plot` took the default x (the axis
+/// of most values), not the spec's `[analyze] x`: the run's analysis.csv was written again along
+/// another axis, or an axis the run never analysed along was refused. A run folder's CSV read
+/// without `--x`, `--y` or `--by` takes its spec's `[analyze]`; `--x` still picks.
+#[test]
+fn analyze_of_a_run_takes_its_specs_analyze_table() {
+    let p = project();
+    let spec = SPEC
+        .replace("values = [2, 4]", "values = [2, 4, 8]")
+        .replace("x = \"threads\"", "x = \"period\"");
+    let r = run(p.path(), "px", &spec);
+    for (args, x) in [
+        (vec!["analyze", s(&r), "--out", "a1"], "period"),
+        (vec!["analyze", s(&r), "--out", "a2", "--x", "threads"], "threads"),
+    ] {
+        let (code, err, md) = code_and_err(p.path(), &args);
+        assert_eq!(code, Some(0), "{args:?}: {err}");
+        assert!(
+            md.lines().next().unwrap_or("").ends_with(&format!("against `{x}`")),
+            "{args:?}: {md}"
+        );
+    }
+}

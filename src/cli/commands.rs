@@ -228,23 +228,7 @@ fn run(spec: &Spec, args: &RunArgs, resume: Option<PathBuf>) -> Result<i32, CliE
         .as_ref()
         .filter(|_| !args.no_analyze && !summary.interrupted);
     if let Some(cfg) = analysis {
-        // An x of text passes the spec only where every axis is of text (sweeps/l1_cache.toml):
-        // it names the category of the bars, drawn without x, where every run of such a spec
-        // ended in "the analysis at the end of the run failed" and no chart (review 11b M3).
-        let text = |v: &sweep::spec::Value| match v {
-            sweep::spec::Value::Str(s) => s.trim().parse::<f64>().is_err(),
-            _ => false,
-        };
-        let categories = cfg.x.as_ref().is_some_and(|x| {
-            spec.axes
-                .iter()
-                .any(|a| &a.name == x && a.values.iter().any(text))
-        });
-        let opts = sweep::analyze::AnalyzeOptions {
-            x: cfg.x.clone().filter(|_| !categories),
-            y: cfg.y.clone(),
-            by: cfg.by.clone(),
-        };
+        let opts = spec_options(spec, cfg);
         let what = if cfg.plot {
             Make::AnalysisAndCharts
         } else {
@@ -700,11 +684,46 @@ fn export_files(
 }
 
 /// What `--x`, `--y`, `--by` select.
-fn analyze_options(select: &Select) -> sweep::analyze::AnalyzeOptions {
-    sweep::analyze::AnalyzeOptions {
+/// A run folder's CSV read without `--x`, `--y` or `--by` takes its spec's `[analyze]`, as the
+/// run's own analysis did (review 18a F5: `sweep analyze RUN` wrote the run's analysis.csv along
+/// another x, or refused an axis the run never analysed along).
+fn analyze_options(select: &Select, results: &Path) -> sweep::analyze::AnalyzeOptions {
+    let asked = sweep::analyze::AnalyzeOptions {
         x: select.x.clone(),
         y: select.y.clone(),
         by: select.by.clone(),
+    };
+    if asked.x.is_some() || !asked.y.is_empty() || asked.by.is_some() {
+        return asked;
+    }
+    let spec = RunDir::of_csv(results)
+        .filter(|d| d.results() == results)
+        .and_then(|d| sweep::store::Manifest::load(d.path()).ok())
+        .and_then(|m| Spec::parse(Path::new(&m.spec_path), &m.spec).ok());
+    match spec.as_ref().and_then(|s| s.analyze.as_ref().map(|cfg| (s, cfg))) {
+        Some((spec, cfg)) => spec_options(spec, cfg),
+        None => asked,
+    }
+}
+
+/// What a spec's `[analyze]` asks for.
+fn spec_options(spec: &Spec, cfg: &sweep::spec::AnalyzeCfg) -> sweep::analyze::AnalyzeOptions {
+    // An x of text passes the spec only where every axis is of text (sweeps/l1_cache.toml): it
+    // names the category of the bars, drawn without x, where every run of such a spec ended in
+    // "the analysis at the end of the run failed" and no chart (review 11b M3).
+    let text = |v: &sweep::spec::Value| match v {
+        sweep::spec::Value::Str(s) => s.trim().parse::<f64>().is_err(),
+        _ => false,
+    };
+    let categories = cfg.x.as_ref().is_some_and(|x| {
+        spec.axes
+            .iter()
+            .any(|a| &a.name == x && a.values.iter().any(text))
+    });
+    sweep::analyze::AnalyzeOptions {
+        x: cfg.x.clone().filter(|_| !categories),
+        y: cfg.y.clone(),
+        by: cfg.by.clone(),
     }
 }
 
@@ -724,7 +743,7 @@ fn analyze(results: &Path, select: &Select) -> Result<i32, CliError> {
         std::slice::from_ref(&results),
         "name another folder with --out, or rename the CSV",
     )?;
-    let opts = analyze_options(select);
+    let opts = analyze_options(select, &results);
     let made = sweep::report::make(&results, &opts, select.out.as_deref(), Make::Analysis)?;
     if let Some(a) = &made.analysis {
         print!("{}", a.to_markdown());
@@ -739,7 +758,7 @@ fn analyze(results: &Path, select: &Select) -> Result<i32, CliError> {
 /// on stdout, a note of the series left without a chart on stderr.
 fn plot(results: &Path, select: &Select, look: &LookArgs) -> Result<i32, CliError> {
     let results = RunDir::results_of(results);
-    let opts = analyze_options(select);
+    let opts = analyze_options(select, &results);
     let metrics = look.metrics.clone();
     let look = sweep::report::Look {
         size: look.size.unwrap_or(sweep::report::Look::default().size),
