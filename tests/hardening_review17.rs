@@ -195,7 +195,10 @@ fn a_metrics_own_status_word_is_checked_too() {
     ] {
         let (code, err, _) = code_and_err(p.path(), &args);
         assert_eq!(code, Some(3), "{args:?}: {err}");
-        assert!(err.contains("has the status `fine`"), "{args:?}: {err}");
+        assert!(
+            err.contains("has `fine` in `saw_status` of its row"),
+            "{args:?}: {err}"
+        );
     }
 }
 

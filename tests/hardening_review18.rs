@@ -214,12 +214,18 @@ fn analyze_of_a_run_takes_its_specs_analyze_table() {
     let r = run(p.path(), "px", &spec);
     for (args, x) in [
         (vec!["analyze", s(&r), "--out", "a1"], "period"),
-        (vec!["analyze", s(&r), "--out", "a2", "--x", "threads"], "threads"),
+        (
+            vec!["analyze", s(&r), "--out", "a2", "--x", "threads"],
+            "threads",
+        ),
     ] {
         let (code, err, md) = code_and_err(p.path(), &args);
         assert_eq!(code, Some(0), "{args:?}: {err}");
         assert!(
-            md.lines().next().unwrap_or("").ends_with(&format!("against `{x}`")),
+            md.lines()
+                .next()
+                .unwrap_or("")
+                .ends_with(&format!("against `{x}`")),
             "{args:?}: {md}"
         );
     }

@@ -700,7 +700,10 @@ fn analyze_options(select: &Select, results: &Path) -> sweep::analyze::AnalyzeOp
         .filter(|d| d.results() == results)
         .and_then(|d| sweep::store::Manifest::load(d.path()).ok())
         .and_then(|m| Spec::parse(Path::new(&m.spec_path), &m.spec).ok());
-    match spec.as_ref().and_then(|s| s.analyze.as_ref().map(|cfg| (s, cfg))) {
+    match spec
+        .as_ref()
+        .and_then(|s| s.analyze.as_ref().map(|cfg| (s, cfg)))
+    {
         Some((spec, cfg)) => spec_options(spec, cfg),
         None => asked,
     }

@@ -392,7 +392,12 @@ pub fn merge(dirs: &[PathBuf], opts: &Options) -> Result<Merged, MergeError> {
         let real = real_path(out);
         if let Some(input) = inputs
             .iter()
-            .find(|i| i.dir.canonicalize().is_ok_and(|d| real.starts_with(d)))
+            // The run's folder itself is told as one that holds a run.
+            .find(|i| {
+                i.dir
+                    .canonicalize()
+                    .is_ok_and(|d| real.starts_with(&d) && real != d)
+            })
         {
             return Err(MergeError::OutExists {
                 dir: out.display().to_string(),
