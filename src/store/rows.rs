@@ -193,8 +193,8 @@ impl<'m> RowCheck<'m> {
 /// The CSVs a run keeps beside its results.csv (`controls.csv`, `passes/*.csv`), checked as its
 /// results are and left as they are: a resume refuses a run whose kept CSVs were edited before
 /// it changes anything (review 17 C7: the manifest went from `finished` to `interrupted`, and
-/// controls.csv was rewritten; review 18b F1: two rows of a point in a pass's CSV, or a file at
-/// `passes/`, were found after the manifest was rewritten).
+/// controls.csv was rewritten; review 18b F1: a file at `passes/` was found after the manifest
+/// was rewritten).
 pub fn check_kept(
     run_dir: &Path,
     manifest: &Manifest,
@@ -230,9 +230,10 @@ pub fn check_kept(
 }
 
 /// The rows of a kept CSV `path` (read under the run's `header`), checked as the run's results
-/// are: [`RowCheck`], every id one the manifest lists, and in a pass's CSV one row per point
-/// (controls.csv and recheck.csv hold a point's processes, several rows of one id). Resume and
-/// merge both check them so (review 18b F3: merge wrote a run every reader then refused).
+/// are: [`RowCheck`] and every id one the manifest lists. Any of them may hold two rows of a
+/// point: controls.csv and recheck.csv a point's processes, a pass's CSV the process a kill cut
+/// off before its point's row and the one a resume measured again. Resume and merge both check
+/// them so (review 18b F3: merge wrote a run every reader then refused).
 pub fn check_kept_rows(
     path: &Path,
     manifest: &Manifest,
@@ -254,23 +255,6 @@ pub fn check_kept_rows(
             point: crate::units::visible(rows[row].cell(id)).into_owned(),
             row: row + 1,
         });
-    }
-    let one_per_point = path
-        .file_name()
-        .and_then(|n| n.to_str())
-        .is_some_and(|n| n.starts_with("pass-"));
-    if one_per_point {
-        let mut first: std::collections::HashMap<&str, usize> = Default::default();
-        for (i, r) in rows.iter().enumerate() {
-            if let Some(at) = first.insert(r.cell(id), i + 1) {
-                return Err(StoreError::TwoRows {
-                    path: path.to_path_buf(),
-                    point: crate::units::visible(r.cell(id)).into_owned(),
-                    first: at,
-                    second: i + 1,
-                });
-            }
-        }
     }
     Ok(())
 }
