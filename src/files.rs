@@ -1,7 +1,7 @@
 //! Reading the files sweep itself names (its lists, logs, a program's output) where something
 //! else may have been put at the name: below every stage, importing none.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// Opens `path` to read where it is a regular file (through links); anything else (a FIFO, a
 /// device, a folder) is refused at once, never waited on: a FIFO planted at a name sweep reads,
@@ -27,4 +27,23 @@ pub fn read_regular(path: &Path) -> std::io::Result<String> {
     let mut text = String::new();
     open_regular(path)?.read_to_string(&mut text)?;
     Ok(text)
+}
+
+/// `path` absolute, with the links of its nearest folder that exists resolved and the rest of
+/// the path after it as written: where it lands, for a folder that may not exist yet.
+pub fn real_path(path: &Path) -> PathBuf {
+    let mut base = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+    let mut rest = Vec::new();
+    while !base.exists() {
+        match (base.file_name().map(|n| n.to_os_string()), base.parent()) {
+            (Some(name), Some(parent)) => {
+                rest.push(name);
+                base = parent.to_path_buf();
+            }
+            _ => break,
+        }
+    }
+    let mut real = base.canonicalize().unwrap_or(base);
+    real.extend(rest.iter().rev());
+    real
 }

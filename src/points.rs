@@ -121,6 +121,15 @@ pub fn point_id(bench: &str, values: &[(String, Value)]) -> String {
     format!("{ID_PREFIX}{}", crate::spec::hex(&h.finalize()[..6]))
 }
 
+/// An axis value as results.csv writes it in `dialect`: a float in its fewest digits (with a
+/// decimal comma in the semicolon dialect), an integer or text as it is.
+pub fn written(value: &Value, dialect: Dialect) -> String {
+    match value {
+        Value::Float(x) => dialect.number(*x),
+        v => v.to_string(),
+    }
+}
+
 /// Whether the axis cells of a row, as results.csv wrote them in `dialect` (`(axis, cell)` in
 /// spec order), are the values of the point `id` of `bench`: a CSV cell keeps no type, so each
 /// cell is tried as the types that write it (an integer, a float, text), the kinds that matched
@@ -913,13 +922,7 @@ mod tests {
                 let cells: Vec<(String, String)> = p
                     .values
                     .iter()
-                    .map(|(n, v)| {
-                        let cell = match v {
-                            Value::Float(x) => dialect.number(*x),
-                            v => v.to_string(),
-                        };
-                        (n.clone(), cell)
-                    })
+                    .map(|(n, v)| (n.clone(), written(v, dialect)))
                     .collect();
                 let cells: Vec<(&str, &str)> = cells
                     .iter()

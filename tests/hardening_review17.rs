@@ -7,9 +7,11 @@ use crate::common::{code_and_err, col, edit_rows, manifest, project, run_of as r
 use crate::hardening::write;
 use std::path::Path;
 
-const TWO: &str = "bench = \"hostsaw\"\ncompiler = \"cc\"\ncontrol_every = 4\n[vars]\nslow_ms = 0\nmode = \"ok\"\n[[axis]]\nname = \"threads\"\nrange = [1, 6]\n[[axis]]\nname = \"period\"\nvalues = [2, 4]\n[[metric]]\nname = \"saw\"\nunit = \"MFlops\"\n[analyze]\nx = \"threads\"\n";
+/// A sweep of the host bench over threads 1..6 and two periods, with control re-runs.
+pub(crate) const TWO: &str = "bench = \"hostsaw\"\ncompiler = \"cc\"\ncontrol_every = 4\n[vars]\nslow_ms = 0\nmode = \"ok\"\n[[axis]]\nname = \"threads\"\nrange = [1, 6]\n[[axis]]\nname = \"period\"\nvalues = [2, 4]\n[[metric]]\nname = \"saw\"\nunit = \"MFlops\"\n[analyze]\nx = \"threads\"\n";
 
-fn s(p: &Path) -> &str {
+/// A path as a command's argument.
+pub(crate) fn s(p: &Path) -> &str {
     p.to_str().unwrap()
 }
 

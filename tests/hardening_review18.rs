@@ -4,13 +4,7 @@
 
 use crate::common::{code_and_err, col, edit_rows, manifest, project, run_dirs, run_of as run};
 use crate::hardening::write;
-use std::path::Path;
-
-const SPEC: &str = "bench = \"hostsaw\"\ncompiler = \"cc\"\ncontrol_every = 4\n[vars]\nslow_ms = 0\nmode = \"ok\"\n[[axis]]\nname = \"threads\"\nrange = [1, 6]\n[[axis]]\nname = \"period\"\nvalues = [2, 4]\n[[metric]]\nname = \"saw\"\nunit = \"MFlops\"\n[analyze]\nx = \"threads\"\n";
-
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
-}
+use crate::hardening_review17::{s, TWO as SPEC};
 
 /// Review 18a F1: a text value of blanks alone (`" "`, a tab, U+00A0) was measured, and then
 /// every reader refused the unedited run (a cell of blanks reads back empty, another value).

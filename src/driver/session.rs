@@ -130,23 +130,7 @@ fn new_manifest(
 /// `cuda/common/`): `sweep run` started in `cuda/<bench>/` made `output/` there, and every run's
 /// files (every build's) became the bench's input.
 fn output_outside(output: &Path, bench: &Bench, what: &'static str) -> Result<(), DriverError> {
-    let real = |p: &Path| -> PathBuf {
-        // The nearest folder that exists, links resolved, and the rest of the path after it.
-        let mut base = std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf());
-        let mut rest = Vec::new();
-        while !base.exists() {
-            match (base.file_name().map(|n| n.to_os_string()), base.parent()) {
-                (Some(name), Some(parent)) => {
-                    rest.push(name);
-                    base = parent.to_path_buf();
-                }
-                _ => break,
-            }
-        }
-        let mut real = base.canonicalize().unwrap_or(base);
-        real.extend(rest.iter().rev());
-        real
-    };
+    let real = crate::files::real_path;
     let out = real(output);
     for dir in std::iter::once(&bench.dir).chain(bench.common.as_ref()) {
         if out.starts_with(real(dir)) {

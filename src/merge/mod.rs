@@ -389,7 +389,7 @@ pub fn merge(dirs: &[PathBuf], opts: &Options) -> Result<Merged, MergeError> {
     // Never into one of the runs it merges (review 18b F5: a merged run was written inside a
     // shard's folder, which then held another run).
     if let Some(out) = opts.out.as_deref() {
-        let real = real_path(out);
+        let real = crate::files::real_path(out);
         if let Some(input) = inputs
             .iter()
             // The run's folder itself is told as one that holds a run.
@@ -579,23 +579,4 @@ fn agreed(inputs: &[Input], field: fn(&Manifest) -> &Option<String>) -> Option<S
         .iter()
         .all(|i| field(&i.manifest).as_ref() == Some(&first))
         .then_some(first)
-}
-
-/// `path` with its links resolved as far as it exists, the rest as written.
-fn real_path(path: &Path) -> PathBuf {
-    let abs = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
-    let mut base = abs.as_path();
-    let mut rest = Vec::new();
-    loop {
-        if let Ok(real) = base.canonicalize() {
-            return rest.iter().rev().fold(real, |p, c| p.join(c));
-        }
-        match (base.parent(), base.file_name()) {
-            (Some(parent), Some(name)) => {
-                rest.push(name.to_os_string());
-                base = parent;
-            }
-            _ => return abs,
-        }
-    }
 }

@@ -98,13 +98,14 @@ impl<'m> RowCheck<'m> {
         // A status no sweep writes (`OK`, `done`, edited by hand) was read as a failure by one
         // reader and as a gap by another, unsaid (review 13b F9); a metric's own status so
         // edited fell back to the row's (review 17 C8).
-        let words = self.status.iter().map(|&c| (c, false));
-        let own = self.own_names.iter().map(|(c, _)| (*c, true));
+        // `None`: the row's own status; a name: that metric's own status column.
+        let words = self.status.iter().map(|&c| (c, None));
+        let own = self.own_names.iter().map(|(c, n)| (*c, Some(n.as_str())));
         for (c, own) in words.chain(own) {
             let word = row.cell(c);
             let known = match Status::parse(word) {
-                Some(s) => !own || s.measured(),
-                None => own && word.is_empty(),
+                Some(s) => own.is_none() || s.measured(),
+                None => own.is_some() && word.is_empty(),
             };
             if known {
                 continue;
@@ -112,16 +113,16 @@ impl<'m> RowCheck<'m> {
             let word = crate::units::visible(word).into_owned();
             let path = self.path.clone();
             return Err(match own {
-                false => StoreError::UnknownStatus {
+                None => StoreError::UnknownStatus {
                     path,
                     at: at(),
                     word,
                 },
                 // A metric's own status is one of a measured value's (review 18a F4: a
                 // `run_failed` there was "none of sweep's" beside a hint that listed it).
-                true => StoreError::UnknownOwnStatus {
+                Some(name) => StoreError::UnknownOwnStatus {
                     path,
-                    at: format!("`{}` of {}", self.header_name(c), at()),
+                    at: format!("`{name}` of {}", at()),
                     word,
                 },
             });
@@ -172,13 +173,6 @@ impl<'m> RowCheck<'m> {
             });
         }
         Ok(())
-    }
-
-    fn header_name(&self, col: usize) -> &str {
-        self.own_names
-            .iter()
-            .find(|(c, _)| *c == col)
-            .map_or("", |(_, n)| n.as_str())
     }
 
     /// Checks every row of `rows`, in file order.
@@ -245,16 +239,27 @@ pub fn check_kept_rows(
         .iter()
         .position(|h| h == POINT_ID_COLUMN)
         .unwrap_or(0);
-    let listed: HashSet<&str> = manifest.point_ids.iter().map(String::as_str).collect();
-    if let Some(row) = rows
-        .iter()
-        .position(|r| !listed.is_empty() && !listed.contains(r.cell(id)))
-    {
-        return Err(StoreError::ForeignRow {
+    match unlisted(manifest, rows.iter().map(|r| r.cell(id))) {
+        Some((row, point)) => Err(StoreError::ForeignRow {
             path: path.to_path_buf(),
-            point: crate::units::visible(rows[row].cell(id)).into_owned(),
+            point: crate::units::visible(point).into_owned(),
             row: row + 1,
-        });
+        }),
+        None => Ok(()),
     }
-    Ok(())
+}
+
+/// The first of `ids` (a CSV's point ids, in file order) that `manifest` does not list, with its
+/// place among them; none where the manifest lists no point (an old run's).
+pub fn unlisted<'a>(
+    manifest: &Manifest,
+    ids: impl IntoIterator<Item = &'a str>,
+) -> Option<(usize, &'a str)> {
+    if manifest.point_ids.is_empty() {
+        return None;
+    }
+    let listed: HashSet<&str> = manifest.point_ids.iter().map(String::as_str).collect();
+    ids.into_iter()
+        .enumerate()
+        .find(|(_, id)| !listed.contains(id))
 }

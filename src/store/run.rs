@@ -452,23 +452,8 @@ impl Run {
         let again = Run::read(&path, RunDir::of_csv(&path))?;
         // A re-run of a point the manifest does not list pairs with nothing of this run, or
         // with a row of another one under an edited id (review 14b F4: it was read).
-        if let (Some(m), Some(id)) = (
-            self.manifest.as_ref().filter(|m| !m.point_ids.is_empty()),
-            again.column(crate::schema::POINT_ID_COLUMN),
-        ) {
-            let listed: std::collections::HashSet<&str> =
-                m.point_ids.iter().map(String::as_str).collect();
-            if let Some(row) = again
-                .rows
-                .iter()
-                .position(|r| !listed.contains(again.cell(r, id)))
-            {
-                return Err(StoreError::ForeignRow {
-                    point: crate::units::visible(again.cell(&again.rows[row], id)).into_owned(),
-                    path,
-                    row: row + 1,
-                });
-            }
+        if let Some(id) = again.column(crate::schema::POINT_ID_COLUMN) {
+            again.foreign_row(again.rows.iter().map(|r| again.cell(r, id)))?;
         }
         Ok(Some(again))
     }
@@ -539,24 +524,21 @@ impl Run {
     /// The first of `ids` (the rows' point ids, in file order) that the run's manifest does not
     /// list, as its error; none without a manifest, or one that lists no point (an old run's).
     pub fn foreign_row<'a>(&self, ids: impl Iterator<Item = &'a str>) -> Result<(), StoreError> {
-        let Some(m) = self.manifest.as_ref().filter(|m| !m.point_ids.is_empty()) else {
+        let Some(m) = self.manifest.as_ref() else {
             return Ok(());
         };
-        let listed: std::collections::HashSet<&str> =
-            m.point_ids.iter().map(String::as_str).collect();
-        let ids: Vec<&str> = ids.collect();
-        match ids.iter().position(|id| !listed.contains(id)) {
+        match super::rows::unlisted(m, ids) {
             None => Ok(()),
-            Some(i) => {
+            Some((i, id)) => {
                 // Its row in the file: the ids come from the file in order, or by id.
                 let row = self
                     .rows
                     .iter()
-                    .position(|r| r.get(0) == Some(ids[i]))
+                    .position(|r| r.get(0) == Some(id))
                     .map_or(i + 1, |r| r + 1);
                 Err(StoreError::ForeignRow {
                     path: self.path.clone(),
-                    point: crate::units::visible(ids[i]).into_owned(),
+                    point: crate::units::visible(id).into_owned(),
                     row,
                 })
             }

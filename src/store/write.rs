@@ -165,10 +165,7 @@ impl CsvSink {
                 "gpu_uuid" => row.gpu.uuid.clone(),
                 "error" => row.error.clone(),
                 other => match (row.point.get(other), row.values.get(other)) {
-                    (Some(v), _) => match v {
-                        crate::spec::Value::Float(f) => d.number(*f),
-                        v => v.to_string(),
-                    },
+                    (Some(v), _) => crate::points::written(v, d),
                     (None, Some(v)) if ok => d.number(*v),
                     (None, None) if ok => other
                         .strip_suffix("_status")
