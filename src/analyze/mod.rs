@@ -37,6 +37,39 @@ pub struct AnalyzeOptions {
     pub by: Option<Vec<String>>,
 }
 
+impl AnalyzeOptions {
+    /// What a spec's `[analyze]` asks for. An x of text passes the spec only where every axis is
+    /// of text (sweeps/l1_cache.toml): it names the category of the bars, drawn without x, where
+    /// every run of such a spec ended in "the analysis at the end of the run failed" and no chart
+    /// (review 11b M3).
+    pub fn of_spec(spec: &crate::spec::Spec, cfg: &crate::spec::AnalyzeCfg) -> AnalyzeOptions {
+        let text = |v: &crate::spec::Value| match v {
+            crate::spec::Value::Str(s) => s.trim().parse::<f64>().is_err(),
+            _ => false,
+        };
+        let categories = cfg.x.as_ref().is_some_and(|x| {
+            spec.axes
+                .iter()
+                .any(|a| &a.name == x && a.values.iter().any(text))
+        });
+        AnalyzeOptions {
+            x: cfg.x.clone().filter(|_| !categories),
+            y: cfg.y.clone(),
+            by: cfg.by.clone(),
+        }
+    }
+
+    /// The `[analyze]` of the spec a run's manifest saved, as the run's own analysis at its end
+    /// took it; None where the spec has none (or does not parse: an older sweep's). `sweep
+    /// analyze RUN`, `sweep plot` and the report take it when not told otherwise (review 18a
+    /// F5: they analysed along another x, or refused an axis the run never analysed along).
+    pub fn of_run(m: &crate::store::Manifest) -> Option<AnalyzeOptions> {
+        let spec = crate::spec::Spec::parse(Path::new(&m.spec_path), &m.spec).ok()?;
+        let cfg = spec.analyze.as_ref()?;
+        Some(AnalyzeOptions::of_spec(&spec, cfg))
+    }
+}
+
 #[derive(Debug, thiserror::Error)]
 pub enum AnalyzeError {
     #[error(transparent)]

@@ -226,9 +226,11 @@ fn run(spec: &Spec, args: &RunArgs, resume: Option<PathBuf>) -> Result<i32, CliE
     let analysis = spec
         .analyze
         .as_ref()
-        .filter(|_| !args.no_analyze && !summary.interrupted);
+        // A shard dealt no point (more shards than series) has no curve to analyse: the
+        // analysis only warned that its results.csv had no rows.
+        .filter(|_| !args.no_analyze && !summary.interrupted && summary.total > 0);
     if let Some(cfg) = analysis {
-        let opts = spec_options(spec, cfg);
+        let opts = sweep::analyze::AnalyzeOptions::of_spec(spec, cfg);
         let what = if cfg.plot {
             Make::AnalysisAndCharts
         } else {
@@ -421,6 +423,31 @@ fn resume_in_place(run_dir: &Path, m: &sweep::store::Manifest, place: &mut Where
     place.cache = Some(given.or(recorded).or(ambient).unwrap_or(default));
 }
 
+/// The resume of a finished run with nothing to do: it says so and changes nothing (the
+/// manifest, report, analysis and charts stay as the run's end wrote them), and exits as the run
+/// did (1 when rows failed).
+fn left_as_it_was(run_dir: &Path, points: usize, failed: usize) -> i32 {
+    let before = match failed {
+        0 => format!("{points} already done before"),
+        n => format!("{points} already done before, {n} of them failed"),
+    };
+    let failed_hint = if failed > 0 {
+        "; failed rows stay: `sweep run SPEC --force` measures the sweep anew"
+    } else {
+        ""
+    };
+    println!(
+        "nothing to do: `{}` is finished ({before}); it is left as it was (hint: `sweep report {}` draws it again{failed_hint})",
+        run_dir.display(),
+        run_dir.display(),
+    );
+    if failed > 0 {
+        exit::POINTS_FAILED
+    } else {
+        exit::OK
+    }
+}
+
 /// `sweep resume`: the run's spec with the overrides it started with, read from the folder it
 /// started in, run again into the same folder.
 fn resume(run_dir: PathBuf, args: &RunArgs) -> Result<i32, CliError> {
@@ -438,6 +465,11 @@ fn resume(run_dir: PathBuf, args: &RunArgs) -> Result<i32, CliError> {
     }
     let m = sweep::store::Manifest::load(&run_dir).map_err(CliError::Store)?;
     resume_as_started(&run_dir, &m, &mut args)?;
+    if args.export.is_empty() && args.export_json.is_none() && !args.force {
+        if let Some((points, failed)) = driver::finished_as_is(&run_dir, &m)? {
+            return Ok(left_as_it_was(&run_dir, points, failed));
+        }
+    }
     resume_in_place(&run_dir, &m, &mut args.place);
     let args = &args;
     // From any folder: work in the one the run started in, where its spec path, output and
@@ -683,10 +715,8 @@ fn export_files(
     Ok(files)
 }
 
-/// What `--x`, `--y`, `--by` select.
-/// A run folder's CSV read without `--x`, `--y` or `--by` takes its spec's `[analyze]`, as the
-/// run's own analysis did (review 18a F5: `sweep analyze RUN` wrote the run's analysis.csv along
-/// another x, or refused an axis the run never analysed along).
+/// What `sweep analyze` and `sweep plot` analyse: the `--x`, `--y` and `--by` given, else the
+/// `[analyze]` of the spec of the run whose results.csv it is (as the run's own analysis did).
 fn analyze_options(select: &Select, results: &Path) -> sweep::analyze::AnalyzeOptions {
     let asked = sweep::analyze::AnalyzeOptions {
         x: select.x.clone(),
@@ -696,38 +726,11 @@ fn analyze_options(select: &Select, results: &Path) -> sweep::analyze::AnalyzeOp
     if asked.x.is_some() || !asked.y.is_empty() || asked.by.is_some() {
         return asked;
     }
-    let spec = RunDir::of_csv(results)
+    RunDir::of_csv(results)
         .filter(|d| d.results() == results)
         .and_then(|d| sweep::store::Manifest::load(d.path()).ok())
-        .and_then(|m| Spec::parse(Path::new(&m.spec_path), &m.spec).ok());
-    match spec
-        .as_ref()
-        .and_then(|s| s.analyze.as_ref().map(|cfg| (s, cfg)))
-    {
-        Some((spec, cfg)) => spec_options(spec, cfg),
-        None => asked,
-    }
-}
-
-/// What a spec's `[analyze]` asks for.
-fn spec_options(spec: &Spec, cfg: &sweep::spec::AnalyzeCfg) -> sweep::analyze::AnalyzeOptions {
-    // An x of text passes the spec only where every axis is of text (sweeps/l1_cache.toml): it
-    // names the category of the bars, drawn without x, where every run of such a spec ended in
-    // "the analysis at the end of the run failed" and no chart (review 11b M3).
-    let text = |v: &sweep::spec::Value| match v {
-        sweep::spec::Value::Str(s) => s.trim().parse::<f64>().is_err(),
-        _ => false,
-    };
-    let categories = cfg.x.as_ref().is_some_and(|x| {
-        spec.axes
-            .iter()
-            .any(|a| &a.name == x && a.values.iter().any(text))
-    });
-    sweep::analyze::AnalyzeOptions {
-        x: cfg.x.clone().filter(|_| !categories),
-        y: cfg.y.clone(),
-        by: cfg.by.clone(),
-    }
+        .and_then(|m| sweep::analyze::AnalyzeOptions::of_run(&m))
+        .unwrap_or(asked)
 }
 
 /// `sweep analyze`: the analysis written beside the CSV (or into `--out`); its markdown on

@@ -20,6 +20,7 @@ pub use builder::{build_only, sample, BuildReport};
 pub use cancel::Cancel;
 use dispatch::Dispatch;
 pub use outcome::PointError;
+pub use session::finished_as_is;
 use session::Session;
 
 use crate::compile;

@@ -144,6 +144,82 @@ fn output_outside(output: &Path, bench: &Bench, what: &'static str) -> Result<()
     Ok(())
 }
 
+/// The rows of a run's results.csv, checked as they are, before anything of the run changes
+/// (a torn last row is left out in memory, not cut): no row of a point the run does not list, no
+/// status no sweep writes (review 13b F9: the resume kept it, and every reader then refused the
+/// run), no row at another point's axis values (review 17 C2: kept, it was read at those
+/// values). With `kept` (a resume's), the run's controls.csv and passes/ are checked alike, and
+/// the CSVs of the passes before the last (`kept` of them) hold one row per point: a second row
+/// there was found by the pass that reads it, after the resume had rewritten the manifest
+/// (review 18b F1). The last pass's CSV may hold two: the process a kill cut off before its
+/// point's row, and the one the resume measured again.
+fn checked_as_is(
+    run_dir: &Path,
+    manifest: &Manifest,
+    header: &[String],
+    kept: Option<u32>,
+) -> Result<BTreeMap<String, Vec<String>>, DriverError> {
+    let csv_path = store::RunDir::new(run_dir).results();
+    let done = store::read_done_as_is(&csv_path, header)?;
+    let ours: HashSet<&String> = manifest.point_ids.iter().collect();
+    if let Some((id, row)) = done.iter().find(|(id, _)| !ours.contains(id)) {
+        let at = header
+            .iter()
+            .zip(row)
+            .filter(|(c, _)| manifest.axes.contains(c))
+            .map(|(c, v)| format!("{c}={v}"))
+            .collect::<Vec<_>>()
+            .join(" ");
+        return Err(DriverError::ForeignRow {
+            csv: csv_path.display().to_string(),
+            id: id.clone(),
+            at,
+        });
+    }
+    let mut check = store::rows::RowCheck::new(&csv_path, manifest, header, manifest.dialect);
+    for (id, row) in &done {
+        check.row(row, || {
+            format!("the row of the point `{}`", crate::units::visible(id))
+        })?;
+    }
+    if let Some(earlier) = kept {
+        store::rows::check_kept(run_dir, manifest, header)?;
+        for pass in 0..earlier {
+            store::read_done_as_is(&store::pass_csv(run_dir, pass), header)?;
+        }
+    }
+    Ok(done)
+}
+
+/// A finished run that a resume would leave as it is (every point it lists has its row, each
+/// checked as every resume checks them): its points and how many of their rows failed. None when
+/// the resume has something to do, or its manifest is of a sweep before the columns' record.
+/// Its resume then changes nothing: before, it wrote the manifest (`command`, `resumed`), the
+/// report, the analysis and the charts again, and said "nothing to do" (review 18b F6).
+pub fn finished_as_is(
+    run_dir: &Path,
+    manifest: &Manifest,
+) -> Result<Option<(usize, usize)>, DriverError> {
+    if manifest.state != store::RunState::Finished || manifest.columns.is_empty() {
+        return Ok(None);
+    }
+    let header = &manifest.columns;
+    // A finished run's pass CSVs are read by no pass again (merge reads them, and checks them).
+    let done = checked_as_is(run_dir, manifest, header, Some(0))?;
+    if !manifest.point_ids.iter().all(|id| done.contains_key(id)) {
+        return Ok(None);
+    }
+    let col = header
+        .iter()
+        .position(|c| c == store::schema::STATUS_COLUMN)
+        .unwrap_or(0);
+    let failed = done
+        .values()
+        .filter(|r| store::Status::parse(&r[col]).is_some_and(|s| !s.measured()))
+        .count();
+    Ok(Some((done.len(), failed)))
+}
+
 fn now() -> String {
     chrono::Utc::now().to_rfc3339()
 }
@@ -196,6 +272,11 @@ impl<'s> Session<'s> {
                 (m, dir)
             }
         };
+        // Checked as it is, before anything of the run changes, its lock included: a refused
+        // resume leaves the run as it found it (a torn last row is cut off only once every check
+        // passed; review 18b F11: run.lock was rewritten).
+        let kept = resumed.then(|| spec.repeat.max(1) - 1);
+        checked_as_is(&run_dir, &manifest, &header, kept)?;
         // One sweep at a time per run folder: two would append to one results.csv.
         let run_lock = lock_run(&run_dir, &holder)?;
         opts.build.cancel.working_in(run_dir.clone());
@@ -217,36 +298,6 @@ impl<'s> Session<'s> {
             }
         };
         let csv_path = store::RunDir::new(&run_dir).results();
-        // Checked as it is, before anything of the run changes: a refused resume leaves the run
-        // as it found it (a torn last row is cut off only once every check passed).
-        let done = store::read_done_as_is(&csv_path, &header)?;
-        let ours: HashSet<&String> = manifest.point_ids.iter().collect();
-        if let Some((id, row)) = done.iter().find(|(id, _)| !ours.contains(id)) {
-            let at = header
-                .iter()
-                .zip(row)
-                .filter(|(c, _)| manifest.axes.contains(c))
-                .map(|(c, v)| format!("{c}={v}"))
-                .collect::<Vec<_>>()
-                .join(" ");
-            return Err(DriverError::ForeignRow {
-                csv: csv_path.display().to_string(),
-                id: id.clone(),
-                at,
-            });
-        }
-        // A status no sweep writes: its point neither done nor to measure (review 13b F9: the
-        // resume kept it, and every reader then refused the run); a row at another point's axis
-        // values, kept, was read at those values (review 17 C2).
-        let mut check = store::rows::RowCheck::new(&csv_path, &manifest, &header, manifest.dialect);
-        for (id, row) in &done {
-            check.row(row, || {
-                format!("the row of the point `{}`", crate::units::visible(id))
-            })?;
-        }
-        if resumed {
-            store::rows::check_kept(&run_dir, &manifest, &header)?;
-        }
         let done = store::read_done(&csv_path, &header)?;
         let results = CsvSink::open(&csv_path, header.clone(), manifest.dialect)?;
         manifest.state = store::RunState::Running;

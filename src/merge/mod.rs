@@ -102,6 +102,10 @@ pub enum MergeError {
     /// A CSV kept beside a run's results.csv (`controls.csv`, `passes/*.csv`) with another header.
     #[error("`{path}` has another CSV header than the results.csv of its run: {detail} (hint: was it edited? nothing was written)")]
     KeptHeaderDiffers { path: String, detail: String },
+    /// A pass's CSV lacks the row of a point whose results row combined it: the merged run would
+    /// show a pass short of its processes (review 18b F3: merged silently).
+    #[error("`{path}` has no row of the point `{point}`, whose row in the run's results.csv combines one of each pass (hint: was it edited? run that shard again; nothing was written)")]
+    PassRowMissing { path: String, point: String },
     #[error("run `{other}` is written in the {other_dialect} CSV dialect and `{first}` in the {first_dialect} one (hint: merge runs of one --csv-dialect)")]
     DialectDiffers {
         first: String,
@@ -566,7 +570,16 @@ fn kept_rows(
     let mut out = Vec::new();
     for (slot, point) in slots.iter().zip(all) {
         if let Some(&(i, _)) = slot.first() {
-            out.extend(held[i].remove(&point.id).unwrap_or_default());
+            match held[i].remove(&point.id) {
+                Some(rows) => out.extend(rows),
+                None if kept.one_per_point => {
+                    return Err(MergeError::PassRowMissing {
+                        path: inputs[i].dir.join(&kept.path).display().to_string(),
+                        point: point.label(),
+                    })
+                }
+                None => {}
+            }
         }
     }
     Ok(out)

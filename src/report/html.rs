@@ -104,8 +104,13 @@ enum Views {
 impl Views {
     /// The analysis is made here from the results so far (0.1 s for the 512 points of the
     /// thread sweep).
+    /// Along the spec's `[analyze]` (as the run's own analysis.csv and charts), else sweep's
+    /// default; an `[analyze]` the results so far do not allow (a live run's first rows) falls
+    /// back to the default.
     fn of(run: &store::Run) -> Views {
-        let first = match analyze_run(run, &AnalyzeOptions::default()) {
+        let asked = run.manifest.as_ref().and_then(AnalyzeOptions::of_run);
+        let spec = asked.and_then(|opts| analyze_run(run, &opts).ok());
+        let first = match spec.map_or_else(|| analyze_run(run, &AnalyzeOptions::default()), Ok) {
             Ok(a) => a,
             Err(AnalyzeError::NoNumericAxis { .. }) => return Views::Bars,
             Err(e) => return Views::Nothing(e),

@@ -76,7 +76,7 @@ pub enum StoreError {
     /// Two rows of one point in a run's results.csv (a hand's copy, an edit): which one speaks
     /// for it is no choice to make silently, and every reader refuses it alike (review 12b H2:
     /// analyze took their median, export the last, compare refused).
-    #[error("`{path}` has two rows of the point `{point}` (its rows {first} and {second} after the header) (hint: a run's results.csv has one row per point; keep one of them)")]
+    #[error("`{path}` has two rows of the point `{point}` (its rows {first} and {second} after the header) (hint: a run's results.csv, and the CSV of each of its passes but the last, has one row per point; keep one of them)")]
     TwoRows {
         path: PathBuf,
         point: String,

@@ -193,6 +193,17 @@ impl TornRow {
         }
     }
 
+    /// Says on stderr that `run` or `resume` cut the row off `path` before appending to it
+    /// (review 18b F8: the resume cut it without a word).
+    pub fn cut_off(&self, path: &Path) {
+        eprintln!(
+            "warning: `{}` line {}: its last row was torn ({}) and is cut off before the run appends to it (hint: a run killed while it wrote that row leaves it so)",
+            path.display(),
+            self.line,
+            self.why
+        );
+    }
+
     pub fn warning(&self, path: &Path) -> String {
         format!(
             "warning: `{}` line {}: its last row is torn ({}) and is left out (hint: a run killed while it wrote that row leaves it so; `sweep resume` the run to measure that point again)",
@@ -530,9 +541,12 @@ fn rows(path: &Path, header: &[String], repair: Repair) -> Result<Vec<Vec<String
     }
     // A last row without a line break is read or left out as every reader does ([`readable`]);
     // before appending, one that is read gets its line break, one left out is cut off.
-    let (whole, _) = readable(&bytes, dialect_of(&bytes));
+    let (whole, torn) = readable(&bytes, dialect_of(&bytes));
     if whole < bytes.len() {
         cut(whole)?;
+        if let Some(torn) = torn.filter(|_| repair == Repair::File) {
+            torn.cut_off(path);
+        }
     } else if repair == Repair::File && !bytes.ends_with(b"\n") {
         use std::io::Write as _;
         let end: &[u8] = if bytes.ends_with(b"\r") {
@@ -564,6 +578,13 @@ fn rows(path: &Path, header: &[String], repair: Repair) -> Result<Vec<Vec<String
         LastRecord::Torn(at) => {
             // Cut here too: a row appended after an open quote would read as part of it.
             cut(at as usize)?;
+            if repair == Repair::File {
+                TornRow {
+                    line: line_at(&bytes, at),
+                    why: "a quote left open".into(),
+                }
+                .cut_off(path);
+            }
             Csv::parse(&bytes[..at as usize], None).map_err(read_err(path))?
         }
     };

@@ -1,0 +1,225 @@
+//! What review 18 left open of issue 38 (each tried as a hostile user would): a resume that
+//! rewrote a finished run to say "nothing to do", a second row in an earlier pass found only
+//! after the resume had changed the run, a merge that took a pass short of a row, a torn row cut
+//! without a word, and a report drawn along another x than the run's own analysis.
+
+use crate::common::{code_and_err, manifest, project, run_dirs, run_of as run};
+use crate::hardening::write;
+use crate::hardening_review17::{s, TWO as SPEC};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// Every file under `dir` with its bytes and modification time.
+fn files(dir: &Path) -> Files {
+    walkdir::WalkDir::new(dir)
+        .into_iter()
+        .filter_map(Result::ok)
+        .filter(|e| e.file_type().is_file())
+        .map(|e| {
+            let meta = e.metadata().unwrap();
+            (
+                e.path().to_path_buf(),
+                (std::fs::read(e.path()).unwrap(), meta.modified().unwrap()),
+            )
+        })
+        .collect()
+}
+
+/// The run's manifest said `interrupted`, as a kill leaves it to a resume.
+fn as_killed(run: &Path) {
+    let path = run.join("manifest.json");
+    let mut m = manifest(run);
+    m["state"] = "interrupted".into();
+    std::fs::write(path, serde_json::to_string_pretty(&m).unwrap()).unwrap();
+}
+
+/// The run's results.csv without its last row.
+fn drop_last_row(run: &Path) {
+    let csv = run.join("results.csv");
+    let text = std::fs::read_to_string(&csv).unwrap();
+    let mut lines: Vec<&str> = text.split_inclusive('\n').collect();
+    lines.pop();
+    std::fs::write(&csv, lines.concat()).unwrap();
+}
+
+/// Review 18b F6: `sweep resume` of a finished run said "nothing to do", yet rewrote its
+/// manifest (`command`, `resumed`, `finished`), report, analysis and charts. It now says so
+/// and leaves every file as it was, exit 0.
+#[test]
+fn resuming_a_finished_run_changes_nothing() {
+    let p = project();
+    write(p.path(), "sweeps/two.toml", SPEC);
+    let (code, err, _) = code_and_err(p.path(), &["run", "sweeps/two.toml", "-q"]);
+    assert_eq!(code, Some(0), "{err}");
+    let r = run_dirs(&p.path().join("output/two"))[0].clone();
+    assert!(r.join("analysis.csv").exists() && r.join("report.html").exists());
+    let before = files(&r);
+    std::thread::sleep(std::time::Duration::from_millis(50));
+    let (code, err, said) = code_and_err(p.path(), &["resume", s(&r), "-q"]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(
+        said.contains("nothing to do")
+            && said.contains("is finished (12 already done before)")
+            && said.contains("left as it was"),
+        "{said}"
+    );
+    assert_eq!(said.lines().count(), 1, "{said}");
+    unchanged(&before, &files(&r));
+}
+
+type Files = BTreeMap<PathBuf, (Vec<u8>, std::time::SystemTime)>;
+
+/// The same files, each as it was.
+fn unchanged(before: &Files, after: &Files) {
+    assert_eq!(
+        before.keys().collect::<Vec<_>>(),
+        after.keys().collect::<Vec<_>>()
+    );
+    for (path, was) in before {
+        assert!(after[path] == *was, "{} was rewritten", path.display());
+    }
+}
+
+/// Review 18b F1 (its pass part): a second row of a point in `passes/pass-0.csv` (a pass before
+/// the last, one row per point) was found by the last pass only after the resume had rewritten
+/// the manifest. The resume refuses it before it changes anything; a second row in the last
+/// pass's CSV (a kill between a process's row and its point's) stays legitimate.
+#[test]
+fn a_second_row_in_an_earlier_pass_is_refused_before_the_resume_changes_anything() {
+    let p = project();
+    let spec = SPEC.replace("control_every = 4\n", "repeat = 3\n");
+    let r = run(p.path(), "rep", &spec);
+    drop_last_row(&r);
+    as_killed(&r);
+    let pass0 = r.join("passes/pass-0.csv");
+    let text = std::fs::read_to_string(&pass0).unwrap();
+    let second = text.split_inclusive('\n').nth(1).unwrap().to_string();
+    std::fs::write(&pass0, text.clone() + &second).unwrap();
+    let before = files(&r);
+    let (code, err, _) = code_and_err(p.path(), &["resume", s(&r), "-q"]);
+    assert_eq!(code, Some(3), "{err}");
+    assert!(
+        err.contains("passes/pass-0.csv` has two rows of the point")
+            && err.contains("each of its passes but the last")
+            && err.lines().count() == 1,
+        "{err}"
+    );
+    unchanged(&before, &files(&r));
+    // The same second row in the last pass's CSV is a kill's leftover: the resume measures the
+    // point again.
+    std::fs::write(&pass0, &text).unwrap();
+    let last = r.join("passes/pass-2.csv");
+    let text = std::fs::read_to_string(&last).unwrap();
+    let second = text.split_inclusive('\n').nth(1).unwrap().to_string();
+    std::fs::write(&last, text + &second).unwrap();
+    let (code, err, _) = code_and_err(p.path(), &["resume", s(&r), "-q"]);
+    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(manifest(&r)["state"], "finished");
+}
+
+/// Review 18b F3 (its rest): merge of `repeat` shards took a pass CSV short of a point's row
+/// (deleted by hand) and wrote a merged run whose pass lacked a process its results row
+/// combines. Refused, naming the file and the point; nothing is written.
+#[test]
+fn merge_refuses_a_pass_short_of_a_row_its_results_combine() {
+    let p = project();
+    let spec = SPEC.replace("control_every = 4\n", "repeat = 3\n");
+    write(p.path(), "sweeps/rep.toml", &spec);
+    for shard in ["0/2", "1/2"] {
+        let (code, err, _) = code_and_err(
+            p.path(),
+            &[
+                "run",
+                "sweeps/rep.toml",
+                "-q",
+                "--no-analyze",
+                "--shard",
+                shard,
+            ],
+        );
+        assert_eq!(code, Some(0), "{err}");
+    }
+    let runs = run_dirs(&p.path().join("output/rep"));
+    let pass1 = runs[0].join("passes/pass-1.csv");
+    let text = std::fs::read_to_string(&pass1).unwrap();
+    let mut lines: Vec<&str> = text.split_inclusive('\n').collect();
+    lines.remove(1);
+    std::fs::write(&pass1, lines.concat()).unwrap();
+    let out = p.path().join("merged");
+    let (code, err, _) = code_and_err(
+        p.path(),
+        &["merge", s(&p.path().join("output/rep")), "--out", s(&out)],
+    );
+    assert_eq!(code, Some(3), "{err}");
+    assert!(
+        err.contains("passes/pass-1.csv` has no row of the point")
+            && err.contains("nothing was written")
+            && err.lines().count() == 1,
+        "{err}"
+    );
+    assert!(!out.exists());
+}
+
+/// Review 18b F8: the resume cut a torn last row off results.csv without a word, where every
+/// reader that leaves one out warns of it. It says so, naming the file and the line.
+#[test]
+fn a_resume_says_it_cut_a_torn_row() {
+    let p = project();
+    let r = run(p.path(), "two", SPEC);
+    let csv = r.join("results.csv");
+    let len = std::fs::metadata(&csv).unwrap().len();
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&csv)
+        .unwrap()
+        .set_len(len - 6)
+        .unwrap();
+    as_killed(&r);
+    let (code, err, _) = code_and_err(p.path(), &["resume", s(&r), "-q"]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(
+        err.contains("results.csv` line 13: its last row was torn")
+            && err.contains("is cut off before the run appends to it"),
+        "{err}"
+    );
+    assert_eq!(manifest(&r)["state"], "finished");
+}
+
+/// Review 18 left it: `sweep report` drew the page along sweep's default x (the numeric axis with
+/// the most values), where the run's own analysis and charts took the spec's `[analyze] x`. A
+/// spec of 6 threads by 7 periods, analysed along threads: the page's chart shows curves of
+/// threads, one per period, as charts/ does.
+#[test]
+fn the_report_draws_along_the_specs_analyze() {
+    let p = project();
+    let spec = SPEC.replace("values = [2, 4]", "values = [2, 4, 8, 16, 32, 64, 128]");
+    write(p.path(), "sweeps/wide.toml", &spec);
+    let (code, err, _) = code_and_err(p.path(), &["run", "sweeps/wide.toml", "-q"]);
+    assert_eq!(code, Some(0), "{err}");
+    let r = run_dirs(&p.path().join("output/wide"))[0].clone();
+    assert!(r.join("charts/family-saw-by-period.svg").exists());
+    let out = p.path().join("page");
+    let (code, err, _) = code_and_err(p.path(), &["report", s(&r), "--out", s(&out)]);
+    assert_eq!(code, Some(0), "{err}");
+    for page in [r.join("report.html"), out.join("report.html")] {
+        let html = std::fs::read_to_string(&page).unwrap();
+        assert!(
+            html.contains("<figcaption title=\"saw by period\">")
+                && !html.contains("saw by threads"),
+            "{}",
+            page.display()
+        );
+    }
+}
+
+/// A shard dealt no point (3 shards of a sweep of 2 series) finishes with nothing to do: its end
+/// no longer warns that the analysis failed for want of rows.
+#[test]
+fn a_shard_of_no_point_does_not_warn_of_its_analysis() {
+    let p = project();
+    write(p.path(), "sweeps/two.toml", SPEC);
+    let (code, err, said) = code_and_err(p.path(), &["run", "sweeps/two.toml", "--shard", "2/3"]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(said.contains("nothing to do"), "{said}");
+    assert!(!err.contains("analysis"), "{err}");
+}
