@@ -418,10 +418,9 @@ fn no_point_written_twice(
     points: &[Point],
     dialect: Dialect,
 ) -> Result<(), PointsError> {
-    let cell = |v: &Value| match (v, dialect) {
-        (Value::Float(x), Dialect::Semicolon) => dialect.number(*x),
-        _ => v.to_string(),
-    };
+    // As results.csv writes it: a float by its shortest form in either dialect (`1e20`, as the
+    // text `"1e20"` is written beside it).
+    let cell = |v: &Value| written(v, dialect);
     // An axis whose every value is written as a number is read as numbers (its x, or a group's
     // number): `1` and `"1.0"`, `1` and `"1e0"` are one x there, and the run's analysis failed
     // after every point was measured (review 17 C3). Keyed by the number (-0 as 0).
@@ -843,6 +842,14 @@ mod tests {
                 "{values}"
             );
         }
+        // On an axis of text too, as results.csv writes a float: by its shortest form.
+        let big = spec("[[axis]]\nname=\"x\"\nvalues=[1e20,\"1e20\",\"a\"]");
+        assert!(expand(&big)
+            .unwrap_err()
+            .to_string()
+            .contains("points 0 and 1 are `x="));
+        let apart = spec("[[axis]]\nname=\"x\"\nvalues=[1e20,\"100000000000000000000\",\"a\"]");
+        assert_eq!(expand(&apart).unwrap().len(), 3, "written `1e20` and `1000…`");
         let distinct = spec("[[axis]]\nname=\"x\"\nvalues=[1,1.5,\"one\"]");
         assert_eq!(
             expand(&distinct).unwrap().len(),
