@@ -849,7 +849,11 @@ mod tests {
             .to_string()
             .contains("points 0 and 1 are `x="));
         let apart = spec("[[axis]]\nname=\"x\"\nvalues=[1e20,\"100000000000000000000\",\"a\"]");
-        assert_eq!(expand(&apart).unwrap().len(), 3, "written `1e20` and `1000…`");
+        assert_eq!(
+            expand(&apart).unwrap().len(),
+            3,
+            "written `1e20` and `1000…`"
+        );
         let distinct = spec("[[axis]]\nname=\"x\"\nvalues=[1,1.5,\"one\"]");
         assert_eq!(
             expand(&distinct).unwrap().len(),

@@ -223,3 +223,55 @@ fn a_shard_of_no_point_does_not_warn_of_its_analysis() {
     assert!(said.contains("nothing to do"), "{said}");
     assert!(!err.contains("analysis"), "{err}");
 }
+
+/// Review 19a H1: the charts padded x by at least half a unit, whatever its values: an axis of
+/// 0.01..0.05 filled 4 % of the plot, and 1e-6..5e-6 fell onto one pixel (one dot per curve
+/// above one tick). Each x now gets a place of its own across the plot.
+#[test]
+fn a_float_axis_of_small_values_spreads_over_the_plot() {
+    let p = project();
+    for values in ["[0.01, 0.02, 0.03, 0.04, 0.05]", "[1e-6, 2e-6, 3e-6, 5e-6]"] {
+        // `v`, an axis the bench does not use, analysed along.
+        let spec = SPEC
+            .replace("range = [1, 6]", "values = [1, 2]")
+            .replace("control_every = 4\n", "")
+            .replace(
+                "[[metric]]",
+                &format!("[[axis]]\nname = \"v\"\nvalues = {values}\n[[metric]]"),
+            )
+            .replace(
+                "x = \"threads\"",
+                "x = \"v\"\nby = [\"threads\", \"period\"]",
+            );
+        write(p.path(), "sweeps/small.toml", &spec);
+        let (code, err, _) = code_and_err(p.path(), &["run", "sweeps/small.toml", "-q", "--force"]);
+        assert_eq!(code, Some(0), "{err}");
+        let mut runs = run_dirs(&p.path().join("output/small"));
+        runs.sort();
+        let svg = std::fs::read_to_string(
+            runs.last()
+                .unwrap()
+                .join("charts/saw_mflops__threads-1__period-2.svg"),
+        )
+        .unwrap();
+        let mut cx: Vec<f64> = svg
+            .split("<circle cx=\"")
+            .skip(1)
+            .filter_map(|t| t.split('"').next()?.parse().ok())
+            .collect();
+        cx.sort_by(f64::total_cmp);
+        cx.dedup();
+        let n = values.matches(',').count() + 1;
+        assert_eq!(cx.len(), n, "{values}: {cx:?}");
+        let width: f64 = svg
+            .split("width=\"")
+            .nth(1)
+            .and_then(|t| t.split('"').next()?.parse().ok())
+            .unwrap();
+        assert!(
+            cx[n - 1] - cx[0] > 0.6 * width,
+            "{values}: the points span {:.0} of {width} px",
+            cx[n - 1] - cx[0]
+        );
+    }
+}

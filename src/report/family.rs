@@ -497,7 +497,7 @@ impl Overlay<'_> {
         );
         let x_of = |x: f64| if log2 { x.log2() } else { x };
         let (lo, hi) = (x_of(*xs.first()?), x_of(*xs.last()?));
-        let pad = ((hi - lo) * 0.02).max(if log2 { 0.1 } else { 0.5 });
+        let pad = super::axes::x_pad(lo, hi, log2, &xs);
         Some((lo - pad, hi + pad))
     }
 

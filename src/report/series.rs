@@ -447,7 +447,7 @@ fn draw<DB: DrawingBackend<ErrorType: 'static>>(
             frame: None,
         });
     };
-    let pad = ((x_hi - x_lo) * 0.02).max(if log2 { 0.1 } else { 0.5 });
+    let pad = super::axes::x_pad(x_lo, x_hi, log2, &xs);
     let (x0, x1) = (x_lo - pad, x_hi + pad);
     let y_min = observed.iter().map(|p| p.1).fold(0.0, f64::min);
     let y_max = observed
