@@ -160,12 +160,16 @@ impl Dialect {
         }
     }
 
-    /// Reads a number written in this dialect; `None` for an empty cell.
+    /// Reads a finite number written in this dialect; `None` for an empty cell, and for `inf`,
+    /// `nan` and `1e999`, which are no value sweep writes: a text axis of `"inf"` and `"nan"`
+    /// was taken for one of numbers (the default x), then refused by the reader as not one
+    /// (review 19a M1).
     pub fn parse_number(self, s: &str) -> Option<f64> {
-        match self {
-            Dialect::Comma => s.trim().parse().ok(),
-            Dialect::Semicolon => s.trim().replace(',', ".").parse().ok(),
-        }
+        let x: f64 = match self {
+            Dialect::Comma => s.trim().parse().ok()?,
+            Dialect::Semicolon => s.trim().replace(',', ".").parse().ok()?,
+        };
+        x.is_finite().then_some(x)
     }
 
     /// The dialect of a CSV, from its header line: semicolons when it has more `;` than `,`.

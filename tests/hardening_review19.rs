@@ -275,3 +275,31 @@ fn a_float_axis_of_small_values_spreads_over_the_plot() {
         );
     }
 }
+
+/// Review 19a M1: an axis of the texts `"inf"`, `"-inf"` and `"nan"` was taken for one of
+/// numbers (the default x), then refused by the reader as not one: the run's own analysis and
+/// charts failed at its end, `sweep analyze RUN` exited 3. It is an axis of categories: the
+/// analysis runs along the axis of numbers, and `[analyze] x` naming it is refused at plan.
+#[test]
+fn texts_that_rust_reads_as_infinite_are_categories() {
+    let p = project();
+    let spec = SPEC.replace("values = [2, 4]", "values = [\"inf\", \"-inf\", \"nan\"]");
+    let spec = spec.replace("[analyze]\nx = \"threads\"\n", "[analyze]\nplot = true\n");
+    write(p.path(), "sweeps/inf.toml", &spec);
+    let (code, err, _) = code_and_err(p.path(), &["run", "sweeps/inf.toml", "-q"]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(!err.contains("failed"), "{err}");
+    let r = run_dirs(&p.path().join("output/inf"))[0].clone();
+    assert!(r.join("charts/family-saw-by-period.svg").exists());
+    let (code, err, said) = code_and_err(p.path(), &["analyze", s(&r), "--out", "an"]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(said.contains("against `threads`"), "{said}");
+    write(
+        p.path(),
+        "sweeps/inf.toml",
+        &spec.replace("plot = true", "x = \"period\""),
+    );
+    let (code, err, _) = code_and_err(p.path(), &["plan", "sweeps/inf.toml"]);
+    assert_eq!(code, Some(3), "{err}");
+    assert!(err.contains("whose value `inf` is not a number"), "{err}");
+}

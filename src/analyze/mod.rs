@@ -44,7 +44,7 @@ impl AnalyzeOptions {
     /// (review 11b M3).
     pub fn of_spec(spec: &crate::spec::Spec, cfg: &crate::spec::AnalyzeCfg) -> AnalyzeOptions {
         let text = |v: &crate::spec::Value| match v {
-            crate::spec::Value::Str(s) => s.trim().parse::<f64>().is_err(),
+            crate::spec::Value::Str(s) => !s.trim().parse::<f64>().is_ok_and(f64::is_finite),
             _ => false,
         };
         let categories = cfg.x.as_ref().is_some_and(|x| {

@@ -642,7 +642,7 @@ impl Spec {
             // every axis of text (sweeps/l1_cache.toml) it is the category of the bars, and
             // passes.
             let number = |v: &Value| match v {
-                Value::Str(s) => s.trim().parse::<f64>().is_ok(),
+                Value::Str(s) => s.trim().parse::<f64>().is_ok_and(f64::is_finite),
                 _ => true,
             };
             let numeric: Vec<String> = axes
