@@ -303,3 +303,33 @@ fn texts_that_rust_reads_as_infinite_are_categories() {
     assert_eq!(code, Some(3), "{err}");
     assert!(err.contains("whose value `inf` is not a number"), "{err}");
 }
+
+/// Review 19b F1: a second row of a point in `passes/pass-0.csv` (a pass before the last) was
+/// refused by the resume of an unfinished run, but merge took the later row (beside a results row
+/// that combined the other), and the resume of the finished run said "nothing to do". Both
+/// refuse it now, naming the file, the point and both rows.
+#[test]
+fn merge_and_a_finished_runs_resume_refuse_a_second_row_in_an_earlier_pass() {
+    let p = project();
+    let spec = SPEC.replace("control_every = 4\n", "repeat = 3\n");
+    let r = run(p.path(), "rep", &spec);
+    let pass0 = r.join("passes/pass-0.csv");
+    let text = std::fs::read_to_string(&pass0).unwrap();
+    let second = text.split_inclusive('\n').nth(2).unwrap().to_string();
+    std::fs::write(&pass0, text + &second).unwrap();
+    let out = p.path().join("merged");
+    for args in [
+        vec!["merge", s(&r), "--out", s(&out)],
+        vec!["resume", s(&r), "-q"],
+    ] {
+        let (code, err, said) = code_and_err(p.path(), &args);
+        assert_eq!(code, Some(3), "{args:?}: {err}{said}");
+        assert!(
+            err.contains("passes/pass-0.csv` has two rows of the point")
+                && err.contains("its rows 2 and 13 after the header")
+                && err.lines().count() == 1,
+            "{args:?}: {err}"
+        );
+    }
+    assert!(!out.exists());
+}

@@ -204,8 +204,11 @@ pub fn finished_as_is(
         return Ok(None);
     }
     let header = &manifest.columns;
-    // A finished run's pass CSVs are read by no pass again (merge reads them, and checks them).
-    let done = checked_as_is(run_dir, manifest, header, Some(0))?;
+    // Its passes' CSVs as a resume of it unfinished checks them (and merge): one row per point
+    // in each pass before the last.
+    let repeat = crate::spec::Spec::parse(Path::new(&manifest.spec_path), &manifest.spec)
+        .map_or(1, |s| s.repeat.max(1));
+    let done = checked_as_is(run_dir, manifest, header, Some(repeat - 1))?;
     if !manifest.point_ids.iter().all(|id| done.contains_key(id)) {
         return Ok(None);
     }

@@ -104,7 +104,7 @@ pub enum MergeError {
     KeptHeaderDiffers { path: String, detail: String },
     /// A pass's CSV lacks the row of a point whose results row combined it: the merged run would
     /// show a pass short of its processes (review 18b F3: merged silently).
-    #[error("`{path}` has no row of the point `{point}`, whose row in the run's results.csv combines one of each pass (hint: was it edited? run that shard again; nothing was written)")]
+    #[error("`{path}` has no row of the point `{point}`, whose row in the run's results.csv combines one of each pass (hint: was it edited? restore it from a copy, or measure that run again; nothing was written)")]
     PassRowMissing { path: String, point: String },
     #[error("run `{other}` is written in the {other_dialect} CSV dialect and `{first}` in the {first_dialect} one (hint: merge runs of one --csv-dialect)")]
     DialectDiffers {
@@ -522,6 +522,10 @@ struct Kept {
     /// combined, as the run itself reads it) or several (`recheck`: every process, in the order
     /// they ran).
     one_per_point: bool,
+    /// A pass before the last: one row per point, a second is refused (only a hand makes one;
+    /// the last pass's may hold the process a kill cut off before its point's row). Merge took
+    /// the later of two, beside a results row that combined the other (review 19b F1).
+    once: bool,
 }
 
 /// The process CSVs of a run of a spec with `repeat`: `passes/recheck.csv`, and with `repeat` > 1
@@ -531,10 +535,12 @@ fn kept_csvs(repeat: u32) -> Vec<Kept> {
     let passes = (0..repeat).filter(|_| repeat > 1).map(|p| Kept {
         path: store::pass_csv(run, p),
         one_per_point: true,
+        once: p + 1 < repeat,
     });
     std::iter::once(Kept {
         path: store::recheck_csv(run),
         one_per_point: false,
+        once: false,
     })
     .chain(passes)
     .collect()
@@ -557,8 +563,17 @@ fn kept_rows(
     for input in inputs {
         let rows = read_kept(input, &kept.path, header)?;
         let mut of_point: BTreeMap<String, Vec<Vec<String>>> = BTreeMap::new();
-        for row in rows {
+        let mut first_at: BTreeMap<String, usize> = BTreeMap::new();
+        for (at, row) in rows.into_iter().enumerate() {
             let id = row.first().cloned().unwrap_or_default();
+            if let Some(first) = first_at.insert(id.clone(), at + 1).filter(|_| kept.once) {
+                return Err(MergeError::Store(store::StoreError::TwoRows {
+                    path: input.dir.join(&kept.path),
+                    point: crate::units::visible(&id).into_owned(),
+                    first,
+                    second: at + 1,
+                }));
+            }
             let list = of_point.entry(id).or_default();
             if kept.one_per_point {
                 list.clear();
