@@ -333,3 +333,32 @@ fn merge_and_a_finished_runs_resume_refuse_a_second_row_in_an_earlier_pass() {
     }
     assert!(!out.exists());
 }
+
+/// Review 19b F2: the series table of a resume took the marks' causes from the rows it measured
+/// itself: a resume that measured none of a `repeat` run's processes-marked values called them
+/// "4 placement", where the report and analysis.md said they differ between processes.
+#[test]
+fn a_resumes_series_table_names_the_cause_its_rows_say() {
+    let p = project();
+    let spec = SPEC
+        .replace("control_every = 4\n", "repeat = 3\n")
+        .replace("mode = \"ok\"", "mode = \"varies\"")
+        .replace("values = [2, 4]", "values = [2]");
+    write(p.path(), "sweeps/varies.toml", &spec);
+    let (code, err, said) = code_and_err(p.path(), &["run", "sweeps/varies.toml"]);
+    assert_eq!(code, Some(0), "{err}");
+    let row = |said: &str| {
+        said.lines()
+            .find(|l| l.starts_with("saw_mflops "))
+            .map(str::to_string)
+            .unwrap_or_default()
+    };
+    assert!(row(&said).contains(" processes"), "{said}");
+    let r = run_dirs(&p.path().join("output/varies"))[0].clone();
+    let (code, err, said) = code_and_err(p.path(), &["resume", s(&r), "--export", "csv"]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(
+        row(&said).contains(" processes") && !row(&said).contains("placement"),
+        "{said}"
+    );
+}

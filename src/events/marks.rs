@@ -177,20 +177,22 @@ impl Tally {
 }
 
 /// A series' marked values, per cause: (count, the cause's word, the largest amount). The counts
-/// are the analysis's (one per x); the cause is the one the tally found for the series' metric (a
-/// metric split into series by grouping axes shares it), and the largest spread the series' own
-/// where the analysis has it.
+/// and causes are the analysis's (one per x, from the rows themselves, as the report and
+/// analysis.md tell them); the largest amount the series' own placement spread, or the tally's
+/// for its metric (a metric split into series by grouping axes shares it). The causes came from
+/// the tally of the session's own rows: a resume that measured none of a run's processes-marked
+/// values called them "placement" (review 19b F2).
 fn series_parts(s: &SeriesAnalysis, tally: &Tally) -> Vec<(usize, Vec<Mark>, Option<f64>)> {
     let m = tally.of_metric(&s.metric);
+    let largest = |mark: Mark| m.map(|m| m.largest[mark.at()]).filter(|l| *l > 0.0);
     let mut parts = Vec::new();
     if s.marked.unstable > 0 {
-        let found = |mark: Mark| m.is_some_and(|m| m.count[mark.at()] > 0);
         let placement_spread = s.placement.as_ref().map(|p| p.max_spread);
-        parts.push(match (found(Mark::Placement), found(Mark::Processes)) {
+        parts.push(match (s.marked.placement() > 0, s.marked.processes > 0) {
             (false, true) => (
                 s.marked.unstable,
                 vec![Mark::Processes],
-                m.map(|m| m.largest[Mark::Processes.at()]),
+                largest(Mark::Processes),
             ),
             (true, true) => (
                 s.marked.unstable,
@@ -200,13 +202,12 @@ fn series_parts(s: &SeriesAnalysis, tally: &Tally) -> Vec<(usize, Vec<Mark>, Opt
             _ => (
                 s.marked.unstable,
                 vec![Mark::Placement],
-                placement_spread.or(m.map(|m| m.largest[Mark::Placement.at()])),
+                placement_spread.or(largest(Mark::Placement)),
             ),
         });
     }
     if s.marked.noisy > 0 {
-        let largest = m.map(|m| m.largest[Mark::Noisy.at()]);
-        parts.push((s.marked.noisy, vec![Mark::Noisy], largest));
+        parts.push((s.marked.noisy, vec![Mark::Noisy], largest(Mark::Noisy)));
     }
     parts
 }
