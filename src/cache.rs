@@ -241,6 +241,9 @@ pub struct Stats {
     pub partial_bytes: u64,
     /// `clean`: entries and builds of running sweeps, kept.
     pub in_use: usize,
+    /// `stats`: unfinished builds that running sweeps are making (review 19b F6: they were
+    /// counted as killed sweeps').
+    pub building: usize,
 }
 
 impl Cache {
@@ -702,13 +705,25 @@ impl Cache {
 
     pub fn stats(&self) -> Stats {
         let mut s = Stats::default();
+        // Whose unfinished builds are whose, told as `remove_stale_scratch` tells them, under the
+        // cache's lock as it is.
+        let _exclusive = self
+            .dir
+            .join(LOCK)
+            .is_file()
+            .then(|| self.locked(libc::LOCK_EX));
         let Ok(read) = std::fs::read_dir(&self.dir) else {
             return s;
         };
+        let lists = self.lists();
         for e in read.filter_map(Result::ok) {
             let name = e.file_name().to_string_lossy().into_owned();
             let entry = is_entry(&name, &e.path());
             if !entry && !is_scratch(&name) {
+                continue;
+            }
+            if is_scratch(&name) && self.building(&name, &e.path(), &lists) {
+                s.building += 1;
                 continue;
             }
             let bytes = size(&e.path());

@@ -362,3 +362,35 @@ fn a_resumes_series_table_names_the_cause_its_rows_say() {
         "{said}"
     );
 }
+
+/// Review 19b F6: `sweep cache stats` beside a running sweep called the builds it was making
+/// "unfinished builds of killed sweeps". They are told apart as `cache clean` tells them.
+#[test]
+fn cache_stats_beside_a_running_sweep_calls_no_build_a_killed_sweeps() {
+    let p = project();
+    let spec = SPEC
+        .replace("range = [1, 6]", "range = [1, 24]")
+        .replace("control_every = 4\n", "");
+    write(p.path(), "sweeps/busy.toml", &spec);
+    let mut child = crate::common::sweep_process(p.path())
+        .args(["run", "sweeps/busy.toml", "-q", "-j", "2"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut polls = Vec::new();
+    while child.try_wait().unwrap().is_none() {
+        let (code, err, said) = code_and_err(p.path(), &["cache", "stats"]);
+        assert_eq!(code, Some(0), "{err}");
+        polls.push(said);
+    }
+    assert!(child.wait().unwrap().success());
+    assert!(
+        polls.len() > 3,
+        "stats ran beside the sweep: {}",
+        polls.len()
+    );
+    for said in &polls {
+        assert!(!said.contains("killed sweeps"), "{said}");
+    }
+}

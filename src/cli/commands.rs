@@ -616,6 +616,12 @@ fn cache(action: &str, place: &Where) -> Result<i32, CliError> {
             plural(s.in_use, "build")
         );
     }
+    if s.building > 0 {
+        println!(
+            "and {} that running sweeps are making",
+            plural(s.building, "build")
+        );
+    }
     if s.partial > 0 {
         println!(
             "and {} unfinished builds of killed sweeps, {:.1} MiB{}",
