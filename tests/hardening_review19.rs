@@ -65,6 +65,15 @@ fn resuming_a_finished_run_changes_nothing() {
     );
     assert_eq!(said.lines().count(), 1, "{said}");
     unchanged(&before, &files(&r));
+    // Its end could not write the analysis (a full disk): the hint says what writes it
+    // (review 19b F7).
+    std::fs::remove_file(r.join("analysis.md")).unwrap();
+    let (code, err, said) = code_and_err(p.path(), &["resume", s(&r), "-q"]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(
+        said.contains("its analysis is missing: `sweep analyze"),
+        "{said}"
+    );
 }
 
 type Files = BTreeMap<PathBuf, (Vec<u8>, std::time::SystemTime)>;

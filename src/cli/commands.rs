@@ -426,7 +426,7 @@ fn resume_in_place(run_dir: &Path, m: &sweep::store::Manifest, place: &mut Where
 /// The resume of a finished run with nothing to do: it says so and changes nothing (the
 /// manifest, report, analysis and charts stay as the run's end wrote them), and exits as the run
 /// did (1 when rows failed).
-fn left_as_it_was(run_dir: &Path, points: usize, failed: usize) -> i32 {
+fn left_as_it_was(run_dir: &Path, analyzed: bool, points: usize, failed: usize) -> i32 {
     let before = match failed {
         0 => format!("{points} already done before"),
         n => format!("{points} already done before, {n} of them failed"),
@@ -436,10 +436,16 @@ fn left_as_it_was(run_dir: &Path, points: usize, failed: usize) -> i32 {
     } else {
         ""
     };
+    let dir = run_dir.display();
+    // The run's end could not write its analysis (a full disk): the resume writes none either
+    // (review 19b F7: the hint offered only the report).
+    let draws = if analyzed && !RunDir::new(run_dir).path().join("analysis.md").exists() {
+        format!("its analysis is missing: `sweep analyze {dir}` and `sweep plot {dir}` write it, `sweep report {dir}` the page")
+    } else {
+        format!("`sweep report {dir}` draws it again")
+    };
     println!(
-        "nothing to do: `{}` is finished ({before}); it is left as it was (hint: `sweep report {}` draws it again{failed_hint})",
-        run_dir.display(),
-        run_dir.display(),
+        "nothing to do: `{dir}` is finished ({before}); it is left as it was (hint: {draws}{failed_hint})"
     );
     if failed > 0 {
         exit::POINTS_FAILED
@@ -467,7 +473,8 @@ fn resume(run_dir: PathBuf, args: &RunArgs) -> Result<i32, CliError> {
     resume_as_started(&run_dir, &m, &mut args)?;
     if args.export.is_empty() && args.export_json.is_none() && !args.force {
         if let Some((points, failed)) = driver::finished_as_is(&run_dir, &m)? {
-            return Ok(left_as_it_was(&run_dir, points, failed));
+            let analyzed = sweep::analyze::AnalyzeOptions::of_run(&m).is_some();
+            return Ok(left_as_it_was(&run_dir, analyzed, points, failed));
         }
     }
     resume_in_place(&run_dir, &m, &mut args.place);
