@@ -403,3 +403,27 @@ fn cache_stats_beside_a_running_sweep_calls_no_build_a_killed_sweeps() {
         assert!(!said.contains("killed sweeps"), "{said}");
     }
 }
+
+/// Review 19b F5: a run stopped by a full disk before its setup saved a word (its manifest
+/// without compiler or prestart, no row) was resumed as an older sweep's, with a warning of
+/// programs "started 1 ahead" that never started. It is resumed without one.
+#[test]
+fn a_run_stopped_before_its_setup_is_resumed_without_the_old_sweeps_warning() {
+    let p = project();
+    let r = run(p.path(), "two", SPEC);
+    let csv = r.join("results.csv");
+    let header = std::fs::read_to_string(&csv).unwrap();
+    let header = header.split_inclusive('\n').next().unwrap().to_string();
+    std::fs::write(&csv, header).unwrap();
+    std::fs::remove_file(r.join("controls.csv")).unwrap();
+    let mut m = manifest(&r);
+    m["state"] = "interrupted".into();
+    m["compiler"] = "".into();
+    m["compiler_version"] = "".into();
+    m["prestart"] = serde_json::Value::Null;
+    std::fs::write(r.join("manifest.json"), m.to_string()).unwrap();
+    let (code, err, _) = code_and_err(p.path(), &["resume", s(&r), "-q"]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(!err.contains("started 1 ahead"), "{err}");
+    assert_eq!(manifest(&r)["state"], "finished");
+}

@@ -305,7 +305,12 @@ impl<'s> Session<'s> {
         let results = CsvSink::open(&csv_path, header.clone(), manifest.dialect)?;
         manifest.state = store::RunState::Running;
         manifest.finished = None;
-        let (prestart, prestart_note) = keep_prestart(manifest.prestart, resumed, opts.prestart);
+        // A run stopped before its setup saved a word (a full disk at its start: no compiler, no
+        // prestart) started no program: it is no older sweep's, whose prestart went unrecorded
+        // (review 19b F5: its resume warned of programs "started 1 ahead").
+        let set_up = !manifest.compiler.is_empty() || manifest.prestart.is_some();
+        let (prestart, prestart_note) =
+            keep_prestart(manifest.prestart, resumed && set_up, opts.prestart);
         manifest.prestart = Some(prestart);
         manifest.jobs = opts.build.jobs;
         manifest.command = opts.command.clone();
