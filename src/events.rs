@@ -106,6 +106,8 @@ pub struct Summary {
     pub target_rel_ci: Option<f64>,
     /// `recheck`: points held for more processes because their samples fell into two groups.
     pub held: usize,
+    /// `repeat` > 1: the pass this summary is of, and the passes (from 1).
+    pub pass: Option<(u32, u32)>,
     pub built: usize,
     pub cached: usize,
     pub slowest: Vec<(String, f64)>,
@@ -159,6 +161,7 @@ impl Reporter for Summary {
                 run_dir,
                 total,
                 todo,
+                pass,
                 ..
             } => {
                 *self = Summary {
@@ -166,6 +169,7 @@ impl Reporter for Summary {
                     csv: crate::store::RunDir::new(run_dir).results(),
                     total: *total,
                     skipped: total.saturating_sub(*todo),
+                    pass: *pass,
                     target_rel_ci: Some(crate::store::target_rel_ci(run_dir)),
                     ..Summary::default()
                 }

@@ -427,3 +427,48 @@ fn a_run_stopped_before_its_setup_is_resumed_without_the_old_sweeps_warning() {
     assert!(!err.contains("started 1 ahead"), "{err}");
     assert_eq!(manifest(&r)["state"], "finished");
 }
+
+/// Review 19b F4: a `repeat` run stopped in its first pass said "interrupted after 2 points: 2
+/// measured" with no row in results.csv: it counted that pass's processes as points. It names
+/// the pass and counts processes.
+#[test]
+fn a_repeat_run_stopped_in_a_pass_names_the_pass_and_counts_processes() {
+    let p = project();
+    let spec = SPEC
+        .replace("control_every = 4\n", "repeat = 3\n")
+        .replace("slow_ms = 0", "slow_ms = 300");
+    write(p.path(), "sweeps/slow.toml", &spec);
+    let child = crate::common::sweep_process(p.path())
+        .args(["run", "sweeps/slow.toml", "-q"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pass0 = || {
+        let dir = p.path().join("output/slow");
+        dir.is_dir()
+            .then(|| run_dirs(&dir))
+            .unwrap_or_default()
+            .first()
+            .and_then(|r| std::fs::read_to_string(r.join("passes/pass-0.csv")).ok())
+            .map_or(0, |t| t.lines().count())
+    };
+    let t0 = std::time::Instant::now();
+    while pass0() < 2 && t0.elapsed().as_secs() < 60 {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(130),
+        "{}",
+        crate::common::stderr(&out)
+    );
+    let said = crate::common::stdout(&out);
+    assert!(
+        said.contains("interrupted in pass 1 of 3 after") && said.contains(" process"),
+        "{said}"
+    );
+    assert!(!said.contains(" points"), "{said}");
+}

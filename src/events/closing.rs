@@ -135,7 +135,8 @@ fn wrap(text: &str, width: usize, indent: &str) -> Vec<String> {
 /// `finished 20 points in 2.0 s: 18 measured, 2 failed`; with `why` the failures' kinds in
 /// parentheses.
 fn first_line(s: &Summary, colour: bool, why: bool) -> String {
-    let what = if s.counts.is_empty() && s.held > 0 {
+    let last_pass = s.pass.is_some_and(|(p, k)| p == k && k > 1);
+    let what = if s.counts.is_empty() && (s.held > 0 || (s.interrupted && last_pass)) {
         "none combined yet".to_string()
     } else if s.counts.is_empty() && s.interrupted {
         // Stopped before its first point ended: there was something to do.
@@ -155,15 +156,25 @@ fn first_line(s: &Summary, colour: bool, why: bool) -> String {
     } else {
         String::new()
     };
+    let n = s.counts.values().sum::<usize>();
+    // A `repeat` run stopped in a pass before its last counted that pass's processes as points,
+    // with no row in results.csv (review 19b F4): it names the pass, and what it counts.
+    let (stopped, noun) = match s.pass {
+        Some((p, k)) if s.interrupted && p < k => {
+            (format!("interrupted in pass {p} of {k} after"), "process")
+        }
+        Some((p, k)) if s.interrupted => (format!("interrupted in pass {p} of {k} after"), "point"),
+        _ if s.interrupted => ("interrupted after".to_string(), "point"),
+        _ => ("finished".to_string(), "point"),
+    };
+    let noun = match (noun, n) {
+        ("process", 1) => "process".to_string(),
+        ("process", _) => "processes".to_string(),
+        (_, n) => crate::words::noun_for(n, "point").to_string(),
+    };
     format!(
-        "{} {} {} in {}: {what}{before}",
-        if s.interrupted {
-            "interrupted after"
-        } else {
-            "finished"
-        },
-        marks::count(s.counts.values().sum::<usize>()),
-        crate::words::noun_for(s.counts.values().sum::<usize>(), "point"),
+        "{stopped} {} {noun} in {}: {what}{before}",
+        marks::count(n),
         duration(s.wall.as_secs_f64())
     )
 }
