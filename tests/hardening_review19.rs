@@ -472,3 +472,40 @@ fn a_repeat_run_stopped_in_a_pass_names_the_pass_and_counts_processes() {
     );
     assert!(!said.contains(" points"), "{said}");
 }
+
+/// Review 19a M3: a `by` naming x was dropped without a word, and the axes then left out were
+/// merged into medians, unsaid (`--by threads` on the H100 thread-pitch sweep merged its layouts).
+/// `--by` and `[analyze] by` naming x are refused; a `by` that leaves an axis out says the rows
+/// are merged.
+#[test]
+fn a_by_naming_x_is_refused_and_a_merge_is_said() {
+    let p = project();
+    let fixture = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/h100/threads_pitch/results.csv");
+    let (code, err, _) = code_and_err(
+        p.path(),
+        &["analyze", s(&fixture), "--by", "threads", "--out", "an"],
+    );
+    assert_eq!(code, Some(3), "{err}");
+    assert!(
+        err.contains("`by` names `threads`, the axis the series run along")
+            && err.contains("`layout`")
+            && err.lines().count() == 1,
+        "{err}"
+    );
+    let spec = SPEC.replace("x = \"threads\"\n", "x = \"threads\"\nby = [\"threads\"]\n");
+    write(p.path(), "sweeps/byx.toml", &spec);
+    let (code, err, _) = code_and_err(p.path(), &["plan", "sweeps/byx.toml"]);
+    assert_eq!(code, Some(3), "{err}");
+    assert!(err.contains("`[analyze] by` names `threads`"), "{err}");
+    let spec = SPEC.replace("x = \"threads\"\n", "x = \"threads\"\nby = []\n");
+    write(p.path(), "sweeps/merged.toml", &spec);
+    let (code, err, _) = code_and_err(p.path(), &["run", "sweeps/merged.toml", "-q"]);
+    assert_eq!(code, Some(0), "{err}");
+    let r = run_dirs(&p.path().join("output/merged"))[0].clone();
+    let md = std::fs::read_to_string(r.join("analysis.md")).unwrap();
+    assert!(
+        md.contains("The series are not split by `period`: the rows at one x that differ only there are one point, their median."),
+        "{md}"
+    );
+}

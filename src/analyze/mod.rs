@@ -80,6 +80,12 @@ pub enum AnalyzeError {
         path: PathBuf,
         axes: String,
     },
+    #[error("`by` names `{x}`, the axis the series run along, in `{path}` (hint: group by the other axes, {others}, or along another x)")]
+    ByNamesX {
+        x: String,
+        path: PathBuf,
+        others: String,
+    },
     #[error("no metric `{name}` in `{path}` (hint: the metrics are {metrics})")]
     UnknownMetric {
         name: String,
@@ -134,6 +140,10 @@ pub struct Analysis {
     pub x: String,
     /// The axes that split the series.
     pub by: Vec<String>,
+    /// The other axes (neither x nor in `by`): the rows that differ only in them are one point,
+    /// their median, and the markdown says so (review 19a M3: a "best" no row measured, unsaid).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub merged: Vec<String>,
     pub series: Vec<SeriesAnalysis>,
     /// What the control re-runs (`controls.csv` beside the CSV) say about each metric's spread
     /// between processes; `None` when the run has none.
@@ -559,10 +569,17 @@ pub fn analyze_run(
             }
         })
         .collect();
+    let merged = table
+        .axes
+        .iter()
+        .filter(|a| **a != x && !by.contains(a))
+        .cloned()
+        .collect();
     Ok(Analysis {
         source: table.path.clone(),
         x,
         by,
+        merged,
         series,
         between_processes: between,
         semicolon: table.dialect == crate::store::Dialect::Semicolon,
@@ -702,6 +719,17 @@ impl Analysis {
             crate::units::visible(&self.source.display().to_string()),
             crate::units::visible(&self.x)
         );
+        if !self.merged.is_empty() {
+            let axes: Vec<String> = self
+                .merged
+                .iter()
+                .map(|a| format!("`{}`", crate::units::visible(a)))
+                .collect();
+            out += &format!(
+                "The series are not split by {}: the rows at one x that differ only there are one point, their median.\n\n",
+                axes.join(", ")
+            );
+        }
         let mut rows = Vec::new();
         let mut readings = String::new();
         for s in &self.series {

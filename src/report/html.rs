@@ -928,6 +928,7 @@ mod tests {
             source: "results.csv".into(),
             x: "threads".into(),
             by: vec![],
+            merged: vec![],
             series: vec![s],
             between_processes: None,
             semicolon: false,

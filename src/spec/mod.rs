@@ -637,6 +637,21 @@ impl Spec {
                     ));
                 }
             }
+            // A series runs along x: a `by` that names it was dropped without a word, and the
+            // axes left out merged into medians (review 19a M3).
+            if let Some(x) = cfg
+                .x
+                .as_ref()
+                .filter(|x| cfg.by.iter().flatten().any(|b| b == *x))
+            {
+                return Err(at_line(
+                    table_key_line(text, "[analyze]", "by"),
+                    format!(
+                        "`[analyze] by` names `{}`, the x the series run along (hint: group by the other axes)",
+                        x.escape_debug()
+                    ),
+                ));
+            }
             // `x` naming an axis of text while another axis is of numbers: the analysis at the
             // end of every run failed ("name one with --x", an option `run` does not have). With
             // every axis of text (sweeps/l1_cache.toml) it is the category of the bars, and

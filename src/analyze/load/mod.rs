@@ -219,7 +219,23 @@ impl Series for Run {
                 for b in by {
                     known_axis(b)?;
                 }
-                by.iter().filter(|b| **b != x).cloned().collect()
+                // A series runs along x: split by it too, it was dropped without a word, and the
+                // axes left out merged into medians (review 19a M3).
+                if by.contains(&x) {
+                    return Err(AnalyzeError::ByNamesX {
+                        x: x.clone(),
+                        path: self.path.clone(),
+                        others: listed(
+                            &self
+                                .axes
+                                .iter()
+                                .filter(|a| **a != x)
+                                .cloned()
+                                .collect::<Vec<_>>(),
+                        ),
+                    });
+                }
+                by.clone()
             }
             None => self.axes.iter().filter(|a| **a != x).cloned().collect(),
         };
