@@ -509,3 +509,38 @@ fn a_by_naming_x_is_refused_and_a_merge_is_said() {
         "{md}"
     );
 }
+
+/// Review 19a M7: where the run's spec `[analyze]` named what its results lack (its manifest
+/// edited), `sweep analyze RUN` said "no axis `zz`", though the user gave no `--x`. It says
+/// where `zz` comes from.
+#[test]
+fn an_analysis_the_runs_spec_asks_for_says_so_when_it_fails() {
+    let p = project();
+    let r = run(p.path(), "two", SPEC);
+    let mut m = manifest(&r);
+    let spec = m["spec"]
+        .as_str()
+        .unwrap()
+        .replace("x = \"threads\"", "x = \"zz\"")
+        .replace(
+            "[[metric]]",
+            "[[axis]]\nname = \"zz\"\nvalues = [1, 2]\n[[metric]]",
+        );
+    m["spec"] = spec.into();
+    std::fs::write(r.join("manifest.json"), m.to_string()).unwrap();
+    for cmd in ["analyze", "plot"] {
+        let (code, err, _) = code_and_err(p.path(), &[cmd, s(&r), "--out", "an"]);
+        assert_eq!(code, Some(3), "{cmd}: {err}");
+        assert!(
+            err.contains(
+                "the run's spec asks `[analyze]` x = \"zz\" (manifest.json), and no axis `zz`"
+            ) && err.lines().count() == 1,
+            "{cmd}: {err}"
+        );
+    }
+    let (code, err, _) = code_and_err(
+        p.path(),
+        &["analyze", s(&r), "--x", "threads", "--out", "an"],
+    );
+    assert_eq!(code, Some(0), "{err}");
+}

@@ -12,7 +12,7 @@ use sweep::exit;
 use sweep::export::Format as ExportFormat;
 use sweep::overrides::Overrides;
 use sweep::points::{Shard, Split};
-use sweep::report::Make;
+use sweep::report::{Make, MakeError};
 use sweep::spec::Spec;
 use sweep::store::run::{ANALYSIS_CSV, ANALYSIS_JSON, ANALYSIS_MD};
 use sweep::store::RunDir;
@@ -729,21 +729,49 @@ fn export_files(
 }
 
 /// What `sweep analyze` and `sweep plot` analyse: the `--x`, `--y` and `--by` given, else the
-/// `[analyze]` of the spec of the run whose results.csv it is (as the run's own analysis did).
-fn analyze_options(select: &Select, results: &Path) -> sweep::analyze::AnalyzeOptions {
+/// `[analyze]` of the spec of the run whose results.csv it is (as the run's own analysis did),
+/// then with what it asks in words, for an error.
+fn analyze_options(
+    select: &Select,
+    results: &Path,
+) -> (sweep::analyze::AnalyzeOptions, Option<String>) {
     let asked = sweep::analyze::AnalyzeOptions {
         x: select.x.clone(),
         y: select.y.clone(),
         by: select.by.clone(),
     };
     if asked.x.is_some() || !asked.y.is_empty() || asked.by.is_some() {
-        return asked;
+        return (asked, None);
     }
-    RunDir::of_csv(results)
+    let of_spec = RunDir::of_csv(results)
         .filter(|d| d.results() == results)
         .and_then(|d| sweep::store::Manifest::load(d.path()).ok())
-        .and_then(|m| sweep::analyze::AnalyzeOptions::of_run(&m))
-        .unwrap_or(asked)
+        .and_then(|m| sweep::analyze::AnalyzeOptions::of_run(&m));
+    match of_spec {
+        Some(opts) => {
+            let mut words = Vec::new();
+            if let Some(x) = &opts.x {
+                words.push(format!("x = {x:?}"));
+            }
+            if !opts.y.is_empty() {
+                words.push(format!("y = {:?}", opts.y));
+            }
+            if let Some(by) = &opts.by {
+                words.push(format!("by = {by:?}"));
+            }
+            let words = sweep::units::visible(&words.join(", ")).into_owned();
+            (opts, Some(words).filter(|w| !w.is_empty()))
+        }
+        None => (asked, None),
+    }
+}
+
+/// An analysis error as the spec's `[analyze]` (`asked`) made it.
+fn as_asked(e: MakeError, asked: Option<String>) -> CliError {
+    match (e, asked) {
+        (MakeError::Analyze(source), Some(asked)) => CliError::SpecAnalyze { asked, source },
+        (e, _) => e.into(),
+    }
 }
 
 /// `sweep analyze`: the analysis written beside the CSV (or into `--out`); its markdown on
@@ -762,8 +790,9 @@ fn analyze(results: &Path, select: &Select) -> Result<i32, CliError> {
         std::slice::from_ref(&results),
         "name another folder with --out, or rename the CSV",
     )?;
-    let opts = analyze_options(select, &results);
-    let made = sweep::report::make(&results, &opts, select.out.as_deref(), Make::Analysis)?;
+    let (opts, asked) = analyze_options(select, &results);
+    let made = sweep::report::make(&results, &opts, select.out.as_deref(), Make::Analysis)
+        .map_err(|e| as_asked(e, asked))?;
     if let Some(a) = &made.analysis {
         print!("{}", a.to_markdown());
     }
@@ -777,7 +806,7 @@ fn analyze(results: &Path, select: &Select) -> Result<i32, CliError> {
 /// on stdout, a note of the series left without a chart on stderr.
 fn plot(results: &Path, select: &Select, look: &LookArgs) -> Result<i32, CliError> {
     let results = RunDir::results_of(results);
-    let opts = analyze_options(select, &results);
+    let (opts, asked) = analyze_options(select, &results);
     let metrics = look.metrics.clone();
     let look = sweep::report::Look {
         size: look.size.unwrap_or(sweep::report::Look::default().size),
@@ -790,7 +819,8 @@ fn plot(results: &Path, select: &Select, look: &LookArgs) -> Result<i32, CliErro
         look: &look,
         metrics: &metrics,
     };
-    let made = sweep::report::make(&results, &opts, select.out.as_deref(), what)?;
+    let made = sweep::report::make(&results, &opts, select.out.as_deref(), what)
+        .map_err(|e| as_asked(e, asked))?;
     if let Some(note) = &made.note {
         eprintln!("note: {note}");
     }

@@ -44,6 +44,15 @@ pub(crate) enum CliError {
     /// A results CSV cannot be analysed, or its analysis written.
     #[error(transparent)]
     Analyze(#[from] sweep::analyze::AnalyzeError),
+    /// An analysis along the `[analyze]` of the run's spec (no `--x`, `--y` or `--by` given)
+    /// that the results do not allow: said so, where "no axis `zz`" named no source (review 19a
+    /// M7).
+    #[error("the run's spec asks `[analyze]` {asked} (manifest.json), and {source}")]
+    SpecAnalyze {
+        asked: String,
+        #[source]
+        source: sweep::analyze::AnalyzeError,
+    },
     /// Charts of a results CSV, or `report.html` of a run folder.
     #[error(transparent)]
     Report(#[from] sweep::report::ReportError),
@@ -132,7 +141,7 @@ impl CliError {
             CliError::Driver(e) if e.environment() => exit::ENVIRONMENT,
             CliError::Driver(_) => exit::BAD_INPUT,
             CliError::Store(e) => store_code(e),
-            CliError::Analyze(e) => analyze_code(e),
+            CliError::Analyze(e) | CliError::SpecAnalyze { source: e, .. } => analyze_code(e),
             CliError::Report(e) => match e {
                 ReportError::NoMetric { .. }
                 | ReportError::TooFewMetrics { .. }
