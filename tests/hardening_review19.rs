@@ -544,3 +544,29 @@ fn an_analysis_the_runs_spec_asks_for_says_so_when_it_fails() {
     );
     assert_eq!(code, Some(0), "{err}");
 }
+
+/// Review 19a M6: `sweep compare` listed `ok` rows whose values are 0 or less under "Failed",
+/// and with nothing compared said "every compared value is the same". Each is said as it is.
+#[test]
+fn compare_tells_values_below_zero_from_failures_and_says_when_nothing_was_compared() {
+    let p = project();
+    let a = run(p.path(), "two", SPEC);
+    let b = p.path().join("neg");
+    std::fs::create_dir(&b).unwrap();
+    for f in ["results.csv", "manifest.json"] {
+        std::fs::copy(a.join(f), b.join(f)).unwrap();
+    }
+    crate::common::edit_rows(&b.join("results.csv"), |h, cells| {
+        let c = crate::common::col(h, "saw_mflops");
+        cells[c] = format!("-{}", cells[c]);
+    });
+    let (code, err, said) = code_and_err(p.path(), &["compare", s(&a), s(&b)]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(said.contains("Failed (not compared): 0."), "{said}");
+    assert!(
+        said.contains("Without a value above 0 (not compared): 12 (threads=1, period=2 `saw_mflops` (B -1000)"),
+        "{said}"
+    );
+    assert!(said.contains("None: no value was compared."), "{said}");
+    assert!(!said.contains("every compared value is the same"), "{said}");
+}

@@ -987,7 +987,7 @@ fn compare(
     if fail_on_slower.is_some() && c.points.is_empty() {
         return Err(CliError::NothingCompared {
             matched: c.matched,
-            failed: c.failed.len(),
+            failed: c.failed.len() + c.unvalued.len(),
         });
     }
     if let Some(msg) = fail_on_slower.and_then(|_| c.lost()) {

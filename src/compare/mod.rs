@@ -276,8 +276,11 @@ pub struct Comparison {
     /// Labels (`threads=3, variant=a`) of points found in one run only.
     pub only_a: Vec<String>,
     pub only_b: Vec<String>,
-    /// Points, or metrics at points, not compared because a side failed or has no value, with why.
+    /// Points not compared because a side failed, with why.
     pub failed: Vec<String>,
+    /// Metrics at points measured on both sides, not compared because a side has no value or one
+    /// of 0 or less, with why (review 19a M6: they were listed as failed).
+    pub unvalued: Vec<String>,
     /// Points that A measured and B failed at, or has no value of a metric at (one each, the
     /// first reason): what `--fail-on-slower` cannot clear.
     pub lost_in_b: Vec<String>,
@@ -432,6 +435,7 @@ pub fn compare(a: &Path, b: &Path, opts: &Options) -> Result<Comparison, Compare
     let mut points = Vec::new();
     let mut point_keys = Vec::new();
     let mut failed = Vec::new();
+    let mut unvalued = Vec::new();
     let mut lost_in_b = Vec::new();
     let mut only_a = Vec::new();
     let mut matched = 0;
@@ -534,7 +538,7 @@ pub fn compare(a: &Path, b: &Path, opts: &Options) -> Result<Comparison, Compare
                             format!("{} `{}`, {}", point_label(), metric.column, whys.join(", "))
                         });
                     }
-                    failed.push(format!(
+                    unvalued.push(format!(
                         "{} `{}` ({})",
                         point_label(),
                         metric.column,
@@ -609,6 +613,7 @@ pub fn compare(a: &Path, b: &Path, opts: &Options) -> Result<Comparison, Compare
         only_a,
         only_b,
         failed,
+        unvalued,
         lost_in_b,
         dialect: run_a.table.dialect,
         keys,

@@ -107,6 +107,12 @@ impl Comparison {
             named(&self.only_b)
         );
         out += &format!("Failed (not compared): {}.  \n", named(&self.failed));
+        if !self.unvalued.is_empty() {
+            out += &format!(
+                "Without a value above 0 (not compared): {}.  \n",
+                named(&self.unvalued)
+            );
+        }
         if !self.differences.is_empty() {
             out += &format!(
                 "Measured differently (values may move beyond their uncertainty): {}.  \n",
@@ -163,6 +169,10 @@ impl Comparison {
             .collect();
         changed.sort_by(|a, b| b.ratio.ln().abs().total_cmp(&a.ratio.ln().abs()));
         out += "\n### Largest changes beyond the uncertainty\n\n";
+        if changed.is_empty() && same == 0 {
+            out += "None: no value was compared.\n";
+            return out;
+        }
         if changed.is_empty() {
             out += "None: every compared value is the same within u_A + u_B.\n";
             return out;
