@@ -13,7 +13,10 @@ fn main() -> ExitCode {
     unsafe {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
-    let cli = cli::args::Cli::parse();
+    let cli = match cli::args::Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => usage_error(e),
+    };
     // Before any thread: whatever ends sweep, what its programs started goes with them. Only
     // where it starts programs: a fork on every `sweep analyze` or `list` would buy nothing.
     if cli.command.starts_programs() {
@@ -40,4 +43,47 @@ fn main() -> ExitCode {
             ExitCode::from(e.exit_code() as u8)
         }
     }
+}
+
+/// A usage error of the argument parser in one line, as every other error of sweep (review 19a
+/// M5: clap's took 3 to 7, its tip and usage on lines of their own): `error: <what> (hint: <its
+/// tip>; usage: <the command's>; more: --help)`, exit 2. Help and version print as clap prints
+/// them.
+fn usage_error(e: clap::Error) -> ! {
+    use clap::error::ErrorKind;
+    if matches!(
+        e.kind(),
+        ErrorKind::DisplayHelp
+            | ErrorKind::DisplayVersion
+            | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+    ) {
+        e.exit();
+    }
+    let text = e.render().to_string();
+    let (mut what, mut tips, mut usage) = (Vec::new(), Vec::new(), None);
+    for line in text.lines().map(str::trim).filter(|l| !l.is_empty()) {
+        if let Some(tip) = line.strip_prefix("tip:") {
+            tips.push(tip.trim().to_string());
+        } else if let Some(u) = line.strip_prefix("Usage:") {
+            usage = Some(u.trim().to_string());
+        } else if !line.starts_with("For more information") {
+            what.push(
+                line.strip_prefix("error:")
+                    .unwrap_or(line)
+                    .trim()
+                    .to_string(),
+            );
+        }
+    }
+    let what = cli::error::one_line(&what.join(" "));
+    let mut hint = tips;
+    hint.extend(usage.map(|u| format!("usage: {u}")));
+    // A value parser's own message has its hint already.
+    if hint.is_empty() && what.contains("(hint:") {
+        eprintln!("error: {what}");
+    } else {
+        hint.push("more: --help".into());
+        eprintln!("error: {what} (hint: {})", hint.join("; "));
+    }
+    std::process::exit(e.exit_code());
 }

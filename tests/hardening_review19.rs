@@ -570,3 +570,33 @@ fn compare_tells_values_below_zero_from_failures_and_says_when_nothing_was_compa
     assert!(said.contains("None: no value was compared."), "{said}");
     assert!(!said.contains("every compared value is the same"), "{said}");
 }
+
+/// Review 19a M5: the argument parser's usage errors took 3 to 7 lines (its tip, the usage and
+/// "For more information" each on lines of their own). One line each, exit 2; help still prints
+/// whole.
+#[test]
+fn usage_errors_of_the_argument_parser_are_one_line() {
+    let p = project();
+    for args in [
+        vec!["compare", "a", "b", "--fail-on-slower", "-5"],
+        vec!["plan", "sweeps/saw.toml", "-a", "threads="],
+        vec!["plan", "sweeps/saw.toml", "-a", "threads"],
+        vec!["run"],
+        vec!["frobnicate"],
+        vec!["export", "x", "--format", "gif"],
+    ] {
+        let (code, err, _) = code_and_err(p.path(), &args);
+        assert_eq!(code, Some(2), "{args:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+        assert!(
+            err.starts_with("error: ") && err.contains("hint:"),
+            "{args:?}: {err}"
+        );
+    }
+    let (code, _, said) = code_and_err(p.path(), &["run", "--help"]);
+    assert_eq!(code, Some(0));
+    assert!(
+        said.contains("Usage: sweep run") && said.lines().count() > 5,
+        "{said}"
+    );
+}
