@@ -600,3 +600,22 @@ fn usage_errors_of_the_argument_parser_are_one_line() {
         "{said}"
     );
 }
+
+/// Review 19a M2: a metric named as another metric's column (`saw_mflops` beside `saw` in
+/// MFlops) was one metric to `[analyze] y` and the other to `headline`. Refused at plan.
+#[test]
+fn a_metric_named_as_another_metrics_column_is_refused() {
+    let p = project();
+    let spec = SPEC.replace(
+        "[analyze]",
+        "[[metric]]\nname = \"saw_mflops\"\nunit = \"ms\"\nregex = 'threads (?P<value>[0-9]+) mode'\n[analyze]",
+    );
+    write(p.path(), "sweeps/amb.toml", &spec);
+    let (code, err, _) = code_and_err(p.path(), &["plan", "sweeps/amb.toml"]);
+    assert_eq!(code, Some(3), "{err}");
+    assert!(
+        err.contains("metric `saw_mflops` has the name of metric `saw`'s column")
+            && err.lines().count() == 1,
+        "{err}"
+    );
+}

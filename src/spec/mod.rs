@@ -590,6 +590,26 @@ impl Spec {
                     },
                 ));
             }
+            // One word, two metrics: `--y` and `[analyze] y` take a column's name first, and
+            // `headline` a metric's name: `saw_mflops` (metric `saw`'s column) beside a metric
+            // named `saw_mflops` was one metric to the analysis and the other to the headline
+            // (review 19a M2).
+            if let Some((name, other)) = metrics.iter().find_map(|m: &Metric| {
+                if m.column() == metric.name {
+                    Some((metric.name.clone(), m.name.clone()))
+                } else if metric.column() == m.name {
+                    Some((m.name.clone(), metric.name.clone()))
+                } else {
+                    None
+                }
+            }) {
+                return Err(invalid(
+                    at,
+                    format!(
+                        "metric `{name}` has the name of metric `{other}`'s column: `--y`, `[analyze] y` and `headline` could mean either (hint: rename one of them)"
+                    ),
+                ));
+            }
             if let Some(line) = metric.columns().iter().find_map(|c| {
                 crate::schema::refuse_reserved(&format!("metric `{}`", metric.name), c)
             }) {
