@@ -619,3 +619,22 @@ fn a_metric_named_as_another_metrics_column_is_refused() {
         "{err}"
     );
 }
+
+/// Review 19b F7: `sweep resume RUN --output DIR` was taken and ignored (the resume wrote into
+/// its run's own folder). Another folder is refused, exit 2; the run's own is taken.
+#[test]
+fn a_resume_refuses_another_output() {
+    let p = project();
+    let r = run(p.path(), "two", SPEC);
+    let elsewhere = p.path().join("elsewhere");
+    let (code, err, _) = code_and_err(p.path(), &["resume", s(&r), "--output", s(&elsewhere)]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains("a resume writes into its run's own folder") && err.lines().count() == 1,
+        "{err}"
+    );
+    assert!(!elsewhere.exists());
+    let own = p.path().join("output");
+    let (code, err, _) = code_and_err(p.path(), &["resume", s(&r), "--output", s(&own), "-q"]);
+    assert_eq!(code, Some(0), "{err}");
+}

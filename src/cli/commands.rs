@@ -470,6 +470,19 @@ fn resume(run_dir: PathBuf, args: &RunArgs) -> Result<i32, CliError> {
         args.export_json = Some(std::path::absolute(path).unwrap_or_else(|_| path.clone()));
     }
     let m = sweep::store::Manifest::load(&run_dir).map_err(CliError::Store)?;
+    // A resume writes into its run's own folder: another `--output` was taken and ignored
+    // (review 19b F7).
+    let given = std::path::absolute(&args.place.output).unwrap_or(args.place.output.clone());
+    let own = run_dir.parent().and_then(Path::parent);
+    if args.place.output != Path::new("output")
+        && own.is_some_and(|o| sweep::files::real_path(o) != sweep::files::real_path(&given))
+    {
+        return Err(CliError::Usage(format!(
+            "`--output {}`: a resume writes into its run's own folder `{}` (hint: leave out --output; `sweep run SPEC --output DIR` starts a new run there)",
+            args.place.output.display(),
+            run_dir.display()
+        )));
+    }
     resume_as_started(&run_dir, &m, &mut args)?;
     if args.export.is_empty() && args.export_json.is_none() && !args.force {
         if let Some((points, failed)) = driver::finished_as_is(&run_dir, &m)? {
