@@ -446,10 +446,8 @@ fn a_repeat_run_stopped_in_a_pass_names_the_pass_and_counts_processes() {
         .unwrap();
     let pass0 = || {
         let dir = p.path().join("output/slow");
-        dir.is_dir()
-            .then(|| run_dirs(&dir))
-            .unwrap_or_default()
-            .first()
+        let runs = if dir.is_dir() { run_dirs(&dir) } else { vec![] };
+        runs.first()
             .and_then(|r| std::fs::read_to_string(r.join("passes/pass-0.csv")).ok())
             .map_or(0, |t| t.lines().count())
     };

@@ -782,7 +782,10 @@ fn analyze_options(
 /// An analysis error as the spec's `[analyze]` (`asked`) made it.
 fn as_asked(e: MakeError, asked: Option<String>) -> CliError {
     match (e, asked) {
-        (MakeError::Analyze(source), Some(asked)) => CliError::SpecAnalyze { asked, source },
+        (MakeError::Analyze(source), Some(asked)) => CliError::SpecAnalyze {
+            asked,
+            source: Box::new(source),
+        },
         (e, _) => e.into(),
     }
 }

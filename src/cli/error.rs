@@ -51,7 +51,7 @@ pub(crate) enum CliError {
     SpecAnalyze {
         asked: String,
         #[source]
-        source: sweep::analyze::AnalyzeError,
+        source: Box<sweep::analyze::AnalyzeError>,
     },
     /// Charts of a results CSV, or `report.html` of a run folder.
     #[error(transparent)]
@@ -141,7 +141,8 @@ impl CliError {
             CliError::Driver(e) if e.environment() => exit::ENVIRONMENT,
             CliError::Driver(_) => exit::BAD_INPUT,
             CliError::Store(e) => store_code(e),
-            CliError::Analyze(e) | CliError::SpecAnalyze { source: e, .. } => analyze_code(e),
+            CliError::Analyze(e) => analyze_code(e),
+            CliError::SpecAnalyze { source, .. } => analyze_code(source),
             CliError::Report(e) => match e {
                 ReportError::NoMetric { .. }
                 | ReportError::TooFewMetrics { .. }
