@@ -636,3 +636,37 @@ fn a_resume_refuses_another_output() {
     let (code, err, _) = code_and_err(p.path(), &["resume", s(&r), "--output", s(&own), "-q"]);
     assert_eq!(code, Some(0), "{err}");
 }
+
+/// Review 19a M4: in a run of the semicolon dialect (decimal comma), a metric cell `2.000` (what
+/// a spreadsheet of those locales writes for 2000) read as 2, a 1000-fold change unflagged.
+/// Refused, naming the cell and the dialect.
+#[test]
+fn a_dotted_value_in_a_semicolon_run_is_refused() {
+    let p = project();
+    write(p.path(), "sweeps/semi.toml", SPEC);
+    let (code, err, _) = code_and_err(
+        p.path(),
+        &[
+            "run",
+            "sweeps/semi.toml",
+            "-q",
+            "--no-analyze",
+            "--csv-dialect",
+            "semicolon",
+        ],
+    );
+    assert_eq!(code, Some(0), "{err}");
+    let r = run_dirs(&p.path().join("output/semi"))[0].clone();
+    let csv = r.join("results.csv");
+    let text = std::fs::read_to_string(&csv).unwrap();
+    assert!(text.contains(";ok;2000;"), "{text}");
+    std::fs::write(&csv, text.replacen(";ok;2000;", ";ok;2.000;", 1)).unwrap();
+    let (code, err, _) = code_and_err(p.path(), &["analyze", s(&r), "--out", "an"]);
+    assert_eq!(code, Some(3), "{err}");
+    assert!(
+        err.contains("has `2.000` in the metric column `saw_mflops`")
+            && err.contains("semicolon dialect, whose decimal mark is `,`")
+            && err.lines().count() == 1,
+        "{err}"
+    );
+}

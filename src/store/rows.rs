@@ -129,16 +129,25 @@ impl<'m> RowCheck<'m> {
         }
         // A metric's value is a number or nothing (a failed point's): other text was a gap in
         // the analysis and a text cell in the workbook, unsaid (review 16b B2).
+        // In the semicolon dialect sweep writes a decimal comma: a `.` there is a hand's (a
+        // spreadsheet of those locales writes 2000 as `2.000`, which read as 2: review 19a M4).
+        let dotted = |v: &str| self.dialect == Dialect::Semicolon && v.contains('.');
         if let Some((column, c)) = self.values.iter().find(|&&(_, c)| {
             let v = row.cell(c);
             // Finite: a value sweep reads from a program's output always is (`NaN` and `inf`
             // were gaps too, review 18a F3).
-            !v.is_empty() && !self.dialect.parse_number(v).is_some_and(f64::is_finite)
+            !v.is_empty()
+                && (!self.dialect.parse_number(v).is_some_and(f64::is_finite) || dotted(v))
         }) {
+            let cell = row.cell(*c);
+            let mark = match dotted(cell) {
+                true => ", in the semicolon dialect, whose decimal mark is `,`",
+                false => "",
+            };
             return Err(StoreError::NotANumber {
                 path: self.path.clone(),
-                at: format!("the metric column `{column}` ({})", at()),
-                cell: crate::units::visible(row.cell(*c)).into_owned(),
+                at: format!("the metric column `{column}` ({}){mark}", at()),
+                cell: crate::units::visible(cell).into_owned(),
             });
         }
         // The axis values against the id (their hash): an axis cell edited by hand moved a point
