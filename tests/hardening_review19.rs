@@ -670,3 +670,49 @@ fn a_dotted_value_in_a_semicolon_run_is_refused() {
         "{err}"
     );
 }
+
+/// Review 20a H1: on a log2 x the chart's legend wrote the best's "within 1 %" x as 2^x, and
+/// said it where the best is itself the first within 1 % (the H100 tile sweep: "best: 9.069
+/// TFLOP/s at 32 (within 1 % from 4294967296)").
+#[test]
+fn a_log2_charts_legend_writes_the_x_within_1_percent_as_measured() {
+    let p = project();
+    let fixture =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/h100/matmul_tile");
+    let out = p.path().join("plot");
+    let (code, err, _) = code_and_err(p.path(), &["plot", s(&fixture), "--out", s(&out)]);
+    assert_eq!(code, Some(0), "{err}");
+    let svg = std::fs::read_to_string(out.join("charts/matmul_gflops__n-1024.svg")).unwrap();
+    assert!(svg.contains("best: 9.069 TFLOP/s at 32"), "{svg}");
+    assert!(!svg.contains("within 1 % from"));
+    assert!(!svg.contains("4294967296"));
+}
+
+/// Review 20a H2: x was written with four digits everywhere (chart ticks, subtitle, legend,
+/// analysis.md, the terminal), so x = 1000.1 to 1000.4 all read `1000`. A measured x is written
+/// as results.csv writes it.
+#[test]
+fn distinct_x_are_written_apart() {
+    let p = project();
+    let spec = SPEC
+        .replace("range = [1, 6]", "values = [1]")
+        .replace("values = [2, 4]", "values = [2]")
+        .replace("control_every = 4\n", "")
+        .replace(
+            "[[metric]]",
+            "[[axis]]\nname = \"v\"\nvalues = [1000.1, 1000.2, 1000.3, 1000.4]\n[[metric]]",
+        )
+        .replace("x = \"threads\"", "x = \"v\"");
+    write(p.path(), "sweeps/fine.toml", &spec);
+    let (code, err, said) = code_and_err(p.path(), &["run", "sweeps/fine.toml"]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(said.contains(" at v=1000."), "{said}");
+    let r = run_dirs(&p.path().join("output/fine"))[0].clone();
+    let md = std::fs::read_to_string(r.join("analysis.md")).unwrap();
+    assert!(md.contains("| 1000.1 (1.000 GFLOP/s) | 1000.1 "), "{md}");
+    let svg =
+        std::fs::read_to_string(r.join("charts/saw_mflops__threads-1__period-2.svg")).unwrap();
+    for tick in ["1000.1", "1000.2", "1000.3", "1000.4"] {
+        assert!(svg.lines().any(|l| l.trim() == tick), "{tick}");
+    }
+}

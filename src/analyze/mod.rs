@@ -713,7 +713,7 @@ impl Analysis {
     /// A Markdown table, one row per series.
     pub fn to_markdown(&self) -> String {
         use crate::units::format_value;
-        use reading::{human, percent};
+        use reading::{human, human_x, percent};
         let mut out = format!(
             "## Analysis of `{}` against `{}`\n\n",
             crate::units::visible(&self.source.display().to_string()),
@@ -768,12 +768,12 @@ impl Analysis {
                 )
             });
             let best = c.best.as_ref().map_or("-".to_string(), |b| {
-                format!("{} ({})", human(b.x), format_value(b.value, &s.unit))
+                format!("{} ({})", human_x(b.x), format_value(b.value, &s.unit))
             });
             let within = c
                 .best
                 .as_ref()
-                .map_or("-".to_string(), |b| human(b.x_within_1pct));
+                .map_or("-".to_string(), |b| human_x(b.x_within_1pct));
             let knee = match (c.knee, c.knee_range) {
                 (Some(k), _) => human(k),
                 (None, Some(r)) if !r.sharp => format!("none ({}–{})", human(r.lo), human(r.hi)),

@@ -30,6 +30,19 @@ pub fn human(v: f64) -> String {
     }
 }
 
+/// A measured x (an axis value) for people: as results.csv writes it where that is short
+/// (`1000.1`, `1410.5`, `0.0001`), else as [`human`] writes it (four digits wrote 1000.1 to
+/// 1000.4 all as `1000`: review 20a H2). A whole number, or an x made by arithmetic (2^log2 x,
+/// `47.99999999999999`), as [`human`].
+pub fn human_x(v: f64) -> String {
+    let exact = crate::schema::shortest(v);
+    if v.is_finite() && v.fract() != 0.0 && exact.len() <= 10 {
+        exact
+    } else {
+        human(v)
+    }
+}
+
 /// A difference of values in the metric's unit; of a fraction, in percentage points (a drop
 /// from 97.5 % to 86.6 % is 10.9 points, not "10.93 %" beside a relative 11.5 %).
 fn absolute(v: f64, unit: &str) -> String {
@@ -272,15 +285,15 @@ pub fn reading(
         if b.x_within_1pct == b.x {
             parts.push(format!(
                 "best at {axis} = {} ({}{tied})",
-                human(b.x),
+                human_x(b.x),
                 format_value(b.value, unit)
             ));
         } else {
             parts.push(format!(
                 "best at {axis} = {} ({}{tied}), within 1 % already at {}",
-                human(b.x),
+                human_x(b.x),
                 format_value(b.value, unit),
-                human(b.x_within_1pct)
+                human_x(b.x_within_1pct)
             ));
         }
     }
@@ -294,7 +307,7 @@ fn tied_words(tied: &[f64]) -> String {
     if tied.is_empty() {
         return String::new();
     }
-    let xs: Vec<String> = tied.iter().take(SHOWN).map(|&x| human(x)).collect();
+    let xs: Vec<String> = tied.iter().take(SHOWN).map(|&x| human_x(x)).collect();
     let more = match tied.len().saturating_sub(SHOWN) {
         0 => String::new(),
         n => format!(" and {n} more"),

@@ -5,7 +5,7 @@
 use super::marks;
 use super::terminal::{duration, paint, run_time};
 use super::Summary;
-use crate::analyze::reading::human;
+use crate::analyze::reading::{human, human_x};
 use crate::analyze::Analysis;
 use crate::units::format_value;
 use std::ffi::OsStr;
@@ -265,7 +265,7 @@ fn series_lines(a: &Analysis, tally: &marks::Tally) -> Vec<String> {
                 "{} at {}={}",
                 format_value(b.value, &s.unit),
                 a.x,
-                human(b.x)
+                human_x(b.x)
             )
         });
         let marked = marks::series_marks(s, tally);

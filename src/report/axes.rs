@@ -276,6 +276,9 @@ pub(crate) fn on_log2(s: &SeriesAnalysis) -> SeriesAnalysis {
     }
     if let Some(b) = &mut out.curve.best {
         b.x = b.x.log2();
+        // With the best x: the legend tells them apart, and writes this one back as 2^x (left
+        // as it was, "within 1 % from 4294967296" on the H100 tile sweep: review 20a H1).
+        b.x_within_1pct = b.x_within_1pct.log2();
         for t in &mut b.tied {
             *t = t.log2();
         }
@@ -326,6 +329,9 @@ pub(crate) fn x_label(v: f64) -> String {
     let whole = (v - v.round()).abs() < 1e-6 * v.abs().max(1.0);
     if whole && v.abs() < 1e7 {
         human(v.round())
+    } else if v.abs() < 1e4 {
+        // A measured x as it is written (1000.1, not `1000`: review 20a H2).
+        crate::analyze::reading::human_x(v)
     } else {
         compact(v)
     }

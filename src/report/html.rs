@@ -19,7 +19,7 @@ use super::family::{families, family_svg};
 use super::series::drawable;
 use super::{escape, series_svg, ChartError, ReportError};
 use crate::analyze::controls::BetweenProcesses;
-use crate::analyze::reading::{human, small_percent};
+use crate::analyze::reading::{human, human_x, small_percent};
 use crate::analyze::{analyze_run, Analysis, AnalyzeError, AnalyzeOptions};
 use crate::events::marks::{self, Mark, Tally};
 use crate::events::{Event, Reporter};
@@ -743,7 +743,7 @@ fn table_rows(h: &mut String, analysis: &Analysis) {
             format!(
                 "{} at {}",
                 crate::units::format_value(b.value, &s.unit),
-                human(b.x)
+                human_x(b.x)
             )
         });
         // Points the fits left out (outliers, or a first point above a ramp's line), in x order.

@@ -8,7 +8,7 @@ use super::legend::{star, Entry, Swatch};
 use super::points::PointInfo;
 use super::ChartError;
 use crate::analyze::curve::Period;
-use crate::analyze::reading::{congruence, human};
+use crate::analyze::reading::{congruence, human, human_x};
 use crate::analyze::SeriesAnalysis;
 use crate::events::marks::Mark;
 use crate::spec::Labels;
@@ -174,12 +174,12 @@ pub(crate) fn finding(s: &SeriesAnalysis, x_name: &str) -> String {
     if let Some(b) = &c.best {
         let value = crate::units::format_value(b.value, &s.unit);
         parts.push(if b.x_within_1pct == b.x {
-            format!("best {value} at {}", human(b.x))
+            format!("best {value} at {}", human_x(b.x))
         } else {
             format!(
                 "best {value} at {} (within 1 % already at {})",
-                human(b.x),
-                human(b.x_within_1pct)
+                human_x(b.x),
+                human_x(b.x_within_1pct)
             )
         });
     }
@@ -706,7 +706,7 @@ fn draw<DB: DrawingBackend<ErrorType: 'static>>(
                     EmptyElement::at(p) + Polygon::new(star(r), colour.filled()),
                 ))?;
             }
-            let real = |x: f64| human(if log2 { x.exp2() } else { x });
+            let real = |x: f64| human_x(if log2 { x.exp2() } else { x });
             // In the subtitle's words: where a smaller x is within 1 %, it says so.
             let tied = if b.x_within_1pct == b.x {
                 String::new()

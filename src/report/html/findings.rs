@@ -1,7 +1,7 @@
 //! The top of the page: the findings (a line per series, linked to its chart) and the contents.
 
 use super::{failed_rows, no_break, Figure, Run, Views};
-use crate::analyze::reading::human;
+use crate::analyze::reading::{human, human_x};
 use crate::events::marks::{count, series_sentence, Tally};
 use crate::report::escape;
 use std::fmt::Write as _;
@@ -121,12 +121,12 @@ pub(super) fn finding(s: &crate::analyze::SeriesAnalysis, x_name: &str) -> Strin
         let within = if b.x_within_1pct == b.x {
             String::new()
         } else {
-            format!(" (within 1 % already at {})", human(b.x_within_1pct))
+            format!(" (within 1 % already at {})", human_x(b.x_within_1pct))
         };
         parts.push(format!(
             "best {} at {x_name} = {}{within}",
             crate::units::format_value(b.value, &s.unit),
-            human(b.x)
+            human_x(b.x)
         ));
     }
     parts.join(", ")
