@@ -716,3 +716,43 @@ fn distinct_x_are_written_apart() {
         assert!(svg.lines().any(|l| l.trim() == tick), "{tick}");
     }
 }
+
+/// Review 20a H4: an axis `metric` is `axis_metric` in the long export and compare.csv; beside
+/// an axis really named `axis_metric` the header held that name twice, and results_long.json
+/// kept one key of two (the `metric` axis's value lost). Each column has a name of its own.
+#[test]
+fn a_renamed_axis_column_takes_no_other_axiss_name() {
+    let p = project();
+    let spec = SPEC.replace(
+        "[[metric]]",
+        "[[axis]]\nname = \"metric\"\nvalues = [\"p\"]\n[[axis]]\nname = \"axis_metric\"\nvalues = [7]\n[[metric]]",
+    );
+    let r = run(p.path(), "named", &spec);
+    let out = p.path().join("ex");
+    let (code, err, _) = code_and_err(
+        p.path(),
+        &["export", s(&r), "--format", "long", "--out", s(&out)],
+    );
+    assert_eq!(code, Some(0), "{err}");
+    let csv = std::fs::read_to_string(out.join("results_long.csv")).unwrap();
+    let header: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
+    let mut unique = header.clone();
+    unique.sort();
+    unique.dedup();
+    assert_eq!(unique.len(), header.len(), "{header:?}");
+    assert!(header.contains(&"axis_metric_2"), "{header:?}");
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("results_long.json")).unwrap())
+            .unwrap();
+    assert_eq!(json[0]["axis_metric"], 7);
+    assert_eq!(json[0]["axis_metric_2"], "p");
+    let cmp = p.path().join("cmp");
+    let (code, err, _) = code_and_err(p.path(), &["compare", s(&r), s(&r), "--out", s(&cmp)]);
+    assert_eq!(code, Some(0), "{err}");
+    let csv = std::fs::read_to_string(cmp.join("compare.csv")).unwrap();
+    let header: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
+    let mut unique = header.clone();
+    unique.sort();
+    unique.dedup();
+    assert_eq!(unique.len(), header.len(), "{header:?}");
+}

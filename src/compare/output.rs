@@ -209,16 +209,9 @@ impl Comparison {
     pub fn to_csv(&self) -> String {
         let d = self.dialect;
         // An axis name from a CSV's header may start like a formula (`=cmd|..`) as a value may.
-        let mut header: Vec<String> = self
-            .axes
+        let mut header: Vec<String> = crate::schema::axis_columns(&self.axes, &CSV_COLUMNS)
             .iter()
-            .map(|a| {
-                if CSV_COLUMNS.contains(&a.as_str()) {
-                    format!("axis_{a}")
-                } else {
-                    crate::store::formula_defused(a, d).into_owned()
-                }
-            })
+            .map(|a| crate::store::formula_defused(a, d).into_owned())
             .collect();
         header.extend(CSV_COLUMNS.iter().map(|c| c.to_string()));
         let mut out = crate::store::record(&header, d);

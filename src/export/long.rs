@@ -57,13 +57,7 @@ pub fn long_table(run: &Typed) -> Table {
         .chain(COLUMNS)
         .collect::<Vec<_>>();
     let mut header: Vec<String> = vec![POINT_ID_COLUMN.into(), INDEX_COLUMN.into()];
-    header.extend(m.axes.iter().map(|a| {
-        if fixed.contains(&a.as_str()) {
-            format!("axis_{a}")
-        } else {
-            a.clone()
-        }
-    }));
+    header.extend(crate::schema::axis_columns(&m.axes, &fixed));
     header.extend(COLUMNS.iter().map(|c| c.to_string()));
     let col = |name: &str| r.column(name);
     let axes: Vec<Option<usize>> = m.axes.iter().map(|a| col(a)).collect();
