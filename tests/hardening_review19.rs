@@ -566,6 +566,11 @@ fn compare_tells_values_below_zero_from_failures_and_says_when_nothing_was_compa
         "{said}"
     );
     assert!(said.contains("None: no value was compared."), "{said}");
+    // Nor are they failed in the series table (review 20a M1).
+    for row in said.lines().filter(|l| l.starts_with("| saw_mflops")) {
+        let cells: Vec<&str> = row.split('|').map(str::trim).collect();
+        assert_eq!(cells[7], "0", "{row}");
+    }
     assert!(!said.contains("every compared value is the same"), "{said}");
 }
 

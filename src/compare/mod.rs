@@ -538,13 +538,14 @@ pub fn compare(a: &Path, b: &Path, opts: &Options) -> Result<Comparison, Compare
                             format!("{} `{}`, {}", point_label(), metric.column, whys.join(", "))
                         });
                     }
+                    // Neither compared nor failed: the rows were measured (review 20a M1: the
+                    // series table counted them failed beside "Failed (not compared): 0").
                     unvalued.push(format!(
                         "{} `{}` ({})",
                         point_label(),
                         metric.column,
                         whys.join(", ")
                     ));
-                    series[si].failed += 1;
                     continue;
                 }
             };
