@@ -761,3 +761,38 @@ fn a_renamed_axis_column_takes_no_other_axiss_name() {
     unique.dedup();
     assert_eq!(unique.len(), header.len(), "{header:?}");
 }
+
+/// Review 20a M2: an `--out` inside the run folder was taken: `analyze RUN --out RUN/passes`
+/// wrote analysis.csv among the passes' CSVs, and every resume then refused the run;
+/// `report --out RUN/points` wrote into the run. Refused, exit 2; the folders a command writes
+/// to by default (`export/`, `charts/`) stay its to name.
+#[test]
+fn an_out_inside_the_run_folder_is_refused() {
+    let p = project();
+    let r = run(p.path(), "two", SPEC);
+    for (cmd, sub) in [
+        ("analyze", "passes"),
+        ("report", "points"),
+        ("export", "points/x"),
+        ("plot", "sub"),
+    ] {
+        let inside = r.join(sub);
+        let (code, err, _) = code_and_err(p.path(), &[cmd, s(&r), "--out", s(&inside)]);
+        assert_eq!(code, Some(2), "{cmd}: {err}");
+        assert!(
+            err.contains("lies inside the run folder") && err.lines().count() == 1,
+            "{cmd}: {err}"
+        );
+    }
+    let (code, err, _) = code_and_err(
+        p.path(),
+        &["compare", s(&r), s(&r), "--out", s(&r.join("cmp"))],
+    );
+    assert_eq!(code, Some(2), "{err}");
+    for (cmd, sub) in [("export", "export"), ("plot", "charts")] {
+        let (code, err, _) = code_and_err(p.path(), &[cmd, s(&r), "--out", s(&r.join(sub))]);
+        assert_eq!(code, Some(0), "{cmd}: {err}");
+    }
+    let (code, err, _) = code_and_err(p.path(), &["resume", s(&r), "-q"]);
+    assert_eq!(code, Some(0), "{err}");
+}

@@ -902,6 +902,7 @@ pub(crate) fn dispatch(cli: Cli) -> Result<i32, CliError> {
         Command::RenderWorker => Ok(sweep::render::serve()),
         Command::Analyze { results, select } => {
             outputs::refuse_a_file_as_folder(select.out.as_deref())?;
+            outputs::refuse_inside_a_run(select.out.as_deref(), &[])?;
             analyze(&results, &select)
         }
         Command::Plot {
@@ -910,6 +911,7 @@ pub(crate) fn dispatch(cli: Cli) -> Result<i32, CliError> {
             look,
         } => {
             outputs::refuse_a_file_as_folder(select.out.as_deref())?;
+            outputs::refuse_inside_a_run(select.out.as_deref(), &["charts"])?;
             plot(&results, &select, &look)
         }
         Command::Compare {
@@ -920,6 +922,7 @@ pub(crate) fn dispatch(cli: Cli) -> Result<i32, CliError> {
             fail_on_slower,
         } => {
             outputs::refuse_a_file_as_folder(out.as_deref())?;
+            outputs::refuse_inside_a_run(out.as_deref(), &[])?;
             compare(&run_a, &run_b, y, out, fail_on_slower)
         }
         Command::Export {
@@ -929,10 +932,12 @@ pub(crate) fn dispatch(cli: Cli) -> Result<i32, CliError> {
             out,
         } => {
             outputs::refuse_a_file_as_folder(out.as_deref())?;
+            outputs::refuse_inside_a_run(out.as_deref(), &["export"])?;
             export(&run_dir, &format, dialect, out)
         }
         Command::Report { run_dir, out } => {
             outputs::refuse_a_file_as_folder(out.as_deref())?;
+            outputs::refuse_inside_a_run(out.as_deref(), &[])?;
             report(run_dir, out)
         }
         Command::Merge { runs, out } => {

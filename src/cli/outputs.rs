@@ -73,6 +73,32 @@ pub(crate) fn refuse_a_file_as_folder(out: Option<&Path>) -> Result<(), CliError
     }
 }
 
+/// Refuses an `--out` inside a run folder (strictly: the run folder itself is where `analyze`
+/// writes by default), but for the folders the command writes there by default (`allowed`:
+/// `export`, `charts`): `analyze RUN --out RUN/passes` wrote analysis.csv among the passes' CSVs,
+/// and every resume of the run then refused it; `report --out RUN/points` wrote into the run
+/// (review 20a M2).
+pub(crate) fn refuse_inside_a_run(out: Option<&Path>, allowed: &[&str]) -> Result<(), CliError> {
+    let Some(out) = out else {
+        return Ok(());
+    };
+    let real = sweep::files::real_path(out);
+    for run in real.ancestors().skip(1) {
+        if !sweep::store::RunDir::new(run).is_run() {
+            continue;
+        }
+        if allowed.iter().any(|a| real == run.join(a)) {
+            return Ok(());
+        }
+        return Err(CliError::Usage(format!(
+            "--out `{}` lies inside the run folder `{}`, whose files sweep reads back (hint: name a folder outside the run)",
+            one_line(&out.display().to_string()),
+            one_line(&run.display().to_string())
+        )));
+    }
+    Ok(())
+}
+
 /// Refuses an `option` (`--out`, `run --output`) where no folder can be made: one under a file
 /// (`results.csv/sub`), or a link, or under a link, to nothing. Each said `Not a directory` or
 /// `File exists` (exit 4, as a full disk), naming the whole path, not the part to change.
