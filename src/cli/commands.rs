@@ -439,7 +439,7 @@ fn left_as_it_was(run_dir: &Path, analyzed: bool, points: usize, failed: usize) 
     let dir = run_dir.display();
     // The run's end could not write its analysis (a full disk): the resume writes none either
     // (review 19b F7: the hint offered only the report).
-    let draws = if analyzed && !RunDir::new(run_dir).path().join("analysis.md").exists() {
+    let draws = if analyzed && !RunDir::new(run_dir).analysis_md().exists() {
         format!("its analysis is missing: `sweep analyze {dir}` and `sweep plot {dir}` write it, `sweep report {dir}` the page")
     } else {
         format!("`sweep report {dir}` draws it again")
