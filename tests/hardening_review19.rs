@@ -796,3 +796,38 @@ fn an_out_inside_the_run_folder_is_refused() {
     let (code, err, _) = code_and_err(p.path(), &["resume", s(&r), "-q"]);
     assert_eq!(code, Some(0), "{err}");
 }
+
+/// Review 20b #1: with `repeat`, a point compiled in pass 0 had its combined row say
+/// `cached=1, build_s=0` (the last pass found the binary cached), and the summary "0 compiled,
+/// 2 from cache" on a cold cache. The row says it was built, in its build's time.
+#[test]
+fn a_repeat_runs_rows_say_their_points_were_built() {
+    let p = project();
+    let spec = SPEC
+        .replace("control_every = 4\n", "repeat = 3\n")
+        .replace("range = [1, 6]", "values = [1]");
+    write(p.path(), "sweeps/cold.toml", &spec);
+    let (code, err, said) = code_and_err(p.path(), &["run", "sweeps/cold.toml", "--no-analyze"]);
+    assert_eq!(code, Some(0), "{err}");
+    let r = run_dirs(&p.path().join("output/cold"))[0].clone();
+    let rows = crate::common::rows(&r.join("results.csv"));
+    let pass0 = crate::common::rows(&r.join("passes/pass-0.csv"));
+    let built = pass0.iter().filter(|r| r["cached"] == "0").count();
+    assert!(built >= 1, "{pass0:?}");
+    assert!(
+        said.contains(&format!("builds: {built} compiled")),
+        "{said}"
+    );
+    for row in &rows {
+        let first = pass0
+            .iter()
+            .find(|r| r["point_id"] == row["point_id"])
+            .unwrap();
+        assert_eq!(row["cached"], first["cached"], "{row:?}");
+        let (b, b0): (f64, f64) = (
+            row["build_s"].parse().unwrap(),
+            first["build_s"].parse().unwrap(),
+        );
+        assert!(b >= b0, "{row:?}");
+    }
+}

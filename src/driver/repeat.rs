@@ -18,6 +18,10 @@ struct Earlier {
     statuses: BTreeMap<String, Status>,
     values: BTreeMap<String, f64>,
     run_s: f64,
+    /// Its build: seconds, and whether it came from the cache (pass 0 builds, the others find
+    /// the binary cached).
+    build_s: f64,
+    cached: bool,
     error: String,
 }
 
@@ -198,6 +202,10 @@ impl Aggregator {
                 run_s: dialect
                     .parse_number(cell(schema::RUN_S_COLUMN))
                     .unwrap_or(0.0),
+                build_s: dialect
+                    .parse_number(cell(schema::BUILD_S_COLUMN))
+                    .unwrap_or(0.0),
+                cached: cell(schema::CACHED_COLUMN) == "1",
                 error: cell(schema::ERROR_COLUMN).to_string(),
             });
         }
@@ -260,6 +268,11 @@ impl Aggregator {
         let earlier = self.earlier.get(&last.point.id).unwrap_or(&none);
         let mut row = last.clone();
         row.run_s = last.run_s + earlier.iter().map(|e| e.run_s).sum::<f64>();
+        // Built in whichever process built it (pass 0, mostly): the last one found the binary
+        // cached, and the row said `cached=1, build_s=0` of a point just compiled (review 20b
+        // #1).
+        row.build_s = last.build_s + earlier.iter().map(|e| e.build_s).sum::<f64>();
+        row.cached = last.cached && earlier.iter().all(|e| e.cached);
         // A failure in any process is the point's failure: never hidden behind a median.
         if let Some(e) = earlier.iter().find(|e| !e.status.measured()) {
             row.status = e.status;
