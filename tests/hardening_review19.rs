@@ -506,6 +506,15 @@ fn a_by_naming_x_is_refused_and_a_merge_is_said() {
         md.contains("The series are not split by `period`: the rows at one x that differ only there are one point, their median."),
         "{md}"
     );
+    // And where else the medians show (review 20a H3): the reading, the chart, the report.
+    assert!(
+        md.contains("at each threads, the median of its rows over `period`"),
+        "{md}"
+    );
+    let svg = std::fs::read_to_string(r.join("charts/saw_mflops.svg")).unwrap();
+    assert!(svg.contains("each point the median of its rows over period"));
+    let html = std::fs::read_to_string(r.join("report.html")).unwrap();
+    assert!(html.contains("the median of its rows over"));
 }
 
 /// Review 19a M7: where the run's spec `[analyze]` named what its results lack (its manifest

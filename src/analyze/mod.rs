@@ -191,6 +191,10 @@ pub struct SeriesAnalysis {
     pub model: Option<mechanism::ModelFit>,
     /// The answer in one line.
     pub reading: String,
+    /// The axes its rows differ in besides x and its group ([`Analysis::merged`]): each x is
+    /// the median of its rows, which the chart, the terminal and the reading say.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub merged: Vec<String>,
     /// The data: (x, value), `None` for failed points; sorted by x, one point per x (the median
     /// of the rows at one x: `curve::one_per_x`), as the analysis reads it and the charts draw it.
     #[serde(skip)]
@@ -336,6 +340,13 @@ pub fn analyze_run(
 ) -> Result<Analysis, AnalyzeError> {
     use load::Series as _;
     let (x, by, metrics) = table.select(opts)?;
+    // The axes neither x nor in `by`: their rows at one x are one point, their median.
+    let merged: Vec<String> = table
+        .axes
+        .iter()
+        .filter(|a| **a != x && !by.contains(a))
+        .cloned()
+        .collect();
     let raw = table.series(&x, &by, &metrics)?;
     let between = controls::between_processes(table)?;
     let target = table.target_rel_ci();
@@ -532,6 +543,9 @@ pub fn analyze_run(
             if let Some(c) = &rising {
                 reading += c;
             }
+            if !merged.is_empty() {
+                reading += &reading::merged(&x, &merged);
+            }
             let groups: Vec<String> = r.group.iter().map(|(k, v)| format!("{k}={v}")).collect();
             let name = if groups.is_empty() {
                 r.metric.column.clone()
@@ -565,15 +579,10 @@ pub fn analyze_run(
                 marked,
                 model: model_fit.and_then(Result::ok).map(|(_, f)| f),
                 reading,
+                merged: merged.clone(),
                 data,
             }
         })
-        .collect();
-    let merged = table
-        .axes
-        .iter()
-        .filter(|a| **a != x && !by.contains(a))
-        .cloned()
         .collect();
     Ok(Analysis {
         source: table.path.clone(),

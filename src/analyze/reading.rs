@@ -30,6 +30,21 @@ pub fn human(v: f64) -> String {
     }
 }
 
+/// `; at each threads, the median of its rows over `layout``: the axes a series is not split by
+/// (`by` leaves them out), whose rows at one x are one point (review 20a H3: a "best" no row
+/// measured, said only in analysis.md's header).
+pub fn merged(x: &str, axes: &[String]) -> String {
+    let axes: Vec<String> = axes
+        .iter()
+        .map(|a| format!("`{}`", crate::units::visible(a)))
+        .collect();
+    format!(
+        "; at each {}, the median of its rows over {}",
+        crate::units::visible(x),
+        axes.join(", ")
+    )
+}
+
 /// A measured x (an axis value) for people: as results.csv writes it where that is short
 /// (`1000.1`, `1410.5`, `0.0001`), else as [`human`] writes it (four digits wrote 1000.1 to
 /// 1000.4 all as `1000`: review 20a H2). A whole number, or an x made by arithmetic (2^log2 x,

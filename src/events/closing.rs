@@ -276,6 +276,10 @@ fn series_lines(a: &Analysis, tally: &marks::Tally) -> Vec<String> {
         rows.iter_mut().for_each(|r| r.truncate(4));
     }
     let mut out = columns(&rows);
+    // Points that are medians of rows `by` left unsplit (review 20a H3): said under the table.
+    if !a.merged.is_empty() {
+        out.push(crate::analyze::reading::merged(&a.x, &a.merged)[2..].to_string());
+    }
     if a.series.len() > MAX_SERIES {
         out.push(format!(
             "… and {} more series in analysis.md",

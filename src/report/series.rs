@@ -183,6 +183,18 @@ pub(crate) fn finding(s: &SeriesAnalysis, x_name: &str) -> String {
             )
         });
     }
+    // Its points are medians of rows that differ in axes it is not split by (review 20a H3).
+    if !s.merged.is_empty() {
+        let axes: Vec<String> = s
+            .merged
+            .iter()
+            .map(|a| crate::units::visible(a).into_owned())
+            .collect();
+        parts.push(format!(
+            "each point the median of its rows over {}",
+            axes.join(", ")
+        ));
+    }
     parts.join(" · ")
 }
 
@@ -759,6 +771,7 @@ pub(crate) mod tests {
             marked: Default::default(),
             model: None,
             reading: String::new(),
+            merged: vec![],
             data,
         }
     }
