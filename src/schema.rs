@@ -237,6 +237,37 @@ pub fn carries_values(cell: &str) -> bool {
     Status::parse(cell).is_some_and(Status::measured)
 }
 
+/// The columns of `axes` in a table whose own columns are `fixed` (the long export's `metric`,
+/// `value`; compare.csv's `a`, `b`): an axis of such a name is `axis_<name>`, and any name
+/// already taken (an axis really named `axis_metric`) gets `_2`, `_3`, ...: two columns of one
+/// name lost one of them in every reader (review 20a H4: `results_long.json` kept one key of two).
+pub fn axis_columns(axes: &[String], fixed: &[&str]) -> Vec<String> {
+    let mut taken: std::collections::HashSet<String> =
+        fixed.iter().map(|c| c.to_string()).collect();
+    // The axes that keep their names hold them first.
+    taken.extend(
+        axes.iter()
+            .filter(|a| !fixed.contains(&a.as_str()))
+            .cloned(),
+    );
+    axes.iter()
+        .map(|a| {
+            if !fixed.contains(&a.as_str()) {
+                return a.clone();
+            }
+            let base = format!("axis_{a}");
+            let mut name = base.clone();
+            let mut n = 2;
+            while taken.contains(&name) {
+                name = format!("{base}_{n}");
+                n += 1;
+            }
+            taken.insert(name.clone());
+            name
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -311,35 +342,4 @@ mod tests {
         assert!(!carries_values("timeout"));
         assert!(!carries_values("okay"));
     }
-}
-
-/// The columns of `axes` in a table whose own columns are `fixed` (the long export's `metric`,
-/// `value`; compare.csv's `a`, `b`): an axis of such a name is `axis_<name>`, and any name
-/// already taken (an axis really named `axis_metric`) gets `_2`, `_3`, ...: two columns of one
-/// name lost one of them in every reader (review 20a H4: `results_long.json` kept one key of two).
-pub fn axis_columns(axes: &[String], fixed: &[&str]) -> Vec<String> {
-    let mut taken: std::collections::HashSet<String> =
-        fixed.iter().map(|c| c.to_string()).collect();
-    // The axes that keep their names hold them first.
-    taken.extend(
-        axes.iter()
-            .filter(|a| !fixed.contains(&a.as_str()))
-            .cloned(),
-    );
-    axes.iter()
-        .map(|a| {
-            if !fixed.contains(&a.as_str()) {
-                return a.clone();
-            }
-            let base = format!("axis_{a}");
-            let mut name = base.clone();
-            let mut n = 2;
-            while taken.contains(&name) {
-                name = format!("{base}_{n}");
-                n += 1;
-            }
-            taken.insert(name.clone());
-            name
-        })
-        .collect()
 }
