@@ -840,3 +840,35 @@ fn a_repeat_runs_rows_say_their_points_were_built() {
         assert!(b >= b0, "{row:?}");
     }
 }
+
+/// Review 20b #3 and #4: the resume of a finished run took `--csv-dialect` of another dialect
+/// ("nothing to do", exit 0) where an unfinished run's resume refuses it; and that of a finished
+/// shard of no point said its analysis was missing, which no command can make.
+#[test]
+fn a_finished_runs_resume_refuses_another_dialect_and_an_empty_shard_misses_no_analysis() {
+    let p = project();
+    write(p.path(), "sweeps/two.toml", SPEC);
+    let (code, err, _) = code_and_err(p.path(), &["run", "sweeps/two.toml", "-q"]);
+    assert_eq!(code, Some(0), "{err}");
+    let r = run_dirs(&p.path().join("output/two"))[0].clone();
+    let before = files(&r);
+    let (code, err, _) = code_and_err(p.path(), &["resume", s(&r), "--csv-dialect", "semicolon"]);
+    assert_eq!(code, Some(3), "{err}");
+    assert!(err.contains("writes the comma CSV dialect"), "{err}");
+    unchanged(&before, &files(&r));
+    let (code, err, _) = code_and_err(
+        p.path(),
+        &["run", "sweeps/two.toml", "-q", "--shard", "2/3"],
+    );
+    assert_eq!(code, Some(0), "{err}");
+    let empty = run_dirs(&p.path().join("output/two"))
+        .into_iter()
+        .find(|d| d.to_string_lossy().ends_with("-shard-2-of-3"))
+        .unwrap();
+    let (code, err, said) = code_and_err(p.path(), &["resume", s(&empty)]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(
+        said.contains("nothing to do") && !said.contains("analysis is missing"),
+        "{said}"
+    );
+}

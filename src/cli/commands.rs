@@ -426,20 +426,25 @@ fn resume_in_place(run_dir: &Path, m: &sweep::store::Manifest, place: &mut Where
 /// The resume of a finished run with nothing to do: it says so and changes nothing (the
 /// manifest, report, analysis and charts stay as the run's end wrote them), and exits as the run
 /// did (1 when rows failed).
-fn left_as_it_was(run_dir: &Path, analyzed: bool, points: usize, failed: usize) -> i32 {
+fn left_as_it_was(run_dir: &Path, m: &sweep::store::Manifest, points: usize, failed: usize) -> i32 {
+    let analyzed = sweep::analyze::AnalyzeOptions::of_run(m).is_some();
     let before = match failed {
         0 => format!("{points} already done before"),
         n => format!("{points} already done before, {n} of them failed"),
     };
     let failed_hint = if failed > 0 {
-        "; failed rows stay: `sweep run SPEC --force` measures the sweep anew"
+        format!(
+            "; failed rows stay: `sweep run {} --force` measures the sweep anew",
+            sweep::units::visible(&m.spec_path)
+        )
     } else {
-        ""
+        String::new()
     };
     let dir = run_dir.display();
     // The run's end could not write its analysis (a full disk): the resume writes none either
     // (review 19b F7: the hint offered only the report).
-    let draws = if analyzed && !RunDir::new(run_dir).analysis_md().exists() {
+    // (A shard of no point has none to make: review 20b #3.)
+    let draws = if analyzed && points > 0 && !RunDir::new(run_dir).analysis_md().exists() {
         format!("its analysis is missing: `sweep analyze {dir}` and `sweep plot {dir}` write it, `sweep report {dir}` the page")
     } else {
         format!("`sweep report {dir}` draws it again")
@@ -484,10 +489,11 @@ fn resume(run_dir: PathBuf, args: &RunArgs) -> Result<i32, CliError> {
         )));
     }
     resume_as_started(&run_dir, &m, &mut args)?;
-    if args.export.is_empty() && args.export_json.is_none() && !args.force {
+    // (Another `--csv-dialect` goes on to the resume, which refuses it: review 20b #4.)
+    let same_dialect = args.csv_dialect.is_none_or(|d| d == m.dialect);
+    if args.export.is_empty() && args.export_json.is_none() && !args.force && same_dialect {
         if let Some((points, failed)) = driver::finished_as_is(&run_dir, &m)? {
-            let analyzed = sweep::analyze::AnalyzeOptions::of_run(&m).is_some();
-            return Ok(left_as_it_was(&run_dir, analyzed, points, failed));
+            return Ok(left_as_it_was(&run_dir, &m, points, failed));
         }
     }
     resume_in_place(&run_dir, &m, &mut args.place);

@@ -146,7 +146,7 @@ pub enum DriverError {
     },
     #[error("the unfinished run `{dir}` was started by an older sweep, whose point ids lack the `p` prefix; this version cannot resume it (hint: --force starts a new run)")]
     OldIds { dir: String },
-    #[error("the unfinished run `{dir}` writes the {theirs} CSV dialect; --csv-dialect {asked} would mix two dialects in one results.csv (hint: resume without --csv-dialect, and `sweep export RUN --format csv --dialect {asked}` when it ends)")]
+    #[error("the run `{dir}` writes the {theirs} CSV dialect; --csv-dialect {asked} would mix two dialects in one results.csv (hint: resume without --csv-dialect, and `sweep export RUN --format csv --dialect {asked}` writes it so)")]
     DialectDiffers {
         dir: String,
         theirs: &'static str,
