@@ -80,7 +80,7 @@ pub enum AnalyzeError {
         path: PathBuf,
         axes: String,
     },
-    #[error("`by` names `{x}`, the axis the series run along, in `{path}` (hint: group by the other axes, {others}, or along another x)")]
+    #[error("`by` names `{x}`, the axis the series run along, in `{path}` (hint: {})", if others.is_empty() { "leave out --by: there is no other axis to group by".to_string() } else { format!("group by the other axes, {others}, or along another x") })]
     ByNamesX {
         x: String,
         path: PathBuf,
