@@ -383,7 +383,7 @@ fn the_report_draws_every_curve_of_a_sweep_whose_variants_sweep_different_axes()
         .contains(&"copy_gb_per_s [variant=offset, stride=1]\">copy [variant: offset, stride: 1]"));
     // The coalesced copy's one point is in a table, and the analysis lists curves only.
     assert!(html.contains(
-        "<tr><td>copy_gb_per_s [variant=coalesced, offset=0]</td><td>stride = 1</td><td class=\"num\">2724 GB/s</td></tr>"
+        "<tr><td>copy_gb_per_s [variant=coalesced, offset=0]</td><td>stride = 1</td><td class=\"num\">2.724 TB/s</td></tr>"
     ));
     // (The analysis section ends where the next begins: how it was measured.)
     let analysis = &html[html.find("<h2 id=\"analysis\">Analysis</h2>").unwrap()..];

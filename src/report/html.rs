@@ -719,12 +719,13 @@ fn lone_points(h: &mut String, views: &[Analysis]) {
     for (s, x, v) in lone {
         let _ = writeln!(
             h,
-            "<tr><td>{}</td><td>{} = {}</td><td class=\"num\">{} {}</td></tr>",
+            "<tr><td>{}</td><td>{} = {}</td><td class=\"num\">{}</td></tr>",
             escape(&s.name),
             escape(&first.x),
-            escape(&human(x)),
-            escape(&human(v)),
-            escape(&s.unit)
+            escape(&human_x(x)),
+            // In its unit as every other value reads (16.00 GFLOP/s, not `16000 MFlops`:
+            // review 20a L3).
+            escape(&crate::units::format_value(v, &s.unit))
         );
     }
     h.push_str("</table>\n");
