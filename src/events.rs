@@ -108,6 +108,9 @@ pub struct Summary {
     pub held: usize,
     /// `repeat` > 1: the pass this summary is of, and the passes (from 1).
     pub pass: Option<(u32, u32)>,
+    /// `repeat` > 1: the processes this command ran in the passes before this one (a summary
+    /// is of its pass; the command's line counts them all: review 20b F2).
+    pub earlier_processes: usize,
     pub built: usize,
     pub cached: usize,
     pub slowest: Vec<(String, f64)>,
@@ -164,7 +167,14 @@ impl Reporter for Summary {
                 pass,
                 ..
             } => {
+                let earlier_processes = match pass {
+                    Some((p, _)) if *p > 1 => {
+                        self.earlier_processes + self.counts.values().sum::<usize>()
+                    }
+                    _ => 0,
+                };
                 *self = Summary {
+                    earlier_processes,
                     run_dir: run_dir.to_path_buf(),
                     csv: crate::store::RunDir::new(run_dir).results(),
                     total: *total,

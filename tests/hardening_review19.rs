@@ -872,3 +872,48 @@ fn a_finished_runs_resume_refuses_another_dialect_and_an_empty_shard_misses_no_a
         "{said}"
     );
 }
+
+/// Review 20b F2: stopped in its second pass, a `repeat` run counted only that pass's
+/// processes beside the whole command's time. It counts the command's, and this pass's apart.
+#[test]
+fn a_repeat_run_stopped_in_a_later_pass_counts_every_process_it_ran() {
+    let p = project();
+    let spec = SPEC
+        .replace("control_every = 4\n", "repeat = 3\n")
+        .replace("slow_ms = 0", "slow_ms = 200")
+        .replace("range = [1, 6]", "range = [1, 2]");
+    write(p.path(), "sweeps/slow.toml", &spec);
+    let child = crate::common::sweep_process(p.path())
+        .args(["run", "sweeps/slow.toml", "-q"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let rows = |pass: u32| {
+        let dir = p.path().join("output/slow");
+        let runs = if dir.is_dir() { run_dirs(&dir) } else { vec![] };
+        runs.first()
+            .and_then(|r| std::fs::read_to_string(r.join(format!("passes/pass-{pass}.csv"))).ok())
+            .map_or(0, |t| t.lines().count())
+    };
+    let t0 = std::time::Instant::now();
+    while rows(1) < 2 && t0.elapsed().as_secs() < 60 {
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(130),
+        "{}",
+        crate::common::stderr(&out)
+    );
+    let said = crate::common::stdout(&out);
+    let ran = (rows(0) - 1) + (rows(1) - 1);
+    assert!(
+        said.contains(&format!(
+            "interrupted in pass 2 of 3 after {ran} processes of this command, "
+        )),
+        "{said}"
+    );
+}

@@ -160,6 +160,13 @@ fn first_line(s: &Summary, colour: bool, why: bool) -> String {
     // A `repeat` run stopped in a pass before its last counted that pass's processes as points,
     // with no row in results.csv (review 19b F4): it names the pass, and what it counts.
     let (stopped, noun) = match s.pass {
+        Some((p, k)) if s.interrupted && p < k && s.earlier_processes > 0 => (
+            format!(
+                "interrupted in pass {p} of {k} after {} processes of this command,",
+                marks::count(s.earlier_processes + n)
+            ),
+            "process",
+        ),
         Some((p, k)) if s.interrupted && p < k => {
             (format!("interrupted in pass {p} of {k} after"), "process")
         }
@@ -171,6 +178,11 @@ fn first_line(s: &Summary, colour: bool, why: bool) -> String {
         ("process", 1) => "process".to_string(),
         ("process", _) => "processes".to_string(),
         (_, n) => crate::words::noun_for(n, "point").to_string(),
+    };
+    // `… after 9 processes of this command, 6 processes of this pass in 1.7 s`.
+    let noun = match s.earlier_processes > 0 && stopped.ends_with(',') {
+        true => format!("{noun} of this pass"),
+        false => noun,
     };
     format!(
         "{stopped} {} {noun} in {}: {what}{before}",
