@@ -917,3 +917,22 @@ fn a_repeat_run_stopped_in_a_later_pass_counts_every_process_it_ran() {
         "{said}"
     );
 }
+
+/// Review 20a L4: `unit = ""` (or `%`) was taken, and its columns were named `saw_`,
+/// `saw_median_`. Refused at plan, naming the metric.
+#[test]
+fn a_unit_of_no_letter_or_digit_is_refused() {
+    let p = project();
+    for unit in ["", "%", "  "] {
+        let spec = SPEC.replace("unit = \"MFlops\"", &format!("unit = {unit:?}"));
+        write(p.path(), "sweeps/unit.toml", &spec);
+        let (code, err, _) = code_and_err(p.path(), &["plan", "sweeps/unit.toml"]);
+        assert_eq!(code, Some(3), "{unit:?}: {err}");
+        assert!(
+            err.contains("metric `saw`")
+                && err.contains("has no letter or digit")
+                && err.lines().count() == 1,
+            "{unit:?}: {err}"
+        );
+    }
+}

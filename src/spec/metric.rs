@@ -360,6 +360,8 @@ pub enum MetricError {
     NotIdentifier(String),
     #[error("metric `{0}` needs a `unit` (it goes into the column name)")]
     NoUnit(String),
+    #[error("metric `{name}`: `unit = {unit:?}` has no letter or digit for its column's name (hint: a unit such as `MFlops`, `GB/s`, `ms`, `percent`)")]
+    UnitOfNoName { name: String, unit: String },
     /// regex's message spans lines (the pattern, a caret, the reason): only its last is shown.
     #[error("metric `{name}`: bad regex: {}", source.to_string().lines().last().unwrap_or(""))]
     BadRegex {
@@ -412,9 +414,13 @@ pub(super) fn read_metric(m: &MetricFile) -> Result<Metric, MetricError> {
         let (name, unit, re) = builtin(p).ok_or_else(|| MetricError::UnknownPattern(p.clone()))?;
         let name = m.name.clone().unwrap_or_else(|| name.into());
         let (better, model) = read_analysis_keys(m, &name)?;
+        let unit = m.unit.clone().unwrap_or_else(|| unit.into());
+        if unit_slug(&unit).is_empty() {
+            return Err(MetricError::UnitOfNoName { name, unit });
+        }
         return Ok(Metric {
             name,
-            unit: m.unit.clone().unwrap_or_else(|| unit.into()),
+            unit,
             source: MetricSource::Regex(Regex::new(re).map_err(MetricError::Builtin)?),
             better,
             model,
@@ -428,6 +434,10 @@ pub(super) fn read_metric(m: &MetricFile) -> Result<Metric, MetricError> {
         .unit
         .clone()
         .ok_or_else(|| MetricError::NoUnit(name.clone()))?;
+    // A unit of no letter or digit (`""`, `%`) names no column: `m_`, `m_median_` (review 20a L4).
+    if unit_slug(&unit).is_empty() {
+        return Err(MetricError::UnitOfNoName { name, unit });
+    }
     let source = match &m.regex {
         Some(r) => {
             let re = Regex::new(r).map_err(|source| MetricError::BadRegex {
