@@ -918,12 +918,12 @@ fn a_repeat_run_stopped_in_a_later_pass_counts_every_process_it_ran() {
     );
 }
 
-/// Review 20a L4: `unit = ""` (or `%`) was taken, and its columns were named `saw_`,
-/// `saw_median_`. Refused at plan, naming the metric.
+/// Review 20a L4: `unit = ""` was taken, and its columns were named `saw_`, `saw_median_`.
+/// Refused at plan, naming the metric; `%` names its columns `_percent`.
 #[test]
 fn a_unit_of_no_letter_or_digit_is_refused() {
     let p = project();
-    for unit in ["", "%", "  "] {
+    for unit in ["", "  ", "-"] {
         let spec = SPEC.replace("unit = \"MFlops\"", &format!("unit = {unit:?}"));
         write(p.path(), "sweeps/unit.toml", &spec);
         let (code, err, _) = code_and_err(p.path(), &["plan", "sweeps/unit.toml"]);
@@ -935,4 +935,11 @@ fn a_unit_of_no_letter_or_digit_is_refused() {
             "{unit:?}: {err}"
         );
     }
+    write(
+        p.path(),
+        "sweeps/pct.toml",
+        &SPEC.replace("unit = \"MFlops\"", "unit = \"%\""),
+    );
+    let (code, err, _) = code_and_err(p.path(), &["plan", "sweeps/pct.toml"]);
+    assert_eq!(code, Some(0), "{err}");
 }

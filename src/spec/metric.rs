@@ -307,10 +307,10 @@ impl Metric {
     }
 }
 
-/// `GB/s` -> `gb_per_s`, `MFlops` -> `mflops`.
+/// `GB/s` -> `gb_per_s`, `MFlops` -> `mflops`, `%` -> `percent`.
 pub fn unit_slug(unit: &str) -> String {
     let mut out = String::new();
-    for c in unit.replace('/', "_per_").chars() {
+    for c in unit.replace('/', "_per_").replace('%', "_percent_").chars() {
         if c.is_ascii_alphanumeric() {
             out.push(c.to_ascii_lowercase());
         } else if !out.ends_with('_') {
