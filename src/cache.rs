@@ -374,6 +374,19 @@ impl Cache {
         self.dir.join(key)
     }
 
+    /// The cache's lock, taken exclusively as `clean` takes it, for probing the sweeps' lists
+    /// ([`Cache::lists`]): a list is probed (flock) only where no sweep is between making its list
+    /// and locking it (review 16a A4: the probe made that sweep's own lock fail, and it ran
+    /// unprotected). Where no lock file is, no sweep made a list under it: none is taken (nor the
+    /// file made in a folder of other files, `SWEEP_CACHE=$HOME`).
+    fn lock_to_probe(&self) -> Option<std::fs::File> {
+        self.dir
+            .join(LOCK)
+            .is_file()
+            .then(|| self.locked(libc::LOCK_EX))
+            .flatten()
+    }
+
     /// The cache's lock, taken (`how`: `LOCK_SH` or `LOCK_EX`) until the file is dropped; None
     /// where the folder cannot hold it.
     fn locked(&self, how: libc::c_int) -> Option<std::fs::File> {
@@ -705,13 +718,8 @@ impl Cache {
 
     pub fn stats(&self) -> Stats {
         let mut s = Stats::default();
-        // Whose unfinished builds are whose, told as `remove_stale_scratch` tells them, under the
-        // cache's lock as it is.
-        let _exclusive = self
-            .dir
-            .join(LOCK)
-            .is_file()
-            .then(|| self.locked(libc::LOCK_EX));
+        // Whose unfinished builds are whose, told as `remove_stale_scratch` tells them.
+        let _exclusive = self.lock_to_probe();
         let Ok(read) = std::fs::read_dir(&self.dir) else {
             return s;
         };
@@ -742,16 +750,7 @@ impl Cache {
     /// [`building`]): a sweep
     /// killed mid-build leaves them behind. Those of running sweeps stay.
     pub fn remove_stale_scratch(&self) {
-        // Under the cache's lock, as `clean`: a list is probed (flock) only where no sweep is
-        // between making its list and locking it (review 16a A4: the probe made that sweep's own
-        // lock fail, and it ran unprotected).
-        // Where no lock file is, no sweep made a list under it: none is taken (nor the file made
-        // in a folder of other files, `SWEEP_CACHE=$HOME`).
-        let _exclusive = self
-            .dir
-            .join(LOCK)
-            .is_file()
-            .then(|| self.locked(libc::LOCK_EX));
+        let _exclusive = self.lock_to_probe();
         let Ok(read) = std::fs::read_dir(&self.dir) else {
             return;
         };

@@ -151,7 +151,7 @@ pub fn values_make_id(
             if let Ok(i) = cell.parse::<i64>() {
                 out.push((0, Value::Int(i)));
             }
-            if let Some(x) = dialect.parse_number(cell).filter(|x| x.is_finite()) {
+            if let Some(x) = dialect.parse_number(cell) {
                 out.push((1, Value::Float(x)));
             }
             out.push((2, Value::Str(cell.to_string())));

@@ -33,6 +33,49 @@ fn as_killed(run: &Path) {
     std::fs::write(path, serde_json::to_string_pretty(&m).unwrap()).unwrap();
 }
 
+/// Line `n` of a CSV (0: its header) written again at its end, as a hand's copy would; the
+/// text it held before.
+fn repeat_line(csv: &Path, n: usize) -> String {
+    let text = std::fs::read_to_string(csv).unwrap();
+    let again = text.split_inclusive('\n').nth(n).unwrap().to_string();
+    std::fs::write(csv, text.clone() + &again).unwrap();
+    text
+}
+
+/// The lines of `passes/pass-<pass>.csv` of the run of `sweeps/<name>.toml` (0 before it has one).
+fn pass_lines(p: &Path, name: &str, pass: u32) -> usize {
+    let dir = p.join("output").join(name);
+    let runs = if dir.is_dir() { run_dirs(&dir) } else { vec![] };
+    runs.first()
+        .and_then(|r| std::fs::read_to_string(r.join(format!("passes/pass-{pass}.csv"))).ok())
+        .map_or(0, |t| t.lines().count())
+}
+
+/// `sweep run sweeps/<name>.toml -q` (spec `spec`), sent SIGINT once its pass `pass` has a row:
+/// what it printed, after it exited 130.
+fn interrupted_in_pass(p: &Path, name: &str, spec: &str, pass: u32) -> String {
+    write(p, &format!("sweeps/{name}.toml"), spec);
+    let child = crate::common::sweep_process(p)
+        .args(["run", &format!("sweeps/{name}.toml"), "-q"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let t0 = std::time::Instant::now();
+    while pass_lines(p, name, pass) < 2 && t0.elapsed().as_secs() < 60 {
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(130),
+        "{}",
+        crate::common::stderr(&out)
+    );
+    crate::common::stdout(&out)
+}
+
 /// The run's results.csv without its last row.
 fn drop_last_row(run: &Path) {
     let csv = run.join("results.csv");
@@ -101,9 +144,7 @@ fn a_second_row_in_an_earlier_pass_is_refused_before_the_resume_changes_anything
     drop_last_row(&r);
     as_killed(&r);
     let pass0 = r.join("passes/pass-0.csv");
-    let text = std::fs::read_to_string(&pass0).unwrap();
-    let second = text.split_inclusive('\n').nth(1).unwrap().to_string();
-    std::fs::write(&pass0, text.clone() + &second).unwrap();
+    let text = repeat_line(&pass0, 1);
     let before = files(&r);
     let (code, err, _) = code_and_err(p.path(), &["resume", s(&r), "-q"]);
     assert_eq!(code, Some(3), "{err}");
@@ -117,10 +158,7 @@ fn a_second_row_in_an_earlier_pass_is_refused_before_the_resume_changes_anything
     // The same second row in the last pass's CSV is a kill's leftover: the resume measures the
     // point again.
     std::fs::write(&pass0, &text).unwrap();
-    let last = r.join("passes/pass-2.csv");
-    let text = std::fs::read_to_string(&last).unwrap();
-    let second = text.split_inclusive('\n').nth(1).unwrap().to_string();
-    std::fs::write(&last, text + &second).unwrap();
+    repeat_line(&r.join("passes/pass-2.csv"), 1);
     let (code, err, _) = code_and_err(p.path(), &["resume", s(&r), "-q"]);
     assert_eq!(code, Some(0), "{err}");
     assert_eq!(manifest(&r)["state"], "finished");
@@ -322,10 +360,7 @@ fn merge_and_a_finished_runs_resume_refuse_a_second_row_in_an_earlier_pass() {
     let p = project();
     let spec = SPEC.replace("control_every = 4\n", "repeat = 3\n");
     let r = run(p.path(), "rep", &spec);
-    let pass0 = r.join("passes/pass-0.csv");
-    let text = std::fs::read_to_string(&pass0).unwrap();
-    let second = text.split_inclusive('\n').nth(2).unwrap().to_string();
-    std::fs::write(&pass0, text + &second).unwrap();
+    repeat_line(&r.join("passes/pass-0.csv"), 2);
     let out = p.path().join("merged");
     for args in [
         vec!["merge", s(&r), "--out", s(&out)],
@@ -437,33 +472,7 @@ fn a_repeat_run_stopped_in_a_pass_names_the_pass_and_counts_processes() {
     let spec = SPEC
         .replace("control_every = 4\n", "repeat = 3\n")
         .replace("slow_ms = 0", "slow_ms = 300");
-    write(p.path(), "sweeps/slow.toml", &spec);
-    let child = crate::common::sweep_process(p.path())
-        .args(["run", "sweeps/slow.toml", "-q"])
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let pass0 = || {
-        let dir = p.path().join("output/slow");
-        let runs = if dir.is_dir() { run_dirs(&dir) } else { vec![] };
-        runs.first()
-            .and_then(|r| std::fs::read_to_string(r.join("passes/pass-0.csv")).ok())
-            .map_or(0, |t| t.lines().count())
-    };
-    let t0 = std::time::Instant::now();
-    while pass0() < 2 && t0.elapsed().as_secs() < 60 {
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
-    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
-    let out = child.wait_with_output().unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(130),
-        "{}",
-        crate::common::stderr(&out)
-    );
-    let said = crate::common::stdout(&out);
+    let said = interrupted_in_pass(p.path(), "slow", &spec, 0);
     assert!(
         said.contains("interrupted in pass 1 of 3 after") && said.contains(" process"),
         "{said}"
@@ -882,33 +891,8 @@ fn a_repeat_run_stopped_in_a_later_pass_counts_every_process_it_ran() {
         .replace("control_every = 4\n", "repeat = 3\n")
         .replace("slow_ms = 0", "slow_ms = 200")
         .replace("range = [1, 6]", "range = [1, 2]");
-    write(p.path(), "sweeps/slow.toml", &spec);
-    let child = crate::common::sweep_process(p.path())
-        .args(["run", "sweeps/slow.toml", "-q"])
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let rows = |pass: u32| {
-        let dir = p.path().join("output/slow");
-        let runs = if dir.is_dir() { run_dirs(&dir) } else { vec![] };
-        runs.first()
-            .and_then(|r| std::fs::read_to_string(r.join(format!("passes/pass-{pass}.csv"))).ok())
-            .map_or(0, |t| t.lines().count())
-    };
-    let t0 = std::time::Instant::now();
-    while rows(1) < 2 && t0.elapsed().as_secs() < 60 {
-        std::thread::sleep(std::time::Duration::from_millis(10));
-    }
-    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
-    let out = child.wait_with_output().unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(130),
-        "{}",
-        crate::common::stderr(&out)
-    );
-    let said = crate::common::stdout(&out);
+    let said = interrupted_in_pass(p.path(), "slow", &spec, 1);
+    let rows = |pass| pass_lines(p.path(), "slow", pass);
     let ran = (rows(0) - 1) + (rows(1) - 1);
     assert!(
         said.contains(&format!(

@@ -43,14 +43,10 @@ impl AnalyzeOptions {
     /// every run of such a spec ended in "the analysis at the end of the run failed" and no chart
     /// (review 11b M3).
     pub fn of_spec(spec: &crate::spec::Spec, cfg: &crate::spec::AnalyzeCfg) -> AnalyzeOptions {
-        let text = |v: &crate::spec::Value| match v {
-            crate::spec::Value::Str(s) => !s.trim().parse::<f64>().is_ok_and(f64::is_finite),
-            _ => false,
-        };
         let categories = cfg.x.as_ref().is_some_and(|x| {
             spec.axes
                 .iter()
-                .any(|a| &a.name == x && a.values.iter().any(text))
+                .any(|a| &a.name == x && !a.values.iter().all(crate::spec::Value::reads_as_number))
         });
         AnalyzeOptions {
             x: cfg.x.clone().filter(|_| !categories),
@@ -544,7 +540,7 @@ pub fn analyze_run(
                 reading += c;
             }
             if !merged.is_empty() {
-                reading += &reading::merged(&x, &merged);
+                reading += &format!("; {}", reading::merged(&x, &merged));
             }
             let groups: Vec<String> = r.group.iter().map(|(k, v)| format!("{k}={v}")).collect();
             let name = if groups.is_empty() {
@@ -729,14 +725,9 @@ impl Analysis {
             crate::units::visible(&self.x)
         );
         if !self.merged.is_empty() {
-            let axes: Vec<String> = self
-                .merged
-                .iter()
-                .map(|a| format!("`{}`", crate::units::visible(a)))
-                .collect();
             out += &format!(
                 "The series are not split by {}: the rows at one x that differ only there are one point, their median.\n\n",
-                axes.join(", ")
+                reading::backticked(&self.merged)
             );
         }
         let mut rows = Vec::new();

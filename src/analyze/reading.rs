@@ -30,18 +30,23 @@ pub fn human(v: f64) -> String {
     }
 }
 
-/// `; at each threads, the median of its rows over `layout``: the axes a series is not split by
+/// Names in backticks, escaped: `` `layout`, `variant` ``.
+pub fn backticked(names: &[String]) -> String {
+    names
+        .iter()
+        .map(|a| format!("`{}`", crate::units::visible(a)))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// `at each threads, the median of its rows over `layout``: the axes a series is not split by
 /// (`by` leaves them out), whose rows at one x are one point (review 20a H3: a "best" no row
 /// measured, said only in analysis.md's header).
 pub fn merged(x: &str, axes: &[String]) -> String {
-    let axes: Vec<String> = axes
-        .iter()
-        .map(|a| format!("`{}`", crate::units::visible(a)))
-        .collect();
     format!(
-        "; at each {}, the median of its rows over {}",
+        "at each {}, the median of its rows over {}",
         crate::units::visible(x),
-        axes.join(", ")
+        backticked(axes)
     )
 }
 

@@ -16,10 +16,13 @@ pub(crate) struct Cli {
     pub(crate) command: Command,
 }
 
+/// The folder that holds the runs when `--output` names none.
+pub(crate) const DEFAULT_OUTPUT: &str = "output";
+
 #[derive(Args, Clone)]
 pub(crate) struct Where {
     /// Folder that holds the runs (`<output>/<sweep>/<timestamp>/`)
-    #[arg(long, default_value = "output")]
+    #[arg(long, default_value = DEFAULT_OUTPUT)]
     pub(crate) output: PathBuf,
     /// Build cache folder [default: <output>/.cache, or $SWEEP_CACHE]
     #[arg(long)]

@@ -479,7 +479,7 @@ fn resume(run_dir: PathBuf, args: &RunArgs) -> Result<i32, CliError> {
     // (review 19b F7).
     let given = std::path::absolute(&args.place.output).unwrap_or(args.place.output.clone());
     let own = run_dir.parent().and_then(Path::parent);
-    if args.place.output != Path::new("output")
+    if args.place.output != Path::new(super::args::DEFAULT_OUTPUT)
         && own.is_some_and(|o| sweep::files::real_path(o) != sweep::files::real_path(&given))
     {
         return Err(CliError::Usage(format!(

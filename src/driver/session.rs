@@ -183,10 +183,7 @@ fn checked_as_is(
         })?;
     }
     if let Some(earlier) = kept {
-        store::rows::check_kept(run_dir, manifest, header)?;
-        for pass in 0..earlier {
-            store::read_done_as_is(&store::pass_csv(run_dir, pass), header)?;
-        }
+        store::rows::check_kept(run_dir, manifest, header, earlier)?;
     }
     Ok(done)
 }
@@ -212,14 +209,7 @@ pub fn finished_as_is(
     if !manifest.point_ids.iter().all(|id| done.contains_key(id)) {
         return Ok(None);
     }
-    let col = header
-        .iter()
-        .position(|c| c == store::schema::STATUS_COLUMN)
-        .unwrap_or(0);
-    let failed = done
-        .values()
-        .filter(|r| store::Status::parse(&r[col]).is_some_and(|s| !s.measured()))
-        .count();
+    let failed = failed_in(&statuses_of(done.values(), header));
     Ok(Some((done.len(), failed)))
 }
 
@@ -467,12 +457,7 @@ impl<'s> Session<'s> {
             vec![]
         };
         m.counts = count_statuses(&csv_path, &self.header);
-        let failed_in_csv: usize = m
-            .counts
-            .iter()
-            .filter(|(s, _)| store::Status::parse(s).is_some_and(|s| !s.measured()))
-            .map(|(_, n)| n)
-            .sum();
+        let failed_in_csv = failed_in(&m.counts);
         summary.failed_before = failed_in_csv.saturating_sub(summary.failed());
         self.reserve = None;
         self.manifest.save(&self.run_dir)?;
@@ -483,13 +468,33 @@ impl<'s> Session<'s> {
 }
 
 fn count_statuses(csv: &Path, header: &[String]) -> BTreeMap<String, usize> {
+    statuses_of(
+        store::read_done(csv, header).unwrap_or_default().values(),
+        header,
+    )
+}
+
+/// How many of `rows` have each status word.
+fn statuses_of<'r>(
+    rows: impl Iterator<Item = &'r Vec<String>>,
+    header: &[String],
+) -> BTreeMap<String, usize> {
     let col = header
         .iter()
         .position(|c| c == store::schema::STATUS_COLUMN)
         .unwrap_or(0);
     let mut counts = BTreeMap::new();
-    for fields in store::read_done(csv, header).unwrap_or_default().values() {
+    for fields in rows {
         *counts.entry(fields[col].clone()).or_insert(0) += 1;
     }
     counts
+}
+
+/// The rows of `counts` (status word -> rows) whose point failed.
+fn failed_in(counts: &BTreeMap<String, usize>) -> usize {
+    counts
+        .iter()
+        .filter(|(s, _)| store::Status::parse(s).is_some_and(|s| !s.measured()))
+        .map(|(_, n)| n)
+        .sum()
 }

@@ -158,32 +158,30 @@ fn first_line(s: &Summary, colour: bool, why: bool) -> String {
     };
     let n = s.counts.values().sum::<usize>();
     // A `repeat` run stopped in a pass before its last counted that pass's processes as points,
-    // with no row in results.csv (review 19b F4): it names the pass, and what it counts.
-    let (stopped, noun) = match s.pass {
+    // with no row in results.csv (review 19b F4): it names the pass, and what it counts; stopped
+    // in a later pass, the command's processes too (review 20b F2): `… after 9 processes of this
+    // command, 6 processes of this pass in 1.7 s`.
+    let (stopped, noun, of_this_pass) = match s.pass {
         Some((p, k)) if s.interrupted && p < k && s.earlier_processes > 0 => (
             format!(
                 "interrupted in pass {p} of {k} after {} processes of this command,",
                 marks::count(s.earlier_processes + n)
             ),
             "process",
+            " of this pass",
         ),
-        Some((p, k)) if s.interrupted && p < k => {
-            (format!("interrupted in pass {p} of {k} after"), "process")
+        Some((p, k)) if s.interrupted && p < k => (
+            format!("interrupted in pass {p} of {k} after"),
+            "process",
+            "",
+        ),
+        Some((p, k)) if s.interrupted => {
+            (format!("interrupted in pass {p} of {k} after"), "point", "")
         }
-        Some((p, k)) if s.interrupted => (format!("interrupted in pass {p} of {k} after"), "point"),
-        _ if s.interrupted => ("interrupted after".to_string(), "point"),
-        _ => ("finished".to_string(), "point"),
+        _ if s.interrupted => ("interrupted after".to_string(), "point", ""),
+        _ => ("finished".to_string(), "point", ""),
     };
-    let noun = match (noun, n) {
-        ("process", 1) => "process".to_string(),
-        ("process", _) => "processes".to_string(),
-        (_, n) => crate::words::noun_for(n, "point").to_string(),
-    };
-    // `… after 9 processes of this command, 6 processes of this pass in 1.7 s`.
-    let noun = match s.earlier_processes > 0 && stopped.ends_with(',') {
-        true => format!("{noun} of this pass"),
-        false => noun,
-    };
+    let noun = format!("{}{of_this_pass}", crate::words::noun_for(n, noun));
     format!(
         "{stopped} {} {noun} in {}: {what}{before}",
         marks::count(n),
@@ -290,7 +288,7 @@ fn series_lines(a: &Analysis, tally: &marks::Tally) -> Vec<String> {
     let mut out = columns(&rows);
     // Points that are medians of rows `by` left unsplit (review 20a H3): said under the table.
     if !a.merged.is_empty() {
-        out.push(crate::analyze::reading::merged(&a.x, &a.merged)[2..].to_string());
+        out.push(crate::analyze::reading::merged(&a.x, &a.merged));
     }
     if a.series.len() > MAX_SERIES {
         out.push(format!(

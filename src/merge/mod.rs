@@ -488,14 +488,20 @@ fn control_rows(inputs: &[Input], header: &[String]) -> Result<Vec<Vec<String>>,
     let mut controls = Vec::new();
     for input in inputs {
         let controls_csv = store::RunDir::new("").controls();
-        controls.extend(read_kept(input, &controls_csv, header)?);
+        controls.extend(read_kept(input, &controls_csv, header, false)?);
     }
     Ok(controls)
 }
 
 /// The rows of a CSV an input keeps beside its results.csv (`rel`, relative to its run folder;
-/// none where it is missing), refused where its header differs from the results header.
-fn read_kept(input: &Input, rel: &Path, header: &[String]) -> Result<Vec<Vec<String>>, MergeError> {
+/// none where it is missing), refused where its header differs from the results header, or
+/// where it holds two rows of a point and is a CSV of `once` row per point.
+fn read_kept(
+    input: &Input,
+    rel: &Path,
+    header: &[String],
+    once: bool,
+) -> Result<Vec<Vec<String>>, MergeError> {
     let path = input.dir.join(rel);
     let (h, rows) = read_csv(&path, input.manifest.dialect)?;
     if let Some(h) = h.filter(|h| h != header) {
@@ -510,7 +516,7 @@ fn read_kept(input: &Input, rel: &Path, header: &[String]) -> Result<Vec<Vec<Str
             ),
         });
     }
-    store::rows::check_kept_rows(&path, &input.manifest, header, &rows)?;
+    store::rows::check_kept_rows(&path, &input.manifest, header, &rows, once)?;
     Ok(rows)
 }
 
@@ -561,19 +567,10 @@ fn kept_rows(
     // Per input: point id -> its processes.
     let mut held: Vec<BTreeMap<String, Vec<Vec<String>>>> = Vec::with_capacity(inputs.len());
     for input in inputs {
-        let rows = read_kept(input, &kept.path, header)?;
+        let rows = read_kept(input, &kept.path, header, kept.once)?;
         let mut of_point: BTreeMap<String, Vec<Vec<String>>> = BTreeMap::new();
-        let mut first_at: BTreeMap<String, usize> = BTreeMap::new();
-        for (at, row) in rows.into_iter().enumerate() {
+        for row in rows {
             let id = row.first().cloned().unwrap_or_default();
-            if let Some(first) = first_at.insert(id.clone(), at + 1).filter(|_| kept.once) {
-                return Err(MergeError::Store(store::StoreError::TwoRows {
-                    path: input.dir.join(&kept.path),
-                    point: crate::units::visible(&id).into_owned(),
-                    first,
-                    second: at + 1,
-                }));
-            }
             let list = of_point.entry(id).or_default();
             if kept.one_per_point {
                 list.clear();

@@ -60,6 +60,17 @@ pub enum Value {
     Str(String),
 }
 
+impl Value {
+    /// Whether results.csv's readers read this value as a number: every int and float, and a
+    /// text that is a finite number (`"1e0"`; not `"inf"` or `"nan"`: review 19a M1).
+    pub fn reads_as_number(&self) -> bool {
+        match self {
+            Value::Str(s) => s.trim().parse::<f64>().is_ok_and(f64::is_finite),
+            _ => true,
+        }
+    }
+}
+
 impl fmt::Display for Value {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
@@ -676,10 +687,7 @@ impl Spec {
             // end of every run failed ("name one with --x", an option `run` does not have). With
             // every axis of text (sweeps/l1_cache.toml) it is the category of the bars, and
             // passes.
-            let number = |v: &Value| match v {
-                Value::Str(s) => s.trim().parse::<f64>().is_ok_and(f64::is_finite),
-                _ => true,
-            };
+            let number = Value::reads_as_number;
             let numeric: Vec<String> = axes
                 .iter()
                 .filter(|a| a.values.iter().all(number))

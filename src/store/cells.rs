@@ -33,7 +33,7 @@ impl Table {
                 !text.contains(&header[c].as_str())
                     && rows.iter().all(|r| {
                         let f = r.get(c).map(String::as_str).unwrap_or_default();
-                        f.is_empty() || number(f, dialect).is_some()
+                        f.is_empty() || dialect.parse_number(f).is_some()
                     })
             })
             .collect();
@@ -43,7 +43,9 @@ impl Table {
                 (0..header.len())
                     .map(|c| match r.get(c).map(String::as_str).unwrap_or_default() {
                         "" => Cell::Empty,
-                        f if numeric[c] => number(f, dialect).map_or(Cell::Empty, Cell::Number),
+                        f if numeric[c] => {
+                            dialect.parse_number(f).map_or(Cell::Empty, Cell::Number)
+                        }
                         f => Cell::Text(f.to_string()),
                     })
                     .collect()
@@ -79,11 +81,6 @@ impl Table {
         }
         out
     }
-}
-
-/// A finite number written in `dialect` (integers included).
-fn number(f: &str, dialect: Dialect) -> Option<f64> {
-    dialect.parse_number(f).filter(|v| v.is_finite())
 }
 
 #[cfg(test)]

@@ -134,10 +134,9 @@ impl<'m> RowCheck<'m> {
         let dotted = |v: &str| self.dialect == Dialect::Semicolon && v.contains('.');
         if let Some((column, c)) = self.values.iter().find(|&&(_, c)| {
             let v = row.cell(c);
-            // Finite: a value sweep reads from a program's output always is (`NaN` and `inf`
-            // were gaps too, review 18a F3).
-            !v.is_empty()
-                && (!self.dialect.parse_number(v).is_some_and(f64::is_finite) || dotted(v))
+            // Finite, as `parse_number` reads it: a value sweep reads from a program's output
+            // always is (`NaN` and `inf` were gaps too, review 18a F3).
+            !v.is_empty() && (self.dialect.parse_number(v).is_none() || dotted(v))
         }) {
             let cell = row.cell(*c);
             let mark = match dotted(cell) {
@@ -197,13 +196,18 @@ impl<'m> RowCheck<'m> {
 /// results are and left as they are: a resume refuses a run whose kept CSVs were edited before
 /// it changes anything (review 17 C7: the manifest went from `finished` to `interrupted`, and
 /// controls.csv was rewritten; review 18b F1: a file at `passes/` was found after the manifest
-/// was rewritten).
+/// was rewritten). The CSVs of the first `once_passes` passes (all but the last of `repeat`)
+/// hold one row per point.
 pub fn check_kept(
     run_dir: &Path,
     manifest: &Manifest,
     header: &[String],
+    once_passes: u32,
 ) -> Result<(), StoreError> {
     let run = super::RunDir::new(run_dir);
+    let once: Vec<PathBuf> = (0..once_passes)
+        .map(|p| super::pass_csv(run_dir, p))
+        .collect();
     let mut kept = vec![run.controls()];
     let passes = run.passes();
     if passes.symlink_metadata().is_ok_and(|m| !m.is_dir()) {
@@ -227,35 +231,51 @@ pub fn check_kept(
     }
     for path in kept.iter().filter(|p| p.symlink_metadata().is_ok()) {
         let rows = super::read::read_rows_as_is(path, header)?;
-        check_kept_rows(path, manifest, header, &rows)?;
+        check_kept_rows(path, manifest, header, &rows, once.contains(path))?;
     }
     Ok(())
 }
 
 /// The rows of a kept CSV `path` (read under the run's `header`), checked as the run's results
-/// are: [`RowCheck`] and every id one the manifest lists. Any of them may hold two rows of a
-/// point: controls.csv and recheck.csv a point's processes, a pass's CSV the process a kill cut
-/// off before its point's row and the one a resume measured again. Resume and merge both check
-/// them so (review 18b F3: merge wrote a run every reader then refused).
+/// are: [`RowCheck`] and every id one the manifest lists. They may hold two rows of a point
+/// (controls.csv and recheck.csv a point's processes, the last pass's CSV the process a kill cut
+/// off before its point's row and the one a resume measured again), but for a CSV of `once` row
+/// per point: a pass's before the last, where only a hand makes a second (review 18b F1, 19b F1:
+/// merge took the later one beside a results row that combined the other). Resume and merge
+/// both check them so (review 18b F3: merge wrote a run every reader then refused).
 pub fn check_kept_rows(
     path: &Path,
     manifest: &Manifest,
     header: &[String],
     rows: &[Vec<String>],
+    once: bool,
 ) -> Result<(), StoreError> {
     RowCheck::new(path, manifest, header, manifest.dialect).all(rows)?;
     let id = header
         .iter()
         .position(|h| h == POINT_ID_COLUMN)
         .unwrap_or(0);
-    match unlisted(manifest, rows.iter().map(|r| r.cell(id))) {
-        Some((row, point)) => Err(StoreError::ForeignRow {
+    if let Some((row, point)) = unlisted(manifest, rows.iter().map(|r| r.cell(id))) {
+        return Err(StoreError::ForeignRow {
             path: path.to_path_buf(),
             point: crate::units::visible(point).into_owned(),
             row: row + 1,
-        }),
-        None => Ok(()),
+        });
     }
+    if once {
+        let mut first_at: std::collections::HashMap<&str, usize> = Default::default();
+        for (at, row) in rows.iter().enumerate() {
+            if let Some(first) = first_at.insert(row.cell(id), at + 1) {
+                return Err(StoreError::TwoRows {
+                    path: path.to_path_buf(),
+                    point: crate::units::visible(row.cell(id)).into_owned(),
+                    first,
+                    second: at + 1,
+                });
+            }
+        }
+    }
+    Ok(())
 }
 
 /// The first of `ids` (a CSV's point ids, in file order) that `manifest` does not list, with its
