@@ -111,9 +111,16 @@ pub struct Summary {
     /// `repeat` > 1: the processes this command ran in the passes before this one (a summary
     /// is of its pass; the command's line counts them all: review 20b F2).
     pub earlier_processes: usize,
-    pub built: usize,
-    pub cached: usize,
+    /// The points this command built, over its passes: whether the compiler ran for each (`true`)
+    /// or every build of it came from the cache. From the `Built` events, not the rows: a
+    /// `repeat` row combines the processes of earlier commands too (review 21 F1: a resume whose
+    /// builds all came from the cache said "11 compiled").
+    pub builds: BTreeMap<String, bool>,
+    /// The slowest processes of this command (label, seconds of one process), slowest first, a
+    /// point once: a `repeat` row's `run_s` sums its processes' (review 21 F2).
     pub slowest: Vec<(String, f64)>,
+    /// One process's `run_s` of the points whose combined row (`Finished`) is still to come.
+    pub raw_run_s: BTreeMap<String, f64>,
     pub wall: Duration,
     pub interrupted: bool,
 }
@@ -142,15 +149,34 @@ impl Summary {
             .unwrap_or(crate::spec::DEFAULT_TARGET_REL_CI)
     }
 
+    /// Points this command compiled (a failed build ran the compiler too).
+    pub fn compiled(&self) -> usize {
+        self.builds.values().filter(|c| **c).count()
+    }
+
+    /// Points whose every build of this command came from the cache.
+    pub fn from_cache(&self) -> usize {
+        self.builds.values().filter(|c| !**c).count()
+    }
+
+    /// A point built: compiled, or from the cache.
+    pub fn built(&mut self, point: &str, cached: bool) {
+        *self.builds.entry(point.to_string()).or_default() |= !cached;
+    }
+
     pub fn record(&mut self, row: &Row) {
         *self.counts.entry(row.status).or_default() += 1;
         self.marks.add_row(row, self.target());
-        if row.cached {
-            self.cached += 1;
-        } else if row.build_s > 0.0 {
-            self.built += 1;
+        let run_s = self.raw_run_s.remove(&row.point.id).unwrap_or(row.run_s);
+        self.process_took(row.point.label(), run_s);
+    }
+
+    /// One process of a point took `run_s`: kept among the slowest three, a point once.
+    fn process_took(&mut self, label: String, run_s: f64) {
+        match self.slowest.iter_mut().find(|(l, _)| *l == label) {
+            Some(slow) => slow.1 = slow.1.max(run_s),
+            None => self.slowest.push((label, run_s)),
         }
-        self.slowest.push((row.point.label(), row.run_s));
         self.slowest.sort_by(|a, b| b.1.total_cmp(&a.1));
         self.slowest.truncate(3);
     }
@@ -167,14 +193,23 @@ impl Reporter for Summary {
                 pass,
                 ..
             } => {
-                let earlier_processes = match pass {
-                    Some((p, _)) if *p > 1 => {
-                        self.earlier_processes + self.counts.values().sum::<usize>()
-                    }
-                    _ => 0,
+                let later = matches!(pass, Some((p, _)) if *p > 1);
+                let earlier_processes = match later {
+                    true => self.earlier_processes + self.counts.values().sum::<usize>(),
+                    false => 0,
+                };
+                // A later pass is of the same command: its builds and slowest processes go on.
+                let (builds, slowest) = match later {
+                    true => (
+                        std::mem::take(&mut self.builds),
+                        std::mem::take(&mut self.slowest),
+                    ),
+                    false => Default::default(),
                 };
                 *self = Summary {
                     earlier_processes,
+                    builds,
+                    slowest,
                     run_dir: run_dir.to_path_buf(),
                     csv: crate::store::RunDir::new(run_dir).results(),
                     total: *total,
@@ -183,6 +218,10 @@ impl Reporter for Summary {
                     target_rel_ci: Some(crate::store::target_rel_ci(run_dir)),
                     ..Summary::default()
                 }
+            }
+            Event::Built { point, cached, .. } => self.built(&point.id, *cached),
+            Event::Raw { row } => {
+                self.raw_run_s.insert(row.point.id.clone(), row.run_s);
             }
             Event::Finished { row, .. } => self.record(row),
             Event::Held { .. } => self.held += 1,

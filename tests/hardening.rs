@@ -1527,7 +1527,7 @@ fn a_shards_run_is_not_resumed_under_another_split() {
     unfinish(&dir, ids.len() - 1);
     let out = run("points", false);
     let err = stderr(&out);
-    assert_eq!(out.status.code(), Some(3), "{err}");
+    assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(
         err.contains(
             "deals its points by series; --split points would give it another shard's points"

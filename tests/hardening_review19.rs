@@ -43,7 +43,7 @@ fn repeat_line(csv: &Path, n: usize) -> String {
 }
 
 /// The lines of `passes/pass-<pass>.csv` of the run of `sweeps/<name>.toml` (0 before it has one).
-fn pass_lines(p: &Path, name: &str, pass: u32) -> usize {
+pub(crate) fn pass_lines(p: &Path, name: &str, pass: u32) -> usize {
     let dir = p.join("output").join(name);
     let runs = if dir.is_dir() { run_dirs(&dir) } else { vec![] };
     runs.first()
@@ -53,7 +53,7 @@ fn pass_lines(p: &Path, name: &str, pass: u32) -> usize {
 
 /// `sweep run sweeps/<name>.toml -q` (spec `spec`), sent SIGINT once its pass `pass` has a row:
 /// what it printed, after it exited 130.
-fn interrupted_in_pass(p: &Path, name: &str, spec: &str, pass: u32) -> String {
+pub(crate) fn interrupted_in_pass(p: &Path, name: &str, spec: &str, pass: u32) -> String {
     write(p, &format!("sweeps/{name}.toml"), spec);
     let child = crate::common::sweep_process(p)
         .args(["run", &format!("sweeps/{name}.toml"), "-q"])
@@ -807,10 +807,13 @@ fn an_out_inside_the_run_folder_is_refused() {
         &["compare", s(&r), s(&r), "--out", s(&r.join("cmp"))],
     );
     assert_eq!(code, Some(2), "{err}");
-    for (cmd, sub) in [("export", "export"), ("plot", "charts")] {
-        let (code, err, _) = code_and_err(p.path(), &[cmd, s(&r), "--out", s(&r.join(sub))]);
+    for (cmd, out) in [("export", r.join("export")), ("plot", r.clone())] {
+        let (code, err, _) = code_and_err(p.path(), &[cmd, s(&r), "--out", s(&out)]);
         assert_eq!(code, Some(0), "{cmd}: {err}");
     }
+    // Review 21 F4: `plot --out RUN/charts` wrote `RUN/charts/charts/`.
+    let (code, err, _) = code_and_err(p.path(), &["plot", s(&r), "--out", s(&r.join("charts"))]);
+    assert_eq!(code, Some(2), "{err}");
     let (code, err, _) = code_and_err(p.path(), &["resume", s(&r), "-q"]);
     assert_eq!(code, Some(0), "{err}");
 }
@@ -862,7 +865,8 @@ fn a_finished_runs_resume_refuses_another_dialect_and_an_empty_shard_misses_no_a
     let r = run_dirs(&p.path().join("output/two"))[0].clone();
     let before = files(&r);
     let (code, err, _) = code_and_err(p.path(), &["resume", s(&r), "--csv-dialect", "semicolon"]);
-    assert_eq!(code, Some(3), "{err}");
+    // Review 21 F3: exit 2, as another `--output` of a resume (the command line is wrong).
+    assert_eq!(code, Some(2), "{err}");
     assert!(err.contains("writes the comma CSV dialect"), "{err}");
     unchanged(&before, &files(&r));
     let (code, err, _) = code_and_err(

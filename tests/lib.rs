@@ -31,6 +31,7 @@ mod hardening_review16b;
 mod hardening_review17;
 mod hardening_review18;
 mod hardening_review19;
+mod hardening_review21;
 mod hardening_review7;
 mod hardening_review8;
 mod hardening_review9a;

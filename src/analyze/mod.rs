@@ -191,6 +191,11 @@ pub struct SeriesAnalysis {
     /// the median of its rows, which the chart, the terminal and the reading say.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub merged: Vec<String>,
+    /// How many of its x hold several rows at the same value of every axis (a CSV without its
+    /// run's manifest may repeat a point): each is their median, which the chart, the terminal
+    /// and the reading say. 0 where `merged` names axes (their clause says it).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub repeated: usize,
     /// The data: (x, value), `None` for failed points; sorted by x, one point per x (the median
     /// of the rows at one x: `curve::one_per_x`), as the analysis reads it and the charts draw it.
     #[serde(skip)]
@@ -319,6 +324,10 @@ fn nesting_unsettled(
     })
 }
 
+fn is_zero(n: &usize) -> bool {
+    *n == 0
+}
+
 fn ordered_map<S: Serializer>(pairs: &[(String, String)], s: S) -> Result<S::Ok, S::Error> {
     s.collect_map(pairs.iter().map(|(k, v)| (k, v)))
 }
@@ -362,6 +371,13 @@ pub fn analyze_run(
         .zip(curves)
         .map(|(r, (data, mut curve))| {
             let (unit, better, sense) = sense_of(&r.metric);
+            // Rows at one x that no axis tells apart: a point repeated (an axis left out of `by`
+            // is said as such instead).
+            let repeats = if merged.is_empty() {
+                curve::repeated_x(&r.points)
+            } else {
+                0
+            };
             // A curve set by the power of 2 dividing x repeats every 2^top, its levels said one
             // by one (bank conflicts along a stride: 32, where a fold finds 16).
             let ladder = curve.period.as_ref().and_then(|_| ladder::find(&x, &data));
@@ -542,6 +558,9 @@ pub fn analyze_run(
             if !merged.is_empty() {
                 reading += &format!("; {}", reading::merged(&x, &merged));
             }
+            if repeats > 0 {
+                reading += &format!("; {}", reading::repeated(&x, repeats, data.len()));
+            }
             let groups: Vec<String> = r.group.iter().map(|(k, v)| format!("{k}={v}")).collect();
             let name = if groups.is_empty() {
                 r.metric.column.clone()
@@ -576,6 +595,7 @@ pub fn analyze_run(
                 model: model_fit.and_then(Result::ok).map(|(_, f)| f),
                 reading,
                 merged: merged.clone(),
+                repeated: repeats,
                 data,
             }
         })
@@ -729,6 +749,9 @@ impl Analysis {
                 "The series are not split by {}: the rows at one x that differ only there are one point, their median.\n\n",
                 reading::backticked(&self.merged)
             );
+        }
+        if self.series.iter().any(|s| s.repeated > 0) {
+            out += "Some rows repeat a point (the same value of every axis): each such point is their median, as each series' reading says.\n\n";
         }
         let mut rows = Vec::new();
         let mut readings = String::new();

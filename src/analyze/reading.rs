@@ -50,6 +50,16 @@ pub fn merged(x: &str, axes: &[String]) -> String {
     )
 }
 
+/// `at 2 of its 10 values of threads, the median of the rows that repeat a point`: rows at the same value
+/// of every axis (a CSV without its run's manifest, which refuses them: review 21 F0, two rows
+/// of one point were drawn as their median, unsaid).
+pub fn repeated(x: &str, n: usize, of: usize) -> String {
+    format!(
+        "at {n} of its {of} values of {}, the median of the rows that repeat a point (the same value of every axis)",
+        crate::units::visible(x)
+    )
+}
+
 /// A measured x (an axis value) for people: as results.csv writes it where that is short
 /// (`1000.1`, `1410.5`, `0.0001`), else as [`human`] writes it (four digits wrote 1000.1 to
 /// 1000.4 all as `1000`: review 20a H2). A whole number, or an x made by arithmetic (2^log2 x,

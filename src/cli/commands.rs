@@ -917,7 +917,7 @@ pub(crate) fn dispatch(cli: Cli) -> Result<i32, CliError> {
             look,
         } => {
             outputs::refuse_a_file_as_folder(select.out.as_deref())?;
-            outputs::refuse_inside_a_run(select.out.as_deref(), &["charts"])?;
+            outputs::refuse_inside_a_run(select.out.as_deref(), &[])?;
             plot(&results, &select, &look)
         }
         Command::Compare {

@@ -139,6 +139,7 @@ impl CliError {
             CliError::Render(e) if e.environment() => exit::ENVIRONMENT,
             CliError::Spec(_) | CliError::Overrides(_) | CliError::Render(_) => exit::BAD_INPUT,
             CliError::Driver(e) if e.environment() => exit::ENVIRONMENT,
+            CliError::Driver(e) if e.usage() => exit::USAGE,
             CliError::Driver(_) => exit::BAD_INPUT,
             CliError::Store(e) => store_code(e),
             CliError::Analyze(e) => analyze_code(e),

@@ -74,8 +74,8 @@ pub(crate) fn refuse_a_file_as_folder(out: Option<&Path>) -> Result<(), CliError
 }
 
 /// Refuses an `--out` inside a run folder (strictly: the run folder itself is where `analyze`
-/// writes by default), but for the folders the command writes there by default (`allowed`:
-/// `export`, `charts`): `analyze RUN --out RUN/passes` wrote analysis.csv among the passes' CSVs,
+/// writes by default, `plot` its `charts/`), but for the folder the command writes there by
+/// default (`allowed`: `export`; `plot --out RUN/charts` wrote `RUN/charts/charts/`, review 21 F4): `analyze RUN --out RUN/passes` wrote analysis.csv among the passes' CSVs,
 /// and every resume of the run then refused it; `report --out RUN/points` wrote into the run
 /// (review 20a M2).
 pub(crate) fn refuse_inside_a_run(out: Option<&Path>, allowed: &[&str]) -> Result<(), CliError> {

@@ -269,10 +269,60 @@ mod tests {
             run_end: 2.0,
         });
         assert_eq!((s.total, s.skipped, s.failed()), (5, 2, 1));
-        assert_eq!((s.built, s.cached), (1, 1));
+        s.on(&Event::Built {
+            point: &p,
+            cached: false,
+            failed: false,
+            started: 0.0,
+            ended: 1.0,
+        });
+        assert_eq!((s.compiled(), s.from_cache()), (1, 0));
         assert_eq!(s.csv, Path::new("/runs/x/results.csv"));
         // A later pass starts over.
         s.on(&started(5));
-        assert_eq!((s.skipped, s.failed(), s.built), (0, 0, 0));
+        assert_eq!((s.skipped, s.failed(), s.compiled()), (0, 0, 0));
+    }
+
+    /// Review 21 F1, F2: a `repeat` run's builds are counted over its passes from the builds
+    /// themselves (a point compiled once is compiled, though later passes find it cached), and
+    /// its slowest runs are one process's, not the combined row's sum.
+    #[test]
+    fn a_repeat_runs_summary_counts_its_builds_and_one_processes_time() {
+        let (a, b) = (point("pa"), point("pb"));
+        let pass = |p| Event::Started {
+            run_dir: Path::new("/runs/x"),
+            total: 2,
+            todo: 2,
+            resumed: false,
+            jobs: 1,
+            gpus: &[],
+            pass: Some((p, 2)),
+        };
+        let built = |point, cached| Event::Built {
+            point,
+            cached,
+            failed: false,
+            started: 0.0,
+            ended: 0.0,
+        };
+        let mut s = Summary::default();
+        s.on(&pass(1));
+        s.on(&built(&a, false));
+        s.on(&built(&b, true));
+        s.on(&pass(2));
+        s.on(&built(&a, true));
+        s.on(&built(&b, true));
+        assert_eq!((s.compiled(), s.from_cache()), (1, 1));
+        let mut raw = row(&a, Status::Ok, true);
+        raw.run_s = 1.5;
+        s.on(&Event::Raw { row: &raw });
+        let mut combined = row(&a, Status::Ok, true);
+        combined.run_s = 3.5;
+        s.on(&Event::Finished {
+            row: &combined,
+            run_start: 0.0,
+            run_end: 1.0,
+        });
+        assert_eq!(s.slowest, vec![(a.label(), 1.5)]);
     }
 }

@@ -237,6 +237,15 @@ fn remedy(e: &PointError) -> &'static str {
 impl DriverError {
     /// Whether the environment, not the input, is at fault: no GPU, a lock held by another sweep,
     /// no compiler, or a file of sweep's own that cannot be written.
+    /// An option of the command line the run it resumes contradicts (`--csv-dialect`, `--split`):
+    /// exit 2, as a resume's other `--output` (review 21 F3: exit 3, bad input).
+    pub fn usage(&self) -> bool {
+        matches!(
+            self,
+            DriverError::DialectDiffers { .. } | DriverError::SplitDiffers { .. }
+        )
+    }
+
     pub fn environment(&self) -> bool {
         matches!(
             self,

@@ -195,6 +195,13 @@ pub(crate) fn finding(s: &SeriesAnalysis, x_name: &str) -> String {
             axes.join(", ")
         ));
     }
+    // Points a CSV without its run repeats (review 21 F0).
+    if s.repeated > 0 {
+        parts.push(format!(
+            "{} the median of repeated rows",
+            crate::words::plural(s.repeated, "point")
+        ));
+    }
     parts.join(" · ")
 }
 
@@ -772,6 +779,7 @@ pub(crate) mod tests {
             model: None,
             reading: String::new(),
             merged: vec![],
+            repeated: 0,
             data,
         }
     }

@@ -33,6 +33,17 @@ pub(crate) fn one_per_x(points: &[(f64, Option<f64>)]) -> Vec<(f64, Option<f64>)
     merged
 }
 
+/// How many x of `points` more than one row falls at ([`one_per_x`] takes their median).
+pub(crate) fn repeated_x(points: &[(f64, Option<f64>)]) -> usize {
+    let mut xs: Vec<f64> = points
+        .iter()
+        .map(|p| p.0)
+        .filter(|x| x.is_finite())
+        .collect();
+    xs.sort_by(f64::total_cmp);
+    xs.chunk_by(|a, b| a == b).filter(|c| c.len() > 1).count()
+}
+
 /// The sorted, de-duplicated curve on its x grid.
 pub(super) struct Grid {
     /// Observed points: x, value, grid index.
