@@ -192,8 +192,8 @@ pub struct SeriesAnalysis {
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub merged: Vec<String>,
     /// How many of its x hold several rows at the same value of every axis (a CSV without its
-    /// run's manifest may repeat a point): each is their median, which the chart, the terminal
-    /// and the reading say. 0 where `merged` names axes (their clause says it).
+    /// run's manifest may repeat a point; a run's results refuse it): each is their median,
+    /// which the chart, analysis.md and the reading say. 0 where `merged` names axes (their clause says it).
     #[serde(skip_serializing_if = "is_zero")]
     pub repeated: usize,
     /// The data: (x, value), `None` for failed points; sorted by x, one point per x (the median

@@ -290,14 +290,6 @@ fn series_lines(a: &Analysis, tally: &marks::Tally) -> Vec<String> {
     if !a.merged.is_empty() {
         out.push(crate::analyze::reading::merged(&a.x, &a.merged));
     }
-    // Points a CSV without its run repeats (review 21 F0): each series that has some.
-    for s in a.series.iter().filter(|s| s.repeated > 0) {
-        out.push(format!(
-            "{}: {}",
-            cut(&s.name, SERIES_NAME),
-            crate::analyze::reading::repeated(&a.x, s.repeated, s.data.len())
-        ));
-    }
     if a.series.len() > MAX_SERIES {
         out.push(format!(
             "… and {} more series in analysis.md",
