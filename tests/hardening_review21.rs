@@ -109,3 +109,19 @@ fn a_repeat_runs_slowest_runs_are_one_processes() {
         assert!(secs <= slowest_process + 0.01, "{line}: {slowest_process}");
     }
 }
+
+/// Review 21 F5: a unit of letters beyond ASCII lost them in its columns' names: `µs` named the
+/// value `saw_s`, the column of seconds, which a reader of the CSV alone then took for seconds.
+#[test]
+fn a_unit_of_micro_seconds_names_its_columns_us() {
+    let p = project();
+    let program = p.path().join("cuda/hostsaw/hostsaw.c");
+    let text = std::fs::read_to_string(&program).unwrap();
+    std::fs::write(&program, text.replace("unit=MFlops", "unit=µs")).unwrap();
+    let spec = SPEC.replace("unit = \"MFlops\"", "unit = \"µs\"");
+    let r = crate::common::run_of(p.path(), "mu", &spec);
+    let header = std::fs::read_to_string(r.join("results.csv")).unwrap();
+    let header = header.lines().next().unwrap();
+    assert!(header.contains(",saw_us,saw_median_us,"), "{header}");
+    assert!(!header.contains(",saw_s,"), "{header}");
+}

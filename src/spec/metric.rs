@@ -307,12 +307,19 @@ impl Metric {
     }
 }
 
-/// `GB/s` -> `gb_per_s`, `MFlops` -> `mflops`, `%` -> `percent`.
+/// `GB/s` -> `gb_per_s`, `MFlops` -> `mflops`, `%` -> `percent`, `µs` -> `us`. A letter of
+/// another script is kept, lower case (review 21 F5: `µs` lost its `µ` and named the column of
+/// seconds, `saw_s`, which every reader of the CSV then took for seconds).
 pub fn unit_slug(unit: &str) -> String {
     let mut out = String::new();
-    for c in unit.replace('/', "_per_").replace('%', "_percent_").chars() {
-        if c.is_ascii_alphanumeric() {
-            out.push(c.to_ascii_lowercase());
+    let spelled = unit
+        .replace('/', "_per_")
+        .replace('%', "_percent_")
+        .replace(['µ', 'μ'], "u")
+        .replace('°', "deg");
+    for c in spelled.chars() {
+        if c.is_alphanumeric() {
+            out.extend(c.to_lowercase());
         } else if !out.ends_with('_') {
             out.push('_');
         }
@@ -459,4 +466,20 @@ pub(super) fn read_metric(m: &MetricFile) -> Result<Metric, MetricError> {
         better,
         model,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::unit_slug;
+
+    #[test]
+    fn a_units_column_name_keeps_its_letters() {
+        assert_eq!(unit_slug("GB/s"), "gb_per_s");
+        assert_eq!(unit_slug("%"), "percent");
+        // `µs` was `s`: the column of seconds (review 21 F5).
+        assert_eq!(unit_slug("µs"), "us");
+        assert_eq!(unit_slug("μs"), "us");
+        assert_eq!(unit_slug("°C"), "degc");
+        assert_eq!(unit_slug("Ωs"), "ωs");
+    }
 }
