@@ -299,15 +299,30 @@ impl Cache {
             field("header", r.file.as_bytes());
             field("text", r.text.as_bytes());
         }
-        let files = bench
-            .named_inputs()
-            .map_err(|e| std::io::Error::new(std::io::ErrorKind::NotFound, e.to_string()))?;
+        // Out of descriptors or memory, the error itself: its OS code stops the run (a resume
+        // measures the point), where a message alone recorded it `build_failed` for good.
+        let scarce = |e: &std::io::Error| {
+            matches!(
+                e.raw_os_error(),
+                Some(libc::EMFILE | libc::ENFILE | libc::ENOMEM)
+            )
+        };
+        let files = bench.named_inputs().map_err(|e| match e {
+            crate::render::RenderError::Io { source, .. }
+            | crate::render::RenderError::BadLink {
+                cause: crate::render::LinkError::Io(source),
+                ..
+            } if scarce(&source) => source,
+            e => std::io::Error::new(std::io::ErrorKind::NotFound, e.to_string()),
+        })?;
         for (rel, file) in files {
             field("file", rel.as_bytes());
             // The file named: "permission denied" alone left the user to guess which of the
             // bench's files it was.
-            let content = std::fs::read(&file)
-                .map_err(|e| std::io::Error::new(e.kind(), format!("`{}`: {e}", file.display())))?;
+            let content = std::fs::read(&file).map_err(|e| match scarce(&e) {
+                true => e,
+                false => std::io::Error::new(e.kind(), format!("`{}`: {e}", file.display())),
+            })?;
             field("content", &content);
         }
         Ok(crate::spec::hex(&h.finalize()[..16]))

@@ -232,7 +232,7 @@ fn a_resumed_run_keeps_its_dialect_and_old_id_runs_are_not_resumed() {
         .args(["run", "sweeps/two.toml", "-q", "--csv-dialect", "semicolon"])
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     assert!(
         stderr(&out).contains("writes the comma CSV dialect; --csv-dialect semicolon would mix"),
         "{}",
